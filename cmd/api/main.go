@@ -1,0 +1,289 @@
+// Command api serves the public REST API and the operator routes, and
+// carries the one-shot commands that manage the database and accounts.
+//
+//	api [serve]                          serve HTTP (default)
+//	api migrate up|down|status|unlock    manage the schema
+//	api bootstrap --network devnet       create an account and print its key
+//	api openapi --dir openapi            write the OpenAPI documents
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/config"
+	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/postgres"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/migrations"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "api:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv config.Getenv, stdout io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, getenv, nil)
+	case "migrate":
+		return migrate(ctx, args, getenv, stdout)
+	case "bootstrap":
+		return bootstrap(ctx, args, getenv, stdout)
+	case "openapi":
+		return writeOpenAPI(args)
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, "usage: api [serve | migrate up|down|status|unlock | bootstrap --network devnet|mainnet [--quiet] | openapi --dir DIR]")
+		return nil
+	}
+	return fmt.Errorf("unknown command %q (try: serve, migrate, bootstrap, openapi)", cmd)
+}
+
+func newLogger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// serve runs the HTTP server until ctx ends, then drains it. ready, when
+// set, receives the bound address (tests listen on port 0).
+func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error {
+	cfg, err := config.LoadAPI(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	log := newLogger(cfg.LogLevel)
+
+	db, err := postgres.Open(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	redisOpts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	redisOpts.DialTimeout, redisOpts.ReadTimeout, redisOpts.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
+	rdb := redis.NewClient(redisOpts)
+	defer rdb.Close()
+	asynqOpt, err := asynq.ParseRedisURI(cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+
+	sealer, err := signer.NewSealer(cfg.WalletPublicKey)
+	if err != nil {
+		return fmt.Errorf("WALLET_PUBLIC_KEY: %w", err)
+	}
+	clients := solana.Clients{
+		solana.Devnet:  solana.NewClient(cfg.RPCURL(solana.Devnet), solana.Devnet, cfg.RPCTimeout),
+		solana.Mainnet: solana.NewClient(cfg.RPCURL(solana.Mainnet), solana.Mainnet, cfg.RPCTimeout),
+	}
+
+	handler, closeOps := httpapi.New(httpapi.Deps{
+		DB: db, Redis: rdb, Sealer: sealer, Balances: clients, Log: log,
+		Ops: httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword, RedisConnOpt: asynqOpt},
+	})
+	defer closeOps()
+
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("api listening", "addr", ln.Addr().String(), "docs", "http://"+ln.Addr().String()+httpapi.Prefix+"/docs")
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("api shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func migrate(ctx context.Context, args []string, getenv config.Getenv, stdout io.Writer) error {
+	if len(args) != 1 {
+		return errors.New("usage: api migrate up|down|status|unlock")
+	}
+	cfg, err := config.LoadCommon(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	if args[0] == "up" {
+		if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+			return fmt.Errorf("create database: %w", err)
+		}
+	}
+	db, err := postgres.Open(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	m, err := migrations.NewMigrator(db)
+	if err != nil {
+		return err
+	}
+	if err := m.Init(ctx); err != nil {
+		return fmt.Errorf("init migrations: %w", err)
+	}
+	switch args[0] {
+	case "up":
+		if err := m.Lock(ctx); err != nil {
+			return fmt.Errorf("%w (if no migration is running, clear it with `api migrate unlock`)", err)
+		}
+		defer m.Unlock(context.Background())
+		g, err := m.Migrate(ctx)
+		if err != nil {
+			return err
+		}
+		if g.IsZero() {
+			fmt.Fprintln(stdout, "database is up to date")
+		} else {
+			fmt.Fprintf(stdout, "migrated to %s\n", g)
+		}
+	case "down":
+		if err := m.Lock(ctx); err != nil {
+			return fmt.Errorf("%w (if no migration is running, clear it with `api migrate unlock`)", err)
+		}
+		defer m.Unlock(context.Background())
+		g, err := m.Rollback(ctx)
+		if err != nil {
+			return err
+		}
+		if g.IsZero() {
+			fmt.Fprintln(stdout, "nothing to roll back")
+		} else {
+			fmt.Fprintf(stdout, "rolled back %s\n", g)
+		}
+	case "status":
+		ms, err := m.MigrationsWithStatus(ctx)
+		if err != nil {
+			return err
+		}
+		for _, mig := range ms {
+			state := "pending"
+			if mig.IsApplied() {
+				state = "applied"
+			}
+			fmt.Fprintf(stdout, "%s %s\n", mig.Name, state)
+		}
+	case "unlock":
+		// A crash mid-migration leaves the lock row behind.
+		if err := m.Unlock(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "migration lock cleared")
+	default:
+		return fmt.Errorf("unknown migrate command %q (want up, down, status or unlock)", args[0])
+	}
+	return nil
+}
+
+func bootstrap(ctx context.Context, args []string, getenv config.Getenv, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bootstrap", flag.ContinueOnError)
+	networkFlag := fs.String("network", "devnet", "network of the account: devnet or mainnet")
+	quiet := fs.Bool("quiet", false, "print only the API key")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	network, err := solana.ParseNetwork(*networkFlag)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.LoadCommon(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	db, err := postgres.Open(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	acct, err := auth.CreateAccount(ctx, tx, network)
+	if err != nil {
+		return err
+	}
+	key, secret, err := auth.CreateKey(ctx, tx, acct)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if *quiet {
+		fmt.Fprintln(stdout, secret)
+		return nil
+	}
+	fmt.Fprintf(stdout, "account  %s (%s)\nkey id   %s\napi key  %s\n\nThe key is shown only once; keep it secret.\n",
+		acct.ID, acct.Network, key.ID, secret)
+	return nil
+}
+
+func writeOpenAPI(args []string) error {
+	fs := flag.NewFlagSet("openapi", flag.ContinueOnError)
+	dir := fs.String("dir", "openapi", "directory to write openapi.yaml and openapi-3.0.yaml into")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	v31, v30, err := httpapi.OpenAPIDocuments()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(*dir, "openapi.yaml"), v31, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(*dir, "openapi-3.0.yaml"), v30, 0o644)
+}

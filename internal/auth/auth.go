@@ -1,0 +1,159 @@
+// Package auth owns accounts and their API keys. A key is shown once; only
+// its SHA-256 hash and a short display prefix are stored.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/mr-tron/base58"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/solana"
+)
+
+// Key prefixes tell the network of a key's account.
+const (
+	TestPrefix = "svc_test_"
+	LivePrefix = "svc_live_"
+)
+
+// keyBytes is the random part of a key: 256 bits.
+const keyBytes = 32
+
+// ErrUnauthorized covers a missing, malformed, unknown or revoked key; the
+// caller learns nothing about which.
+var ErrUnauthorized = errors.New("unauthorized")
+
+// Account is a tenant: it owns wallets and keys on one network.
+type Account struct {
+	bun.BaseModel `bun:"table:accounts"`
+
+	ID        uuid.UUID      `bun:"id,pk,type:uuid"`
+	Network   solana.Network `bun:"network"`
+	CreatedAt time.Time      `bun:"created_at"`
+}
+
+// APIKey is a stored key: never the key itself.
+type APIKey struct {
+	bun.BaseModel `bun:"table:api_keys"`
+
+	ID        uuid.UUID  `bun:"id,pk,type:uuid"`
+	AccountID uuid.UUID  `bun:"account_id,type:uuid"`
+	Prefix    string     `bun:"prefix"`
+	Hash      []byte     `bun:"hash"`
+	CreatedAt time.Time  `bun:"created_at"`
+	RevokedAt *time.Time `bun:"revoked_at"`
+}
+
+// Principal is who a request acts as: an API key of an account.
+type Principal struct {
+	AccountID uuid.UUID
+	Network   solana.Network
+	KeyID     uuid.UUID
+}
+
+// ActorID names the principal in audit entries and `rejected_by`.
+func (p Principal) ActorID() string { return "key_" + p.KeyID.String() }
+
+// CreateAccount makes an account on network.
+func CreateAccount(ctx context.Context, db bun.IDB, network solana.Network) (Account, error) {
+	a := Account{ID: uuid.New(), Network: network, CreatedAt: time.Now().UTC()}
+	if _, err := db.NewInsert().Model(&a).Exec(ctx); err != nil {
+		return Account{}, fmt.Errorf("insert account: %w", err)
+	}
+	return a, nil
+}
+
+// CreateKey makes a key for account and returns its full text, which is
+// never stored and cannot be shown again.
+func CreateKey(ctx context.Context, db bun.IDB, account Account) (APIKey, string, error) {
+	raw := make([]byte, keyBytes)
+	if _, err := rand.Read(raw); err != nil {
+		return APIKey{}, "", err
+	}
+	secret := prefixFor(account.Network) + base58.Encode(raw)
+	sum := sha256.Sum256([]byte(secret))
+	k := APIKey{
+		ID:        uuid.New(),
+		AccountID: account.ID,
+		Prefix:    secret[:len(TestPrefix)+6],
+		Hash:      sum[:],
+		CreatedAt: time.Now().UTC(),
+	}
+	if _, err := db.NewInsert().Model(&k).Exec(ctx); err != nil {
+		return APIKey{}, "", fmt.Errorf("insert api key: %w", err)
+	}
+	return k, secret, nil
+}
+
+func prefixFor(n solana.Network) string {
+	if n == solana.Mainnet {
+		return LivePrefix
+	}
+	return TestPrefix
+}
+
+// WellFormed reports whether s has the shape of a key, so malformed input
+// is refused without touching the database.
+func WellFormed(s string) bool {
+	var rest string
+	switch {
+	case strings.HasPrefix(s, TestPrefix):
+		rest = s[len(TestPrefix):]
+	case strings.HasPrefix(s, LivePrefix):
+		rest = s[len(LivePrefix):]
+	default:
+		return false
+	}
+	if len(rest) < 40 || len(rest) > 50 {
+		return false
+	}
+	b, err := base58.Decode(rest)
+	return err == nil && len(b) == keyBytes
+}
+
+// Authenticate resolves a bearer key to its principal. Any failure to
+// match is ErrUnauthorized; other errors mean the check could not run.
+func Authenticate(ctx context.Context, db bun.IDB, key string) (Principal, error) {
+	if !WellFormed(key) {
+		return Principal{}, ErrUnauthorized
+	}
+	sum := sha256.Sum256([]byte(key))
+	var p Principal
+	err := db.NewSelect().
+		TableExpr("api_keys AS k").
+		Join("JOIN accounts AS a ON a.id = k.account_id").
+		ColumnExpr("k.id, k.account_id, a.network").
+		Where("k.hash = ?", sum[:]).
+		Where("k.revoked_at IS NULL").
+		Scan(ctx, &p.KeyID, &p.AccountID, &p.Network)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Principal{}, ErrUnauthorized
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("look up api key: %w", err)
+	}
+	// A key's prefix must agree with its account's network.
+	if !strings.HasPrefix(key, prefixFor(p.Network)) {
+		return Principal{}, ErrUnauthorized
+	}
+	return p, nil
+}
+
+// Revoke marks a key revoked; it stops working at once.
+func Revoke(ctx context.Context, db bun.IDB, accountID, keyID uuid.UUID) error {
+	_, err := db.NewUpdate().Model((*APIKey)(nil)).
+		Set("revoked_at = now()").
+		Where("id = ? AND account_id = ? AND revoked_at IS NULL", keyID, accountID).
+		Exec(ctx)
+	return err
+}
+

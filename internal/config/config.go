@@ -1,0 +1,236 @@
+// Package config loads each process's typed configuration from environment
+// variables, with local defaults so a development stack needs none, and
+// validates it at start with errors that name the variable at fault.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+)
+
+// Getenv looks a variable up; os.Getenv in production, a map in tests.
+type Getenv func(string) string
+
+// Common is what every process needs.
+type Common struct {
+	DatabaseURL string     // DATABASE_URL
+	RedisURL    string     // REDIS_URL
+	LogLevel    slog.Level // LOG_LEVEL: debug, info, warn, error
+}
+
+// Solana is where each network's RPC node is.
+type Solana struct {
+	DevnetRPCURL  string        // SOLANA_RPC_URL_DEVNET
+	MainnetRPCURL string        // SOLANA_RPC_URL_MAINNET
+	RPCTimeout    time.Duration // SOLANA_RPC_TIMEOUT: bound on every RPC call
+}
+
+// RPCURL is the node for a network.
+func (s Solana) RPCURL(n solana.Network) string {
+	if n == solana.Mainnet {
+		return s.MainnetRPCURL
+	}
+	return s.DevnetRPCURL
+}
+
+// API configures cmd/api. It holds the wallet PUBLIC key only: the API can
+// seal new wallet secrets but never open one.
+type API struct {
+	Common
+	Solana
+	HTTPAddr        string        // HTTP_ADDR
+	WalletPublicKey string        // WALLET_PUBLIC_KEY: base64 X25519 public key
+	OpsUsername     string        // OPS_USERNAME: operator UI credentials
+	OpsPassword     string        // OPS_PASSWORD
+	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT
+}
+
+// Worker configures cmd/worker, the only process that opens wallet secrets.
+type Worker struct {
+	Common
+	Solana
+	WalletMasterKey string        // WALLET_MASTER_KEY: base64 X25519 private key(s), comma separated
+	Concurrency     int           // WORKER_CONCURRENCY
+	Queues          string        // WORKER_QUEUES: comma separated, empty means all
+	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: time given to in-flight tasks
+}
+
+// Scheduler configures cmd/scheduler.
+type Scheduler struct {
+	Common
+}
+
+// Defaults for a local stack.
+const (
+	DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/agentwallet?sslmode=disable"
+	DefaultRedisURL    = "redis://127.0.0.1:6379/0"
+	DefaultRPCURL      = "http://127.0.0.1:8899"
+	DefaultHTTPAddr    = "127.0.0.1:8080"
+)
+
+// LoadAPI reads and validates the API's configuration.
+func LoadAPI(getenv Getenv) (API, error) {
+	r := reader{getenv: getenv}
+	c := API{
+		Common:          r.common(),
+		Solana:          r.solana(),
+		HTTPAddr:        r.str("HTTP_ADDR", DefaultHTTPAddr),
+		WalletPublicKey: r.str("WALLET_PUBLIC_KEY", ""),
+		OpsUsername:     r.str("OPS_USERNAME", ""),
+		OpsPassword:     r.str("OPS_PASSWORD", ""),
+		ShutdownTimeout: r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
+	}
+	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+		r.fail("HTTP_ADDR", "want host:port, e.g. 127.0.0.1:8080")
+	}
+	if c.WalletPublicKey == "" {
+		r.fail("WALLET_PUBLIC_KEY", "is required (the worker's `keygen` prints one)")
+	} else if _, err := signer.NewSealer(c.WalletPublicKey); err != nil {
+		r.fail("WALLET_PUBLIC_KEY", err.Error())
+	}
+	if (c.OpsUsername == "") != (c.OpsPassword == "") {
+		r.fail("OPS_PASSWORD", "OPS_USERNAME and OPS_PASSWORD are set together or not at all")
+	}
+	return c, r.err()
+}
+
+// LoadWorker reads and validates the worker's configuration.
+func LoadWorker(getenv Getenv) (Worker, error) {
+	r := reader{getenv: getenv}
+	c := Worker{
+		Common:          r.common(),
+		Solana:          r.solana(),
+		WalletMasterKey: r.str("WALLET_MASTER_KEY", ""),
+		Concurrency:     r.integer("WORKER_CONCURRENCY", 10, 1, 1000),
+		Queues:          r.str("WORKER_QUEUES", ""),
+		ShutdownTimeout: r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
+	}
+	if c.WalletMasterKey == "" {
+		r.fail("WALLET_MASTER_KEY", "is required (`worker keygen` prints one)")
+	} else if _, err := signer.NewKeystore(c.WalletMasterKey); err != nil {
+		r.fail("WALLET_MASTER_KEY", err.Error())
+	}
+	return c, r.err()
+}
+
+// LoadScheduler reads and validates the scheduler's configuration.
+func LoadScheduler(getenv Getenv) (Scheduler, error) {
+	r := reader{getenv: getenv}
+	c := Scheduler{Common: r.common()}
+	return c, r.err()
+}
+
+// LoadCommon reads only the shared part, for one-shot commands (migrate,
+// bootstrap) that need no keys.
+func LoadCommon(getenv Getenv) (Common, error) {
+	r := reader{getenv: getenv}
+	c := r.common()
+	return c, r.err()
+}
+
+// reader collects every problem so one start shows them all.
+type reader struct {
+	getenv Getenv
+	errs   []error
+}
+
+func (r *reader) fail(name, msg string) {
+	r.errs = append(r.errs, fmt.Errorf("%s: %s", name, msg))
+}
+
+func (r *reader) err() error { return errors.Join(r.errs...) }
+
+func (r *reader) str(name, def string) string {
+	if v := strings.TrimSpace(r.getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (r *reader) duration(name string, def time.Duration) time.Duration {
+	v := r.str(name, "")
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		r.fail(name, fmt.Sprintf("%q is not a positive duration like 5s", v))
+		return def
+	}
+	return d
+}
+
+func (r *reader) integer(name string, def, lo, hi int) int {
+	v := r.str(name, "")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		r.fail(name, fmt.Sprintf("%q is not an integer in [%d, %d]", v, lo, hi))
+		return def
+	}
+	return n
+}
+
+func (r *reader) url(name, def string, schemes ...string) string {
+	v := r.str(name, def)
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" {
+		r.fail(name, fmt.Sprintf("%q is not a URL", redact(v)))
+		return v
+	}
+	for _, s := range schemes {
+		if u.Scheme == s {
+			return v
+		}
+	}
+	r.fail(name, fmt.Sprintf("scheme %q is not one of %s", u.Scheme, strings.Join(schemes, ", ")))
+	return v
+}
+
+func (r *reader) common() Common {
+	c := Common{
+		DatabaseURL: r.url("DATABASE_URL", DefaultDatabaseURL, "postgres", "postgresql"),
+		RedisURL:    r.url("REDIS_URL", DefaultRedisURL, "redis", "rediss"),
+	}
+	switch lvl := strings.ToLower(r.str("LOG_LEVEL", "info")); lvl {
+	case "debug":
+		c.LogLevel = slog.LevelDebug
+	case "info":
+		c.LogLevel = slog.LevelInfo
+	case "warn":
+		c.LogLevel = slog.LevelWarn
+	case "error":
+		c.LogLevel = slog.LevelError
+	default:
+		r.fail("LOG_LEVEL", fmt.Sprintf("%q is not one of debug, info, warn, error", lvl))
+	}
+	return c
+}
+
+func (r *reader) solana() Solana {
+	return Solana{
+		DevnetRPCURL:  r.url("SOLANA_RPC_URL_DEVNET", DefaultRPCURL, "http", "https"),
+		MainnetRPCURL: r.url("SOLANA_RPC_URL_MAINNET", DefaultRPCURL, "http", "https"),
+		RPCTimeout:    r.duration("SOLANA_RPC_TIMEOUT", 5*time.Second),
+	}
+}
+
+// redact hides a password in a URL before it reaches an error message.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,224 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+)
+
+// PolicyInput is a policy in a create request; omitted fields take the
+// defaults (daily 100, max per send 25, approval threshold 10, no allowlist).
+type PolicyInput struct {
+	DailyLimitUSDC        *Amount  `json:"daily_limit_usdc,omitempty" doc:"Cap on the UTC day's total sends, in USDC. Default 100." example:"100"`
+	MaxTxUSDC             *Amount  `json:"max_tx_usdc,omitempty" doc:"Cap on one send, in USDC. Default 25." example:"25"`
+	ApprovalThresholdUSDC *Amount  `json:"approval_threshold_usdc,omitempty" doc:"Sends of at least this amount wait for human approval; 0 sends every payment to approval. Default 10." example:"10"`
+	Allowlist             []string `json:"allowlist,omitempty" maxItems:"1000" doc:"Recipient addresses (base58) the wallet may pay; empty means any. No duplicates." example:"[\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\"]"`
+}
+
+// Policy is a wallet's spending policy as returned.
+type Policy struct {
+	DailyLimitUSDC        USDC     `json:"daily_limit_usdc" doc:"Cap on the UTC day's total sends, in USDC." example:"100"`
+	MaxTxUSDC             USDC     `json:"max_tx_usdc" doc:"Cap on one send, in USDC." example:"25"`
+	ApprovalThresholdUSDC USDC     `json:"approval_threshold_usdc" doc:"Sends of at least this amount wait for human approval." example:"10"`
+	Allowlist             []string `json:"allowlist" doc:"Recipient addresses the wallet may pay; empty means any." example:"[]"`
+}
+
+// Balance is a wallet's live on-chain balance.
+type Balance struct {
+	SOL  SOL  `json:"sol" doc:"Native SOL balance, in whole SOL." example:"1"`
+	USDC USDC `json:"usdc" doc:"USDC balance of the wallet's token account on its network's USDC mint." example:"12.5"`
+}
+
+// Agent is an agent wallet.
+type Agent struct {
+	ID        string    `json:"id" format:"uuid" doc:"Wallet id (UUIDv4); also the id for /wallets/{id}/balance." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	Label     string    `json:"label" doc:"Human label given at creation." example:"research-bot"`
+	Kind      string    `json:"kind" enum:"agent" doc:"Wallet kind." example:"agent"`
+	Pubkey    string    `json:"pubkey" doc:"Solana address (base58) that receives funds." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	State     string    `json:"state" enum:"active,frozen" doc:"A frozen wallet is blocked from every send (reason wallet_frozen)." example:"active"`
+	CreatedAt time.Time `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
+	Policy    Policy    `json:"policy" doc:"The wallet's spending policy."`
+	Balance   *Balance  `json:"balance,omitempty" doc:"Live balance; only in the single-agent answer."`
+}
+
+func agentOf(w *wallet.Wallet) Agent {
+	allow := w.Allowlist
+	if allow == nil {
+		allow = []string{}
+	}
+	return Agent{
+		ID:        w.ID.String(),
+		Label:     w.Label,
+		Kind:      w.Kind,
+		Pubkey:    w.Pubkey,
+		State:     string(w.State),
+		CreatedAt: w.CreatedAt.UTC(),
+		Policy: Policy{
+			DailyLimitUSDC:        USDC(w.DailyLimit),
+			MaxTxUSDC:             USDC(w.MaxTx),
+			ApprovalThresholdUSDC: USDC(w.ApprovalThreshold),
+			Allowlist:             allow,
+		},
+	}
+}
+
+type createAgentInput struct {
+	Body struct {
+		Label  string       `json:"label" minLength:"1" maxLength:"100" doc:"Human label for the agent, 1 to 100 characters." example:"research-bot"`
+		Policy *PolicyInput `json:"policy,omitempty" doc:"Spending policy; omitted fields take their defaults."`
+	}
+}
+
+type agentOutput struct {
+	Body Agent
+}
+
+type listAgentsOutput struct {
+	Body struct {
+		Agents []Agent `json:"agents" doc:"The account's agent wallets, newest first."`
+	}
+}
+
+type agentIDInput struct {
+	ID string `path:"id" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+}
+
+func (s *server) registerAgents(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID:   "create-agent",
+		Method:        http.MethodPost,
+		Path:          Prefix + "/agents",
+		Summary:       "Create an agent wallet",
+		Description:   "Makes a new Solana keypair server-side (the secret is sealed and never returned) with an optional policy.",
+		Tags:          []string{"Agents"},
+		DefaultStatus: http.StatusCreated,
+		MaxBodyBytes:  MaxBodyBytes + 1,
+		Errors:        []int{400, 401, 413, 422},
+	}, s.createAgent)
+
+	huma.Register(api, huma.Operation{
+		OperationID: "list-agents",
+		Method:      http.MethodGet,
+		Path:        Prefix + "/agents",
+		Summary:     "List agent wallets",
+		Description: "All agent wallets of the account, newest first.",
+		Tags:        []string{"Agents"},
+		Errors:      []int{401},
+	}, s.listAgents)
+
+	huma.Register(api, huma.Operation{
+		OperationID: "get-agent",
+		Method:      http.MethodGet,
+		Path:        Prefix + "/agents/{id}",
+		Summary:     "Get an agent wallet",
+		Description: "The agent with its policy and live balance (read from the Solana RPC node, not cached).",
+		Tags:        []string{"Agents"},
+		Errors:      []int{401, 404, 502},
+	}, s.getAgent)
+}
+
+func (s *server) createAgent(ctx context.Context, in *createAgentInput) (*agentOutput, error) {
+	label := in.Body.Label
+	if strings.TrimSpace(label) == "" {
+		return nil, fieldError("label", "must not be blank")
+	}
+	p, err := policyFromInput(in.Body.Policy)
+	if err != nil {
+		return nil, err
+	}
+	pr := principal(ctx)
+	w, err := wallet.Create(ctx, s.DB, s.Sealer, pr.AccountID, label, p)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	s.log.InfoContext(ctx, "agent created", "wallet_id", w.ID, "account_id", pr.AccountID, "pubkey", w.Pubkey)
+	return &agentOutput{Body: agentOf(&w)}, nil
+}
+
+// policyFromInput applies the defaults to a partial policy and validates it.
+func policyFromInput(in *PolicyInput) (policy.Policy, error) {
+	p := policy.Default()
+	if in == nil {
+		return p, nil
+	}
+	for _, f := range []struct {
+		name string
+		in   *Amount
+		out  *int64
+	}{
+		{"policy.daily_limit_usdc", in.DailyLimitUSDC, (*int64)(&p.DailyLimit)},
+		{"policy.max_tx_usdc", in.MaxTxUSDC, (*int64)(&p.MaxTx)},
+		{"policy.approval_threshold_usdc", in.ApprovalThresholdUSDC, (*int64)(&p.ApprovalThreshold)},
+	} {
+		if f.in == nil {
+			continue
+		}
+		m, err := f.in.Micros(f.name)
+		if err != nil {
+			return p, err
+		}
+		*f.out = int64(m)
+	}
+	if in.Allowlist != nil {
+		p.Allowlist = in.Allowlist
+	}
+	if err := p.Validate(); err != nil {
+		fe := err.(*policy.FieldError)
+		return p, fieldError("policy."+fe.Field, fe.Msg)
+	}
+	return p, nil
+}
+
+func (s *server) listAgents(ctx context.Context, _ *struct{}) (*listAgentsOutput, error) {
+	ws, err := wallet.List(ctx, s.DB, principal(ctx).AccountID)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	out := &listAgentsOutput{}
+	out.Body.Agents = make([]Agent, len(ws))
+	for i := range ws {
+		out.Body.Agents[i] = agentOf(&ws[i])
+	}
+	return out, nil
+}
+
+func (s *server) getAgent(ctx context.Context, in *agentIDInput) (*agentOutput, error) {
+	w, err := s.wallet(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.balance(ctx, &w)
+	if err != nil {
+		return nil, err
+	}
+	a := agentOf(&w)
+	a.Balance = b
+	return &agentOutput{Body: a}, nil
+}
+
+// wallet loads a wallet of the caller's account; any other id is 404.
+func (s *server) wallet(ctx context.Context, rawID string) (wallet.Wallet, error) {
+	id, ok := parseID(rawID)
+	if !ok {
+		return wallet.Wallet{}, s.fail(ctx, wallet.ErrNotFound)
+	}
+	w, err := wallet.Get(ctx, s.DB, principal(ctx).AccountID, id)
+	if err != nil {
+		return wallet.Wallet{}, s.fail(ctx, err)
+	}
+	return w, nil
+}
+
+func (s *server) balance(ctx context.Context, w *wallet.Wallet) (*Balance, error) {
+	b, err := s.Balances.Balance(ctx, principal(ctx).Network, w.Pubkey)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &Balance{SOL: SOL(b.Lamports), USDC: USDC(b.USDC)}, nil
+}

@@ -1,0 +1,68 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/agentwallet/agentwallet/internal/usdc"
+)
+
+// Amount is a USDC amount in a request. It keeps the JSON number's text so
+// it is converted to micro-USDC exactly (never through float64); Micros
+// reports problems naming the field.
+type Amount struct{ text string }
+
+// UnmarshalJSON keeps the number's text; schema validation has already
+// ensured it is a JSON number.
+func (a *Amount) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] == '"' || bytes.Equal(b, []byte("null")) {
+		return errors.New("amount must be a JSON number")
+	}
+	a.text = string(b)
+	return nil
+}
+
+// Micros converts the amount, or answers 422 naming field.
+func (a Amount) Micros(field string) (usdc.Micros, error) {
+	m, err := usdc.Parse(a.text)
+	if err != nil {
+		return 0, fieldError(field, err.Error())
+	}
+	return m, nil
+}
+
+// Schema documents an amount as a JSON number in whole USDC.
+func (Amount) Schema(huma.Registry) *huma.Schema {
+	zero := 0.0
+	return &huma.Schema{Type: huma.TypeNumber, Minimum: &zero,
+		Description: "USDC in whole units, at most 6 decimal places."}
+}
+
+// USDC is a USDC amount in a response: a JSON number in whole units,
+// printed exactly from micro-USDC.
+type USDC usdc.Micros
+
+// MarshalJSON prints the exact decimal.
+func (u USDC) MarshalJSON() ([]byte, error) { return []byte(usdc.Micros(u).String()), nil }
+
+// Schema documents it as a number.
+func (USDC) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeNumber, Description: "USDC in whole units (6 decimals)."}
+}
+
+// SOL is a native balance in a response: lamports printed as whole SOL.
+type SOL uint64
+
+// MarshalJSON prints the exact decimal with up to 9 places.
+func (s SOL) MarshalJSON() ([]byte, error) { return []byte(usdc.FormatUnits(int64(s), 9)), nil }
+
+// Schema documents it as a number.
+func (SOL) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeNumber, Description: "SOL in whole units (9 decimals)."}
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

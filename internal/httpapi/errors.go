@@ -1,0 +1,118 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/postgres"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+)
+
+// Error is the body of every error answer: {"error": "..."}, with
+// optional details of which fields failed validation.
+type Error struct {
+	status  int
+	Message string        `json:"error" doc:"What went wrong, in one sentence." example:"label: expected length >= 1"`
+	Details []ErrorDetail `json:"details,omitempty" doc:"For validation errors: each failing field."`
+}
+
+// ErrorDetail names one failing field of a request.
+type ErrorDetail struct {
+	Location string `json:"location" doc:"Where the problem is, e.g. body.policy.max_tx_usdc." example:"body.label"`
+	Message  string `json:"message" doc:"What is wrong there." example:"expected length >= 1"`
+}
+
+func (e *Error) Error() string  { return e.Message }
+func (e *Error) GetStatus() int { return e.status }
+
+// errorf answers status with message.
+func errorf(status int, msg string) *Error { return &Error{status: status, Message: msg} }
+
+// fieldError answers 422 naming a body field.
+func fieldError(field, msg string) *Error {
+	return &Error{status: http.StatusUnprocessableEntity, Message: field + ": " + msg,
+		Details: []ErrorDetail{{Location: "body." + field, Message: msg}}}
+}
+
+var unauthorized = errorf(http.StatusUnauthorized, "Unauthorized")
+
+var installErrors sync.Once
+
+// useErrorShape makes huma's own errors (bad JSON, validation, body too
+// large) answer in our {"error": ...} shape instead of problem+json. huma
+// keeps this hook in a package variable, so it is set once.
+func useErrorShape() {
+	installErrors.Do(func() {
+		huma.NewError = newHumaError
+	})
+}
+
+func newHumaError(status int, msg string, errs ...error) huma.StatusError {
+	e := &Error{status: status, Message: msg}
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		var d *huma.ErrorDetail
+		if errors.As(err, &d) {
+			e.Details = append(e.Details, ErrorDetail{Location: d.Location, Message: d.Message})
+		} else {
+			e.Details = append(e.Details, ErrorDetail{Message: err.Error()})
+		}
+	}
+	switch {
+	case status == http.StatusBadRequest && len(e.Details) > 0 && e.Details[0].Location == "body":
+		// The body is not JSON at all (or not of the right top-level shape).
+		e.Message = "malformed JSON body: " + e.Details[0].Message
+		e.Details = nil
+	case status == http.StatusUnprocessableEntity && len(e.Details) > 0:
+		d := e.Details[0]
+		if field := strings.TrimPrefix(strings.TrimPrefix(d.Location, "body"), "."); field != "" {
+			e.Message = field + ": " + d.Message
+		} else {
+			e.Message = d.Message
+		}
+	case msg == "":
+		e.Message = http.StatusText(status)
+	}
+	return e
+}
+
+// fail maps a domain error to its HTTP answer, in one place. Anything
+// unexpected is logged and answered 500 without detail.
+func (s *server) fail(ctx context.Context, err error) error {
+	var fe *policy.FieldError
+	var ae *Error
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, wallet.ErrNotFound):
+		return errorf(http.StatusNotFound, "agent not found")
+	case errors.As(err, &fe):
+		return fieldError("policy."+fe.Field, fe.Msg)
+	case errors.Is(err, solana.ErrRPC):
+		s.log.WarnContext(ctx, "solana rpc failed", "err", err)
+		return errorf(http.StatusBadGateway, "Solana RPC node did not answer correctly; try again")
+	case postgres.IsUnavailable(err):
+		s.log.WarnContext(ctx, "database unavailable", "err", err)
+		return errorf(http.StatusServiceUnavailable, "database unavailable; try again")
+	}
+	s.log.ErrorContext(ctx, "request failed", "err", err)
+	return errorf(http.StatusInternalServerError, "internal error")
+}
+
+// writeError writes an error body outside huma (mux fallbacks, ops routes).
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	b, _ := jsonMarshal(map[string]string{"error": msg})
+	w.Write(b)
+}

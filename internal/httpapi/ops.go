@@ -1,0 +1,204 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/hibiken/asynq/x/metrics"
+	"github.com/hibiken/asynqmon"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// OpsConfig guards the operator routes. With no credentials the queue UI is
+// refused outright rather than left open.
+type OpsConfig struct {
+	Username, Password string
+	// RedisConnOpt reaches the asynq queues for the UI and queue metrics;
+	// nil leaves both out.
+	RedisConnOpt asynq.RedisConnOpt
+}
+
+// QueuesPath is where asynqmon is mounted.
+const QueuesPath = "/ops/queues"
+
+// httpMetrics counts and times requests by route pattern.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newHTTPMetrics() httpMetrics {
+	return httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "http_requests_total", Help: "HTTP requests by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "http_request_duration_seconds", Help: "HTTP request latency by route pattern.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route", "method"}),
+	}
+}
+
+// registerOps mounts /healthz, /readyz, /metrics and the queue UI. The
+// returned func releases what they hold.
+func (s *server) registerOps(mux *http.ServeMux) func() {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		s.metrics.requests, s.metrics.duration)
+	closers := []func(){}
+
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", s.ready)
+
+	if opt := s.Ops.RedisConnOpt; opt != nil {
+		insp := asynq.NewInspector(opt)
+		closers = append(closers, func() { insp.Close() })
+		reg.MustRegister(metrics.NewQueueMetricsCollector(insp))
+
+		mon := asynqmon.New(asynqmon.Options{RootPath: QueuesPath, RedisConnOpt: opt})
+		closers = append(closers, func() { mon.Close() })
+		mux.Handle(QueuesPath+"/", s.operatorOnly(mon))
+		mux.Handle(QueuesPath, http.RedirectHandler(QueuesPath+"/", http.StatusMovedPermanently))
+	}
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+}
+
+// ready answers 200 only when Postgres and Redis both answer in time.
+func (s *server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	checks := map[string]string{"postgres": "ok", "redis": "ok"}
+	ok := true
+	if s.DB == nil || s.DB.PingContext(ctx) != nil {
+		checks["postgres"], ok = "unreachable", false
+	}
+	if s.Redis == nil || s.Redis.Ping(ctx).Err() != nil {
+		checks["redis"], ok = "unreachable", false
+	}
+	if !ok {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "not ready", "checks": checks})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": checks})
+}
+
+// operatorOnly puts HTTP basic auth with the operator credentials in front
+// of h; with none configured it refuses everyone.
+func (s *server) operatorOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.Ops.Username == "" || s.Ops.Password == "" {
+			writeError(w, http.StatusForbidden, "operator access is disabled: set OPS_USERNAME and OPS_PASSWORD")
+			return
+		}
+		u, p, ok := r.BasicAuth()
+		userOK := subtle.ConstantTimeCompare([]byte(u), []byte(s.Ops.Username)) == 1
+		passOK := subtle.ConstantTimeCompare([]byte(p), []byte(s.Ops.Password)) == 1
+		if !ok || !userOK || !passOK {
+			w.Header().Set("WWW-Authenticate", `Basic realm="operators"`)
+			writeError(w, http.StatusUnauthorized, "Unauthorized")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// instrument wraps the mux: metrics and a log line per request, and JSON
+// answers for unknown routes (404) and wrong methods (405), which the
+// standard mux would answer in plain text.
+func (s *server) instrument(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		h, pattern := mux.Handler(r)
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		if pattern == "" {
+			// Let the mux decide between 404 and 405 (it sets Allow), then
+			// answer in our shape.
+			probe := &probeWriter{header: http.Header{}}
+			h.ServeHTTP(probe, r)
+			status := probe.status
+			if status == http.StatusMethodNotAllowed {
+				w.Header().Set("Allow", probe.header.Get("Allow"))
+				writeError(rec, status, "method not allowed")
+			} else if status == 0 || status == http.StatusNotFound {
+				rec.status = http.StatusNotFound
+				writeError(rec, http.StatusNotFound, "not found")
+			} else {
+				// A redirect (e.g. path cleaning): pass it through.
+				for k, v := range probe.header {
+					w.Header()[k] = v
+				}
+				rec.WriteHeader(status)
+			}
+			pattern = "unmatched"
+		} else {
+			mux.ServeHTTP(rec, r)
+		}
+		d := time.Since(start)
+		s.metrics.requests.WithLabelValues(pattern, r.Method, strconv.Itoa(rec.status)).Inc()
+		s.metrics.duration.WithLabelValues(pattern, r.Method).Observe(d.Seconds())
+		s.log.LogAttrs(r.Context(), levelFor(rec.status), "http request",
+			slogString("method", r.Method), slogString("route", pattern),
+			slogInt("status", rec.status), slogDuration("duration", d))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wroteHeader {
+		r.status, r.wroteHeader = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wroteHeader = true
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the real writer (flushes,
+// deadlines).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// probeWriter captures a status and headers and discards the body.
+type probeWriter struct {
+	header http.Header
+	status int
+}
+
+func (p *probeWriter) Header() http.Header { return p.header }
+func (p *probeWriter) WriteHeader(code int) {
+	if p.status == 0 {
+		p.status = code
+	}
+}
+func (p *probeWriter) Write(b []byte) (int, error) {
+	if p.status == 0 {
+		p.status = http.StatusOK
+	}
+	return len(b), nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,146 @@
+// Package httpapi is the HTTP face of the service: huma operations under
+// /api/public/v1 (one file per resource), operator routes, and the mapping
+// of domain errors to statuses (errors.go). It holds no wallet secrets.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+)
+
+// Prefix is where the public REST API lives.
+const Prefix = "/api/public/v1"
+
+// MaxBodyBytes bounds every request body (64 KiB); larger answers 413.
+const MaxBodyBytes = 64 << 10
+
+// Balances reads a wallet's live balance on one network.
+type Balances interface {
+	Balance(ctx context.Context, network solana.Network, owner string) (solana.Balance, error)
+}
+
+// Deps is what the API needs. Nil fields disable what uses them (the
+// OpenAPI generator builds the API with none).
+type Deps struct {
+	DB       *bun.DB
+	Redis    *redis.Client
+	Sealer   wallet.Sealer
+	Balances Balances
+	Log      *slog.Logger
+	Ops      OpsConfig
+}
+
+type server struct {
+	Deps
+	log     *slog.Logger
+	metrics httpMetrics
+}
+
+// NewAPI registers every public operation on mux and returns the huma API
+// (whose OpenAPI document is the contract).
+func NewAPI(mux *http.ServeMux, d Deps) huma.API {
+	useErrorShape()
+	s := &server{Deps: d, log: d.Log}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	cfg := huma.DefaultConfig("Agent Wallet API", "1.0.0")
+	cfg.CreateHooks = nil // no $schema field, no Link header
+	cfg.OpenAPIPath = Prefix + "/openapi"
+	cfg.DocsPath = Prefix + "/docs"
+	cfg.SchemasPath = Prefix + "/schemas"
+	cfg.Info.Description = "USDC wallets on Solana for AI agents, gated by per-wallet spending policies. " +
+		"Every route needs `Authorization: Bearer <API_KEY>`; keys start with `svc_test_` (devnet) or `svc_live_` (mainnet). " +
+		"Errors answer `{\"error\": \"...\"}`. Amounts are JSON numbers in whole USDC with at most 6 decimals."
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: svc_test_… or svc_live_…"},
+	}
+	cfg.Security = []map[string][]string{{"bearer": {}}}
+	api := humago.New(mux, cfg)
+	api.UseMiddleware(s.authenticate(api))
+
+	s.registerAgents(api)
+	s.registerWallets(api)
+	return api
+}
+
+// New builds the whole HTTP handler: public API, operator routes, and
+// JSON answers for unknown routes and methods.
+func New(d Deps) (http.Handler, func()) {
+	mux := http.NewServeMux()
+	NewAPI(mux, d)
+	s := &server{Deps: d, log: d.Log, metrics: newHTTPMetrics()}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	closeOps := s.registerOps(mux)
+	return s.instrument(mux), closeOps
+}
+
+type principalKey struct{}
+
+// authenticate resolves the bearer key of every public operation; any
+// failure is 401 {"error":"Unauthorized"} without saying which.
+func (s *server) authenticate(api huma.API) func(huma.Context, func(huma.Context)) {
+	return func(ctx huma.Context, next func(huma.Context)) {
+		const bearer = "Bearer "
+		h := ctx.Header("Authorization")
+		if len(h) <= len(bearer) || !equalFoldASCII(h[:len(bearer)], bearer) {
+			ctx.SetHeader("WWW-Authenticate", `Bearer realm="api"`)
+			huma.WriteErr(api, ctx, http.StatusUnauthorized, unauthorized.Message)
+			return
+		}
+		c, cancel := context.WithTimeout(ctx.Context(), 5*time.Second)
+		p, err := auth.Authenticate(c, s.DB, h[len(bearer):])
+		cancel()
+		if err == auth.ErrUnauthorized {
+			ctx.SetHeader("WWW-Authenticate", `Bearer realm="api"`)
+			huma.WriteErr(api, ctx, http.StatusUnauthorized, unauthorized.Message)
+			return
+		}
+		if err != nil {
+			e := s.fail(ctx.Context(), err)
+			if se, ok := e.(huma.StatusError); ok && se.GetStatus() == http.StatusInternalServerError {
+				e = errorf(http.StatusServiceUnavailable, "authentication unavailable; try again")
+			}
+			huma.WriteErr(api, ctx, e.(huma.StatusError).GetStatus(), e.Error())
+			return
+		}
+		next(huma.WithValue(ctx, principalKey{}, p))
+	}
+}
+
+func principal(ctx context.Context) auth.Principal {
+	return ctx.Value(principalKey{}).(auth.Principal)
+}
+
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i]|0x20, b[i]|0x20
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// parseID reads a UUID path parameter; a malformed id is simply not found.
+func parseID(s string) (uuid.UUID, bool) {
+	id, err := uuid.Parse(s)
+	return id, err == nil
+}

@@ -1,0 +1,144 @@
+// Package pgtest gives each test a migrated PostgreSQL database of its own,
+// cloned from a template built once per schema version, and drops it when
+// the test ends. TEST_DATABASE_URL points at the server (any database on
+// it); the default is the local server's "postgres" database.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/postgres"
+	"github.com/agentwallet/agentwallet/migrations"
+)
+
+// DefaultURL is used when TEST_DATABASE_URL is unset.
+const DefaultURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+func serverURL() string {
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return DefaultURL
+}
+
+// New returns a migrated database for this test only.
+func New(t testing.TB) *bun.DB {
+	t.Helper()
+	db, err := postgres.Open(NewURL(t, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// NewURL creates a database for this test only and returns its URL;
+// migrated says whether it starts with the schema applied or empty.
+func NewURL(t testing.TB, migrated bool) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, serverURL())
+	if err != nil {
+		t.Fatalf("pgtest: connect to %s: %v (is PostgreSQL running?)", serverURL(), err)
+	}
+	defer admin.Close(ctx)
+
+	name := "test_" + randomHex(8)
+	stmt := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if migrated {
+		tmpl, err := ensureTemplate(ctx, admin)
+		if err != nil {
+			t.Fatalf("pgtest: template: %v", err)
+		}
+		stmt += " TEMPLATE " + pgx.Identifier{tmpl}.Sanitize()
+	}
+	if _, err := admin.Exec(ctx, stmt); err != nil {
+		t.Fatalf("pgtest: %s: %v", stmt, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, serverURL())
+		if err != nil {
+			t.Logf("pgtest: drop %s: %v", name, err)
+			return
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			t.Logf("pgtest: drop %s: %v", name, err)
+		}
+	})
+	return withDatabase(serverURL(), name)
+}
+
+// ensureTemplate builds the migrated template for the current schema once,
+// under an advisory lock so parallel test binaries agree.
+func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
+	fp, err := migrations.Fingerprint()
+	if err != nil {
+		return "", err
+	}
+	name := "agentwallet_tmpl_" + fp
+	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock(727274)"); err != nil {
+		return "", err
+	}
+	defer admin.Exec(context.Background(), "SELECT pg_advisory_unlock(727274)")
+
+	var exists bool
+	if err := admin.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if exists {
+		return name, nil
+	}
+	build := name + "_build"
+	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{build}.Sanitize()+" WITH (FORCE)"); err != nil {
+		return "", err
+	}
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{build}.Sanitize()); err != nil {
+		return "", err
+	}
+	db, err := postgres.Open(withDatabase(serverURL(), build))
+	if err != nil {
+		return "", err
+	}
+	m, err := migrations.NewMigrator(db)
+	if err == nil {
+		err = m.Init(ctx)
+	}
+	if err == nil {
+		_, err = m.Migrate(ctx)
+	}
+	db.Close()
+	if err != nil {
+		return "", fmt.Errorf("migrate: %w", err)
+	}
+	_, err = admin.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{build}.Sanitize()+" RENAME TO "+pgx.Identifier{name}.Sanitize())
+	return name, err
+}
+
+func withDatabase(raw, name string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		panic(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

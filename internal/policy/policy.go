@@ -1,0 +1,98 @@
+// Package policy holds the spending rules of an agent wallet. It does no
+// I/O: callers load a Policy, pass it what they know, and get a value back.
+package policy
+
+import (
+	"fmt"
+
+	sol "github.com/gagliardetto/solana-go"
+
+	"github.com/agentwallet/agentwallet/internal/usdc"
+)
+
+// Policy limits what a wallet may spend. Amounts are micro-USDC.
+type Policy struct {
+	// DailyLimit caps the sum of a UTC day's sends.
+	DailyLimit usdc.Micros
+	// MaxTx caps one send.
+	MaxTx usdc.Micros
+	// ApprovalThreshold: sends of at least this much wait for a human; 0
+	// sends every payment to approval.
+	ApprovalThreshold usdc.Micros
+	// Allowlist of recipient addresses (base58); empty means unrestricted.
+	Allowlist []string
+}
+
+// MaxAllowlist bounds the allowlist so a policy stays a small row.
+const MaxAllowlist = 1000
+
+// Default is the policy of a wallet created without one, and supplies each
+// field a partial policy leaves out.
+func Default() Policy {
+	return Policy{
+		DailyLimit:        100 * usdc.Unit,
+		MaxTx:             25 * usdc.Unit,
+		ApprovalThreshold: 10 * usdc.Unit,
+		Allowlist:         []string{},
+	}
+}
+
+// FieldError names the policy field that is invalid.
+type FieldError struct {
+	Field string // JSON name, e.g. "allowlist[2]"
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// Validate checks a policy; the first problem is returned as *FieldError.
+func (p Policy) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    usdc.Micros
+	}{
+		{"daily_limit_usdc", p.DailyLimit},
+		{"max_tx_usdc", p.MaxTx},
+		{"approval_threshold_usdc", p.ApprovalThreshold},
+	} {
+		if f.v < 0 {
+			return &FieldError{f.name, "must not be negative"}
+		}
+		if f.v > usdc.MaxMicros {
+			return &FieldError{f.name, "is too large"}
+		}
+	}
+	if len(p.Allowlist) > MaxAllowlist {
+		return &FieldError{"allowlist", fmt.Sprintf("must have at most %d entries", MaxAllowlist)}
+	}
+	seen := make(map[string]int, len(p.Allowlist))
+	for i, addr := range p.Allowlist {
+		field := fmt.Sprintf("allowlist[%d]", i)
+		if err := ValidAddress(addr); err != nil {
+			return &FieldError{field, err.Error()}
+		}
+		if j, dup := seen[addr]; dup {
+			return &FieldError{field, fmt.Sprintf("duplicates allowlist[%d]", j)}
+		}
+		seen[addr] = i
+	}
+	return nil
+}
+
+// ValidAddress checks that s is a base58 Solana address of 32 bytes.
+func ValidAddress(s string) error {
+	if len(s) < 32 || len(s) > 44 {
+		return fmt.Errorf("%q is not a base58 Solana address (32 to 44 characters)", truncate(s))
+	}
+	if _, err := sol.PublicKeyFromBase58(s); err != nil {
+		return fmt.Errorf("%q is not a base58 Solana address of 32 bytes", truncate(s))
+	}
+	return nil
+}
+
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}

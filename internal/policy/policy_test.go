@@ -1,0 +1,56 @@
+package policy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentwallet/agentwallet/internal/usdc"
+)
+
+const (
+	addrA = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"
+	addrB = "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU"
+)
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	with := func(f func(*Policy)) Policy { p := Default(); f(&p); return p }
+	cases := []struct {
+		name  string
+		p     Policy
+		field string // "" means valid
+	}{
+		{"defaults", Default(), ""},
+		{"zeros", Policy{}, ""},
+		{"allowlist", with(func(p *Policy) { p.Allowlist = []string{addrA, addrB} }), ""},
+		{"negative daily", with(func(p *Policy) { p.DailyLimit = -1 }), "daily_limit_usdc"},
+		{"negative max", with(func(p *Policy) { p.MaxTx = -1 }), "max_tx_usdc"},
+		{"negative threshold", with(func(p *Policy) { p.ApprovalThreshold = -1 }), "approval_threshold_usdc"},
+		{"huge", with(func(p *Policy) { p.MaxTx = usdc.MaxMicros + 1 }), "max_tx_usdc"},
+		{"bad address", with(func(p *Policy) { p.Allowlist = []string{addrA, "not-an-address"} }), "allowlist[1]"},
+		{"0OIl not base58", with(func(p *Policy) { p.Allowlist = []string{"0" + addrA[1:]} }), "allowlist[0]"},
+		{"too short", with(func(p *Policy) { p.Allowlist = []string{addrA[:20]} }), "allowlist[0]"},
+		{"duplicate", with(func(p *Policy) { p.Allowlist = []string{addrA, addrB, addrA} }), "allowlist[2]"},
+		{"too many", with(func(p *Policy) { p.Allowlist = make([]string, MaxAllowlist+1) }), "allowlist"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.p.Validate()
+			if tc.field == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Fatalf("error %v, want a FieldError on %s", err, tc.field)
+			}
+			if strings.TrimSpace(fe.Msg) == "" {
+				t.Fatal("empty message")
+			}
+		})
+	}
+}

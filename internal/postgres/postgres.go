@@ -1,0 +1,84 @@
+// Package postgres opens the service's database: bun over pgx's
+// database/sql driver, and creates the database on first migration.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// Open connects to url. The pool is bounded and every connection attempt
+// times out, so an outage fails requests quickly instead of hanging them.
+func Open(url string) (*bun.DB, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > 5*time.Second {
+		cfg.ConnectTimeout = 5 * time.Second
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	sqldb := stdlib.OpenDB(*cfg)
+	sqldb.SetMaxOpenConns(25)
+	sqldb.SetMaxIdleConns(25)
+	sqldb.SetConnMaxIdleTime(5 * time.Minute)
+	return bun.NewDB(sqldb, pgdialect.New()), nil
+}
+
+// EnsureDatabase creates the database named in url when it does not exist,
+// connecting to the server's "postgres" database to do so.
+func EnsureDatabase(ctx context.Context, url string) error {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("parse database url: %w", err)
+	}
+	name := cfg.Database
+	cfg.Database = "postgres"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect to server: %w", err)
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // duplicate_database
+		return nil
+	}
+	return err
+}
+
+// IsUniqueViolation reports whether err is a unique-constraint violation.
+func IsUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// IsUnavailable reports whether err means the database could not be
+// reached or the query was cut off, as opposed to a bad query: callers map
+// it to 503.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, context.Canceled) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 08: connection exception; 53: insufficient resources;
+		// 57P: operator intervention (shutdown).
+		c := pgErr.Code
+		return c[:2] == "08" || c[:2] == "53" || c[:3] == "57P"
+	}
+	var connErr *pgconn.ConnectError
+	return errors.As(err, &connErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err)
+}

@@ -1,0 +1,180 @@
+// Package signer keeps wallet secret keys sealed. The API process holds only
+// a Sealer (a public key: it can lock a fresh secret but never open one); the
+// worker holds the Keystore, whose private keys open sealed secrets to sign.
+//
+// Sealing is HPKE (RFC 9180) base mode with DHKEM(X25519, HKDF-SHA256),
+// HKDF-SHA256 and AES-256-GCM: every secret gets its own ephemeral key and
+// AEAD key (envelope encryption), and the wallet's public key is bound in as
+// HPKE info so a sealed secret cannot be moved to another wallet's row.
+package signer
+
+import (
+	"crypto/ecdh"
+	"crypto/ed25519"
+	"crypto/hpke"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sealed is a wallet secret as stored: which master key can open it, and
+// the HPKE encapsulated key followed by the ciphertext.
+type Sealed struct {
+	KeyID      string
+	Ciphertext []byte
+}
+
+// ErrUnknownKey means no configured master key matches a sealed secret's
+// key id: the worker is missing a (retired) master key.
+var ErrUnknownKey = errors.New("no master key for this key id")
+
+// ErrOpen means the sealed secret failed authentication or does not belong
+// to the wallet it was read for.
+var ErrOpen = errors.New("sealed wallet secret does not open")
+
+var (
+	kdf  = hpke.HKDFSHA256()
+	aead = hpke.AES256GCM()
+)
+
+func info(walletPubkey []byte) []byte {
+	return append([]byte("agentwallet/wallet-secret/v1/"), walletPubkey...)
+}
+
+// KeyID names a master key by its public half: the first 8 bytes of
+// SHA-256, in hex. It is stored beside each sealed secret for rotation.
+func KeyID(pub *ecdh.PublicKey) string {
+	sum := sha256.Sum256(pub.Bytes())
+	return hex.EncodeToString(sum[:8])
+}
+
+// Sealer locks wallet secrets to the worker's master public key. It holds
+// nothing that can open them.
+type Sealer struct {
+	pub   hpke.PublicKey
+	keyID string
+}
+
+// NewSealer parses WALLET_PUBLIC_KEY material (base64 X25519 public key).
+func NewSealer(publicKeyB64 string) (*Sealer, error) {
+	raw, err := decodeKey(publicKeyB64)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := ecdh.X25519().NewPublicKey(raw)
+	if err != nil {
+		return nil, fmt.Errorf("X25519 public key: %w", err)
+	}
+	hpub, err := hpke.NewDHKEMPublicKey(pub)
+	if err != nil {
+		return nil, err
+	}
+	return &Sealer{pub: hpub, keyID: KeyID(pub)}, nil
+}
+
+// KeyID names the master key new secrets are sealed to.
+func (s *Sealer) KeyID() string { return s.keyID }
+
+// Seal encrypts a wallet's ed25519 secret key, bound to that wallet's
+// public key.
+func (s *Sealer) Seal(secret ed25519.PrivateKey) (Sealed, error) {
+	if len(secret) != ed25519.PrivateKeySize {
+		return Sealed{}, errors.New("seal: not an ed25519 private key")
+	}
+	pub := secret.Public().(ed25519.PublicKey)
+	ct, err := hpke.Seal(s.pub, kdf, aead, info(pub), secret.Seed())
+	if err != nil {
+		return Sealed{}, fmt.Errorf("seal wallet secret: %w", err)
+	}
+	return Sealed{KeyID: s.keyID, Ciphertext: ct}, nil
+}
+
+// NewWallet makes a fresh ed25519 keypair from crypto/rand and seals its
+// secret at once; the plaintext never leaves this function.
+func (s *Sealer) NewWallet() (ed25519.PublicKey, Sealed, error) {
+	pub, secret, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, Sealed{}, fmt.Errorf("generate wallet key: %w", err)
+	}
+	defer clear(secret)
+	sealed, err := s.Seal(secret)
+	if err != nil {
+		return nil, Sealed{}, err
+	}
+	return pub, sealed, nil
+}
+
+// Keystore opens sealed wallet secrets. Only the worker builds one. It can
+// hold several master keys so secrets sealed to a retired key still open.
+type Keystore struct {
+	keys map[string]hpke.PrivateKey
+}
+
+// NewKeystore parses WALLET_MASTER_KEY material: one or more base64 X25519
+// private keys separated by commas (the first is the current one).
+func NewKeystore(masterKeysB64 string) (*Keystore, error) {
+	ks := &Keystore{keys: map[string]hpke.PrivateKey{}}
+	for i, part := range strings.Split(masterKeysB64, ",") {
+		raw, err := decodeKey(part)
+		if err != nil {
+			return nil, fmt.Errorf("key %d: %w", i+1, err)
+		}
+		priv, err := ecdh.X25519().NewPrivateKey(raw)
+		clear(raw)
+		if err != nil {
+			return nil, fmt.Errorf("key %d: X25519 private key: %w", i+1, err)
+		}
+		hpriv, err := hpke.NewDHKEMPrivateKey(priv)
+		if err != nil {
+			return nil, err
+		}
+		ks.keys[KeyID(priv.PublicKey())] = hpriv
+	}
+	return ks, nil
+}
+
+// Open decrypts the secret of the wallet whose public key is walletPubkey,
+// and checks the secret really is that wallet's.
+func (k *Keystore) Open(s Sealed, walletPubkey ed25519.PublicKey) (ed25519.PrivateKey, error) {
+	priv, ok := k.keys[s.KeyID]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownKey, s.KeyID)
+	}
+	seed, err := hpke.Open(priv, kdf, aead, info(walletPubkey), s.Ciphertext)
+	if err != nil || len(seed) != ed25519.SeedSize {
+		return nil, ErrOpen
+	}
+	defer clear(seed)
+	secret := ed25519.NewKeyFromSeed(seed)
+	if !secret.Public().(ed25519.PublicKey).Equal(walletPubkey) {
+		clear(secret)
+		return nil, ErrOpen
+	}
+	return secret, nil
+}
+
+// GenerateMasterKey makes a new X25519 master key pair, base64 encoded:
+// the private half for the worker, the public half for the API.
+func GenerateMasterKey() (privateB64, publicB64 string, err error) {
+	priv, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		return "", "", err
+	}
+	return base64.StdEncoding.EncodeToString(priv.Bytes()),
+		base64.StdEncoding.EncodeToString(priv.PublicKey().Bytes()), nil
+}
+
+func decodeKey(s string) ([]byte, error) {
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	if err != nil {
+		return nil, errors.New("not valid base64")
+	}
+	if len(raw) != 32 {
+		return nil, fmt.Errorf("decodes to %d bytes, want 32", len(raw))
+	}
+	return raw, nil
+}

@@ -1,0 +1,75 @@
+package signer
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"testing"
+)
+
+func TestSealOpen(t *testing.T) {
+	t.Parallel()
+	priv, pub, err := GenerateMasterKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := NewSealer(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := NewKeystore(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	walletPub, sealed, err := sealer.NewWallet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sealed.KeyID != sealer.KeyID() {
+		t.Fatalf("key id %q, want %q", sealed.KeyID, sealer.KeyID())
+	}
+	secret, err := ks.Open(sealed, walletPub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !secret.Public().(ed25519.PublicKey).Equal(walletPub) {
+		t.Fatal("opened secret is not the wallet's")
+	}
+
+	// Bound to the wallet: the same ciphertext read for another wallet fails.
+	otherPub, _, _ := sealer.NewWallet()
+	if _, err := ks.Open(sealed, otherPub); !errors.Is(err, ErrOpen) {
+		t.Fatalf("open for another wallet: %v, want ErrOpen", err)
+	}
+	// Tampering is detected.
+	bad := Sealed{KeyID: sealed.KeyID, Ciphertext: append([]byte(nil), sealed.Ciphertext...)}
+	bad.Ciphertext[len(bad.Ciphertext)-1] ^= 1
+	if _, err := ks.Open(bad, walletPub); !errors.Is(err, ErrOpen) {
+		t.Fatalf("tampered: %v, want ErrOpen", err)
+	}
+	// Another master key cannot open it.
+	priv2, _, _ := GenerateMasterKey()
+	ks2, _ := NewKeystore(priv2)
+	if _, err := ks2.Open(sealed, walletPub); !errors.Is(err, ErrUnknownKey) {
+		t.Fatalf("other keystore: %v, want ErrUnknownKey", err)
+	}
+	// Rotation: a keystore holding the new and the old key opens old secrets.
+	ks3, err := NewKeystore(priv2 + "," + priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ks3.Open(sealed, walletPub); err != nil {
+		t.Fatalf("rotated keystore: %v", err)
+	}
+}
+
+func TestBadKeyMaterial(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"", "not base64!", "AAAA", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"} {
+		if _, err := NewSealer(in); err == nil {
+			t.Errorf("NewSealer(%q) accepted", in)
+		}
+		if _, err := NewKeystore(in); err == nil {
+			t.Errorf("NewKeystore(%q) accepted", in)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+// Package solana wraps the Solana JSON-RPC client: which cluster an account
+// lives on, its USDC mint, and the reads and writes the service makes.
+package solana
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
+	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
+
+	"github.com/agentwallet/agentwallet/internal/usdc"
+)
+
+// Network is the cluster an account and its wallets live on.
+type Network string
+
+// The two networks an account can belong to.
+const (
+	Devnet  Network = "devnet"
+	Mainnet Network = "mainnet"
+)
+
+// USDC mint addresses per network (Circle's mints).
+var (
+	MainnetUSDCMint = sol.MustPublicKeyFromBase58("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v")
+	DevnetUSDCMint  = sol.MustPublicKeyFromBase58("4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU")
+)
+
+// ParseNetwork accepts "devnet" or "mainnet".
+func ParseNetwork(s string) (Network, error) {
+	switch Network(s) {
+	case Devnet, Mainnet:
+		return Network(s), nil
+	}
+	return "", fmt.Errorf("unknown network %q (want devnet or mainnet)", s)
+}
+
+// USDCMint is the USDC mint of the network.
+func (n Network) USDCMint() sol.PublicKey {
+	if n == Mainnet {
+		return MainnetUSDCMint
+	}
+	return DevnetUSDCMint
+}
+
+// LamportsPerSOL is the number of lamports in one SOL.
+const LamportsPerSOL = 1_000_000_000
+
+// Balance is a wallet's native and USDC holdings.
+type Balance struct {
+	Lamports uint64
+	USDC     usdc.Micros
+}
+
+// ErrRPC wraps every failure to get an answer from the RPC node (unreachable,
+// timed out, or an error answer), so callers can map it to 502 in one place.
+var ErrRPC = errors.New("solana rpc")
+
+// Client talks to the RPC node of one network. It is safe for concurrent use.
+type Client struct {
+	rpc     *rpc.Client
+	network Network
+	timeout time.Duration
+}
+
+// NewClient returns a client for the node at url. Every call is bounded by
+// timeout (zero means 5 s) so a stalled node never hangs a request.
+func NewClient(url string, network Network, timeout time.Duration) *Client {
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	httpClient := &http.Client{Timeout: timeout, Transport: &http.Transport{
+		MaxIdleConnsPerHost: 32,
+		IdleConnTimeout:     90 * time.Second,
+	}}
+	rc := jsonrpc.NewClientWithOpts(url, &jsonrpc.RPCClientOpts{HTTPClient: httpClient})
+	return &Client{rpc: rpc.NewWithCustomRPCClient(rc), network: network, timeout: timeout}
+}
+
+// Network reports which cluster the client serves.
+func (c *Client) Network() Network { return c.network }
+
+// RPC exposes the underlying client for callers that build transactions.
+func (c *Client) RPC() *rpc.Client { return c.rpc }
+
+// Balance reads SOL and USDC of owner in ONE getMultipleAccounts call: the
+// wallet account and its USDC associated token account. A missing account
+// counts as zero.
+func (c *Client) Balance(ctx context.Context, owner sol.PublicKey) (Balance, error) {
+	ata, _, err := sol.FindAssociatedTokenAddress(owner, c.network.USDCMint())
+	if err != nil {
+		return Balance{}, fmt.Errorf("derive token account: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	res, err := c.rpc.GetMultipleAccountsWithOpts(ctx, []sol.PublicKey{owner, ata}, &rpc.GetMultipleAccountsOpts{
+		Encoding:   sol.EncodingBase64,
+		Commitment: rpc.CommitmentConfirmed,
+	})
+	if err != nil {
+		return Balance{}, fmt.Errorf("%w: getMultipleAccounts: %w", ErrRPC, err)
+	}
+	if res == nil || len(res.Value) != 2 {
+		return Balance{}, fmt.Errorf("%w: getMultipleAccounts: malformed answer", ErrRPC)
+	}
+	var b Balance
+	if acct := res.Value[0]; acct != nil {
+		b.Lamports = acct.Lamports
+	}
+	if acct := res.Value[1]; acct != nil {
+		amount, err := tokenAmount(acct, c.network.USDCMint(), owner)
+		if err != nil {
+			return Balance{}, fmt.Errorf("%w: %w", ErrRPC, err)
+		}
+		b.USDC = amount
+	}
+	return b, nil
+}
+
+// tokenAmount decodes an SPL Token account (mint 0..32, owner 32..64,
+// amount 64..72 little-endian) and checks it is the expected one.
+func tokenAmount(acct *rpc.Account, mint, owner sol.PublicKey) (usdc.Micros, error) {
+	if !acct.Owner.Equals(sol.TokenProgramID) {
+		return 0, fmt.Errorf("token account is owned by %s, not the token program", acct.Owner)
+	}
+	data := acct.Data.GetBinary()
+	if len(data) < 72 {
+		return 0, fmt.Errorf("token account data is %d bytes", len(data))
+	}
+	if !sol.PublicKeyFromBytes(data[0:32]).Equals(mint) || !sol.PublicKeyFromBytes(data[32:64]).Equals(owner) {
+		return 0, errors.New("token account has another mint or owner")
+	}
+	amount := binary.LittleEndian.Uint64(data[64:72])
+	if amount > uint64(usdc.MaxMicros) {
+		return 0, fmt.Errorf("token amount %d out of range", amount)
+	}
+	return usdc.Micros(amount), nil
+}
+
+// Clients holds one client per network.
+type Clients map[Network]*Client
+
+// Balance reads owner's balance on network.
+func (c Clients) Balance(ctx context.Context, network Network, owner string) (Balance, error) {
+	cl, ok := c[network]
+	if !ok {
+		return Balance{}, fmt.Errorf("%w: no RPC node configured for %s", ErrRPC, network)
+	}
+	pk, err := sol.PublicKeyFromBase58(owner)
+	if err != nil {
+		return Balance{}, fmt.Errorf("wallet address %q: %w", owner, err)
+	}
+	return cl.Balance(ctx, pk)
+}

@@ -1,0 +1,157 @@
+// Package wallet owns agent wallets: their label, state and policy, and a
+// reference to their sealed secret key. It never holds key material in the
+// clear: new secrets arrive already sealed (see internal/signer).
+package wallet
+
+import (
+	"context"
+	"crypto/ed25519"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/usdc"
+)
+
+// Kind values; only agent wallets exist so far.
+const KindAgent = "agent"
+
+// State of a wallet: a frozen wallet is blocked from every send.
+type State string
+
+// Wallet states.
+const (
+	Active State = "active"
+	Frozen State = "frozen"
+)
+
+// ErrNotFound means no wallet with that id in that account: another
+// account's wallet is indistinguishable from a missing one.
+var ErrNotFound = errors.New("wallet not found")
+
+// MaxLabel is the longest label, in characters.
+const MaxLabel = 100
+
+// Wallet is an agent wallet row. The sealed secret is not loaded by Get or
+// List; only the worker reads it, through SealedSecret.
+type Wallet struct {
+	bun.BaseModel `bun:"table:wallets"`
+
+	ID                uuid.UUID   `bun:"id,pk,type:uuid"`
+	AccountID         uuid.UUID   `bun:"account_id,type:uuid"`
+	Kind              string      `bun:"kind"`
+	Label             string      `bun:"label"`
+	Pubkey            string      `bun:"pubkey"`
+	State             State       `bun:"state"`
+	DailyLimit        usdc.Micros `bun:"daily_limit_micros"`
+	MaxTx             usdc.Micros `bun:"max_tx_micros"`
+	ApprovalThreshold usdc.Micros `bun:"approval_threshold_micros"`
+	Allowlist         []string    `bun:"allowlist,array"`
+	SecretKeyID       string      `bun:"secret_key_id"`
+	SecretSealed      []byte      `bun:"secret_sealed"`
+	CreatedAt         time.Time   `bun:"created_at"`
+}
+
+// Policy returns the wallet's spending policy.
+func (w *Wallet) Policy() policy.Policy {
+	return policy.Policy{
+		DailyLimit:        w.DailyLimit,
+		MaxTx:             w.MaxTx,
+		ApprovalThreshold: w.ApprovalThreshold,
+		Allowlist:         w.Allowlist,
+	}
+}
+
+// PublicKey is the wallet's Solana address.
+func (w *Wallet) PublicKey() sol.PublicKey { return sol.MustPublicKeyFromBase58(w.Pubkey) }
+
+// Sealer makes a new keypair and returns its public key and sealed secret.
+// *signer.Sealer implements it.
+type Sealer interface {
+	NewWallet() (ed25519.PublicKey, signer.Sealed, error)
+}
+
+// Create makes a new agent wallet: a fresh keypair whose secret is sealed
+// before it is stored. The policy must already be valid.
+func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID, label string, p policy.Policy) (Wallet, error) {
+	if err := p.Validate(); err != nil {
+		return Wallet{}, err
+	}
+	pub, sealed, err := sealer.NewWallet()
+	if err != nil {
+		return Wallet{}, err
+	}
+	allow := p.Allowlist
+	if allow == nil {
+		allow = []string{}
+	}
+	w := Wallet{
+		ID:                uuid.New(),
+		AccountID:         accountID,
+		Kind:              KindAgent,
+		Label:             label,
+		Pubkey:            sol.PublicKeyFromBytes(pub).String(),
+		State:             Active,
+		DailyLimit:        p.DailyLimit,
+		MaxTx:             p.MaxTx,
+		ApprovalThreshold: p.ApprovalThreshold,
+		Allowlist:         allow,
+		SecretKeyID:       sealed.KeyID,
+		SecretSealed:      sealed.Ciphertext,
+		CreatedAt:         time.Now().UTC(),
+	}
+	if _, err := db.NewInsert().Model(&w).Exec(ctx); err != nil {
+		return Wallet{}, fmt.Errorf("insert wallet: %w", err)
+	}
+	w.SecretSealed = nil
+	return w, nil
+}
+
+// Get loads a wallet of the account.
+func Get(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Wallet, error) {
+	var w Wallet
+	err := db.NewSelect().Model(&w).ExcludeColumn("secret_sealed").
+		Where("id = ? AND account_id = ?", id, accountID).
+		Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Wallet{}, ErrNotFound
+	}
+	if err != nil {
+		return Wallet{}, fmt.Errorf("select wallet %s: %w", id, err)
+	}
+	return w, nil
+}
+
+// List returns the account's wallets, newest first.
+func List(ctx context.Context, db bun.IDB, accountID uuid.UUID) ([]Wallet, error) {
+	ws := []Wallet{}
+	err := db.NewSelect().Model(&ws).ExcludeColumn("secret_sealed").
+		Where("account_id = ?", accountID).
+		Order("created_at DESC", "id DESC").
+		Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list wallets: %w", err)
+	}
+	return ws, nil
+}
+
+// SealedSecret reads the sealed secret of a wallet, for the worker to open.
+func SealedSecret(ctx context.Context, db bun.IDB, id uuid.UUID) (signer.Sealed, error) {
+	var s signer.Sealed
+	err := db.NewSelect().Table("wallets").Column("secret_key_id", "secret_sealed").
+		Where("id = ?", id).Scan(ctx, &s.KeyID, &s.Ciphertext)
+	if errors.Is(err, sql.ErrNoRows) {
+		return signer.Sealed{}, ErrNotFound
+	}
+	if err != nil {
+		return signer.Sealed{}, fmt.Errorf("select sealed secret %s: %w", id, err)
+	}
+	return s, nil
+}

@@ -1,0 +1,9 @@
+DROP TABLE wallets;
+
+--bun:split
+
+DROP TABLE api_keys;
+
+--bun:split
+
+DROP TABLE accounts;
