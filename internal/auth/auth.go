@@ -156,4 +156,3 @@ func Revoke(ctx context.Context, db bun.IDB, accountID, keyID uuid.UUID) error {
 		Exec(ctx)
 	return err
 }
-

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agentwallet/agentwallet/internal/tasks"
 )
 
 // OpsConfig guards the operator routes. With no credentials the queue UI is
@@ -92,6 +95,12 @@ func (s *server) ready(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "not ready", "checks": checks})
 		return
+	}
+	// Informational: when a worker last ran the scheduler's heartbeat. The
+	// API serves without workers, so this never fails readiness.
+	checks["worker"] = "no heartbeat seen"
+	if ts, err := s.Redis.Get(ctx, tasks.HeartbeatKey).Int64(); err == nil {
+		checks["worker"] = fmt.Sprintf("heartbeat %ds ago", max(0, time.Now().Unix()-ts))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": checks})
 }

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/agentwallet/agentwallet/internal/redistest"
+	"github.com/agentwallet/agentwallet/internal/tasks"
+)
+
+// The scheduler registers its periodic tasks and stops when its context ends.
+func TestSchedulerRegistersAndStops(t *testing.T) {
+	t.Parallel()
+	rdb, redisURL := redistest.New(t)
+	env := map[string]string{"REDIS_URL": redisURL, "LOG_LEVEL": "error"}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, func(k string) string { return env[k] }) }()
+
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		entries, err := insp.SchedulerEntries()
+		if err == nil && len(entries) > 0 {
+			if entries[0].Task.Type() != tasks.TypeHeartbeat {
+				t.Fatalf("entry %+v", entries[0])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no scheduler entries: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("scheduler did not stop")
+	}
+}

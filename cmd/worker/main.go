@@ -1,0 +1,100 @@
+// Command worker runs the asynq handlers: the only process that can open
+// wallet secrets. `worker keygen` prints a new master key pair.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentwallet/agentwallet/internal/config"
+	"github.com/agentwallet/agentwallet/internal/postgres"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/tasks"
+	"github.com/agentwallet/agentwallet/internal/worker"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv config.Getenv, stdout io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	switch cmd {
+	case "keygen":
+		priv, pub, err := signer.GenerateMasterKey()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "WALLET_MASTER_KEY=%s\nWALLET_PUBLIC_KEY=%s\n", priv, pub)
+		return nil
+	case "serve":
+		return serve(ctx, getenv)
+	}
+	return fmt.Errorf("unknown command %q (try: serve, keygen)", cmd)
+}
+
+func serve(ctx context.Context, getenv config.Getenv) error {
+	cfg, err := config.LoadWorker(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+
+	ks, err := signer.NewKeystore(cfg.WalletMasterKey)
+	if err != nil {
+		return fmt.Errorf("WALLET_MASTER_KEY: %w", err)
+	}
+	db, err := postgres.Open(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	redisOpts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(redisOpts)
+	defer rdb.Close()
+
+	queues := tasks.QueueWeights()
+	if cfg.Queues != "" {
+		queues = map[string]int{}
+		for _, q := range strings.Split(cfg.Queues, ",") {
+			queues[strings.TrimSpace(q)] = 1
+		}
+	}
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Concurrency:       cfg.Concurrency,
+		Queues:            queues,
+		ShutdownTimeout:   cfg.ShutdownTimeout,
+		TaskCheckInterval: 50 * time.Millisecond,
+		Logger:            tasks.Logger{L: log},
+	})
+	mux := worker.NewMux(worker.Deps{DB: db, Redis: rdb, Keystore: ks, Log: log})
+	if err := srv.Start(mux); err != nil {
+		return err
+	}
+	log.Info("worker started", "concurrency", cfg.Concurrency, "queues", queues)
+	<-ctx.Done()
+	log.Info("worker shutting down: finishing in-flight tasks", "timeout", cfg.ShutdownTimeout.String())
+	srv.Shutdown() // stops fetching, waits for in-flight tasks up to ShutdownTimeout
+	return nil
+}

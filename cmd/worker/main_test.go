@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/redistest"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/hibiken/asynq"
+
+	"github.com/agentwallet/agentwallet/internal/tasks"
+)
+
+func TestKeygen(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"keygen"}, nil, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "WALLET_MASTER_KEY=") || !strings.HasPrefix(lines[1], "WALLET_PUBLIC_KEY=") {
+		t.Fatalf("keygen printed %q", out.String())
+	}
+	priv, pub := strings.TrimPrefix(lines[0], "WALLET_MASTER_KEY="), strings.TrimPrefix(lines[1], "WALLET_PUBLIC_KEY=")
+	sealer, err := signer.NewSealer(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := signer.NewKeystore(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wpub, sealed, _ := sealer.NewWallet()
+	if _, err := ks.Open(sealed, wpub); err != nil {
+		t.Fatalf("keygen pair does not match: %v", err)
+	}
+}
+
+// The worker consumes tasks and stops cleanly when its context ends (what
+// SIGTERM does through signal.NotifyContext).
+func TestServeRunsTasksAndStops(t *testing.T) {
+	t.Parallel()
+	rdb, redisURL := redistest.New(t)
+	priv, _, _ := signer.GenerateMasterKey()
+	env := map[string]string{
+		"DATABASE_URL": pgtest.NewURL(t, true), "REDIS_URL": redisURL, "WALLET_MASTER_KEY": priv,
+		"LOG_LEVEL": "error", "SHUTDOWN_TIMEOUT": "5s",
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, nil) }()
+
+	client := asynq.NewClientFromRedisClient(rdb)
+	if _, err := client.Enqueue(tasks.NewHeartbeatTask()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for rdb.Exists(context.Background(), tasks.HeartbeatKey).Val() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("worker did not run the heartbeat")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("worker did not stop")
+	}
+}
+
+func TestServeRefusesMissingKey(t *testing.T) {
+	t.Parallel()
+	err := run(context.Background(), nil, func(string) string { return "" }, nil)
+	if err == nil || !strings.Contains(err.Error(), "WALLET_MASTER_KEY") {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -1,0 +1,166 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/hibiken/asynq"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/redistest"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+)
+
+// env is one API server over its own database, Redis DB and a localnet.
+type env struct {
+	t         testing.TB
+	db        *bun.DB
+	url       string
+	ln        *localnettest.Localnet
+	masterKey string // what the worker holds
+	publicKey string // what the API holds
+	key       string // a devnet account's API key
+	account   auth.Account
+}
+
+type envOpts struct {
+	ln  *localnettest.Localnet
+	ops httpapi.OpsConfig
+}
+
+func newEnv(t testing.TB, opts ...envOpts) *env {
+	t.Helper()
+	var o envOpts
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.ln == nil {
+		o.ln = localnettest.Shared(t)
+	}
+	e := &env{t: t, db: pgtest.New(t), ln: o.ln}
+	rdb, redisURL := redistest.New(t)
+	var err error
+	e.masterKey, e.publicKey, err = signer.GenerateMasterKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := signer.NewSealer(e.publicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.ops.RedisConnOpt == nil {
+		opt, err := asynq.ParseRedisURI(redisURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.ops.RedisConnOpt = opt
+	}
+	h, closeOps := httpapi.New(httpapi.Deps{
+		DB: e.db, Redis: rdb, Sealer: sealer,
+		Balances: solana.Clients{
+			solana.Devnet:  solana.NewClient(o.ln.URL, solana.Devnet, 0),
+			solana.Mainnet: solana.NewClient(o.ln.URL, solana.Mainnet, 0),
+		},
+		Ops: o.ops,
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { srv.Close(); closeOps() })
+	e.url = srv.URL
+	e.account, e.key = e.newAccount(solana.Devnet)
+	return e
+}
+
+func (e *env) newAccount(n solana.Network) (auth.Account, string) {
+	e.t.Helper()
+	ctx := context.Background()
+	a, err := auth.CreateAccount(ctx, e.db, n)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	_, key, err := auth.CreateKey(ctx, e.db, a)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a, key
+}
+
+// do sends a request with key as bearer ("" for none) and returns status
+// and decoded JSON body.
+func (e *env) do(method, path, key string, body any) (int, map[string]any) {
+	e.t.Helper()
+	status, raw := e.doRaw(method, path, key, body)
+	var m map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			e.t.Fatalf("%s %s: body is not a JSON object: %q", method, path, raw)
+		}
+	}
+	return status, m
+}
+
+func (e *env) doRaw(method, path, key string, body any) (int, []byte) {
+	e.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		j, _ := json.Marshal(b)
+		r = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, e.url+path, r)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if r != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); len(raw) > 0 && !strings.Contains(ct, "json") && !strings.Contains(ct, "yaml") && !strings.Contains(ct, "text/plain; version=0.0.4") && !strings.Contains(ct, "text/html") && !strings.Contains(ct, "openmetrics") {
+		e.t.Fatalf("%s %s: content type %q", method, path, ct)
+	}
+	return resp.StatusCode, raw
+}
+
+// wantError checks a status and an {"error": ...} body containing want.
+func wantError(t testing.TB, status int, body map[string]any, wantStatus int, want string) {
+	t.Helper()
+	if status != wantStatus {
+		t.Fatalf("status %d, want %d (body %v)", status, wantStatus, body)
+	}
+	msg, ok := body["error"].(string)
+	if !ok || !strings.Contains(msg, want) {
+		t.Fatalf("body %v, want error containing %q", body, want)
+	}
+}
+
+func (e *env) countWallets() int64 {
+	e.t.Helper()
+	n, err := e.db.NewSelect().Table("wallets").Count(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}

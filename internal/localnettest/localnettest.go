@@ -1,0 +1,186 @@
+// Package localnettest starts the project's localnet (localnet/server.js, a
+// Solana VM behind JSON-RPC) for Go tests, and wraps its cheat methods.
+// `make test` installs localnet's npm packages first.
+package localnettest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Localnet is a running localnet.
+type Localnet struct {
+	URL string
+}
+
+var (
+	sharedOnce sync.Once
+	shared     *Localnet
+	sharedErr  error
+)
+
+// Shared returns the test binary's one localnet, started on first use and
+// killed when the binary exits. Tests that inject faults use Start instead.
+func Shared(t testing.TB) *Localnet {
+	t.Helper()
+	sharedOnce.Do(func() {
+		var cmd *exec.Cmd
+		shared, cmd, sharedErr = start()
+		_ = cmd // killed by Pdeathsig when the test binary exits
+	})
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
+
+// Start runs a private localnet for this test, stopped at cleanup.
+func Start(t testing.TB) *Localnet {
+	t.Helper()
+	ln, cmd, err := start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+	return ln
+}
+
+func start() (*Localnet, *exec.Cmd, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, nil, err
+	}
+	dir := filepath.Join(root, "localnet")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
+		return nil, nil, fmt.Errorf("localnet: %s/node_modules is missing: run `make test` (or `npm ci` in localnet/)", dir)
+	}
+	cmd := exec.Command("node", "server.js", "--port", "0", "--slot-ms", "100")
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	// The localnet dies with the test binary, even if it is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("localnet: start node: %w", err)
+	}
+	urlc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "localnet ready "); ok {
+				urlc <- strings.TrimSpace(u)
+			}
+		}
+	}()
+	select {
+	case u := <-urlc:
+		return &Localnet{URL: u}, cmd, nil
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		return nil, nil, fmt.Errorf("localnet: no ready line in 60s")
+	}
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("localnet: no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// Call makes a JSON-RPC call and decodes its result into out (may be nil).
+func (l *Localnet) Call(t testing.TB, out any, method string, params ...any) {
+	t.Helper()
+	if params == nil {
+		params = []any{}
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, l.URL, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("localnet %s: %v", method, err)
+	}
+	defer resp.Body.Close()
+	var rpcResp struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&rpcResp); err != nil {
+		t.Fatalf("localnet %s: status %d: %v", method, resp.StatusCode, err)
+	}
+	if rpcResp.Error != nil {
+		t.Fatalf("localnet %s: %d %s", method, rpcResp.Error.Code, rpcResp.Error.Message)
+	}
+	if out != nil {
+		if err := json.Unmarshal(rpcResp.Result, out); err != nil {
+			t.Fatalf("localnet %s: decode result: %v", method, err)
+		}
+	}
+}
+
+// SetLamports sets an account's SOL balance (surfnet_setAccount).
+func (l *Localnet) SetLamports(t testing.TB, pubkey string, lamports uint64) {
+	t.Helper()
+	l.Call(t, nil, "surfnet_setAccount", pubkey, map[string]any{"lamports": lamports})
+}
+
+// SetTokenBalance sets owner's associated token account of mint to amount
+// base units (surfnet_setTokenAccount).
+func (l *Localnet) SetTokenBalance(t testing.TB, owner, mint string, amount uint64) {
+	t.Helper()
+	l.Call(t, nil, "surfnet_setTokenAccount", owner, mint, map[string]any{"amount": amount})
+}
+
+// Faults are localnet_setFaults' parameters; the zero value turns all off.
+type Faults struct {
+	LatencyMs int     `json:"latencyMs,omitempty"`
+	DropRate  float64 `json:"dropRate,omitempty"`
+	FailSends bool    `json:"failSends,omitempty"`
+	Down      bool    `json:"down,omitempty"`
+}
+
+// SetFaults injects faults; use only on a private localnet (Start).
+func (l *Localnet) SetFaults(t testing.TB, f Faults) {
+	t.Helper()
+	l.Call(t, nil, "localnet_setFaults", f)
+}

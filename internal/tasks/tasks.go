@@ -1,0 +1,52 @@
+// Package tasks names the asynq tasks the processes exchange (`domain:verb`),
+// their payloads and queues, so the api, worker and scheduler agree.
+package tasks
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Queues and their weights: payments first, then webhooks, then the rest.
+const (
+	QueuePayments = "payments"
+	QueueWebhooks = "webhooks"
+	QueueDefault  = "default"
+)
+
+// QueueWeights is what a worker serves when WORKER_QUEUES is empty.
+func QueueWeights() map[string]int {
+	return map[string]int{QueuePayments: 6, QueueWebhooks: 3, QueueDefault: 1}
+}
+
+// TypeHeartbeat proves the scheduler → Redis → worker path works: the
+// scheduler enqueues it every HeartbeatEvery and the worker records when it
+// last ran (see HeartbeatKey), which /readyz reports.
+const TypeHeartbeat = "system:heartbeat"
+
+// HeartbeatEvery is the scheduler's period for TypeHeartbeat.
+const HeartbeatEvery = 30 * time.Second
+
+// HeartbeatKey is the Redis key holding the Unix time a worker last ran a
+// heartbeat.
+const HeartbeatKey = "agentwallet:worker:heartbeat"
+
+// NewHeartbeatTask makes a heartbeat; one at a time (Unique) is enough.
+func NewHeartbeatTask() *asynq.Task {
+	return asynq.NewTask(TypeHeartbeat, nil,
+		asynq.Queue(QueueDefault), asynq.MaxRetry(0), asynq.Unique(HeartbeatEvery), asynq.Timeout(10*time.Second))
+}
+
+// Logger adapts slog to asynq's logger interface.
+type Logger struct{ L *slog.Logger }
+
+func (l Logger) Debug(args ...any) { l.L.Debug(fmt.Sprint(args...)) }
+func (l Logger) Info(args ...any)  { l.L.Info(fmt.Sprint(args...)) }
+func (l Logger) Warn(args ...any)  { l.L.Warn(fmt.Sprint(args...)) }
+func (l Logger) Error(args ...any) { l.L.Error(fmt.Sprint(args...)) }
+
+// Fatal logs at error level; asynq calls it before it exits the process.
+func (l Logger) Fatal(args ...any) { l.L.Error(fmt.Sprint(args...)) }
