@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -127,6 +128,9 @@ func (s *server) createAgent(ctx context.Context, in *createAgentInput) (*agentO
 	label := in.Body.Label
 	if strings.TrimSpace(label) == "" {
 		return nil, fieldError("label", "must not be blank")
+	}
+	if strings.IndexFunc(label, unicode.IsControl) >= 0 {
+		return nil, fieldError("label", "must not contain control characters")
 	}
 	p, err := policyFromInput(in.Body.Policy)
 	if err != nil {

@@ -178,13 +178,14 @@ func TestCreateAgentValidation(t *testing.T) {
 		{"blank label", `{"label":"   "}`, "label"},
 		{"long label", `{"label":"` + long + `"}`, "label"},
 		{"label not string", `{"label":5}`, "label"},
+		{"NUL in label", `{"label":"a\u0000b"}`, "label"},
+		{"newline in label", `{"label":"a\nb"}`, "label"},
 		{"unknown field", `{"label":"a","colour":"red"}`, "colour"},
 		{"negative daily", `{"label":"a","policy":{"daily_limit_usdc":-1}}`, "daily_limit_usdc"},
 		{"7 decimals", `{"label":"a","policy":{"max_tx_usdc":1.0000001}}`, "max_tx_usdc"},
 		{"tiny exponent", `{"label":"a","policy":{"max_tx_usdc":1e-7}}`, "max_tx_usdc"},
 		{"huge", `{"label":"a","policy":{"approval_threshold_usdc":1e30}}`, "approval_threshold_usdc"},
 		{"string amount", `{"label":"a","policy":{"max_tx_usdc":"5"}}`, "max_tx_usdc"},
-		{"null amount", `{"label":"a","policy":{"max_tx_usdc":null}}`, "max_tx_usdc"},
 		{"policy not object", `{"label":"a","policy":[]}`, "policy"},
 		{"unknown policy field", `{"label":"a","policy":{"limit":1}}`, "limit"},
 		{"bad address", `{"label":"a","policy":{"allowlist":["nope"]}}`, "allowlist[0]"},
@@ -261,5 +262,15 @@ func TestRPCOutageIs502(t *testing.T) {
 	ln.SetFaults(t, localnettest.Faults{})
 	if status, _ := e.do("GET", "/api/public/v1/agents/"+a["id"].(string), e.key, nil); status != 200 {
 		t.Fatalf("after recovery: %d", status)
+	}
+}
+
+// null for a policy amount means "not given": the default applies.
+func TestNullPolicyFieldTakesDefault(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	status, a := e.do("POST", "/api/public/v1/agents", e.key, `{"label":"a","policy":{"max_tx_usdc":null}}`)
+	if status != 201 || a["policy"].(map[string]any)["max_tx_usdc"] != 25.0 {
+		t.Fatalf("%d %v", status, a)
 	}
 }

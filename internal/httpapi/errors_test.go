@@ -85,7 +85,7 @@ func FuzzCreateAgent(f *testing.F) {
 	}
 	e := newEnv(f)
 	f.Fuzz(func(t *testing.T, body string) {
-		status, raw := e.doRaw("POST", "/api/public/v1/agents", e.key, body)
+		status, raw := e.with(t).doRaw("POST", "/api/public/v1/agents", e.key, body)
 		if status == 201 {
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
@@ -26,6 +27,7 @@ import (
 type env struct {
 	t         testing.TB
 	db        *bun.DB
+	rdb       *redis.Client
 	url       string
 	ln        *localnettest.Localnet
 	masterKey string // what the worker holds
@@ -50,6 +52,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	}
 	e := &env{t: t, db: pgtest.New(t), ln: o.ln}
 	rdb, redisURL := redistest.New(t)
+	e.rdb = rdb
 	var err error
 	e.masterKey, e.publicKey, err = signer.GenerateMasterKey()
 	if err != nil {
@@ -93,6 +96,13 @@ func (e *env) newAccount(n solana.Network) (auth.Account, string) {
 		e.t.Fatal(err)
 	}
 	return a, key
+}
+
+// with returns a copy of e reporting to t (fuzz targets must not use f).
+func (e *env) with(t testing.TB) *env {
+	c := *e
+	c.t = t
+	return &c
 }
 
 // do sends a request with key as bearer ("" for none) and returns status

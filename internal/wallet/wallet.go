@@ -105,7 +105,7 @@ func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID,
 		Allowlist:         allow,
 		SecretKeyID:       sealed.KeyID,
 		SecretSealed:      sealed.Ciphertext,
-		CreatedAt:         time.Now().UTC(),
+		CreatedAt:         time.Now().UTC().Truncate(time.Microsecond), // what Postgres keeps
 	}
 	if _, err := db.NewInsert().Model(&w).Exec(ctx); err != nil {
 		return Wallet{}, fmt.Errorf("insert wallet: %w", err)
