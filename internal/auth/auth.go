@@ -113,7 +113,7 @@ func WellFormed(s string) bool {
 	default:
 		return false
 	}
-	if len(rest) < 40 || len(rest) > 50 {
+	if len(rest) < 32 || len(rest) > 44 { // base58 of 32 bytes
 		return false
 	}
 	b, err := base58.Decode(rest)

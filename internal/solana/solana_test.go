@@ -1,0 +1,61 @@
+package solana_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+
+	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/solana"
+)
+
+func TestBalance(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	ctx := context.Background()
+	c := solana.NewClient(ln.URL, solana.Devnet, 0)
+	owner := sol.NewWallet().PublicKey()
+
+	b, err := c.Balance(ctx, owner)
+	if err != nil || b != (solana.Balance{}) {
+		t.Fatalf("missing accounts: %+v %v", b, err)
+	}
+	ln.SetLamports(t, owner.String(), 2_500_000_000)
+	ln.SetTokenBalance(t, owner.String(), solana.DevnetUSDCMint.String(), 42_000_001)
+	ln.SetTokenBalance(t, owner.String(), solana.MainnetUSDCMint.String(), 9) // another mint: not devnet USDC
+	b, err = c.Balance(ctx, owner)
+	if err != nil || b.Lamports != 2_500_000_000 || b.USDC != 42_000_001 {
+		t.Fatalf("funded: %+v %v", b, err)
+	}
+	mb, err := solana.NewClient(ln.URL, solana.Mainnet, 0).Balance(ctx, owner)
+	if err != nil || mb.USDC != 9 {
+		t.Fatalf("mainnet mint: %+v %v", mb, err)
+	}
+}
+
+func TestRPCFailuresAreErrRPC(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Start(t)
+	ctx := context.Background()
+	owner := sol.NewWallet().PublicKey()
+
+	ln.SetFaults(t, localnettest.Faults{Down: true})
+	if _, err := solana.NewClient(ln.URL, solana.Devnet, 0).Balance(ctx, owner); !errors.Is(err, solana.ErrRPC) {
+		t.Fatalf("node down: %v", err)
+	}
+	ln.SetFaults(t, localnettest.Faults{LatencyMs: 2000})
+	start := time.Now()
+	_, err := solana.NewClient(ln.URL, solana.Devnet, 200*time.Millisecond).Balance(ctx, owner)
+	if !errors.Is(err, solana.ErrRPC) {
+		t.Fatalf("slow node: %v", err)
+	}
+	if time.Since(start) > 1500*time.Millisecond {
+		t.Fatalf("timeout not applied: %s", time.Since(start))
+	}
+	if _, err := solana.NewClient("http://127.0.0.1:1", solana.Devnet, 0).Balance(ctx, owner); !errors.Is(err, solana.ErrRPC) {
+		t.Fatalf("unreachable: %v", err)
+	}
+}

@@ -1,0 +1,63 @@
+package wallet_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+)
+
+func TestCreateGetListScopedToAccount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	_, pub, _ := signer.GenerateMasterKey()
+	sealer, _ := signer.NewSealer(pub)
+	a, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	b, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+
+	p := policy.Default()
+	p.Allowlist = []string{"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"}
+	w1, err := wallet.Create(ctx, db, sealer, a.ID, "one", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := wallet.Create(ctx, db, sealer, a.ID, "two", policy.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w1.SecretSealed != nil || w1.SecretKeyID != sealer.KeyID() {
+		t.Fatalf("create returned sealed bytes or wrong key id: %q", w1.SecretKeyID)
+	}
+
+	got, err := wallet.Get(ctx, db, a.ID, w1.ID)
+	if err != nil || got.Label != "one" || len(got.Allowlist) != 1 || got.SecretSealed != nil || !got.CreatedAt.Equal(w1.CreatedAt) {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	if _, err := wallet.Get(ctx, db, b.ID, w1.ID); !errors.Is(err, wallet.ErrNotFound) {
+		t.Fatalf("other account's get: %v", err)
+	}
+	if _, err := wallet.Get(ctx, db, a.ID, uuid.New()); !errors.Is(err, wallet.ErrNotFound) {
+		t.Fatalf("unknown id: %v", err)
+	}
+	list, err := wallet.List(ctx, db, a.ID)
+	if err != nil || len(list) != 2 || list[0].ID != w2.ID || list[1].ID != w1.ID {
+		t.Fatalf("list: %v %v", list, err)
+	}
+	if other, _ := wallet.List(ctx, db, b.ID); len(other) != 0 {
+		t.Fatalf("other account lists %d", len(other))
+	}
+	bad := policy.Default()
+	bad.MaxTx = -1
+	if _, err := wallet.Create(ctx, db, sealer, a.ID, "bad", bad); err == nil {
+		t.Fatal("created a wallet with an invalid policy")
+	}
+}
