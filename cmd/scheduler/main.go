@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/tasks"
@@ -34,14 +33,12 @@ func run(ctx context.Context, getenv config.Getenv) error {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	redisOpts, err := redis.ParseURL(cfg.RedisURL)
+	redisOpt, err := asynq.ParseRedisURI(cfg.RedisURL)
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
-	rdb := redis.NewClient(redisOpts)
-	defer rdb.Close()
-
-	s := asynq.NewSchedulerFromRedisClient(rdb, &asynq.SchedulerOpts{
+	// The scheduler owns its connection: Shutdown closes it.
+	s := asynq.NewScheduler(redisOpt, &asynq.SchedulerOpts{
 		Logger: tasks.Logger{L: log},
 		// Entries show up in asynqmon within this period.
 		HeartbeatInterval: 2 * time.Second,
