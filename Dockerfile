@@ -1,0 +1,46 @@
+# syntax=docker/dockerfile:1
+#
+# One image for the three Go binaries (api, worker, scheduler): the command
+# chooses which one runs, e.g. `docker run agentwallet worker`.
+# The `localnet` stage is the local Solana chain used by docker-compose.yml.
+#
+#   docker build -t agentwallet .                       # api / worker / scheduler
+#   docker build -t agentwallet-localnet --target localnet .
+
+ARG GO_VERSION=1.26
+ARG NODE_VERSION=20
+
+# ---------------------------------------------------------------- build
+FROM golang:${GO_VERSION}-bookworm AS build
+WORKDIR /src
+ENV CGO_ENABLED=0 GOFLAGS=-buildvcs=false
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+COPY cmd ./cmd
+COPY internal ./internal
+COPY migrations ./migrations
+RUN --mount=type=cache,target=/go/pkg/mod \
+    --mount=type=cache,target=/root/.cache/go-build \
+    go build -trimpath -ldflags='-s -w' -o /out/ ./cmd/api ./cmd/worker ./cmd/scheduler
+
+# ---------------------------------------------------------------- localnet
+FROM node:${NODE_VERSION}-bookworm-slim AS localnet
+WORKDIR /app
+ENV NODE_ENV=production
+COPY localnet/package.json localnet/package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY localnet/ ./
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 8899
+CMD ["node", "server.js", "--host", "0.0.0.0", "--port", "8899", "--state", "/data/localnet-state.json"]
+
+# ---------------------------------------------------------------- runtime
+# Last stage: the default target of `docker build .`.
+FROM gcr.io/distroless/static-debian12:nonroot AS runtime
+COPY --from=build /out/api /out/worker /out/scheduler /usr/local/bin/
+USER nonroot:nonroot
+ENV HTTP_ADDR=0.0.0.0:8080
+EXPOSE 8080
+CMD ["api", "serve"]

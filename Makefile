@@ -1,0 +1,104 @@
+# agentwallet: `make` lists the targets.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+GO ?= go
+# Two cores: two test binaries at a time (each starts its own localnet).
+TEST_FLAGS ?= -race -count=1 -p 2
+BENCH_FLAGS ?= -run '^$$' -bench . -benchmem -p 1
+# make migrate ARGS=status|down|unlock
+ARGS ?= up
+
+TOOLS_BIN := $(CURDIR)/.dev/bin
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)
+
+# Runs the rest of a recipe line with TEST_DATABASE_URL / TEST_REDIS_URL set:
+# kept when already set, else from scripts/services.sh (which starts private
+# servers under .dev/ when nothing answers on 5432 / 6379).
+WITH_TEST_SERVICES = \
+	if [ -z "$${TEST_DATABASE_URL:-}" ] || [ -z "$${TEST_REDIS_URL:-}" ]; then \
+		user_db=$${TEST_DATABASE_URL:-}; user_redis=$${TEST_REDIS_URL:-}; \
+		svc=$$(scripts/services.sh); eval "$$svc"; \
+		export TEST_DATABASE_URL=$${user_db:-$$TEST_DATABASE_URL} TEST_REDIS_URL=$${user_redis:-$$TEST_REDIS_URL}; \
+	fi;
+# Same for the application's DATABASE_URL / REDIS_URL.
+WITH_SERVICES = \
+	if [ -z "$${DATABASE_URL:-}" ] || [ -z "$${REDIS_URL:-}" ]; then \
+		user_db=$${DATABASE_URL:-}; user_redis=$${REDIS_URL:-}; \
+		svc=$$(scripts/services.sh); eval "$$svc"; \
+		export DATABASE_URL=$${user_db:-$$DATABASE_URL} REDIS_URL=$${user_redis:-$$REDIS_URL}; \
+	fi;
+
+.PHONY: help
+help: ## list the targets
+	@echo "usage: make <target>"
+	@awk 'BEGIN { FS = ":.*?## " } /^[a-zA-Z0-9_-]+:.*?## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+.PHONY: dev
+dev: ## run the whole stack locally (Postgres, Redis, localnet, api, worker, scheduler); Ctrl-C stops it
+	@scripts/dev.sh
+
+.PHONY: deps
+deps: ## install localnet's npm packages when missing or when package-lock.json changed
+	@scripts/localnet-deps.sh
+
+.PHONY: services
+services: ## ensure Postgres and Redis (private ones under .dev/ if none answer) and print their URLs
+	@scripts/services.sh
+
+.PHONY: services-stop
+services-stop: ## stop the private Postgres and Redis started under .dev/
+	@scripts/services.sh stop
+
+.PHONY: test
+test: deps ## run the Go tests (race detector) and localnet's tests
+	@$(WITH_TEST_SERVICES) \
+	echo "go test $(TEST_FLAGS) ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
+	$(GO) test $(TEST_FLAGS) ./...
+	@if [ -f localnet/package.json ]; then \
+		echo "cd localnet && npm test"; \
+		cd localnet && npm test; \
+	fi
+
+.PHONY: build
+build: ## build bin/api, bin/worker and bin/scheduler
+	$(GO) build -o bin/ ./cmd/api ./cmd/worker ./cmd/scheduler
+
+.PHONY: openapi
+openapi: ## regenerate openapi/openapi.yaml and openapi/openapi-3.0.yaml
+	$(GO) run ./cmd/api openapi --dir openapi
+
+.PHONY: lint
+lint: $(STATICCHECK) ## gofmt, go vet and staticcheck
+	@files=$$(find . -name '*.go' -not -path './.dev/*' -not -path './.git/*' -not -path '*/node_modules/*'); \
+	unformatted=$$(gofmt -l $$files); \
+	if [ -n "$$unformatted" ]; then echo "gofmt: these files need \`gofmt -w\`:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+$(STATICCHECK):
+	@mkdir -p $(TOOLS_BIN)
+	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	@mv -f $(TOOLS_BIN)/staticcheck $@
+
+.PHONY: bench
+bench: deps ## run the benchmarks
+	@$(WITH_TEST_SERVICES) $(GO) test $(BENCH_FLAGS) ./...
+
+.PHONY: migrate
+migrate: ## apply the migrations to DATABASE_URL (make migrate ARGS=status|down|unlock for the others)
+	@$(WITH_SERVICES) $(GO) run ./cmd/api migrate $(ARGS)
+
+.PHONY: clean
+clean: ## remove build output and coverage files
+	rm -rf bin/
+	rm -f coverage.* *.out *.cover *.coverprofile *.test
+
+.PHONY: distclean
+distclean: clean ## also stop the private servers and delete .dev/ (private databases, wallet keys, credentials, logs)
+	-@scripts/services.sh stop
+	rm -rf .dev/
