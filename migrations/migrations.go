@@ -21,7 +21,9 @@ func NewMigrator(db *bun.DB) (*migrate.Migrator, error) {
 	if err := ms.Discover(files); err != nil {
 		return nil, err
 	}
-	return migrate.NewMigrator(db, ms), nil
+	// Mark a migration applied only once it has run: each file runs in one
+	// transaction (.tx.), so a failure leaves nothing half-done.
+	return migrate.NewMigrator(db, ms, migrate.WithMarkAppliedOnSuccess(true)), nil
 }
 
 // Fingerprint hashes every migration file, so test templates are rebuilt

@@ -106,7 +106,7 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 
 	handler, closeOps := httpapi.New(httpapi.Deps{
 		DB: db, Redis: rdb, Sealer: sealer, Balances: clients, Log: log,
-		Ops: httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword, RedisConnOpt: asynqOpt},
+		Ops: httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword.Reveal(), RedisConnOpt: asynqOpt},
 	})
 	defer closeOps()
 
@@ -138,6 +138,10 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
+		// Out of time: cut the remaining connections before the database
+		// and Redis close under them.
+		srv.Close()
+		<-errc
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {

@@ -43,7 +43,7 @@ func run(ctx context.Context, getenv config.Getenv) error {
 		// Entries show up in asynqmon within this period.
 		HeartbeatInterval: 2 * time.Second,
 		PostEnqueueFunc: func(info *asynq.TaskInfo, err error) {
-			if err != nil && !errors.Is(err, asynq.ErrDuplicateTask) {
+			if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 				log.Warn("enqueue periodic task", "err", err)
 			}
 		},

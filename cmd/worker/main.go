@@ -58,7 +58,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 
-	ks, err := signer.NewKeystore(cfg.WalletMasterKey)
+	ks, err := signer.NewKeystore(cfg.WalletMasterKey.Reveal())
 	if err != nil {
 		return fmt.Errorf("WALLET_MASTER_KEY: %w", err)
 	}
@@ -67,6 +67,9 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 		return err
 	}
 	defer db.Close()
+	if err := worker.CheckKeystore(ctx, db, ks); err != nil {
+		return err
+	}
 	redisOpts, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)

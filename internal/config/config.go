@@ -4,6 +4,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,31 @@ import (
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
+
+// Secret is configuration that must never be printed: fmt and slog show
+// it redacted. Reveal returns the value for the one place that uses it.
+type Secret string
+
+// Reveal returns the secret's value.
+func (s Secret) Reveal() string { return string(s) }
+
+// String hides the value.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// GoString hides the value from %#v.
+func (s Secret) GoString() string { return s.String() }
+
+// MarshalJSON hides the value from JSON (slog's JSON handler prints
+// structs through it).
+func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
+
+// LogValue hides the value from slog.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
 
 // Getenv looks a variable up; os.Getenv in production, a map in tests.
 type Getenv func(string) string
@@ -50,7 +76,7 @@ type API struct {
 	HTTPAddr        string        // HTTP_ADDR
 	WalletPublicKey string        // WALLET_PUBLIC_KEY: base64 X25519 public key
 	OpsUsername     string        // OPS_USERNAME: operator UI credentials
-	OpsPassword     string        // OPS_PASSWORD
+	OpsPassword     Secret        // OPS_PASSWORD
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT
 }
 
@@ -58,7 +84,7 @@ type API struct {
 type Worker struct {
 	Common
 	Solana
-	WalletMasterKey string        // WALLET_MASTER_KEY: base64 X25519 private key(s), comma separated
+	WalletMasterKey Secret        // WALLET_MASTER_KEY: base64 X25519 private key(s), comma separated
 	Concurrency     int           // WORKER_CONCURRENCY
 	Queues          string        // WORKER_QUEUES: comma separated, empty means all
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: time given to in-flight tasks
@@ -86,7 +112,7 @@ func LoadAPI(getenv Getenv) (API, error) {
 		HTTPAddr:        r.str("HTTP_ADDR", DefaultHTTPAddr),
 		WalletPublicKey: r.str("WALLET_PUBLIC_KEY", ""),
 		OpsUsername:     r.str("OPS_USERNAME", ""),
-		OpsPassword:     r.str("OPS_PASSWORD", ""),
+		OpsPassword:     Secret(r.str("OPS_PASSWORD", "")),
 		ShutdownTimeout: r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
 	}
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
@@ -109,15 +135,20 @@ func LoadWorker(getenv Getenv) (Worker, error) {
 	c := Worker{
 		Common:          r.common(),
 		Solana:          r.solana(),
-		WalletMasterKey: r.str("WALLET_MASTER_KEY", ""),
+		WalletMasterKey: Secret(r.str("WALLET_MASTER_KEY", "")),
 		Concurrency:     r.integer("WORKER_CONCURRENCY", 10, 1, 1000),
 		Queues:          r.str("WORKER_QUEUES", ""),
 		ShutdownTimeout: r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
 	}
 	if c.WalletMasterKey == "" {
 		r.fail("WALLET_MASTER_KEY", "is required (`worker keygen` prints one)")
-	} else if _, err := signer.NewKeystore(c.WalletMasterKey); err != nil {
+	} else if _, err := signer.NewKeystore(c.WalletMasterKey.Reveal()); err != nil {
 		r.fail("WALLET_MASTER_KEY", err.Error())
+	}
+	for _, q := range strings.Split(c.Queues, ",") {
+		if c.Queues != "" && !validQueue(strings.TrimSpace(q)) {
+			r.fail("WORKER_QUEUES", fmt.Sprintf("%q is not a queue name (letters, digits, _ : -)", q))
+		}
 	}
 	return c, r.err()
 }
@@ -135,6 +166,18 @@ func LoadCommon(getenv Getenv) (Common, error) {
 	r := reader{getenv: getenv}
 	c := r.common()
 	return c, r.err()
+}
+
+func validQueue(q string) bool {
+	if q == "" {
+		return false
+	}
+	for _, c := range q {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // reader collects every problem so one start shows them all.

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -41,6 +43,8 @@ func TestErrorsNameTheVariable(t *testing.T) {
 		{"bad timeout", map[string]string{"WALLET_PUBLIC_KEY": pub, "SOLANA_RPC_TIMEOUT": "-1s"}, "SOLANA_RPC_TIMEOUT", apiLoader},
 		{"missing master key", map[string]string{}, "WALLET_MASTER_KEY", workerLoader},
 		{"public key as master key list", map[string]string{"WALLET_MASTER_KEY": priv + ",xx"}, "WALLET_MASTER_KEY", workerLoader},
+		{"empty queue name", map[string]string{"WALLET_MASTER_KEY": priv, "WORKER_QUEUES": "payments,,default"}, "WORKER_QUEUES", workerLoader},
+		{"bad queue name", map[string]string{"WALLET_MASTER_KEY": priv, "WORKER_QUEUES": "pay ments"}, "WORKER_QUEUES", workerLoader},
 		{"bad concurrency", map[string]string{"WALLET_MASTER_KEY": priv, "WORKER_CONCURRENCY": "0"}, "WORKER_CONCURRENCY", workerLoader},
 	}
 	for _, tc := range cases {
@@ -65,3 +69,22 @@ func TestSecretsNotInErrors(t *testing.T) {
 
 func apiLoader(g Getenv) error    { _, err := LoadAPI(g); return err }
 func workerLoader(g Getenv) error { _, err := LoadWorker(g); return err }
+
+func TestSecretsArePrintedRedacted(t *testing.T) {
+	t.Parallel()
+	priv, _, _ := signer.GenerateMasterKey()
+	c, err := LoadWorker(env(map[string]string{"WALLET_MASTER_KEY": priv}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "cfg", c, "key", c.WalletMasterKey)
+	for _, s := range []string{fmt.Sprint(c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", c), buf.String()} {
+		if strings.Contains(s, priv) {
+			t.Fatalf("secret printed: %s", s)
+		}
+	}
+	if c.WalletMasterKey.Reveal() != priv {
+		t.Fatal("Reveal lost the value")
+	}
+}

@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -129,11 +131,17 @@ func (s *server) createAgent(ctx context.Context, in *createAgentInput) (*agentO
 	if strings.TrimSpace(label) == "" {
 		return nil, fieldError("label", "must not be blank")
 	}
+	if utf8.RuneCountInString(label) > wallet.MaxLabel {
+		return nil, fieldError("label", fmt.Sprintf("must be at most %d characters", wallet.MaxLabel))
+	}
 	if strings.IndexFunc(label, unicode.IsControl) >= 0 {
 		return nil, fieldError("label", "must not contain control characters")
 	}
 	p, err := policyFromInput(in.Body.Policy)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkSealKey(ctx); err != nil {
 		return nil, err
 	}
 	pr := principal(ctx)

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,7 +13,9 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/tasks"
 )
 
 const (
@@ -185,6 +188,8 @@ func TestCreateAgentValidation(t *testing.T) {
 		{"7 decimals", `{"label":"a","policy":{"max_tx_usdc":1.0000001}}`, "max_tx_usdc"},
 		{"tiny exponent", `{"label":"a","policy":{"max_tx_usdc":1e-7}}`, "max_tx_usdc"},
 		{"huge", `{"label":"a","policy":{"approval_threshold_usdc":1e30}}`, "approval_threshold_usdc"},
+		{"beyond float64", `{"label":"a","policy":{"daily_limit_usdc":1e400}}`, "daily_limit_usdc"},
+		{"long label in other casing", `{"label":"ok","Label":"` + long + `"}`, "Label"},
 		{"string amount", `{"label":"a","policy":{"max_tx_usdc":"5"}}`, "max_tx_usdc"},
 		{"policy not object", `{"label":"a","policy":[]}`, "policy"},
 		{"unknown policy field", `{"label":"a","policy":{"limit":1}}`, "limit"},
@@ -272,5 +277,26 @@ func TestNullPolicyFieldTakesDefault(t *testing.T) {
 	status, a := e.do("POST", "/api/public/v1/agents", e.key, `{"label":"a","policy":{"max_tx_usdc":null}}`)
 	if status != 201 || a["policy"].(map[string]any)["max_tx_usdc"] != 25.0 {
 		t.Fatalf("%d %v", status, a)
+	}
+}
+
+// A wallet is never sealed to a key no running worker holds: its funds
+// could never move.
+func TestCreateRefusedWhenWorkersLackTheKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.rdb.SAdd(ctx, tasks.WorkerKeysKey, "0123456789abcdef")
+	status, body := e.do("POST", "/api/public/v1/agents", e.key, map[string]any{"label": "x"})
+	wantError(t, status, body, http.StatusServiceUnavailable, "master key")
+	status, body = e.do("GET", "/readyz", "", nil)
+	wantError(t, status, body, http.StatusServiceUnavailable, "not ready")
+	if e.countWallets() != 0 {
+		t.Fatal("wallet created")
+	}
+	sealer, _ := signer.NewSealer(e.publicKey)
+	e.rdb.SAdd(ctx, tasks.WorkerKeysKey, sealer.KeyID())
+	if status, body := e.do("POST", "/api/public/v1/agents", e.key, map[string]any{"label": "x"}); status != 201 {
+		t.Fatalf("with the key held: %d %v", status, body)
 	}
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -51,6 +52,9 @@ var installErrors sync.Once
 func useErrorShape() {
 	installErrors.Do(func() {
 		huma.NewError = newHumaError
+		// "Label" must not pass as "label": Go's decoder would take the
+		// unvalidated one.
+		huma.ValidateStrictCasing = true
 	})
 }
 
@@ -68,6 +72,18 @@ func newHumaError(status int, msg string, errs ...error) huma.StatusError {
 		}
 	}
 	switch {
+	case status == http.StatusInternalServerError && msg == "cannot read request body":
+		// The client's body broke off or was malformed on the wire.
+		e.status, e.Message = http.StatusBadRequest, "could not read request body"
+	case status >= 500:
+		// Never echo internal error text.
+		if msg == "" || msg == "unexpected error occurred" {
+			e.Message = "internal error"
+		}
+	case status == http.StatusRequestEntityTooLarge:
+		e.Message = fmt.Sprintf("request body is larger than %d KiB", MaxBodyBytes>>10)
+	case status == http.StatusUnsupportedMediaType:
+		e.Message = "Content-Type must be application/json"
 	case status == http.StatusBadRequest && len(e.Details) > 0 && e.Details[0].Location == "body":
 		// The body is not JSON at all (or not of the right top-level shape).
 		e.Message = "malformed JSON body: " + e.Details[0].Message
@@ -81,6 +97,9 @@ func newHumaError(status int, msg string, errs ...error) huma.StatusError {
 		}
 	case msg == "":
 		e.Message = http.StatusText(status)
+	}
+	if e.status >= 500 || e.status == http.StatusRequestEntityTooLarge || e.status == http.StatusUnsupportedMediaType {
+		e.Details = nil
 	}
 	return e
 }

@@ -1,6 +1,10 @@
 package httpapi_test
 
 import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,7 +42,8 @@ func TestErrorShapes(t *testing.T) {
 		{"not json", "POST", "/api/public/v1/agents", `label=x`, true, 400, "malformed JSON"},
 		{"json array", "POST", "/api/public/v1/agents", `[]`, true, 422, "object"},
 		{"empty body", "POST", "/api/public/v1/agents", ``, true, 400, "body is required"},
-		{"too large", "POST", "/api/public/v1/agents", big, true, 413, "too large"},
+		{"too large", "POST", "/api/public/v1/agents", big, true, 413, "larger than 64 KiB"},
+		{"trailing data", "POST", "/api/public/v1/agents", `{"label":"a"} {}`, true, 400, "malformed JSON"},
 		{"unknown route", "GET", "/api/public/v1/nope", "", true, 404, "not found"},
 		{"unknown route no key", "GET", "/api/public/v1/nope", "", false, 404, "not found"},
 		{"root", "GET", "/", "", false, 404, "not found"},
@@ -93,4 +98,25 @@ func FuzzCreateAgent(f *testing.F) {
 			t.Fatalf("body %q → %d %s", body, status, raw)
 		}
 	})
+}
+
+// A body broken on the wire is the client's fault: 400, not 500.
+func TestBrokenChunkedBodyIs400(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/public/v1/agents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", e.key)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(body), `"error"`) {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
 }

@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -27,6 +29,9 @@ type OpsConfig struct {
 	// nil leaves both out.
 	RedisConnOpt asynq.RedisConnOpt
 }
+
+// RequestTimeout bounds the handling of one request.
+const RequestTimeout = 30 * time.Second
 
 // QueuesPath is where asynqmon is mounted.
 const QueuesPath = "/ops/queues"
@@ -96,6 +101,11 @@ func (s *server) ready(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "not ready", "checks": checks})
 		return
 	}
+	if err := s.checkSealKey(ctx); err != nil {
+		checks["wallet_key"] = err.Error()
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "not ready", "checks": checks})
+		return
+	}
 	// Informational: when a worker last ran the scheduler's heartbeat. The
 	// API serves without workers, so this never fails readiness.
 	checks["worker"] = "no heartbeat seen"
@@ -103,6 +113,28 @@ func (s *server) ready(w http.ResponseWriter, r *http.Request) {
 		checks["worker"] = fmt.Sprintf("heartbeat %ds ago", max(0, time.Now().Unix()-ts))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": checks})
+}
+
+// errKeyMismatch: the workers' heartbeat lists their master keys, and the
+// key this API seals to is not among them.
+var errKeyMismatch = errorf(http.StatusServiceUnavailable,
+	"wallet creation is disabled: no running worker holds the master key for WALLET_PUBLIC_KEY")
+
+// checkSealKey refuses to seal new wallets to a key no worker can open.
+// Before any worker has reported its keys there is nothing to compare.
+func (s *server) checkSealKey(ctx context.Context) error {
+	if s.Redis == nil || s.Sealer == nil {
+		return nil
+	}
+	known, err := s.Redis.Exists(ctx, tasks.WorkerKeysKey).Result()
+	if err != nil || known == 0 {
+		return nil
+	}
+	ok, err := s.Redis.SIsMember(ctx, tasks.WorkerKeysKey, s.Sealer.KeyID()).Result()
+	if err == nil && !ok {
+		return errKeyMismatch
+	}
+	return nil
 }
 
 // operatorOnly puts HTTP basic auth with the operator credentials in front
@@ -114,15 +146,49 @@ func (s *server) operatorOnly(h http.Handler) http.Handler {
 			return
 		}
 		u, p, ok := r.BasicAuth()
-		userOK := subtle.ConstantTimeCompare([]byte(u), []byte(s.Ops.Username)) == 1
-		passOK := subtle.ConstantTimeCompare([]byte(p), []byte(s.Ops.Password)) == 1
+		// Compare digests: equal lengths, so no length leaks through timing.
+		uh, wantU := sha256.Sum256([]byte(u)), sha256.Sum256([]byte(s.Ops.Username))
+		ph, wantP := sha256.Sum256([]byte(p)), sha256.Sum256([]byte(s.Ops.Password))
+		userOK := subtle.ConstantTimeCompare(uh[:], wantU[:]) == 1
+		passOK := subtle.ConstantTimeCompare(ph[:], wantP[:]) == 1
 		if !ok || !userOK || !passOK {
 			w.Header().Set("WWW-Authenticate", `Basic realm="operators"`)
 			writeError(w, http.StatusUnauthorized, "Unauthorized")
 			return
 		}
+		// Browsers resend basic credentials on cross-site requests: refuse
+		// state changes (pause a queue, delete tasks) that another site
+		// started, and never render inside another site's frame.
+		w.Header().Set("X-Frame-Options", "DENY")
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
+			writeError(w, http.StatusForbidden, "cross-site request refused")
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// sameOrigin reports whether a browser request came from this host. Tools
+// that send neither header (curl) are not browsers and pass.
+func sameOrigin(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin" || site == "none"
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		u, err := url.Parse(origin)
+		return err == nil && u.Host == r.Host
+	}
+	return true
+}
+
+// methodLabel keeps the metrics' method label to a fixed set: clients
+// choose the method, and every new value would be a new series.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "OTHER"
 }
 
 // instrument wraps the mux: metrics and a log line per request, and JSON
@@ -131,6 +197,11 @@ func (s *server) operatorOnly(h http.Handler) http.Handler {
 func (s *server) instrument(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		// Bound every request: a saturated pool or a lock wait answers an
+		// error instead of holding the connection until the write timeout.
+		ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
 		h, pattern := mux.Handler(r)
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		if pattern == "" {
@@ -157,8 +228,9 @@ func (s *server) instrument(mux *http.ServeMux) http.Handler {
 			mux.ServeHTTP(rec, r)
 		}
 		d := time.Since(start)
-		s.metrics.requests.WithLabelValues(pattern, r.Method, strconv.Itoa(rec.status)).Inc()
-		s.metrics.duration.WithLabelValues(pattern, r.Method).Observe(d.Seconds())
+		method := methodLabel(r.Method)
+		s.metrics.requests.WithLabelValues(pattern, method, strconv.Itoa(rec.status)).Inc()
+		s.metrics.duration.WithLabelValues(pattern, method).Observe(d.Seconds())
 		s.log.LogAttrs(r.Context(), levelFor(rec.status), "http request",
 			slogString("method", r.Method), slogString("route", pattern),
 			slogInt("status", rec.status), slogDuration("duration", d))

@@ -30,6 +30,12 @@ func TestOpsRoutes(t *testing.T) {
 		!strings.Contains(string(raw), "asynq_") {
 		t.Fatalf("metrics: %d\n%s", status, grepLines(string(raw), "http_requests_total", "asynq_"))
 	}
+	// Methods clients invent do not become metric series of their own.
+	e.do("FOOBAR", "/x", "", nil)
+	_, raw = e.doRaw("GET", "/metrics", "", nil)
+	if strings.Contains(string(raw), "FOOBAR") || !strings.Contains(string(raw), `method="OTHER"`) {
+		t.Fatalf("method label: %s", grepLines(string(raw), "http_requests_total"))
+	}
 	// No operator credentials configured: the queue UI is refused.
 	status, body := e.do("GET", "/ops/queues/", "", nil)
 	wantError(t, status, body, http.StatusForbidden, "disabled")
@@ -51,6 +57,19 @@ func TestOpsQueuesNeedCredentials(t *testing.T) {
 		if resp.StatusCode != 401 {
 			t.Fatalf("creds %v: %d", creds, resp.StatusCode)
 		}
+	}
+	// A state change started by another site is refused even with the
+	// browser's cached credentials.
+	req, _ := http.NewRequest("POST", e.url+"/ops/queues/api/queues/default:pause", nil)
+	req.SetBasicAuth("ops", "s3cret")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("X-Frame-Options") != "DENY" {
+		t.Fatalf("cross-site pause: %d", resp.StatusCode)
 	}
 	for _, path := range []string{"/ops/queues/", "/ops/queues/api/queues"} {
 		req, _ := http.NewRequest("GET", e.url+path, nil)

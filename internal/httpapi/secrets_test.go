@@ -45,7 +45,7 @@ func TestWalletSecretIsSealed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The worker opens it and gets the wallet's own key.
-	ks, err := signer.NewKeystore(workerCfg.WalletMasterKey)
+	ks, err := signer.NewKeystore(workerCfg.WalletMasterKey.Reveal())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,7 @@ func NewAPI(mux *http.ServeMux, d Deps) huma.API {
 	}
 	cfg := huma.DefaultConfig("Agent Wallet API", "1.0.0")
 	cfg.CreateHooks = nil // no $schema field, no Link header
+	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
 	cfg.OpenAPIPath = Prefix + "/openapi"
 	cfg.DocsPath = Prefix + "/docs"
 	cfg.SchemasPath = Prefix + "/schemas"

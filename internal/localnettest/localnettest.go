@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -88,19 +89,29 @@ func start() (*Localnet, *exec.Cmd, error) {
 		return nil, nil, fmt.Errorf("localnet: start node: %w", err)
 	}
 	urlc := make(chan string, 1)
+	eof := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			if u, ok := strings.CutPrefix(sc.Text(), "localnet ready "); ok {
 				urlc <- strings.TrimSpace(u)
+				break
 			}
 		}
+		// Keep draining so the process never blocks on a full pipe.
+		io.Copy(io.Discard, out)
+		close(eof)
 	}()
 	select {
 	case u := <-urlc:
 		return &Localnet{URL: u}, cmd, nil
+	case <-eof:
+		cmd.Wait()
+		return nil, nil, fmt.Errorf("localnet: exited before it was ready (see its stderr above)")
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
+		cmd.Wait()
 		return nil, nil, fmt.Errorf("localnet: no ready line in 60s")
 	}
 }

@@ -27,6 +27,12 @@ func Open(url string) (*bun.DB, error) {
 		cfg.ConnectTimeout = 5 * time.Second
 	}
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	// No statement or lock wait runs unbounded; a URL may set its own.
+	for k, v := range map[string]string{"statement_timeout": "30s", "lock_timeout": "10s"} {
+		if _, set := cfg.RuntimeParams[k]; !set {
+			cfg.RuntimeParams[k] = v
+		}
+	}
 	sqldb := stdlib.OpenDB(*cfg)
 	sqldb.SetMaxOpenConns(25)
 	sqldb.SetMaxIdleConns(25)
@@ -35,11 +41,20 @@ func Open(url string) (*bun.DB, error) {
 }
 
 // EnsureDatabase creates the database named in url when it does not exist,
-// connecting to the server's "postgres" database to do so.
+// connecting to the server's "postgres" database to do so. An existing
+// database is found first, so a role without CREATEDB can still migrate.
 func EnsureDatabase(ctx context.Context, url string) error {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return fmt.Errorf("parse database url: %w", err)
+	}
+	probe, err := pgx.ConnectConfig(ctx, cfg)
+	if err == nil {
+		return probe.Close(ctx)
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "3D000" { // invalid_catalog_name
+		return fmt.Errorf("connect: %w", err)
 	}
 	name := cfg.Database
 	cfg.Database = "postgres"
@@ -49,7 +64,6 @@ func EnsureDatabase(ctx context.Context, url string) error {
 	}
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
-	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // duplicate_database
 		return nil
 	}

@@ -50,7 +50,25 @@ func New(t testing.TB) (*redis.Client, string) {
 			if err := c.FlushDB(ctx).Err(); err != nil {
 				t.Fatalf("redistest: flush db %d: %v", n, err)
 			}
+			// Keep the claim alive however long the test runs, so no other
+			// test claims (and flushes) this DB under it.
+			stop := make(chan struct{})
+			go func() {
+				keep := redis.NewClient(opts)
+				defer keep.Close()
+				tick := time.NewTicker(time.Minute)
+				defer tick.Stop()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-tick.C:
+						keep.Expire(context.Background(), claimKey(n), 15*time.Minute)
+					}
+				}
+			}()
 			t.Cleanup(func() {
+				close(stop)
 				c.FlushDB(context.Background())
 				c.Close()
 				rel := redis.NewClient(opts)

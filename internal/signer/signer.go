@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -135,6 +136,22 @@ func NewKeystore(masterKeysB64 string) (*Keystore, error) {
 		ks.keys[KeyID(priv.PublicKey())] = hpriv
 	}
 	return ks, nil
+}
+
+// KeyIDs lists the master keys the keystore holds.
+func (k *Keystore) KeyIDs() []string {
+	ids := make([]string, 0, len(k.keys))
+	for id := range k.keys {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Has reports whether the keystore can open secrets sealed to keyID.
+func (k *Keystore) Has(keyID string) bool {
+	_, ok := k.keys[keyID]
+	return ok
 }
 
 // Open decrypts the secret of the wallet whose public key is walletPubkey,

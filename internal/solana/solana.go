@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	neturl "net/url"
+	"strings"
 	"time"
 
 	sol "github.com/gagliardetto/solana-go"
@@ -64,9 +66,11 @@ var ErrRPC = errors.New("solana rpc")
 
 // Client talks to the RPC node of one network. It is safe for concurrent use.
 type Client struct {
-	rpc     *rpc.Client
-	network Network
-	timeout time.Duration
+	rpc      *rpc.Client
+	network  Network
+	timeout  time.Duration
+	redacted string
+	secrets  []string // parts of the URL that may hold a provider's API key
 }
 
 // NewClient returns a client for the node at url. Every call is bounded by
@@ -80,7 +84,55 @@ func NewClient(url string, network Network, timeout time.Duration) *Client {
 		IdleConnTimeout:     90 * time.Second,
 	}}
 	rc := jsonrpc.NewClientWithOpts(url, &jsonrpc.RPCClientOpts{HTTPClient: httpClient})
-	return &Client{rpc: rpc.NewWithCustomRPCClient(rc), network: network, timeout: timeout}
+	return &Client{rpc: rpc.NewWithCustomRPCClient(rc), network: network, timeout: timeout,
+		redacted: redactURL(url), secrets: urlSecrets(url)}
+}
+
+// rpcError wraps a failed call as ErrRPC. The client's errors quote the
+// endpoint, whose query or user info may carry a provider's API key: it
+// is replaced by a redacted form before the error can reach a log.
+func (c *Client) rpcError(method string, err error) error {
+	msg := err.Error()
+	for _, s := range c.secrets {
+		msg = strings.ReplaceAll(msg, s, "REDACTED")
+	}
+	return fmt.Errorf("%w: %s on %s: %s", ErrRPC, method, c.redacted, msg)
+}
+
+// urlSecrets lists the parts of an RPC URL that must not be shown: the
+// query (raw and decoded) and the user info.
+func urlSecrets(raw string) []string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return []string{raw}
+	}
+	var out []string
+	if u.RawQuery != "" {
+		out = append(out, u.RawQuery)
+		if q, err := neturl.QueryUnescape(u.RawQuery); err == nil && q != u.RawQuery {
+			out = append(out, q)
+		}
+	}
+	if u.User != nil {
+		out = append(out, u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// redactURL keeps scheme, host and path of an RPC URL and hides the rest.
+func redactURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return "(rpc url)"
+	}
+	out := u.Scheme + "://" + u.Host + u.Path
+	if u.User != nil || u.RawQuery != "" {
+		out += " (credentials redacted)"
+	}
+	return out
 }
 
 // Network reports which cluster the client serves.
@@ -104,7 +156,7 @@ func (c *Client) Balance(ctx context.Context, owner sol.PublicKey) (Balance, err
 		Commitment: rpc.CommitmentConfirmed,
 	})
 	if err != nil {
-		return Balance{}, fmt.Errorf("%w: getMultipleAccounts: %w", ErrRPC, err)
+		return Balance{}, c.rpcError("getMultipleAccounts", err)
 	}
 	if res == nil || len(res.Value) != 2 {
 		return Balance{}, fmt.Errorf("%w: getMultipleAccounts: malformed answer", ErrRPC)

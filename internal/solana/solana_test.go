@@ -3,6 +3,7 @@ package solana_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +56,12 @@ func TestRPCFailuresAreErrRPC(t *testing.T) {
 	if time.Since(start) > 1500*time.Millisecond {
 		t.Fatalf("timeout not applied: %s", time.Since(start))
 	}
-	if _, err := solana.NewClient("http://127.0.0.1:1", solana.Devnet, 0).Balance(ctx, owner); !errors.Is(err, solana.ErrRPC) {
+	_, err = solana.NewClient("http://user:hunter2@127.0.0.1:1/rpc?api-key=SECRET", solana.Devnet, 0).Balance(ctx, owner)
+	if !errors.Is(err, solana.ErrRPC) {
 		t.Fatalf("unreachable: %v", err)
+	}
+	// The endpoint's credentials never reach an error (and so a log).
+	if msg := err.Error(); strings.Contains(msg, "SECRET") || strings.Contains(msg, "hunter2") || !strings.Contains(msg, "127.0.0.1:1/rpc") {
+		t.Fatalf("error text %q", msg)
 	}
 }

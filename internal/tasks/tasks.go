@@ -34,10 +34,17 @@ const HeartbeatEvery = 30 * time.Second
 // heartbeat.
 const HeartbeatKey = "agentwallet:worker:heartbeat"
 
-// NewHeartbeatTask makes a heartbeat; one at a time (Unique) is enough.
+// WorkerKeysKey is the Redis set of master key ids the running workers
+// hold, refreshed with each heartbeat. The API refuses to create wallets
+// sealed to a key no worker holds: their funds could never move.
+const WorkerKeysKey = "agentwallet:worker:key_ids"
+
+// NewHeartbeatTask makes a heartbeat. Its fixed TaskID keeps at most one
+// queued: with no worker running they do not pile up (a second enqueue is
+// ErrTaskIDConflict, which callers treat as success).
 func NewHeartbeatTask() *asynq.Task {
-	return asynq.NewTask(TypeHeartbeat, nil,
-		asynq.Queue(QueueDefault), asynq.MaxRetry(0), asynq.Unique(HeartbeatEvery), asynq.Timeout(10*time.Second))
+	return asynq.NewTask(TypeHeartbeat, nil, asynq.TaskID(TypeHeartbeat),
+		asynq.Queue(QueueDefault), asynq.MaxRetry(0), asynq.Timeout(10*time.Second))
 }
 
 // Logger adapts slog to asynq's logger interface.

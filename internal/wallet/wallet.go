@@ -76,6 +76,7 @@ func (w *Wallet) PublicKey() sol.PublicKey { return sol.MustPublicKeyFromBase58(
 // *signer.Sealer implements it.
 type Sealer interface {
 	NewWallet() (ed25519.PublicKey, signer.Sealed, error)
+	KeyID() string
 }
 
 // Create makes a new agent wallet: a fresh keypair whose secret is sealed

@@ -3,13 +3,20 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
 
+	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/redistest"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/tasks"
+	"github.com/agentwallet/agentwallet/internal/wallet"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
 
@@ -22,19 +29,19 @@ func TestHeartbeatThroughQueue(t *testing.T) {
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Queues: tasks.QueueWeights(), TaskCheckInterval: 20 * time.Millisecond, LogLevel: asynq.ErrorLevel,
 	})
-	if err := srv.Start(worker.NewMux(worker.Deps{Redis: rdb, Now: func() time.Time { return now }})); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-
 	client := asynq.NewClientFromRedisClient(rdb)
 	if _, err := client.Enqueue(tasks.NewHeartbeatTask()); err != nil {
 		t.Fatal(err)
 	}
-	// A second one within the period is a duplicate, not a second task.
-	if _, err := client.Enqueue(tasks.NewHeartbeatTask()); !errors.Is(err, asynq.ErrDuplicateTask) {
-		t.Fatalf("second heartbeat: %v, want ErrDuplicateTask", err)
+	// While one waits, another is a conflict, not a second task: with no
+	// worker running, heartbeats do not pile up.
+	if _, err := client.Enqueue(tasks.NewHeartbeatTask()); !errors.Is(err, asynq.ErrTaskIDConflict) {
+		t.Fatalf("second heartbeat: %v, want ErrTaskIDConflict", err)
 	}
+	if err := srv.Start(worker.NewMux(worker.Deps{Redis: rdb, Now: func() time.Time { return now }})); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		v, err := rdb.Get(context.Background(), tasks.HeartbeatKey).Int64()
@@ -47,4 +54,31 @@ func TestHeartbeatThroughQueue(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("heartbeat was not recorded")
+}
+
+func TestCheckKeystore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	privA, pubA, _ := signer.GenerateMasterKey()
+	privB, _, _ := signer.GenerateMasterKey()
+	ksA, _ := signer.NewKeystore(privA)
+	ksB, _ := signer.NewKeystore(privB)
+	ksBA, _ := signer.NewKeystore(privB + "," + privA)
+	if err := worker.CheckKeystore(ctx, db, ksB); err != nil {
+		t.Fatalf("no wallets yet: %v", err)
+	}
+	sealer, _ := signer.NewSealer(pubA)
+	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	if _, err := wallet.Create(ctx, db, sealer, acct.ID, "w", policy.Default()); err != nil {
+		t.Fatal(err)
+	}
+	if err := worker.CheckKeystore(ctx, db, ksB); err == nil || !strings.Contains(err.Error(), sealer.KeyID()) {
+		t.Fatalf("missing key: %v", err)
+	}
+	for _, ks := range []*signer.Keystore{ksA, ksBA} {
+		if err := worker.CheckKeystore(ctx, db, ks); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
