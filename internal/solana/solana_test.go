@@ -1,9 +1,17 @@
 package solana_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,5 +71,39 @@ func TestRPCFailuresAreErrRPC(t *testing.T) {
 	// The endpoint's credentials never reach an error (and so a log).
 	if msg := err.Error(); strings.Contains(msg, "SECRET") || strings.Contains(msg, "hunter2") || !strings.Contains(msg, "127.0.0.1:1/rpc") {
 		t.Fatalf("error text %q", msg)
+	}
+}
+
+// A balance is one round trip: exactly one getMultipleAccounts call.
+func TestBalanceIsOneRPCCall(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	var mu sync.Mutex
+	var methods []string
+	target, _ := url.Parse(ln.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Method string `json:"method"`
+		}
+		json.Unmarshal(body, &req)
+		mu.Lock()
+		methods = append(methods, req.Method)
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	owner := sol.NewWallet().PublicKey()
+	ln.SetTokenBalance(t, owner.String(), solana.DevnetUSDCMint.String(), 5)
+	if _, err := solana.NewClient(srv.URL, solana.Devnet, 0).Balance(context.Background(), owner); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(methods) != 1 || methods[0] != "getMultipleAccounts" {
+		t.Fatalf("RPC calls %v, want one getMultipleAccounts", methods)
 	}
 }
