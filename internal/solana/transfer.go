@@ -1,0 +1,212 @@
+package solana
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	associatedtokenaccount "github.com/gagliardetto/solana-go/programs/associated-token-account"
+	computebudget "github.com/gagliardetto/solana-go/programs/compute-budget"
+	"github.com/gagliardetto/solana-go/programs/memo"
+	"github.com/gagliardetto/solana-go/programs/token"
+	"github.com/gagliardetto/solana-go/rpc"
+	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
+
+	"github.com/agentwallet/agentwallet/internal/usdc"
+)
+
+// Blockhash is a recent blockhash and the last block height at which a
+// transaction using it can still land.
+type Blockhash struct {
+	Hash                 sol.Hash
+	LastValidBlockHeight uint64
+}
+
+// LatestBlockhash asks the node for its newest blockhash.
+func (c *Client) LatestBlockhash(ctx context.Context) (Blockhash, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	res, err := c.rpc.GetLatestBlockhash(ctx, rpc.CommitmentConfirmed)
+	if err != nil {
+		return Blockhash{}, c.rpcError("getLatestBlockhash", err)
+	}
+	if res == nil || res.Value == nil {
+		return Blockhash{}, fmt.Errorf("%w: getLatestBlockhash: empty answer", ErrRPC)
+	}
+	return Blockhash{Hash: res.Value.Blockhash, LastValidBlockHeight: res.Value.LastValidBlockHeight}, nil
+}
+
+// BlockhashCache keeps a recent blockhash so a send does not pay a round
+// trip for one. A blockhash stays usable for ~150 blocks (about a minute);
+// one at most MaxAge old leaves nearly all of that window to land.
+type BlockhashCache struct {
+	client *Client
+	maxAge time.Duration
+	now    func() time.Time
+
+	mu      sync.Mutex
+	current Blockhash
+	fetched time.Time
+}
+
+// NewBlockhashCache caches c's blockhash for maxAge (zero means 2 s).
+func NewBlockhashCache(c *Client, maxAge time.Duration) *BlockhashCache {
+	if maxAge <= 0 {
+		maxAge = 2 * time.Second
+	}
+	return &BlockhashCache{client: c, maxAge: maxAge, now: time.Now}
+}
+
+// Get returns the cached blockhash, fetching a new one when it is older
+// than MaxAge. Concurrent callers share one fetch.
+func (b *BlockhashCache) Get(ctx context.Context) (Blockhash, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.fetched.IsZero() && b.now().Sub(b.fetched) < b.maxAge {
+		return b.current, nil
+	}
+	bh, err := b.client.LatestBlockhash(ctx)
+	if err != nil {
+		return Blockhash{}, err
+	}
+	b.current, b.fetched = bh, b.now()
+	return bh, nil
+}
+
+// Run refreshes the cache in the background until ctx ends, so sends find
+// a fresh blockhash without waiting. Failures are retried on the next tick.
+func (b *BlockhashCache) Run(ctx context.Context) {
+	tick := time.NewTicker(b.maxAge / 2)
+	defer tick.Stop()
+	for {
+		b.mu.Lock()
+		b.fetched = time.Time{} // force a fetch
+		b.mu.Unlock()
+		b.Get(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Transfer is a USDC payment from an agent wallet, which also pays the
+// fees and the rent of the recipient's token account if it must be made.
+type Transfer struct {
+	Owner  sol.PublicKey
+	To     sol.PublicKey
+	Amount usdc.Micros
+	Memo   string
+	// ComputeUnitPrice is the priority fee in micro-lamports per unit.
+	ComputeUnitPrice uint64
+}
+
+// TransferComputeUnits bounds the transfer's compute: creating the ATA
+// (~25k), TransferChecked (~6k) and a memo of up to 200 characters.
+const TransferComputeUnits = 120_000
+
+// BuildTransfer makes the unsigned transaction: ComputeBudget limit and
+// price → CreateIdempotent of the recipient's USDC account → TransferChecked
+// → Memo (when given), fee payer the wallet.
+func (c *Client) BuildTransfer(t Transfer, bh Blockhash) (*sol.Transaction, error) {
+	if t.Amount <= 0 {
+		return nil, errors.New("transfer amount must be positive")
+	}
+	mint := c.network.USDCMint()
+	src, _, err := sol.FindAssociatedTokenAddress(t.Owner, mint)
+	if err != nil {
+		return nil, err
+	}
+	dst, _, err := sol.FindAssociatedTokenAddress(t.To, mint)
+	if err != nil {
+		return nil, err
+	}
+	ixs := []sol.Instruction{
+		computebudget.NewSetComputeUnitLimitInstruction(TransferComputeUnits).Build(),
+		computebudget.NewSetComputeUnitPriceInstruction(t.ComputeUnitPrice).Build(),
+		associatedtokenaccount.NewCreateIdempotentInstruction(t.Owner, t.To, mint).Build(),
+		token.NewTransferCheckedInstruction(uint64(t.Amount), usdc.Decimals, src, mint, dst, t.Owner, nil).Build(),
+	}
+	if t.Memo != "" {
+		ixs = append(ixs, memo.NewMemoInstruction([]byte(t.Memo), t.Owner).Build())
+	}
+	return sol.NewTransaction(ixs, bh.Hash, sol.TransactionPayer(t.Owner))
+}
+
+// Sign signs tx with the wallet's secret and returns the wire bytes and
+// the transaction's id (its first signature).
+func Sign(tx *sol.Transaction, secret ed25519.PrivateKey) ([]byte, sol.Signature, error) {
+	pk := sol.PrivateKey(secret)
+	owner := pk.PublicKey()
+	if _, err := tx.Sign(func(k sol.PublicKey) *sol.PrivateKey {
+		if k.Equals(owner) {
+			return &pk
+		}
+		return nil
+	}); err != nil {
+		return nil, sol.Signature{}, fmt.Errorf("sign: %w", err)
+	}
+	raw, err := tx.MarshalBinary()
+	if err != nil {
+		return nil, sol.Signature{}, err
+	}
+	return raw, tx.Signatures[0], nil
+}
+
+// PreflightError is the node's simulation refusing a transaction before
+// it is broadcast: nothing was sent. Logs carry the programs' own words.
+type PreflightError struct {
+	Message string
+	Logs    []string
+}
+
+func (e *PreflightError) Error() string { return "preflight: " + e.Message }
+
+// InsufficientFunds reports whether the wallet lacked USDC or SOL, and which.
+func (e *PreflightError) InsufficientFunds() (what string, ok bool) {
+	all := strings.ToLower(e.Message + "\n" + strings.Join(e.Logs, "\n"))
+	switch {
+	case strings.Contains(all, "error: insufficient funds"):
+		return "USDC", true // the token program's own log line
+	case strings.Contains(all, "insufficient lamports"), strings.Contains(all, "insufficientfundsforfee"),
+		strings.Contains(all, "insufficientfundsforrent"), strings.Contains(all, "attempt to debit an account but found no record of a prior credit"):
+		return "SOL", true
+	}
+	return "", false
+}
+
+// Broadcast sends signed wire bytes with preflight simulation on. A
+// simulation refusal is a *PreflightError; other failures wrap ErrRPC.
+// Sending the same bytes again is harmless: a transaction lands once.
+func (c *Client) Broadcast(ctx context.Context, raw []byte) (sol.Signature, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	sig, err := c.rpc.SendRawTransactionWithOpts(ctx, raw, rpc.TransactionOpts{
+		PreflightCommitment: rpc.CommitmentConfirmed,
+		MaxRetries:          new(uint(0)), // we re-broadcast ourselves
+	})
+	if err == nil {
+		return sig, nil
+	}
+	var rpcErr *jsonrpc.RPCError
+	if errors.As(err, &rpcErr) && rpcErr.Code == -32002 {
+		pe := &PreflightError{Message: rpcErr.Message}
+		if data, ok := rpcErr.Data.(map[string]any); ok {
+			if logs, ok := data["logs"].([]any); ok {
+				for _, l := range logs {
+					if s, ok := l.(string); ok {
+						pe.Logs = append(pe.Logs, s)
+					}
+				}
+			}
+		}
+		return sol.Signature{}, pe
+	}
+	return sol.Signature{}, c.rpcError("sendTransaction", err)
+}

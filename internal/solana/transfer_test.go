@@ -1,0 +1,138 @@
+package solana_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
+
+	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/solana"
+)
+
+func newWallet(t *testing.T) (sol.PublicKey, ed25519.PrivateKey) {
+	t.Helper()
+	pub, secret, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sol.PublicKeyFromBytes(pub), secret
+}
+
+// A transfer to a recipient with no USDC account creates it, moves the
+// exact amount, and carries the memo on-chain.
+func TestTransferCreatesRecipientAccountWithMemo(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	ctx := context.Background()
+	c := solana.NewClient(ln.URL, solana.Devnet, 0)
+	owner, secret := newWallet(t)
+	to, _ := newWallet(t)
+	ln.SetLamports(t, owner.String(), solana.LamportsPerSOL)
+	ln.SetTokenBalance(t, owner.String(), solana.DevnetUSDCMint.String(), 10_000_000)
+
+	cache := solana.NewBlockhashCache(c, time.Second)
+	bh, err := cache.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := cache.Get(ctx); again != bh {
+		t.Fatal("cache fetched again within its age")
+	}
+	tx, err := c.BuildTransfer(solana.Transfer{Owner: owner, To: to, Amount: 2_500_001, Memo: "invoice 42", ComputeUnitPrice: 1000}, bh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, sig, err := solana.Sign(tx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Broadcast(ctx, raw)
+	if err != nil || got != sig {
+		t.Fatalf("broadcast: %v %v (want %v)", got, err, sig)
+	}
+	// The same bytes again are harmless.
+	if again, err := c.Broadcast(ctx, raw); err != nil && again != sig {
+		t.Fatalf("re-broadcast: %v %v", again, err)
+	}
+	waitConfirmed(t, c, sig)
+
+	b, err := c.Balance(ctx, to)
+	if err != nil || b.USDC != 2_500_001 {
+		t.Fatalf("recipient: %+v %v", b, err)
+	}
+	ob, _ := c.Balance(ctx, owner)
+	if ob.USDC != 10_000_000-2_500_001 || ob.Lamports >= solana.LamportsPerSOL {
+		t.Fatalf("sender: %+v (rent and fee must come from the wallet)", ob)
+	}
+	maxV := uint64(0)
+	txr, err := c.RPC().GetTransaction(ctx, sig, &rpc.GetTransactionOpts{Commitment: rpc.CommitmentConfirmed, MaxSupportedTransactionVersion: &maxV})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(txr.Meta.LogMessages, "\n"), "invoice 42") {
+		t.Fatalf("memo not in logs: %v", txr.Meta.LogMessages)
+	}
+}
+
+func TestPreflightNamesWhatIsShort(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	ctx := context.Background()
+	c := solana.NewClient(ln.URL, solana.Devnet, 0)
+	to, _ := newWallet(t)
+	bh, err := c.LatestBlockhash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name            string
+		lamports, micro uint64
+		want            string
+	}{
+		{"not enough USDC", solana.LamportsPerSOL, 1_000_000, "USDC"},
+		{"no SOL for fees", 0, 10_000_000, "SOL"},
+	}
+	for _, tc := range cases {
+		owner, secret := newWallet(t)
+		if tc.lamports > 0 {
+			ln.SetLamports(t, owner.String(), tc.lamports)
+		}
+		ln.SetTokenBalance(t, owner.String(), solana.DevnetUSDCMint.String(), tc.micro)
+		tx, _ := c.BuildTransfer(solana.Transfer{Owner: owner, To: to, Amount: 5_000_000}, bh)
+		raw, _, _ := solana.Sign(tx, secret)
+		_, err := c.Broadcast(ctx, raw)
+		var pe *solana.PreflightError
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s: %v, want a PreflightError", tc.name, err)
+		}
+		if what, ok := pe.InsufficientFunds(); !ok || what != tc.want {
+			t.Fatalf("%s: short of %q (%v); %s %v", tc.name, what, ok, pe.Message, pe.Logs)
+		}
+	}
+}
+
+func waitConfirmed(t *testing.T, c *solana.Client, sig sol.Signature) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		res, err := c.RPC().GetSignatureStatuses(context.Background(), false, sig)
+		if err == nil && len(res.Value) == 1 && res.Value[0] != nil {
+			st := res.Value[0]
+			if st.Err != nil {
+				t.Fatalf("transaction failed: %v", st.Err)
+			}
+			if st.ConfirmationStatus == rpc.ConfirmationStatusConfirmed || st.ConfirmationStatus == rpc.ConfirmationStatusFinalized {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("not confirmed in 20s")
+}
