@@ -1,10 +1,8 @@
 package httpapi
 
-import (
-	"log/slog"
-	"time"
-)
+import "log/slog"
 
+// levelFor logs failures loudly and successes only at debug.
 func levelFor(status int) slog.Level {
 	switch {
 	case status >= 500:
@@ -14,7 +12,3 @@ func levelFor(status int) slog.Level {
 	}
 	return slog.LevelDebug
 }
-
-func slogString(k, v string) slog.Attr                 { return slog.String(k, v) }
-func slogInt(k string, v int) slog.Attr                { return slog.Int(k, v) }
-func slogDuration(k string, v time.Duration) slog.Attr { return slog.Duration(k, v) }

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -232,8 +233,8 @@ func (s *server) instrument(mux *http.ServeMux) http.Handler {
 		s.metrics.requests.WithLabelValues(pattern, method, strconv.Itoa(rec.status)).Inc()
 		s.metrics.duration.WithLabelValues(pattern, method).Observe(d.Seconds())
 		s.log.LogAttrs(r.Context(), levelFor(rec.status), "http request",
-			slogString("method", r.Method), slogString("route", pattern),
-			slogInt("status", rec.status), slogDuration("duration", d))
+			slog.String("method", method), slog.String("route", pattern),
+			slog.Int("status", rec.status), slog.Duration("duration", d))
 	})
 }
 

@@ -51,11 +51,30 @@ type server struct {
 // NewAPI registers every public operation on mux and returns the huma API
 // (whose OpenAPI document is the contract).
 func NewAPI(mux *http.ServeMux, d Deps) huma.API {
+	return newServer(d).newAPI(mux)
+}
+
+// New builds the whole HTTP handler: public API, operator routes, and
+// JSON answers for unknown routes and methods. The returned func releases
+// what the operator routes hold.
+func New(d Deps) (http.Handler, func()) {
+	s := newServer(d)
+	mux := http.NewServeMux()
+	s.newAPI(mux)
+	closeOps := s.registerOps(mux)
+	return s.instrument(mux), closeOps
+}
+
+func newServer(d Deps) *server {
 	useErrorShape()
-	s := &server{Deps: d, log: d.Log}
+	s := &server{Deps: d, log: d.Log, metrics: newHTTPMetrics()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	return s
+}
+
+func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	cfg := huma.DefaultConfig("Agent Wallet API", "1.0.0")
 	cfg.CreateHooks = nil // no $schema field, no Link header
 	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
@@ -75,19 +94,6 @@ func NewAPI(mux *http.ServeMux, d Deps) huma.API {
 	s.registerAgents(api)
 	s.registerWallets(api)
 	return api
-}
-
-// New builds the whole HTTP handler: public API, operator routes, and
-// JSON answers for unknown routes and methods.
-func New(d Deps) (http.Handler, func()) {
-	mux := http.NewServeMux()
-	NewAPI(mux, d)
-	s := &server{Deps: d, log: d.Log, metrics: newHTTPMetrics()}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	closeOps := s.registerOps(mux)
-	return s.instrument(mux), closeOps
 }
 
 type principalKey struct{}
