@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
@@ -245,6 +247,9 @@ func (r *reader) common() Common {
 	c := Common{
 		DatabaseURL: r.url("DATABASE_URL", DefaultDatabaseURL, "postgres", "postgresql"),
 		RedisURL:    r.url("REDIS_URL", DefaultRedisURL, "redis", "rediss"),
+	}
+	if _, err := redis.ParseURL(c.RedisURL); err != nil {
+		r.fail("REDIS_URL", fmt.Sprintf("%q: %v", redact(c.RedisURL), err))
 	}
 	switch lvl := strings.ToLower(r.str("LOG_LEVEL", "info")); lvl {
 	case "debug":

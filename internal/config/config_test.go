@@ -36,6 +36,7 @@ func TestErrorsNameTheVariable(t *testing.T) {
 		{"bad public key", map[string]string{"WALLET_PUBLIC_KEY": "nope"}, "WALLET_PUBLIC_KEY", apiLoader},
 		{"bad database url", map[string]string{"WALLET_PUBLIC_KEY": pub, "DATABASE_URL": "mysql://x/y"}, "DATABASE_URL", apiLoader},
 		{"bad redis url", map[string]string{"WALLET_PUBLIC_KEY": pub, "REDIS_URL": "::"}, "REDIS_URL", apiLoader},
+		{"bad redis db", map[string]string{"WALLET_PUBLIC_KEY": pub, "REDIS_URL": "redis://127.0.0.1:6379/x"}, "REDIS_URL", apiLoader},
 		{"bad rpc url", map[string]string{"WALLET_PUBLIC_KEY": pub, "SOLANA_RPC_URL_MAINNET": "ftp://x"}, "SOLANA_RPC_URL_MAINNET", apiLoader},
 		{"bad addr", map[string]string{"WALLET_PUBLIC_KEY": pub, "HTTP_ADDR": "8080"}, "HTTP_ADDR", apiLoader},
 		{"half ops creds", map[string]string{"WALLET_PUBLIC_KEY": pub, "OPS_USERNAME": "ops"}, "OPS_PASSWORD", apiLoader},

@@ -2,12 +2,8 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -127,16 +123,6 @@ func (s *server) registerAgents(api huma.API) {
 }
 
 func (s *server) createAgent(ctx context.Context, in *createAgentInput) (*agentOutput, error) {
-	label := in.Body.Label
-	if strings.TrimSpace(label) == "" {
-		return nil, fieldError("label", "must not be blank")
-	}
-	if utf8.RuneCountInString(label) > wallet.MaxLabel {
-		return nil, fieldError("label", fmt.Sprintf("must be at most %d characters", wallet.MaxLabel))
-	}
-	if strings.IndexFunc(label, unicode.IsControl) >= 0 {
-		return nil, fieldError("label", "must not contain control characters")
-	}
 	p, err := policyFromInput(in.Body.Policy)
 	if err != nil {
 		return nil, err
@@ -145,7 +131,7 @@ func (s *server) createAgent(ctx context.Context, in *createAgentInput) (*agentO
 		return nil, err
 	}
 	pr := principal(ctx)
-	w, err := wallet.Create(ctx, s.DB, s.Sealer, pr.AccountID, label, p)
+	w, err := wallet.Create(ctx, s.DB, s.Sealer, pr.AccountID, in.Body.Label, p)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -153,7 +139,8 @@ func (s *server) createAgent(ctx context.Context, in *createAgentInput) (*agentO
 	return &agentOutput{Body: agentOf(&w)}, nil
 }
 
-// policyFromInput applies the defaults to a partial policy and validates it.
+// policyFromInput applies the defaults to a partial policy; wallet.Create
+// validates the result.
 func policyFromInput(in *PolicyInput) (policy.Policy, error) {
 	p := policy.Default()
 	if in == nil {
@@ -179,10 +166,6 @@ func policyFromInput(in *PolicyInput) (policy.Policy, error) {
 	}
 	if in.Allowlist != nil {
 		p.Allowlist = in.Allowlist
-	}
-	if err := p.Validate(); err != nil {
-		fe := err.(*policy.FieldError)
-		return p, fieldError("policy."+fe.Field, fe.Msg)
 	}
 	return p, nil
 }

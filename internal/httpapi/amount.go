@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -64,5 +63,3 @@ func (s SOL) MarshalJSON() ([]byte, error) { return []byte(usdc.FormatUnits(int6
 func (SOL) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{Type: huma.TypeNumber, Description: "SOL in whole units (9 decimals)."}
 }
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
@@ -41,8 +40,6 @@ func fieldError(field, msg string) *Error {
 	return &Error{status: http.StatusUnprocessableEntity, Message: field + ": " + msg,
 		Details: []ErrorDetail{{Location: "body." + field, Message: msg}}}
 }
-
-var unauthorized = errorf(http.StatusUnauthorized, "Unauthorized")
 
 var installErrors sync.Once
 
@@ -107,7 +104,7 @@ func newHumaError(status int, msg string, errs ...error) huma.StatusError {
 // fail maps a domain error to its HTTP answer, in one place. Anything
 // unexpected is logged and answered 500 without detail.
 func (s *server) fail(ctx context.Context, err error) error {
-	var fe *policy.FieldError
+	var fe *wallet.FieldError
 	var ae *Error
 	switch {
 	case errors.As(err, &ae):
@@ -115,7 +112,7 @@ func (s *server) fail(ctx context.Context, err error) error {
 	case errors.Is(err, wallet.ErrNotFound):
 		return errorf(http.StatusNotFound, "agent not found")
 	case errors.As(err, &fe):
-		return fieldError("policy."+fe.Field, fe.Msg)
+		return fieldError(fe.Field, fe.Msg)
 	case errors.Is(err, solana.ErrRPC):
 		s.log.WarnContext(ctx, "solana rpc failed", "err", err)
 		return errorf(http.StatusBadGateway, "Solana RPC node did not answer correctly; try again")
@@ -129,9 +126,5 @@ func (s *server) fail(ctx context.Context, err error) error {
 
 // writeError writes an error body outside huma (mux fallbacks, ops routes).
 func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	b, _ := jsonMarshal(map[string]string{"error": msg})
-	w.Write(b)
+	writeJSON(w, status, map[string]string{"error": msg})
 }

@@ -279,8 +279,21 @@ func (p *probeWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// writeJSON answers outside huma (ops routes, mux fallbacks).
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
+}
+
+// levelFor logs failures loudly and successes only at debug.
+func levelFor(status int) slog.Level {
+	switch {
+	case status >= 500:
+		return slog.LevelError
+	case status >= 400:
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
 }

@@ -5,8 +5,10 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -104,46 +106,30 @@ func (s *server) authenticate(api huma.API) func(huma.Context, func(huma.Context
 	return func(ctx huma.Context, next func(huma.Context)) {
 		const bearer = "Bearer "
 		h := ctx.Header("Authorization")
-		if len(h) <= len(bearer) || !equalFoldASCII(h[:len(bearer)], bearer) {
+		var p auth.Principal
+		err := auth.ErrUnauthorized
+		if len(h) > len(bearer) && strings.EqualFold(h[:len(bearer)], bearer) {
+			c, cancel := context.WithTimeout(ctx.Context(), 5*time.Second)
+			p, err = auth.Authenticate(c, s.DB, h[len(bearer):])
+			cancel()
+		}
+		switch {
+		case errors.Is(err, auth.ErrUnauthorized):
 			ctx.SetHeader("WWW-Authenticate", `Bearer realm="api"`)
-			huma.WriteErr(api, ctx, http.StatusUnauthorized, unauthorized.Message)
-			return
+			huma.WriteErr(api, ctx, http.StatusUnauthorized, "Unauthorized")
+		case err != nil:
+			// The key could not be checked (database down or slow): the
+			// caller may retry; never a 500 or a guess.
+			s.log.WarnContext(ctx.Context(), "authentication unavailable", "err", err)
+			huma.WriteErr(api, ctx, http.StatusServiceUnavailable, "authentication unavailable; try again")
+		default:
+			next(huma.WithValue(ctx, principalKey{}, p))
 		}
-		c, cancel := context.WithTimeout(ctx.Context(), 5*time.Second)
-		p, err := auth.Authenticate(c, s.DB, h[len(bearer):])
-		cancel()
-		if err == auth.ErrUnauthorized {
-			ctx.SetHeader("WWW-Authenticate", `Bearer realm="api"`)
-			huma.WriteErr(api, ctx, http.StatusUnauthorized, unauthorized.Message)
-			return
-		}
-		if err != nil {
-			e := s.fail(ctx.Context(), err)
-			if se, ok := e.(huma.StatusError); ok && se.GetStatus() == http.StatusInternalServerError {
-				e = errorf(http.StatusServiceUnavailable, "authentication unavailable; try again")
-			}
-			huma.WriteErr(api, ctx, e.(huma.StatusError).GetStatus(), e.Error())
-			return
-		}
-		next(huma.WithValue(ctx, principalKey{}, p))
 	}
 }
 
 func principal(ctx context.Context) auth.Principal {
 	return ctx.Value(principalKey{}).(auth.Principal)
-}
-
-func equalFoldASCII(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i]|0x20, b[i]|0x20
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // parseID reads a UUID path parameter; a malformed id is simply not found.

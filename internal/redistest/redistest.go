@@ -6,6 +6,7 @@ package redistest
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -78,7 +79,9 @@ func New(t testing.TB) (*redis.Client, string) {
 					rel.Del(context.Background(), claimKey(n))
 				}
 			})
-			return c, fmt.Sprintf("redis://%s/%d", o.Addr, n)
+			u, _ := url.Parse(base) // parsed above by redis.ParseURL
+			u.Path = fmt.Sprintf("/%d", n)
+			return c, u.String()
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("redistest: no free Redis DB in 2 minutes")

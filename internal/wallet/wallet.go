@@ -9,7 +9,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
@@ -38,6 +41,36 @@ var ErrNotFound = errors.New("wallet not found")
 
 // MaxLabel is the longest label, in characters.
 const MaxLabel = 100
+
+// FieldError names the field of a new wallet that is invalid: "label" or
+// "policy.<field>".
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// validate checks a new wallet's label and policy; the first problem is a
+// *FieldError.
+func validate(label string, p policy.Policy) error {
+	switch {
+	case strings.TrimSpace(label) == "":
+		return &FieldError{"label", "must not be blank"}
+	case utf8.RuneCountInString(label) > MaxLabel:
+		return &FieldError{"label", fmt.Sprintf("must be at most %d characters", MaxLabel)}
+	case strings.IndexFunc(label, unicode.IsControl) >= 0:
+		return &FieldError{"label", "must not contain control characters"}
+	}
+	if err := p.Validate(); err != nil {
+		var fe *policy.FieldError
+		if errors.As(err, &fe) {
+			return &FieldError{"policy." + fe.Field, fe.Msg}
+		}
+		return err
+	}
+	return nil
+}
 
 // Wallet is an agent wallet row. The sealed secret is not loaded by Get or
 // List; only the worker reads it, through SealedSecret.
@@ -80,9 +113,9 @@ type Sealer interface {
 }
 
 // Create makes a new agent wallet: a fresh keypair whose secret is sealed
-// before it is stored. The policy must already be valid.
+// before it is stored. An invalid label or policy is a *FieldError.
 func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID, label string, p policy.Policy) (Wallet, error) {
-	if err := p.Validate(); err != nil {
+	if err := validate(label, p); err != nil {
 		return Wallet{}, err
 	}
 	pub, sealed, err := sealer.NewWallet()

@@ -3,6 +3,7 @@ package wallet_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -57,7 +58,26 @@ func TestCreateGetListScopedToAccount(t *testing.T) {
 	}
 	bad := policy.Default()
 	bad.MaxTx = -1
-	if _, err := wallet.Create(ctx, db, sealer, a.ID, "bad", bad); err == nil {
-		t.Fatal("created a wallet with an invalid policy")
+	for _, tc := range []struct {
+		label string
+		p     policy.Policy
+		field string
+	}{
+		{"bad", bad, "policy.max_tx_usdc"},
+		{" \t", policy.Default(), "label"},
+		{strings.Repeat("é", wallet.MaxLabel+1), policy.Default(), "label"},
+		{"a\x00b", policy.Default(), "label"},
+	} {
+		_, err := wallet.Create(ctx, db, sealer, a.ID, tc.label, tc.p)
+		var fe *wallet.FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("Create(%q): %v, want a FieldError on %s", tc.label, err, tc.field)
+		}
+	}
+	if _, err := wallet.Create(ctx, db, sealer, a.ID, strings.Repeat("é", wallet.MaxLabel), policy.Default()); err != nil {
+		t.Fatalf("100-character label: %v", err)
+	}
+	if list, _ := wallet.List(ctx, db, a.ID); len(list) != 3 {
+		t.Fatalf("invalid creates stored wallets: %d", len(list))
 	}
 }
