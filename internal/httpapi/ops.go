@@ -215,7 +215,6 @@ func (s *server) instrument(mux *http.ServeMux) http.Handler {
 				w.Header().Set("Allow", probe.header.Get("Allow"))
 				writeError(rec, status, "method not allowed")
 			} else if status == 0 || status == http.StatusNotFound {
-				rec.status = http.StatusNotFound
 				writeError(rec, http.StatusNotFound, "not found")
 			} else {
 				// A redirect (e.g. path cleaning): pass it through.

@@ -37,9 +37,8 @@ var (
 func Shared(t testing.TB) *Localnet {
 	t.Helper()
 	sharedOnce.Do(func() {
-		var cmd *exec.Cmd
-		shared, cmd, sharedErr = start()
-		_ = cmd // killed by Pdeathsig when the test binary exits
+		// No cleanup: Pdeathsig kills it when the test binary exits.
+		shared, _, sharedErr = start()
 	})
 	if sharedErr != nil {
 		t.Fatal(sharedErr)

@@ -79,15 +79,18 @@ func (b *BlockhashCache) Get(ctx context.Context) (Blockhash, error) {
 }
 
 // Run refreshes the cache in the background until ctx ends, so sends find
-// a fresh blockhash without waiting. Failures are retried on the next tick.
+// a fresh blockhash without waiting: the fetch happens outside the lock,
+// and senders keep using the current one meanwhile. Failures are retried
+// on the next tick.
 func (b *BlockhashCache) Run(ctx context.Context) {
 	tick := time.NewTicker(b.maxAge / 2)
 	defer tick.Stop()
 	for {
-		b.mu.Lock()
-		b.fetched = time.Time{} // force a fetch
-		b.mu.Unlock()
-		b.Get(ctx)
+		if bh, err := b.client.LatestBlockhash(ctx); err == nil {
+			b.mu.Lock()
+			b.current, b.fetched = bh, b.now()
+			b.mu.Unlock()
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -136,3 +136,36 @@ func waitConfirmed(t *testing.T, c *solana.Client, sig sol.Signature) {
 	}
 	t.Fatal("not confirmed in 20s")
 }
+
+// Run keeps the cache fresh in the background: a Get after the cache's age
+// has passed still answers without waiting for a fetch of its own.
+func TestBlockhashCacheRun(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	c := solana.NewClient(ln.URL, solana.Devnet, 0)
+	cache := solana.NewBlockhashCache(c, 400*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go cache.Run(ctx)
+	first, err := cache.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		bh, err := cache.Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bh.Hash != first.Hash {
+			if bh.LastValidBlockHeight < first.LastValidBlockHeight {
+				t.Fatalf("refreshed to an older blockhash: %d < %d", bh.LastValidBlockHeight, first.LastValidBlockHeight)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("blockhash never refreshed")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
