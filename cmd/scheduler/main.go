@@ -48,8 +48,16 @@ func run(ctx context.Context, getenv config.Getenv) error {
 			}
 		},
 	})
-	if _, err := s.Register(fmt.Sprintf("@every %s", tasks.HeartbeatEvery), tasks.NewHeartbeatTask()); err != nil {
-		return err
+	for _, e := range []struct {
+		every time.Duration
+		task  *asynq.Task
+	}{
+		{tasks.HeartbeatEvery, tasks.NewHeartbeatTask()},
+		{tasks.ConfirmEvery, tasks.NewConfirmSweepTask()},
+	} {
+		if _, err := s.Register(fmt.Sprintf("@every %s", e.every), e.task); err != nil {
+			return err
+		}
 	}
 	if err := s.Start(); err != nil {
 		return err

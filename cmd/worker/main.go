@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,14 +12,15 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentwallet/agentwallet/internal/config"
+	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/tasks"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
@@ -77,27 +79,35 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	rdb := redis.NewClient(redisOpts)
 	defer rdb.Close()
 
-	queues := tasks.QueueWeights()
+	engine := &payment.Engine{DB: db, Redis: rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}, Log: log}
+	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
+		engine.Nodes[n] = payment.NewNode(cfg.RPCURL(n), n, cfg.RPCTimeout)
+	}
+	bhCtx, stopBlockhashes := context.WithCancel(context.Background())
+	defer stopBlockhashes()
+	engine.RunBlockhashes(bhCtx)
+
+	var queues []string
 	if cfg.Queues != "" {
-		queues = map[string]int{}
 		for _, q := range strings.Split(cfg.Queues, ",") {
-			queues[strings.TrimSpace(q)] = 1
+			queues = append(queues, strings.TrimSpace(q))
 		}
 	}
-	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		Concurrency:       cfg.Concurrency,
-		Queues:            queues,
-		ShutdownTimeout:   cfg.ShutdownTimeout,
-		TaskCheckInterval: 50 * time.Millisecond,
-		Logger:            tasks.Logger{L: log},
+	mux := worker.NewMux(worker.Deps{DB: db, Redis: rdb, Keystore: ks, Log: log, Payments: engine})
+	stop, err := worker.Start(rdb, mux, worker.Options{
+		Concurrency: cfg.Concurrency, Queues: queues, ShutdownTimeout: cfg.ShutdownTimeout, Log: log,
 	})
-	mux := worker.NewMux(worker.Deps{DB: db, Redis: rdb, Keystore: ks, Log: log})
-	if err := srv.Start(mux); err != nil {
+	if err != nil {
 		return err
 	}
-	log.Info("worker started", "concurrency", cfg.Concurrency, "queues", queues)
+	// Settle what a previous run left pending (signed, perhaps never
+	// broadcast) now rather than at the scheduler's next tick.
+	if _, err := asynq.NewClientFromRedisClient(rdb).Enqueue(tasks.NewConfirmSweepTask()); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		log.Warn("enqueue start-up confirmation sweep", "err", err)
+	}
+	log.Info("worker started", "concurrency", cfg.Concurrency, "queues", cfg.Queues)
 	<-ctx.Done()
 	log.Info("worker shutting down: finishing in-flight tasks", "timeout", cfg.ShutdownTimeout.String())
-	srv.Shutdown() // stops fetching, waits for in-flight tasks up to ShutdownTimeout
+	stop() // stops fetching, waits for in-flight tasks up to ShutdownTimeout
 	return nil
 }

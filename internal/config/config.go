@@ -80,6 +80,9 @@ type API struct {
 	OpsUsername     string        // OPS_USERNAME: operator UI credentials
 	OpsPassword     Secret        // OPS_PASSWORD
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT
+	// SEND_TIMEOUT: how long a send waits for a worker's decision before
+	// it is cancelled (503, never executed later).
+	SendTimeout time.Duration
 }
 
 // Worker configures cmd/worker, the only process that opens wallet secrets.
@@ -116,6 +119,10 @@ func LoadAPI(getenv Getenv) (API, error) {
 		OpsUsername:     r.str("OPS_USERNAME", ""),
 		OpsPassword:     Secret(r.str("OPS_PASSWORD", "")),
 		ShutdownTimeout: r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
+		SendTimeout:     r.duration("SEND_TIMEOUT", 10*time.Second),
+	}
+	if c.SendTimeout < 100*time.Millisecond || c.SendTimeout > 20*time.Second {
+		r.fail("SEND_TIMEOUT", "want between 100ms and 20s (a request may take at most 30s)")
 	}
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		r.fail("HTTP_ADDR", "want host:port, e.g. 127.0.0.1:8080")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
@@ -21,6 +22,9 @@ type Error struct {
 	status  int
 	Message string        `json:"error" doc:"What went wrong, in one sentence." example:"label: expected length >= 1"`
 	Details []ErrorDetail `json:"details,omitempty" doc:"For validation errors: each failing field."`
+	// A blocked send says why and what is left, so an agent can adjust.
+	Reason             string `json:"reason,omitempty" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit" doc:"Only when a send is blocked by policy: the rule that blocked it." example:"exceeds_daily_limit"`
+	RemainingTodayUSDC *USDC  `json:"remaining_today_usdc,omitempty" doc:"Only when a send is blocked by policy: what the daily limit still allows today (UTC), in USDC." example:"4.5"`
 }
 
 // ErrorDetail names one failing field of a request.
@@ -109,6 +113,8 @@ func (s *server) fail(ctx context.Context, err error) error {
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.Is(err, payment.ErrAbandoned):
+		return errorf(http.StatusServiceUnavailable, "the payment was not decided in time and was cancelled; nothing was sent, it is safe to retry")
 	case errors.Is(err, wallet.ErrNotFound):
 		return errorf(http.StatusNotFound, "agent not found")
 	case errors.As(err, &fe):

@@ -5,10 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
+	"os"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -17,10 +21,12 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/worker"
 )
 
 // env is one API server over its own database, Redis DB and a localnet.
@@ -37,8 +43,9 @@ type env struct {
 }
 
 type envOpts struct {
-	ln  *localnettest.Localnet
-	ops httpapi.OpsConfig
+	ln       *localnettest.Localnet
+	ops      httpapi.OpsConfig
+	sendWait time.Duration
 }
 
 func newEnv(t testing.TB, opts ...envOpts) *env {
@@ -75,7 +82,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 			solana.Devnet:  solana.NewClient(o.ln.URL, solana.Devnet, 0),
 			solana.Mainnet: solana.NewClient(o.ln.URL, solana.Mainnet, 0),
 		},
-		Ops: o.ops,
+		Ops: o.ops, SendWait: o.sendWait,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); closeOps() })
@@ -173,4 +180,39 @@ func (e *env) countWallets() int64 {
 		e.t.Fatal(err)
 	}
 	return n
+}
+
+// newEngine is the worker's payment engine over the env's database,
+// Redis, master key and localnet.
+func (e *env) newEngine() *payment.Engine {
+	e.t.Helper()
+	ks, err := signer.NewKeystore(e.masterKey)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	eng := &payment.Engine{DB: e.db, Redis: e.rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}}
+	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
+		eng.Nodes[n] = payment.NewNode(e.ln.URL, n, 5*time.Second)
+	}
+	return eng
+}
+
+// startWorker runs the worker's asynq servers (without the scheduler: tests
+// sweep confirmations themselves) and returns its engine and a stop func,
+// also called at cleanup.
+func (e *env) startWorker() (*payment.Engine, func()) {
+	e.t.Helper()
+	eng := e.newEngine()
+	eng.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ctx, cancel := context.WithCancel(context.Background())
+	eng.RunBlockhashes(ctx)
+	stop, err := worker.Start(e.rdb, worker.NewMux(worker.Deps{DB: e.db, Redis: e.rdb, Payments: eng}),
+		worker.Options{Concurrency: 8, ShutdownTimeout: 5 * time.Second, Log: eng.Log})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var once sync.Once
+	halt := func() { once.Do(func() { stop(); cancel() }) }
+	e.t.Cleanup(halt)
+	return eng, halt
 }

@@ -14,10 +14,12 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
@@ -42,12 +44,18 @@ type Deps struct {
 	Balances Balances
 	Log      *slog.Logger
 	Ops      OpsConfig
+	// SendWait bounds how long a send waits for its decision (default
+	// DefaultSendWait); past it the send is cancelled and answers 503.
+	SendWait time.Duration
 }
 
 type server struct {
 	Deps
-	log     *slog.Logger
-	metrics httpMetrics
+	log      *slog.Logger
+	metrics  httpMetrics
+	tasks    *asynq.Client
+	waiter   *payment.Waiter
+	sendWait time.Duration
 }
 
 // NewAPI registers every public operation on mux and returns the huma API
@@ -64,14 +72,25 @@ func New(d Deps) (http.Handler, func()) {
 	mux := http.NewServeMux()
 	s.newAPI(mux)
 	closeOps := s.registerOps(mux)
-	return s.instrument(mux), closeOps
+	stopWaiter := func() {}
+	if d.Redis != nil {
+		s.tasks = asynq.NewClientFromRedisClient(d.Redis)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); s.waiter.Run(ctx, d.Redis, s.log) }()
+		stopWaiter = func() { cancel(); <-done }
+	}
+	return s.instrument(mux), func() { stopWaiter(); closeOps() }
 }
 
 func newServer(d Deps) *server {
 	useErrorShape()
-	s := &server{Deps: d, log: d.Log, metrics: newHTTPMetrics()}
+	s := &server{Deps: d, log: d.Log, metrics: newHTTPMetrics(), waiter: payment.NewWaiter(), sendWait: d.SendWait}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.sendWait <= 0 {
+		s.sendWait = DefaultSendWait
 	}
 	return s
 }
@@ -95,6 +114,8 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 
 	s.registerAgents(api)
 	s.registerWallets(api)
+	s.registerSend(api)
+	s.registerTransactions(api)
 	return api
 }
 

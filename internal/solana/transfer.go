@@ -3,6 +3,7 @@ package solana
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -108,6 +109,18 @@ type Transfer struct {
 	Memo   string
 	// ComputeUnitPrice is the priority fee in micro-lamports per unit.
 	ComputeUnitPrice uint64
+	// Reference, when set, is added to the transfer as a read-only account
+	// (the Solana Pay convention; the token program ignores it). It makes
+	// two otherwise identical payments distinct transactions (ed25519 is
+	// deterministic: same bytes, same signature, one lands) and lets the
+	// payment be found with getSignaturesForAddress.
+	Reference sol.PublicKey
+}
+
+// ReferenceFor derives a payment's reference key from its record id.
+func ReferenceFor(id [16]byte) sol.PublicKey {
+	h := sha256.Sum256(append([]byte("agentwallet/reference/v1/"), id[:]...))
+	return sol.PublicKeyFromBytes(h[:])
 }
 
 // TransferComputeUnits bounds the transfer's compute: creating the ATA
@@ -130,11 +143,15 @@ func (c *Client) BuildTransfer(t Transfer, bh Blockhash) (*sol.Transaction, erro
 	if err != nil {
 		return nil, err
 	}
+	transfer := token.NewTransferCheckedInstruction(uint64(t.Amount), usdc.Decimals, src, mint, dst, t.Owner, nil)
+	if !t.Reference.IsZero() {
+		transfer.Accounts = append(transfer.Accounts, sol.Meta(t.Reference))
+	}
 	ixs := []sol.Instruction{
 		computebudget.NewSetComputeUnitLimitInstruction(TransferComputeUnits).Build(),
 		computebudget.NewSetComputeUnitPriceInstruction(t.ComputeUnitPrice).Build(),
 		associatedtokenaccount.NewCreateIdempotentInstruction(t.Owner, t.To, mint).Build(),
-		token.NewTransferCheckedInstruction(uint64(t.Amount), usdc.Decimals, src, mint, dst, t.Owner, nil).Build(),
+		transfer.Build(),
 	}
 	if t.Memo != "" {
 		ixs = append(ixs, memo.NewMemoInstruction([]byte(t.Memo), t.Owner).Build())
@@ -184,6 +201,13 @@ func (e *PreflightError) InsufficientFunds() (what string, ok bool) {
 	return "", false
 }
 
+// BlockhashNotFound reports whether the node did not know the blockhash
+// yet (a lagging node behind a load balancer): not a verdict on the
+// transaction, which may be sent again.
+func (e *PreflightError) BlockhashNotFound() bool {
+	return strings.Contains(strings.ToLower(e.Message), "blockhash not found")
+}
+
 // Broadcast sends signed wire bytes with preflight simulation on. A
 // simulation refusal is a *PreflightError; other failures wrap ErrRPC.
 // Sending the same bytes again is harmless: a transaction lands once.
@@ -212,4 +236,59 @@ func (c *Client) Broadcast(ctx context.Context, raw []byte) (sol.Signature, erro
 		return sol.Signature{}, pe
 	}
 	return sol.Signature{}, c.rpcError("sendTransaction", err)
+}
+
+// MaxSignatureStatuses is the most signatures one getSignatureStatuses
+// call may ask about.
+const MaxSignatureStatuses = 256
+
+// Status is where a transaction stands on chain.
+type Status struct {
+	Found     bool   // the node knows the transaction
+	Confirmed bool   // at confirmed or finalized commitment
+	Err       string // the cluster rejected it (on-chain error), when Found
+}
+
+// SignatureStatuses looks up to MaxSignatureStatuses signatures up in one
+// call. With history, nodes also search beyond their recent status cache
+// (slower; use it before declaring a transaction lost).
+func (c *Client) SignatureStatuses(ctx context.Context, history bool, sigs []sol.Signature) ([]Status, error) {
+	if len(sigs) > MaxSignatureStatuses {
+		return nil, fmt.Errorf("%d signatures: at most %d per call", len(sigs), MaxSignatureStatuses)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	res, err := c.rpc.GetSignatureStatuses(ctx, history, sigs...)
+	if err != nil {
+		return nil, c.rpcError("getSignatureStatuses", err)
+	}
+	if res == nil || len(res.Value) != len(sigs) {
+		return nil, fmt.Errorf("%w: getSignatureStatuses: malformed answer", ErrRPC)
+	}
+	out := make([]Status, len(sigs))
+	for i, v := range res.Value {
+		if v == nil {
+			continue
+		}
+		out[i].Found = true
+		if v.Err != nil {
+			out[i].Err = fmt.Sprint(v.Err)
+			continue
+		}
+		out[i].Confirmed = v.ConfirmationStatus == rpc.ConfirmationStatusConfirmed ||
+			v.ConfirmationStatus == rpc.ConfirmationStatusFinalized
+	}
+	return out, nil
+}
+
+// BlockHeight is the node's current block height at confirmed commitment:
+// a transaction whose LastValidBlockHeight is below it can no longer land.
+func (c *Client) BlockHeight(ctx context.Context) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	h, err := c.rpc.GetBlockHeight(ctx, rpc.CommitmentConfirmed)
+	if err != nil {
+		return 0, c.rpcError("getBlockHeight", err)
+	}
+	return h, nil
 }

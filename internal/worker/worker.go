@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/tasks"
 )
@@ -23,6 +24,7 @@ type Deps struct {
 	Keystore *signer.Keystore
 	Log      *slog.Logger
 	Now      func() time.Time
+	Payments *payment.Engine // nil: payment tasks are not registered
 }
 
 // NewMux registers every handler.
@@ -30,13 +32,43 @@ func NewMux(d Deps) *asynq.ServeMux {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(tasks.TypeHeartbeat, d.heartbeat)
+	if d.Payments != nil {
+		mux.HandleFunc(tasks.TypeSendDecide, d.sendDecide)
+		mux.HandleFunc(tasks.TypeConfirmSweep, d.confirmSweep)
+	}
 	return mux
 }
 
+func (d Deps) sendDecide(ctx context.Context, t *asynq.Task) error {
+	p, err := tasks.ParseSendDecide(t)
+	if err != nil {
+		return err
+	}
+	return d.Payments.Decide(ctx, p.RequestID)
+}
+
+// confirmSweep never fails the task: a failed task with a fixed TaskID
+// would be archived and block the next enqueue. The next sweep retries.
+func (d Deps) confirmSweep(ctx context.Context, _ *asynq.Task) error {
+	st, err := d.Payments.Sweep(ctx)
+	if err != nil {
+		d.Log.WarnContext(ctx, "confirmation sweep incomplete", "err", err)
+	}
+	if st.Confirmed+st.Failed+st.Rebroadcast > 0 {
+		d.Log.InfoContext(ctx, "confirmation sweep", "checked", st.Checked, "confirmed", st.Confirmed,
+			"failed", st.Failed, "rebroadcast", st.Rebroadcast)
+	}
+	return nil
+}
+
 // heartbeat records that a worker is consuming tasks, and which master
-// keys it holds.
+// keys it holds. Like the sweep it never fails the task (its TaskID is
+// fixed); a missed beat shows as an old timestamp in /readyz.
 func (d Deps) heartbeat(ctx context.Context, _ *asynq.Task) error {
 	ttl := 10 * tasks.HeartbeatEvery
 	_, err := d.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -50,7 +82,7 @@ func (d Deps) heartbeat(ctx context.Context, _ *asynq.Task) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("record heartbeat: %w", err)
+		d.Log.WarnContext(ctx, "record heartbeat", "err", err)
 	}
 	return nil
 }

@@ -1,0 +1,202 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/webhook"
+)
+
+// rebroadcastParallel bounds concurrent re-broadcasts within one sweep.
+const rebroadcastParallel = 8
+
+// SweepStats counts what one sweep did.
+type SweepStats struct {
+	Checked, Confirmed, Failed, Rebroadcast int
+}
+
+// Sweep settles every pending transaction: it asks the node for their
+// statuses (≤ 256 per call), confirms the landed ones (emitting tx.sent),
+// fails the ones the cluster rejected or whose blockhash expired unseen
+// (releasing their reservation), and re-broadcasts the same bytes of the
+// rest. A new signature is never made here.
+func (e *Engine) Sweep(ctx context.Context) (SweepStats, error) {
+	var total SweepStats
+	var errs []error
+	for network, node := range e.Nodes {
+		st, err := e.sweepNetwork(ctx, network, node)
+		total.Checked += st.Checked
+		total.Confirmed += st.Confirmed
+		total.Failed += st.Failed
+		total.Rebroadcast += st.Rebroadcast
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", network, err))
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node Node) (SweepStats, error) {
+	var st SweepStats
+	// The height is read before the statuses: a transaction not found
+	// after the chain passed its last valid height can never land.
+	height, err := node.Client.BlockHeight(ctx)
+	if err != nil {
+		return st, err
+	}
+	var after struct {
+		at time.Time
+		id uuid.UUID
+	}
+	for {
+		var batch []Transaction
+		q := e.DB.NewSelect().Model(&batch).
+			Column("id", "account_id", "wallet_id", "signature", "signed_tx", "last_valid_block_height", "amount_micros", "counterparty", "memo", "created_at").
+			Where("status = ? AND network = ?", TxPending, network).
+			Order("created_at", "id").Limit(solana.MaxSignatureStatuses)
+		if !after.at.IsZero() {
+			q = q.Where("(created_at, id) > (?, ?)", after.at, after.id)
+		}
+		if err := q.Scan(ctx); err != nil {
+			return st, fmt.Errorf("read pending transactions: %w", err)
+		}
+		if len(batch) == 0 {
+			return st, nil
+		}
+		last := batch[len(batch)-1]
+		after.at, after.id = last.CreatedAt, last.ID
+		if err := e.sweepBatch(ctx, node, height, batch, &st); err != nil {
+			return st, err
+		}
+		if len(batch) < solana.MaxSignatureStatuses {
+			return st, nil
+		}
+	}
+}
+
+func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch []Transaction, st *SweepStats) error {
+	st.Checked += len(batch)
+	statuses, err := node.Client.SignatureStatuses(ctx, false, signatures(batch))
+	if err != nil {
+		return err
+	}
+	var expired []Transaction
+	var resend []Transaction
+	for i := range batch {
+		t, s := &batch[i], statuses[i]
+		switch {
+		case s.Found && s.Err != "":
+			if err := e.settle(ctx, t, false, "rejected on chain: "+s.Err, st); err != nil {
+				return err
+			}
+		case s.Confirmed:
+			if err := e.settle(ctx, t, true, "", st); err != nil {
+				return err
+			}
+		case s.Found: // processed; confirmation follows
+		case height > t.LastValidBlockHeight:
+			expired = append(expired, *t)
+		default:
+			resend = append(resend, *t)
+		}
+	}
+	if len(expired) > 0 {
+		// Not in the node's recent status cache: search its history
+		// before declaring them lost (a sweep may have been late).
+		statuses, err := node.Client.SignatureStatuses(ctx, true, signatures(expired))
+		if err != nil {
+			return err
+		}
+		for i := range expired {
+			t, s := &expired[i], statuses[i]
+			var err error
+			switch {
+			case s.Found && s.Err != "":
+				err = e.settle(ctx, t, false, "rejected on chain: "+s.Err, st)
+			case s.Confirmed:
+				err = e.settle(ctx, t, true, "", st)
+			case !s.Found:
+				err = e.settle(ctx, t, false, "expired: the blockhash expired before the transaction landed", st)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	e.rebroadcast(ctx, node, resend, st)
+	return nil
+}
+
+func signatures(ts []Transaction) []sol.Signature {
+	sigs := make([]sol.Signature, len(ts))
+	for i := range ts {
+		sigs[i] = sol.MustSignatureFromBase58(ts[i].Signature)
+	}
+	return sigs
+}
+
+// settle confirms (with its tx.sent event) or fails (releasing the
+// reservation) a pending transaction; a concurrent sweep's settlement
+// wins harmlessly.
+func (e *Engine) settle(ctx context.Context, t *Transaction, confirmed bool, why string, st *SweepStats) error {
+	return e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if !confirmed {
+			failed, err := e.failTx(ctx, tx, t, why)
+			if failed {
+				st.Failed++
+			}
+			return err
+		}
+		at := e.now()
+		res, err := tx.NewUpdate().Table("transactions").
+			Set("status = ?", TxConfirmed).Set("updated_at = ?", at).
+			Where("id = ? AND status = ?", t.ID, TxPending).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("confirm transaction: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		st.Confirmed++
+		data := map[string]any{
+			"wallet_id": t.WalletID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "memo": t.Memo,
+		}
+		_, err = webhook.Emit(ctx, tx, t.AccountID, at, webhook.KindTxSent, data)
+		return err
+	})
+}
+
+// rebroadcast sends the stored bytes again. Failures are expected (a node
+// that is down, a simulation that fails for now) and only logged: the
+// next sweep tries again until the blockhash expires.
+func (e *Engine) rebroadcast(ctx context.Context, node Node, ts []Transaction, st *SweepStats) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, rebroadcastParallel)
+	var mu sync.Mutex
+	for i := range ts {
+		t := &ts[i]
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if _, err := node.Client.Broadcast(ctx, t.SignedTx); err != nil {
+				e.log().DebugContext(ctx, "re-broadcast failed", "transaction_id", t.ID, "err", err)
+				return
+			}
+			if _, err := e.DB.NewUpdate().Table("transactions").Set("broadcasts = broadcasts + 1").Where("id = ?", t.ID).Exec(ctx); err != nil {
+				e.log().WarnContext(ctx, "count broadcast", "transaction_id", t.ID, "err", err)
+			}
+			mu.Lock()
+			st.Rebroadcast++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,354 @@
+package payment
+
+import (
+	"context"
+	"crypto/ed25519"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/webhook"
+)
+
+// Node is one network's RPC client and its blockhash cache.
+type Node struct {
+	Client      *solana.Client
+	Blockhashes *solana.BlockhashCache
+}
+
+// Engine is the worker side of the send path: decisions, signing,
+// broadcast and confirmation. Only the worker holds one (it opens keys).
+type Engine struct {
+	DB    *bun.DB
+	Redis *redis.Client // announces final outcomes; nil disables
+	Keys  *signer.Keystore
+	Nodes map[solana.Network]Node
+	// ComputeUnitPrice is the priority fee, in micro-lamports per unit.
+	ComputeUnitPrice uint64
+	Now              func() time.Time
+	Log              *slog.Logger
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now == nil {
+		return now(time.Now)
+	}
+	return now(e.Now)
+}
+
+func (e *Engine) log() *slog.Logger {
+	if e.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.Log
+}
+
+// errNotQueued stops a decision whose request another party settled.
+var errNotQueued = errors.New("request is no longer queued")
+
+// Decide settles a queued request: in ONE transaction it locks the
+// wallet, moves the request queued → decided, evaluates the policy against
+// the day's reserved total and writes the outcome with its event and audit
+// entry; a send also signs and stores the transaction there. Then it
+// broadcasts and announces the final outcome. Deciding a request that is
+// not queued does nothing, so a redelivered task is harmless.
+func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
+	var r Request
+	err := e.DB.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		e.log().WarnContext(ctx, "send request not found", "request_id", id)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read send request: %w", err)
+	}
+	if r.State != StateQueued {
+		return nil
+	}
+	node, ok := e.Nodes[r.Network]
+	if !ok {
+		return fmt.Errorf("no Solana node configured for %s", r.Network)
+	}
+
+	var (
+		out *Outcome
+		txn *Transaction
+	)
+	err = e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var w wallet.Wallet
+		if err := tx.NewSelect().Model(&w).Where("id = ?", r.WalletID).For("UPDATE").Scan(ctx); err != nil {
+			return fmt.Errorf("lock wallet: %w", err)
+		}
+		var state string
+		err := tx.NewRaw(`UPDATE send_requests
+			SET state = CASE WHEN deadline > now() THEN ? ELSE ? END, decided_at = now()
+			WHERE id = ? AND state = ? RETURNING state`,
+			StateDecided, StateAbandoned, r.ID, StateQueued).Scan(ctx, &state)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errNotQueued
+		}
+		if err != nil {
+			return fmt.Errorf("claim send request: %w", err)
+		}
+		if state == StateAbandoned {
+			e.log().WarnContext(ctx, "send request past its deadline; abandoned", "request_id", r.ID)
+			return nil
+		}
+		at := e.now()
+		spent, err := ReservedToday(ctx, tx, w.ID, at)
+		if err != nil {
+			return err
+		}
+		d := w.Policy().Evaluate(policy.Request{To: r.To, Amount: r.Amount, Frozen: w.State == wallet.Frozen, SpentToday: spent})
+		switch d.Outcome {
+		case policy.Blocked:
+			out, err = e.block(ctx, tx, &r, d, at)
+		case policy.NeedsApproval:
+			out, err = e.park(ctx, tx, &r, d, at)
+		case policy.Send:
+			txn, out, err = e.sign(ctx, tx, node, &r, &w, d, at)
+		}
+		if err != nil {
+			return err
+		}
+		if out != nil {
+			return setOutcome(ctx, tx, r.ID, out)
+		}
+		return nil
+	})
+	if errors.Is(err, errNotQueued) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if txn != nil {
+		out, err = e.firstBroadcast(ctx, node, &r, txn)
+		if err != nil {
+			return err
+		}
+	}
+	e.announce(ctx, r.ID)
+	return nil
+}
+
+// ReservedToday is what the wallet has reserved or spent in at's UTC day:
+// pending and confirmed transactions; failed ones released theirs.
+func ReservedToday(ctx context.Context, db bun.IDB, walletID uuid.UUID, at time.Time) (usdc.Micros, error) {
+	var sum int64
+	err := db.NewSelect().Table("transactions").ColumnExpr("coalesce(sum(amount_micros), 0)").
+		Where("wallet_id = ? AND status IN (?, ?) AND created_at >= ?", walletID, TxPending, TxConfirmed, policy.DayStart(at)).
+		Scan(ctx, &sum)
+	if err != nil {
+		return 0, fmt.Errorf("sum reserved today: %w", err)
+	}
+	return usdc.Micros(sum), nil
+}
+
+func setOutcome(ctx context.Context, db bun.IDB, id uuid.UUID, o *Outcome) error {
+	_, err := db.NewUpdate().Table("send_requests").Set("outcome = ?", o).Where("id = ?", id).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("store outcome: %w", err)
+	}
+	return nil
+}
+
+func (e *Engine) announce(ctx context.Context, id uuid.UUID) {
+	if e.Redis == nil {
+		return
+	}
+	if err := Publish(ctx, e.Redis, id); err != nil {
+		e.log().WarnContext(ctx, "announce outcome; the API will poll", "request_id", id, "err", err)
+	}
+}
+
+func actorOf(r *Request) string {
+	if r.KeyID.Valid {
+		return "key_" + r.KeyID.UUID.String()
+	}
+	return "system"
+}
+
+func walletTarget(id uuid.UUID) string { return "wallet:" + id.String() }
+
+func (e *Engine) block(ctx context.Context, tx bun.Tx, r *Request, d policy.Decision, at time.Time) (*Outcome, error) {
+	data := map[string]any{
+		"wallet_id": r.WalletID, "amount": r.Amount, "to": r.To, "reason": d.Reason, "memo": r.Memo,
+	}
+	if _, err := webhook.Emit(ctx, tx, r.AccountID, at, webhook.KindTxBlocked, data); err != nil {
+		return nil, err
+	}
+	details := map[string]any{
+		"request_id": r.ID, "amount": r.Amount, "to": r.To, "reason": d.Reason,
+		"remaining_today": d.RemainingToday,
+	}
+	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendBlocked, walletTarget(r.WalletID), details); err != nil {
+		return nil, err
+	}
+	return &Outcome{Status: Blocked, Reason: d.Reason, RemainingToday: int64(d.RemainingToday)}, nil
+}
+
+func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, d policy.Decision, at time.Time) (*Outcome, error) {
+	a := Approval{
+		ID: uuid.New(), AccountID: r.AccountID, WalletID: r.WalletID,
+		RequestID:   uuid.NullUUID{UUID: r.ID, Valid: true},
+		RequestedBy: r.KeyID,
+		Amount:      r.Amount, To: r.To, Memo: r.Memo,
+		Status: ApprovalPending, CreatedAt: at, ExpiresAt: at.Add(ApprovalLifetime),
+	}
+	if _, err := tx.NewInsert().Model(&a).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("insert approval: %w", err)
+	}
+	var label string
+	if err := tx.NewSelect().Table("wallets").Column("label").Where("id = ?", r.WalletID).Scan(ctx, &label); err != nil {
+		return nil, fmt.Errorf("read wallet label: %w", err)
+	}
+	data := map[string]any{
+		"approval_id": ApprovalPublicID(a.ID), "wallet_id": r.WalletID, "agent_label": label,
+		"amount": r.Amount, "to": r.To, "memo": r.Memo,
+	}
+	if _, err := webhook.Emit(ctx, tx, r.AccountID, at, webhook.KindApprovalPending, data); err != nil {
+		return nil, err
+	}
+	details := map[string]any{"request_id": r.ID, "approval_id": ApprovalPublicID(a.ID), "amount": r.Amount, "to": r.To}
+	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendPendingApproval, walletTarget(r.WalletID), details); err != nil {
+		return nil, err
+	}
+	return &Outcome{Status: PendingApproval, ApprovalID: a.ID, RemainingToday: int64(d.RemainingToday)}, nil
+}
+
+// sign builds and signs the transfer with a cached blockhash and stores it
+// (reserving its amount) before anything is broadcast. Without a blockhash
+// nothing is signed: the outcome is Unavailable.
+func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, d policy.Decision, at time.Time) (*Transaction, *Outcome, error) {
+	bh, err := node.Blockhashes.Get(ctx)
+	if err != nil {
+		e.log().WarnContext(ctx, "no blockhash; send not signed", "request_id", r.ID, "err", err)
+		return nil, &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}, nil
+	}
+	to, err := sol.PublicKeyFromBase58(r.To)
+	if err != nil {
+		return nil, nil, fmt.Errorf("recipient %q: %w", r.To, err)
+	}
+	memo := ""
+	if r.Memo != nil {
+		memo = *r.Memo
+	}
+	unsigned, err := node.Client.BuildTransfer(solana.Transfer{
+		Owner: w.PublicKey(), To: to, Amount: r.Amount, Memo: memo, ComputeUnitPrice: e.ComputeUnitPrice,
+		Reference: solana.ReferenceFor(r.ID),
+	}, bh)
+	if err != nil {
+		return nil, nil, fmt.Errorf("build transfer: %w", err)
+	}
+	secret, err := e.Keys.Open(signer.Sealed{KeyID: w.SecretKeyID, Ciphertext: w.SecretSealed}, ed25519.PublicKey(w.PublicKey().Bytes()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("open wallet %s secret: %w", w.ID, err)
+	}
+	raw, sig, err := solana.Sign(unsigned, secret)
+	clear(secret)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := Transaction{
+		ID: uuid.New(), AccountID: r.AccountID, WalletID: r.WalletID,
+		RequestID: uuid.NullUUID{UUID: r.ID, Valid: true},
+		Network:   r.Network, Signature: sig.String(), Kind: "usdc", Direction: "send",
+		Amount: r.Amount, Counterparty: r.To, Memo: r.Memo, Status: TxPending,
+		SignedTx: raw, LastValidBlockHeight: bh.LastValidBlockHeight,
+		CreatedAt: at, UpdatedAt: at,
+	}
+	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
+		return nil, nil, fmt.Errorf("insert transaction: %w", err)
+	}
+	details := map[string]any{
+		"request_id": r.ID, "transaction_id": t.ID, "signature": t.Signature, "amount": r.Amount, "to": r.To,
+	}
+	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendSent, walletTarget(r.WalletID), details); err != nil {
+		return nil, nil, err
+	}
+	return &t, nil, nil
+}
+
+// firstBroadcast sends the stored bytes and records the final outcome. A
+// preflight refusal proves nothing went out: the transaction fails and its
+// reservation is released. Any other failure leaves it pending: the
+// confirmation sweep re-broadcasts the same bytes until they land or the
+// blockhash expires, so the answer is still sent.
+func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *Transaction) (*Outcome, error) {
+	_, err := node.Client.Broadcast(ctx, t.SignedTx)
+	out := &Outcome{Status: Sent, Signature: t.Signature}
+	var pe *solana.PreflightError
+	switch {
+	case err == nil:
+		if _, err := e.DB.NewUpdate().Table("transactions").Set("broadcasts = broadcasts + 1").Where("id = ?", t.ID).Exec(ctx); err != nil {
+			e.log().WarnContext(ctx, "count broadcast", "transaction_id", t.ID, "err", err)
+		}
+	case errors.As(err, &pe) && !pe.BlockhashNotFound():
+		out = &Outcome{Status: Refused, Detail: pe.Message}
+		out.Short, _ = pe.InsufficientFunds()
+		err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			failed, err := e.failTx(ctx, tx, t, "refused by preflight: "+pe.Message)
+			if err != nil || !failed {
+				return err
+			}
+			return setOutcome(ctx, tx, r.ID, out)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	default:
+		e.log().WarnContext(ctx, "broadcast failed; the sweep re-broadcasts", "transaction_id", t.ID, "err", err)
+	}
+	if err := setOutcome(ctx, e.DB, r.ID, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// failTx marks a pending transaction failed (releasing its reservation)
+// with an audit entry. False means it was no longer pending.
+func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why string) (bool, error) {
+	res, err := tx.NewUpdate().Table("transactions").
+		Set("status = ?", TxFailed).Set("error = ?", why).Set("updated_at = ?", e.now()).
+		Where("id = ? AND status = ?", t.ID, TxPending).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("fail transaction: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	details := map[string]any{"transaction_id": t.ID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "error": why}
+	if err := audit.Append(ctx, tx, t.AccountID, e.now(), "system", audit.ActionSendFailed, walletTarget(t.WalletID), details); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// NewNode connects to one network's RPC node.
+func NewNode(url string, network solana.Network, timeout time.Duration) Node {
+	c := solana.NewClient(url, network, timeout)
+	return Node{Client: c, Blockhashes: solana.NewBlockhashCache(c, 0)}
+}
+
+// RunBlockhashes keeps every node's blockhash fresh in the background
+// until ctx ends.
+func (e *Engine) RunBlockhashes(ctx context.Context) {
+	for _, n := range e.Nodes {
+		go n.Blockhashes.Run(ctx)
+	}
+}

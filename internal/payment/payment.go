@@ -1,0 +1,164 @@
+// Package payment is the send path (DESIGN §2): send requests, the decision
+// transaction, signing, broadcast and confirmation. The API records a
+// request and waits; a worker decides it in one database transaction with
+// the wallet row locked, so the daily limit holds under any concurrency.
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/usdc"
+)
+
+// MaxMemo is the longest memo, in characters.
+const MaxMemo = 200
+
+// Request states: queued → decided (by a worker) or queued → abandoned (by
+// the API's timeout or past its deadline). Exactly one transition wins.
+const (
+	StateQueued    = "queued"
+	StateDecided   = "decided"
+	StateAbandoned = "abandoned"
+)
+
+// Request is a send as the API received it.
+type Request struct {
+	bun.BaseModel `bun:"table:send_requests"`
+
+	ID        uuid.UUID      `bun:"id,pk,type:uuid"`
+	AccountID uuid.UUID      `bun:"account_id,type:uuid"`
+	WalletID  uuid.UUID      `bun:"wallet_id,type:uuid"`
+	KeyID     uuid.NullUUID  `bun:"key_id,type:uuid"`
+	Network   solana.Network `bun:"network"`
+	To        string         `bun:"to_address"`
+	Amount    usdc.Micros    `bun:"amount_micros"`
+	Memo      *string        `bun:"memo"`
+	State     string         `bun:"state"`
+	Outcome   *Outcome       `bun:"outcome,type:jsonb"`
+	CreatedAt time.Time      `bun:"created_at"`
+	Deadline  time.Time      `bun:"deadline"`
+	DecidedAt bun.NullTime   `bun:"decided_at"`
+}
+
+// Status is the kind of answer a send gets.
+type Status string
+
+// The answers to a send.
+const (
+	Sent            Status = "sent"             // signed and broadcast (or being re-broadcast)
+	PendingApproval Status = "pending_approval" // parked for a human
+	Blocked         Status = "blocked"          // denied by policy
+	// Refused: the node's preflight simulation refused the transaction, so
+	// nothing was sent (not enough USDC or SOL, or another simulation error).
+	Refused Status = "refused"
+	// Unavailable: the Solana node could not be reached before signing;
+	// nothing was signed or reserved.
+	Unavailable Status = "unavailable"
+)
+
+// Outcome is the final answer to a send, stored on its request.
+type Outcome struct {
+	Status         Status        `json:"status"`
+	Signature      string        `json:"signature,omitempty"`
+	ApprovalID     uuid.UUID     `json:"approval_id,omitzero"`
+	Reason         policy.Reason `json:"reason,omitempty"`
+	RemainingToday int64         `json:"remaining_today_micros"`
+	// Short names what the wallet lacked ("USDC" or "SOL") when Refused.
+	Short string `json:"short,omitempty"`
+	// Detail is the node's message when Refused or Unavailable.
+	Detail string `json:"detail,omitempty"`
+}
+
+// ApprovalPublicID is how approvals are named on the wire.
+func ApprovalPublicID(id uuid.UUID) string { return "ap_" + id.String() }
+
+// Transaction statuses (spec section 3).
+const (
+	TxPending   = "pending"
+	TxConfirmed = "confirmed"
+	TxFailed    = "failed"
+)
+
+// Transaction is an on-chain transfer from an agent wallet.
+type Transaction struct {
+	bun.BaseModel `bun:"table:transactions"`
+
+	ID                   uuid.UUID      `bun:"id,pk,type:uuid"`
+	AccountID            uuid.UUID      `bun:"account_id,type:uuid"`
+	WalletID             uuid.UUID      `bun:"wallet_id,type:uuid"`
+	RequestID            uuid.NullUUID  `bun:"request_id,type:uuid"`
+	ApprovalID           uuid.NullUUID  `bun:"approval_id,type:uuid"`
+	Network              solana.Network `bun:"network"`
+	Signature            string         `bun:"signature"`
+	Kind                 string         `bun:"kind"`
+	Direction            string         `bun:"direction"`
+	Amount               usdc.Micros    `bun:"amount_micros"`
+	Counterparty         string         `bun:"counterparty"`
+	Memo                 *string        `bun:"memo"`
+	Status               string         `bun:"status"`
+	Error                *string        `bun:"error"`
+	SignedTx             []byte         `bun:"signed_tx"`
+	LastValidBlockHeight uint64         `bun:"last_valid_block_height"`
+	Broadcasts           int            `bun:"broadcasts"`
+	CreatedAt            time.Time      `bun:"created_at"`
+	UpdatedAt            time.Time      `bun:"updated_at"`
+}
+
+// Approval statuses (spec section 3).
+const (
+	ApprovalPending = "pending"
+)
+
+// ApprovalLifetime is how long an approval waits for a human.
+const ApprovalLifetime = 7 * 24 * time.Hour
+
+// Approval is a payment parked for a human.
+type Approval struct {
+	bun.BaseModel `bun:"table:approvals"`
+
+	ID          uuid.UUID     `bun:"id,pk,type:uuid"`
+	AccountID   uuid.UUID     `bun:"account_id,type:uuid"`
+	WalletID    uuid.UUID     `bun:"wallet_id,type:uuid"`
+	RequestID   uuid.NullUUID `bun:"request_id,type:uuid"`
+	RequestedBy uuid.NullUUID `bun:"requested_by,type:uuid"`
+	Amount      usdc.Micros   `bun:"amount_micros"`
+	To          string        `bun:"to_address"`
+	Memo        *string       `bun:"memo"`
+	Status      string        `bun:"status"`
+	Reason      *string       `bun:"reason"`
+	Signature   *string       `bun:"signature"`
+	RejectedBy  *string       `bun:"rejected_by"`
+	CreatedAt   time.Time     `bun:"created_at"`
+	ExpiresAt   time.Time     `bun:"expires_at"`
+	DecidedAt   bun.NullTime  `bun:"decided_at"`
+}
+
+// ErrAbandoned means the send was not decided within the wait: it was
+// abandoned and will never execute.
+var ErrAbandoned = errors.New("send not decided in time; it was abandoned and will not execute")
+
+// now is the clock's time as Postgres keeps it (microseconds, UTC).
+func now(clock func() time.Time) time.Time {
+	return clock().UTC().Truncate(time.Microsecond)
+}
+
+// ListTransactions returns the account's newest transactions, newest first.
+func ListTransactions(ctx context.Context, db bun.IDB, accountID uuid.UUID, limit int) ([]Transaction, error) {
+	ts := []Transaction{}
+	err := db.NewSelect().Model(&ts).ExcludeColumn("signed_tx").
+		Where("account_id = ?", accountID).
+		Order("created_at DESC", "id DESC").Limit(int64(limit)).
+		Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list transactions: %w", err)
+	}
+	return ts, nil
+}

@@ -1,0 +1,50 @@
+// Package webhook holds the event outbox: every state change inserts its
+// event in the same transaction as the change, so no event is lost and
+// none describes a change that did not commit. Delivery reads the outbox.
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Event kinds (spec section 6).
+const (
+	KindTxSent           = "tx.sent"
+	KindTxBlocked        = "tx.blocked"
+	KindApprovalPending  = "approval.pending"
+	KindApprovalApproved = "approval.approved"
+	KindApprovalRejected = "approval.rejected"
+)
+
+// Event is one outbox row; its public id is "evt_" + ID.
+type Event struct {
+	bun.BaseModel `bun:"table:events"`
+
+	ID        uuid.UUID       `bun:"id,pk,type:uuid"`
+	AccountID uuid.UUID       `bun:"account_id,type:uuid"`
+	Kind      string          `bun:"kind"`
+	Data      json.RawMessage `bun:"data,type:jsonb"`
+	CreatedAt time.Time       `bun:"created_at"`
+}
+
+// PublicID is the id receivers see (event_id).
+func (e *Event) PublicID() string { return "evt_" + e.ID.String() }
+
+// Emit records an event inside tx; data is the kind's `data` object.
+func Emit(ctx context.Context, tx bun.IDB, accountID uuid.UUID, at time.Time, kind string, data any) (Event, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return Event{}, fmt.Errorf("event %s data: %w", kind, err)
+	}
+	e := Event{ID: uuid.New(), AccountID: accountID, Kind: kind, Data: raw, CreatedAt: at.UTC().Truncate(time.Microsecond)}
+	if _, err := tx.NewInsert().Model(&e).Exec(ctx); err != nil {
+		return Event{}, fmt.Errorf("insert event %s: %w", kind, err)
+	}
+	return e, nil
+}

@@ -1,0 +1,95 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentwallet/agentwallet/internal/tasks"
+)
+
+// PaymentsPollInterval is how often an idle payments server looks for a
+// task. asynq polls (it has no blocking pop); a send waits on this, so it
+// is short: about 500 cheap Redis calls a second while idle.
+const PaymentsPollInterval = 2 * time.Millisecond
+
+// OtherPollInterval is the idle poll of the other queues (webhooks,
+// housekeeping), where tens of milliseconds do not matter.
+const OtherPollInterval = 50 * time.Millisecond
+
+// Options configures the asynq servers of a worker.
+type Options struct {
+	Concurrency     int           // per server; 0 means asynq's default (CPUs)
+	Queues          []string      // empty: every queue
+	ShutdownTimeout time.Duration // time given to in-flight tasks
+	Log             *slog.Logger
+}
+
+// Start runs the worker's servers over rdb: one for the payments queue
+// polling every PaymentsPollInterval, so webhook backlogs can neither
+// slow nor starve sends, and one for the other queues. stop waits for
+// in-flight tasks (up to ShutdownTimeout).
+func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	serve := map[string]bool{}
+	if len(o.Queues) == 0 {
+		for q := range tasks.QueueWeights() {
+			serve[q] = true
+		}
+	}
+	for _, q := range o.Queues {
+		serve[q] = true
+	}
+	weights := tasks.QueueWeights()
+	var (
+		payments = map[string]int{}
+		others   = map[string]int{}
+	)
+	for q := range serve {
+		w := max(weights[q], 1)
+		if q == tasks.QueuePayments {
+			payments[q] = w
+		} else {
+			others[q] = w
+		}
+	}
+	var servers []*asynq.Server
+	stop = func() {
+		for _, s := range servers {
+			s.Shutdown()
+		}
+	}
+	for _, g := range []struct {
+		queues map[string]int
+		poll   time.Duration
+	}{{payments, PaymentsPollInterval}, {others, OtherPollInterval}} {
+		if len(g.queues) == 0 {
+			continue
+		}
+		s := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+			Concurrency:       o.Concurrency,
+			Queues:            g.queues,
+			ShutdownTimeout:   o.ShutdownTimeout,
+			TaskCheckInterval: g.poll,
+			Logger:            tasks.Logger{L: o.Log},
+			LogLevel:          asynq.WarnLevel,
+			ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
+				retried, _ := asynq.GetRetryCount(ctx)
+				maxRetry, _ := asynq.GetMaxRetry(ctx)
+				o.Log.WarnContext(ctx, "task failed", "type", t.Type(), "retried", retried, "max_retry", maxRetry, "err", err)
+			}),
+		})
+		if err := s.Start(mux); err != nil {
+			stop()
+			return nil, fmt.Errorf("start asynq server for %v: %w", g.queues, err)
+		}
+		servers = append(servers, s)
+	}
+	return stop, nil
+}
