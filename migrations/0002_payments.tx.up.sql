@@ -127,6 +127,49 @@ CREATE TABLE audit_log (
 
 --bun:split
 
+-- The entry hash: SHA-256 over each field, length-prefixed (8 bytes, big
+-- endian) so no two entries encode alike. internal/audit computes the same.
+CREATE FUNCTION audit_hash(prev bytea, id uuid, account uuid, seq bigint, at timestamptz,
+                           actor text, action text, target text, details json) RETURNS bytea
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT sha256(
+        int8send(octet_length(prev)) || prev ||
+        int8send(36) || convert_to(id::text, 'UTF8') ||
+        int8send(36) || convert_to(account::text, 'UTF8') ||
+        int8send(8) || int8send(seq) ||
+        int8send(8) || int8send((extract(epoch FROM at) * 1000000)::bigint) ||
+        int8send(octet_length(convert_to(actor, 'UTF8'))) || convert_to(actor, 'UTF8') ||
+        int8send(octet_length(convert_to(action, 'UTF8'))) || convert_to(action, 'UTF8') ||
+        int8send(octet_length(convert_to(target, 'UTF8'))) || convert_to(target, 'UTF8') ||
+        int8send(octet_length(convert_to(details::text, 'UTF8'))) || convert_to(details::text, 'UTF8'))
+$$;
+
+--bun:split
+
+-- Appends to the account's chain in one round trip. The advisory lock
+-- serializes one account's appends until the caller's transaction ends;
+-- the head is read after it is held.
+CREATE FUNCTION audit_append(p_id uuid, p_account uuid, p_at timestamptz, p_actor text, p_action text,
+                             p_target text, p_details json) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_seq  bigint;
+    v_prev bytea;
+BEGIN
+    PERFORM pg_advisory_xact_lock(('x' || substr(replace(p_account::text, '-', ''), 1, 16))::bit(64)::bigint);
+    SELECT seq, hash INTO v_seq, v_prev FROM audit_log WHERE account_id = p_account ORDER BY seq DESC LIMIT 1;
+    IF NOT FOUND THEN
+        v_seq := 0;
+        v_prev := '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea;
+    END IF;
+    INSERT INTO audit_log (id, account_id, seq, at, actor, action, target, details, prev_hash, hash)
+    VALUES (p_id, p_account, v_seq + 1, p_at, p_actor, p_action, p_target, p_details, v_prev,
+            audit_hash(v_prev, p_id, p_account, v_seq + 1, p_at, p_actor, p_action, p_target, p_details));
+END
+$$;
+
+--bun:split
+
 CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION 'audit_log is append-only';

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/tasks"
+	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
 // DefaultSendWait is how long a send waits for its decision before it is
@@ -80,21 +82,21 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 			in.Body.Memo = nil
 		}
 	}
-	w, err := s.wallet(ctx, in.ID)
-	if err != nil {
-		return nil, err
-	}
-	if to.String() == w.Pubkey {
-		return nil, fieldError("to", "is the sending wallet itself")
+	walletID, ok := parseID(in.ID)
+	if !ok {
+		return nil, s.fail(ctx, wallet.ErrNotFound)
 	}
 
 	pr := principal(ctx)
 	r := payment.Request{
-		ID: uuid.New(), AccountID: pr.AccountID, WalletID: w.ID,
+		ID: uuid.New(), AccountID: pr.AccountID, WalletID: walletID,
 		KeyID:   uuid.NullUUID{UUID: pr.KeyID, Valid: pr.KeyID != uuid.Nil},
 		Network: pr.Network, To: to.String(), Amount: amount, Memo: in.Body.Memo,
 	}
 	if err := payment.Submit(ctx, s.DB, &r, s.sendWait); err != nil {
+		if errors.Is(err, payment.ErrSelfSend) {
+			return nil, fieldError("to", "is the sending wallet itself")
+		}
 		return nil, s.fail(ctx, err)
 	}
 	notified, done := s.waiter.Register(r.ID)
@@ -114,7 +116,7 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	s.log.InfoContext(ctx, "send decided", "request_id", r.ID, "wallet_id", w.ID, "status", out.Status, "signature", out.Signature)
+	s.log.InfoContext(ctx, "send decided", "request_id", r.ID, "wallet_id", r.WalletID, "status", out.Status, "signature", out.Signature)
 	return sendAnswer(out)
 }
 

@@ -66,46 +66,40 @@ var errNotQueued = errors.New("request is no longer queued")
 // broadcasts and announces the final outcome. Deciding a request that is
 // not queued does nothing, so a redelivered task is harmless.
 func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
-	var r Request
-	err := e.DB.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		e.log().WarnContext(ctx, "send request not found", "request_id", id)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read send request: %w", err)
-	}
-	if r.State != StateQueued {
-		return nil
-	}
-	node, ok := e.Nodes[r.Network]
-	if !ok {
-		return fmt.Errorf("no Solana node configured for %s", r.Network)
-	}
-
 	var (
-		out *Outcome
-		txn *Transaction
+		r    Request
+		node Node
+		out  *Outcome
+		txn  *Transaction
 	)
-	err = e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		var w wallet.Wallet
-		if err := tx.NewSelect().Model(&w).Where("id = ?", r.WalletID).For("UPDATE").Scan(ctx); err != nil {
-			return fmt.Errorf("lock wallet: %w", err)
-		}
-		var state string
+	err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// Claim first: the request row is locked (an API abandoning it
+		// waits for this commit) and read in the same statement. Past its
+		// deadline it is abandoned instead, on the database's clock.
 		err := tx.NewRaw(`UPDATE send_requests
 			SET state = CASE WHEN deadline > now() THEN ? ELSE ? END, decided_at = now()
-			WHERE id = ? AND state = ? RETURNING state`,
-			StateDecided, StateAbandoned, r.ID, StateQueued).Scan(ctx, &state)
+			WHERE id = ? AND state = ? RETURNING *`,
+			StateDecided, StateAbandoned, id, StateQueued).Scan(ctx, &r)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errNotQueued
 		}
 		if err != nil {
 			return fmt.Errorf("claim send request: %w", err)
 		}
-		if state == StateAbandoned {
+		if r.State == StateAbandoned {
 			e.log().WarnContext(ctx, "send request past its deadline; abandoned", "request_id", r.ID)
 			return nil
+		}
+		var ok bool
+		if node, ok = e.Nodes[r.Network]; !ok {
+			return fmt.Errorf("no Solana node configured for %s", r.Network)
+		}
+		// The wallet lock serializes decisions of one wallet; the day's
+		// total is read after it is held, so it includes every earlier
+		// decision's reservation.
+		var w wallet.Wallet
+		if err := tx.NewSelect().Model(&w).Where("id = ?", r.WalletID).For("UPDATE").Scan(ctx); err != nil {
+			return fmt.Errorf("lock wallet: %w", err)
 		}
 		at := e.now()
 		spent, err := ReservedToday(ctx, tx, w.ID, at)
@@ -117,17 +111,11 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 		case policy.Blocked:
 			out, err = e.block(ctx, tx, &r, d, at)
 		case policy.NeedsApproval:
-			out, err = e.park(ctx, tx, &r, d, at)
+			out, err = e.park(ctx, tx, &r, &w, d, at)
 		case policy.Send:
 			txn, out, err = e.sign(ctx, tx, node, &r, &w, d, at)
 		}
-		if err != nil {
-			return err
-		}
-		if out != nil {
-			return setOutcome(ctx, tx, r.ID, out)
-		}
-		return nil
+		return err
 	})
 	if errors.Is(err, errNotQueued) {
 		return nil
@@ -141,7 +129,7 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 			return err
 		}
 	}
-	e.announce(ctx, r.ID)
+	e.announce(ctx, r.ID, out)
 	return nil
 }
 
@@ -166,11 +154,11 @@ func setOutcome(ctx context.Context, db bun.IDB, id uuid.UUID, o *Outcome) error
 	return nil
 }
 
-func (e *Engine) announce(ctx context.Context, id uuid.UUID) {
+func (e *Engine) announce(ctx context.Context, id uuid.UUID, o *Outcome) {
 	if e.Redis == nil {
 		return
 	}
-	if err := Publish(ctx, e.Redis, id); err != nil {
+	if err := Publish(ctx, e.Redis, id, o); err != nil {
 		e.log().WarnContext(ctx, "announce outcome; the API will poll", "request_id", id, "err", err)
 	}
 }
@@ -188,7 +176,8 @@ func (e *Engine) block(ctx context.Context, tx bun.Tx, r *Request, d policy.Deci
 	data := map[string]any{
 		"wallet_id": r.WalletID, "amount": r.Amount, "to": r.To, "reason": d.Reason, "memo": r.Memo,
 	}
-	if _, err := webhook.Emit(ctx, tx, r.AccountID, at, webhook.KindTxBlocked, data); err != nil {
+	out := &Outcome{Status: Blocked, Reason: d.Reason, RemainingToday: int64(d.RemainingToday)}
+	if err := settleWithEvent(ctx, tx, r, out, webhook.KindTxBlocked, data, at); err != nil {
 		return nil, err
 	}
 	details := map[string]any{
@@ -198,10 +187,26 @@ func (e *Engine) block(ctx context.Context, tx bun.Tx, r *Request, d policy.Deci
 	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendBlocked, walletTarget(r.WalletID), details); err != nil {
 		return nil, err
 	}
-	return &Outcome{Status: Blocked, Reason: d.Reason, RemainingToday: int64(d.RemainingToday)}, nil
+	return out, nil
 }
 
-func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, d policy.Decision, at time.Time) (*Outcome, error) {
+// settleWithEvent stores the request's outcome and emits its event in one
+// statement (a round trip saved on the hot path).
+func settleWithEvent(ctx context.Context, tx bun.Tx, r *Request, o *Outcome, kind string, data any, at time.Time) error {
+	ev, err := webhook.NewEvent(r.AccountID, at, kind, data)
+	if err != nil {
+		return err
+	}
+	_, err = tx.NewRaw(`WITH ev AS (INSERT INTO events (id, account_id, kind, data, created_at) VALUES (?, ?, ?, ?, ?))
+		UPDATE send_requests SET outcome = ? WHERE id = ?`,
+		ev.ID, ev.AccountID, ev.Kind, string(ev.Data), ev.CreatedAt, o, r.ID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("store outcome and %s event: %w", kind, err)
+	}
+	return nil
+}
+
+func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wallet, d policy.Decision, at time.Time) (*Outcome, error) {
 	a := Approval{
 		ID: uuid.New(), AccountID: r.AccountID, WalletID: r.WalletID,
 		RequestID:   uuid.NullUUID{UUID: r.ID, Valid: true},
@@ -212,22 +217,19 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, d policy.Decis
 	if _, err := tx.NewInsert().Model(&a).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("insert approval: %w", err)
 	}
-	var label string
-	if err := tx.NewSelect().Table("wallets").Column("label").Where("id = ?", r.WalletID).Scan(ctx, &label); err != nil {
-		return nil, fmt.Errorf("read wallet label: %w", err)
-	}
 	data := map[string]any{
-		"approval_id": ApprovalPublicID(a.ID), "wallet_id": r.WalletID, "agent_label": label,
+		"approval_id": ApprovalPublicID(a.ID), "wallet_id": r.WalletID, "agent_label": w.Label,
 		"amount": r.Amount, "to": r.To, "memo": r.Memo,
 	}
-	if _, err := webhook.Emit(ctx, tx, r.AccountID, at, webhook.KindApprovalPending, data); err != nil {
+	out := &Outcome{Status: PendingApproval, ApprovalID: a.ID, RemainingToday: int64(d.RemainingToday)}
+	if err := settleWithEvent(ctx, tx, r, out, webhook.KindApprovalPending, data, at); err != nil {
 		return nil, err
 	}
 	details := map[string]any{"request_id": r.ID, "approval_id": ApprovalPublicID(a.ID), "amount": r.Amount, "to": r.To}
 	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendPendingApproval, walletTarget(r.WalletID), details); err != nil {
 		return nil, err
 	}
-	return &Outcome{Status: PendingApproval, ApprovalID: a.ID, RemainingToday: int64(d.RemainingToday)}, nil
+	return out, nil
 }
 
 // sign builds and signs the transfer with a cached blockhash and stores it
@@ -237,7 +239,8 @@ func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *
 	bh, err := node.Blockhashes.Get(ctx)
 	if err != nil {
 		e.log().WarnContext(ctx, "no blockhash; send not signed", "request_id", r.ID, "err", err)
-		return nil, &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}, nil
+		out := &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}
+		return nil, out, setOutcome(ctx, tx, r.ID, out)
 	}
 	to, err := sol.PublicKeyFromBase58(r.To)
 	if err != nil {

@@ -2,7 +2,9 @@ package payment
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,31 +13,36 @@ import (
 )
 
 // DecidedChannel is the Redis pub/sub channel on which workers announce
-// that a request's outcome is final (the message is the request id).
+// a request's final outcome: "<request id> <outcome JSON>". The outcome is
+// already committed; the message only saves the waiter a read.
 const DecidedChannel = "agentwallet:send:decided"
 
-// Publish announces that request id has its final outcome. A lost message
-// only costs the waiter its polling interval.
-func Publish(ctx context.Context, rdb *redis.Client, id uuid.UUID) error {
-	return rdb.Publish(ctx, DecidedChannel, id.String()).Err()
+// Publish announces request id's final outcome. A lost message only
+// costs the waiter its polling interval.
+func Publish(ctx context.Context, rdb *redis.Client, id uuid.UUID, o *Outcome) error {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	return rdb.Publish(ctx, DecidedChannel, id.String()+" "+string(b)).Err()
 }
 
 // Waiter wakes API requests waiting on their outcome. One subscription
 // per process serves every waiter.
 type Waiter struct {
 	mu      sync.Mutex
-	waiting map[uuid.UUID]chan struct{}
+	waiting map[uuid.UUID]chan *Outcome
 }
 
 // NewWaiter makes a Waiter; Run feeds it.
 func NewWaiter() *Waiter {
-	return &Waiter{waiting: map[uuid.UUID]chan struct{}{}}
+	return &Waiter{waiting: map[uuid.UUID]chan *Outcome{}}
 }
 
-// Register returns a channel closed when id is announced, and a func to
-// call when done waiting.
-func (w *Waiter) Register(id uuid.UUID) (<-chan struct{}, func()) {
-	ch := make(chan struct{})
+// Register returns a channel that receives id's outcome when it is
+// announced, and a func to call when done waiting.
+func (w *Waiter) Register(id uuid.UUID) (<-chan *Outcome, func()) {
+	ch := make(chan *Outcome, 1)
 	w.mu.Lock()
 	w.waiting[id] = ch
 	w.mu.Unlock()
@@ -46,13 +53,24 @@ func (w *Waiter) Register(id uuid.UUID) (<-chan struct{}, func()) {
 	}
 }
 
-func (w *Waiter) wake(id uuid.UUID) {
+func (w *Waiter) wake(payload string) {
+	rawID, rawOutcome, _ := strings.Cut(payload, " ")
+	id, err := uuid.Parse(rawID)
+	if err != nil {
+		return
+	}
 	w.mu.Lock()
 	ch, ok := w.waiting[id]
 	delete(w.waiting, id)
 	w.mu.Unlock()
-	if ok {
-		close(ch)
+	if !ok {
+		return
+	}
+	var o Outcome
+	if json.Unmarshal([]byte(rawOutcome), &o) == nil && o.Status != "" {
+		ch <- &o
+	} else {
+		ch <- nil // read it from the database
 	}
 }
 
@@ -72,9 +90,7 @@ func (w *Waiter) Run(ctx context.Context, rdb *redis.Client, log *slog.Logger) {
 				}
 				break
 			}
-			if id, err := uuid.Parse(msg.Payload); err == nil {
-				w.wake(id)
-			}
+			w.wake(msg.Payload)
 		}
 		unwatch()
 		_ = ps.Close()

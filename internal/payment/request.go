@@ -9,20 +9,41 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
-// Submit records a queued request. Its deadline is `wait` from now on the
+// ErrSelfSend is a send whose recipient is the sending wallet itself.
+var ErrSelfSend = errors.New("the recipient is the sending wallet itself")
+
+// Submit records a queued request, in one statement that also checks the
+// wallet belongs to the account (else wallet.ErrNotFound) and is not the
+// recipient (ErrSelfSend). Its deadline is `wait` from now on the
 // database's clock, the one clock the API and every worker share.
 func Submit(ctx context.Context, db bun.IDB, r *Request, wait time.Duration) error {
-	r.State = StateQueued
-	_, err := db.NewInsert().Model(r).
-		ExcludeColumn("created_at", "decided_at", "outcome").
-		Value("deadline", "now() + ? * interval '1 microsecond'", wait.Microseconds()).
-		Returning("created_at, deadline").
-		Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("insert send request: %w", err)
+	var row struct {
+		Pubkey    string
+		CreatedAt bun.NullTime
+		Deadline  bun.NullTime
 	}
+	err := db.NewRaw(`WITH w AS (SELECT id, pubkey FROM wallets WHERE id = ? AND account_id = ?),
+		ins AS (
+			INSERT INTO send_requests (id, account_id, wallet_id, key_id, network, to_address, amount_micros, memo, state, deadline)
+			SELECT ?, ?, w.id, ?, ?, ?, ?, ?, ?, now() + ? * interval '1 microsecond' FROM w WHERE w.pubkey <> ?
+			RETURNING created_at, deadline)
+		SELECT w.pubkey, ins.created_at, ins.deadline FROM w LEFT JOIN ins ON true`,
+		r.WalletID, r.AccountID,
+		r.ID, r.AccountID, r.KeyID, r.Network, r.To, r.Amount, r.Memo, StateQueued, wait.Microseconds(), r.To,
+	).Scan(ctx, &row.Pubkey, &row.CreatedAt, &row.Deadline)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return wallet.ErrNotFound
+	case err != nil:
+		return fmt.Errorf("insert send request: %w", err)
+	case row.CreatedAt.IsZero():
+		return ErrSelfSend
+	}
+	r.State, r.CreatedAt, r.Deadline = StateQueued, row.CreatedAt.Time, row.Deadline.Time
 	return nil
 }
 
@@ -77,12 +98,12 @@ func signedOutcome(ctx context.Context, db bun.IDB, id uuid.UUID) (*Outcome, err
 	return &Outcome{Status: Sent, Signature: sig}, nil
 }
 
-// Wait waits for the outcome of request id: woken by notified (see
-// Waiter), or polling as a fallback. At timeout it abandons the request; if
+// Wait waits for the outcome of request id: handed over by notified (see
+// Waiter), or polled from the database as a fallback. At timeout it abandons the request; if
 // a worker won that race, it waits up to grace more for the broadcast's
 // answer and then answers from the stored transaction. ErrAbandoned means
 // the send will never execute.
-func Wait(ctx context.Context, db bun.IDB, id uuid.UUID, notified <-chan struct{}, timeout, grace time.Duration) (*Outcome, error) {
+func Wait(ctx context.Context, db bun.IDB, id uuid.UUID, notified <-chan *Outcome, timeout, grace time.Duration) (*Outcome, error) {
 	const poll = 200 * time.Millisecond
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -90,7 +111,10 @@ func Wait(ctx context.Context, db bun.IDB, id uuid.UUID, notified <-chan struct{
 	defer tick.Stop()
 	for waiting := true; waiting; {
 		select {
-		case <-notified:
+		case o := <-notified:
+			if o != nil {
+				return o, nil
+			}
 			notified = nil
 		case <-tick.C:
 		case <-deadline.C:
@@ -126,7 +150,10 @@ func Wait(ctx context.Context, db bun.IDB, id uuid.UUID, notified <-chan struct{
 			break
 		}
 		select {
-		case <-notified:
+		case o := <-notified:
+			if o != nil {
+				return o, nil
+			}
 			notified = nil
 		case <-time.After(50 * time.Millisecond):
 		}

@@ -36,13 +36,23 @@ type Event struct {
 // PublicID is the id receivers see (event_id).
 func (e *Event) PublicID() string { return "evt_" + e.ID.String() }
 
-// Emit records an event inside tx; data is the kind's `data` object.
-func Emit(ctx context.Context, tx bun.IDB, accountID uuid.UUID, at time.Time, kind string, data any) (Event, error) {
+// NewEvent makes an event (not yet stored); data is the kind's `data`
+// object.
+func NewEvent(accountID uuid.UUID, at time.Time, kind string, data any) (Event, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return Event{}, fmt.Errorf("event %s data: %w", kind, err)
 	}
-	e := Event{ID: uuid.New(), AccountID: accountID, Kind: kind, Data: raw, CreatedAt: at.UTC().Truncate(time.Microsecond)}
+	return Event{ID: uuid.New(), AccountID: accountID, Kind: kind, Data: raw, CreatedAt: at.UTC().Truncate(time.Microsecond)}, nil
+}
+
+// Emit records an event inside tx, which must be the transaction of the
+// change it reports.
+func Emit(ctx context.Context, tx bun.IDB, accountID uuid.UUID, at time.Time, kind string, data any) (Event, error) {
+	e, err := NewEvent(accountID, at, kind, data)
+	if err != nil {
+		return Event{}, err
+	}
 	if _, err := tx.NewInsert().Model(&e).Exec(ctx); err != nil {
 		return Event{}, fmt.Errorf("insert event %s: %w", kind, err)
 	}
