@@ -291,6 +291,10 @@ cat <<EOF
     curl -s \$SOLANA_RPC_URL -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,
          "method":"surfnet_setAccount","params":["'\$PUBKEY'",{"lamports":1000000000}]}'
     curl -s -H "Authorization: Bearer \$API_KEY" \$API_URL/agents/<id>
+    # send 1.5 USDC (200 sent; 10 or more waits for approval: 202):
+    curl -s -H "Authorization: Bearer \$API_KEY" -H 'Content-Type: application/json' \\
+         -d '{"to":"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM","amount":1.5,"memo":"hello"}' \$API_URL/agents/<id>/send
+    curl -s -H "Authorization: Bearer \$API_KEY" \$API_URL/transactions
 
   Ctrl-C stops everything.
 

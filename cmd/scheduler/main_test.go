@@ -24,9 +24,13 @@ func TestSchedulerRegistersAndStops(t *testing.T) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		entries, err := insp.SchedulerEntries()
-		if err == nil && len(entries) > 0 {
-			if entries[0].Task.Type() != tasks.TypeHeartbeat {
-				t.Fatalf("entry %+v", entries[0])
+		if err == nil && len(entries) == 2 {
+			got := map[string]string{}
+			for _, e := range entries {
+				got[e.Task.Type()] = e.Spec
+			}
+			if got[tasks.TypeHeartbeat] != "@every 30s" || got[tasks.TypeConfirmSweep] != "@every 2s" {
+				t.Fatalf("entries %v", got)
 			}
 			break
 		}

@@ -1,0 +1,141 @@
+package payment_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/payment"
+	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+)
+
+type fixture struct {
+	eng *payment.Engine
+	w   wallet.Wallet
+	acc auth.Account
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	ln := localnettest.Shared(t)
+	priv, pub, _ := signer.GenerateMasterKey()
+	sealer, _ := signer.NewSealer(pub)
+	ks, _ := signer.NewKeystore(priv)
+	acc, err := auth.CreateAccount(ctx, db, solana.Devnet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wallet.Create(ctx, db, sealer, acc.ID, "w", policy.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetLamports(t, w.Pubkey, 1_000_000_000)
+	ln.SetTokenBalance(t, w.Pubkey, solana.DevnetUSDCMint.String(), 50_000_000)
+	eng := &payment.Engine{DB: db, Keys: ks, Nodes: map[solana.Network]payment.Node{
+		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
+	}}
+	return fixture{eng: eng, w: w, acc: acc}
+}
+
+func (f fixture) submit(t *testing.T, wait time.Duration) payment.Request {
+	t.Helper()
+	r := payment.Request{ID: uuid.New(), AccountID: f.acc.ID, WalletID: f.w.ID, Network: solana.Devnet,
+		To: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", Amount: 1_000_000}
+	if err := payment.Submit(context.Background(), f.eng.DB, &r, wait); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (f fixture) count(t *testing.T, table string) int64 {
+	t.Helper()
+	n, err := f.eng.DB.NewSelect().Table(table).Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A worker that reaches a request after its deadline abandons it (on the
+// database's clock) instead of deciding: the API may already have told
+// the client it failed.
+func TestDecidePastDeadlineAbandons(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.submit(t, time.Millisecond)
+	time.Sleep(20 * time.Millisecond)
+	if err := f.eng.Decide(context.Background(), r.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := payment.Final(context.Background(), f.eng.DB, r.ID); !errors.Is(err, payment.ErrAbandoned) {
+		t.Fatalf("final: %v, want ErrAbandoned", err)
+	}
+	if n := f.count(t, "transactions"); n != 0 {
+		t.Fatalf("%d transactions", n)
+	}
+}
+
+// A redelivered decision task does nothing the second time.
+func TestDecideTwiceSignsOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.submit(t, 10*time.Second)
+	for range 2 {
+		if err := f.eng.Decide(context.Background(), r.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := payment.Final(context.Background(), f.eng.DB, r.ID)
+	if err != nil || o == nil || o.Status != payment.Sent || o.Signature == "" {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	if n, a := f.count(t, "transactions"), f.count(t, "audit_log"); n != 1 || a != 1 {
+		t.Fatalf("%d transactions, %d audit entries", n, a)
+	}
+}
+
+// Nobody decides within the wait: Wait abandons the request, and a late
+// worker cannot execute it.
+func TestWaitAbandonsAndLateWorkerDoesNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.submit(t, 200*time.Millisecond)
+	if _, err := payment.Wait(context.Background(), f.eng.DB, r.ID, nil, 200*time.Millisecond, time.Second); !errors.Is(err, payment.ErrAbandoned) {
+		t.Fatalf("wait: %v", err)
+	}
+	if err := f.eng.Decide(context.Background(), r.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count(t, "transactions"); n != 0 {
+		t.Fatalf("%d transactions", n)
+	}
+}
+
+// Submit checks ownership and the recipient in the same statement.
+func TestSubmitChecksWallet(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	r := payment.Request{ID: uuid.New(), AccountID: uuid.New(), WalletID: f.w.ID, Network: solana.Devnet, To: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", Amount: 1}
+	if err := payment.Submit(ctx, f.eng.DB, &r, time.Second); !errors.Is(err, wallet.ErrNotFound) {
+		t.Fatalf("foreign wallet: %v", err)
+	}
+	r.AccountID, r.To = f.acc.ID, f.w.Pubkey
+	if err := payment.Submit(ctx, f.eng.DB, &r, time.Second); !errors.Is(err, payment.ErrSelfSend) {
+		t.Fatalf("self send: %v", err)
+	}
+	if n := f.count(t, "send_requests"); n != 0 {
+		t.Fatalf("%d requests recorded", n)
+	}
+}
