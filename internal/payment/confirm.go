@@ -18,6 +18,10 @@ import (
 // rebroadcastParallel bounds concurrent re-broadcasts within one sweep.
 const rebroadcastParallel = 8
 
+// firstBroadcastGrace is how long after signing the sweep leaves a
+// transaction to the worker's own first broadcast.
+const firstBroadcastGrace = 3 * time.Second
+
 // SweepStats counts what one sweep did.
 type SweepStats struct {
 	Checked, Confirmed, Failed, Rebroadcast int
@@ -104,6 +108,8 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 		case s.Found: // processed; confirmation follows
 		case height > t.LastValidBlockHeight:
 			expired = append(expired, *t)
+		case e.now().Sub(t.CreatedAt) < firstBroadcastGrace:
+			// Its worker is broadcasting it right now; leave it that turn.
 		default:
 			resend = append(resend, *t)
 		}

@@ -300,7 +300,7 @@ func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *T
 		if _, err := e.DB.NewUpdate().Table("transactions").Set("broadcasts = broadcasts + 1").Where("id = ?", t.ID).Exec(ctx); err != nil {
 			e.log().WarnContext(ctx, "count broadcast", "transaction_id", t.ID, "err", err)
 		}
-	case errors.As(err, &pe) && !pe.BlockhashNotFound():
+	case errors.As(err, &pe) && !pe.BlockhashNotFound() && !pe.AlreadyProcessed():
 		out = &Outcome{Status: Refused, Detail: pe.Message}
 		out.Short, _ = pe.InsufficientFunds()
 		err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {

@@ -208,6 +208,13 @@ func (e *PreflightError) BlockhashNotFound() bool {
 	return strings.Contains(strings.ToLower(e.Message), "blockhash not found")
 }
 
+// AlreadyProcessed reports whether the node has already executed this very
+// transaction (another broadcast of the same bytes won): not a failure.
+func (e *PreflightError) AlreadyProcessed() bool {
+	m := strings.ToLower(e.Message)
+	return strings.Contains(m, "already been processed") || strings.Contains(m, "alreadyprocessed")
+}
+
 // Broadcast sends signed wire bytes with preflight simulation on. A
 // simulation refusal is a *PreflightError; other failures wrap ErrRPC.
 // Sending the same bytes again is harmless: a transaction lands once.

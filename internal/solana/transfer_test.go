@@ -169,3 +169,51 @@ func TestBlockhashCacheRun(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// Preflight answers that are not verdicts on the transaction.
+func TestPreflightNotRefusals(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		msg                      string
+		blockhash, alreadyLanded bool
+	}{
+		{"Transaction simulation failed: Blockhash not found", true, false},
+		{"Transaction simulation failed: This transaction has already been processed", false, true},
+		{"Transaction simulation failed: Error processing Instruction 3: custom program error: 0x1", false, false},
+	}
+	for _, c := range cases {
+		pe := &solana.PreflightError{Message: c.msg}
+		if pe.BlockhashNotFound() != c.blockhash || pe.AlreadyProcessed() != c.alreadyLanded {
+			t.Errorf("%q: blockhash %v, already %v", c.msg, pe.BlockhashNotFound(), pe.AlreadyProcessed())
+		}
+	}
+}
+
+// Two transfers identical but for their reference are distinct
+// transactions (ed25519 is deterministic: without it they would share
+// one signature and only one could land).
+func TestReferenceMakesTransfersDistinct(t *testing.T) {
+	t.Parallel()
+	c := solana.NewClient("http://127.0.0.1:1", solana.Devnet, time.Second)
+	owner := sol.NewWallet()
+	bh := solana.Blockhash{Hash: sol.Hash{1}, LastValidBlockHeight: 10}
+	to := sol.NewWallet().PublicKey()
+	build := func(ref sol.PublicKey) sol.Signature {
+		tx, err := c.BuildTransfer(solana.Transfer{Owner: owner.PublicKey(), To: to, Amount: 1, Reference: ref}, bh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, sig, err := solana.Sign(tx, ed25519.PrivateKey(owner.PrivateKey))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sig
+	}
+	a, b := solana.ReferenceFor([16]byte{1}), solana.ReferenceFor([16]byte{2})
+	if build(a) != build(a) {
+		t.Fatal("same transfer signed twice differs")
+	}
+	if build(a) == build(b) {
+		t.Fatal("different references give the same transaction")
+	}
+}
