@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -43,7 +42,7 @@ func run(ctx context.Context, getenv config.Getenv) error {
 		// Entries show up in asynqmon within this period.
 		HeartbeatInterval: 2 * time.Second,
 		PostEnqueueFunc: func(info *asynq.TaskInfo, err error) {
-			if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			if err != nil && !tasks.IsDuplicate(err) {
 				log.Warn("enqueue periodic task", "err", err)
 			}
 		},

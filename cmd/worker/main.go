@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -102,7 +101,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	}
 	// Settle what a previous run left pending (signed, perhaps never
 	// broadcast) now rather than at the scheduler's next tick.
-	if _, err := asynq.NewClientFromRedisClient(rdb).Enqueue(tasks.NewConfirmSweepTask()); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+	if _, err := asynq.NewClientFromRedisClient(rdb).Enqueue(tasks.NewConfirmSweepTask()); err != nil && !tasks.IsDuplicate(err) {
 		log.Warn("enqueue start-up confirmation sweep", "err", err)
 	}
 	log.Info("worker started", "concurrency", cfg.Concurrency, "queues", cfg.Queues)

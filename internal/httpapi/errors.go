@@ -113,6 +113,9 @@ func (s *server) fail(ctx context.Context, err error) error {
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.Is(err, payment.ErrUnknown):
+		s.log.ErrorContext(ctx, "send outcome unknown", "err", err)
+		return errorf(http.StatusServiceUnavailable, "the payment's outcome could not be established; check GET /transactions before retrying")
 	case errors.Is(err, payment.ErrAbandoned):
 		return errorf(http.StatusServiceUnavailable, "the payment was not decided in time and was cancelled; nothing was sent, it is safe to retry")
 	case errors.Is(err, wallet.ErrNotFound):

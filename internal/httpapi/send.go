@@ -102,15 +102,19 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 	notified, done := s.waiter.Register(r.ID)
 	defer done()
 	if _, err := s.tasks.EnqueueContext(ctx, tasks.NewSendDecideTask(r.ID)); err != nil {
+		// The enqueue may have reached Redis all the same (a timeout on
+		// the answer): only a successful abandon means nothing will run.
 		s.log.WarnContext(ctx, "enqueue send decision", "request_id", r.ID, "err", err)
-		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if abandoned, aerr := payment.Abandon(bg, s.DB, r.ID); aerr != nil || !abandoned {
-			// Neither enqueued nor abandoned: the request stays queued
-			// with no task, and its deadline keeps any late task away.
-			s.log.ErrorContext(ctx, "send neither enqueued nor abandoned", "request_id", r.ID, "err", aerr)
+		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		abandoned, aerr := payment.Abandon(bg, s.DB, r.ID)
+		cancel()
+		switch {
+		case aerr != nil:
+			return nil, s.fail(ctx, fmt.Errorf("%w: %w", payment.ErrUnknown, aerr))
+		case abandoned:
+			return nil, errorf(http.StatusServiceUnavailable, "the payment queue is unavailable; nothing was sent, it is safe to retry")
 		}
-		return nil, errorf(http.StatusServiceUnavailable, "the payment queue is unavailable; nothing was sent, it is safe to retry")
+		// A worker took it: wait for its outcome like any other.
 	}
 	out, err := payment.Wait(ctx, s.DB, r.ID, notified, s.sendWait, sendGrace)
 	if err != nil {

@@ -460,7 +460,7 @@ func TestDroppedTransactionFailsAndReleases(t *testing.T) {
 	if err != nil || st.Rebroadcast != 1 || st.Failed != 0 {
 		t.Fatalf("later sweep %+v %v", st, err)
 	}
-	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 200})
+	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
 	e.settle(eng, sig, payment.TxFailed)
 	if r := e.reservedToday(id); r != before {
 		t.Fatalf("reserved %d after failure, want %d", r, before)

@@ -18,6 +18,12 @@ import (
 // rebroadcastParallel bounds concurrent re-broadcasts within one sweep.
 const rebroadcastParallel = 8
 
+// expiryMargin is how many blocks past a transaction's last valid height
+// the sweep waits before declaring it lost: a node behind a load balancer
+// may answer the height from one backend and the status from a lagging
+// one.
+const expiryMargin = 150
+
 // firstBroadcastGrace is how long after signing the sweep leaves a
 // transaction to the worker's own first broadcast.
 const firstBroadcastGrace = 3 * time.Second
@@ -106,7 +112,7 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 				return err
 			}
 		case s.Found: // processed; confirmation follows
-		case height > t.LastValidBlockHeight:
+		case height > t.LastValidBlockHeight+expiryMargin:
 			expired = append(expired, *t)
 		case e.now().Sub(t.CreatedAt) < firstBroadcastGrace:
 			// Its worker is broadcasting it right now; leave it that turn.

@@ -101,7 +101,9 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 		if err := tx.NewSelect().Model(&w).Where("id = ?", r.WalletID).For("UPDATE").Scan(ctx); err != nil {
 			return fmt.Errorf("lock wallet: %w", err)
 		}
-		at := e.now()
+		// The database's clock (the claim's decided_at) places the send in
+		// its UTC day, so workers with skewed clocks agree on the day.
+		at := r.DecidedAt.Time.UTC()
 		spent, err := ReservedToday(ctx, tx, w.ID, at)
 		if err != nil {
 			return err
@@ -236,7 +238,11 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wall
 // (reserving its amount) before anything is broadcast. Without a blockhash
 // nothing is signed: the outcome is Unavailable.
 func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, d policy.Decision, at time.Time) (*Transaction, *Outcome, error) {
-	bh, err := node.Blockhashes.Get(ctx)
+	// Normally cached; bounded so a stalled node cannot hold the wallet
+	// and request locks for long.
+	bctx, cancel := context.WithTimeout(ctx, time.Second)
+	bh, err := node.Blockhashes.Get(bctx)
+	cancel()
 	if err != nil {
 		e.log().WarnContext(ctx, "no blockhash; send not signed", "request_id", r.ID, "err", err)
 		out := &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}
@@ -277,6 +283,11 @@ func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *
 	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
 		return nil, nil, fmt.Errorf("insert transaction: %w", err)
 	}
+	// Sent from this commit on, even if the worker dies before its first
+	// broadcast (the sweep broadcasts it); the broadcast's answer refines it.
+	if err := setOutcome(ctx, tx, r.ID, &Outcome{Status: Sent, Signature: t.Signature, Broadcasting: true}); err != nil {
+		return nil, nil, err
+	}
 	details := map[string]any{
 		"request_id": r.ID, "transaction_id": t.ID, "signature": t.Signature, "amount": r.Amount, "to": r.To,
 	}
@@ -305,8 +316,12 @@ func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *T
 		out.Short, _ = pe.InsufficientFunds()
 		err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			failed, err := e.failTx(ctx, tx, t, "refused by preflight: "+pe.Message)
-			if err != nil || !failed {
+			if err != nil {
 				return err
+			}
+			if !failed {
+				// A sweep settled it first (it landed): it was sent.
+				out = &Outcome{Status: Sent, Signature: t.Signature}
 			}
 			return setOutcome(ctx, tx, r.ID, out)
 		})

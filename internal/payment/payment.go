@@ -75,6 +75,9 @@ type Outcome struct {
 	Short string `json:"short,omitempty"`
 	// Detail is the node's message when Refused or Unavailable.
 	Detail string `json:"detail,omitempty"`
+	// Broadcasting marks a Sent outcome whose first broadcast has not
+	// reported yet (a preflight refusal may still turn it into Refused).
+	Broadcasting bool `json:"broadcasting,omitempty"`
 }
 
 // ApprovalPublicID is how approvals are named on the wire.
@@ -144,6 +147,10 @@ type Approval struct {
 // ErrAbandoned means the send was not decided within the wait: it was
 // abandoned and will never execute.
 var ErrAbandoned = errors.New("send not decided in time; it was abandoned and will not execute")
+
+// ErrUnknown means the send's fate could not be established (the database
+// did not answer): it may still execute, so it must not be retried blindly.
+var ErrUnknown = errors.New("the send's outcome is not known")
 
 // now is the clock's time as Postgres keeps it (microseconds, UTC).
 func now(clock func() time.Time) time.Time {

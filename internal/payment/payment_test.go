@@ -139,3 +139,30 @@ func TestSubmitChecksWallet(t *testing.T) {
 		t.Fatalf("%d requests recorded", n)
 	}
 }
+
+// The worker wins the race against the API's timeout but its broadcast is
+// slow: the API answers sent with the stored signature, never a 503 for a
+// payment that is going out.
+func TestWaitAfterWorkerWonAnswersSent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	ln := localnettest.Start(t)
+	f.eng.Nodes[solana.Devnet] = payment.NewNode(ln.URL, solana.Devnet, 5*time.Second)
+	ln.SetLamports(t, f.w.Pubkey, 1_000_000_000)
+	ln.SetTokenBalance(t, f.w.Pubkey, solana.DevnetUSDCMint.String(), 50_000_000)
+	if _, err := f.eng.Nodes[solana.Devnet].Blockhashes.Get(ctx); err != nil { // warm the cache
+		t.Fatal(err)
+	}
+	ln.SetFaults(t, localnettest.Faults{LatencyMs: 2500})
+	r := f.submit(t, 400*time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- f.eng.Decide(ctx, r.ID) }()
+	o, err := payment.Wait(ctx, f.eng.DB, r.ID, nil, 300*time.Millisecond, 500*time.Millisecond)
+	if err != nil || o.Status != payment.Sent || o.Signature == "" || o.Broadcasting {
+		t.Fatalf("wait: %+v, %v", o, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -65,6 +65,15 @@ func Abandon(ctx context.Context, db bun.IDB, id uuid.UUID) (bool, error) {
 // while a decided send is still being broadcast. An abandoned request is
 // ErrAbandoned.
 func Final(ctx context.Context, db bun.IDB, id uuid.UUID) (*Outcome, error) {
+	o, err := stored(ctx, db, id)
+	if o != nil && o.Broadcasting {
+		return nil, err
+	}
+	return o, err
+}
+
+// stored is the request's outcome as stored, final or not.
+func stored(ctx context.Context, db bun.IDB, id uuid.UUID) (*Outcome, error) {
 	var r Request
 	err := db.NewSelect().Model(&r).Column("state", "outcome").Where("id = ?", id).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -73,36 +82,18 @@ func Final(ctx context.Context, db bun.IDB, id uuid.UUID) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read send request: %w", err)
 	}
-	switch {
-	case r.State == StateAbandoned:
+	if r.State == StateAbandoned {
 		return nil, ErrAbandoned
-	case r.State == StateDecided && r.Outcome != nil:
-		return r.Outcome, nil
 	}
-	return nil, nil
-}
-
-// signedOutcome answers a decided send whose broadcast has not reported
-// yet: it is signed, stored and will be broadcast (again) until it lands or
-// its blockhash expires, so it is sent.
-func signedOutcome(ctx context.Context, db bun.IDB, id uuid.UUID) (*Outcome, error) {
-	var sig string
-	err := db.NewSelect().Table("transactions").Column("signature").
-		Where("request_id = ?", id).Scan(ctx, &sig)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read transaction of request: %w", err)
-	}
-	return &Outcome{Status: Sent, Signature: sig}, nil
+	return r.Outcome, nil
 }
 
 // Wait waits for the outcome of request id: handed over by notified (see
-// Waiter), or polled from the database as a fallback. At timeout it abandons the request; if
-// a worker won that race, it waits up to grace more for the broadcast's
-// answer and then answers from the stored transaction. ErrAbandoned means
-// the send will never execute.
+// Waiter), or polled from the database as a fallback. At timeout it
+// abandons the request; if a worker won that race, it waits up to grace
+// more for the broadcast's answer, then answers the signed transaction as
+// sent. ErrAbandoned means the send will never execute; ErrUnknown that
+// its fate could not be established.
 func Wait(ctx context.Context, db bun.IDB, id uuid.UUID, notified <-chan *Outcome, timeout, grace time.Duration) (*Outcome, error) {
 	const poll = 200 * time.Millisecond
 	deadline := time.NewTimer(timeout)
@@ -131,23 +122,23 @@ func Wait(ctx context.Context, db bun.IDB, id uuid.UUID, notified <-chan *Outcom
 	}
 
 	// Out of time: abandon it unless a worker decided it first. The
-	// caller's context may be gone; this must still happen.
-	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	abandoned, err := Abandon(bg, db, id)
+	// caller's context may be gone; this must still happen. A worker
+	// holding the row makes this wait for its commit.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	abandoned, err := Abandon(actx, db, id)
+	cancel()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrUnknown, err)
 	}
 	if abandoned {
 		return nil, ErrAbandoned
 	}
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace+5*time.Second)
+	defer cancel()
 	until := time.Now().Add(grace)
-	for {
-		if o, err := Final(bg, db, id); o != nil || err != nil {
+	for time.Now().Before(until) {
+		if o, err := Final(gctx, db, id); o != nil || errors.Is(err, ErrAbandoned) {
 			return o, err
-		}
-		if time.Now().After(until) {
-			break
 		}
 		select {
 		case o := <-notified:
@@ -158,11 +149,12 @@ func Wait(ctx context.Context, db bun.IDB, id uuid.UUID, notified <-chan *Outcom
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	if o, err := signedOutcome(bg, db, id); o != nil || err != nil {
-		return o, err
+	// Signed and stored, first broadcast not reported: it is sent (the
+	// sweep broadcasts it until it lands or expires).
+	o, err := stored(gctx, db, id)
+	if err != nil || o == nil {
+		return nil, fmt.Errorf("%w: decided without an outcome (%v)", ErrUnknown, err)
 	}
-	// Decided, yet neither an outcome nor a transaction: the worker is
-	// between its commit and writing the outcome of a non-send (cannot
-	// happen: those commit together) or the database lost the row.
-	return nil, fmt.Errorf("send request %s decided without an outcome", id)
+	o.Broadcasting = false
+	return o, nil
 }

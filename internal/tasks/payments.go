@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -42,9 +43,19 @@ func ParseSendDecide(t *asynq.Task) (SendDecide, error) {
 	return p, nil
 }
 
-// NewConfirmSweepTask makes a sweep. The fixed TaskID keeps at most one
-// queued or running.
+// SweepBudget bounds one sweep's work; its task times out later.
+const SweepBudget = 45 * time.Second
+
+// NewConfirmSweepTask makes a sweep. Uniqueness (not a fixed TaskID, which
+// an archived failure would hold forever) keeps at most one queued per
+// period; a duplicate is ErrDuplicateTask, which callers treat as success.
 func NewConfirmSweepTask() *asynq.Task {
-	return asynq.NewTask(TypeConfirmSweep, nil, asynq.TaskID(TypeConfirmSweep),
-		asynq.Queue(QueuePayments), asynq.MaxRetry(0), asynq.Timeout(time.Minute))
+	return asynq.NewTask(TypeConfirmSweep, nil, asynq.Unique(ConfirmEvery),
+		asynq.Queue(QueuePayments), asynq.MaxRetry(0), asynq.Timeout(SweepBudget+15*time.Second))
+}
+
+// IsDuplicate reports an enqueue refused because the same periodic task is
+// already waiting: nothing to do.
+func IsDuplicate(err error) bool {
+	return errors.Is(err, asynq.ErrDuplicateTask) || errors.Is(err, asynq.ErrTaskIDConflict)
 }

@@ -39,11 +39,12 @@ const HeartbeatKey = "agentwallet:worker:heartbeat"
 // sealed to a key no worker holds: their funds could never move.
 const WorkerKeysKey = "agentwallet:worker:key_ids"
 
-// NewHeartbeatTask makes a heartbeat. Its fixed TaskID keeps at most one
-// queued: with no worker running they do not pile up (a second enqueue is
-// ErrTaskIDConflict, which callers treat as success).
+// NewHeartbeatTask makes a heartbeat. Uniqueness keeps at most one queued
+// per period: with no worker running they do not pile up (a second enqueue
+// is ErrDuplicateTask, see IsDuplicate). Not a fixed TaskID: a failed task
+// is archived and would hold its id, stopping every later heartbeat.
 func NewHeartbeatTask() *asynq.Task {
-	return asynq.NewTask(TypeHeartbeat, nil, asynq.TaskID(TypeHeartbeat),
+	return asynq.NewTask(TypeHeartbeat, nil, asynq.Unique(HeartbeatEvery),
 		asynq.Queue(QueueDefault), asynq.MaxRetry(0), asynq.Timeout(10*time.Second))
 }
 

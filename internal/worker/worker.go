@@ -52,9 +52,11 @@ func (d Deps) sendDecide(ctx context.Context, t *asynq.Task) error {
 	return d.Payments.Decide(ctx, p.RequestID)
 }
 
-// confirmSweep never fails the task: a failed task with a fixed TaskID
-// would be archived and block the next enqueue. The next sweep retries.
+// confirmSweep logs what it could not do instead of failing the task: the
+// next sweep, two seconds later, tries again anyway.
 func (d Deps) confirmSweep(ctx context.Context, _ *asynq.Task) error {
+	ctx, cancel := context.WithTimeout(ctx, tasks.SweepBudget)
+	defer cancel()
 	st, err := d.Payments.Sweep(ctx)
 	if err != nil {
 		d.Log.WarnContext(ctx, "confirmation sweep incomplete", "err", err)
@@ -67,8 +69,8 @@ func (d Deps) confirmSweep(ctx context.Context, _ *asynq.Task) error {
 }
 
 // heartbeat records that a worker is consuming tasks, and which master
-// keys it holds. Like the sweep it never fails the task (its TaskID is
-// fixed); a missed beat shows as an old timestamp in /readyz.
+// keys it holds. A failure is logged, not retried: a missed beat shows as
+// an old timestamp in /readyz.
 func (d Deps) heartbeat(ctx context.Context, _ *asynq.Task) error {
 	ttl := 10 * tasks.HeartbeatEvery
 	_, err := d.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
