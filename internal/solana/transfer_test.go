@@ -210,10 +210,11 @@ func TestReferenceMakesTransfersDistinct(t *testing.T) {
 		return sig
 	}
 	a, b := solana.ReferenceFor([16]byte{1}), solana.ReferenceFor([16]byte{2})
-	if build(a) != build(a) {
+	first, again := build(a), build(a)
+	if first != again {
 		t.Fatal("same transfer signed twice differs")
 	}
-	if build(a) == build(b) {
+	if first == build(b) {
 		t.Fatal("different references give the same transaction")
 	}
 }
