@@ -50,9 +50,11 @@ type BlockhashCache struct {
 	maxAge time.Duration
 	now    func() time.Time
 
-	mu      sync.Mutex
-	current Blockhash
-	fetched time.Time
+	mu       sync.Mutex
+	current  Blockhash
+	fetched  time.Time
+	inflight chan struct{} // closed when the running fetch ends
+	fetchErr error         // the last fetch's failure
 }
 
 // NewBlockhashCache caches c's blockhash for maxAge (zero means 2 s).
@@ -64,19 +66,45 @@ func NewBlockhashCache(c *Client, maxAge time.Duration) *BlockhashCache {
 }
 
 // Get returns the cached blockhash, fetching a new one when it is older
-// than MaxAge. Concurrent callers share one fetch.
+// than maxAge. Concurrent callers share one fetch, which runs outside the
+// lock; a caller stops waiting when its ctx ends.
 func (b *BlockhashCache) Get(ctx context.Context) (Blockhash, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if !b.fetched.IsZero() && b.now().Sub(b.fetched) < b.maxAge {
+		defer b.mu.Unlock()
 		return b.current, nil
 	}
-	bh, err := b.client.LatestBlockhash(ctx)
-	if err != nil {
-		return Blockhash{}, err
+	wait := b.inflight
+	if wait == nil {
+		wait = make(chan struct{})
+		b.inflight = wait
+		go b.fetch(wait)
 	}
-	b.current, b.fetched = bh, b.now()
-	return bh, nil
+	b.mu.Unlock()
+	select {
+	case <-wait:
+	case <-ctx.Done():
+		return Blockhash{}, fmt.Errorf("%w: waiting for a blockhash: %w", ErrRPC, ctx.Err())
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fetchErr != nil {
+		return Blockhash{}, b.fetchErr
+	}
+	return b.current, nil
+}
+
+// fetch asks the node (bounded by the client's timeout) and wakes the
+// waiters.
+func (b *BlockhashCache) fetch(done chan struct{}) {
+	bh, err := b.client.LatestBlockhash(context.Background())
+	b.mu.Lock()
+	if err == nil {
+		b.current, b.fetched = bh, b.now()
+	}
+	b.fetchErr, b.inflight = err, nil
+	b.mu.Unlock()
+	close(done)
 }
 
 // Run refreshes the cache in the background until ctx ends, so sends find

@@ -5,7 +5,11 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -216,5 +220,35 @@ func TestReferenceMakesTransfersDistinct(t *testing.T) {
 	}
 	if first == build(b) {
 		t.Fatal("different references give the same transaction")
+	}
+}
+
+// A stalled node does not hold callers past their context; concurrent
+// callers share one fetch.
+func TestBlockhashCacheGetHonoursContext(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	stall := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		<-stall
+	}))
+	defer srv.Close()
+	defer close(stall)
+	cache := solana.NewBlockhashCache(solana.NewClient(srv.URL, solana.Devnet, 10*time.Second), 0)
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			if _, err := cache.Get(ctx); !errors.Is(err, solana.ErrRPC) || time.Since(start) > 2*time.Second {
+				t.Errorf("Get on a stalled node: %v after %s", err, time.Since(start))
+			}
+		})
+	}
+	wg.Wait()
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("%d fetches, want 1 shared", n)
 	}
 }
