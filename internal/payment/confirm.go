@@ -203,7 +203,7 @@ func (e *Engine) rebroadcast(ctx context.Context, node Node, ts []Transaction, s
 				return
 			}
 			if _, err := e.DB.NewUpdate().Table("transactions").Set("broadcasts = broadcasts + 1").Where("id = ?", t.ID).Exec(ctx); err != nil {
-				e.log().WarnContext(ctx, "count broadcast", "transaction_id", t.ID, "err", err)
+				e.log().WarnContext(ctx, "count re-broadcast", "transaction_id", t.ID, "err", err)
 			}
 			mu.Lock()
 			st.Rebroadcast++

@@ -308,9 +308,13 @@ func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *T
 	var pe *solana.PreflightError
 	switch {
 	case err == nil:
-		if _, err := e.DB.NewUpdate().Table("transactions").Set("broadcasts = broadcasts + 1").Where("id = ?", t.ID).Exec(ctx); err != nil {
-			e.log().WarnContext(ctx, "count broadcast", "transaction_id", t.ID, "err", err)
+		// The outcome and the broadcast count in one statement.
+		_, err := e.DB.NewRaw(`WITH b AS (UPDATE transactions SET broadcasts = broadcasts + 1 WHERE id = ?)
+			UPDATE send_requests SET outcome = ? WHERE id = ?`, t.ID, out, r.ID).Exec(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("store outcome: %w", err)
 		}
+		return out, nil
 	case errors.As(err, &pe) && !pe.BlockhashNotFound() && !pe.AlreadyProcessed():
 		out = &Outcome{Status: Refused, Detail: pe.Message}
 		out.Short, _ = pe.InsufficientFunds()

@@ -3,6 +3,8 @@ package payment_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,6 +104,55 @@ func TestDecideTwiceSignsOnce(t *testing.T) {
 	}
 	if n, a := f.count(t, "transactions"), f.count(t, "audit_log"); n != 1 || a != 1 {
 		t.Fatalf("%d transactions, %d audit entries", n, a)
+	}
+	var broadcasts int
+	if err := f.eng.DB.NewSelect().Table("transactions").Column("broadcasts").Scan(context.Background(), &broadcasts); err != nil || broadcasts != 1 {
+		t.Fatalf("broadcasts %d (%v)", broadcasts, err)
+	}
+}
+
+// Sweeps racing each other settle a landed transaction once: one
+// confirmation, one tx.sent event.
+func TestConcurrentSweepsConfirmOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	r := f.submit(t, 10*time.Second)
+	if err := f.eng.Decide(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var wg sync.WaitGroup
+		var confirmed atomic.Int32
+		for range 4 {
+			wg.Go(func() {
+				st, err := f.eng.Sweep(ctx)
+				if err != nil {
+					t.Error(err)
+				}
+				confirmed.Add(int32(st.Confirmed))
+			})
+		}
+		wg.Wait()
+		if c := confirmed.Load(); c > 1 {
+			t.Fatalf("confirmed %d times", c)
+		}
+		var status string
+		if err := f.eng.DB.NewSelect().Table("transactions").Column("status").Scan(ctx, &status); err != nil {
+			t.Fatal(err)
+		}
+		if status == payment.TxConfirmed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status %s", status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	n, err := f.eng.DB.NewSelect().Table("events").Where("kind = 'tx.sent'").Count(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("%d tx.sent events (%v)", n, err)
 	}
 }
 

@@ -15,14 +15,12 @@ import (
 
 // Event kinds (spec section 6).
 const (
-	KindTxSent           = "tx.sent"
-	KindTxBlocked        = "tx.blocked"
-	KindApprovalPending  = "approval.pending"
-	KindApprovalApproved = "approval.approved"
-	KindApprovalRejected = "approval.rejected"
+	KindTxSent          = "tx.sent"
+	KindTxBlocked       = "tx.blocked"
+	KindApprovalPending = "approval.pending"
 )
 
-// Event is one outbox row; its public id is "evt_" + ID.
+// Event is one outbox row; receivers see its id as "evt_" + ID.
 type Event struct {
 	bun.BaseModel `bun:"table:events"`
 
@@ -32,9 +30,6 @@ type Event struct {
 	Data      json.RawMessage `bun:"data,type:jsonb"`
 	CreatedAt time.Time       `bun:"created_at"`
 }
-
-// PublicID is the id receivers see (event_id).
-func (e *Event) PublicID() string { return "evt_" + e.ID.String() }
 
 // NewEvent makes an event (not yet stored); data is the kind's `data`
 // object.
