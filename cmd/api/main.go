@@ -5,6 +5,7 @@
 //	api migrate up|down|status|unlock    manage the schema
 //	api bootstrap --network devnet       create an account and print its key
 //	api openapi --dir openapi            write the OpenAPI documents
+//	api audit verify [--account ID]      check the audit log's hash chains
 package main
 
 import (
@@ -22,9 +23,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
@@ -57,11 +60,13 @@ func run(ctx context.Context, args []string, getenv config.Getenv, stdout io.Wri
 		return bootstrap(ctx, args, getenv, stdout)
 	case "openapi":
 		return writeOpenAPI(args)
+	case "audit":
+		return auditCmd(ctx, args, getenv, stdout)
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: api [serve | migrate up|down|status|unlock | bootstrap --network devnet|mainnet [--quiet] | openapi --dir DIR]")
+		fmt.Fprintln(stdout, "usage: api [serve | migrate up|down|status|unlock | bootstrap --network devnet|mainnet [--quiet] | openapi --dir DIR | audit verify [--account ID]]")
 		return nil
 	}
-	return fmt.Errorf("unknown command %q (try: serve, migrate, bootstrap, openapi)", cmd)
+	return fmt.Errorf("unknown command %q (try: serve, migrate, bootstrap, openapi, audit)", cmd)
 }
 
 func newLogger(level slog.Level) *slog.Logger {
@@ -261,6 +266,11 @@ func bootstrap(ctx context.Context, args []string, getenv config.Getenv, stdout 
 	if err != nil {
 		return err
 	}
+	keyID := auth.KeyActorID(key.ID)
+	if err := audit.Append(ctx, tx, acct.ID, key.CreatedAt, "system", audit.ActionKeyCreated, "key:"+keyID,
+		map[string]any{"key_id": keyID, "prefix": key.Prefix, "via": "bootstrap"}); err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
@@ -270,6 +280,50 @@ func bootstrap(ctx context.Context, args []string, getenv config.Getenv, stdout 
 	}
 	fmt.Fprintf(stdout, "account  %s (%s)\nkey id   %s\napi key  %s\n\nThe key is shown only once; keep it secret.\n",
 		acct.ID, acct.Network, key.ID, secret)
+	return nil
+}
+
+// errChainBroken fails `api audit verify` (exit status 1) after it has
+// named each broken chain's first bad entry.
+var errChainBroken = errors.New("audit log chain broken")
+
+func auditCmd(ctx context.Context, args []string, getenv config.Getenv, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "verify" {
+		return errors.New("usage: api audit verify [--account ID]")
+	}
+	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
+	accountFlag := fs.String("account", "", "verify only this account's chain (default: every account)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	var account *uuid.UUID
+	if *accountFlag != "" {
+		id, err := uuid.Parse(*accountFlag)
+		if err != nil {
+			return fmt.Errorf("--account: %w", err)
+		}
+		account = &id
+	}
+	cfg, err := config.LoadCommon(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	db, err := postgres.Open(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rep, err := audit.Verify(ctx, db, account)
+	if err != nil {
+		return err
+	}
+	for _, b := range rep.Breaks {
+		fmt.Fprintln(stdout, "BROKEN", b)
+	}
+	fmt.Fprintf(stdout, "checked %d entries in %d account chain(s): %d broken\n", rep.Entries, rep.Accounts, len(rep.Breaks))
+	if len(rep.Breaks) > 0 {
+		return errChainBroken
+	}
 	return nil
 }
 

@@ -16,13 +16,32 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Actions written by the money path.
+// Actions. A system rejection of an approval is approval.rejected with
+// details.reason policy_violation_at_approval (or why it could not be
+// sent).
 const (
+	ActionWalletCreated       = "wallet.created"
+	ActionPolicyUpdated       = "policy.updated"
+	ActionWalletFrozen        = "wallet.frozen"
+	ActionWalletUnfrozen      = "wallet.unfrozen"
 	ActionSendSent            = "send.sent"
 	ActionSendBlocked         = "send.blocked"
 	ActionSendPendingApproval = "send.pending_approval"
 	ActionSendFailed          = "send.failed"
+	ActionApprovalApproved    = "approval.approved"
+	ActionApprovalRejected    = "approval.rejected"
+	ActionApprovalExpired     = "approval.expired"
+	ActionKeyCreated          = "key.created"
+	ActionKeyRotated          = "key.rotated"
 )
+
+// Actions lists every action, for validating filters.
+var Actions = []string{
+	ActionWalletCreated, ActionPolicyUpdated, ActionWalletFrozen, ActionWalletUnfrozen,
+	ActionSendSent, ActionSendBlocked, ActionSendPendingApproval, ActionSendFailed,
+	ActionApprovalApproved, ActionApprovalRejected, ActionApprovalExpired,
+	ActionKeyCreated, ActionKeyRotated,
+}
 
 // Entry is one audit record.
 type Entry struct {

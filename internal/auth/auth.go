@@ -61,7 +61,10 @@ type Principal struct {
 }
 
 // ActorID names the principal in audit entries and `rejected_by`.
-func (p Principal) ActorID() string { return "key_" + p.KeyID.String() }
+func (p Principal) ActorID() string { return KeyActorID(p.KeyID) }
+
+// KeyActorID is how a key is named on the wire and in the audit log.
+func KeyActorID(id uuid.UUID) string { return "key_" + id.String() }
 
 // CreateAccount makes an account on network.
 func CreateAccount(ctx context.Context, db bun.IDB, network solana.Network) (Account, error) {
@@ -86,7 +89,7 @@ func CreateKey(ctx context.Context, db bun.IDB, account Account) (APIKey, string
 		AccountID: account.ID,
 		Prefix:    secret[:len(TestPrefix)+6],
 		Hash:      sum[:],
-		CreatedAt: time.Now().UTC(),
+		CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
 	}
 	if _, err := db.NewInsert().Model(&k).Exec(ctx); err != nil {
 		return APIKey{}, "", fmt.Errorf("insert api key: %w", err)

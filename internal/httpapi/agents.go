@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
@@ -120,6 +121,39 @@ func (s *server) registerAgents(api huma.API) {
 		Tags:        []string{"Agents"},
 		Errors:      []int{401, 404, 502},
 	}, s.getAgent)
+
+	huma.Register(api, huma.Operation{
+		OperationID: "update-policy",
+		Method:      http.MethodPatch,
+		Path:        Prefix + "/agents/{id}/policy",
+		Summary:     "Change an agent's policy",
+		Description: "Changes the given policy fields (omitted or null fields keep their value; `allowlist: []` clears the allowlist), validated like creation. " +
+			"Sends decided after this answer use the new policy, and so does every approval approved after it. The change is in the audit log with the before and after. " +
+			"Answers the agent without its balance.",
+		Tags:         []string{"Agents"},
+		MaxBodyBytes: MaxBodyBytes + 1,
+		Errors:       []int{400, 401, 404, 413, 422},
+	}, s.patchPolicy)
+
+	huma.Register(api, huma.Operation{
+		OperationID: "freeze-agent",
+		Method:      http.MethodPost,
+		Path:        Prefix + "/agents/{id}/freeze",
+		Summary:     "Freeze an agent wallet",
+		Description: "Every later send is blocked with reason `wallet_frozen`, and approvals approved while frozen are rejected. Freezing a frozen wallet changes nothing. Answers the agent without its balance.",
+		Tags:        []string{"Agents"},
+		Errors:      []int{401, 404},
+	}, s.setState(wallet.Frozen))
+
+	huma.Register(api, huma.Operation{
+		OperationID: "unfreeze-agent",
+		Method:      http.MethodPost,
+		Path:        Prefix + "/agents/{id}/unfreeze",
+		Summary:     "Unfreeze an agent wallet",
+		Description: "Sends are evaluated by the policy again. Unfreezing an active wallet changes nothing. Answers the agent without its balance.",
+		Tags:        []string{"Agents"},
+		Errors:      []int{401, 404},
+	}, s.setState(wallet.Active))
 }
 
 func (s *server) createAgent(ctx context.Context, in *createAgentInput) (*agentOutput, error) {
@@ -131,7 +165,7 @@ func (s *server) createAgent(ctx context.Context, in *createAgentInput) (*agentO
 		return nil, err
 	}
 	pr := principal(ctx)
-	w, err := wallet.Create(ctx, s.DB, s.Sealer, pr.AccountID, in.Body.Label, p)
+	w, err := wallet.Create(ctx, s.DB, s.Sealer, pr.AccountID, pr.ActorID(), in.Body.Label, p)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -168,6 +202,73 @@ func policyFromInput(in *PolicyInput) (policy.Policy, error) {
 		p.Allowlist = in.Allowlist
 	}
 	return p, nil
+}
+
+// patchFromInput reads a partial policy: omitted (or null) fields keep
+// their value; an empty allowlist clears it.
+func patchFromInput(in *PolicyInput) (policy.Patch, error) {
+	var c policy.Patch
+	for _, f := range []struct {
+		name string
+		in   *Amount
+		out  **usdc.Micros
+	}{
+		{"daily_limit_usdc", in.DailyLimitUSDC, &c.DailyLimit},
+		{"max_tx_usdc", in.MaxTxUSDC, &c.MaxTx},
+		{"approval_threshold_usdc", in.ApprovalThresholdUSDC, &c.ApprovalThreshold},
+	} {
+		if f.in == nil {
+			continue
+		}
+		m, err := f.in.Micros(f.name)
+		if err != nil {
+			return c, err
+		}
+		*f.out = &m
+	}
+	c.Allowlist = in.Allowlist
+	return c, nil
+}
+
+type patchPolicyInput struct {
+	ID   string `path:"id" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	Body PolicyInput
+}
+
+func (s *server) patchPolicy(ctx context.Context, in *patchPolicyInput) (*agentOutput, error) {
+	c, err := patchFromInput(&in.Body)
+	if err != nil {
+		return nil, err
+	}
+	id, ok := parseID(in.ID)
+	if !ok {
+		return nil, s.fail(ctx, wallet.ErrNotFound)
+	}
+	pr := principal(ctx)
+	w, err := wallet.UpdatePolicy(ctx, s.DB, pr.AccountID, id, pr.ActorID(), c)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	s.log.InfoContext(ctx, "policy updated", "wallet_id", w.ID, "by", pr.ActorID())
+	return &agentOutput{Body: agentOf(&w)}, nil
+}
+
+func (s *server) setState(state wallet.State) func(context.Context, *agentIDInput) (*agentOutput, error) {
+	return func(ctx context.Context, in *agentIDInput) (*agentOutput, error) {
+		id, ok := parseID(in.ID)
+		if !ok {
+			return nil, s.fail(ctx, wallet.ErrNotFound)
+		}
+		pr := principal(ctx)
+		w, changed, err := wallet.SetState(ctx, s.DB, pr.AccountID, id, pr.ActorID(), state)
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		if changed {
+			s.log.InfoContext(ctx, "wallet state changed", "wallet_id", w.ID, "state", state, "by", pr.ActorID())
+		}
+		return &agentOutput{Body: agentOf(&w)}, nil
+	}
 }
 
 func (s *server) listAgents(ctx context.Context, _ *struct{}) (*listAgentsOutput, error) {

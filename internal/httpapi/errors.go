@@ -113,6 +113,8 @@ func (s *server) fail(ctx context.Context, err error) error {
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case approvalErr(err) != nil:
+		return approvalErr(err)
 	case errors.Is(err, payment.ErrUnknown):
 		s.log.ErrorContext(ctx, "send outcome unknown", "err", err)
 		return errorf(http.StatusServiceUnavailable, "the payment's outcome could not be established; check GET /transactions before retrying")

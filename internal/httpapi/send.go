@@ -12,6 +12,7 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 
+	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/tasks"
 	"github.com/agentwallet/agentwallet/internal/wallet"
@@ -134,7 +135,7 @@ func sendAnswer(o *payment.Outcome) (*sendOutput, error) {
 		return out, nil
 	case payment.PendingApproval:
 		out.Status = http.StatusAccepted
-		out.Body.Status, out.Body.ApprovalID = string(payment.PendingApproval), payment.ApprovalPublicID(o.ApprovalID)
+		out.Body.Status, out.Body.ApprovalID = string(payment.PendingApproval), approval.PublicID(o.ApprovalID)
 		return out, nil
 	case payment.Blocked:
 		left := USDC(o.RemainingToday)

@@ -13,6 +13,7 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 
+	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
@@ -163,7 +164,7 @@ func TestSendSentEndToEnd(t *testing.T) {
 		ev[0]["memo"] != "invoice 42" || ev[0]["wallet_id"] != id {
 		t.Fatalf("tx.sent events %v", ev)
 	}
-	if a := e.auditActions(); strings.Join(a, ",") != "send.sent" {
+	if a := e.auditActions(); strings.Join(a, ",") != "wallet.created,send.sent" {
 		t.Fatalf("audit %v", a)
 	}
 	// Another account sees none of it.
@@ -196,7 +197,7 @@ func TestSendPolicyOutcomes(t *testing.T) {
 		t.Fatalf("at threshold: %d %v", status, body)
 	}
 	apID := uuid.MustParse(strings.TrimPrefix(body["approval_id"].(string), "ap_"))
-	var ap payment.Approval
+	var ap approval.Approval
 	if err := e.db.NewSelect().Model(&ap).Where("id = ?", apID).Scan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestSendPolicyOutcomes(t *testing.T) {
 	if _, ok := blocked[0]["memo"]; !ok {
 		t.Fatal("tx.blocked lacks memo (null)")
 	}
-	want := "send.pending_approval,send.sent,send.sent,send.blocked,send.blocked,send.blocked,send.sent,send.blocked"
+	want := "wallet.created,send.pending_approval,send.sent,send.sent,send.blocked,send.blocked,send.blocked,send.sent,send.blocked"
 	if got := strings.Join(e.auditActions(), ","); got != want {
 		t.Fatalf("audit\n got %s\nwant %s", got, want)
 	}
@@ -332,7 +333,7 @@ func TestSendPreflightShortfall(t *testing.T) {
 	if pending != 0 {
 		t.Fatalf("%d transactions left pending", pending)
 	}
-	if a := strings.Join(e.auditActions(), ","); a != "send.sent,send.failed,send.sent,send.failed" {
+	if a := strings.Join(e.auditActions(), ","); a != "wallet.created,send.sent,send.failed,wallet.created,send.sent,send.failed" {
 		t.Fatalf("audit %s", a)
 	}
 }

@@ -116,6 +116,9 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerWallets(api)
 	s.registerSend(api)
 	s.registerTransactions(api)
+	s.registerApprovals(api)
+	s.registerKeys(api)
+	s.registerAudit(api)
 	return api
 }
 

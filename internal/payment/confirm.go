@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
@@ -69,7 +70,7 @@ func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node 
 	for {
 		var batch []Transaction
 		q := e.DB.NewSelect().Model(&batch).
-			Column("id", "account_id", "wallet_id", "signature", "signed_tx", "last_valid_block_height", "amount_micros", "counterparty", "memo", "created_at").
+			Column("id", "account_id", "wallet_id", "approval_id", "signature", "signed_tx", "last_valid_block_height", "amount_micros", "counterparty", "memo", "created_at").
 			Where("status = ? AND network = ?", TxPending, network).
 			Order("created_at", "id").Limit(solana.MaxSignatureStatuses)
 		if !after.at.IsZero() {
@@ -161,7 +162,7 @@ func signatures(ts []Transaction) []sol.Signature {
 func (e *Engine) settle(ctx context.Context, t *Transaction, confirmed bool, why string, st *SweepStats) error {
 	return e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if !confirmed {
-			failed, err := e.failTx(ctx, tx, t, why)
+			failed, err := e.failTx(ctx, tx, t, why, approval.ReasonTxFailed)
 			if failed {
 				st.Failed++
 			}
@@ -178,6 +179,12 @@ func (e *Engine) settle(ctx context.Context, t *Transaction, confirmed bool, why
 			return nil
 		}
 		st.Confirmed++
+		if t.ApprovalID.Valid {
+			// Its worker died before the broadcast reported.
+			if _, err := approval.MarkSent(ctx, tx, t.ApprovalID.UUID, at); err != nil {
+				return err
+			}
+		}
 		data := map[string]any{
 			"wallet_id": t.WalletID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "memo": t.Memo,
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
@@ -172,8 +173,6 @@ func actorOf(r *Request) string {
 	return "system"
 }
 
-func walletTarget(id uuid.UUID) string { return "wallet:" + id.String() }
-
 func (e *Engine) block(ctx context.Context, tx bun.Tx, r *Request, d policy.Decision, at time.Time) (*Outcome, error) {
 	data := map[string]any{
 		"wallet_id": r.WalletID, "amount": r.Amount, "to": r.To, "reason": d.Reason, "memo": r.Memo,
@@ -186,7 +185,7 @@ func (e *Engine) block(ctx context.Context, tx bun.Tx, r *Request, d policy.Deci
 		"request_id": r.ID, "amount": r.Amount, "to": r.To, "reason": d.Reason,
 		"remaining_today": d.RemainingToday,
 	}
-	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendBlocked, walletTarget(r.WalletID), details); err != nil {
+	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendBlocked, wallet.Target(r.WalletID), details); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -209,79 +208,115 @@ func settleWithEvent(ctx context.Context, tx bun.Tx, r *Request, o *Outcome, kin
 }
 
 func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wallet, d policy.Decision, at time.Time) (*Outcome, error) {
-	a := Approval{
+	a := approval.Approval{
 		ID: uuid.New(), AccountID: r.AccountID, WalletID: r.WalletID,
 		RequestID:   uuid.NullUUID{UUID: r.ID, Valid: true},
 		RequestedBy: r.KeyID,
 		Amount:      r.Amount, To: r.To, Memo: r.Memo,
-		Status: ApprovalPending, CreatedAt: at, ExpiresAt: at.Add(ApprovalLifetime),
+		Status: approval.Pending, CreatedAt: at, ExpiresAt: at.Add(approval.Lifetime),
 	}
 	if _, err := tx.NewInsert().Model(&a).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("insert approval: %w", err)
 	}
 	data := map[string]any{
-		"approval_id": ApprovalPublicID(a.ID), "wallet_id": r.WalletID, "agent_label": w.Label,
+		"approval_id": approval.PublicID(a.ID), "wallet_id": r.WalletID, "agent_label": w.Label,
 		"amount": r.Amount, "to": r.To, "memo": r.Memo,
 	}
 	out := &Outcome{Status: PendingApproval, ApprovalID: a.ID, RemainingToday: int64(d.RemainingToday)}
 	if err := settleWithEvent(ctx, tx, r, out, webhook.KindApprovalPending, data, at); err != nil {
 		return nil, err
 	}
-	details := map[string]any{"request_id": r.ID, "approval_id": ApprovalPublicID(a.ID), "amount": r.Amount, "to": r.To}
-	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendPendingApproval, walletTarget(r.WalletID), details); err != nil {
+	details := map[string]any{"request_id": r.ID, "approval_id": approval.PublicID(a.ID), "amount": r.Amount, "to": r.To}
+	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendPendingApproval, wallet.Target(r.WalletID), details); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// sign builds and signs the transfer with a cached blockhash and stores it
-// (reserving its amount) before anything is broadcast. Without a blockhash
-// nothing is signed: the outcome is Unavailable.
-func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, d policy.Decision, at time.Time) (*Transaction, *Outcome, error) {
+// errNoBlockhash: the node gave no blockhash in time; nothing was signed.
+var errNoBlockhash = errors.New("no blockhash from the Solana node")
+
+// spend is a transfer the policy allowed: a send request's or an
+// approval's. Its id is the transfer's Solana Pay reference.
+type spend struct {
+	accountID, walletID   uuid.UUID
+	network               solana.Network
+	to                    string
+	amount                usdc.Micros
+	memo                  *string
+	requestID, approvalID uuid.NullUUID
+}
+
+func (s *spend) reference() sol.PublicKey {
+	if s.approvalID.Valid {
+		return solana.ReferenceFor(s.approvalID.UUID)
+	}
+	return solana.ReferenceFor(s.requestID.UUID)
+}
+
+// signTransfer builds and signs the transfer with a cached blockhash and
+// stores it (reserving its amount) before anything is broadcast. Without
+// a blockhash nothing is signed: errNoBlockhash.
+func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wallet.Wallet, s *spend, at time.Time) (*Transaction, error) {
 	// Normally cached; bounded so a stalled node cannot hold the wallet
 	// and request locks for long.
 	bctx, cancel := context.WithTimeout(ctx, time.Second)
 	bh, err := node.Blockhashes.Get(bctx)
 	cancel()
 	if err != nil {
-		e.log().WarnContext(ctx, "no blockhash; send not signed", "request_id", r.ID, "err", err)
-		out := &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}
-		return nil, out, setOutcome(ctx, tx, r.ID, out)
+		e.log().WarnContext(ctx, "no blockhash; nothing signed", "wallet_id", w.ID, "err", err)
+		return nil, errNoBlockhash
 	}
-	to, err := sol.PublicKeyFromBase58(r.To)
+	to, err := sol.PublicKeyFromBase58(s.to)
 	if err != nil {
-		return nil, nil, fmt.Errorf("recipient %q: %w", r.To, err)
+		return nil, fmt.Errorf("recipient %q: %w", s.to, err)
 	}
 	memo := ""
-	if r.Memo != nil {
-		memo = *r.Memo
+	if s.memo != nil {
+		memo = *s.memo
 	}
 	unsigned, err := node.Client.BuildTransfer(solana.Transfer{
-		Owner: w.PublicKey(), To: to, Amount: r.Amount, Memo: memo, ComputeUnitPrice: e.ComputeUnitPrice,
-		Reference: solana.ReferenceFor(r.ID),
+		Owner: w.PublicKey(), To: to, Amount: s.amount, Memo: memo, ComputeUnitPrice: e.ComputeUnitPrice,
+		Reference: s.reference(),
 	}, bh)
 	if err != nil {
-		return nil, nil, fmt.Errorf("build transfer: %w", err)
+		return nil, fmt.Errorf("build transfer: %w", err)
 	}
 	secret, err := e.Keys.Open(signer.Sealed{KeyID: w.SecretKeyID, Ciphertext: w.SecretSealed}, ed25519.PublicKey(w.PublicKey().Bytes()))
 	if err != nil {
-		return nil, nil, fmt.Errorf("open wallet %s secret: %w", w.ID, err)
+		return nil, fmt.Errorf("open wallet %s secret: %w", w.ID, err)
 	}
 	raw, sig, err := solana.Sign(unsigned, secret)
 	clear(secret)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	t := Transaction{
-		ID: uuid.New(), AccountID: r.AccountID, WalletID: r.WalletID,
-		RequestID: uuid.NullUUID{UUID: r.ID, Valid: true},
-		Network:   r.Network, Signature: sig.String(), Kind: "usdc", Direction: "send",
-		Amount: r.Amount, Counterparty: r.To, Memo: r.Memo, Status: TxPending,
+		ID: uuid.New(), AccountID: s.accountID, WalletID: s.walletID,
+		RequestID: s.requestID, ApprovalID: s.approvalID,
+		Network: s.network, Signature: sig.String(), Kind: "usdc", Direction: "send",
+		Amount: s.amount, Counterparty: s.to, Memo: s.memo, Status: TxPending,
 		SignedTx: raw, LastValidBlockHeight: bh.LastValidBlockHeight,
 		CreatedAt: at, UpdatedAt: at,
 	}
 	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
-		return nil, nil, fmt.Errorf("insert transaction: %w", err)
+		return nil, fmt.Errorf("insert transaction: %w", err)
+	}
+	return &t, nil
+}
+
+// sign signs a send request's transfer and records it as sent.
+func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, d policy.Decision, at time.Time) (*Transaction, *Outcome, error) {
+	t, err := e.signTransfer(ctx, tx, node, w, &spend{
+		accountID: r.AccountID, walletID: r.WalletID, network: r.Network, to: r.To, amount: r.Amount, memo: r.Memo,
+		requestID: uuid.NullUUID{UUID: r.ID, Valid: true},
+	}, at)
+	if errors.Is(err, errNoBlockhash) {
+		out := &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}
+		return nil, out, setOutcome(ctx, tx, r.ID, out)
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	// Sent from this commit on, even if the worker dies before its first
 	// broadcast (the sweep broadcasts it); the broadcast's answer refines it.
@@ -291,10 +326,10 @@ func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *
 	details := map[string]any{
 		"request_id": r.ID, "transaction_id": t.ID, "signature": t.Signature, "amount": r.Amount, "to": r.To,
 	}
-	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendSent, walletTarget(r.WalletID), details); err != nil {
+	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendSent, wallet.Target(r.WalletID), details); err != nil {
 		return nil, nil, err
 	}
-	return &t, nil, nil
+	return t, nil, nil
 }
 
 // firstBroadcast sends the stored bytes and records the final outcome. A
@@ -319,7 +354,7 @@ func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *T
 		out = &Outcome{Status: Refused, Detail: pe.Message}
 		out.Short, _ = pe.InsufficientFunds()
 		err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			failed, err := e.failTx(ctx, tx, t, "refused by preflight: "+pe.Message)
+			failed, err := e.failTx(ctx, tx, t, "refused by preflight: "+pe.Message, approval.ReasonRefused)
 			if err != nil {
 				return err
 			}
@@ -343,10 +378,12 @@ func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *T
 }
 
 // failTx marks a pending transaction failed (releasing its reservation)
-// with an audit entry. False means it was no longer pending.
-func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why string) (bool, error) {
+// with an audit entry; an approval still signing for it is rejected by the
+// system. False means it was no longer pending.
+func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why string, reason string) (bool, error) {
+	at := e.now()
 	res, err := tx.NewUpdate().Table("transactions").
-		Set("status = ?", TxFailed).Set("error = ?", why).Set("updated_at = ?", e.now()).
+		Set("status = ?", TxFailed).Set("error = ?", why).Set("updated_at = ?", at).
 		Where("id = ? AND status = ?", t.ID, TxPending).Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("fail transaction: %w", err)
@@ -354,8 +391,13 @@ func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 	if n, _ := res.RowsAffected(); n == 0 {
 		return false, nil
 	}
+	if t.ApprovalID.Valid {
+		if _, err := approval.RejectBySystem(ctx, tx, t.ApprovalID.UUID, reason, why, at); err != nil {
+			return false, err
+		}
+	}
 	details := map[string]any{"transaction_id": t.ID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "error": why}
-	if err := audit.Append(ctx, tx, t.AccountID, e.now(), "system", audit.ActionSendFailed, walletTarget(t.WalletID), details); err != nil {
+	if err := audit.Append(ctx, tx, t.AccountID, at, "system", audit.ActionSendFailed, wallet.Target(t.WalletID), details); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -80,9 +80,6 @@ type Outcome struct {
 	Broadcasting bool `json:"broadcasting,omitempty"`
 }
 
-// ApprovalPublicID is how approvals are named on the wire.
-func ApprovalPublicID(id uuid.UUID) string { return "ap_" + id.String() }
-
 // Transaction statuses (spec section 3).
 const (
 	TxPending   = "pending"
@@ -113,35 +110,6 @@ type Transaction struct {
 	Broadcasts           int            `bun:"broadcasts"`
 	CreatedAt            time.Time      `bun:"created_at"`
 	UpdatedAt            time.Time      `bun:"updated_at"`
-}
-
-// Approval statuses (spec section 3).
-const (
-	ApprovalPending = "pending"
-)
-
-// ApprovalLifetime is how long an approval waits for a human.
-const ApprovalLifetime = 7 * 24 * time.Hour
-
-// Approval is a payment parked for a human.
-type Approval struct {
-	bun.BaseModel `bun:"table:approvals"`
-
-	ID          uuid.UUID     `bun:"id,pk,type:uuid"`
-	AccountID   uuid.UUID     `bun:"account_id,type:uuid"`
-	WalletID    uuid.UUID     `bun:"wallet_id,type:uuid"`
-	RequestID   uuid.NullUUID `bun:"request_id,type:uuid"`
-	RequestedBy uuid.NullUUID `bun:"requested_by,type:uuid"`
-	Amount      usdc.Micros   `bun:"amount_micros"`
-	To          string        `bun:"to_address"`
-	Memo        *string       `bun:"memo"`
-	Status      string        `bun:"status"`
-	Reason      *string       `bun:"reason"`
-	Signature   *string       `bun:"signature"`
-	RejectedBy  *string       `bun:"rejected_by"`
-	CreatedAt   time.Time     `bun:"created_at"`
-	ExpiresAt   time.Time     `bun:"expires_at"`
-	DecidedAt   bun.NullTime  `bun:"decided_at"`
 }
 
 // ErrAbandoned means the send was not decided within the wait: it was

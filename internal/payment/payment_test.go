@@ -38,7 +38,7 @@ func newFixture(t *testing.T) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := wallet.Create(ctx, db, sealer, acc.ID, "w", policy.Default())
+	w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", "w", policy.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestDecideTwiceSignsOnce(t *testing.T) {
 	if err != nil || o == nil || o.Status != payment.Sent || o.Signature == "" {
 		t.Fatalf("outcome %+v, %v", o, err)
 	}
-	if n, a := f.count(t, "transactions"), f.count(t, "audit_log"); n != 1 || a != 1 {
+	if n, a := f.count(t, "transactions"), f.count(t, "audit_log"); n != 1 || a != 2 { // wallet.created, send.sent
 		t.Fatalf("%d transactions, %d audit entries", n, a)
 	}
 	var broadcasts int

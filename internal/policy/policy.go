@@ -96,3 +96,42 @@ func truncate(s string) string {
 	}
 	return s
 }
+
+// Patch changes some fields of a policy; nil fields keep their value (an
+// empty, non-nil Allowlist clears it).
+type Patch struct {
+	DailyLimit        *usdc.Micros
+	MaxTx             *usdc.Micros
+	ApprovalThreshold *usdc.Micros
+	Allowlist         []string
+}
+
+// Apply returns p with c's fields changed; the result is not validated.
+func (p Policy) Apply(c Patch) Policy {
+	if c.DailyLimit != nil {
+		p.DailyLimit = *c.DailyLimit
+	}
+	if c.MaxTx != nil {
+		p.MaxTx = *c.MaxTx
+	}
+	if c.ApprovalThreshold != nil {
+		p.ApprovalThreshold = *c.ApprovalThreshold
+	}
+	if c.Allowlist != nil {
+		p.Allowlist = c.Allowlist
+	}
+	return p
+}
+
+// Doc is the policy as the API and the audit log show it: amounts in whole
+// USDC under the spec's field names.
+func (p Policy) Doc() map[string]any {
+	allow := p.Allowlist
+	if allow == nil {
+		allow = []string{}
+	}
+	return map[string]any{
+		"daily_limit_usdc": p.DailyLimit, "max_tx_usdc": p.MaxTx,
+		"approval_threshold_usdc": p.ApprovalThreshold, "allowlist": allow,
+	}
+}

@@ -59,3 +59,44 @@ func NewConfirmSweepTask() *asynq.Task {
 func IsDuplicate(err error) bool {
 	return errors.Is(err, asynq.ErrDuplicateTask) || errors.Is(err, asynq.ErrTaskIDConflict)
 }
+
+// TypeApprovalExecute carries out an approved approval
+// (payment.Engine.Execute).
+const TypeApprovalExecute = "approval:execute"
+
+// ApprovalExecute is the payload of TypeApprovalExecute.
+type ApprovalExecute struct {
+	ApprovalID uuid.UUID `json:"approval_id"`
+}
+
+// NewApprovalExecuteTask makes the execution task of an approval. No fixed
+// TaskID: an approval returned to pending may be approved again, and a run
+// finding nothing to execute does nothing.
+func NewApprovalExecuteTask(approvalID uuid.UUID) *asynq.Task {
+	payload, _ := json.Marshal(ApprovalExecute{ApprovalID: approvalID})
+	return asynq.NewTask(TypeApprovalExecute, payload,
+		asynq.Queue(QueuePayments), asynq.MaxRetry(3), asynq.Timeout(30*time.Second))
+}
+
+// ParseApprovalExecute decodes a TypeApprovalExecute payload.
+func ParseApprovalExecute(t *asynq.Task) (ApprovalExecute, error) {
+	var p ApprovalExecute
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.ApprovalID == uuid.Nil {
+		return p, fmt.Errorf("bad %s payload: %w", TypeApprovalExecute, asynq.SkipRetry)
+	}
+	return p, nil
+}
+
+// TypeApprovalsExpire expires approvals pending past their lifetime and
+// returns abandoned approves to pending (approval.Sweep).
+const TypeApprovalsExpire = "approvals:expire"
+
+// ExpireEvery is the scheduler's period for TypeApprovalsExpire.
+const ExpireEvery = time.Minute
+
+// NewApprovalsExpireTask makes an expiry run; at most one is queued per
+// period (see NewConfirmSweepTask).
+func NewApprovalsExpireTask() *asynq.Task {
+	return asynq.NewTask(TypeApprovalsExpire, nil, asynq.Unique(ExpireEvery),
+		asynq.Queue(QueueDefault), asynq.MaxRetry(0), asynq.Timeout(50*time.Second))
+}

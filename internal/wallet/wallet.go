@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/usdc"
@@ -113,8 +114,9 @@ type Sealer interface {
 }
 
 // Create makes a new agent wallet: a fresh keypair whose secret is sealed
-// before it is stored. An invalid label or policy is a *FieldError.
-func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID, label string, p policy.Policy) (Wallet, error) {
+// before it is stored, with its audit entry by actor. An invalid label or
+// policy is a *FieldError.
+func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID, actor, label string, p policy.Policy) (Wallet, error) {
 	if err := validate(label, p); err != nil {
 		return Wallet{}, err
 	}
@@ -139,14 +141,24 @@ func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID,
 		Allowlist:         allow,
 		SecretKeyID:       sealed.KeyID,
 		SecretSealed:      sealed.Ciphertext,
-		CreatedAt:         time.Now().UTC().Truncate(time.Microsecond), // what Postgres keeps
+		CreatedAt:         nowUTC(),
 	}
-	if _, err := db.NewInsert().Model(&w).Exec(ctx); err != nil {
-		return Wallet{}, fmt.Errorf("insert wallet: %w", err)
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(&w).Exec(ctx); err != nil {
+			return fmt.Errorf("insert wallet: %w", err)
+		}
+		return audit.Append(ctx, tx, accountID, w.CreatedAt, actor, audit.ActionWalletCreated, Target(w.ID),
+			map[string]any{"wallet_id": w.ID, "label": label, "pubkey": w.Pubkey, "policy": w.Policy().Doc()})
+	})
+	if err != nil {
+		return Wallet{}, err
 	}
 	w.SecretSealed = nil
 	return w, nil
 }
+
+// nowUTC is the time as Postgres keeps it (microseconds).
+func nowUTC() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // Get loads a wallet of the account.
 func Get(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Wallet, error) {

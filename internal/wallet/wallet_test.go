@@ -27,11 +27,11 @@ func TestCreateGetListScopedToAccount(t *testing.T) {
 
 	p := policy.Default()
 	p.Allowlist = []string{"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"}
-	w1, err := wallet.Create(ctx, db, sealer, a.ID, "one", p)
+	w1, err := wallet.Create(ctx, db, sealer, a.ID, "system", "one", p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w2, err := wallet.Create(ctx, db, sealer, a.ID, "two", policy.Default())
+	w2, err := wallet.Create(ctx, db, sealer, a.ID, "system", "two", policy.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,13 +68,13 @@ func TestCreateGetListScopedToAccount(t *testing.T) {
 		{strings.Repeat("é", wallet.MaxLabel+1), policy.Default(), "label"},
 		{"a\x00b", policy.Default(), "label"},
 	} {
-		_, err := wallet.Create(ctx, db, sealer, a.ID, tc.label, tc.p)
+		_, err := wallet.Create(ctx, db, sealer, a.ID, "system", tc.label, tc.p)
 		var fe *wallet.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("Create(%q): %v, want a FieldError on %s", tc.label, err, tc.field)
 		}
 	}
-	if _, err := wallet.Create(ctx, db, sealer, a.ID, strings.Repeat("é", wallet.MaxLabel), policy.Default()); err != nil {
+	if _, err := wallet.Create(ctx, db, sealer, a.ID, "system", strings.Repeat("é", wallet.MaxLabel), policy.Default()); err != nil {
 		t.Fatalf("100-character label: %v", err)
 	}
 	if list, _ := wallet.List(ctx, db, a.ID); len(list) != 3 {

@@ -18,6 +18,13 @@ const (
 	KindTxSent          = "tx.sent"
 	KindTxBlocked       = "tx.blocked"
 	KindApprovalPending = "approval.pending"
+	// KindApprovalApproved: approved, signed and broadcast.
+	KindApprovalApproved = "approval.approved"
+	// KindApprovalRejected: rejected by a human or by the system.
+	KindApprovalRejected = "approval.rejected"
+	// KindApprovalExpired: pending longer than its lifetime (not in the
+	// spec's list; endpoints may subscribe to it).
+	KindApprovalExpired = "approval.expired"
 )
 
 // Event is one outbox row; receivers see its id as "evt_" + ID.

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/tasks"
@@ -40,7 +41,9 @@ func NewMux(d Deps) *asynq.ServeMux {
 	if d.Payments != nil {
 		mux.HandleFunc(tasks.TypeSendDecide, d.sendDecide)
 		mux.HandleFunc(tasks.TypeConfirmSweep, d.confirmSweep)
+		mux.HandleFunc(tasks.TypeApprovalExecute, d.approvalExecute)
 	}
+	mux.HandleFunc(tasks.TypeApprovalsExpire, d.approvalsExpire)
 	return mux
 }
 
@@ -50,6 +53,24 @@ func (d Deps) sendDecide(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	return d.Payments.Decide(ctx, p.RequestID)
+}
+
+func (d Deps) approvalExecute(ctx context.Context, t *asynq.Task) error {
+	p, err := tasks.ParseApprovalExecute(t)
+	if err != nil {
+		return err
+	}
+	return d.Payments.Execute(ctx, p.ApprovalID)
+}
+
+// approvalsExpire fails the task on error; the next minute's run tries
+// again.
+func (d Deps) approvalsExpire(ctx context.Context, _ *asynq.Task) error {
+	st, err := approval.Sweep(ctx, d.DB, d.Now(), approval.AbandonedAfter)
+	if st.Expired+st.Released > 0 {
+		d.Log.InfoContext(ctx, "approvals swept", "expired", st.Expired, "released", st.Released)
+	}
+	return err
 }
 
 // confirmSweep logs what it could not do instead of failing the task: the

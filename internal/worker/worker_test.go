@@ -69,7 +69,7 @@ func TestCheckKeystore(t *testing.T) {
 	}
 	sealer, _ := signer.NewSealer(pubA)
 	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
-	if _, err := wallet.Create(ctx, db, sealer, acct.ID, "w", policy.Default()); err != nil {
+	if _, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default()); err != nil {
 		t.Fatal(err)
 	}
 	if err := worker.CheckKeystore(ctx, db, ksB); err == nil || !strings.Contains(err.Error(), sealer.KeyID()) {

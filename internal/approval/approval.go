@@ -1,0 +1,418 @@
+// Package approval is the approval state machine (DESIGN §3): payments a
+// policy allowed but parked for a human, and their transitions
+//
+//	pending → signing → sent | rejected
+//	pending → rejected | expired
+//	signing → pending (an approve that was never executed)
+//
+// Every transition is a conditional UPDATE on the expected state, so of two
+// concurrent actors exactly one wins, and each writes its event and audit
+// entry in the same transaction. Signing itself is the payment engine's
+// (internal/payment); this package holds no keys.
+package approval
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/webhook"
+)
+
+// Statuses (spec section 3).
+const (
+	Pending  = "pending"
+	Signing  = "signing"
+	Sent     = "sent"
+	Rejected = "rejected"
+	Expired  = "expired"
+)
+
+// Statuses lists every status, for validating filters.
+var Statuses = []string{Pending, Signing, Sent, Rejected, Expired}
+
+// Lifetime is how long an approval waits for a human before it expires.
+const Lifetime = 7 * 24 * time.Hour
+
+// Reasons a system rejection records.
+const (
+	// ReasonPolicyViolation: the policy, evaluated again at approval,
+	// blocks the payment (ReasonDetail names the rule).
+	ReasonPolicyViolation = "policy_violation_at_approval"
+	// ReasonRefused: the node's preflight simulation refused the signed
+	// transaction (not enough USDC or SOL); nothing was sent.
+	ReasonRefused = "refused_by_node"
+	// ReasonTxFailed: the transaction failed or expired before its first
+	// broadcast reported; nothing was spent.
+	ReasonTxFailed = "transaction_failed"
+)
+
+// SystemActor is the actor of automatic transitions.
+const SystemActor = "system"
+
+// MaxNote is the longest note on an approve or reject, in characters.
+const MaxNote = 500
+
+// Approval is a payment parked for a human.
+type Approval struct {
+	bun.BaseModel `bun:"table:approvals,alias:a"`
+
+	ID          uuid.UUID     `bun:"id,pk,type:uuid"`
+	AccountID   uuid.UUID     `bun:"account_id,type:uuid"`
+	WalletID    uuid.UUID     `bun:"wallet_id,type:uuid"`
+	RequestID   uuid.NullUUID `bun:"request_id,type:uuid"`
+	RequestedBy uuid.NullUUID `bun:"requested_by,type:uuid"` // the API key of the send
+	Amount      usdc.Micros   `bun:"amount_micros"`
+	To          string        `bun:"to_address"`
+	Memo        *string       `bun:"memo"`
+	Status      string        `bun:"status"`
+	Reason      *string       `bun:"reason"`
+	// ReasonDetail is the policy rule or the node's message of a system
+	// rejection.
+	ReasonDetail *string      `bun:"reason_detail"`
+	Signature    *string      `bun:"signature"`
+	ApprovedBy   *string      `bun:"approved_by"`
+	RejectedBy   *string      `bun:"rejected_by"`
+	Note         *string      `bun:"note"`
+	CreatedAt    time.Time    `bun:"created_at"`
+	ExpiresAt    time.Time    `bun:"expires_at"`
+	DecidedAt    bun.NullTime `bun:"decided_at"` // when approved, rejected or expired
+
+	AgentLabel string `bun:"agent_label,scanonly"` // the wallet's label, on reads
+}
+
+// PublicID is how an approval is named on the wire: "ap_" + uuid.
+func PublicID(id uuid.UUID) string { return "ap_" + id.String() }
+
+// ParseID reads a public approval id ("ap_<uuid>", or the bare uuid).
+func ParseID(s string) (uuid.UUID, bool) {
+	id, err := uuid.Parse(strings.TrimPrefix(s, "ap_"))
+	return id, err == nil
+}
+
+// Requester is the actor id of the key that made the send ("key_<uuid>"),
+// or "" when it was not made with a key.
+func (a *Approval) Requester() string {
+	if !a.RequestedBy.Valid {
+		return ""
+	}
+	return "key_" + a.RequestedBy.UUID.String()
+}
+
+// ErrNotFound means no approval with that id in that account; another
+// account's approval is indistinguishable from a missing one.
+var ErrNotFound = errors.New("approval not found")
+
+// ErrRequester refuses an approve by the key that made the send: an agent
+// holding its key must not wave its own payments through.
+var ErrRequester = errors.New("requester cannot approve")
+
+// NotPendingError refuses acting on an approval that is no longer pending.
+type NotPendingError struct{ Status string }
+
+func (e *NotPendingError) Error() string {
+	if e.Status == Pending {
+		// It left pending and came back while we acted on it.
+		return "approval changed while acting on it; try again"
+	}
+	return fmt.Sprintf("approval is %s, not pending", e.Status)
+}
+
+func target(id uuid.UUID) string { return "approval:" + PublicID(id) }
+
+// Start approves: pending → signing, by actor (an API key's "key_…", a
+// dashboard user's "usr_…" or "slack:<user>"). The payment engine then
+// evaluates the policy again and signs, or rejects. An approval past its
+// lifetime is expired on the spot and refused.
+func Start(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor string, note *string) (Approval, error) {
+	var a Approval
+	err := db.NewRaw(`UPDATE approvals SET status = ?, approved_by = ?, note = ?, decided_at = now()
+		WHERE id = ? AND account_id = ? AND status = ? AND expires_at > now()
+		AND (requested_by IS NULL OR 'key_' || requested_by::text <> ?)
+		RETURNING *`, Signing, actor, note, id, accountID, Pending, actor).Scan(ctx, &a)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Approval{}, refusal(ctx, db, accountID, id, actor, true)
+	}
+	if err != nil {
+		return Approval{}, fmt.Errorf("approve: %w", err)
+	}
+	return a, nil
+}
+
+// refusal explains why a transition from pending did not happen.
+func refusal(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor string, approving bool) error {
+	var a Approval
+	err := db.NewSelect().Model(&a).Where("id = ? AND account_id = ?", id, accountID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("read approval: %w", err)
+	}
+	if approving && a.Requester() == actor {
+		return ErrRequester
+	}
+	if a.Status == Pending {
+		// Past its lifetime but not yet swept: expire it now.
+		expired, err := expireOne(ctx, db, id, time.Time{}, "now()")
+		if err != nil {
+			return err
+		}
+		if expired {
+			return &NotPendingError{Status: Expired}
+		}
+	}
+	return &NotPendingError{Status: a.Status}
+}
+
+// Release returns an approval whose approve was never executed (signing,
+// nothing signed) to pending. False means the engine got to it first.
+func Release(ctx context.Context, db bun.IDB, id uuid.UUID) (bool, error) {
+	res, err := db.NewUpdate().Table("approvals").
+		Set("status = ?", Pending).Set("approved_by = NULL, note = NULL, decided_at = NULL").
+		Where("id = ? AND status = ? AND signature IS NULL", id, Signing).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("release approval: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// Reject closes a pending approval without spending, by actor; the
+// requester may reject its own payment.
+func Reject(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor string, note *string) (Approval, error) {
+	var a Approval
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := tx.NewRaw(`UPDATE approvals SET status = ?, rejected_by = ?, note = ?, decided_at = now()
+			WHERE id = ? AND account_id = ? AND status = ? AND expires_at > now()
+			RETURNING *`, Rejected, actor, note, id, accountID, Pending).Scan(ctx, &a)
+		if err != nil {
+			return err
+		}
+		at := a.DecidedAt.Time
+		if err := emitRejected(ctx, tx, &a, at); err != nil {
+			return err
+		}
+		return audit.Append(ctx, tx, a.AccountID, at, actor, audit.ActionApprovalRejected, target(a.ID),
+			map[string]any{"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To, "note": note})
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return Approval{}, refusal(ctx, db, accountID, id, actor, false)
+	}
+	if err != nil {
+		return Approval{}, fmt.Errorf("reject approval: %w", err)
+	}
+	return a, nil
+}
+
+func emitRejected(ctx context.Context, tx bun.IDB, a *Approval, at time.Time) error {
+	_, err := webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalRejected, map[string]any{
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
+		"rejected_by": a.RejectedBy, "reason": a.Reason,
+	})
+	return err
+}
+
+// ErrNotSigning means the approval is not awaiting execution (already
+// executed, or returned to pending): there is nothing to do.
+var ErrNotSigning = errors.New("approval is not awaiting execution")
+
+// Claim locks an approval awaiting execution (signing, nothing signed yet)
+// inside the engine's transaction; else ErrNotSigning.
+func Claim(ctx context.Context, tx bun.Tx, id uuid.UUID) (Approval, error) {
+	var a Approval
+	err := tx.NewSelect().Model(&a).Where("id = ? AND status = ? AND signature IS NULL", id, Signing).
+		For("UPDATE").Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Approval{}, ErrNotSigning
+	}
+	if err != nil {
+		return Approval{}, fmt.Errorf("claim approval: %w", err)
+	}
+	return a, nil
+}
+
+// Signed records the signature of a claimed approval's transaction and the
+// approver's audit entry; it stays signing until its broadcast reports.
+func Signed(ctx context.Context, tx bun.Tx, a *Approval, transactionID uuid.UUID, signature string, at time.Time) error {
+	if _, err := tx.NewUpdate().Table("approvals").Set("signature = ?", signature).Where("id = ?", a.ID).Exec(ctx); err != nil {
+		return fmt.Errorf("store approval signature: %w", err)
+	}
+	a.Signature = &signature
+	actor := SystemActor
+	if a.ApprovedBy != nil {
+		actor = *a.ApprovedBy
+	}
+	return audit.Append(ctx, tx, a.AccountID, at, actor, audit.ActionApprovalApproved, target(a.ID), map[string]any{
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
+		"transaction_id": transactionID, "signature": signature, "note": a.Note,
+	})
+}
+
+// MarkSent moves a signing approval to sent once its transaction is
+// broadcast (or confirmed), with the approval.approved event. False means
+// it was not signing (already sent, or closed).
+func MarkSent(ctx context.Context, tx bun.IDB, id uuid.UUID, at time.Time) (bool, error) {
+	var a Approval
+	err := tx.NewRaw(`UPDATE approvals SET status = ? WHERE id = ? AND status = ? AND signature IS NOT NULL RETURNING *`,
+		Sent, id, Signing).Scan(ctx, &a)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("mark approval sent: %w", err)
+	}
+	_, err = webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalApproved, map[string]any{
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "signature": a.Signature, "amount": a.Amount, "to": a.To,
+	})
+	return err == nil, err
+}
+
+// RejectBySystem closes a signing approval without spending: the policy
+// no longer allows it, or its transaction could not be sent. It records
+// reason in the audit log and emits approval.rejected by "system". False
+// means it was not signing.
+func RejectBySystem(ctx context.Context, tx bun.IDB, id uuid.UUID, reason, detail string, at time.Time) (bool, error) {
+	var a Approval
+	err := tx.NewRaw(`UPDATE approvals SET status = ?, rejected_by = ?, reason = ?, reason_detail = ?
+		WHERE id = ? AND status = ? RETURNING *`,
+		Rejected, SystemActor, reason, detail, id, Signing).Scan(ctx, &a)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reject approval: %w", err)
+	}
+	if err := emitRejected(ctx, tx, &a, at); err != nil {
+		return false, err
+	}
+	err = audit.Append(ctx, tx, a.AccountID, at, SystemActor, audit.ActionApprovalRejected, target(a.ID), map[string]any{
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
+		"reason": reason, "detail": detail, "approved_by": a.ApprovedBy,
+	})
+	return err == nil, err
+}
+
+// expireOne closes one pending approval past its lifetime, with its event
+// and audit entry. clock is the SQL time compared with expires_at ("?" for
+// at, or "now()" for the database's clock).
+func expireOne(ctx context.Context, db *bun.DB, id uuid.UUID, at time.Time, clock string) (bool, error) {
+	var expired bool
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var a Approval
+		q := `UPDATE approvals SET status = ?, decided_at = ` + clock + ` WHERE id = ? AND status = ? AND expires_at <= ` + clock + ` RETURNING *`
+		args := []any{Expired, id, Pending}
+		if clock == "?" {
+			args = []any{Expired, at, id, Pending, at}
+		}
+		err := tx.NewRaw(q, args...).Scan(ctx, &a)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("expire approval: %w", err)
+		}
+		expired = true
+		at := a.DecidedAt.Time
+		data := map[string]any{"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To, "expires_at": a.ExpiresAt}
+		if _, err := webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalExpired, data); err != nil {
+			return err
+		}
+		return audit.Append(ctx, tx, a.AccountID, at, SystemActor, audit.ActionApprovalExpired, target(a.ID), data)
+	})
+	return expired, err
+}
+
+// AbandonedAfter is how long an approval may stay in signing with nothing
+// signed before Sweep returns it to pending: longer than any approve waits
+// (its wait is at most 20 s plus a grace), so only an approve whose process
+// died is affected.
+const AbandonedAfter = 2 * time.Minute
+
+// SweepStats counts what one Sweep did.
+type SweepStats struct{ Expired, Released int }
+
+// sweepBatch bounds one sweep's work; the next run takes the rest.
+const sweepBatch = 1000
+
+// Sweep expires the approvals pending past their lifetime at now, each in
+// its own transaction, and returns to pending the approvals held in
+// signing, unsigned, since before now-stale (their approve died between
+// its two steps; the human may approve again).
+func Sweep(ctx context.Context, db *bun.DB, now time.Time, stale time.Duration) (SweepStats, error) {
+	var st SweepStats
+	var ids []uuid.UUID
+	err := db.NewSelect().Table("approvals").Column("id").
+		Where("status = ? AND expires_at <= ?", Pending, now).OrderExpr("expires_at").Limit(sweepBatch).
+		Scan(ctx, &ids)
+	if err != nil {
+		return st, fmt.Errorf("find expired approvals: %w", err)
+	}
+	for _, id := range ids {
+		ok, err := expireOne(ctx, db, id, now, "?")
+		if err != nil {
+			return st, err
+		}
+		if ok {
+			st.Expired++
+		}
+	}
+	res, err := db.NewUpdate().Table("approvals").
+		Set("status = ?", Pending).Set("approved_by = NULL, note = NULL, decided_at = NULL").
+		Where("status = ? AND signature IS NULL AND decided_at < ?", Signing, now.Add(-stale)).Exec(ctx)
+	if err != nil {
+		return st, fmt.Errorf("release stale approvals: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	st.Released = int(n)
+	return st, nil
+}
+
+// Get reads an approval of the account, with its wallet's label.
+func Get(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Approval, error) {
+	var a Approval
+	err := db.NewSelect().Model(&a).ColumnExpr("a.*, w.label AS agent_label").
+		Join("JOIN wallets AS w ON w.id = a.wallet_id").
+		Where("a.id = ? AND a.account_id = ?", id, accountID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Approval{}, ErrNotFound
+	}
+	if err != nil {
+		return Approval{}, fmt.Errorf("read approval: %w", err)
+	}
+	return a, nil
+}
+
+// Cursor is the position after which a page starts (the last row seen).
+type Cursor struct {
+	CreatedAt time.Time
+	ID        uuid.UUID
+}
+
+// List returns up to limit approvals of the account, newest first,
+// optionally only those with status, starting after cursor.
+func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, status string, after *Cursor, limit int) ([]Approval, error) {
+	as := []Approval{}
+	q := db.NewSelect().Model(&as).ColumnExpr("a.*, w.label AS agent_label").
+		Join("JOIN wallets AS w ON w.id = a.wallet_id").
+		Where("a.account_id = ?", accountID).
+		OrderExpr("a.created_at DESC, a.id DESC").Limit(int64(limit))
+	if status != "" {
+		q = q.Where("a.status = ?", status)
+	}
+	if after != nil {
+		q = q.Where("(a.created_at, a.id) < (?, ?)", after.CreatedAt, after.ID)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	return as, nil
+}

@@ -1,0 +1,339 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
+
+	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/payment"
+	"github.com/agentwallet/agentwallet/internal/tasks"
+)
+
+// Approval is a payment parked for a human (DESIGN §3).
+type Approval struct {
+	ID           string     `json:"id" doc:"Approval id." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
+	WalletID     string     `json:"wallet_id" format:"uuid" doc:"The paying wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	AgentLabel   string     `json:"agent_label" doc:"The paying wallet's label." example:"research-bot"`
+	Amount       USDC       `json:"amount" doc:"USDC in whole units." example:"250"`
+	To           string     `json:"to" doc:"Recipient's address (base58)." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	Memo         *string    `json:"memo" nullable:"true" doc:"The send's memo, or null." example:"invoice 1234"`
+	Status       string     `json:"status" enum:"pending,signing,sent,rejected,expired" doc:"pending: waiting for a human; signing: approved, the policy is being checked again and the transaction broadcast; sent: broadcast, signature available; rejected: closed without spending (by a human, or by the system when the policy no longer allows it); expired: pending longer than 7 days." example:"sent"`
+	Reason       *string    `json:"reason" nullable:"true" enum:"policy_violation_at_approval,refused_by_node,transaction_failed" doc:"Why the system rejected it, or null: policy_violation_at_approval (the policy, checked again at approval, blocks it; reason_detail names the rule), refused_by_node (the node's simulation refused it, e.g. not enough USDC), transaction_failed (it expired or failed before it was sent)." example:"policy_violation_at_approval"`
+	ReasonDetail *string    `json:"reason_detail" nullable:"true" doc:"The rule (exceeds_daily_limit, exceeds_max_tx, recipient_not_allowed, wallet_frozen) or the node's message behind reason, or null." example:"exceeds_daily_limit"`
+	Signature    *string    `json:"signature" nullable:"true" doc:"The transaction's signature once signed, or null." example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"`
+	RequestedBy  *string    `json:"requested_by" nullable:"true" doc:"The API key that made the send (key_…); it cannot approve it." example:"key_8a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
+	ApprovedBy   *string    `json:"approved_by" nullable:"true" doc:"Who approved it: key_… (API key), usr_… (dashboard user), slack:<user id>; null unless approved." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
+	RejectedBy   *string    `json:"rejected_by" nullable:"true" doc:"Who rejected it: key_…, usr_…, slack:<user id>, or system; null unless rejected." example:"system"`
+	Note         *string    `json:"note" nullable:"true" doc:"The approver's or rejecter's note, or null." example:"over budget this week"`
+	CreatedAt    time.Time  `json:"created_at" doc:"When the send was parked, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
+	ExpiresAt    time.Time  `json:"expires_at" doc:"When it expires if still pending (7 days after creation)." example:"2026-04-08T12:00:00Z"`
+	DecidedAt    *time.Time `json:"decided_at" nullable:"true" doc:"When it was approved, rejected or expired; null while pending." example:"2026-04-01T12:05:00Z"`
+}
+
+func approvalOf(a *approval.Approval) Approval {
+	out := Approval{
+		ID: approval.PublicID(a.ID), WalletID: a.WalletID.String(), AgentLabel: a.AgentLabel,
+		Amount: USDC(a.Amount), To: a.To, Memo: a.Memo, Status: a.Status,
+		Reason: a.Reason, ReasonDetail: a.ReasonDetail, Signature: a.Signature,
+		ApprovedBy: a.ApprovedBy, RejectedBy: a.RejectedBy, Note: a.Note,
+		CreatedAt: a.CreatedAt.UTC(), ExpiresAt: a.ExpiresAt.UTC(),
+	}
+	if r := a.Requester(); r != "" {
+		out.RequestedBy = &r
+	}
+	if !a.DecidedAt.IsZero() {
+		t := a.DecidedAt.Time.UTC()
+		out.DecidedAt = &t
+	}
+	return out
+}
+
+type approvalIDInput struct {
+	ID string `path:"id" doc:"Approval id (ap_…)." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
+}
+
+type approvalActionInput struct {
+	ID   string `path:"id" doc:"Approval id (ap_…)." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
+	Body *struct {
+		Note *string `json:"note,omitempty" maxLength:"500" doc:"Optional note, kept on the approval and in the audit log (at most 500 characters)." example:"checked the invoice"`
+	}
+}
+
+func (in *approvalActionInput) note() (*string, error) {
+	if in.Body == nil || in.Body.Note == nil || *in.Body.Note == "" {
+		return nil, nil
+	}
+	if utf8.RuneCountInString(*in.Body.Note) > approval.MaxNote {
+		return nil, fieldError("note", fmt.Sprintf("must be at most %d characters", approval.MaxNote))
+	}
+	return in.Body.Note, nil
+}
+
+type approvalOutput struct {
+	Status int
+	Body   Approval
+}
+
+type listApprovalsInput struct {
+	Status string `query:"status" enum:"pending,signing,sent,rejected,expired" doc:"Only approvals with this status." example:"pending"`
+	pageQuery
+}
+
+type listApprovalsOutput struct {
+	Body struct {
+		Approvals  []Approval `json:"approvals" doc:"Newest first."`
+		NextCursor *string    `json:"next_cursor" nullable:"true" doc:"Pass as cursor for the next page; null on the last page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
+	}
+}
+
+func (s *server) registerApprovals(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "list-approvals",
+		Method:      http.MethodGet,
+		Path:        Prefix + "/approvals",
+		Summary:     "List approvals",
+		Description: "The account's approvals, newest first, optionally by status; `next_cursor` continues the list.",
+		Tags:        []string{"Approvals"},
+		Errors:      []int{400, 401, 422},
+	}, s.listApprovals)
+
+	huma.Register(api, huma.Operation{
+		OperationID: "get-approval",
+		Method:      http.MethodGet,
+		Path:        Prefix + "/approvals/{id}",
+		Summary:     "Get an approval",
+		Tags:        []string{"Approvals"},
+		Errors:      []int{401, 404},
+	}, s.getApproval)
+
+	huma.Register(api, huma.Operation{
+		OperationID: "approve",
+		Method:      http.MethodPost,
+		Path:        Prefix + "/approvals/{id}/approve",
+		Summary:     "Approve a pending payment",
+		Description: "Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), " +
+			"then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). " +
+			"202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). " +
+			"The API key that made the send cannot approve it (403 `Requester cannot approve`); any other key of the account can. " +
+			"409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent).",
+		Tags:         []string{"Approvals"},
+		MaxBodyBytes: MaxBodyBytes + 1,
+		Responses: map[string]*huma.Response{
+			"202": {Description: "Approved and signed; the broadcast has not reported yet."},
+		},
+		Errors: []int{400, 401, 403, 404, 409, 413, 422, 503},
+	}, s.approve)
+
+	huma.Register(api, huma.Operation{
+		OperationID:  "reject",
+		Method:       http.MethodPost,
+		Path:         Prefix + "/approvals/{id}/reject",
+		Summary:      "Reject a pending payment",
+		Description:  "Closes the approval without spending (`rejected`, `rejected_by` the calling key). The key that made the send may reject it. 409 when it is not pending.",
+		Tags:         []string{"Approvals"},
+		MaxBodyBytes: MaxBodyBytes + 1,
+		Errors:       []int{400, 401, 404, 409, 413, 422},
+	}, s.reject)
+}
+
+func (s *server) listApprovals(ctx context.Context, in *listApprovalsInput) (*listApprovalsOutput, error) {
+	if in.Status != "" && !slices.Contains(approval.Statuses, in.Status) {
+		return nil, errorf(http.StatusUnprocessableEntity, "status: must be one of "+strings.Join(approval.Statuses, ", "))
+	}
+	var after *approval.Cursor
+	if in.Cursor != "" {
+		at, id, err := parseTimeCursor(in.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		after = &approval.Cursor{CreatedAt: at, ID: id}
+	}
+	n := in.size()
+	as, err := approval.List(ctx, s.DB, principal(ctx).AccountID, in.Status, after, n+1)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	out := &listApprovalsOutput{}
+	if len(as) > n {
+		as = as[:n]
+		last := as[n-1]
+		c := timeCursor(last.CreatedAt, last.ID)
+		out.Body.NextCursor = &c
+	}
+	out.Body.Approvals = make([]Approval, len(as))
+	for i := range as {
+		out.Body.Approvals[i] = approvalOf(&as[i])
+	}
+	return out, nil
+}
+
+func (s *server) getApproval(ctx context.Context, in *approvalIDInput) (*approvalOutput, error) {
+	a, err := s.approval(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &approvalOutput{Status: http.StatusOK, Body: approvalOf(&a)}, nil
+}
+
+// approval reads an approval of the caller's account; any other id is 404.
+func (s *server) approval(ctx context.Context, rawID string) (approval.Approval, error) {
+	id, ok := approval.ParseID(rawID)
+	if !ok {
+		return approval.Approval{}, s.fail(ctx, approval.ErrNotFound)
+	}
+	a, err := approval.Get(ctx, s.DB, principal(ctx).AccountID, id)
+	if err != nil {
+		return approval.Approval{}, s.fail(ctx, err)
+	}
+	return a, nil
+}
+
+func (s *server) reject(ctx context.Context, in *approvalActionInput) (*approvalOutput, error) {
+	note, err := in.note()
+	if err != nil {
+		return nil, err
+	}
+	id, ok := approval.ParseID(in.ID)
+	if !ok {
+		return nil, s.fail(ctx, approval.ErrNotFound)
+	}
+	pr := principal(ctx)
+	if _, err := approval.Reject(ctx, s.DB, pr.AccountID, id, pr.ActorID(), note); err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	s.log.InfoContext(ctx, "approval rejected", "approval_id", id, "by", pr.ActorID())
+	return s.getApproval(ctx, &approvalIDInput{ID: in.ID})
+}
+
+// approve moves the approval to signing, hands it to a worker and waits
+// for the outcome like a send: at the wait's end an approval not yet
+// executed returns to pending (503, nothing sent).
+func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approvalOutput, error) {
+	note, err := in.note()
+	if err != nil {
+		return nil, err
+	}
+	id, ok := approval.ParseID(in.ID)
+	if !ok {
+		return nil, s.fail(ctx, approval.ErrNotFound)
+	}
+	pr := principal(ctx)
+	if _, err := approval.Start(ctx, s.DB, pr.AccountID, id, pr.ActorID(), note); err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	notified, done := s.waiter.Register(id)
+	defer done()
+	if _, err := s.tasks.EnqueueContext(ctx, tasks.NewApprovalExecuteTask(id)); err != nil {
+		s.log.WarnContext(ctx, "enqueue approval execution", "approval_id", id, "err", err)
+		if released, err := s.release(ctx, id); err != nil || released {
+			return nil, errorf(http.StatusServiceUnavailable, "the payment queue is unavailable; the approval is still pending and nothing was sent, try again")
+		}
+		// A worker took it all the same: wait for it.
+	}
+	a, err := s.awaitApproval(ctx, pr.AccountID, id, notified)
+	if err != nil {
+		return nil, err
+	}
+	s.log.InfoContext(ctx, "approval executed", "approval_id", id, "by", pr.ActorID(), "status", a.Status)
+	out := &approvalOutput{Status: http.StatusOK, Body: approvalOf(&a)}
+	if a.Status == approval.Signing {
+		out.Status = http.StatusAccepted
+	}
+	return out, nil
+}
+
+// release returns an unexecuted approval to pending, even when the caller
+// has gone away.
+func (s *server) release(ctx context.Context, id uuid.UUID) (bool, error) {
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	released, err := approval.Release(bg, s.DB, id)
+	if err != nil {
+		s.log.ErrorContext(ctx, "release approval", "approval_id", id, "err", err)
+	}
+	return released, err
+}
+
+// awaitApproval waits until the approval leaves signing: woken by the
+// worker's announcement, or polling. At the wait's end it releases an
+// approval nothing was signed for (503); a signed one gets sendGrace more
+// for its broadcast, then is answered as it stands.
+func (s *server) awaitApproval(ctx context.Context, accountID, id uuid.UUID, notified <-chan *payment.Outcome) (approval.Approval, error) {
+	read := func(ctx context.Context) (approval.Approval, bool) {
+		a, err := approval.Get(ctx, s.DB, accountID, id)
+		if err != nil {
+			s.log.WarnContext(ctx, "read approval while waiting", "approval_id", id, "err", err)
+			return a, false
+		}
+		return a, a.Status != approval.Signing
+	}
+	const poll = 200 * time.Millisecond
+	deadline := time.NewTimer(s.sendWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-notified:
+			notified = nil
+		case <-tick.C:
+		case <-deadline.C:
+			waiting = false
+			continue
+		case <-ctx.Done():
+			waiting = false
+			continue
+		}
+		if a, final := read(ctx); final {
+			return a, nil
+		}
+	}
+	released, err := s.release(ctx, id)
+	switch {
+	case err != nil:
+		return approval.Approval{}, errorf(http.StatusServiceUnavailable, "the approval's outcome could not be established; check GET /approvals/"+approval.PublicID(id))
+	case released:
+		return approval.Approval{}, errorf(http.StatusServiceUnavailable, "the approval was not executed in time; it is still pending and nothing was sent, try again")
+	}
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendGrace+5*time.Second)
+	defer cancel()
+	until := time.Now().Add(sendGrace)
+	for {
+		a, final := read(gctx)
+		if final || (time.Now().After(until) && a.ID != uuid.Nil) {
+			return a, nil
+		}
+		if gctx.Err() != nil {
+			return approval.Approval{}, errorf(http.StatusServiceUnavailable, "the approval's outcome could not be established; check GET /approvals/"+approval.PublicID(id))
+		}
+		select {
+		case <-notified:
+			notified = nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// approvalErr maps the approval package's refusals; nil when err is not
+// one of them.
+func approvalErr(err error) *Error {
+	var np *approval.NotPendingError
+	switch {
+	case errors.Is(err, approval.ErrNotFound):
+		return errorf(http.StatusNotFound, "approval not found")
+	case errors.Is(err, approval.ErrRequester):
+		return errorf(http.StatusForbidden, "Requester cannot approve")
+	case errors.As(err, &np):
+		return errorf(http.StatusConflict, np.Error())
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/agentwallet/agentwallet/internal/audit"
+)
+
+// AuditEntry is one link of the account's hash chain.
+type AuditEntry struct {
+	ID       string          `json:"id" format:"uuid" doc:"Entry id." example:"3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7"`
+	Seq      int64           `json:"seq" doc:"Position in the account's chain, from 1." example:"42"`
+	At       time.Time       `json:"at" doc:"When it happened, ISO 8601 UTC (microseconds)." example:"2026-04-01T12:00:00.123456Z"`
+	Actor    string          `json:"actor" doc:"Who acted: key_… (API key), usr_… (dashboard user), slack:<user id>, or system." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
+	Action   string          `json:"action" doc:"What happened, e.g. send.sent, policy.updated, approval.rejected." example:"policy.updated"`
+	Target   string          `json:"target" doc:"What it acted on: wallet:<id>, approval:ap_…, or key:key_…." example:"wallet:5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	Details  json.RawMessage `json:"details" doc:"The action's details, exactly the bytes that were hashed. A system rejection of an approval has reason policy_violation_at_approval; edits carry before and after." example:"{\"before\":{\"max_tx_usdc\":25},\"after\":{\"max_tx_usdc\":50}}"`
+	PrevHash string          `json:"prev_hash" doc:"The previous entry's hash (64 zeros for the first), hex." example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+	Hash     string          `json:"hash" doc:"SHA-256 over prev_hash and this entry's fields, hex; see docs/decisions.md for the exact bytes." example:"60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"`
+}
+
+type auditInput struct {
+	Action string `query:"action" maxLength:"50" doc:"Only entries with this action." example:"policy.updated"`
+	Target string `query:"target" maxLength:"200" doc:"Only entries about this target (wallet:<id>, approval:ap_…, key:key_…)." example:"wallet:5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	pageQuery
+}
+
+type auditOutput struct {
+	Body struct {
+		Entries    []AuditEntry `json:"entries" doc:"Newest first."`
+		NextCursor *string      `json:"next_cursor" nullable:"true" doc:"Pass as cursor for the next page; null on the last page." example:"NDI"`
+	}
+}
+
+func (s *server) registerAudit(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "list-audit-log",
+		Method:      http.MethodGet,
+		Path:        Prefix + "/audit-log",
+		Summary:     "Read the audit log",
+		Description: "The account's append-only, hash-chained audit log, newest first, optionally by action or target. " +
+			"Each entry's hash covers its fields and the previous entry's hash, so an edit anywhere breaks the chain (`api audit verify`).",
+		Tags:   []string{"Audit"},
+		Errors: []int{400, 401, 422},
+	}, s.listAudit)
+}
+
+func (s *server) listAudit(ctx context.Context, in *auditInput) (*auditOutput, error) {
+	if in.Action != "" && !slices.Contains(audit.Actions, in.Action) {
+		return nil, errorf(http.StatusUnprocessableEntity, "action: must be one of "+strings.Join(audit.Actions, ", "))
+	}
+	f := audit.Filter{Action: in.Action, Target: in.Target, Limit: in.size() + 1}
+	if in.Cursor != "" {
+		seq, err := parseSeqCursor(in.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		f.BeforeSeq = seq
+	}
+	es, err := audit.List(ctx, s.DB, principal(ctx).AccountID, f)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	out := &auditOutput{}
+	if n := in.size(); len(es) > n {
+		es = es[:n]
+		c := seqCursor(es[n-1].Seq)
+		out.Body.NextCursor = &c
+	}
+	out.Body.Entries = make([]AuditEntry, len(es))
+	for i, e := range es {
+		out.Body.Entries[i] = AuditEntry{
+			ID: e.ID.String(), Seq: e.Seq, At: e.At.UTC(), Actor: e.Actor, Action: e.Action, Target: e.Target,
+			Details: e.Details, PrevHash: hex.EncodeToString(e.PrevHash), Hash: hex.EncodeToString(e.Hash),
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,114 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+)
+
+// Execute carries out an approved approval (signing, nothing signed yet).
+// In ONE transaction it locks the approval, then the wallet, and evaluates
+// the WHOLE policy again against the day's reserved total (limits may have
+// changed, the day may be used up): a block rejects the approval with
+// reason policy_violation_at_approval; otherwise the transfer is signed and
+// stored. Then it is broadcast: the approval becomes sent with its
+// approval.approved event, or rejected if the node's preflight refuses it.
+// An approval not awaiting execution is left alone, so a repeated task is
+// harmless. Without a blockhash nothing is signed and the error asks for a
+// retry (the approve's wait may return it to pending meanwhile).
+func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
+	var (
+		a    approval.Approval
+		node Node
+		txn  *Transaction
+	)
+	err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		if a, err = approval.Claim(ctx, tx, id); err != nil {
+			return err
+		}
+		// The account's network and the database's clock, which places
+		// the payment in its UTC day.
+		var network solana.Network
+		var at time.Time
+		if err := tx.NewRaw("SELECT network, now() FROM accounts WHERE id = ?", a.AccountID).Scan(ctx, &network, &at); err != nil {
+			return fmt.Errorf("read account: %w", err)
+		}
+		at = at.UTC()
+		var ok bool
+		if node, ok = e.Nodes[network]; !ok {
+			return fmt.Errorf("no Solana node configured for %s", network)
+		}
+		var w wallet.Wallet
+		if err := tx.NewSelect().Model(&w).Where("id = ?", a.WalletID).For("UPDATE").Scan(ctx); err != nil {
+			return fmt.Errorf("lock wallet: %w", err)
+		}
+		spent, err := ReservedToday(ctx, tx, w.ID, at)
+		if err != nil {
+			return err
+		}
+		d := w.Policy().Evaluate(policy.Request{To: a.To, Amount: a.Amount, Frozen: w.State == wallet.Frozen, SpentToday: spent})
+		if d.Outcome == policy.Blocked {
+			_, err := approval.RejectBySystem(ctx, tx, a.ID, approval.ReasonPolicyViolation, string(d.Reason), at)
+			return err
+		}
+		// NeedsApproval is what a human just gave.
+		txn, err = e.signTransfer(ctx, tx, node, &w, &spend{
+			accountID: a.AccountID, walletID: a.WalletID, network: network, to: a.To, amount: a.Amount, memo: a.Memo,
+			approvalID: uuid.NullUUID{UUID: a.ID, Valid: true},
+		}, at)
+		if err != nil {
+			return err
+		}
+		return approval.Signed(ctx, tx, &a, txn.ID, txn.Signature, at)
+	})
+	if errors.Is(err, approval.ErrNotSigning) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if txn != nil {
+		e.broadcastApproval(ctx, node, txn)
+	}
+	e.announce(ctx, id, nil)
+	return nil
+}
+
+// broadcastApproval sends an approval's transaction once. Accepted (or
+// failing for a reason a re-broadcast may cure): the approval is sent and
+// the sweep sees the transaction through. Refused by preflight: the
+// transaction fails and the approval is rejected, nothing spent.
+func (e *Engine) broadcastApproval(ctx context.Context, node Node, t *Transaction) {
+	_, berr := node.Client.Broadcast(ctx, t.SignedTx)
+	var pe *solana.PreflightError
+	refused := errors.As(berr, &pe) && !pe.BlockhashNotFound() && !pe.AlreadyProcessed()
+	err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if refused {
+			_, err := e.failTx(ctx, tx, t, "refused by preflight: "+pe.Message, approval.ReasonRefused)
+			return err
+		}
+		if berr == nil {
+			if _, err := tx.NewUpdate().Table("transactions").Set("broadcasts = broadcasts + 1").Where("id = ?", t.ID).Exec(ctx); err != nil {
+				return fmt.Errorf("count broadcast: %w", err)
+			}
+		} else {
+			e.log().WarnContext(ctx, "broadcast failed; the sweep re-broadcasts", "transaction_id", t.ID, "err", berr)
+		}
+		_, err := approval.MarkSent(ctx, tx, t.ApprovalID.UUID, e.now())
+		return err
+	})
+	if err != nil {
+		// The sweep settles the approval with its transaction.
+		e.log().WarnContext(ctx, "record approval broadcast", "transaction_id", t.ID, "err", err)
+	}
+}

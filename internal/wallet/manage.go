@@ -1,0 +1,101 @@
+package wallet
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/policy"
+)
+
+// Target names a wallet in audit entries.
+func Target(id uuid.UUID) string { return "wallet:" + id.String() }
+
+// lock reads a wallet of the account FOR UPDATE: a decision holding it
+// finishes under the old values; the next one sees the new.
+func lock(ctx context.Context, tx bun.Tx, accountID, id uuid.UUID) (Wallet, error) {
+	var w Wallet
+	err := tx.NewSelect().Model(&w).ExcludeColumn("secret_sealed").
+		Where("id = ? AND account_id = ?", id, accountID).For("UPDATE").Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Wallet{}, ErrNotFound
+	}
+	if err != nil {
+		return Wallet{}, fmt.Errorf("lock wallet %s: %w", id, err)
+	}
+	return w, nil
+}
+
+// UpdatePolicy applies a partial policy, validated like a new wallet's (a
+// *FieldError names the policy field), and records the before and after in
+// the audit log. A patch that changes nothing writes nothing.
+func UpdatePolicy(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, actor string, c policy.Patch) (Wallet, error) {
+	var w Wallet
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		if w, err = lock(ctx, tx, accountID, id); err != nil {
+			return err
+		}
+		before := w.Policy()
+		after := before.Apply(c)
+		if err := after.Validate(); err != nil {
+			var fe *policy.FieldError
+			if errors.As(err, &fe) {
+				return &FieldError{fe.Field, fe.Msg}
+			}
+			return err
+		}
+		if after.Allowlist == nil {
+			after.Allowlist = []string{}
+		}
+		if samePolicy(before, after) {
+			return nil
+		}
+		w.DailyLimit, w.MaxTx, w.ApprovalThreshold, w.Allowlist = after.DailyLimit, after.MaxTx, after.ApprovalThreshold, after.Allowlist
+		_, err = tx.NewUpdate().Model(&w).Column("daily_limit_micros", "max_tx_micros", "approval_threshold_micros", "allowlist").
+			WherePK().Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("update policy: %w", err)
+		}
+		return audit.Append(ctx, tx, accountID, nowUTC(), actor, audit.ActionPolicyUpdated, Target(id),
+			map[string]any{"wallet_id": id, "before": before.Doc(), "after": after.Doc()})
+	})
+	return w, err
+}
+
+func samePolicy(a, b policy.Policy) bool {
+	return a.DailyLimit == b.DailyLimit && a.MaxTx == b.MaxTx && a.ApprovalThreshold == b.ApprovalThreshold &&
+		slices.Equal(a.Allowlist, b.Allowlist)
+}
+
+// SetState freezes or unfreezes a wallet with an audit entry (before and
+// after). Changed is false when it already was in that state; nothing is
+// written then.
+func SetState(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, actor string, state State) (w Wallet, changed bool, err error) {
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if w, err = lock(ctx, tx, accountID, id); err != nil {
+			return err
+		}
+		if w.State == state {
+			return nil
+		}
+		before := w.State
+		w.State, changed = state, true
+		if _, err := tx.NewUpdate().Model(&w).Column("state").WherePK().Exec(ctx); err != nil {
+			return fmt.Errorf("set wallet state: %w", err)
+		}
+		action := audit.ActionWalletFrozen
+		if state == Active {
+			action = audit.ActionWalletUnfrozen
+		}
+		return audit.Append(ctx, tx, accountID, nowUTC(), actor, action, Target(id),
+			map[string]any{"wallet_id": id, "before": before, "after": state})
+	})
+	return w, changed, err
+}
