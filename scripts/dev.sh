@@ -295,6 +295,11 @@ cat <<EOF
     curl -s -H "Authorization: Bearer \$API_KEY" -H 'Content-Type: application/json' \\
          -d '{"to":"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM","amount":1.5,"memo":"hello"}' \$API_URL/agents/<id>/send
     curl -s -H "Authorization: Bearer \$API_KEY" \$API_URL/transactions
+    # approvals: another key approves (the sending key cannot)
+    curl -s -X POST -H "Authorization: Bearer \$API_KEY" \$API_URL/keys
+    curl -s -H "Authorization: Bearer \$API_KEY" "\$API_URL/approvals?status=pending"
+    curl -s -X POST -H "Authorization: Bearer <second key>" \$API_URL/approvals/<ap_id>/approve
+    curl -s -H "Authorization: Bearer \$API_KEY" \$API_URL/audit-log
 
   Ctrl-C stops everything.
 

@@ -62,6 +62,10 @@ func TestChainUnderConcurrency(t *testing.T) {
 		}
 		prev = e.Hash
 	}
+	rep, err := audit.Verify(ctx, db, nil)
+	if err != nil || rep.Accounts != 2 || rep.Entries != 40 || len(rep.Breaks) != 0 {
+		t.Fatalf("verify %+v %v", rep, err)
+	}
 	// Editing one byte of the details is detectable.
 	e := entries[7]
 	e.Details = []byte(strings.Replace(string(e.Details), `"i"`, `"j"`, 1))

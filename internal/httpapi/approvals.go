@@ -85,7 +85,7 @@ type approvalOutput struct {
 
 type listApprovalsInput struct {
 	Status string `query:"status" enum:"pending,signing,sent,rejected,expired" doc:"Only approvals with this status." example:"pending"`
-	pageQuery
+	PageQuery
 }
 
 type listApprovalsOutput struct {
@@ -230,6 +230,7 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 	if _, err := approval.Start(ctx, s.DB, pr.AccountID, id, pr.ActorID(), note); err != nil {
 		return nil, s.fail(ctx, err)
 	}
+	// Only the winner of Start listens, before its task exists.
 	notified, done := s.waiter.Register(id)
 	defer done()
 	if _, err := s.tasks.EnqueueContext(ctx, tasks.NewApprovalExecuteTask(id)); err != nil {

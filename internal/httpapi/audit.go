@@ -30,7 +30,7 @@ type AuditEntry struct {
 type auditInput struct {
 	Action string `query:"action" maxLength:"50" doc:"Only entries with this action." example:"policy.updated"`
 	Target string `query:"target" maxLength:"200" doc:"Only entries about this target (wallet:<id>, approval:ap_…, key:key_…)." example:"wallet:5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
-	pageQuery
+	PageQuery
 }
 
 type auditOutput struct {

@@ -60,13 +60,13 @@ func parseSeqCursor(s string) (int64, error) {
 var errBadCursor = &Error{status: http.StatusBadRequest, Message: "cursor: not a cursor this API returned",
 	Details: []ErrorDetail{{Location: "query.cursor", Message: "not a cursor this API returned"}}}
 
-// pageQuery is the query of a paginated list.
-type pageQuery struct {
+// PageQuery is the query of a paginated list (embedded in list inputs).
+type PageQuery struct {
 	Cursor string `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page. Omit for the first page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
 	Limit  int    `query:"limit" minimum:"1" maximum:"100" default:"50" doc:"Page size, 1 to 100." example:"50"`
 }
 
-func (q pageQuery) size() int {
+func (q PageQuery) size() int {
 	if q.Limit <= 0 {
 		return DefaultPageSize
 	}

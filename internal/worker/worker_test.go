@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
+	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/policy"
@@ -80,4 +82,52 @@ func TestCheckKeystore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// approvals:expire, enqueued the way the scheduler does, expires an
+// approval pending past its lifetime on the worker's (injected) clock.
+func TestApprovalsExpireThroughQueue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	rdb, _ := redistest.New(t)
+	_, pub, _ := signer.GenerateMasterKey()
+	sealer, _ := signer.NewSealer(pub)
+	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	w, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := time.Now().UTC().Truncate(time.Microsecond)
+	a := approval.Approval{ID: uuid.New(), AccountID: acct.ID, WalletID: w.ID, Amount: 1, To: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
+		Status: approval.Pending, CreatedAt: created, ExpiresAt: created.Add(approval.Lifetime)}
+	if _, err := db.NewInsert().Model(&a).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Queues: tasks.QueueWeights(), TaskCheckInterval: 20 * time.Millisecond, LogLevel: asynq.ErrorLevel,
+	})
+	later := func() time.Time { return created.Add(approval.Lifetime + time.Second) }
+	if err := srv.Start(worker.NewMux(worker.Deps{DB: db, Redis: rdb, Now: later})); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	if _, err := asynq.NewClientFromRedisClient(rdb).Enqueue(tasks.NewApprovalsExpireTask()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		got, err := approval.Get(ctx, db, acct.ID, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == approval.Expired {
+			if !got.DecidedAt.Time.Equal(later().Truncate(time.Microsecond)) {
+				t.Fatalf("decided_at %v", got.DecidedAt)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the approval did not expire")
 }

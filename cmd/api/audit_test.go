@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/postgres"
+	"github.com/agentwallet/agentwallet/internal/solana"
+)
+
+// `api audit verify` passes an intact log; after one byte of one stored
+// entry's details is flipped (behind the append-only trigger's back, as
+// only the table's owner can), it names that entry and fails.
+func TestAuditVerify(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewURL(t, true)
+	getenv := func(k string) string { return map[string]string{"DATABASE_URL": url, "LOG_LEVEL": "error"}[k] }
+	db, err := postgres.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	other, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	for i, a := range []auth.Account{acct, acct, other, acct} {
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			return audit.Append(ctx, tx, a.ID, time.Now(), "system", audit.ActionPolicyUpdated, "wallet:w", map[string]any{"n": i})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	if err := run(ctx, []string{"audit", "verify"}, getenv, &out); err != nil || !strings.Contains(out.String(), "checked 4 entries in 2 account chain(s): 0 broken") {
+		t.Fatalf("intact: %v %q", err, out.String())
+	}
+
+	// In an UPDATE or DELETE the trigger refuses, for any user.
+	for _, stmt := range []string{"UPDATE audit_log SET details = '{}'", "DELETE FROM audit_log"} {
+		if _, err := db.ExecContext(ctx, stmt); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	var victim audit.Entry
+	if err := db.NewSelect().Model(&victim).Where("account_id = ? AND seq = 2", acct.ID).Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		"ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update_delete",
+		"UPDATE audit_log SET details = replace(details::text, '1', '2')::json WHERE id = '" + victim.ID.String() + "'",
+		"ALTER TABLE audit_log ENABLE TRIGGER audit_log_no_update_delete",
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	out.Reset()
+	err = run(ctx, []string{"audit", "verify"}, getenv, &out)
+	if !errors.Is(err, errChainBroken) || !strings.Contains(out.String(), "entry "+victim.ID.String()+" (seq 2): hash does not match") ||
+		!strings.Contains(out.String(), "1 broken") {
+		t.Fatalf("tampered: %v %q", err, out.String())
+	}
+	// The other account's chain is intact.
+	out.Reset()
+	if err := run(ctx, []string{"audit", "verify", "--account", other.ID.String()}, getenv, &out); err != nil || !strings.Contains(out.String(), "checked 1 entries in 1 account chain(s): 0 broken") {
+		t.Fatalf("other account: %v %q", err, out.String())
+	}
+	for _, args := range [][]string{{"audit"}, {"audit", "check"}, {"audit", "verify", "--account", "x"}} {
+		if err := run(ctx, args, getenv, &out); err == nil {
+			t.Fatalf("%v accepted", args)
+		}
+	}
+}
