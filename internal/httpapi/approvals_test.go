@@ -13,6 +13,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 )
 
@@ -545,5 +546,68 @@ func TestListApprovals(t *testing.T) {
 	}
 	if s := e.approvalStatus(ids[1]); s != "pending" {
 		t.Fatalf("another account's calls changed it: %s", s)
+	}
+}
+
+// An approved payment the wallet cannot cover is refused by the node's
+// preflight: nothing is sent, the approval is rejected by the system
+// (refused_by_node) and its reservation released.
+func TestApprovalRefusedByNode(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 1_000_000) // holds 1 USDC
+	to := newAddress()
+	apID := e.park(id, to, 5)
+	_, key2 := e.newKey()
+	status, a := e.approve(apID, key2, nil)
+	if status != 200 || a["status"] != "rejected" || a["reason"] != "refused_by_node" || a["rejected_by"] != "system" {
+		t.Fatalf("approve: %d %v", status, a)
+	}
+	if r := e.reservedToday(id); r != 0 {
+		t.Fatalf("reserved %d", r)
+	}
+	if got := e.chainUSDC(to); got != 0 {
+		t.Fatalf("recipient holds %d", got)
+	}
+	if ev := e.events("approval.rejected"); len(ev) != 1 || ev[0]["reason"] != "refused_by_node" {
+		t.Fatalf("approval.rejected %v", ev)
+	}
+	if ev := e.events("approval.approved"); len(ev) != 0 {
+		t.Fatalf("approval.approved %v", ev)
+	}
+	if got := strings.Join(e.auditActions(), ","); got != "wallet.created,send.pending_approval,key.created,approval.approved,send.failed,approval.rejected" {
+		t.Fatalf("audit %s", got)
+	}
+}
+
+// A node failing the first broadcast: the approval is still sent with its
+// signature (the same bytes are re-broadcast by the sweep until they land),
+// and exactly one transfer reaches the chain.
+func TestApprovalBroadcastFailureIsResent(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Start(t)
+	e := newEnv(t, envOpts{ln: ln})
+	eng, _ := e.startWorker()
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
+	to := newAddress()
+	apID := e.park(id, to, 4)
+	_, key2 := e.newKey()
+
+	ln.SetFaults(t, localnettest.Faults{FailSends: true})
+	status, a := e.approve(apID, key2, nil)
+	if status != 200 || a["status"] != "sent" || a["signature"] == nil {
+		t.Fatalf("approve: %d %v", status, a)
+	}
+	ln.SetFaults(t, localnettest.Faults{})
+	e.settle(eng, a["signature"].(string), payment.TxConfirmed)
+	if got := e.chainUSDC(to); got != 4_000_000 {
+		t.Fatalf("recipient holds %d", got)
+	}
+	if n := e.transactionsOfApproval(apID); n != 1 {
+		t.Fatalf("%d transactions", n)
+	}
+	if ev := e.events("approval.approved"); len(ev) != 1 {
+		t.Fatalf("approval.approved %v", ev)
 	}
 }

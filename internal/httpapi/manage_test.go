@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -235,4 +236,40 @@ func TestAuditLogRoute(t *testing.T) {
 	if status != 200 || len(body["entries"].([]any)) != 0 {
 		t.Fatalf("another account sees %v", body)
 	}
+}
+
+// Any cursor, status or action filter answers a page or a 4xx with an
+// error body, never a 500; the policy patch parser likewise.
+func FuzzListQueries(f *testing.F) {
+	for _, s := range []string{"", "MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU", "NDI", "MA", "LTE", "%", "\x00", "OTk5OTk5OTk5OTk5OTk5OTk5OTk5OQ"} {
+		f.Add(s)
+	}
+	e := newEnv(f)
+	f.Fuzz(func(t *testing.T, q string) {
+		for _, path := range []string{
+			"/api/public/v1/approvals?cursor=" + url.QueryEscape(q),
+			"/api/public/v1/approvals?status=" + url.QueryEscape(q),
+			"/api/public/v1/audit-log?cursor=" + url.QueryEscape(q),
+			"/api/public/v1/audit-log?action=" + url.QueryEscape(q) + "&target=" + url.QueryEscape(q),
+		} {
+			status, raw := e.with(t).doRaw("GET", path, e.key, nil)
+			if status != 200 && (status < 400 || status >= 500 || !strings.Contains(string(raw), `"error"`)) {
+				t.Fatalf("%s → %d %s", path, status, raw)
+			}
+		}
+	})
+}
+
+func FuzzPatchPolicy(f *testing.F) {
+	for _, s := range []string{`{}`, `{"max_tx_usdc":1}`, `{"allowlist":[]}`, `{"allowlist":null}`, `{"daily_limit_usdc":1e999}`, `[]`, `{`, `{"max_tx_usdc":"1"}`} {
+		f.Add(s)
+	}
+	e := newEnv(f)
+	id, _ := e.agent(nil, 0)
+	f.Fuzz(func(t *testing.T, body string) {
+		status, raw := e.with(t).doRaw("PATCH", "/api/public/v1/agents/"+id+"/policy", e.key, body)
+		if status != 200 && (status < 400 || status >= 500 || !strings.Contains(string(raw), `"error"`)) {
+			t.Fatalf("%q → %d %s", body, status, raw)
+		}
+	})
 }

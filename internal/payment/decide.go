@@ -391,14 +391,14 @@ func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 	if n, _ := res.RowsAffected(); n == 0 {
 		return false, nil
 	}
+	details := map[string]any{"transaction_id": t.ID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "error": why}
+	if err := audit.Append(ctx, tx, t.AccountID, at, "system", audit.ActionSendFailed, wallet.Target(t.WalletID), details); err != nil {
+		return false, err
+	}
 	if t.ApprovalID.Valid {
 		if _, err := approval.RejectBySystem(ctx, tx, t.ApprovalID.UUID, reason, why, at); err != nil {
 			return false, err
 		}
-	}
-	details := map[string]any{"transaction_id": t.ID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "error": why}
-	if err := audit.Append(ctx, tx, t.AccountID, at, "system", audit.ActionSendFailed, wallet.Target(t.WalletID), details); err != nil {
-		return false, err
 	}
 	return true, nil
 }

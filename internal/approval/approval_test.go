@@ -1,0 +1,172 @@
+package approval_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+)
+
+// Every transition from every state: exactly the ones in the lifecycle
+// succeed, and a refused one changes nothing.
+func TestTransitions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	_, pub, _ := signer.GenerateMasterKey()
+	sealer, _ := signer.NewSealer(pub)
+	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	w, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	requester := uuid.New()
+	if _, err := db.ExecContext(ctx, "INSERT INTO api_keys (id, account_id, prefix, hash) VALUES (?, ?, 'svc_test_x', sha256(?::bytea))",
+		requester, acct.ID, requester.String()); err != nil {
+		t.Fatal(err)
+	}
+	const approver = "key_approver"
+	sig := "sig"
+
+	type state struct {
+		status string
+		signed bool
+	}
+	states := map[string]state{
+		"pending": {approval.Pending, false}, "signing": {approval.Signing, false}, "signing signed": {approval.Signing, true},
+		"sent": {approval.Sent, true}, "rejected": {approval.Rejected, false}, "expired": {approval.Expired, false},
+	}
+	ops := []struct {
+		name string
+		do   func(id uuid.UUID) (bool, error)
+		// from lists the states it succeeds from, with the status it
+		// leaves.
+		from map[string]string
+	}{
+		{"approve", func(id uuid.UUID) (bool, error) {
+			_, err := approval.Start(ctx, db, acct.ID, id, approver, nil)
+			return err == nil, ignoreRefusal(err)
+		}, map[string]string{"pending": approval.Signing}},
+		{"reject", func(id uuid.UUID) (bool, error) {
+			_, err := approval.Reject(ctx, db, acct.ID, id, approver, nil)
+			return err == nil, ignoreRefusal(err)
+		}, map[string]string{"pending": approval.Rejected}},
+		{"release", func(id uuid.UUID) (bool, error) { return approval.Release(ctx, db, id) },
+			map[string]string{"signing": approval.Pending}},
+		{"claim", func(id uuid.UUID) (bool, error) {
+			err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				_, err := approval.Claim(ctx, tx, id)
+				return err
+			})
+			if errors.Is(err, approval.ErrNotSigning) {
+				return false, nil
+			}
+			return err == nil, err
+		}, map[string]string{"signing": approval.Signing}},
+		{"mark sent", func(id uuid.UUID) (bool, error) { return approval.MarkSent(ctx, db, id, time.Now()) },
+			map[string]string{"signing signed": approval.Sent}},
+		{"reject by system", func(id uuid.UUID) (bool, error) {
+			var ok bool
+			err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				var err error
+				ok, err = approval.RejectBySystem(ctx, tx, id, approval.ReasonPolicyViolation, "exceeds_daily_limit", time.Now())
+				return err
+			})
+			return ok, err
+		}, map[string]string{"signing": approval.Rejected, "signing signed": approval.Rejected}},
+	}
+	for _, op := range ops {
+		for name, st := range states {
+			t.Run(op.name+" from "+name, func(t *testing.T) {
+				now := time.Now().UTC().Truncate(time.Microsecond)
+				a := approval.Approval{ID: uuid.New(), AccountID: acct.ID, WalletID: w.ID, RequestedBy: uuid.NullUUID{UUID: requester, Valid: true},
+					Amount: 1, To: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", Status: st.status, CreatedAt: now, ExpiresAt: now.Add(approval.Lifetime)}
+				if st.signed {
+					a.Signature = &sig
+				}
+				if st.status == approval.Signing {
+					a.DecidedAt = bun.NullTime{Time: now}
+				}
+				if _, err := db.NewInsert().Model(&a).Exec(ctx); err != nil {
+					t.Fatal(err)
+				}
+				ok, err := op.do(a.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, allowed := op.from[name]
+				if ok != allowed {
+					t.Fatalf("succeeded %v, want %v", ok, allowed)
+				}
+				if !allowed {
+					want = st.status
+				}
+				got, err := approval.Get(ctx, db, acct.ID, a.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Status != want {
+					t.Fatalf("status %s, want %s", got.Status, want)
+				}
+			})
+		}
+	}
+}
+
+func ignoreRefusal(err error) error {
+	var np *approval.NotPendingError
+	if errors.As(err, &np) {
+		return nil
+	}
+	return err
+}
+
+// The requester is refused before anything else; another account's
+// approval is not found.
+func TestStartRefusals(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	_, pub, _ := signer.GenerateMasterKey()
+	sealer, _ := signer.NewSealer(pub)
+	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	other, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	_, secret, err := auth.CreateKey(ctx, db, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := auth.Authenticate(ctx, db, secret)
+	w, _ := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default())
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	a := approval.Approval{ID: uuid.New(), AccountID: acct.ID, WalletID: w.ID, RequestedBy: uuid.NullUUID{UUID: p.KeyID, Valid: true},
+		Amount: 1, To: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", Status: approval.Pending, CreatedAt: now, ExpiresAt: now.Add(approval.Lifetime)}
+	if _, err := db.NewInsert().Model(&a).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := approval.Start(ctx, db, acct.ID, a.ID, p.ActorID(), nil); !errors.Is(err, approval.ErrRequester) {
+		t.Fatalf("requester: %v", err)
+	}
+	if _, err := approval.Start(ctx, db, other.ID, a.ID, "key_x", nil); !errors.Is(err, approval.ErrNotFound) {
+		t.Fatalf("other account: %v", err)
+	}
+	if _, err := approval.Reject(ctx, db, other.ID, a.ID, "key_x", nil); !errors.Is(err, approval.ErrNotFound) {
+		t.Fatalf("other account reject: %v", err)
+	}
+	if got, _ := approval.Get(ctx, db, acct.ID, a.ID); got.Status != approval.Pending {
+		t.Fatalf("status %s", got.Status)
+	}
+	if _, err := approval.Reject(ctx, db, acct.ID, a.ID, p.ActorID(), nil); err != nil {
+		t.Fatalf("the requester may reject: %v", err)
+	}
+}
