@@ -26,6 +26,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
@@ -244,11 +245,7 @@ func bootstrap(ctx context.Context, args []string, getenv config.Getenv, stdout 
 	if err != nil {
 		return err
 	}
-	cfg, err := config.LoadCommon(getenv)
-	if err != nil {
-		return fmt.Errorf("configuration:\n%w", err)
-	}
-	db, err := postgres.Open(cfg.DatabaseURL)
+	db, err := openDB(getenv)
 	if err != nil {
 		return err
 	}
@@ -283,6 +280,15 @@ func bootstrap(ctx context.Context, args []string, getenv config.Getenv, stdout 
 	return nil
 }
 
+// openDB opens DATABASE_URL for a one-shot command.
+func openDB(getenv config.Getenv) (*bun.DB, error) {
+	cfg, err := config.LoadCommon(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("configuration:\n%w", err)
+	}
+	return postgres.Open(cfg.DatabaseURL)
+}
+
 // errChainBroken fails `api audit verify` (exit status 1) after it has
 // named each broken chain's first bad entry.
 var errChainBroken = errors.New("audit log chain broken")
@@ -304,11 +310,7 @@ func auditCmd(ctx context.Context, args []string, getenv config.Getenv, stdout i
 		}
 		account = &id
 	}
-	cfg, err := config.LoadCommon(getenv)
-	if err != nil {
-		return fmt.Errorf("configuration:\n%w", err)
-	}
-	db, err := postgres.Open(cfg.DatabaseURL)
+	db, err := openDB(getenv)
 	if err != nil {
 		return err
 	}

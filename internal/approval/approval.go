@@ -36,9 +36,6 @@ const (
 	Expired  = "expired"
 )
 
-// Statuses lists every status, for validating filters.
-var Statuses = []string{Pending, Signing, Sent, Rejected, Expired}
-
 // Lifetime is how long an approval waits for a human before it expires.
 const Lifetime = 7 * 24 * time.Hour
 
