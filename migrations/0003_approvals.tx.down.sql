@@ -1,3 +1,7 @@
+ALTER TABLE api_keys DROP COLUMN created_by;
+
+--bun:split
+
 DROP INDEX approvals_account_status;
 
 --bun:split

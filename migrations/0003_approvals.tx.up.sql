@@ -26,3 +26,11 @@ CREATE INDEX audit_log_target ON audit_log (account_id, target, seq DESC);
 
 -- GET /approvals?status=… newest first.
 CREATE INDEX approvals_account_status ON approvals (account_id, status, created_at DESC, id DESC);
+
+--bun:split
+
+-- The key that created a key through POST /keys. Such keys are agent keys:
+-- they may send and reject, never approve, or an agent could mint a second
+-- key and approve its own payments. Operator keys (created_by NULL: `api
+-- bootstrap`, `api keys create`, the dashboard) may approve.
+ALTER TABLE api_keys ADD COLUMN created_by uuid REFERENCES api_keys (id);

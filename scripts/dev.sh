@@ -246,26 +246,33 @@ for i in $(seq 1 240); do
 	sleep 0.25
 done
 
-# ---------------------------------------------------------------- API key
+# ---------------------------------------------------------------- API keys
+# API_KEY sends; APPROVER_KEY, a second operator key of the same account,
+# approves what API_KEY's sends park (a key never approves its own).
 CREDS="$DEV/credentials.env"
 API_KEY=
+APPROVER_KEY=
 if [ -s "$CREDS" ]; then
 	old=$(sed -n 's/^API_KEY=//p' "$CREDS")
-	if [ -n "$old" ]; then
+	old_approver=$(sed -n 's/^APPROVER_KEY=//p' "$CREDS")
+	if [ -n "$old" ] && [ -n "$old_approver" ]; then
 		code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $old" "$API_URL/agents" || true)
 		if [ "$code" = 200 ]; then
 			API_KEY=$old
+			APPROVER_KEY=$old_approver
 		else
 			say "the saved API key is not accepted (HTTP $code); making a new one"
 		fi
 	fi
 fi
 if [ -z "$API_KEY" ]; then
-	API_KEY=$(bin/api bootstrap --network devnet --quiet) || die "bin/api bootstrap failed"
-	API_KEY=$(printf '%s' "$API_KEY" | tr -d '[:space:]')
-	[ -n "$API_KEY" ] || die "bin/api bootstrap printed no key"
+	boot=$(bin/api bootstrap --network devnet) || die "bin/api bootstrap failed"
+	API_KEY=$(printf '%s\n' "$boot" | sed -n 's/^api key *//p' | tr -d '[:space:]')
+	account=$(printf '%s\n' "$boot" | sed -n 's/^account *\([0-9a-f-]*\).*/\1/p')
+	[ -n "$API_KEY" ] && [ -n "$account" ] || die "bin/api bootstrap printed no key"
+	APPROVER_KEY=$(bin/api keys create --account "$account" --quiet | tr -d '[:space:]') || die "bin/api keys create failed"
 fi
-(umask 077 && printf 'API_URL=%s\nAPI_KEY=%s\nSOLANA_RPC_URL=%s\n' "$API_URL" "$API_KEY" "$SOLANA_RPC_URL" >"$CREDS.tmp") &&
+(umask 077 && printf 'API_URL=%s\nAPI_KEY=%s\nAPPROVER_KEY=%s\nSOLANA_RPC_URL=%s\n' "$API_URL" "$API_KEY" "$APPROVER_KEY" "$SOLANA_RPC_URL" >"$CREDS.tmp") &&
 	mv -f "$CREDS.tmp" "$CREDS"
 
 DEVNET_USDC_MINT=4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU
@@ -274,6 +281,7 @@ cat <<EOF
   agentwallet is up
     API        $API_URL    (docs: $API_URL/docs)
     API key    $API_KEY
+    approver   $APPROVER_KEY    (a second operator key: approves what API_KEY's sends park)
     localnet   $SOLANA_RPC_URL
     queues UI  $API_BASE/ops/queues    (user $OPS_USERNAME, password in .dev/ops.env)
     logs       .dev/logs/{api,worker,scheduler,localnet}.log
@@ -295,10 +303,9 @@ cat <<EOF
     curl -s -H "Authorization: Bearer \$API_KEY" -H 'Content-Type: application/json' \\
          -d '{"to":"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM","amount":1.5,"memo":"hello"}' \$API_URL/agents/<id>/send
     curl -s -H "Authorization: Bearer \$API_KEY" \$API_URL/transactions
-    # approvals: another key approves (the sending key cannot)
-    curl -s -X POST -H "Authorization: Bearer \$API_KEY" \$API_URL/keys
+    # approvals: the approver key approves (the sending key cannot)
     curl -s -H "Authorization: Bearer \$API_KEY" "\$API_URL/approvals?status=pending"
-    curl -s -X POST -H "Authorization: Bearer <second key>" \$API_URL/approvals/<ap_id>/approve
+    curl -s -X POST -H "Authorization: Bearer \$APPROVER_KEY" \$API_URL/approvals/<ap_id>/approve
     curl -s -H "Authorization: Bearer \$API_KEY" \$API_URL/audit-log
 
   Ctrl-C stops everything.

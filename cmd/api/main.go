@@ -5,6 +5,7 @@
 //	api migrate up|down|status|unlock    manage the schema
 //	api bootstrap --network devnet       create an account and print its key
 //	api openapi --dir openapi            write the OpenAPI documents
+//	api keys create --account ID         create an operator key (may approve)
 //	api audit verify [--account ID]      check the audit log's hash chains
 package main
 
@@ -63,11 +64,13 @@ func run(ctx context.Context, args []string, getenv config.Getenv, stdout io.Wri
 		return writeOpenAPI(args)
 	case "audit":
 		return auditCmd(ctx, args, getenv, stdout)
+	case "keys":
+		return keysCmd(ctx, args, getenv, stdout)
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: api [serve | migrate up|down|status|unlock | bootstrap --network devnet|mainnet [--quiet] | openapi --dir DIR | audit verify [--account ID]]")
+		fmt.Fprintln(stdout, "usage: api [serve | migrate up|down|status|unlock | bootstrap --network devnet|mainnet [--quiet] | openapi --dir DIR | keys create --account ID [--quiet] | audit verify [--account ID]]")
 		return nil
 	}
-	return fmt.Errorf("unknown command %q (try: serve, migrate, bootstrap, openapi, audit)", cmd)
+	return fmt.Errorf("unknown command %q (try: serve, migrate, bootstrap, openapi, keys, audit)", cmd)
 }
 
 func newLogger(level slog.Level) *slog.Logger {
@@ -277,6 +280,53 @@ func bootstrap(ctx context.Context, args []string, getenv config.Getenv, stdout 
 	}
 	fmt.Fprintf(stdout, "account  %s (%s)\nkey id   %s\napi key  %s\n\nThe key is shown only once; keep it secret.\n",
 		acct.ID, acct.Network, key.ID, secret)
+	return nil
+}
+
+// keysCmd makes an operator key of an existing account: a second
+// principal that may approve the payments other keys' sends parked.
+func keysCmd(ctx context.Context, args []string, getenv config.Getenv, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		return errors.New("usage: api keys create --account ID [--quiet]")
+	}
+	fs := flag.NewFlagSet("keys create", flag.ContinueOnError)
+	accountFlag := fs.String("account", "", "the account's id (required)")
+	quiet := fs.Bool("quiet", false, "print only the API key")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	id, err := uuid.Parse(*accountFlag)
+	if err != nil {
+		return fmt.Errorf("--account: %w", err)
+	}
+	db, err := openDB(getenv)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var acct auth.Account
+	var key auth.APIKey
+	var secret string
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewSelect().Model(&acct).Where("id = ?", id).Scan(ctx); err != nil {
+			return fmt.Errorf("account %s: %w", id, err)
+		}
+		if key, secret, err = auth.CreateKey(ctx, tx, acct); err != nil {
+			return err
+		}
+		keyID := auth.KeyActorID(key.ID)
+		return audit.Append(ctx, tx, acct.ID, key.CreatedAt, "system", audit.ActionKeyCreated, "key:"+keyID,
+			map[string]any{"key_id": keyID, "prefix": key.Prefix, "can_approve": true, "via": "api keys create"})
+	})
+	if err != nil {
+		return err
+	}
+	if *quiet {
+		fmt.Fprintln(stdout, secret)
+		return nil
+	}
+	fmt.Fprintf(stdout, "account  %s (%s)\nkey id   %s\napi key  %s\n\nAn operator key: it may approve payments. It is shown only once; keep it secret.\n",
+		acct.ID, acct.Network, auth.KeyActorID(key.ID), secret)
 	return nil
 }
 

@@ -123,6 +123,9 @@ func (e *NotPendingError) Error() string {
 	return fmt.Sprintf("approval is %s, not pending", e.Status)
 }
 
+// labelColumn adds the wallet's label to a RETURNING list.
+const labelColumn = "(SELECT label FROM wallets WHERE wallets.id = approvals.wallet_id) AS agent_label"
+
 func target(id uuid.UUID) string { return "approval:" + PublicID(id) }
 
 // Start approves: pending → signing, by actor (an API key's "key_…", a
@@ -134,7 +137,7 @@ func Start(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor strin
 	err := db.NewRaw(`UPDATE approvals SET status = ?, approved_by = ?, note = ?, decided_at = now()
 		WHERE id = ? AND account_id = ? AND status = ? AND expires_at > now()
 		AND (requested_by IS NULL OR 'key_' || requested_by::text <> ?)
-		RETURNING *`, Signing, actor, note, id, accountID, Pending, actor).Scan(ctx, &a)
+		RETURNING *, `+labelColumn, Signing, actor, note, id, accountID, Pending, actor).Scan(ctx, &a)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Approval{}, refusal(ctx, db, accountID, id, actor, true)
 	}
@@ -190,7 +193,7 @@ func Reject(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor stri
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		err := tx.NewRaw(`UPDATE approvals SET status = ?, rejected_by = ?, note = ?, decided_at = now()
 			WHERE id = ? AND account_id = ? AND status = ? AND expires_at > now()
-			RETURNING *`, Rejected, actor, note, id, accountID, Pending).Scan(ctx, &a)
+			RETURNING *, `+labelColumn, Rejected, actor, note, id, accountID, Pending).Scan(ctx, &a)
 		if err != nil {
 			return err
 		}
@@ -342,8 +345,9 @@ const sweepBatch = 1000
 
 // Sweep expires the approvals pending past their lifetime at now, each in
 // its own transaction, and returns to pending the approvals held in
-// signing, unsigned, since before now-stale (their approve died between
-// its two steps; the human may approve again).
+// signing, unsigned, for longer than stale on the database's clock (the
+// clock that stamped them; their approve died between its two steps, and
+// the human may approve again).
 func Sweep(ctx context.Context, db *bun.DB, now time.Time, stale time.Duration) (SweepStats, error) {
 	var st SweepStats
 	var ids []uuid.UUID
@@ -364,7 +368,7 @@ func Sweep(ctx context.Context, db *bun.DB, now time.Time, stale time.Duration) 
 	}
 	res, err := db.NewUpdate().Table("approvals").
 		Set("status = ?", Pending).Set("approved_by = NULL, note = NULL, decided_at = NULL").
-		Where("status = ? AND signature IS NULL AND decided_at < ?", Signing, now.Add(-stale)).Exec(ctx)
+		Where("status = ? AND signature IS NULL AND decided_at < now() - ? * interval '1 microsecond'", Signing, stale.Microseconds()).Exec(ctx)
 	if err != nil {
 		return st, fmt.Errorf("release stale approvals: %w", err)
 	}

@@ -51,6 +51,9 @@ type APIKey struct {
 	Hash      []byte     `bun:"hash"`
 	CreatedAt time.Time  `bun:"created_at"`
 	RevokedAt *time.Time `bun:"revoked_at"`
+	// CreatedBy is the key that made this one through the API (an agent
+	// key); nil for operator keys.
+	CreatedBy uuid.NullUUID `bun:"created_by,type:uuid"`
 }
 
 // Principal is who a request acts as: an API key of an account.
@@ -58,6 +61,9 @@ type Principal struct {
 	AccountID uuid.UUID
 	Network   solana.Network
 	KeyID     uuid.UUID
+	// CanApprove: an operator key. A key created through the API by
+	// another key cannot approve payments.
+	CanApprove bool
 }
 
 // ActorID names the principal in audit entries and `rejected_by`.
@@ -75,9 +81,19 @@ func CreateAccount(ctx context.Context, db bun.IDB, network solana.Network) (Acc
 	return a, nil
 }
 
-// CreateKey makes a key for account and returns its full text, which is
-// never stored and cannot be shown again.
+// CreateKey makes an operator key for account and returns its full text,
+// which is never stored and cannot be shown again.
 func CreateKey(ctx context.Context, db bun.IDB, account Account) (APIKey, string, error) {
+	return createKey(ctx, db, account, uuid.NullUUID{})
+}
+
+// CreateAgentKey makes a key on behalf of key `by`: it may send and
+// reject, but never approve.
+func CreateAgentKey(ctx context.Context, db bun.IDB, account Account, by uuid.UUID) (APIKey, string, error) {
+	return createKey(ctx, db, account, uuid.NullUUID{UUID: by, Valid: true})
+}
+
+func createKey(ctx context.Context, db bun.IDB, account Account, by uuid.NullUUID) (APIKey, string, error) {
 	raw := make([]byte, keyBytes)
 	if _, err := rand.Read(raw); err != nil {
 		return APIKey{}, "", err
@@ -90,6 +106,7 @@ func CreateKey(ctx context.Context, db bun.IDB, account Account) (APIKey, string
 		Prefix:    secret[:len(TestPrefix)+6],
 		Hash:      sum[:],
 		CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
+		CreatedBy: by,
 	}
 	if _, err := db.NewInsert().Model(&k).Exec(ctx); err != nil {
 		return APIKey{}, "", fmt.Errorf("insert api key: %w", err)
@@ -134,10 +151,10 @@ func Authenticate(ctx context.Context, db bun.IDB, key string) (Principal, error
 	err := db.NewSelect().
 		TableExpr("api_keys AS k").
 		Join("JOIN accounts AS a ON a.id = k.account_id").
-		ColumnExpr("k.id, k.account_id, a.network").
+		ColumnExpr("k.id, k.account_id, a.network, k.created_by IS NULL").
 		Where("k.hash = ?", sum[:]).
 		Where("k.revoked_at IS NULL").
-		Scan(ctx, &p.KeyID, &p.AccountID, &p.Network)
+		Scan(ctx, &p.KeyID, &p.AccountID, &p.Network, &p.CanApprove)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, ErrUnauthorized
 	}

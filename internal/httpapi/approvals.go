@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -73,6 +74,9 @@ func (s *server) parseAction(ctx context.Context, in *approvalActionInput) (uuid
 		if utf8.RuneCountInString(*in.Body.Note) > approval.MaxNote {
 			return uuid.Nil, nil, fieldError("note", fmt.Sprintf("must be at most %d characters", approval.MaxNote))
 		}
+		if strings.ContainsRune(*in.Body.Note, 0) {
+			return uuid.Nil, nil, fieldError("note", "must not contain NUL characters")
+		}
 		note = in.Body.Note
 	}
 	id, ok := approval.ParseID(in.ID)
@@ -127,7 +131,7 @@ func (s *server) registerApprovals(api huma.API) {
 		Description: "Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), " +
 			"then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). " +
 			"202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). " +
-			"The API key that made the send cannot approve it (403 `Requester cannot approve`); any other key of the account can. " +
+			"The API key that made the send cannot approve it (403 `Requester cannot approve`), nor can a key created through POST /keys (403); any other operator key of the account can. " +
 			"409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent).",
 		Tags:         []string{"Approvals"},
 		MaxBodyBytes: MaxBodyBytes + 1,
@@ -204,11 +208,12 @@ func (s *server) reject(ctx context.Context, in *approvalActionInput) (*approval
 		return nil, err
 	}
 	pr := principal(ctx)
-	if _, err := approval.Reject(ctx, s.DB, pr.AccountID, id, pr.ActorID(), note); err != nil {
+	a, err := approval.Reject(ctx, s.DB, pr.AccountID, id, pr.ActorID(), note)
+	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
 	s.log.InfoContext(ctx, "approval rejected", "approval_id", id, "by", pr.ActorID())
-	return s.getApproval(ctx, &approvalIDInput{ID: in.ID})
+	return &approvalOutput{Status: http.StatusOK, Body: approvalOf(&a)}, nil
 }
 
 // approve moves the approval to signing, hands it to a worker and waits
@@ -220,6 +225,9 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 		return nil, err
 	}
 	pr := principal(ctx)
+	if !pr.CanApprove {
+		return nil, errorf(http.StatusForbidden, "this key cannot approve payments: it was created through the API (an agent key); approve with an operator key")
+	}
 	if _, err := approval.Start(ctx, s.DB, pr.AccountID, id, pr.ActorID(), note); err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -228,7 +236,11 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 	defer done()
 	if _, err := s.tasks.EnqueueContext(ctx, tasks.NewApprovalExecuteTask(id)); err != nil {
 		s.log.WarnContext(ctx, "enqueue approval execution", "approval_id", id, "err", err)
-		if released, err := s.release(ctx, id); err != nil || released {
+		released, err := s.release(ctx, id)
+		switch {
+		case err != nil:
+			return nil, unknownApproval(id)
+		case released:
 			return nil, errorf(http.StatusServiceUnavailable, "the payment queue is unavailable; the approval is still pending and nothing was sent, try again")
 		}
 		// A worker took it all the same: wait for it.
@@ -257,18 +269,26 @@ func (s *server) release(ctx context.Context, id uuid.UUID) (bool, error) {
 	return released, err
 }
 
-// awaitApproval waits until the approval leaves signing: woken by the
-// worker's announcement, or polling. At the wait's end it releases an
-// approval nothing was signed for (503); a signed one gets sendGrace more
-// for its broadcast, then is answered as it stands.
+// awaitApproval waits for the worker's turn on the approval: until it
+// leaves signing, or, once the worker announces it is done, until it is
+// signed (a broadcast that failed leaves it signing while the sweep
+// re-broadcasts). At the wait's end it releases an approval nothing was
+// signed for (503, still pending); a signed one gets sendGrace more, then
+// is answered as it stands.
 func (s *server) awaitApproval(ctx context.Context, accountID, id uuid.UUID, notified <-chan *payment.Outcome) (approval.Approval, error) {
-	read := func(ctx context.Context) (approval.Approval, bool) {
+	// read reports whether a is an answer; announced says the worker
+	// finished its turn.
+	read := func(ctx context.Context, announced bool) (approval.Approval, bool, error) {
 		a, err := approval.Get(ctx, s.DB, accountID, id)
-		if err != nil {
+		switch {
+		case err != nil:
 			s.log.WarnContext(ctx, "read approval while waiting", "approval_id", id, "err", err)
-			return a, false
+			return a, false, nil
+		case a.Status == approval.Pending:
+			// Returned to pending by the expiry task's clean-up.
+			return a, false, notExecuted
 		}
-		return a, a.Status != approval.Signing
+		return a, a.Status != approval.Signing || (announced && a.Signature != nil), nil
 	}
 	const poll = 200 * time.Millisecond
 	deadline := time.NewTimer(s.sendWait)
@@ -276,9 +296,10 @@ func (s *server) awaitApproval(ctx context.Context, accountID, id uuid.UUID, not
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	for waiting := true; waiting; {
+		announced := false
 		select {
 		case <-notified:
-			notified = nil
+			announced, notified = true, nil
 		case <-tick.C:
 		case <-deadline.C:
 			waiting = false
@@ -287,34 +308,43 @@ func (s *server) awaitApproval(ctx context.Context, accountID, id uuid.UUID, not
 			waiting = false
 			continue
 		}
-		if a, final := read(ctx); final {
-			return a, nil
+		if a, final, err := read(ctx, announced); final || err != nil {
+			return a, err
 		}
 	}
 	released, err := s.release(ctx, id)
 	switch {
 	case err != nil:
-		return approval.Approval{}, errorf(http.StatusServiceUnavailable, "the approval's outcome could not be established; check GET /approvals/"+approval.PublicID(id))
+		return approval.Approval{}, unknownApproval(id)
 	case released:
-		return approval.Approval{}, errorf(http.StatusServiceUnavailable, "the approval was not executed in time; it is still pending and nothing was sent, try again")
+		return approval.Approval{}, notExecuted
 	}
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendGrace+5*time.Second)
 	defer cancel()
 	until := time.Now().Add(sendGrace)
 	for {
-		a, final := read(gctx)
-		if final || (time.Now().After(until) && a.ID != uuid.Nil) {
-			return a, nil
-		}
-		if gctx.Err() != nil {
-			return approval.Approval{}, errorf(http.StatusServiceUnavailable, "the approval's outcome could not be established; check GET /approvals/"+approval.PublicID(id))
-		}
+		announced := false
 		select {
 		case <-notified:
-			notified = nil
+			announced, notified = true, nil
 		case <-time.After(50 * time.Millisecond):
 		}
+		a, final, err := read(gctx, announced || time.Now().After(until))
+		if final || err != nil {
+			return a, err
+		}
+		if gctx.Err() != nil {
+			return approval.Approval{}, unknownApproval(id)
+		}
 	}
+}
+
+var notExecuted = errorf(http.StatusServiceUnavailable, "the approval was not executed in time; it is still pending and nothing was sent, try again")
+
+// unknownApproval answers an approve whose effect could not be
+// established: it may still execute, so it must not be repeated blindly.
+func unknownApproval(id uuid.UUID) *Error {
+	return errorf(http.StatusServiceUnavailable, "the approval's outcome could not be established; check GET /approvals/"+approval.PublicID(id)+" before acting again")
 }
 
 // approvalErr maps the approval package's refusals; nil when err is not

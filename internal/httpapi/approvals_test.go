@@ -30,8 +30,20 @@ func (e *env) park(id, to string, amount float64) string {
 	return body["approval_id"].(string)
 }
 
-// newKey makes a second key of the env's account through POST /keys.
-func (e *env) newKey() (id, key string) {
+// operatorKey makes a second operator key of the env's account (as `api
+// keys create` does): one that may approve.
+func (e *env) operatorKey() (id, key string) {
+	e.t.Helper()
+	k, secret, err := auth.CreateKey(context.Background(), e.db, e.account)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return auth.KeyActorID(k.ID), secret
+}
+
+// agentKey makes a key of the env's account through POST /keys: an agent
+// key.
+func (e *env) agentKey() (id, key string) {
 	e.t.Helper()
 	status, body := e.do("POST", "/api/public/v1/keys", e.key, nil)
 	if status != http.StatusCreated {
@@ -110,7 +122,7 @@ func TestApproveEndToEnd(t *testing.T) {
 		t.Fatal("a refused approve changed the approval")
 	}
 
-	keyID, key2 := e.newKey()
+	keyID, key2 := e.operatorKey()
 	status, a = e.approve(apID, key2, map[string]any{"note": "invoice checked"})
 	if status != 200 || a["status"] != "sent" || a["approved_by"] != keyID || a["note"] != "invoice checked" || a["decided_at"] == nil || a["rejected_by"] != nil {
 		t.Fatalf("approve: %d %v", status, a)
@@ -185,7 +197,7 @@ func TestRejectByRequester(t *testing.T) {
 	if es := e.auditOf(audit.ActionApprovalRejected); len(es) != 1 || es[0].Actor != me || details(t, es[0])["note"] != "wrong vendor" {
 		t.Fatalf("audit %v", es)
 	}
-	_, key2 := e.newKey()
+	_, key2 := e.operatorKey()
 	status, body := e.approve(apID, key2, nil)
 	wantError(t, status, body, http.StatusConflict, "approval is rejected, not pending")
 	if n := e.transactionsOfApproval(apID); n != 0 {
@@ -209,7 +221,7 @@ func TestConcurrentApprovesPayOnce(t *testing.T) {
 	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 1}, 50_000_000)
 	to := newAddress()
 	apID := e.park(id, to, 2)
-	_, key2 := e.newKey()
+	_, key2 := e.operatorKey()
 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -254,7 +266,7 @@ func TestApproveRacesReject(t *testing.T) {
 	e := newEnv(t)
 	eng, _ := e.startWorker()
 	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 1, "daily_limit_usdc": 1000}, 100_000_000)
-	_, key2 := e.newKey()
+	_, key2 := e.operatorKey()
 	wins := map[string]int{}
 	for round := range 6 {
 		to := newAddress()
@@ -305,7 +317,7 @@ func TestApprovalReevaluatesPolicy(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
-	_, key2 := e.newKey()
+	_, key2 := e.operatorKey()
 	allowed := newAddress()
 	cases := []struct {
 		name   string
@@ -386,7 +398,7 @@ func TestExpiredApprovalCannotBeApproved(t *testing.T) {
 	e.startWorker()
 	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
 	to := newAddress()
-	_, key2 := e.newKey()
+	_, key2 := e.operatorKey()
 	apID := e.park(id, to, 1)
 
 	ctx := context.Background()
@@ -435,7 +447,7 @@ func TestApproveWithoutWorkerStaysPending(t *testing.T) {
 	_, stop := e.startWorker()
 	apID := e.park(id, to, 1)
 	stop()
-	_, key2 := e.newKey()
+	_, key2 := e.operatorKey()
 
 	status, body := e.approve(apID, key2, nil)
 	wantError(t, status, body, http.StatusServiceUnavailable, "still pending")
@@ -474,7 +486,12 @@ func TestSweepReleasesAbandonedApprove(t *testing.T) {
 	if err != nil || st.Released != 0 {
 		t.Fatalf("early sweep %+v %v", st, err)
 	}
-	st, err = approval.Sweep(ctx, e.db, time.Now().Add(approval.AbandonedAfter+time.Minute), approval.AbandonedAfter)
+	// The database's clock stamped it; age it there.
+	if _, err := e.db.NewUpdate().Table("approvals").Set("decided_at = decided_at - ? * interval '1 second'", (approval.AbandonedAfter+time.Second).Seconds()).
+		Where("id = ?", uid).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err = approval.Sweep(ctx, e.db, time.Now(), approval.AbandonedAfter)
 	if err != nil || st.Released != 1 {
 		t.Fatalf("late sweep %+v %v", st, err)
 	}
@@ -559,7 +576,7 @@ func TestApprovalRefusedByNode(t *testing.T) {
 	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 1_000_000) // holds 1 USDC
 	to := newAddress()
 	apID := e.park(id, to, 5)
-	_, key2 := e.newKey()
+	_, key2 := e.operatorKey()
 	status, a := e.approve(apID, key2, nil)
 	if status != 200 || a["status"] != "rejected" || a["reason"] != "refused_by_node" || a["rejected_by"] != "system" {
 		t.Fatalf("approve: %d %v", status, a)
@@ -576,14 +593,14 @@ func TestApprovalRefusedByNode(t *testing.T) {
 	if ev := e.events("approval.approved"); len(ev) != 0 {
 		t.Fatalf("approval.approved %v", ev)
 	}
-	if got := strings.Join(e.auditActions(), ","); got != "wallet.created,send.pending_approval,key.created,approval.approved,send.failed,approval.rejected" {
+	if got := strings.Join(e.auditActions(), ","); got != "wallet.created,send.pending_approval,approval.approved,send.failed,approval.rejected" {
 		t.Fatalf("audit %s", got)
 	}
 }
 
-// A node failing the first broadcast: the approval is still sent with its
-// signature (the same bytes are re-broadcast by the sweep until they land),
-// and exactly one transfer reaches the chain.
+// A node failing the first broadcast: the approve answers 202 signing with
+// the signature; the sweep re-broadcasts the same bytes, the approval is
+// sent once they are accepted, and exactly one transfer reaches the chain.
 func TestApprovalBroadcastFailureIsResent(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t)
@@ -592,15 +609,21 @@ func TestApprovalBroadcastFailureIsResent(t *testing.T) {
 	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
 	to := newAddress()
 	apID := e.park(id, to, 4)
-	_, key2 := e.newKey()
+	_, key2 := e.operatorKey()
 
 	ln.SetFaults(t, localnettest.Faults{FailSends: true})
 	status, a := e.approve(apID, key2, nil)
-	if status != 200 || a["status"] != "sent" || a["signature"] == nil {
+	if status != http.StatusAccepted || a["status"] != "signing" || a["signature"] == nil {
 		t.Fatalf("approve: %d %v", status, a)
+	}
+	if ev := e.events("approval.approved"); len(ev) != 0 {
+		t.Fatalf("approval.approved before any broadcast was accepted: %v", ev)
 	}
 	ln.SetFaults(t, localnettest.Faults{})
 	e.settle(eng, a["signature"].(string), payment.TxConfirmed)
+	if s := e.approvalStatus(apID); s != "sent" {
+		t.Fatalf("status %s after confirmation", s)
+	}
 	if got := e.chainUSDC(to); got != 4_000_000 {
 		t.Fatalf("recipient holds %d", got)
 	}
@@ -609,5 +632,97 @@ func TestApprovalBroadcastFailureIsResent(t *testing.T) {
 	}
 	if ev := e.events("approval.approved"); len(ev) != 1 {
 		t.Fatalf("approval.approved %v", ev)
+	}
+}
+
+// A key made through POST /keys is an agent key: it cannot approve any
+// payment (else an agent could mint one and approve its own sends), but
+// it may reject.
+func TestAgentKeyCannotApprove(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
+	to := newAddress()
+	apID := e.park(id, to, 1)
+	agentID, agentKey := e.agentKey()
+	status, body := e.approve(apID, agentKey, nil)
+	wantError(t, status, body, http.StatusForbidden, "cannot approve")
+	if s := e.approvalStatus(apID); s != "pending" {
+		t.Fatalf("status %s", s)
+	}
+	status, a := e.reject(apID, agentKey, nil)
+	if status != 200 || a["status"] != "rejected" || a["rejected_by"] != agentID {
+		t.Fatalf("reject: %d %v", status, a)
+	}
+	// Its own sends park like any other and an operator key approves them.
+	status, body = e.do("POST", fmt.Sprintf(sendPath, id), agentKey, map[string]any{"to": to, "amount": 1})
+	if status != http.StatusAccepted {
+		t.Fatalf("send with the agent key: %d %v", status, body)
+	}
+	if status, a := e.approve(body["approval_id"].(string), e.key, nil); status != 200 || a["status"] != "sent" || a["requested_by"] != agentID {
+		t.Fatalf("approve the agent key's send: %d %v", status, a)
+	}
+}
+
+// An approve racing sends on the same wallet: the decisions serialize on
+// the wallet, so the day's total never passes the limit whichever goes
+// first, and the chain holds exactly what was reserved.
+func TestApproveRacesSendsOnDailyLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	_, key2 := e.operatorKey()
+	for round := range 3 {
+		id, _ := e.agent(map[string]any{"daily_limit_usdc": 30, "max_tx_usdc": 25, "approval_threshold_usdc": 10}, 100_000_000)
+		to := newAddress()
+		apID := e.park(id, to, 20)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var sigs []string
+		start := make(chan struct{})
+		wg.Go(func() {
+			<-start
+			status, a := e.approve(apID, key2, nil)
+			if status != 200 || (a["status"] != "sent" && a["status"] != "rejected") {
+				t.Errorf("round %d: approve %d %v", round, status, a)
+				return
+			}
+			if a["status"] == "sent" {
+				mu.Lock()
+				sigs = append(sigs, a["signature"].(string))
+				mu.Unlock()
+			}
+		})
+		for range 3 {
+			wg.Go(func() {
+				<-start
+				status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 9})
+				switch {
+				case status == 200:
+					mu.Lock()
+					sigs = append(sigs, body["signature"].(string))
+					mu.Unlock()
+				case status == 403 && body["reason"] == "exceeds_daily_limit":
+				default:
+					t.Errorf("round %d: send %d %v", round, status, body)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
+		reserved := e.reservedToday(id)
+		if reserved > 30_000_000 {
+			t.Fatalf("round %d: reserved %d over the daily limit", round, reserved)
+		}
+		for _, sig := range sigs {
+			e.settle(eng, sig, payment.TxConfirmed)
+		}
+		if got := e.chainUSDC(to); got != reserved {
+			t.Fatalf("round %d: chain %d, reserved %d", round, got, reserved)
+		}
 	}
 }

@@ -57,6 +57,9 @@ func (s *server) listAudit(ctx context.Context, in *auditInput) (*auditOutput, e
 	if in.Action != "" && !slices.Contains(audit.Actions, in.Action) {
 		return nil, errorf(http.StatusUnprocessableEntity, "action: must be one of "+strings.Join(audit.Actions, ", "))
 	}
+	if strings.ContainsRune(in.Target, 0) {
+		return nil, errorf(http.StatusUnprocessableEntity, "target: must not contain NUL characters")
+	}
 	f := audit.Filter{Action: in.Action, Target: in.Target, Limit: in.size() + 1}
 	if in.Cursor != "" {
 		seq, err := parseSeqCursor(in.Cursor)

@@ -24,6 +24,10 @@ func timeCursor(at time.Time, id uuid.UUID) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at.UnixMicro(), 10) + "_" + id.String()))
 }
 
+// maxCursorMicros is the end of year 9999, the last time Postgres and
+// RFC 3339 both represent.
+const maxCursorMicros = 253402300799999999
+
 func parseTimeCursor(s string) (time.Time, uuid.UUID, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
@@ -31,7 +35,7 @@ func parseTimeCursor(s string) (time.Time, uuid.UUID, error) {
 	}
 	micros, rawID, ok := strings.Cut(string(raw), "_")
 	us, err := strconv.ParseInt(micros, 10, 64)
-	if !ok || err != nil {
+	if !ok || err != nil || us < 0 || us > maxCursorMicros {
 		return time.Time{}, uuid.Nil, errBadCursor
 	}
 	id, err := uuid.Parse(rawID)

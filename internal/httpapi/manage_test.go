@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -147,6 +148,9 @@ func TestCreateKey(t *testing.T) {
 		!strings.HasPrefix(k["key"].(string), k["prefix"].(string)) || k["created_at"] == nil {
 		t.Fatalf("create key: %d %v", status, k)
 	}
+	if k["can_approve"] != false {
+		t.Fatalf("can_approve %v", k["can_approve"])
+	}
 	key2 := k["key"].(string)
 	if got := "key_" + keyIDOf(t, e, key2); got != k["id"] {
 		t.Fatalf("key id %s, answered %v", got, k["id"])
@@ -241,16 +245,21 @@ func TestAuditLogRoute(t *testing.T) {
 // Any cursor, status or action filter answers a page or a 4xx with an
 // error body, never a 500; the policy patch parser likewise.
 func FuzzListQueries(f *testing.F) {
-	for _, s := range []string{"", "MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU", "NDI", "MA", "LTE", "%", "\x00", "OTk5OTk5OTk5OTk5OTk5OTk5OTk5OQ"} {
-		f.Add(s)
+	b64 := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	for _, s := range []string{"", b64("1763812800000000_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"), b64("-62135596800000001_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"),
+		b64("9223372036854775807_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"), b64("42"), b64("0"), b64("-1"), "%", "\x00", b64("99999999999999999999999")} {
+		f.Add(s, "policy.updated", "wallet:x")
 	}
+	f.Add("", "", "\x00")
+	f.Add("", "", "")
 	e := newEnv(f)
-	f.Fuzz(func(t *testing.T, q string) {
+	f.Fuzz(func(t *testing.T, cursor, action, target string) {
 		for _, path := range []string{
-			"/api/public/v1/approvals?cursor=" + url.QueryEscape(q),
-			"/api/public/v1/approvals?status=" + url.QueryEscape(q),
-			"/api/public/v1/audit-log?cursor=" + url.QueryEscape(q),
-			"/api/public/v1/audit-log?action=" + url.QueryEscape(q) + "&target=" + url.QueryEscape(q),
+			"/api/public/v1/approvals?cursor=" + url.QueryEscape(cursor),
+			"/api/public/v1/approvals?status=" + url.QueryEscape(action),
+			"/api/public/v1/audit-log?cursor=" + url.QueryEscape(cursor),
+			"/api/public/v1/audit-log?action=" + url.QueryEscape(action),
+			"/api/public/v1/audit-log?target=" + url.QueryEscape(target),
 		} {
 			status, raw := e.with(t).doRaw("GET", path, e.key, nil)
 			if status != 200 && (status < 400 || status >= 500 || !strings.Contains(string(raw), `"error"`)) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -78,6 +79,9 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 	if m := in.Body.Memo; m != nil {
 		if utf8.RuneCountInString(*m) > payment.MaxMemo {
 			return nil, fieldError("memo", fmt.Sprintf("must be at most %d characters", payment.MaxMemo))
+		}
+		if strings.ContainsRune(*m, 0) {
+			return nil, fieldError("memo", "must not contain NUL characters")
 		}
 		if *m == "" {
 			in.Body.Memo = nil

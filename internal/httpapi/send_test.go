@@ -287,6 +287,7 @@ func TestSendValidation(t *testing.T) {
 		{"self", `{"to":"` + pub + `","amount":1}`, 422, "to: is the sending wallet itself"},
 		{"memo too long", `{"to":"` + to + `","amount":1,"memo":"` + strings.Repeat("é", 201) + `"}`, 422, "memo"},
 		{"memo not string", `{"to":"` + to + `","amount":1,"memo":5}`, 422, "memo"},
+		{"memo with NUL", `{"to":"` + to + `","amount":1,"memo":"a\u0000b"}`, 422, "memo"},
 		{"unknown field", `{"to":"` + to + `","amount":1,"Amount":2}`, 422, "Amount"},
 		{"broken json", `{"to":`, 400, "malformed JSON"},
 	}

@@ -84,10 +84,12 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
-// broadcastApproval sends an approval's transaction once. Accepted (or
-// failing for a reason a re-broadcast may cure): the approval is sent and
-// the sweep sees the transaction through. Refused by preflight: the
-// transaction fails and the approval is rejected, nothing spent.
+// broadcastApproval sends an approval's transaction once. Accepted: the
+// approval is sent (approval.approved). Refused by preflight: the
+// transaction fails and the approval is rejected, nothing spent. Any other
+// failure leaves it signing; the sweep re-broadcasts the same bytes and
+// marks it sent once a broadcast is accepted (or it confirms), or rejects
+// it if the transaction expires.
 func (e *Engine) broadcastApproval(ctx context.Context, node Node, t *Transaction) {
 	_, berr := node.Client.Broadcast(ctx, t.SignedTx)
 	var pe *solana.PreflightError
@@ -97,18 +99,29 @@ func (e *Engine) broadcastApproval(ctx context.Context, node Node, t *Transactio
 			_, err := e.failTx(ctx, tx, t, "refused by preflight: "+pe.Message, approval.ReasonRefused)
 			return err
 		}
-		if berr == nil {
-			if _, err := tx.NewUpdate().Table("transactions").Set("broadcasts = broadcasts + 1").Where("id = ?", t.ID).Exec(ctx); err != nil {
-				return fmt.Errorf("count broadcast: %w", err)
-			}
-		} else {
+		if berr != nil {
+			// Still signing: the sweep re-broadcasts the same bytes and
+			// settles the approval with the transaction.
 			e.log().WarnContext(ctx, "broadcast failed; the sweep re-broadcasts", "transaction_id", t.ID, "err", berr)
+			return nil
 		}
-		_, err := approval.MarkSent(ctx, tx, t.ApprovalID.UUID, e.now())
-		return err
+		return e.broadcasted(ctx, tx, t)
 	})
 	if err != nil {
 		// The sweep settles the approval with its transaction.
 		e.log().WarnContext(ctx, "record approval broadcast", "transaction_id", t.ID, "err", err)
 	}
+}
+
+// broadcasted counts an accepted broadcast of t and moves its approval,
+// if any, from signing to sent.
+func (e *Engine) broadcasted(ctx context.Context, tx bun.IDB, t *Transaction) error {
+	if _, err := tx.NewUpdate().Table("transactions").Set("broadcasts = broadcasts + 1").Where("id = ?", t.ID).Exec(ctx); err != nil {
+		return fmt.Errorf("count broadcast: %w", err)
+	}
+	if !t.ApprovalID.Valid {
+		return nil
+	}
+	_, err := approval.MarkSent(ctx, tx, t.ApprovalID.UUID, e.now())
+	return err
 }

@@ -209,8 +209,9 @@ func (e *Engine) rebroadcast(ctx context.Context, node Node, ts []Transaction, s
 				e.log().DebugContext(ctx, "re-broadcast failed", "transaction_id", t.ID, "err", err)
 				return
 			}
-			if _, err := e.DB.NewUpdate().Table("transactions").Set("broadcasts = broadcasts + 1").Where("id = ?", t.ID).Exec(ctx); err != nil {
-				e.log().WarnContext(ctx, "count re-broadcast", "transaction_id", t.ID, "err", err)
+			err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return e.broadcasted(ctx, tx, t) })
+			if err != nil {
+				e.log().WarnContext(ctx, "record re-broadcast", "transaction_id", t.ID, "err", err)
 			}
 			mu.Lock()
 			st.Rebroadcast++

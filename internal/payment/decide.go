@@ -391,6 +391,13 @@ func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 	if n, _ := res.RowsAffected(); n == 0 {
 		return false, nil
 	}
+	if t.ApprovalID.Valid {
+		// The approval row before the audit lock, the order every
+		// transaction keeps.
+		if _, err := tx.ExecContext(ctx, "SELECT 1 FROM approvals WHERE id = ? FOR UPDATE", t.ApprovalID.UUID); err != nil {
+			return false, fmt.Errorf("lock approval: %w", err)
+		}
+	}
 	details := map[string]any{"transaction_id": t.ID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "error": why}
 	if err := audit.Append(ctx, tx, t.AccountID, at, "system", audit.ActionSendFailed, wallet.Target(t.WalletID), details); err != nil {
 		return false, err

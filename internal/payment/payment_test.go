@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
@@ -216,4 +218,97 @@ func TestWaitAfterWorkerWonAnswersSent(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// approved inserts an approval that an approve just moved to signing.
+func (f fixture) approved(t *testing.T) approval.Approval {
+	t.Helper()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	approver := "key_approver"
+	a := approval.Approval{ID: uuid.New(), AccountID: f.acc.ID, WalletID: f.w.ID, Amount: 2_000_000,
+		To: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", Status: approval.Signing, ApprovedBy: &approver,
+		CreatedAt: now, ExpiresAt: now.Add(approval.Lifetime), DecidedAt: bun.NullTime{Time: now}}
+	if _, err := f.eng.DB.NewInsert().Model(&a).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// Duplicated execution tasks of one approval, run at once, sign and
+// broadcast it once.
+func TestConcurrentExecuteSignsOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.approved(t)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if err := f.eng.Execute(context.Background(), a.ID); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	got, err := approval.Get(context.Background(), f.eng.DB, f.acc.ID, a.ID)
+	if err != nil || got.Status != approval.Sent || got.Signature == nil {
+		t.Fatalf("approval %+v %v", got, err)
+	}
+	var broadcasts int
+	if err := f.eng.DB.NewSelect().Table("transactions").Column("broadcasts").Where("approval_id = ?", a.ID).Scan(context.Background(), &broadcasts); err != nil || broadcasts != 1 {
+		t.Fatalf("broadcasts %d (%v)", broadcasts, err)
+	}
+	if n := f.count(t, "transactions"); n != 1 {
+		t.Fatalf("%d transactions", n)
+	}
+	if n := f.count(t, "events"); n != 1 { // approval.approved
+		t.Fatalf("%d events", n)
+	}
+}
+
+// An approve's timeout (Release) racing the worker's execution: exactly
+// one wins; a released approval is never signed, an executed one never
+// released.
+func TestExecuteRacesRelease(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	outcomes := map[string]int{}
+	for range 10 {
+		a := f.approved(t)
+		var released bool
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Go(func() {
+			<-start
+			if err := f.eng.Execute(ctx, a.ID); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			<-start
+			var err error
+			if released, err = approval.Release(ctx, f.eng.DB, a.ID); err != nil {
+				t.Error(err)
+			}
+		})
+		close(start)
+		wg.Wait()
+		got, err := approval.Get(ctx, f.eng.DB, f.acc.ID, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := f.eng.DB.NewSelect().Table("transactions").Where("approval_id = ?", a.ID).Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case released && got.Status == approval.Pending && got.Signature == nil && n == 0:
+			outcomes["released"]++
+		case !released && got.Status == approval.Sent && n == 1:
+			outcomes["executed"]++
+		default:
+			t.Fatalf("released %v, approval %s, %d transactions", released, got.Status, n)
+		}
+	}
+	t.Logf("outcomes %v", outcomes)
 }

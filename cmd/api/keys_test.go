@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/postgres"
+	"github.com/agentwallet/agentwallet/internal/solana"
+)
+
+// `api keys create` makes an operator key (one that may approve) of an
+// existing account, with an audit entry; an unknown account is an error.
+func TestKeysCreate(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewURL(t, true)
+	getenv := func(k string) string { return map[string]string{"DATABASE_URL": url}[k] }
+	db, err := postgres.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+
+	var out bytes.Buffer
+	if err := run(ctx, []string{"keys", "create", "--account", acct.ID.String(), "--quiet"}, getenv, &out); err != nil {
+		t.Fatal(err)
+	}
+	p, err := auth.Authenticate(ctx, db, strings.TrimSpace(out.String()))
+	if err != nil || p.AccountID != acct.ID || !p.CanApprove {
+		t.Fatalf("principal %+v %v", p, err)
+	}
+	var actions []string
+	if err := db.NewSelect().Table("audit_log").Column("action").Where("account_id = ?", acct.ID).Scan(ctx, &actions); err != nil || len(actions) != 1 || actions[0] != "key.created" {
+		t.Fatalf("audit %v %v", actions, err)
+	}
+	for _, args := range [][]string{
+		{"keys"}, {"keys", "create"}, {"keys", "create", "--account", "nope"}, {"keys", "create", "--account", uuid.NewString()},
+	} {
+		if err := run(ctx, args, getenv, &out); err == nil {
+			t.Fatalf("%v accepted", args)
+		}
+	}
+}
