@@ -15,6 +15,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
+	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 const approvalsPath = "/api/public/v1/approvals"
@@ -128,10 +129,7 @@ func TestApproveEndToEnd(t *testing.T) {
 		t.Fatalf("approve: %d %v", status, a)
 	}
 	sig := a["signature"].(string)
-	e.settle(eng, sig, payment.TxConfirmed)
-	if got := e.chainUSDC(to); got != 7_500_000 {
-		t.Fatalf("recipient holds %d", got)
-	}
+	e.paidOnce(eng, apID, sig, to, 7_500_000)
 	if ev := e.events("approval.approved"); len(ev) != 1 || ev[0]["approval_id"] != apID || ev[0]["signature"] != sig ||
 		ev[0]["amount"] != 7.5 || ev[0]["to"] != to || ev[0]["wallet_id"] != id {
 		t.Fatalf("approval.approved events %v", ev)
@@ -142,9 +140,6 @@ func TestApproveEndToEnd(t *testing.T) {
 	if es := e.auditOf(audit.ActionApprovalApproved); len(es) != 1 || es[0].Actor != keyID || es[0].Target != "approval:"+apID ||
 		details(t, es[0])["signature"] != sig || details(t, es[0])["note"] != "invoice checked" {
 		t.Fatalf("audit %v", es)
-	}
-	if n := e.transactionsOfApproval(apID); n != 1 {
-		t.Fatalf("%d transactions", n)
 	}
 	// The approved amount counts against the day.
 	if r := e.reservedToday(id); r != 7_500_000 {
@@ -165,6 +160,19 @@ func keyIDOf(t testing.TB, e *env, key string) string {
 		t.Fatal(err)
 	}
 	return p.KeyID.String()
+}
+
+// paidOnce confirms the approval's transaction sig and checks that it is
+// the approval's only transaction and that `to` received exactly micros.
+func (e *env) paidOnce(eng *payment.Engine, apID, sig, to string, micros usdc.Micros) {
+	e.t.Helper()
+	e.settle(eng, sig, payment.TxConfirmed)
+	if got := e.chainUSDC(to); got != micros {
+		e.t.Fatalf("recipient holds %d, want %d", got, micros)
+	}
+	if n := e.transactionsOfApproval(apID); n != 1 {
+		e.t.Fatalf("%d transactions for %s", n, apID)
+	}
 }
 
 func (e *env) approvalStatus(apID string) string {
@@ -247,13 +255,7 @@ func TestConcurrentApprovesPayOnce(t *testing.T) {
 	if counts["sent"] != 1 || counts["conflict"] != 49 {
 		t.Fatalf("outcomes %v", counts)
 	}
-	e.settle(eng, sig, payment.TxConfirmed)
-	if got := e.chainUSDC(to); got != 2_000_000 {
-		t.Fatalf("recipient holds %d", got)
-	}
-	if n := e.transactionsOfApproval(apID); n != 1 {
-		t.Fatalf("%d transactions", n)
-	}
+	e.paidOnce(eng, apID, sig, to, 2_000_000)
 	if ev := e.events("approval.approved"); len(ev) != 1 {
 		t.Fatalf("%d approval.approved events", len(ev))
 	}
@@ -459,13 +461,7 @@ func TestApproveWithoutWorkerStaysPending(t *testing.T) {
 	if status != 200 || a["status"] != "sent" {
 		t.Fatalf("approve with a worker: %d %v", status, a)
 	}
-	e.settle(eng, a["signature"].(string), payment.TxConfirmed)
-	if got := e.chainUSDC(to); got != 1_000_000 {
-		t.Fatalf("recipient holds %d", got)
-	}
-	if n := e.transactionsOfApproval(apID); n != 1 {
-		t.Fatalf("%d transactions", n)
-	}
+	e.paidOnce(eng, apID, a["signature"].(string), to, 1_000_000)
 }
 
 // An approve whose process died between its two steps leaves the approval
@@ -620,15 +616,9 @@ func TestApprovalBroadcastFailureIsResent(t *testing.T) {
 		t.Fatalf("approval.approved before any broadcast was accepted: %v", ev)
 	}
 	ln.SetFaults(t, localnettest.Faults{})
-	e.settle(eng, a["signature"].(string), payment.TxConfirmed)
+	e.paidOnce(eng, apID, a["signature"].(string), to, 4_000_000)
 	if s := e.approvalStatus(apID); s != "sent" {
 		t.Fatalf("status %s after confirmation", s)
-	}
-	if got := e.chainUSDC(to); got != 4_000_000 {
-		t.Fatalf("recipient holds %d", got)
-	}
-	if n := e.transactionsOfApproval(apID); n != 1 {
-		t.Fatalf("%d transactions", n)
 	}
 	if ev := e.events("approval.approved"); len(ev) != 1 {
 		t.Fatalf("approval.approved %v", ev)
