@@ -43,8 +43,9 @@ dev: ## run the whole stack locally (Postgres, Redis, localnet, api, worker, sch
 	@scripts/dev.sh
 
 .PHONY: deps
-deps: ## install localnet's npm packages when missing or when package-lock.json changed
+deps: ## install the npm packages of localnet/ and scripts/webhook-verify/ when missing or changed
 	@scripts/localnet-deps.sh
+	@scripts/localnet-deps.sh scripts/webhook-verify
 
 .PHONY: services
 services: ## ensure Postgres and Redis (private ones under .dev/ if none answer) and print their URLs

@@ -230,6 +230,8 @@ common_env=(
 	DATABASE_URL="$DATABASE_URL" REDIS_URL="$REDIS_URL" LOG_LEVEL="$LOG_LEVEL"
 	SOLANA_RPC_URL_DEVNET="${SOLANA_RPC_URL_DEVNET:-$SOLANA_RPC_URL}"
 	SOLANA_RPC_URL_MAINNET="${SOLANA_RPC_URL_MAINNET:-$SOLANA_RPC_URL}"
+	# test accounts' webhooks may reach receivers on this machine
+	WEBHOOK_ALLOW_PRIVATE="${WEBHOOK_ALLOW_PRIVATE:-true}"
 )
 say "starting api on $API_BASE, worker, scheduler"
 start api env -u WALLET_MASTER_KEY "${common_env[@]}" HTTP_ADDR="$HTTP_ADDR" \

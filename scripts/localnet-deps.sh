@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs localnet/'s npm packages (npm ci) when node_modules is missing or
-# package-lock.json / package.json changed since the last install.
-# A no-op when localnet/ has no package.json yet.
+# Installs a Node package's npm packages (npm ci) when node_modules is
+# missing or package-lock.json / package.json changed since the last
+# install: localnet/ by default, or the directory given (relative to the
+# repository). A no-op when it has no package.json.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-DIR="$ROOT/localnet"
+DIR="$ROOT/${1:-localnet}"
 STAMP="$DIR/node_modules/.install-stamp"
 
 if [ ! -f "$DIR/package.json" ]; then
@@ -27,10 +28,10 @@ fi
 
 cd "$DIR"
 if [ -f package-lock.json ]; then
-	echo "localnet-deps: npm ci in localnet/" >&2
+	echo "localnet-deps: npm ci in ${1:-localnet}/" >&2
 	npm ci --no-audit --no-fund --loglevel=error >&2
 else
-	echo "localnet-deps: no package-lock.json; npm install in localnet/" >&2
+	echo "localnet-deps: no package-lock.json; npm install in ${1:-localnet}/" >&2
 	npm install --no-audit --no-fund --loglevel=error >&2
 fi
 mkdir -p node_modules

@@ -54,6 +54,7 @@ func run(ctx context.Context, getenv config.Getenv) error {
 		{tasks.HeartbeatEvery, tasks.NewHeartbeatTask()},
 		{tasks.ConfirmEvery, tasks.NewConfirmSweepTask()},
 		{tasks.ExpireEvery, tasks.NewApprovalsExpireTask()},
+		{tasks.RedriveEvery, tasks.NewWebhooksRedriveTask()},
 	} {
 		if _, err := s.Register(fmt.Sprintf("@every %s", e.every), e.task); err != nil {
 			return err

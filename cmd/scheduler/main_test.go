@@ -24,12 +24,12 @@ func TestSchedulerRegistersAndStops(t *testing.T) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		entries, err := insp.SchedulerEntries()
-		if err == nil && len(entries) == 3 {
+		if err == nil && len(entries) == 4 {
 			got := map[string]string{}
 			for _, e := range entries {
 				got[e.Task.Type()] = e.Spec
 			}
-			if got[tasks.TypeHeartbeat] != "@every 30s" || got[tasks.TypeConfirmSweep] != "@every 2s" || got[tasks.TypeApprovalsExpire] != "@every 1m0s" {
+			if got[tasks.TypeHeartbeat] != "@every 30s" || got[tasks.TypeConfirmSweep] != "@every 2s" || got[tasks.TypeApprovalsExpire] != "@every 1m0s" || got[tasks.TypeWebhooksRedrive] != "@every 1m0s" {
 				t.Fatalf("entries %v", got)
 			}
 			break

@@ -21,6 +21,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/tasks"
+	"github.com/agentwallet/agentwallet/internal/webhook"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
 
@@ -92,7 +93,16 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 			queues = append(queues, strings.TrimSpace(q))
 		}
 	}
-	mux := worker.NewMux(worker.Deps{DB: db, Redis: rdb, Keystore: ks, Log: log, Payments: engine})
+	client := asynq.NewClientFromRedisClient(rdb)
+	hooks := &worker.Webhooks{
+		Deliverer:  &webhook.Deliverer{DB: db, Keys: ks, AllowPrivate: cfg.Webhooks.AllowPrivate, Log: log},
+		Dispatcher: &webhook.Dispatcher{DB: db, Enqueue: worker.EnqueueDelivery(client), Log: log},
+	}
+	dispatchCtx, stopDispatch := context.WithCancel(context.Background())
+	defer stopDispatch()
+	go hooks.Dispatcher.Run(dispatchCtx, cfg.DatabaseURL)
+
+	mux := worker.NewMux(worker.Deps{DB: db, Redis: rdb, Keystore: ks, Log: log, Payments: engine, Webhooks: hooks})
 	stop, err := worker.Start(rdb, mux, worker.Options{
 		Concurrency: cfg.Concurrency, Queues: queues, ShutdownTimeout: cfg.ShutdownTimeout, Log: log,
 	})
@@ -101,7 +111,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	}
 	// Settle what a previous run left pending (signed, perhaps never
 	// broadcast) now rather than at the scheduler's next tick.
-	if _, err := asynq.NewClientFromRedisClient(rdb).Enqueue(tasks.NewConfirmSweepTask()); err != nil && !tasks.IsDuplicate(err) {
+	if _, err := client.Enqueue(tasks.NewConfirmSweepTask()); err != nil && !tasks.IsDuplicate(err) {
 		log.Warn("enqueue start-up confirmation sweep", "err", err)
 	}
 	log.Info("worker started", "concurrency", cfg.Concurrency, "queues", cfg.Queues)

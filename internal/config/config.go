@@ -83,6 +83,15 @@ type API struct {
 	// SEND_TIMEOUT: how long a send waits for a worker's decision before
 	// it is cancelled (503, never executed later).
 	SendTimeout time.Duration
+	Webhooks
+}
+
+// Webhooks configures webhook delivery.
+type Webhooks struct {
+	// WEBHOOK_ALLOW_PRIVATE: test (devnet) accounts' webhooks may reach
+	// loopback and private addresses (local receivers). Live accounts
+	// never may.
+	AllowPrivate bool
 }
 
 // Worker configures cmd/worker, the only process that opens wallet secrets.
@@ -93,6 +102,7 @@ type Worker struct {
 	Concurrency     int           // WORKER_CONCURRENCY
 	Queues          string        // WORKER_QUEUES: comma separated, empty means all
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: time given to in-flight tasks
+	Webhooks
 }
 
 // Scheduler configures cmd/scheduler.
@@ -120,6 +130,7 @@ func LoadAPI(getenv Getenv) (API, error) {
 		OpsPassword:     Secret(r.str("OPS_PASSWORD", "")),
 		ShutdownTimeout: r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
 		SendTimeout:     r.duration("SEND_TIMEOUT", 10*time.Second),
+		Webhooks:        Webhooks{AllowPrivate: r.boolean("WEBHOOK_ALLOW_PRIVATE", false)},
 	}
 	if c.SendTimeout < 100*time.Millisecond || c.SendTimeout > 20*time.Second {
 		r.fail("SEND_TIMEOUT", "want between 100ms and 20s (a request may take at most 30s)")
@@ -148,6 +159,7 @@ func LoadWorker(getenv Getenv) (Worker, error) {
 		Concurrency:     r.integer("WORKER_CONCURRENCY", 10, 1, 1000),
 		Queues:          r.str("WORKER_QUEUES", ""),
 		ShutdownTimeout: r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
+		Webhooks:        Webhooks{AllowPrivate: r.boolean("WEBHOOK_ALLOW_PRIVATE", false)},
 	}
 	if c.WalletMasterKey == "" {
 		r.fail("WALLET_MASTER_KEY", "is required (`worker keygen` prints one)")
@@ -219,6 +231,19 @@ func (r *reader) duration(name string, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+func (r *reader) boolean(name string, def bool) bool {
+	v := r.str(name, "")
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		r.fail(name, fmt.Sprintf("%q is not true or false", v))
+		return def
+	}
+	return b
 }
 
 func (r *reader) integer(name string, def, lo, hi int) int {

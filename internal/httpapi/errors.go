@@ -115,6 +115,8 @@ func (s *server) fail(ctx context.Context, err error) error {
 		return ae
 	case approvalErr(err) != nil:
 		return approvalErr(err)
+	case webhookErr(err) != nil:
+		return webhookErr(err)
 	case errors.Is(err, payment.ErrUnknown):
 		s.log.ErrorContext(ctx, "send outcome unknown", "err", err)
 		return errorf(http.StatusServiceUnavailable, "the payment's outcome could not be established; check GET /transactions before retrying")

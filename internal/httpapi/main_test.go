@@ -23,9 +23,11 @@ import (
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/webhook"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
 
@@ -33,6 +35,7 @@ import (
 type env struct {
 	t         testing.TB
 	db        *bun.DB
+	dbURL     string
 	rdb       *redis.Client
 	url       string
 	ln        *localnettest.Localnet
@@ -57,10 +60,15 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	if o.ln == nil {
 		o.ln = localnettest.Shared(t)
 	}
-	e := &env{t: t, db: pgtest.New(t), ln: o.ln}
+	e := &env{t: t, dbURL: pgtest.NewURL(t, true), ln: o.ln}
+	db, err := postgres.Open(e.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e.db = db
 	rdb, redisURL := redistest.New(t)
 	e.rdb = rdb
-	var err error
 	e.masterKey, e.publicKey, err = signer.GenerateMasterKey()
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +90,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 			solana.Devnet:  solana.NewClient(o.ln.URL, solana.Devnet, 0),
 			solana.Mainnet: solana.NewClient(o.ln.URL, solana.Mainnet, 0),
 		},
-		Ops: o.ops, SendWait: o.sendWait,
+		Ops: o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); closeOps() })
@@ -197,17 +205,26 @@ func (e *env) newEngine() *payment.Engine {
 	return eng
 }
 
-// startWorker runs the worker's asynq servers (without the scheduler: tests
-// sweep confirmations themselves) and returns its engine and a stop func,
-// also called at cleanup.
-func (e *env) startWorker() (*payment.Engine, func()) {
+// startWorker runs the worker's asynq servers and its webhook dispatcher
+// (without the scheduler: tests sweep confirmations themselves) and
+// returns its engine and a stop func, also called at cleanup. opts may
+// change the worker's options (tests shorten retry delays).
+func (e *env) startWorker(opts ...func(*worker.Options)) (*payment.Engine, func()) {
 	e.t.Helper()
 	eng := e.newEngine()
 	eng.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())
 	eng.RunBlockhashes(ctx)
-	stop, err := worker.Start(e.rdb, worker.NewMux(worker.Deps{DB: e.db, Redis: e.rdb, Payments: eng}),
-		worker.Options{Concurrency: 8, ShutdownTimeout: 5 * time.Second, Log: eng.Log})
+	hooks := &worker.Webhooks{
+		Deliverer:  &webhook.Deliverer{DB: e.db, Keys: eng.Keys, AllowPrivate: true, Log: eng.Log},
+		Dispatcher: &webhook.Dispatcher{DB: e.db, Enqueue: worker.EnqueueDelivery(asynq.NewClientFromRedisClient(e.rdb)), Log: eng.Log},
+	}
+	go hooks.Dispatcher.Run(ctx, e.dbURL)
+	o := worker.Options{Concurrency: 8, ShutdownTimeout: 5 * time.Second, Log: eng.Log}
+	for _, f := range opts {
+		f(&o)
+	}
+	stop, err := worker.Start(e.rdb, worker.NewMux(worker.Deps{DB: e.db, Redis: e.rdb, Payments: eng, Webhooks: hooks}), o)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -47,6 +47,9 @@ type Deps struct {
 	// SendWait bounds how long a send waits for its decision (default
 	// DefaultSendWait); past it the send is cancelled and answers 503.
 	SendWait time.Duration
+	// WebhookAllowPrivate lets test accounts register webhook URLs on
+	// loopback and private addresses.
+	WebhookAllowPrivate bool
 }
 
 type server struct {
@@ -119,6 +122,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerApprovals(api)
 	s.registerKeys(api)
 	s.registerAudit(api)
+	s.registerWebhooks(api)
 	return api
 }
 

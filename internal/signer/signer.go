@@ -94,6 +94,21 @@ func (s *Sealer) Seal(secret ed25519.PrivateKey) (Sealed, error) {
 	return Sealed{KeyID: s.keyID, Ciphertext: ct}, nil
 }
 
+// SealValue encrypts another secret the worker alone must read (a webhook
+// signing secret), bound to what it belongs to (`binding`, e.g. the
+// endpoint's id) so it cannot be moved to another row.
+func (s *Sealer) SealValue(binding string, plaintext []byte) (Sealed, error) {
+	ct, err := hpke.Seal(s.pub, kdf, aead, valueInfo(binding), plaintext)
+	if err != nil {
+		return Sealed{}, fmt.Errorf("seal value: %w", err)
+	}
+	return Sealed{KeyID: s.keyID, Ciphertext: ct}, nil
+}
+
+func valueInfo(binding string) []byte {
+	return append([]byte("agentwallet/value/v1/"), binding...)
+}
+
 // NewWallet makes a fresh ed25519 keypair from crypto/rand and seals its
 // secret at once; the plaintext never leaves this function.
 func (s *Sealer) NewWallet() (ed25519.PublicKey, Sealed, error) {
@@ -172,6 +187,19 @@ func (k *Keystore) Open(s Sealed, walletPubkey ed25519.PublicKey) (ed25519.Priva
 		return nil, ErrOpen
 	}
 	return secret, nil
+}
+
+// OpenValue decrypts a value sealed by SealValue with the same binding.
+func (k *Keystore) OpenValue(s Sealed, binding string) ([]byte, error) {
+	priv, ok := k.keys[s.KeyID]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownKey, s.KeyID)
+	}
+	v, err := hpke.Open(priv, kdf, aead, valueInfo(binding), s.Ciphertext)
+	if err != nil {
+		return nil, ErrOpen
+	}
+	return v, nil
 }
 
 // GenerateMasterKey makes a new X25519 master key pair, base64 encoded:

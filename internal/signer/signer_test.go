@@ -73,3 +73,26 @@ func TestBadKeyMaterial(t *testing.T) {
 		}
 	}
 }
+
+// A sealed value opens only with its binding and its master key.
+func TestSealOpenValue(t *testing.T) {
+	t.Parallel()
+	priv, pub, _ := GenerateMasterKey()
+	otherPriv, _, _ := GenerateMasterKey()
+	sealer, _ := NewSealer(pub)
+	ks, _ := NewKeystore(priv)
+	other, _ := NewKeystore(otherPriv)
+	s, err := sealer.SealValue("endpoint:1", []byte("whsec_x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := ks.OpenValue(s, "endpoint:1"); err != nil || string(v) != "whsec_x" {
+		t.Fatalf("open: %q %v", v, err)
+	}
+	if _, err := ks.OpenValue(s, "endpoint:2"); err == nil {
+		t.Fatal("opened with another binding")
+	}
+	if _, err := other.OpenValue(s, "endpoint:1"); err == nil {
+		t.Fatal("opened with another master key")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentwallet/agentwallet/internal/tasks"
+	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
 // PaymentsPollInterval is how often an idle payments server looks for a
@@ -27,6 +28,22 @@ type Options struct {
 	Queues          []string      // empty: every queue
 	ShutdownTimeout time.Duration // time given to in-flight tasks
 	Log             *slog.Logger
+	// RetryDelay overrides the wait before a task's retry (tests shorten
+	// it); nil uses RetryDelay.
+	RetryDelay asynq.RetryDelayFunc
+	// DelayedTaskCheckInterval is how often retries that are due move back
+	// to their queue; 0 is asynq's default (5 s).
+	DelayedTaskCheckInterval time.Duration
+}
+
+// RetryDelay is the wait before retrying a failed task: a webhook
+// delivery follows the spec's schedule (webhook.RetryDelay); other tasks
+// asynq's exponential default.
+func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
+	if t.Type() == tasks.TypeWebhookDeliver {
+		return webhook.RetryDelay(n)
+	}
+	return asynq.DefaultRetryDelayFunc(n, err, t)
 }
 
 // Start runs the worker's servers over rdb: one for the payments queue
@@ -36,6 +53,9 @@ type Options struct {
 func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.RetryDelay == nil {
+		o.RetryDelay = RetryDelay
 	}
 	serve := map[string]bool{}
 	if len(o.Queues) == 0 {
@@ -73,12 +93,14 @@ func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err 
 			continue
 		}
 		s := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-			Concurrency:       o.Concurrency,
-			Queues:            g.queues,
-			ShutdownTimeout:   o.ShutdownTimeout,
-			TaskCheckInterval: g.poll,
-			Logger:            tasks.Logger{L: o.Log},
-			LogLevel:          asynq.WarnLevel,
+			Concurrency:              o.Concurrency,
+			Queues:                   g.queues,
+			ShutdownTimeout:          o.ShutdownTimeout,
+			TaskCheckInterval:        g.poll,
+			RetryDelayFunc:           o.RetryDelay,
+			DelayedTaskCheckInterval: o.DelayedTaskCheckInterval,
+			Logger:                   tasks.Logger{L: o.Log},
+			LogLevel:                 asynq.WarnLevel,
 			ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
 				retried, _ := asynq.GetRetryCount(ctx)
 				maxRetry, _ := asynq.GetMaxRetry(ctx)

@@ -4,10 +4,12 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
@@ -16,6 +18,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/tasks"
+	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
 // Deps is what the handlers use.
@@ -26,6 +29,13 @@ type Deps struct {
 	Log      *slog.Logger
 	Now      func() time.Time
 	Payments *payment.Engine // nil: payment tasks are not registered
+	Webhooks *Webhooks       // nil: webhook tasks are not registered
+}
+
+// Webhooks is what the webhook tasks use.
+type Webhooks struct {
+	Deliverer  *webhook.Deliverer
+	Dispatcher *webhook.Dispatcher
 }
 
 // NewMux registers every handler.
@@ -44,6 +54,10 @@ func NewMux(d Deps) *asynq.ServeMux {
 		mux.HandleFunc(tasks.TypeApprovalExecute, d.approvalExecute)
 	}
 	mux.HandleFunc(tasks.TypeApprovalsExpire, d.approvalsExpire)
+	if d.Webhooks != nil {
+		mux.HandleFunc(tasks.TypeWebhookDeliver, d.webhookDeliver)
+		mux.HandleFunc(tasks.TypeWebhooksRedrive, d.webhooksRedrive)
+	}
 	return mux
 }
 
@@ -69,6 +83,32 @@ func (d Deps) approvalsExpire(ctx context.Context, _ *asynq.Task) error {
 	st, err := approval.Sweep(ctx, d.DB, d.Now(), approval.AbandonedAfter)
 	if st.Expired+st.Released > 0 {
 		d.Log.InfoContext(ctx, "approvals swept", "expired", st.Expired, "released", st.Released)
+	}
+	return err
+}
+
+// webhookDeliver makes one attempt; a failed one is retried on the spec's
+// schedule until the last, after which nothing retries it.
+func (d Deps) webhookDeliver(ctx context.Context, t *asynq.Task) error {
+	p, err := tasks.ParseWebhookDeliver(t)
+	if err != nil {
+		return err
+	}
+	err = d.Webhooks.Deliverer.Deliver(ctx, p.DeliveryID)
+	if errors.Is(err, webhook.ErrGaveUp) {
+		return fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+	}
+	return err
+}
+
+// redriveAfter is how long a delivery may wait in the queue before the
+// re-drive checks that its task still exists.
+const redriveAfter = 5 * time.Minute
+
+func (d Deps) webhooksRedrive(ctx context.Context, _ *asynq.Task) error {
+	n, err := d.Webhooks.Dispatcher.Redrive(ctx, redriveAfter)
+	if n > 0 {
+		d.Log.WarnContext(ctx, "re-drove webhook deliveries whose task was lost", "count", n)
 	}
 	return err
 }
@@ -127,4 +167,16 @@ func CheckKeystore(ctx context.Context, db bun.IDB, ks *signer.Keystore) error {
 		return fmt.Errorf("wallets are sealed to master key(s) %v that WALLET_MASTER_KEY does not hold (it holds %v)", missing, ks.KeyIDs())
 	}
 	return nil
+}
+
+// EnqueueDelivery queues delivery tasks through client; an id already
+// queued (or waiting to retry) is a duplicate, not an error.
+func EnqueueDelivery(client *asynq.Client) webhook.Enqueue {
+	return func(ctx context.Context, id uuid.UUID) (bool, error) {
+		_, err := client.EnqueueContext(ctx, tasks.NewWebhookDeliverTask(id))
+		if tasks.IsDuplicate(err) {
+			return true, nil
+		}
+		return false, err
+	}
 }

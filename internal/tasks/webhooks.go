@@ -1,0 +1,52 @@
+package tasks
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+)
+
+// TypeWebhookDeliver makes the next attempt of one delivery
+// (webhook.Deliverer.Deliver).
+const TypeWebhookDeliver = "webhook:deliver"
+
+// WebhookDeliver is the payload of TypeWebhookDeliver.
+type WebhookDeliver struct {
+	DeliveryID uuid.UUID `json:"delivery_id"`
+}
+
+// NewWebhookDeliverTask makes a delivery's task. Its TaskID is the delivery
+// id, so it is queued at most once at a time; asynq retries it up to 5
+// times (6 attempts), waiting webhook.RetryDelay between them (the worker's
+// RetryDelayFunc).
+func NewWebhookDeliverTask(deliveryID uuid.UUID) *asynq.Task {
+	payload, _ := json.Marshal(WebhookDeliver{DeliveryID: deliveryID})
+	return asynq.NewTask(TypeWebhookDeliver, payload,
+		asynq.TaskID(deliveryID.String()), asynq.Queue(QueueWebhooks),
+		asynq.MaxRetry(5), asynq.Timeout(30*time.Second))
+}
+
+// ParseWebhookDeliver decodes a TypeWebhookDeliver payload.
+func ParseWebhookDeliver(t *asynq.Task) (WebhookDeliver, error) {
+	var p WebhookDeliver
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.DeliveryID == uuid.Nil {
+		return p, fmt.Errorf("bad %s payload: %w", TypeWebhookDeliver, asynq.SkipRetry)
+	}
+	return p, nil
+}
+
+// TypeWebhooksRedrive enqueues again deliveries whose task was lost.
+const TypeWebhooksRedrive = "webhooks:redrive"
+
+// RedriveEvery is the scheduler's period for TypeWebhooksRedrive.
+const RedriveEvery = time.Minute
+
+// NewWebhooksRedriveTask makes a re-drive run; at most one is queued per
+// period.
+func NewWebhooksRedriveTask() *asynq.Task {
+	return asynq.NewTask(TypeWebhooksRedrive, nil, asynq.Unique(RedriveEvery),
+		asynq.Queue(QueueDefault), asynq.MaxRetry(0), asynq.Timeout(50*time.Second))
+}

@@ -1,0 +1,379 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/signer"
+)
+
+// Delivery statuses.
+const (
+	DeliveryPending   = "pending"
+	DeliverySucceeded = "succeeded"
+	DeliveryFailed    = "failed"
+)
+
+// Delivery is one event to one endpoint.
+type Delivery struct {
+	bun.BaseModel `bun:"table:deliveries,alias:d"`
+
+	ID            uuid.UUID     `bun:"id,pk,type:uuid"`
+	AccountID     uuid.UUID     `bun:"account_id,type:uuid"`
+	EndpointID    uuid.UUID     `bun:"endpoint_id,type:uuid"`
+	EventID       uuid.UUID     `bun:"event_id,type:uuid"`
+	Status        string        `bun:"status"`
+	Attempts      int           `bun:"attempts"`
+	ReplayOf      uuid.NullUUID `bun:"replay_of,type:uuid"`
+	CreatedAt     time.Time     `bun:"created_at,nullzero,default:now()"`
+	EnqueuedAt    bun.NullTime  `bun:"enqueued_at"`
+	LastAttemptAt bun.NullTime  `bun:"last_attempt_at"`
+	CompletedAt   bun.NullTime  `bun:"completed_at"`
+
+	EventKind string `bun:"event_kind,scanonly"` // on reads
+}
+
+// Attempt is one POST of a delivery.
+type Attempt struct {
+	bun.BaseModel `bun:"table:delivery_attempts"`
+
+	DeliveryID   uuid.UUID `bun:"delivery_id,pk,type:uuid"`
+	N            int       `bun:"n,pk"`
+	At           time.Time `bun:"at"`
+	StatusCode   *int      `bun:"status_code"`
+	LatencyMs    int       `bun:"latency_ms"`
+	Error        *string   `bun:"error"`
+	ResponseHead *string   `bun:"response_head"`
+}
+
+func insertDelivery(ctx context.Context, db bun.IDB, d *Delivery) error {
+	d.Status = DeliveryPending
+	if _, err := db.NewInsert().Model(d).Returning("created_at").Exec(ctx); err != nil {
+		return fmt.Errorf("insert delivery: %w", err)
+	}
+	return nil
+}
+
+// MaxAttempts is how many POSTs a delivery gets (spec §6).
+const MaxAttempts = 6
+
+// retryDelays are the waits before the 2nd … 6th attempts.
+var retryDelays = [MaxAttempts - 1]time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour}
+
+// RetryDelay is the wait before a delivery's next attempt after `retried`
+// retries (asynq's count: 0 after the first attempt failed).
+func RetryDelay(retried int) time.Duration {
+	return retryDelays[min(max(retried, 0), len(retryDelays)-1)]
+}
+
+// Timeout bounds one attempt: an answer after it is a failure.
+const Timeout = 10 * time.Second
+
+// responseHeadBytes is how much of an answer the log keeps.
+const responseHeadBytes = 1024
+
+// ErrAttemptFailed wraps a failed attempt that will be retried.
+var ErrAttemptFailed = errors.New("webhook attempt failed")
+
+// ErrGaveUp marks a delivery's last failed attempt: nothing retries it.
+var ErrGaveUp = errors.New("webhook delivery failed for good")
+
+// Deliverer makes delivery attempts. Only the worker holds one: it opens
+// the endpoints' signing secrets.
+type Deliverer struct {
+	DB   *bun.DB
+	Keys *signer.Keystore
+	// AllowPrivate lets test (devnet) accounts' deliveries reach private
+	// addresses; live accounts' never do.
+	AllowPrivate bool
+	Log          *slog.Logger
+
+	once            sync.Once
+	public, private *http.Client
+}
+
+// client is the HTTP client for an account's network.
+func (d *Deliverer) client(live bool) *http.Client {
+	d.once.Do(func() {
+		d.public = Client(false)
+		d.private = d.public
+		if d.AllowPrivate {
+			d.private = Client(true)
+		}
+	})
+	if live {
+		return d.public
+	}
+	return d.private
+}
+
+func (d *Deliverer) log() *slog.Logger {
+	if d.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.Log
+}
+
+// Deliver makes the next attempt of a pending delivery. Success (any 2xx
+// within Timeout) completes it; a failure is ErrAttemptFailed (retry) or,
+// at the last attempt, ErrGaveUp. A delivery that is no longer pending, or
+// whose endpoint was disabled or deleted, gets no attempt.
+func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
+	var del Delivery
+	err := d.DB.NewSelect().Model(&del).Where("d.id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && del.Status != DeliveryPending) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read delivery: %w", err)
+	}
+	var ep Endpoint
+	if err := d.DB.NewSelect().Model(&ep).WhereAllWithDeleted().Where("we.id = ?", del.EndpointID).Scan(ctx); err != nil {
+		return fmt.Errorf("read webhook endpoint: %w", err)
+	}
+	if !ep.Enabled || !ep.DeletedAt.IsZero() {
+		d.log().InfoContext(ctx, "delivery dropped: its endpoint is disabled or deleted", "delivery_id", id, "endpoint_id", ep.ID)
+		return d.finish(ctx, id, DeliveryFailed)
+	}
+	var ev Event
+	if err := d.DB.NewSelect().Model(&ev).Where("id = ?", del.EventID).Scan(ctx); err != nil {
+		return fmt.Errorf("read event: %w", err)
+	}
+	var network string
+	if err := d.DB.NewSelect().Table("accounts").Column("network").Where("id = ?", del.AccountID).Scan(ctx, &network); err != nil {
+		return fmt.Errorf("read account: %w", err)
+	}
+	secrets, err := d.secrets(&ep)
+	if err != nil {
+		return err
+	}
+	body, err := Body(&ev)
+	if err != nil {
+		return err
+	}
+
+	// Count the attempt before making it: a crash mid-POST still counts.
+	var n int
+	err = d.DB.NewRaw(`UPDATE deliveries SET attempts = attempts + 1, last_attempt_at = now()
+		WHERE id = ? AND status = ? AND attempts < ? RETURNING attempts`, id, DeliveryPending, MaxAttempts).Scan(ctx, &n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("count attempt: %w", err)
+	}
+
+	a := d.post(ctx, d.client(network == "mainnet"), &ep, &del, &ev, body, secrets)
+	a.DeliveryID, a.N = id, n
+	ok := a.StatusCode != nil && *a.StatusCode/100 == 2
+	status := DeliveryPending
+	switch {
+	case ok:
+		status = DeliverySucceeded
+	case n >= MaxAttempts:
+		status = DeliveryFailed
+	}
+	err = d.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(&a).Exec(ctx); err != nil {
+			return fmt.Errorf("log attempt: %w", err)
+		}
+		if status == DeliveryPending {
+			return nil
+		}
+		_, err := tx.NewUpdate().Table("deliveries").Set("status = ?", status).Set("completed_at = now()").
+			Where("id = ? AND status = ?", id, DeliveryPending).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record attempt: %w", err)
+	}
+	switch status {
+	case DeliverySucceeded:
+		return nil
+	case DeliveryFailed:
+		return fmt.Errorf("%w: attempt %d of %d: %s", ErrGaveUp, n, MaxAttempts, describe(&a))
+	}
+	return fmt.Errorf("%w: attempt %d of %d: %s", ErrAttemptFailed, n, MaxAttempts, describe(&a))
+}
+
+func describe(a *Attempt) string {
+	if a.Error != nil {
+		return *a.Error
+	}
+	return "HTTP " + strconv.Itoa(*a.StatusCode)
+}
+
+func (d *Deliverer) finish(ctx context.Context, id uuid.UUID, status string) error {
+	_, err := d.DB.NewUpdate().Table("deliveries").Set("status = ?", status).Set("completed_at = now()").
+		Where("id = ? AND status = ?", id, DeliveryPending).Exec(ctx)
+	return err
+}
+
+// secrets opens the endpoint's signing secret and, during a rotation, the
+// previous one.
+func (d *Deliverer) secrets(ep *Endpoint) ([]string, error) {
+	cur, err := d.Keys.OpenValue(signer.Sealed{KeyID: ep.SecretKeyID, Ciphertext: ep.SecretSealed}, secretBinding(ep.ID))
+	if err != nil {
+		return nil, fmt.Errorf("open endpoint %s secret: %w", ep.ID, err)
+	}
+	out := []string{string(cur)}
+	if ep.PreviousKeyID != nil && ep.PreviousExpiresAt.After(time.Now()) {
+		prev, err := d.Keys.OpenValue(signer.Sealed{KeyID: *ep.PreviousKeyID, Ciphertext: ep.PreviousSealed}, secretBinding(ep.ID))
+		if err != nil {
+			return nil, fmt.Errorf("open endpoint %s previous secret: %w", ep.ID, err)
+		}
+		out = append(out, string(prev))
+	}
+	return out, nil
+}
+
+// post makes one signed POST and describes how it went.
+func (d *Deliverer) post(ctx context.Context, client *http.Client, ep *Endpoint, del *Delivery, ev *Event, body []byte, secrets []string) Attempt {
+	start := time.Now()
+	a := Attempt{At: start.UTC().Truncate(time.Microsecond)}
+	fail := func(msg string) Attempt {
+		a.LatencyMs = int(time.Since(start).Milliseconds())
+		a.Error = &msg
+		return a
+	}
+	actx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, ep.URL, bytes.NewReader(body))
+	if err != nil {
+		return fail("bad request: " + err.Error())
+	}
+	for k, v := range Headers(ev, del.ID, body, secrets, start) {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fail(redactURL(err, ep.URL))
+	}
+	defer resp.Body.Close()
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, responseHeadBytes))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
+	a.LatencyMs = int(time.Since(start).Milliseconds())
+	code := resp.StatusCode
+	a.StatusCode = &code
+	h := strings.ToValidUTF8(strings.ReplaceAll(string(head), "\x00", ""), "?")
+	a.ResponseHead = &h
+	return a
+}
+
+// redactURL keeps a URL's query (which may hold a token) out of the log.
+func redactURL(err error, raw string) string {
+	msg := err.Error()
+	if i := strings.IndexByte(raw, '?'); i >= 0 {
+		msg = strings.ReplaceAll(msg, raw[i:], "?…")
+	}
+	return msg
+}
+
+// specFields are the `data` fields the spec lists per kind; a delivery
+// sends exactly these. Kinds the spec does not list are sent as stored.
+var specFields = map[string][]string{
+	KindApprovalPending:  {"approval_id", "wallet_id", "agent_label", "amount", "to", "memo"},
+	KindApprovalApproved: {"approval_id", "wallet_id", "signature", "amount", "to"},
+	KindApprovalRejected: {"approval_id", "wallet_id", "amount", "to", "rejected_by"},
+	KindTxSent:           {"wallet_id", "signature", "amount", "to", "memo"},
+	KindTxBlocked:        {"wallet_id", "amount", "to", "reason", "memo"},
+}
+
+// PublicEventID is how receivers see an event's id.
+func PublicEventID(id uuid.UUID) string { return "evt_" + id.String() }
+
+// Body is the bytes POSTed for an event: the JSON envelope {event,
+// event_id, timestamp, data}.
+func Body(ev *Event) ([]byte, error) {
+	data := ev.Data
+	if fields, ok := specFields[ev.Kind]; ok {
+		var all map[string]json.RawMessage
+		if err := json.Unmarshal(ev.Data, &all); err != nil {
+			return nil, fmt.Errorf("event %s data: %w", ev.ID, err)
+		}
+		kept := make(map[string]json.RawMessage, len(fields))
+		for _, f := range fields {
+			if v, ok := all[f]; ok {
+				kept[f] = v
+			} else {
+				kept[f] = json.RawMessage("null")
+			}
+		}
+		var err error
+		if data, err = json.Marshal(kept); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(struct {
+		Event     string          `json:"event"`
+		EventID   string          `json:"event_id"`
+		Timestamp string          `json:"timestamp"`
+		Data      json.RawMessage `json:"data"`
+	}{ev.Kind, PublicEventID(ev.ID), ev.CreatedAt.UTC().Format(time.RFC3339Nano), data})
+}
+
+// Headers are a delivery's HTTP headers. X-Service-Signature is
+// "sha256=" + hex HMAC-SHA256 of the raw body keyed by the secret string
+// (the GitHub convention); the Standard Webhooks headers sign
+// "<webhook-id>.<webhook-timestamp>.<body>" keyed by the secret's base64
+// part. During a rotation both secrets sign: the previous one in
+// X-Service-Signature-Previous and as a second webhook-signature.
+func Headers(ev *Event, deliveryID uuid.UUID, body []byte, secrets []string, at time.Time) map[string]string {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	id := PublicEventID(ev.ID)
+	h := map[string]string{
+		"Content-Type":        "application/json",
+		"User-Agent":          "agentwallet-webhooks/1",
+		"X-Service-Event":     ev.Kind,
+		"X-Service-Delivery":  deliveryID.String(),
+		"X-Service-Signature": Signature(secrets[0], body),
+		"webhook-id":          id,
+		"webhook-timestamp":   ts,
+	}
+	sigs := make([]string, 0, len(secrets))
+	for _, s := range secrets {
+		sigs = append(sigs, StandardSignature(s, id, ts, body))
+	}
+	h["webhook-signature"] = strings.Join(sigs, " ")
+	if len(secrets) > 1 {
+		h["X-Service-Signature-Previous"] = Signature(secrets[1], body)
+	}
+	return h
+}
+
+// Signature is "sha256=" + lowercase hex HMAC-SHA256(secret, body).
+func Signature(secret string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// StandardSignature is the Standard Webhooks "v1,<base64>" signature.
+func StandardSignature(secret, id, ts string, body []byte) string {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, SecretPrefix))
+	if err != nil {
+		key = []byte(secret)
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id + "." + ts + "."))
+	m.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil))
+}

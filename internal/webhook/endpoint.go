@@ -1,0 +1,292 @@
+package webhook
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/signer"
+)
+
+// Formats of an endpoint's payloads.
+const (
+	FormatJSON  = "json"
+	FormatSlack = "slack"
+)
+
+// KindTest is the event delivered to an endpoint when it is saved; no
+// endpoint subscribes to it.
+const KindTest = "webhook.test"
+
+// Subscribable lists the kinds an endpoint may subscribe to.
+var Subscribable = []string{KindTxSent, KindTxBlocked, KindApprovalPending, KindApprovalApproved, KindApprovalRejected, KindApprovalExpired}
+
+// SecretPrefix starts every signing secret (the Standard Webhooks form:
+// the rest is the base64 of 32 random bytes).
+const SecretPrefix = "whsec_"
+
+// Endpoint is a receiver of an account's events.
+type Endpoint struct {
+	bun.BaseModel `bun:"table:webhook_endpoints,alias:we"`
+
+	ID                uuid.UUID    `bun:"id,pk,type:uuid"`
+	AccountID         uuid.UUID    `bun:"account_id,type:uuid"`
+	URL               string       `bun:"url"`
+	Format            string       `bun:"format"`
+	Events            []string     `bun:"events,array"`
+	Description       *string      `bun:"description"`
+	Enabled           bool         `bun:"enabled"`
+	SecretKeyID       string       `bun:"secret_key_id"`
+	SecretSealed      []byte       `bun:"secret_sealed"`
+	PreviousKeyID     *string      `bun:"previous_key_id"`
+	PreviousSealed    []byte       `bun:"previous_sealed"`
+	PreviousExpiresAt bun.NullTime `bun:"previous_expires_at"`
+	CreatedAt         time.Time    `bun:"created_at"`
+	UpdatedAt         time.Time    `bun:"updated_at"`
+	DeletedAt         time.Time    `bun:"deleted_at,soft_delete,nullzero"`
+}
+
+// ErrEndpointNotFound means no live endpoint with that id in that account.
+var ErrEndpointNotFound = errors.New("webhook endpoint not found")
+
+// FieldError names the invalid field of an endpoint.
+type FieldError struct{ Field, Msg string }
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// Settings are what a client sets on an endpoint; nil fields of an update
+// keep their value.
+type Settings struct {
+	URL         *string
+	Format      *string
+	Events      []string
+	Description *string
+	Enabled     *bool
+}
+
+// MaxURL bounds an endpoint URL.
+const MaxURL = 2048
+
+func (s *Settings) validate() error {
+	if s.URL != nil {
+		u, err := url.Parse(*s.URL)
+		switch {
+		case len(*s.URL) > MaxURL:
+			return &FieldError{"url", fmt.Sprintf("must be at most %d characters", MaxURL)}
+		case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.Fragment != "":
+			return &FieldError{"url", "must be an absolute http(s) URL without credentials or fragment"}
+		}
+	}
+	if s.Format != nil && *s.Format != FormatJSON && *s.Format != FormatSlack {
+		return &FieldError{"format", "must be json or slack"}
+	}
+	if s.Format != nil && *s.Format == FormatSlack {
+		// Until the Block Kit payload and the interactions route exist, a
+		// Slack endpoint would receive JSON it cannot show.
+		return &FieldError{"format", "slack is not available yet; use json"}
+	}
+	if s.Events != nil {
+		if len(s.Events) == 0 {
+			return &FieldError{"events", "must name at least one event kind"}
+		}
+		for i, k := range s.Events {
+			if !slices.Contains(Subscribable, k) {
+				return &FieldError{fmt.Sprintf("events[%d]", i), "must be one of " + strings.Join(Subscribable, ", ")}
+			}
+			if slices.Index(s.Events, k) != i {
+				return &FieldError{fmt.Sprintf("events[%d]", i), "is a duplicate"}
+			}
+		}
+	}
+	if s.Description != nil && (len([]rune(*s.Description)) > 500 || strings.ContainsRune(*s.Description, 0)) {
+		return &FieldError{"description", "must be at most 500 characters, without NUL"}
+	}
+	return nil
+}
+
+// Sealer seals signing secrets to the worker's key; *signer.Sealer is one.
+type Sealer interface {
+	SealValue(binding string, plaintext []byte) (signer.Sealed, error)
+}
+
+func secretBinding(id uuid.UUID) string { return "webhook-endpoint:" + id.String() }
+
+func newSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return SecretPrefix + base64.StdEncoding.EncodeToString(b), nil
+}
+
+// CreateEndpoint saves an endpoint with a fresh signing secret, sealed to
+// the worker's key, and queues a webhook.test delivery to it in the same
+// commit. The secret is returned once and never again.
+func CreateEndpoint(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID, s Settings) (Endpoint, string, error) {
+	if s.URL == nil || s.Events == nil {
+		return Endpoint{}, "", &FieldError{"url", "url and events are required"}
+	}
+	if s.Format == nil {
+		f := FormatJSON
+		s.Format = &f
+	}
+	if err := s.validate(); err != nil {
+		return Endpoint{}, "", err
+	}
+	secret, err := newSecret()
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	e := Endpoint{
+		ID: uuid.New(), AccountID: accountID, URL: *s.URL, Format: *s.Format, Events: s.Events,
+		Description: s.Description, Enabled: s.Enabled == nil || *s.Enabled, CreatedAt: now, UpdatedAt: now,
+	}
+	sealed, err := sealer.SealValue(secretBinding(e.ID), []byte(secret))
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	e.SecretKeyID, e.SecretSealed = sealed.KeyID, sealed.Ciphertext
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(&e).Exec(ctx); err != nil {
+			return fmt.Errorf("insert webhook endpoint: %w", err)
+		}
+		return queueTest(ctx, tx, &e, now)
+	})
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	return e, secret, nil
+}
+
+// queueTest records a webhook.test event and its delivery to e alone.
+func queueTest(ctx context.Context, tx bun.Tx, e *Endpoint, at time.Time) error {
+	if !e.Enabled {
+		return nil
+	}
+	ev, err := Emit(ctx, tx, e.AccountID, at, KindTest, map[string]any{"endpoint_id": e.ID, "url": e.URL})
+	if err != nil {
+		return err
+	}
+	if err := insertDelivery(ctx, tx, &Delivery{ID: uuid.New(), AccountID: e.AccountID, EndpointID: e.ID, EventID: ev.ID}); err != nil {
+		return err
+	}
+	return notify(ctx, tx)
+}
+
+// GetEndpoint reads a live endpoint of the account.
+func GetEndpoint(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Endpoint, error) {
+	var e Endpoint
+	err := db.NewSelect().Model(&e).Where("we.id = ? AND we.account_id = ?", id, accountID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Endpoint{}, ErrEndpointNotFound
+	}
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("read webhook endpoint: %w", err)
+	}
+	return e, nil
+}
+
+// ListEndpoints returns the account's live endpoints, newest first.
+func ListEndpoints(ctx context.Context, db bun.IDB, accountID uuid.UUID) ([]Endpoint, error) {
+	es := []Endpoint{}
+	err := db.NewSelect().Model(&es).Where("we.account_id = ?", accountID).OrderExpr("we.created_at DESC, we.id DESC").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	return es, nil
+}
+
+// UpdateEndpoint changes the given settings; saving queues a webhook.test
+// delivery (when enabled). Deliveries already made keep their course; a
+// disabled endpoint gets nothing new.
+func UpdateEndpoint(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, s Settings) (Endpoint, error) {
+	if err := s.validate(); err != nil {
+		return Endpoint{}, err
+	}
+	var e Endpoint
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := tx.NewSelect().Model(&e).Where("we.id = ? AND we.account_id = ?", id, accountID).For("UPDATE").Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrEndpointNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("read webhook endpoint: %w", err)
+		}
+		if s.URL != nil {
+			e.URL = *s.URL
+		}
+		if s.Format != nil {
+			e.Format = *s.Format
+		}
+		if s.Events != nil {
+			e.Events = s.Events
+		}
+		if s.Description != nil {
+			e.Description = s.Description
+		}
+		if s.Enabled != nil {
+			e.Enabled = *s.Enabled
+		}
+		e.UpdatedAt = time.Now().UTC().Truncate(time.Microsecond)
+		if _, err := tx.NewUpdate().Model(&e).Column("url", "format", "events", "description", "enabled", "updated_at").WherePK().Exec(ctx); err != nil {
+			return fmt.Errorf("update webhook endpoint: %w", err)
+		}
+		return queueTest(ctx, tx, &e, e.UpdatedAt)
+	})
+	return e, err
+}
+
+// DeleteEndpoint removes an endpoint (soft: its delivery log stays); it
+// gets nothing new.
+func DeleteEndpoint(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) error {
+	res, err := db.NewDelete().Model((*Endpoint)(nil)).Where("we.id = ? AND we.account_id = ?", id, accountID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("delete webhook endpoint: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrEndpointNotFound
+	}
+	return nil
+}
+
+// RotationOverlap is how long a rotated-out secret keeps signing beside
+// the new one.
+const RotationOverlap = 24 * time.Hour
+
+// RotateSecret gives the endpoint a new secret, returned once; the old one
+// keeps signing alongside it for RotationOverlap.
+func RotateSecret(ctx context.Context, db bun.IDB, sealer Sealer, accountID, id uuid.UUID) (Endpoint, string, error) {
+	secret, err := newSecret()
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	sealed, err := sealer.SealValue(secretBinding(id), []byte(secret))
+	if err != nil {
+		return Endpoint{}, "", err
+	}
+	var e Endpoint
+	err = db.NewRaw(`UPDATE webhook_endpoints AS we SET
+			previous_key_id = secret_key_id, previous_sealed = secret_sealed,
+			previous_expires_at = now() + ? * interval '1 second',
+			secret_key_id = ?, secret_sealed = ?, updated_at = now()
+		WHERE id = ? AND account_id = ? AND deleted_at IS NULL RETURNING *`,
+		int64(RotationOverlap.Seconds()), sealed.KeyID, sealed.Ciphertext, id, accountID).Scan(ctx, &e)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Endpoint{}, "", ErrEndpointNotFound
+	}
+	if err != nil {
+		return Endpoint{}, "", fmt.Errorf("rotate webhook secret: %w", err)
+	}
+	return e, secret, nil
+}

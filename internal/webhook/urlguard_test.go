@@ -1,0 +1,78 @@
+package webhook_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentwallet/agentwallet/internal/webhook"
+)
+
+func TestPublicAddress(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		ip     string
+		public bool
+	}{
+		{"8.8.8.8", true}, {"1.1.1.1", true}, {"2606:4700:4700::1111", true},
+		{"127.0.0.1", false}, {"127.9.9.9", false}, {"::1", false}, {"0.0.0.0", false}, {"::", false},
+		{"10.1.2.3", false}, {"172.16.0.1", false}, {"172.31.255.255", false}, {"192.168.1.1", false},
+		{"169.254.169.254", false}, {"100.64.0.1", false}, {"100.127.255.255", false}, {"fd00::1", false}, {"fe80::1", false},
+		{"::ffff:127.0.0.1", false}, {"::ffff:10.0.0.1", false}, {"224.0.0.1", false}, {"255.255.255.255", false},
+		{"172.32.0.1", true}, {"100.128.0.1", true},
+	} {
+		if got := webhook.PublicAddress(netip.MustParseAddr(c.ip)); got != c.public {
+			t.Errorf("%s: public %v, want %v", c.ip, got, c.public)
+		}
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		url                string
+		live, allowPrivate bool
+		ok                 bool
+	}{
+		{"https://8.8.8.8/hook", true, false, true},
+		{"http://8.8.8.8/hook", true, false, false},            // live needs https
+		{"https://127.0.0.1/hook", true, true, false},          // live never reaches private
+		{"https://localhost/hook", true, false, false},         // a name resolving to 127.0.0.1
+		{"https://[::1]:8443/hook", true, false, false},        // IPv6 loopback
+		{"https://169.254.169.254/latest", true, false, false}, // metadata
+		{"http://127.0.0.1:9/hook", false, false, false},       // test account, private not allowed
+		{"http://127.0.0.1:9/hook", false, true, true},         // test account, allowed by configuration
+		{"https://no-such-host.invalid/hook", true, false, false},
+	} {
+		err := webhook.CheckURL(ctx, c.url, c.live, c.allowPrivate)
+		if (err == nil) != c.ok {
+			t.Errorf("%s (live %v, private %v): %v", c.url, c.live, c.allowPrivate, err)
+		}
+	}
+}
+
+// The delivery client refuses to connect to a private address even when
+// the URL passed the save-time check (a name re-pointed later).
+func TestClientRefusesPrivateAtConnect(t *testing.T) {
+	t.Parallel()
+	var reached atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { reached.Add(1) }))
+	defer srv.Close()
+	_, err := webhook.Client(false).Get(srv.URL)
+	if !errors.Is(err, webhook.ErrForbiddenAddress) || reached.Load() != 0 {
+		t.Fatalf("err %v, reached %d", err, reached.Load())
+	}
+	resp, err := webhook.Client(true).Get(srv.URL)
+	if err != nil {
+		t.Fatalf("allowed client: %v", err)
+	}
+	resp.Body.Close()
+	if reached.Load() != 1 {
+		t.Fatalf("reached %d", reached.Load())
+	}
+}
