@@ -10,6 +10,8 @@ CREATE TABLE webhook_endpoints (
     events                 text[] NOT NULL,
     description            text CHECK (char_length(description) <= 500),
     enabled                boolean NOT NULL DEFAULT true,
+    -- Slack format: the Slack user ids whose buttons may act (empty: any).
+    slack_approvers        text[] NOT NULL DEFAULT '{}',
     secret_key_id          text NOT NULL,
     secret_sealed          bytea NOT NULL,
     previous_key_id        text,

@@ -115,8 +115,8 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 
 	handler, closeOps := httpapi.New(httpapi.Deps{
 		DB: db, Redis: rdb, Sealer: sealer, Balances: clients, Log: log, SendWait: cfg.SendTimeout,
-		WebhookAllowPrivate: cfg.Webhooks.AllowPrivate,
-		Ops:                 httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword.Reveal(), RedisConnOpt: asynqOpt},
+		WebhookAllowPrivate: cfg.Webhooks.AllowPrivate, SlackSigningSecret: cfg.SlackSigningSecret.Reveal(),
+		Ops: httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword.Reveal(), RedisConnOpt: asynqOpt},
 	})
 	defer closeOps()
 

@@ -84,6 +84,9 @@ type API struct {
 	// it is cancelled (503, never executed later).
 	SendTimeout time.Duration
 	Webhooks
+	// SLACK_SIGNING_SECRET: the Slack app's signing secret, which
+	// authenticates Approve/Reject clicks; unset refuses them.
+	SlackSigningSecret Secret
 }
 
 // Webhooks configures webhook delivery.
@@ -122,15 +125,16 @@ const (
 func LoadAPI(getenv Getenv) (API, error) {
 	r := reader{getenv: getenv}
 	c := API{
-		Common:          r.common(),
-		Solana:          r.solana(),
-		HTTPAddr:        r.str("HTTP_ADDR", DefaultHTTPAddr),
-		WalletPublicKey: r.str("WALLET_PUBLIC_KEY", ""),
-		OpsUsername:     r.str("OPS_USERNAME", ""),
-		OpsPassword:     Secret(r.str("OPS_PASSWORD", "")),
-		ShutdownTimeout: r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
-		SendTimeout:     r.duration("SEND_TIMEOUT", 10*time.Second),
-		Webhooks:        Webhooks{AllowPrivate: r.boolean("WEBHOOK_ALLOW_PRIVATE", false)},
+		Common:             r.common(),
+		Solana:             r.solana(),
+		HTTPAddr:           r.str("HTTP_ADDR", DefaultHTTPAddr),
+		WalletPublicKey:    r.str("WALLET_PUBLIC_KEY", ""),
+		OpsUsername:        r.str("OPS_USERNAME", ""),
+		OpsPassword:        Secret(r.str("OPS_PASSWORD", "")),
+		ShutdownTimeout:    r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
+		SendTimeout:        r.duration("SEND_TIMEOUT", 10*time.Second),
+		Webhooks:           Webhooks{AllowPrivate: r.boolean("WEBHOOK_ALLOW_PRIVATE", false)},
+		SlackSigningSecret: Secret(r.str("SLACK_SIGNING_SECRET", "")),
 	}
 	if c.SendTimeout < 100*time.Millisecond || c.SendTimeout > 20*time.Second {
 		r.fail("SEND_TIMEOUT", "want between 100ms and 20s (a request may take at most 30s)")

@@ -228,8 +228,22 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 	if !pr.CanApprove {
 		return nil, errorf(http.StatusForbidden, "this key cannot approve payments: it was created through the API (an agent key); approve with an operator key")
 	}
-	if _, err := approval.Start(ctx, s.DB, pr.AccountID, id, pr.ActorID(), note); err != nil {
-		return nil, s.fail(ctx, err)
+	a, err := s.approveAs(ctx, pr.AccountID, id, pr.ActorID(), note)
+	if err != nil {
+		return nil, err
+	}
+	out := &approvalOutput{Status: http.StatusOK, Body: approvalOf(&a)}
+	if a.Status == approval.Signing {
+		out.Status = http.StatusAccepted
+	}
+	return out, nil
+}
+
+// approveAs is every approve (API key, Slack button): the conditional
+// move to signing, the worker's task, and the wait for its outcome.
+func (s *server) approveAs(ctx context.Context, accountID, id uuid.UUID, actor string, note *string) (approval.Approval, error) {
+	if _, err := approval.Start(ctx, s.DB, accountID, id, actor, note); err != nil {
+		return approval.Approval{}, s.fail(ctx, err)
 	}
 	// Only the winner of Start listens, before its task exists.
 	notified, done := s.waiter.Register(id)
@@ -239,22 +253,18 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 		released, err := s.release(ctx, id)
 		switch {
 		case err != nil:
-			return nil, unknownApproval(id)
+			return approval.Approval{}, unknownApproval(id)
 		case released:
-			return nil, errorf(http.StatusServiceUnavailable, "the payment queue is unavailable; the approval is still pending and nothing was sent, try again")
+			return approval.Approval{}, errorf(http.StatusServiceUnavailable, "the payment queue is unavailable; the approval is still pending and nothing was sent, try again")
 		}
 		// A worker took it all the same: wait for it.
 	}
-	a, err := s.awaitApproval(ctx, pr.AccountID, id, notified)
+	a, err := s.awaitApproval(ctx, accountID, id, notified)
 	if err != nil {
-		return nil, err
+		return approval.Approval{}, err
 	}
-	s.log.InfoContext(ctx, "approval executed", "approval_id", id, "by", pr.ActorID(), "status", a.Status)
-	out := &approvalOutput{Status: http.StatusOK, Body: approvalOf(&a)}
-	if a.Status == approval.Signing {
-		out.Status = http.StatusAccepted
-	}
-	return out, nil
+	s.log.InfoContext(ctx, "approval executed", "approval_id", id, "by", actor, "status", a.Status)
+	return a, nil
 }
 
 // release returns an unexecuted approval to pending, even when the caller

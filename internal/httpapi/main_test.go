@@ -31,6 +31,9 @@ import (
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
 
+// slackSecret is the Slack app signing secret the test API trusts.
+const slackSecret = "8f742231b10e8888abcd99yyyzzz85a5"
+
 // env is one API server over its own database, Redis DB and a localnet.
 type env struct {
 	t         testing.TB
@@ -91,6 +94,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 			solana.Mainnet: solana.NewClient(o.ln.URL, solana.Mainnet, 0),
 		},
 		Ops: o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
+		SlackSigningSecret: slackSecret,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); closeOps() })

@@ -50,6 +50,8 @@ type Deps struct {
 	// WebhookAllowPrivate lets test accounts register webhook URLs on
 	// loopback and private addresses.
 	WebhookAllowPrivate bool
+	// SlackSigningSecret verifies Slack button clicks; empty refuses them.
+	SlackSigningSecret string
 }
 
 type server struct {
@@ -74,6 +76,7 @@ func New(d Deps) (http.Handler, func()) {
 	s := newServer(d)
 	mux := http.NewServeMux()
 	s.newAPI(mux)
+	mux.HandleFunc("POST "+SlackInteractionsPath, s.slackInteraction)
 	closeOps := s.registerOps(mux)
 	stopWaiter := func() {}
 	if d.Redis != nil {

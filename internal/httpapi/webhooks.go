@@ -15,14 +15,15 @@ import (
 
 // WebhookEndpoint is a receiver of the account's events.
 type WebhookEndpoint struct {
-	ID          string    `json:"id" format:"uuid" doc:"Endpoint id." example:"7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
-	URL         string    `json:"url" doc:"Where events are POSTed." example:"https://example.com/hooks/agentwallet"`
-	Format      string    `json:"format" enum:"json,slack" doc:"json: the signed JSON envelope; slack: a Slack message." example:"json"`
-	Events      []string  `json:"events" doc:"The event kinds it receives." example:"[\"tx.sent\",\"approval.pending\"]"`
-	Description *string   `json:"description" nullable:"true" doc:"A note for humans, or null." example:"payments backend"`
-	Enabled     bool      `json:"enabled" doc:"A disabled endpoint receives nothing new." example:"true"`
-	CreatedAt   time.Time `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-06-02T12:00:00Z"`
-	UpdatedAt   time.Time `json:"updated_at" doc:"Last change, ISO 8601 UTC." example:"2026-06-02T12:00:00Z"`
+	ID             string    `json:"id" format:"uuid" doc:"Endpoint id." example:"7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
+	URL            string    `json:"url" doc:"Where events are POSTed." example:"https://example.com/hooks/agentwallet"`
+	Format         string    `json:"format" enum:"json,slack" doc:"json: the signed JSON envelope; slack: a Slack message." example:"json"`
+	Events         []string  `json:"events" doc:"The event kinds it receives." example:"[\"tx.sent\",\"approval.pending\"]"`
+	Description    *string   `json:"description" nullable:"true" doc:"A note for humans, or null." example:"payments backend"`
+	Enabled        bool      `json:"enabled" doc:"A disabled endpoint receives nothing new." example:"true"`
+	SlackApprovers []string  `json:"slack_approvers" doc:"Slack format: the Slack user ids whose Approve/Reject buttons may act; empty means anyone in the channel." example:"[\"U024BE7LH\"]"`
+	CreatedAt      time.Time `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-06-02T12:00:00Z"`
+	UpdatedAt      time.Time `json:"updated_at" doc:"Last change, ISO 8601 UTC." example:"2026-06-02T12:00:00Z"`
 	// PreviousSecretExpiresAt is set during a rotation.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at" nullable:"true" doc:"Until when the previous secret still signs beside the new one (after a rotation), or null." example:"2026-06-03T12:00:00Z"`
 }
@@ -30,7 +31,7 @@ type WebhookEndpoint struct {
 func endpointOf(e *webhook.Endpoint) WebhookEndpoint {
 	out := WebhookEndpoint{
 		ID: e.ID.String(), URL: e.URL, Format: e.Format, Events: e.Events, Description: e.Description,
-		Enabled: e.Enabled, CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(),
+		Enabled: e.Enabled, SlackApprovers: e.SlackApprovers, CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(),
 	}
 	if !e.PreviousExpiresAt.IsZero() && e.PreviousExpiresAt.After(time.Now()) {
 		t := e.PreviousExpiresAt.Time.UTC()
@@ -47,15 +48,16 @@ type EndpointWithSecret struct {
 }
 
 type endpointBody struct {
-	URL         *string  `json:"url,omitempty" maxLength:"2048" doc:"Where to POST events: https (http is allowed for test accounts' local receivers)." example:"https://example.com/hooks/agentwallet"`
-	Format      *string  `json:"format,omitempty" enum:"json,slack" doc:"Payload format; default json." example:"json"`
-	Events      []string `json:"events,omitempty" maxItems:"20" doc:"Event kinds to receive: tx.sent, tx.blocked, approval.pending, approval.approved, approval.rejected, approval.expired." example:"[\"tx.sent\",\"approval.pending\"]"`
-	Description *string  `json:"description,omitempty" maxLength:"500" doc:"A note for humans." example:"payments backend"`
-	Enabled     *bool    `json:"enabled,omitempty" doc:"Default true." example:"true"`
+	URL            *string  `json:"url,omitempty" maxLength:"2048" doc:"Where to POST events: https (http is allowed for test accounts' local receivers)." example:"https://example.com/hooks/agentwallet"`
+	Format         *string  `json:"format,omitempty" enum:"json,slack" doc:"Payload format; default json. slack: a Slack incoming-webhook URL receives Block Kit messages, with Approve/Reject buttons for approval.pending (the Slack app's interactivity URL must be /integrations/slack/interactions)." example:"json"`
+	Events         []string `json:"events,omitempty" maxItems:"20" doc:"Event kinds to receive: tx.sent, tx.blocked, approval.pending, approval.approved, approval.rejected, approval.expired." example:"[\"tx.sent\",\"approval.pending\"]"`
+	Description    *string  `json:"description,omitempty" maxLength:"500" doc:"A note for humans." example:"payments backend"`
+	Enabled        *bool    `json:"enabled,omitempty" doc:"Default true." example:"true"`
+	SlackApprovers []string `json:"slack_approvers,omitempty" maxItems:"100" doc:"Slack format: only these Slack user ids may press Approve/Reject; empty means anyone in the channel." example:"[\"U024BE7LH\"]"`
 }
 
 func (b *endpointBody) settings() webhook.Settings {
-	return webhook.Settings{URL: b.URL, Format: b.Format, Events: b.Events, Description: b.Description, Enabled: b.Enabled}
+	return webhook.Settings{URL: b.URL, Format: b.Format, Events: b.Events, Description: b.Description, Enabled: b.Enabled, SlackApprovers: b.SlackApprovers}
 }
 
 type createEndpointInput struct {

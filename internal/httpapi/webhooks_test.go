@@ -3,13 +3,18 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -355,7 +360,7 @@ func TestWebhookEndpointManagement(t *testing.T) {
 		{map[string]any{"url": rc.URL, "events": []string{}}, 422, "events"},
 		{map[string]any{"url": rc.URL, "events": []string{"webhook.test"}}, 422, "events[0]"},
 		{map[string]any{"url": rc.URL, "events": []string{"tx.sent"}, "format": "xml"}, 422, "format"},
-		{map[string]any{"url": rc.URL, "events": []string{"tx.sent"}, "format": "slack"}, 422, "not available yet"},
+		{map[string]any{"url": rc.URL, "events": []string{"tx.sent"}, "format": "slack", "slack_approvers": []string{"bob"}}, 422, "slack_approvers[0]"},
 		{"{", 400, "malformed JSON"},
 	} {
 		status, body := e.do("POST", endpointsPath, e.key, c.body)
@@ -483,4 +488,100 @@ func TestWebhookSSRFGuard(t *testing.T) {
 	if len(rc.got) != 0 {
 		t.Fatalf("the private receiver got %d POSTs", len(rc.got))
 	}
+}
+
+// slackClick posts a signed Slack button press to the interactions route.
+func (e *env) slackClick(buttonValue, action, user, responseURL string, at time.Time, secret string) int {
+	e.t.Helper()
+	payload, _ := json.Marshal(map[string]any{"type": "block_actions", "user": map[string]any{"id": user},
+		"actions": []any{map[string]any{"action_id": action, "value": buttonValue}}, "response_url": responseURL})
+	body := "payload=" + url.QueryEscape(string(payload))
+	ts := strconv.FormatInt(at.Unix(), 10)
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("v0:" + ts + ":" + body))
+	req, _ := http.NewRequest("POST", e.url+"/integrations/slack/interactions", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Slack-Request-Timestamp", ts)
+	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(m.Sum(nil)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// A Slack-format endpoint gets approval.pending as a Block Kit message
+// with buttons. Forged or stale clicks are 401 and change nothing; a click
+// by someone outside the endpoint's approvers changes nothing; a valid
+// click approves as slack:<user>, the chain shows the transfer, and the
+// message is replaced with the outcome.
+func TestSlackApproval(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	slack := newReceiver(t, nil)     // the incoming-webhook URL
+	responses := newReceiver(t, nil) // response_url
+	status, ep := e.do("POST", endpointsPath, e.key, map[string]any{"url": slack.URL, "format": "slack",
+		"events": []string{"approval.pending"}, "slack_approvers": []string{"U0APPROVER"}})
+	if status != http.StatusCreated || ep["format"] != "slack" {
+		t.Fatalf("create: %d %v", status, ep)
+	}
+	slack.next(t, "webhook.test")
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
+	to := newAddress()
+	apID := e.park(id, to, 3)
+	msg := slack.next(t, "approval.pending")
+	var m struct {
+		Text   string
+		Blocks []struct {
+			Elements []struct {
+				ActionID string `json:"action_id"`
+				Value    string
+			}
+		}
+	}
+	if err := json.Unmarshal(msg.Body, &m); err != nil || len(m.Blocks) != 2 || !strings.Contains(m.Text, "3 USDC") {
+		t.Fatalf("slack message %s (%v)", msg.Body, err)
+	}
+	approve := m.Blocks[1].Elements[0]
+	if approve.ActionID != "approve" {
+		t.Fatalf("first button %v", approve)
+	}
+
+	now := time.Now()
+	for name, c := range map[string]struct {
+		at     time.Time
+		secret string
+	}{
+		"forged": {now, "not-the-secret"},
+		"stale":  {now.Add(-6 * time.Minute), slackSecret},
+	} {
+		if status := e.slackClick(approve.Value, "approve", "U0APPROVER", responses.URL, c.at, c.secret); status != 401 {
+			t.Fatalf("%s click: %d", name, status)
+		}
+	}
+	if status := e.slackClick(approve.Value, "approve", "U0STRANGER", responses.URL, now, slackSecret); status != 200 {
+		t.Fatalf("stranger click: %d", status)
+	}
+	r := <-responses.arrive
+	if !strings.Contains(string(r.Body), "not one of the approvers") {
+		t.Fatalf("stranger answer %s", r.Body)
+	}
+	if s := e.approvalStatus(apID); s != "pending" {
+		t.Fatalf("refused clicks changed the approval: %s", s)
+	}
+
+	if status := e.slackClick(approve.Value, "approve", "U0APPROVER", responses.URL, now, slackSecret); status != 200 {
+		t.Fatalf("click: %d", status)
+	}
+	r = <-responses.arrive
+	if !strings.Contains(string(r.Body), "Approved by <@U0APPROVER> and sent") || !strings.Contains(string(r.Body), `"replace_original":true`) {
+		t.Fatalf("update %s", r.Body)
+	}
+	status, a := e.do("GET", approvalsPath+"/"+apID, e.key, nil)
+	if status != 200 || a["status"] != "sent" || a["approved_by"] != "slack:U0APPROVER" {
+		t.Fatalf("approval %v", a)
+	}
+	e.paidOnce(eng, apID, a["signature"].(string), to, 3_000_000)
 }

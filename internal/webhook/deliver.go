@@ -166,6 +166,9 @@ func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 	body, err := Body(&ev)
+	if ep.Format == FormatSlack {
+		body, err = SlackBody(&ev, ep.ID)
+	}
 	if err != nil {
 		return err
 	}

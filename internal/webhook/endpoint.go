@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -46,6 +47,7 @@ type Endpoint struct {
 	Events            []string     `bun:"events,array"`
 	Description       *string      `bun:"description"`
 	Enabled           bool         `bun:"enabled"`
+	SlackApprovers    []string     `bun:"slack_approvers,array"`
 	SecretKeyID       string       `bun:"secret_key_id"`
 	SecretSealed      []byte       `bun:"secret_sealed"`
 	PreviousKeyID     *string      `bun:"previous_key_id"`
@@ -72,7 +74,12 @@ type Settings struct {
 	Events      []string
 	Description *string
 	Enabled     *bool
+	// SlackApprovers: Slack user ids whose buttons may act (empty: any).
+	SlackApprovers []string
 }
+
+// slackUserID is the shape of a Slack user id.
+var slackUserID = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
 
 // MaxURL bounds an endpoint URL.
 const MaxURL = 2048
@@ -90,10 +97,13 @@ func (s *Settings) validate() error {
 	if s.Format != nil && *s.Format != FormatJSON && *s.Format != FormatSlack {
 		return &FieldError{"format", "must be json or slack"}
 	}
-	if s.Format != nil && *s.Format == FormatSlack {
-		// Until the Block Kit payload and the interactions route exist, a
-		// Slack endpoint would receive JSON it cannot show.
-		return &FieldError{"format", "slack is not available yet; use json"}
+	if len(s.SlackApprovers) > 100 {
+		return &FieldError{"slack_approvers", "must have at most 100 entries"}
+	}
+	for i, u := range s.SlackApprovers {
+		if !slackUserID.MatchString(u) {
+			return &FieldError{fmt.Sprintf("slack_approvers[%d]", i), "must be a Slack user id such as U024BE7LH"}
+		}
 	}
 	if s.Events != nil {
 		if len(s.Events) == 0 {
@@ -150,7 +160,11 @@ func CreateEndpoint(ctx context.Context, db bun.IDB, sealer Sealer, accountID uu
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	e := Endpoint{
 		ID: uuid.New(), AccountID: accountID, URL: *s.URL, Format: *s.Format, Events: s.Events,
-		Description: s.Description, Enabled: s.Enabled == nil || *s.Enabled, CreatedAt: now, UpdatedAt: now,
+		Description: s.Description, Enabled: s.Enabled == nil || *s.Enabled, SlackApprovers: s.SlackApprovers,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	if e.SlackApprovers == nil {
+		e.SlackApprovers = []string{}
 	}
 	sealed, err := sealer.SealValue(secretBinding(e.ID), []byte(secret))
 	if err != nil {
@@ -238,8 +252,11 @@ func UpdateEndpoint(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, s 
 		if s.Enabled != nil {
 			e.Enabled = *s.Enabled
 		}
+		if s.SlackApprovers != nil {
+			e.SlackApprovers = s.SlackApprovers
+		}
 		e.UpdatedAt = time.Now().UTC().Truncate(time.Microsecond)
-		if _, err := tx.NewUpdate().Model(&e).Column("url", "format", "events", "description", "enabled", "updated_at").WherePK().Exec(ctx); err != nil {
+		if _, err := tx.NewUpdate().Model(&e).Column("url", "format", "events", "description", "enabled", "slack_approvers", "updated_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("update webhook endpoint: %w", err)
 		}
 		return queueTest(ctx, tx, &e, e.UpdatedAt)
@@ -289,4 +306,18 @@ func RotateSecret(ctx context.Context, db bun.IDB, sealer Sealer, accountID, id 
 		return Endpoint{}, "", fmt.Errorf("rotate webhook secret: %w", err)
 	}
 	return e, secret, nil
+}
+
+// SlackEndpoint reads a live, enabled Slack-format endpoint by id alone: a
+// verified Slack click names it, and through it the account.
+func SlackEndpoint(ctx context.Context, db bun.IDB, id uuid.UUID) (Endpoint, error) {
+	var e Endpoint
+	err := db.NewSelect().Model(&e).Where("we.id = ? AND we.format = ? AND we.enabled", id, FormatSlack).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Endpoint{}, ErrEndpointNotFound
+	}
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("read webhook endpoint: %w", err)
+	}
+	return e, nil
 }

@@ -1,0 +1,163 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/webhook"
+)
+
+// SlackInteractionsPath receives the Slack app's button clicks (its
+// interactivity request URL).
+const SlackInteractionsPath = "/integrations/slack/interactions"
+
+// slackActTimeout bounds acting on a click: the approve's wait and the
+// message update.
+const slackActTimeout = 40 * time.Second
+
+// slackInteraction verifies a click (X-Slack-Signature with the app's
+// signing secret, at most 5 minutes old: else 401 and nothing changes),
+// acknowledges it at once (Slack wants an answer within 3 s), then acts on
+// the approval as slack:<user id> through the same path as the API and
+// replaces the message through response_url with the outcome.
+func (s *server) slackInteraction(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d KiB", MaxBodyBytes>>10))
+		return
+	}
+	err = webhook.VerifySlack(s.SlackSigningSecret, r.Header.Get("X-Slack-Request-Timestamp"), r.Header.Get("X-Slack-Signature"), body, time.Now())
+	if err != nil {
+		writeError(w, http.StatusUnauthorized, "Unauthorized")
+		return
+	}
+	click, err := webhook.ParseSlackClick(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "not an approval button press: "+err.Error())
+		return
+	}
+	if !s.slackResponseURLAllowed(click.ResponseURL) {
+		writeError(w, http.StatusBadRequest, "response_url is not a Slack address")
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), slackActTimeout)
+		defer cancel()
+		msg := s.slackAct(ctx, click)
+		if err := s.slackRespond(ctx, click.ResponseURL, msg); err != nil {
+			s.log.WarnContext(ctx, "update Slack message", "approval_id", click.ApprovalID, "err", err)
+		}
+	}()
+}
+
+// slackResponseURLAllowed keeps the message update on Slack's own host
+// (tests and local setups with WebhookAllowPrivate may use any URL).
+func (s *server) slackResponseURLAllowed(u string) bool {
+	return strings.HasPrefix(u, "https://hooks.slack.com/") || (s.WebhookAllowPrivate && (strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")))
+}
+
+// slackMessage replaces the original message, or, when replace is false,
+// is shown only to the clicker.
+type slackMessage struct {
+	Text    string
+	Replace bool
+}
+
+// slackAct applies a click and says how it went.
+func (s *server) slackAct(ctx context.Context, c webhook.SlackClick) slackMessage {
+	ep, err := webhook.SlackEndpoint(ctx, s.DB, c.EndpointID)
+	if err != nil {
+		return slackMessage{Text: "This approval channel is no longer configured."}
+	}
+	if len(ep.SlackApprovers) > 0 && !slices.Contains(ep.SlackApprovers, c.UserID) {
+		return slackMessage{Text: "You are not one of the approvers of this channel; nothing was changed."}
+	}
+	id, ok := approval.ParseID(c.ApprovalID)
+	if !ok {
+		return slackMessage{Text: "Unknown approval."}
+	}
+	actor := "slack:" + c.UserID
+	var a approval.Approval
+	if c.Action == webhook.SlackApprove {
+		a, err = s.approveAs(ctx, ep.AccountID, id, actor, nil)
+	} else {
+		a, err = approval.Reject(ctx, s.DB, ep.AccountID, id, actor, nil)
+		err = s.failQuiet(ctx, err)
+	}
+	if err != nil {
+		var ae *Error
+		if errors.As(err, &ae) {
+			return slackMessage{Text: "Nothing changed: " + ae.Message}
+		}
+		return slackMessage{Text: "Nothing changed: the service could not act on it; try again."}
+	}
+	who := "<@" + c.UserID + ">"
+	amount := USDC(a.Amount)
+	amt, _ := amount.MarshalJSON()
+	line := fmt.Sprintf("%s USDC to %s", amt, a.To)
+	switch {
+	case a.Status == approval.Sent:
+		return slackMessage{Replace: true, Text: fmt.Sprintf("Approved by %s and sent: %s (signature %s)", who, line, *a.Signature)}
+	case a.Status == approval.Signing:
+		return slackMessage{Replace: true, Text: fmt.Sprintf("Approved by %s; signed and being broadcast: %s", who, line)}
+	case a.Status == approval.Rejected && a.Reason != nil:
+		return slackMessage{Replace: true, Text: fmt.Sprintf("Approved by %s but rejected by the policy check (%s): %s", who, deref(a.ReasonDetail), line)}
+	default:
+		return slackMessage{Replace: true, Text: fmt.Sprintf("Rejected by %s: %s", who, line)}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// failQuiet maps an error like fail, for a caller that is not an HTTP
+// handler.
+func (s *server) failQuiet(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	return s.fail(ctx, err)
+}
+
+// slackRespond posts msg to a click's response_url.
+func (s *server) slackRespond(ctx context.Context, responseURL string, m slackMessage) error {
+	payload := map[string]any{"text": m.Text, "replace_original": m.Replace}
+	if !m.Replace {
+		payload["response_type"] = "ephemeral"
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // Slack's mentions are <@U…>
+	if err := enc.Encode(payload); err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, responseURL, &b)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	client := webhook.Client(s.WebhookAllowPrivate)
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("response_url answered %d", resp.StatusCode)
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package webhook
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Slack action ids of the approval buttons.
+const (
+	SlackApprove = "approve"
+	SlackReject  = "reject"
+)
+
+// slackButtonValue is what a button carries back: the approval and the
+// endpoint whose message it is (its approver list applies).
+type slackButtonValue struct {
+	ApprovalID string `json:"approval_id"`
+	EndpointID string `json:"endpoint_id"`
+}
+
+// slackEscape escapes the three characters Slack's mrkdwn reserves, so a
+// memo or label cannot inject mentions or links.
+func slackEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// SlackBody is the Slack message for an event: for approval.pending a
+// Block Kit message with Approve and Reject buttons; for other kinds a
+// plain section. `text` is the notification fallback.
+func SlackBody(ev *Event, endpointID uuid.UUID) ([]byte, error) {
+	var d map[string]any
+	if err := json.Unmarshal(ev.Data, &d); err != nil {
+		return nil, fmt.Errorf("event %s data: %w", ev.ID, err)
+	}
+	str := func(k string) string {
+		if v, ok := d[k]; ok && v != nil {
+			return slackEscape(fmt.Sprint(v))
+		}
+		return ""
+	}
+	amount := str("amount") + " USDC"
+	var text string
+	switch ev.Kind {
+	case KindApprovalPending:
+		text = fmt.Sprintf("Approval needed: %s from %s to %s", amount, str("agent_label"), str("to"))
+	case KindApprovalApproved:
+		text = fmt.Sprintf("Approved and sent: %s to %s (%s)", amount, str("to"), str("signature"))
+	case KindApprovalRejected:
+		text = fmt.Sprintf("Rejected by %s: %s to %s", str("rejected_by"), amount, str("to"))
+	case KindApprovalExpired:
+		text = fmt.Sprintf("Expired without a decision: %s to %s", amount, str("to"))
+	case KindTxSent:
+		text = fmt.Sprintf("Sent: %s to %s (%s)", amount, str("to"), str("signature"))
+	case KindTxBlocked:
+		text = fmt.Sprintf("Blocked (%s): %s to %s", str("reason"), amount, str("to"))
+	default:
+		text = fmt.Sprintf("%s (%s)", ev.Kind, PublicEventID(ev.ID))
+	}
+	if m := str("memo"); m != "" {
+		text += "\nMemo: " + m
+	}
+	section := map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text}}
+	blocks := []any{section}
+	if ev.Kind == KindApprovalPending {
+		v, _ := json.Marshal(slackButtonValue{ApprovalID: fmt.Sprint(d["approval_id"]), EndpointID: endpointID.String()})
+		button := func(id, label, style string) map[string]any {
+			return map[string]any{"type": "button", "action_id": id, "style": style, "value": string(v),
+				"text": map[string]any{"type": "plain_text", "text": label}}
+		}
+		blocks = append(blocks, map[string]any{"type": "actions", "block_id": "approval",
+			"elements": []any{button(SlackApprove, "Approve", "primary"), button(SlackReject, "Reject", "danger")}})
+	}
+	return json.Marshal(map[string]any{"text": text, "blocks": blocks})
+}
+
+// SlackWindow is how old a Slack request may be.
+const SlackWindow = 5 * time.Minute
+
+// ErrSlackSignature refuses a request Slack did not sign, or signed too
+// long ago.
+var ErrSlackSignature = errors.New("invalid Slack signature")
+
+// VerifySlack checks X-Slack-Signature (v0: hex HMAC-SHA256 of
+// "v0:<timestamp>:<body>" with the app's signing secret) and that the
+// timestamp is within SlackWindow of now.
+func VerifySlack(signingSecret, timestamp, signature string, body []byte, now time.Time) error {
+	ts, err := strconv.ParseInt(timestamp, 10, 64)
+	if err != nil || signingSecret == "" {
+		return ErrSlackSignature
+	}
+	if age := now.Sub(time.Unix(ts, 0)); age > SlackWindow || age < -SlackWindow {
+		return ErrSlackSignature
+	}
+	m := hmac.New(sha256.New, []byte(signingSecret))
+	m.Write([]byte("v0:" + timestamp + ":"))
+	m.Write(body)
+	want := "v0=" + hex.EncodeToString(m.Sum(nil))
+	if !hmac.Equal([]byte(want), []byte(signature)) {
+		return ErrSlackSignature
+	}
+	return nil
+}
+
+// SlackClick is an approval button press.
+type SlackClick struct {
+	UserID      string
+	Action      string // SlackApprove or SlackReject
+	ApprovalID  string // ap_…
+	EndpointID  uuid.UUID
+	ResponseURL string
+}
+
+// ParseSlackClick reads the form-encoded interaction body Slack posts.
+func ParseSlackClick(body []byte) (SlackClick, error) {
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return SlackClick{}, fmt.Errorf("interaction body: %w", err)
+	}
+	var p struct {
+		Type string `json:"type"`
+		User struct {
+			ID string `json:"id"`
+		} `json:"user"`
+		Actions []struct {
+			ActionID string `json:"action_id"`
+			Value    string `json:"value"`
+		} `json:"actions"`
+		ResponseURL string `json:"response_url"`
+	}
+	if err := json.Unmarshal([]byte(form.Get("payload")), &p); err != nil {
+		return SlackClick{}, fmt.Errorf("interaction payload: %w", err)
+	}
+	if p.Type != "block_actions" || len(p.Actions) != 1 || p.User.ID == "" {
+		return SlackClick{}, errors.New("interaction is not one button press")
+	}
+	a := p.Actions[0]
+	if a.ActionID != SlackApprove && a.ActionID != SlackReject {
+		return SlackClick{}, fmt.Errorf("unknown action %q", a.ActionID)
+	}
+	var v slackButtonValue
+	if err := json.Unmarshal([]byte(a.Value), &v); err != nil {
+		return SlackClick{}, fmt.Errorf("button value: %w", err)
+	}
+	ep, err := uuid.Parse(v.EndpointID)
+	if err != nil {
+		return SlackClick{}, fmt.Errorf("button value: %w", err)
+	}
+	return SlackClick{UserID: p.User.ID, Action: a.ActionID, ApprovalID: v.ApprovalID, EndpointID: ep, ResponseURL: p.ResponseURL}, nil
+}

@@ -1,0 +1,88 @@
+package webhook_test
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentwallet/agentwallet/internal/webhook"
+)
+
+// Slack's published example request verifies; a changed byte, another
+// secret or a stale timestamp does not.
+func TestVerifySlack(t *testing.T) {
+	t.Parallel()
+	const (
+		secret = "8f742231b10e8888abcd99yyyzzz85a5"
+		ts     = "1531420618"
+		body   = "token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c"
+		sig    = "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"
+	)
+	at := time.Unix(1531420618, 0).Add(time.Minute)
+	if err := webhook.VerifySlack(secret, ts, sig, []byte(body), at); err != nil {
+		t.Fatalf("Slack's example: %v", err)
+	}
+	for name, c := range map[string]struct {
+		secret, ts, sig, body string
+		at                    time.Time
+	}{
+		"changed body":  {secret, ts, sig, body + "x", at},
+		"other secret":  {"x" + secret, ts, sig, body, at},
+		"stale":         {secret, ts, sig, body, at.Add(5 * time.Minute)},
+		"future":        {secret, ts, sig, body, time.Unix(1531420618, 0).Add(-6 * time.Minute)},
+		"no timestamp":  {secret, "", sig, body, at},
+		"no secret set": {"", ts, sig, body, at},
+	} {
+		if err := webhook.VerifySlack(c.secret, c.ts, c.sig, []byte(c.body), c.at); err == nil {
+			t.Errorf("%s: verified", name)
+		}
+	}
+}
+
+// The approval.pending message carries buttons whose click parses back to
+// the approval and the endpoint; user text is escaped.
+func TestSlackMessageAndClick(t *testing.T) {
+	t.Parallel()
+	ep := uuid.New()
+	ev := webhook.Event{ID: uuid.New(), Kind: webhook.KindApprovalPending,
+		Data: json.RawMessage(`{"approval_id":"ap_1","wallet_id":"w","agent_label":"bot <!channel>","amount":250,"to":"9WzD","memo":"a&b"}`)}
+	body, err := webhook.SlackBody(&ev, ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg struct {
+		Text   string `json:"text"`
+		Blocks []struct {
+			Type     string `json:"type"`
+			Elements []struct {
+				ActionID string `json:"action_id"`
+				Value    string `json:"value"`
+			} `json:"elements"`
+		} `json:"blocks"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg.Text, "250 USDC") || !strings.Contains(msg.Text, "bot &lt;!channel&gt;") || !strings.Contains(msg.Text, "a&amp;b") {
+		t.Fatalf("text %q", msg.Text)
+	}
+	if len(msg.Blocks) != 2 || msg.Blocks[1].Type != "actions" || len(msg.Blocks[1].Elements) != 2 {
+		t.Fatalf("blocks %s", body)
+	}
+	b := msg.Blocks[1].Elements[0]
+	payload, _ := json.Marshal(map[string]any{"type": "block_actions", "user": map[string]any{"id": "U123"},
+		"actions": []any{map[string]any{"action_id": b.ActionID, "value": b.Value}}, "response_url": "https://hooks.slack.com/actions/x"})
+	click, err := webhook.ParseSlackClick([]byte("payload=" + url.QueryEscape(string(payload))))
+	if err != nil || click.Action != webhook.SlackApprove || click.ApprovalID != "ap_1" || click.EndpointID != ep || click.UserID != "U123" {
+		t.Fatalf("click %+v %v", click, err)
+	}
+	for _, bad := range []string{"", "payload=%7B", "payload=" + url.QueryEscape(`{"type":"view_submission"}`)} {
+		if _, err := webhook.ParseSlackClick([]byte(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
