@@ -87,7 +87,7 @@ $(STATICCHECK):
 	@mv -f $(TOOLS_BIN)/staticcheck $@
 
 .PHONY: bench
-bench: deps ## run the benchmarks (the send path writes bench/results/send.json; BENCH_SENDS=n, BENCH_PROFILE=full|baseline|decision_only)
+bench: deps ## run the benchmarks (bench/results/send.json and webhooks.json; BENCH_SENDS=n, BENCH_EVENTS=n, BENCH_PROFILE=full|baseline|decision_only)
 	@$(WITH_TEST_SERVICES) $(GO) test $(BENCH_FLAGS) ./...
 
 .PHONY: migrate

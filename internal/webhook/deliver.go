@@ -108,6 +108,7 @@ type Deliverer struct {
 
 	once            sync.Once
 	public, private *http.Client
+	opened          sync.Map // endpoint id + sealed secret → secret
 }
 
 // client is the HTTP client for an account's network.
@@ -137,30 +138,36 @@ func (d *Deliverer) log() *slog.Logger {
 // at the last attempt, ErrGaveUp. A delivery that is no longer pending, or
 // whose endpoint was disabled or deleted, gets no attempt.
 func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
-	var del Delivery
-	err := d.DB.NewSelect().Model(&del).Where("d.id = ?", id).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && del.Status != DeliveryPending) {
-		return nil
+	// One statement counts the attempt (before making it: a crash
+	// mid-POST still counts) and reads what the POST needs.
+	var (
+		n       int
+		del     Delivery
+		ep      Endpoint
+		ev      Event
+		network string
+	)
+	err := d.DB.QueryRowContext(ctx, `WITH c AS (
+			UPDATE deliveries AS d SET attempts = attempts + 1, last_attempt_at = now()
+			FROM webhook_endpoints AS e
+			WHERE d.id = ? AND d.status = ? AND d.attempts < ?
+				AND e.id = d.endpoint_id AND e.enabled AND e.deleted_at IS NULL
+			RETURNING d.attempts, d.account_id, d.endpoint_id, d.event_id)
+		SELECT c.attempts, c.account_id, e.id, e.url, e.format, e.secret_key_id, e.secret_sealed,
+			e.previous_key_id, e.previous_sealed, e.previous_expires_at, ev.id, ev.kind, ev.data, ev.created_at, a.network
+		FROM c JOIN webhook_endpoints AS e ON e.id = c.endpoint_id JOIN events AS ev ON ev.id = c.event_id
+			JOIN accounts AS a ON a.id = c.account_id`,
+		id, DeliveryPending, MaxAttempts).Scan(&n, &del.AccountID, &ep.ID, &ep.URL, &ep.Format, &ep.SecretKeyID, &ep.SecretSealed,
+		&ep.PreviousKeyID, &ep.PreviousSealed, &ep.PreviousExpiresAt, &ev.ID, &ev.Kind, &ev.Data, &ev.CreatedAt, &network)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Not pending, out of attempts, or its endpoint is disabled or
+		// deleted: close it in the last case.
+		return d.dropIfEndpointGone(ctx, id)
 	}
 	if err != nil {
-		return fmt.Errorf("read delivery: %w", err)
+		return fmt.Errorf("claim delivery attempt: %w", err)
 	}
-	var ep Endpoint
-	if err := d.DB.NewSelect().Model(&ep).WhereAllWithDeleted().Where("we.id = ?", del.EndpointID).Scan(ctx); err != nil {
-		return fmt.Errorf("read webhook endpoint: %w", err)
-	}
-	if !ep.Enabled || !ep.DeletedAt.IsZero() {
-		d.log().InfoContext(ctx, "delivery dropped: its endpoint is disabled or deleted", "delivery_id", id, "endpoint_id", ep.ID)
-		return d.finish(ctx, id, DeliveryFailed)
-	}
-	var ev Event
-	if err := d.DB.NewSelect().Model(&ev).Where("id = ?", del.EventID).Scan(ctx); err != nil {
-		return fmt.Errorf("read event: %w", err)
-	}
-	var network string
-	if err := d.DB.NewSelect().Table("accounts").Column("network").Where("id = ?", del.AccountID).Scan(ctx, &network); err != nil {
-		return fmt.Errorf("read account: %w", err)
-	}
+	del.ID = id
 	secrets, err := d.secrets(&ep)
 	if err != nil {
 		return err
@@ -173,17 +180,6 @@ func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 
-	// Count the attempt before making it: a crash mid-POST still counts.
-	var n int
-	err = d.DB.NewRaw(`UPDATE deliveries SET attempts = attempts + 1, last_attempt_at = now()
-		WHERE id = ? AND status = ? AND attempts < ? RETURNING attempts`, id, DeliveryPending, MaxAttempts).Scan(ctx, &n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("count attempt: %w", err)
-	}
-
 	a := d.post(ctx, d.client(network == "mainnet"), &ep, &del, &ev, body, secrets)
 	a.DeliveryID, a.N = id, n
 	ok := a.StatusCode != nil && *a.StatusCode/100 == 2
@@ -194,17 +190,13 @@ func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 	case n >= MaxAttempts:
 		status = DeliveryFailed
 	}
-	err = d.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewInsert().Model(&a).Exec(ctx); err != nil {
-			return fmt.Errorf("log attempt: %w", err)
-		}
-		if status == DeliveryPending {
-			return nil
-		}
-		_, err := tx.NewUpdate().Table("deliveries").Set("status = ?", status).Set("completed_at = now()").
-			Where("id = ? AND status = ?", id, DeliveryPending).Exec(ctx)
-		return err
-	})
+	// The attempt's log row and the delivery's end, in one statement.
+	_, err = d.DB.ExecContext(ctx, `WITH a AS (
+			INSERT INTO delivery_attempts (delivery_id, n, at, status_code, latency_ms, error, response_head)
+			VALUES (?, ?, ?, ?, ?, ?, ?))
+		UPDATE deliveries SET status = ?, completed_at = now() WHERE id = ? AND status = ? AND ? <> ?`,
+		a.DeliveryID, a.N, a.At, a.StatusCode, a.LatencyMs, a.Error, a.ResponseHead,
+		status, id, DeliveryPending, status, DeliveryPending)
 	if err != nil {
 		return fmt.Errorf("record attempt: %w", err)
 	}
@@ -224,28 +216,53 @@ func describe(a *Attempt) string {
 	return "HTTP " + strconv.Itoa(*a.StatusCode)
 }
 
-func (d *Deliverer) finish(ctx context.Context, id uuid.UUID, status string) error {
-	_, err := d.DB.NewUpdate().Table("deliveries").Set("status = ?", status).Set("completed_at = now()").
-		Where("id = ? AND status = ?", id, DeliveryPending).Exec(ctx)
-	return err
+// dropIfEndpointGone closes a pending delivery whose endpoint is disabled
+// or deleted: it gets no attempt.
+func (d *Deliverer) dropIfEndpointGone(ctx context.Context, id uuid.UUID) error {
+	res, err := d.DB.ExecContext(ctx, `UPDATE deliveries AS d SET status = ?, completed_at = now()
+		FROM webhook_endpoints AS e
+		WHERE d.id = ? AND d.status = ? AND e.id = d.endpoint_id AND (NOT e.enabled OR e.deleted_at IS NOT NULL)`,
+		DeliveryFailed, id, DeliveryPending)
+	if err != nil {
+		return fmt.Errorf("drop delivery: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		d.log().InfoContext(ctx, "delivery dropped: its endpoint is disabled or deleted", "delivery_id", id)
+	}
+	return nil
 }
 
 // secrets opens the endpoint's signing secret and, during a rotation, the
 // previous one.
 func (d *Deliverer) secrets(ep *Endpoint) ([]string, error) {
-	cur, err := d.Keys.OpenValue(signer.Sealed{KeyID: ep.SecretKeyID, Ciphertext: ep.SecretSealed}, secretBinding(ep.ID))
+	cur, err := d.open(ep.ID, ep.SecretKeyID, ep.SecretSealed)
 	if err != nil {
 		return nil, fmt.Errorf("open endpoint %s secret: %w", ep.ID, err)
 	}
-	out := []string{string(cur)}
+	out := []string{cur}
 	if ep.PreviousKeyID != nil && ep.PreviousExpiresAt.After(time.Now()) {
-		prev, err := d.Keys.OpenValue(signer.Sealed{KeyID: *ep.PreviousKeyID, Ciphertext: ep.PreviousSealed}, secretBinding(ep.ID))
+		prev, err := d.open(ep.ID, *ep.PreviousKeyID, ep.PreviousSealed)
 		if err != nil {
 			return nil, fmt.Errorf("open endpoint %s previous secret: %w", ep.ID, err)
 		}
-		out = append(out, string(prev))
+		out = append(out, prev)
 	}
 	return out, nil
+}
+
+// open unseals a secret, once per sealed value: every delivery of an
+// endpoint signs with it, and HPKE costs more than the POST.
+func (d *Deliverer) open(endpointID uuid.UUID, keyID string, sealed []byte) (string, error) {
+	k := endpointID.String() + "/" + string(sealed)
+	if v, ok := d.opened.Load(k); ok {
+		return v.(string), nil
+	}
+	v, err := d.Keys.OpenValue(signer.Sealed{KeyID: keyID, Ciphertext: sealed}, secretBinding(endpointID))
+	if err != nil {
+		return "", err
+	}
+	d.opened.Store(k, string(v))
+	return string(v), nil
 }
 
 // post makes one signed POST and describes how it went.
