@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
@@ -106,7 +105,7 @@ func BenchmarkWebhooks(b *testing.B) {
 	const concurrency = 32
 	hooks := &worker.Webhooks{
 		Deliverer:  &webhook.Deliverer{DB: db, Keys: keys, AllowPrivate: true},
-		Dispatcher: &webhook.Dispatcher{DB: db, Enqueue: worker.EnqueueDelivery(asynq.NewClientFromRedisClient(rdb))},
+		Dispatcher: &webhook.Dispatcher{DB: db, Enqueue: worker.EnqueueDelivery(rdb)},
 	}
 	dctx, stopDispatch := context.WithCancel(ctx)
 	defer stopDispatch()

@@ -10,8 +10,11 @@ CREATE TABLE webhook_endpoints (
     events                 text[] NOT NULL,
     description            text CHECK (char_length(description) <= 500),
     enabled                boolean NOT NULL DEFAULT true,
-    -- Slack format: the Slack user ids whose buttons may act (empty: any).
+    -- Slack format: the Slack user ids whose buttons may act (empty: any),
+    -- and the token the endpoint's buttons carry (only messages posted to
+    -- this endpoint have it).
     slack_approvers        text[] NOT NULL DEFAULT '{}',
+    slack_token            text NOT NULL,
     secret_key_id          text NOT NULL,
     secret_sealed          bytea NOT NULL,
     previous_key_id        text,

@@ -96,7 +96,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	client := asynq.NewClientFromRedisClient(rdb)
 	hooks := &worker.Webhooks{
 		Deliverer:  &webhook.Deliverer{DB: db, Keys: ks, AllowPrivate: cfg.Webhooks.AllowPrivate, Log: log},
-		Dispatcher: &webhook.Dispatcher{DB: db, Enqueue: worker.EnqueueDelivery(client), Log: log},
+		Dispatcher: &webhook.Dispatcher{DB: db, Enqueue: worker.EnqueueDelivery(rdb), Log: log},
 	}
 	dispatchCtx, stopDispatch := context.WithCancel(context.Background())
 	defer stopDispatch()

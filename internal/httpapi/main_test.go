@@ -221,7 +221,7 @@ func (e *env) startWorker(opts ...func(*worker.Options)) (*payment.Engine, func(
 	eng.RunBlockhashes(ctx)
 	hooks := &worker.Webhooks{
 		Deliverer:  &webhook.Deliverer{DB: e.db, Keys: eng.Keys, AllowPrivate: true, Log: eng.Log},
-		Dispatcher: &webhook.Dispatcher{DB: e.db, Enqueue: worker.EnqueueDelivery(asynq.NewClientFromRedisClient(e.rdb)), Log: eng.Log},
+		Dispatcher: &webhook.Dispatcher{DB: e.db, Enqueue: worker.EnqueueDelivery(e.rdb), Log: eng.Log},
 	}
 	go hooks.Dispatcher.Run(ctx, e.dbURL)
 	o := worker.Options{Concurrency: 8, ShutdownTimeout: 5 * time.Second, Log: eng.Log}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -61,6 +62,9 @@ type server struct {
 	tasks    *asynq.Client
 	waiter   *payment.Waiter
 	sendWait time.Duration
+
+	slackOnce sync.Once
+	slackHTTP *http.Client
 }
 
 // NewAPI registers every public operation on mux and returns the huma API

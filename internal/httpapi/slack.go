@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,7 +77,7 @@ type slackMessage struct {
 // slackAct applies a click and says how it went.
 func (s *server) slackAct(ctx context.Context, c webhook.SlackClick) slackMessage {
 	ep, err := webhook.SlackEndpoint(ctx, s.DB, c.EndpointID)
-	if err != nil {
+	if err != nil || subtle.ConstantTimeCompare([]byte(ep.SlackToken), []byte(c.Token)) != 1 {
 		return slackMessage{Text: "This approval channel is no longer configured."}
 	}
 	if len(ep.SlackApprovers) > 0 && !slices.Contains(ep.SlackApprovers, c.UserID) {
@@ -133,6 +134,12 @@ func (s *server) failQuiet(ctx context.Context, err error) error {
 	return s.fail(ctx, err)
 }
 
+// slackClient is the client for response_url updates, made once.
+func (s *server) slackClient() *http.Client {
+	s.slackOnce.Do(func() { s.slackHTTP = webhook.Client(s.WebhookAllowPrivate) })
+	return s.slackHTTP
+}
+
 // slackRespond posts msg to a click's response_url.
 func (s *server) slackRespond(ctx context.Context, responseURL string, m slackMessage) error {
 	payload := map[string]any{"text": m.Text, "replace_original": m.Replace}
@@ -150,8 +157,7 @@ func (s *server) slackRespond(ctx context.Context, responseURL string, m slackMe
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	client := webhook.Client(s.WebhookAllowPrivate)
-	resp, err := client.Do(req)
+	resp, err := s.slackClient().Do(req)
 	if err != nil {
 		return err
 	}

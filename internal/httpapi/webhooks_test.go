@@ -67,6 +67,18 @@ func newReceiver(t testing.TB, answer func(n int, r received) int) *receiver {
 	return rc
 }
 
+// any waits for the next POST, whatever it is.
+func (rc *receiver) any(t testing.TB) received {
+	t.Helper()
+	select {
+	case r := <-rc.arrive:
+		return r
+	case <-time.After(20 * time.Second):
+		t.Fatal("nothing arrived")
+	}
+	return received{}
+}
+
 // next waits for the next POST of kind (others are skipped).
 func (rc *receiver) next(t testing.TB, kind string) received {
 	t.Helper()
@@ -161,6 +173,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 	if _, err := time.Parse(time.RFC3339Nano, env.Timestamp); err != nil {
 		t.Fatalf("timestamp %q", env.Timestamp)
 	}
+	sentEventID := env.EventID
 
 	// A blocked send: tx.blocked with the spec's fields (memo null).
 	e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 6})
@@ -190,7 +203,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 	first := ds[1].(map[string]any)
 	status, d := e.do("GET", "/api/public/v1/deliveries/"+first["id"].(string), e.key, nil)
 	log := d["attempt_log"].([]any)
-	if status != 200 || d["status"] != "succeeded" || d["attempts"] != 1.0 || d["event_id"] != env.EventID && d["event"] != "tx.sent" || len(log) != 1 {
+	if status != 200 || d["status"] != "succeeded" || d["attempts"] != 1.0 || d["event_id"] != sentEventID || d["event"] != "tx.sent" || len(log) != 1 {
 		t.Fatalf("delivery %d %v", status, d)
 	}
 	if a := log[0].(map[string]any); a["status_code"] != 200.0 || a["response_head"] != "answer 2" || a["error"] != nil {
@@ -332,9 +345,17 @@ func TestWebhookDeliveredAfterWorkerRestart(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	if len(rc.got) < 2 {
-		t.Fatalf("%d POSTs", len(rc.got))
+	posts := len(rc.got)
+	rc.mu.Unlock()
+	if posts < 2 {
+		t.Fatalf("%d POSTs", posts)
+	}
+	// Every attempt is logged, the interrupted one too.
+	_, page := e.do("GET", endpointsPath+"/"+epID+"/deliveries", e.key, nil)
+	d := page["deliveries"].([]any)[0].(map[string]any)
+	_, full := e.do("GET", "/api/public/v1/deliveries/"+d["id"].(string), e.key, nil)
+	if log := full["attempt_log"].([]any); float64(len(log)) != d["attempts"] || len(log) < 2 {
+		t.Fatalf("attempts %v, log %v", d["attempts"], log)
 	}
 }
 
@@ -561,10 +582,22 @@ func TestSlackApproval(t *testing.T) {
 			t.Fatalf("%s click: %d", name, status)
 		}
 	}
+	// A button forged in another workspace names this endpoint and the
+	// approval but cannot carry the endpoint's token.
+	var v map[string]string
+	json.Unmarshal([]byte(approve.Value), &v)
+	v["token"] = strings.Repeat("0", 64)
+	forged, _ := json.Marshal(v)
+	if status := e.slackClick(string(forged), "approve", "U0APPROVER", responses.URL, now, slackSecret); status != 200 {
+		t.Fatalf("forged-button click: %d", status)
+	}
+	if r := responses.any(t); !strings.Contains(string(r.Body), "no longer configured") {
+		t.Fatalf("forged-button answer %s", r.Body)
+	}
 	if status := e.slackClick(approve.Value, "approve", "U0STRANGER", responses.URL, now, slackSecret); status != 200 {
 		t.Fatalf("stranger click: %d", status)
 	}
-	r := <-responses.arrive
+	r := responses.any(t)
 	if !strings.Contains(string(r.Body), "not one of the approvers") {
 		t.Fatalf("stranger answer %s", r.Body)
 	}
@@ -575,7 +608,7 @@ func TestSlackApproval(t *testing.T) {
 	if status := e.slackClick(approve.Value, "approve", "U0APPROVER", responses.URL, now, slackSecret); status != 200 {
 		t.Fatalf("click: %d", status)
 	}
-	r = <-responses.arrive
+	r = responses.any(t)
 	if !strings.Contains(string(r.Body), "Approved by <@U0APPROVER> and sent") || !strings.Contains(string(r.Body), `"replace_original":true`) {
 		t.Fatalf("update %s", r.Body)
 	}
@@ -584,4 +617,108 @@ func TestSlackApproval(t *testing.T) {
 		t.Fatalf("approval %v", a)
 	}
 	e.paidOnce(eng, apID, a["signature"].(string), to, 3_000_000)
+}
+
+// A receiver that always fails: exactly 6 attempts, then the delivery is
+// failed for good and nothing retries it.
+func TestWebhookGivesUpAfterSixAttempts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var mu sync.Mutex
+	var asked []time.Duration
+	e.startWorker(func(o *worker.Options) {
+		o.DelayedTaskCheckInterval = 20 * time.Millisecond
+		o.RetryDelay = func(n int, err error, task *asynq.Task) time.Duration {
+			mu.Lock()
+			asked = append(asked, worker.RetryDelay(n, err, task))
+			mu.Unlock()
+			return 10 * time.Millisecond
+		}
+	})
+	rc := newReceiver(t, func(int, received) int { return http.StatusServiceUnavailable })
+	epID, _ := e.createEndpoint(rc.URL, "tx.sent")
+	deadline := time.Now().Add(20 * time.Second)
+	var d map[string]any
+	for {
+		_, page := e.do("GET", endpointsPath+"/"+epID+"/deliveries", e.key, nil)
+		if ds := page["deliveries"].([]any); len(ds) == 1 {
+			d = ds[0].(map[string]any)
+			if d["status"] == "failed" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not failed: %v", d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, full := e.do("GET", "/api/public/v1/deliveries/"+d["id"].(string), e.key, nil)
+	if d["attempts"] != 6.0 || len(full["attempt_log"].([]any)) != 6 {
+		t.Fatalf("delivery %v", full)
+	}
+	time.Sleep(200 * time.Millisecond)
+	rc.mu.Lock()
+	posts := len(rc.got)
+	rc.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	want := []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour}
+	if posts != 6 || fmt.Sprint(asked) != fmt.Sprint(want) {
+		t.Fatalf("%d POSTs, delays asked %v", posts, asked)
+	}
+}
+
+// A delivery whose task the queue lost (Redis flushed, or the task
+// archived before the delivery ended) is queued again by the re-drive and
+// delivered.
+func TestWebhookRedrive(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	rc := newReceiver(t, nil)
+	// Saved with no worker running: the test delivery waits in the queue.
+	epID, _ := e.createEndpoint(rc.URL, "tx.sent")
+	ctx := context.Background()
+	disp := &webhook.Dispatcher{DB: e.db, Enqueue: worker.EnqueueDelivery(e.rdb)}
+	if n, err := disp.DispatchNew(ctx); err != nil || n != 1 {
+		t.Fatalf("dispatch %d %v", n, err)
+	}
+	var id string
+	if err := e.db.NewSelect().Table("deliveries").ColumnExpr("id::text").Scan(ctx, &id); err != nil {
+		t.Fatal(err)
+	}
+	// The queue loses it: archive it (as when its retries ran out), then
+	// delete it outright for a second delivery.
+	insp := asynq.NewInspectorFromRedisClient(e.rdb)
+	if err := insp.ArchiveTask("webhooks", id); err != nil {
+		t.Fatal(err)
+	}
+	// Not yet old enough to be re-driven.
+	if n, err := disp.Redrive(ctx, time.Hour); err != nil || n != 0 {
+		t.Fatalf("early redrive %d %v", n, err)
+	}
+	if n, err := disp.Redrive(ctx, 0); err != nil || n != 1 {
+		t.Fatalf("redrive %d %v", n, err)
+	}
+	if info, err := insp.GetTaskInfo("webhooks", id); err != nil || info.State != asynq.TaskStatePending {
+		t.Fatalf("task %v %v", info, err)
+	}
+	if err := insp.DeleteTask("webhooks", id); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := disp.Redrive(ctx, 0); err != nil || n != 1 {
+		t.Fatalf("redrive of a deleted task %d %v", n, err)
+	}
+	e.startWorker()
+	rc.next(t, "webhook.test")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, page := e.do("GET", endpointsPath+"/"+epID+"/deliveries", e.key, nil)
+		if ds := page["deliveries"].([]any); len(ds) == 1 && ds[0].(map[string]any)["status"] == "succeeded" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("not delivered after the re-drive")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -19,14 +19,15 @@ type WebhookDeliver struct {
 }
 
 // NewWebhookDeliverTask makes a delivery's task. Its TaskID is the delivery
-// id, so it is queued at most once at a time; asynq retries it up to 5
-// times (6 attempts), waiting webhook.RetryDelay between them (the worker's
-// RetryDelayFunc).
+// id, so it is queued at most once at a time. The delivery's own attempt
+// count decides when to stop (6 attempts; the handler then skips further
+// retries) and how long to wait (the worker's RetryDelayFunc); asynq's
+// retry budget is only a backstop for failures before an attempt.
 func NewWebhookDeliverTask(deliveryID uuid.UUID) *asynq.Task {
 	payload, _ := json.Marshal(WebhookDeliver{DeliveryID: deliveryID})
 	return asynq.NewTask(TypeWebhookDeliver, payload,
 		asynq.TaskID(deliveryID.String()), asynq.Queue(QueueWebhooks),
-		asynq.MaxRetry(5), asynq.Timeout(30*time.Second))
+		asynq.MaxRetry(25), asynq.Timeout(30*time.Second))
 }
 
 // ParseWebhookDeliver decodes a TypeWebhookDeliver payload.

@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,6 +97,27 @@ var ErrAttemptFailed = errors.New("webhook attempt failed")
 // ErrGaveUp marks a delivery's last failed attempt: nothing retries it.
 var ErrGaveUp = errors.New("webhook delivery failed for good")
 
+// AttemptError is a failed attempt: N is its number, from which the wait
+// before the next one follows (the delivery's own count, not the task
+// queue's, which restarts when a lost task is queued again).
+type AttemptError struct {
+	N   int
+	err error
+}
+
+func (e *AttemptError) Error() string { return e.err.Error() }
+func (e *AttemptError) Unwrap() error { return e.err }
+
+// NextDelay is the wait after a failed attempt: the spec's schedule by the
+// attempt's number; ok is false for an error that was not an attempt.
+func NextDelay(err error) (time.Duration, bool) {
+	var ae *AttemptError
+	if !errors.As(err, &ae) {
+		return 0, false
+	}
+	return RetryDelay(ae.N - 1), true
+}
+
 // Deliverer makes delivery attempts. Only the worker holds one: it opens
 // the endpoints' signing secrets.
 type Deliverer struct {
@@ -153,16 +175,16 @@ func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 			WHERE d.id = ? AND d.status = ? AND d.attempts < ?
 				AND e.id = d.endpoint_id AND e.enabled AND e.deleted_at IS NULL
 			RETURNING d.attempts, d.account_id, d.endpoint_id, d.event_id)
-		SELECT c.attempts, c.account_id, e.id, e.url, e.format, e.secret_key_id, e.secret_sealed,
+		SELECT c.attempts, c.account_id, e.id, e.url, e.format, e.slack_token, e.secret_key_id, e.secret_sealed,
 			e.previous_key_id, e.previous_sealed, e.previous_expires_at, ev.id, ev.kind, ev.data, ev.created_at, a.network
 		FROM c JOIN webhook_endpoints AS e ON e.id = c.endpoint_id JOIN events AS ev ON ev.id = c.event_id
 			JOIN accounts AS a ON a.id = c.account_id`,
-		id, DeliveryPending, MaxAttempts).Scan(&n, &del.AccountID, &ep.ID, &ep.URL, &ep.Format, &ep.SecretKeyID, &ep.SecretSealed,
+		id, DeliveryPending, MaxAttempts).Scan(&n, &del.AccountID, &ep.ID, &ep.URL, &ep.Format, &ep.SlackToken, &ep.SecretKeyID, &ep.SecretSealed,
 		&ep.PreviousKeyID, &ep.PreviousSealed, &ep.PreviousExpiresAt, &ev.ID, &ev.Kind, &ev.Data, &ev.CreatedAt, &network)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Not pending, out of attempts, or its endpoint is disabled or
-		// deleted: close it in the last case.
-		return d.dropIfEndpointGone(ctx, id)
+		// deleted: close it in the last two cases.
+		return d.closeUnattemptable(ctx, id)
 	}
 	if err != nil {
 		return fmt.Errorf("claim delivery attempt: %w", err)
@@ -174,7 +196,7 @@ func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 	}
 	body, err := Body(&ev)
 	if ep.Format == FormatSlack {
-		body, err = SlackBody(&ev, ep.ID)
+		body, err = SlackBody(&ev, ep.ID, ep.SlackToken)
 	}
 	if err != nil {
 		return err
@@ -190,8 +212,12 @@ func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 	case n >= MaxAttempts:
 		status = DeliveryFailed
 	}
-	// The attempt's log row and the delivery's end, in one statement.
-	_, err = d.DB.ExecContext(ctx, `WITH a AS (
+	// The attempt's log row and the delivery's end, in one statement,
+	// even when the task was cancelled (a worker shutting down) while the
+	// POST ran.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_, err = d.DB.ExecContext(rctx, `WITH a AS (
 			INSERT INTO delivery_attempts (delivery_id, n, at, status_code, latency_ms, error, response_head)
 			VALUES (?, ?, ?, ?, ?, ?, ?))
 		UPDATE deliveries SET status = ?, completed_at = now() WHERE id = ? AND status = ? AND ? <> ?`,
@@ -204,9 +230,9 @@ func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 	case DeliverySucceeded:
 		return nil
 	case DeliveryFailed:
-		return fmt.Errorf("%w: attempt %d of %d: %s", ErrGaveUp, n, MaxAttempts, describe(&a))
+		return &AttemptError{N: n, err: fmt.Errorf("%w: attempt %d of %d: %s", ErrGaveUp, n, MaxAttempts, describe(&a))}
 	}
-	return fmt.Errorf("%w: attempt %d of %d: %s", ErrAttemptFailed, n, MaxAttempts, describe(&a))
+	return &AttemptError{N: n, err: fmt.Errorf("%w: attempt %d of %d: %s", ErrAttemptFailed, n, MaxAttempts, describe(&a))}
 }
 
 func describe(a *Attempt) string {
@@ -216,18 +242,20 @@ func describe(a *Attempt) string {
 	return "HTTP " + strconv.Itoa(*a.StatusCode)
 }
 
-// dropIfEndpointGone closes a pending delivery whose endpoint is disabled
-// or deleted: it gets no attempt.
-func (d *Deliverer) dropIfEndpointGone(ctx context.Context, id uuid.UUID) error {
+// closeUnattemptable fails a pending delivery that gets no more attempts:
+// its endpoint is disabled or deleted, or its attempts are used up (the
+// last one's worker died before recording it).
+func (d *Deliverer) closeUnattemptable(ctx context.Context, id uuid.UUID) error {
 	res, err := d.DB.ExecContext(ctx, `UPDATE deliveries AS d SET status = ?, completed_at = now()
 		FROM webhook_endpoints AS e
-		WHERE d.id = ? AND d.status = ? AND e.id = d.endpoint_id AND (NOT e.enabled OR e.deleted_at IS NOT NULL)`,
-		DeliveryFailed, id, DeliveryPending)
+		WHERE d.id = ? AND d.status = ? AND e.id = d.endpoint_id
+			AND (NOT e.enabled OR e.deleted_at IS NOT NULL OR d.attempts >= ?)`,
+		DeliveryFailed, id, DeliveryPending, MaxAttempts)
 	if err != nil {
-		return fmt.Errorf("drop delivery: %w", err)
+		return fmt.Errorf("close delivery: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n > 0 {
-		d.log().InfoContext(ctx, "delivery dropped: its endpoint is disabled or deleted", "delivery_id", id)
+		d.log().InfoContext(ctx, "delivery closed without an attempt: endpoint disabled or deleted, or attempts used up", "delivery_id", id)
 	}
 	return nil
 }
@@ -285,7 +313,7 @@ func (d *Deliverer) post(ctx context.Context, client *http.Client, ep *Endpoint,
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fail(redactURL(err, ep.URL))
+		return fail(redactURL(err, ep.URL, req.URL))
 	}
 	defer resp.Body.Close()
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, responseHeadBytes))
@@ -298,13 +326,17 @@ func (d *Deliverer) post(ctx context.Context, client *http.Client, ep *Endpoint,
 	return a
 }
 
-// redactURL keeps a URL's query (which may hold a token) out of the log.
-func redactURL(err error, raw string) string {
+// redactURL keeps an endpoint URL's path and query, which may hold a
+// token (a Slack webhook's is in its path), out of the log: only the
+// scheme and host remain.
+func redactURL(err error, raw string, u *url.URL) string {
 	msg := err.Error()
-	if i := strings.IndexByte(raw, '?'); i >= 0 {
-		msg = strings.ReplaceAll(msg, raw[i:], "?…")
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		msg = ue.Err.Error()
 	}
-	return msg
+	msg = strings.ReplaceAll(msg, raw, u.Scheme+"://"+u.Host+"/…")
+	return u.Scheme + "://" + u.Host + ": " + msg
 }
 
 // specFields are the `data` fields the spec lists per kind; a delivery

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -48,6 +49,7 @@ type Endpoint struct {
 	Description       *string      `bun:"description"`
 	Enabled           bool         `bun:"enabled"`
 	SlackApprovers    []string     `bun:"slack_approvers,array"`
+	SlackToken        string       `bun:"slack_token"`
 	SecretKeyID       string       `bun:"secret_key_id"`
 	SecretSealed      []byte       `bun:"secret_sealed"`
 	PreviousKeyID     *string      `bun:"previous_key_id"`
@@ -157,11 +159,15 @@ func CreateEndpoint(ctx context.Context, db bun.IDB, sealer Sealer, accountID uu
 	if err != nil {
 		return Endpoint{}, "", err
 	}
+	token := make([]byte, 32)
+	if _, err := rand.Read(token); err != nil {
+		return Endpoint{}, "", err
+	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	e := Endpoint{
 		ID: uuid.New(), AccountID: accountID, URL: *s.URL, Format: *s.Format, Events: s.Events,
 		Description: s.Description, Enabled: s.Enabled == nil || *s.Enabled, SlackApprovers: s.SlackApprovers,
-		CreatedAt: now, UpdatedAt: now,
+		SlackToken: hex.EncodeToString(token), CreatedAt: now, UpdatedAt: now,
 	}
 	if e.SlackApprovers == nil {
 		e.SlackApprovers = []string{}
@@ -188,7 +194,7 @@ func queueTest(ctx context.Context, tx bun.Tx, e *Endpoint, at time.Time) error 
 	if !e.Enabled {
 		return nil
 	}
-	ev, err := Emit(ctx, tx, e.AccountID, at, KindTest, map[string]any{"endpoint_id": e.ID, "url": e.URL})
+	ev, err := Emit(ctx, tx, e.AccountID, at, KindTest, map[string]any{"endpoint_id": e.ID, "message": "test delivery: this endpoint was saved"})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -21,11 +22,16 @@ const (
 	SlackReject  = "reject"
 )
 
-// slackButtonValue is what a button carries back: the approval and the
-// endpoint whose message it is (its approver list applies).
+// slackButtonValue is what a button carries back: the approval, the
+// endpoint whose message it is (its approver list applies), and the
+// endpoint's Slack token, which only messages posted to that endpoint
+// carry: a valid Slack signature proves the click came through our Slack
+// app, the token that it came from this endpoint's channel, not a message
+// another customer forged in theirs.
 type slackButtonValue struct {
 	ApprovalID string `json:"approval_id"`
 	EndpointID string `json:"endpoint_id"`
+	Token      string `json:"token"`
 }
 
 // slackEscape escapes the three characters Slack's mrkdwn reserves, so a
@@ -37,9 +43,11 @@ func slackEscape(s string) string {
 // SlackBody is the Slack message for an event: for approval.pending a
 // Block Kit message with Approve and Reject buttons; for other kinds a
 // plain section. `text` is the notification fallback.
-func SlackBody(ev *Event, endpointID uuid.UUID) ([]byte, error) {
+func SlackBody(ev *Event, endpointID uuid.UUID, token string) ([]byte, error) {
 	var d map[string]any
-	if err := json.Unmarshal(ev.Data, &d); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(ev.Data))
+	dec.UseNumber() // amounts print as sent: 1000000, not 1e+06
+	if err := dec.Decode(&d); err != nil {
 		return nil, fmt.Errorf("event %s data: %w", ev.ID, err)
 	}
 	str := func(k string) string {
@@ -72,7 +80,7 @@ func SlackBody(ev *Event, endpointID uuid.UUID) ([]byte, error) {
 	section := map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text}}
 	blocks := []any{section}
 	if ev.Kind == KindApprovalPending {
-		v, _ := json.Marshal(slackButtonValue{ApprovalID: fmt.Sprint(d["approval_id"]), EndpointID: endpointID.String()})
+		v, _ := json.Marshal(slackButtonValue{ApprovalID: fmt.Sprint(d["approval_id"]), EndpointID: endpointID.String(), Token: token})
 		button := func(id, label, style string) map[string]any {
 			return map[string]any{"type": "button", "action_id": id, "style": style, "value": string(v),
 				"text": map[string]any{"type": "plain_text", "text": label}}
@@ -117,6 +125,7 @@ type SlackClick struct {
 	Action      string // SlackApprove or SlackReject
 	ApprovalID  string // ap_…
 	EndpointID  uuid.UUID
+	Token       string // must equal the endpoint's SlackToken
 	ResponseURL string
 }
 
@@ -155,5 +164,5 @@ func ParseSlackClick(body []byte) (SlackClick, error) {
 	if err != nil {
 		return SlackClick{}, fmt.Errorf("button value: %w", err)
 	}
-	return SlackClick{UserID: p.User.ID, Action: a.ActionID, ApprovalID: v.ApprovalID, EndpointID: ep, ResponseURL: p.ResponseURL}, nil
+	return SlackClick{UserID: p.User.ID, Action: a.ActionID, ApprovalID: v.ApprovalID, EndpointID: ep, Token: v.Token, ResponseURL: p.ResponseURL}, nil
 }

@@ -49,8 +49,8 @@ func TestSlackMessageAndClick(t *testing.T) {
 	t.Parallel()
 	ep := uuid.New()
 	ev := webhook.Event{ID: uuid.New(), Kind: webhook.KindApprovalPending,
-		Data: json.RawMessage(`{"approval_id":"ap_1","wallet_id":"w","agent_label":"bot <!channel>","amount":250,"to":"9WzD","memo":"a&b"}`)}
-	body, err := webhook.SlackBody(&ev, ep)
+		Data: json.RawMessage(`{"approval_id":"ap_1","wallet_id":"w","agent_label":"bot <!channel>","amount":1000000,"to":"9WzD","memo":"a&b"}`)}
+	body, err := webhook.SlackBody(&ev, ep, "tok")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestSlackMessageAndClick(t *testing.T) {
 	if err := json.Unmarshal(body, &msg); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(msg.Text, "250 USDC") || !strings.Contains(msg.Text, "bot &lt;!channel&gt;") || !strings.Contains(msg.Text, "a&amp;b") {
+	if !strings.Contains(msg.Text, "1000000 USDC") || !strings.Contains(msg.Text, "bot &lt;!channel&gt;") || !strings.Contains(msg.Text, "a&amp;b") {
 		t.Fatalf("text %q", msg.Text)
 	}
 	if len(msg.Blocks) != 2 || msg.Blocks[1].Type != "actions" || len(msg.Blocks[1].Elements) != 2 {
@@ -77,7 +77,7 @@ func TestSlackMessageAndClick(t *testing.T) {
 	payload, _ := json.Marshal(map[string]any{"type": "block_actions", "user": map[string]any{"id": "U123"},
 		"actions": []any{map[string]any{"action_id": b.ActionID, "value": b.Value}}, "response_url": "https://hooks.slack.com/actions/x"})
 	click, err := webhook.ParseSlackClick([]byte("payload=" + url.QueryEscape(string(payload))))
-	if err != nil || click.Action != webhook.SlackApprove || click.ApprovalID != "ap_1" || click.EndpointID != ep || click.UserID != "U123" {
+	if err != nil || click.Action != webhook.SlackApprove || click.ApprovalID != "ap_1" || click.EndpointID != ep || click.UserID != "U123" || click.Token != "tok" {
 		t.Fatalf("click %+v %v", click, err)
 	}
 	for _, bad := range []string{"", "payload=%7B", "payload=" + url.QueryEscape(`{"type":"view_submission"}`)} {

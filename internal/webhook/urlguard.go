@@ -36,7 +36,9 @@ var blocked = func() []netip.Prefix {
 // PublicAddress reports whether ip is outside every blocked range.
 func PublicAddress(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	if !ip.IsValid() {
+	if !ip.IsValid() || ip.Zone() != "" {
+		// A zoned address is link-local by nature, and prefixes never
+		// contain it: refuse it outright.
 		return false
 	}
 	for _, p := range blocked {

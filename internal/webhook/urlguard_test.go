@@ -24,6 +24,7 @@ func TestPublicAddress(t *testing.T) {
 		{"169.254.169.254", false}, {"100.64.0.1", false}, {"100.127.255.255", false}, {"fd00::1", false}, {"fe80::1", false},
 		{"::ffff:127.0.0.1", false}, {"::ffff:10.0.0.1", false}, {"224.0.0.1", false}, {"255.255.255.255", false},
 		{"172.32.0.1", true}, {"100.128.0.1", true},
+		{"::1%lo", false}, {"fe80::1%eth0", false}, {"2606:4700:4700::1111%eth0", false},
 	} {
 		if got := webhook.PublicAddress(netip.MustParseAddr(c.ip)); got != c.public {
 			t.Errorf("%s: public %v, want %v", c.ip, got, c.public)
@@ -48,6 +49,12 @@ func TestCheckURL(t *testing.T) {
 		{"http://127.0.0.1:9/hook", false, false, false},       // test account, private not allowed
 		{"http://127.0.0.1:9/hook", false, true, true},         // test account, allowed by configuration
 		{"https://no-such-host.invalid/hook", true, false, false},
+		{"https://[::1%25lo]/x", true, false, false},         // zoned loopback
+		{"https://[fe80::1%25eth0]/x", true, false, false},   // zoned link-local
+		{"http://[::1%25lo]:9/x", false, false, false},       // a test account without private access
+		{"https://[::ffff:127.0.0.1]/x", true, false, false}, // IPv4-mapped loopback
+		{"https://0x7f000001/x", true, false, false},         // hex form: does not resolve, refused
+		{"https://2130706433/x", true, false, false},         // decimal form: not an address Go dials as one
 	} {
 		err := webhook.CheckURL(ctx, c.url, c.live, c.allowPrivate)
 		if (err == nil) != c.ok {

@@ -37,11 +37,16 @@ type Options struct {
 }
 
 // RetryDelay is the wait before retrying a failed task: a webhook
-// delivery follows the spec's schedule (webhook.RetryDelay); other tasks
-// asynq's exponential default.
+// delivery follows the spec's schedule by its own attempt count
+// (webhook.NextDelay); other tasks asynq's exponential default.
 func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if t.Type() == tasks.TypeWebhookDeliver {
-		return webhook.RetryDelay(n)
+		if d, ok := webhook.NextDelay(err); ok {
+			return d
+		}
+		// Failed before making an attempt (the database did not
+		// answer): try again soon.
+		return 10 * time.Second
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
 }

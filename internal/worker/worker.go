@@ -169,11 +169,26 @@ func CheckKeystore(ctx context.Context, db bun.IDB, ks *signer.Keystore) error {
 	return nil
 }
 
-// EnqueueDelivery queues delivery tasks through client; an id already
-// queued (or waiting to retry) is a duplicate, not an error.
-func EnqueueDelivery(client *asynq.Client) webhook.Enqueue {
+// EnqueueDelivery queues delivery tasks over rdb. An id already queued,
+// running or waiting to retry is a duplicate, not an error. An archived
+// task holding the id of a delivery still pending (its retries spent
+// before an attempt was recorded) is replaced, so a re-drive reaches it.
+func EnqueueDelivery(rdb *redis.Client) webhook.Enqueue {
+	client := asynq.NewClientFromRedisClient(rdb)
+	insp := asynq.NewInspectorFromRedisClient(rdb)
 	return func(ctx context.Context, id uuid.UUID) (bool, error) {
 		_, err := client.EnqueueContext(ctx, tasks.NewWebhookDeliverTask(id))
+		if !tasks.IsDuplicate(err) {
+			return false, err
+		}
+		info, ierr := insp.GetTaskInfo(tasks.QueueWebhooks, id.String())
+		if ierr != nil || info.State != asynq.TaskStateArchived {
+			return true, nil
+		}
+		if err := insp.DeleteTask(tasks.QueueWebhooks, id.String()); err != nil {
+			return false, fmt.Errorf("replace archived task: %w", err)
+		}
+		_, err = client.EnqueueContext(ctx, tasks.NewWebhookDeliverTask(id))
 		if tasks.IsDuplicate(err) {
 			return true, nil
 		}
