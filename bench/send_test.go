@@ -243,17 +243,22 @@ func BenchmarkSend(b *testing.B) {
 	fmt.Printf("full/baseline: throughput %.2f, p50 +%.2f ms (target ≤ +15 ms: %v)\n", f.RPS/bl.RPS, f.P50ms-bl.P50ms, f.P50ms-bl.P50ms <= 15)
 	fmt.Printf("decision only: %.0f/s (target ≥ 500: %v), p99 %.2f ms (target ≤ 50: %v)\n", d.RPS, d.RPS >= 500, d.P99ms, d.P99ms <= 50)
 
-	out, _ := json.MarshalIndent(results, "", "  ")
-	if err := os.MkdirAll("results", 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join("results", "send.json"), append(out, '\n'), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	writeResults(b, "send.json", results)
 	b.ReportMetric(f.RPS/bl.RPS, "full/baseline_rps")
 	b.ReportMetric(f.P50ms-bl.P50ms, "full-baseline_p50_ms")
 	b.ReportMetric(d.RPS, "decisions/s")
 	b.ReportMetric(d.P99ms, "decision_p99_ms")
+}
+
+// writeResults writes a benchmark's results to results/name as JSON.
+func writeResults(b *testing.B, name string, results any) {
+	out, _ := json.MarshalIndent(results, "", "  ")
+	if err := os.MkdirAll("results", 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("results", name), append(out, '\n'), 0o644); err != nil {
+		b.Fatal(err)
+	}
 }
 
 func envInt(name string, def int) int {

@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -229,13 +227,7 @@ func BenchmarkWebhooks(b *testing.B) {
 	}
 	fmt.Printf("full/baseline throughput %.2f (target ≥ 0.50: %v); commit→receipt p99 at %.0f/s: %.1f ms (target < 250: %v)\n",
 		f.PerSecond/bl.PerSecond, f.PerSecond/bl.PerSecond >= 0.5, p.PerSecond, p.P99ms, p.P99ms < 250)
-	out, _ := json.MarshalIndent(results, "", "  ")
-	if err := os.MkdirAll("results", 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join("results", "webhooks.json"), append(out, '\n'), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	writeResults(b, "webhooks.json", results)
 	b.ReportMetric(f.PerSecond/bl.PerSecond, "full/baseline_rate")
 	b.ReportMetric(p.P99ms, "paced_p99_ms")
 }

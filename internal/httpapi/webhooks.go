@@ -200,11 +200,16 @@ func (s *server) registerWebhooks(api huma.API) {
 	}, s.replay)
 }
 
-// sealer is the API's sealer for signing secrets.
-func (s *server) secretSealer() (webhook.Sealer, error) {
+// secretSealer is the API's sealer for signing secrets, once a running
+// worker is known to hold the key it seals to (else 503: the endpoint
+// could never be signed for).
+func (s *server) secretSealer(ctx context.Context) (webhook.Sealer, error) {
 	ws, ok := s.Sealer.(webhook.Sealer)
 	if !ok {
 		return nil, errorf(http.StatusServiceUnavailable, "signing secrets cannot be sealed")
+	}
+	if err := s.checkSealKey(ctx); err != nil {
+		return nil, err
 	}
 	return ws, nil
 }
@@ -232,11 +237,8 @@ func (s *server) createEndpoint(ctx context.Context, in *createEndpointInput) (*
 	if err := s.checkEndpointURL(ctx, pr.Network, &in.Body); err != nil {
 		return nil, err
 	}
-	sealer, err := s.secretSealer()
+	sealer, err := s.secretSealer(ctx)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.checkSealKey(ctx); err != nil {
 		return nil, err
 	}
 	e, secret, err := webhook.CreateEndpoint(ctx, s.DB, sealer, pr.AccountID, in.Body.settings())
@@ -313,11 +315,8 @@ func (s *server) rotateSecret(ctx context.Context, in *endpointIDInput) (*endpoi
 	if err != nil {
 		return nil, err
 	}
-	sealer, err := s.secretSealer()
+	sealer, err := s.secretSealer(ctx)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.checkSealKey(ctx); err != nil {
 		return nil, err
 	}
 	e, secret, err := webhook.RotateSecret(ctx, s.DB, sealer, principal(ctx).AccountID, id)
