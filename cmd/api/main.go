@@ -34,6 +34,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/postgres"
+	"github.com/agentwallet/agentwallet/internal/ratelimit"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/migrations"
@@ -116,7 +117,8 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 	handler, closeOps := httpapi.New(httpapi.Deps{
 		DB: db, Redis: rdb, Sealer: sealer, Balances: clients, Log: log, SendWait: cfg.SendTimeout,
 		WebhookAllowPrivate: cfg.Webhooks.AllowPrivate, SlackSigningSecret: cfg.SlackSigningSecret.Reveal(),
-		Ops: httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword.Reveal(), RedisConnOpt: asynqOpt},
+		RateLimits: &ratelimit.Limits{Read: cfg.RateLimitRead, Write: cfg.RateLimitWrite, Send: cfg.RateLimitSend},
+		Ops:        httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword.Reveal(), RedisConnOpt: asynqOpt},
 	})
 	defer closeOps()
 

@@ -87,6 +87,9 @@ type API struct {
 	// SLACK_SIGNING_SECRET: the Slack app's signing secret, which
 	// authenticates Approve/Reject clicks; unset refuses them.
 	SlackSigningSecret Secret
+	// RATE_LIMIT_READ, RATE_LIMIT_WRITE, RATE_LIMIT_SEND: requests per
+	// minute per key for GETs, other writes, and sends.
+	RateLimitRead, RateLimitWrite, RateLimitSend int
 }
 
 // Webhooks configures webhook delivery.
@@ -135,6 +138,9 @@ func LoadAPI(getenv Getenv) (API, error) {
 		SendTimeout:        r.duration("SEND_TIMEOUT", 10*time.Second),
 		Webhooks:           Webhooks{AllowPrivate: r.boolean("WEBHOOK_ALLOW_PRIVATE", false)},
 		SlackSigningSecret: Secret(r.str("SLACK_SIGNING_SECRET", "")),
+		RateLimitRead:      r.integer("RATE_LIMIT_READ", 120, 1, 1_000_000),
+		RateLimitWrite:     r.integer("RATE_LIMIT_WRITE", 60, 1, 1_000_000),
+		RateLimitSend:      r.integer("RATE_LIMIT_SEND", 30, 1, 1_000_000),
 	}
 	if c.SendTimeout < 100*time.Millisecond || c.SendTimeout > 20*time.Second {
 		r.fail("SEND_TIMEOUT", "want between 100ms and 20s (a request may take at most 30s)")

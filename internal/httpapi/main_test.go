@@ -24,6 +24,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/postgres"
+	"github.com/agentwallet/agentwallet/internal/ratelimit"
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -52,6 +53,7 @@ type envOpts struct {
 	ln       *localnettest.Localnet
 	ops      httpapi.OpsConfig
 	sendWait time.Duration
+	limits   *ratelimit.Limits // nil: high enough never to matter
 }
 
 func newEnv(t testing.TB, opts ...envOpts) *env {
@@ -62,6 +64,9 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	}
 	if o.ln == nil {
 		o.ln = localnettest.Shared(t)
+	}
+	if o.limits == nil {
+		o.limits = &ratelimit.Limits{Read: 1_000_000, Write: 1_000_000, Send: 1_000_000}
 	}
 	e := &env{t: t, dbURL: pgtest.NewURL(t, true), ln: o.ln}
 	db, err := postgres.Open(e.dbURL)
@@ -94,7 +99,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 			solana.Mainnet: solana.NewClient(o.ln.URL, solana.Mainnet, 0),
 		},
 		Ops: o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
-		SlackSigningSecret: slackSecret,
+		SlackSigningSecret: slackSecret, RateLimits: o.limits,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); closeOps() })
@@ -140,6 +145,26 @@ func (e *env) do(method, path, key string, body any) (int, map[string]any) {
 
 func (e *env) doRaw(method, path, key string, body any) (int, []byte) {
 	e.t.Helper()
+	status, raw, _ := e.roundTrip(method, path, key, body)
+	return status, raw
+}
+
+// doWith is do that hands the answer's headers to onHeaders.
+func (e *env) doWith(method, path, key string, body any, onHeaders func(http.Header)) (int, map[string]any) {
+	e.t.Helper()
+	status, raw, h := e.roundTrip(method, path, key, body)
+	onHeaders(h)
+	var m map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			e.t.Fatalf("%s %s: body is not a JSON object: %q", method, path, raw)
+		}
+	}
+	return status, m
+}
+
+func (e *env) roundTrip(method, path, key string, body any) (int, []byte, http.Header) {
+	e.t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -170,7 +195,7 @@ func (e *env) doRaw(method, path, key string, body any) (int, []byte) {
 	if ct := resp.Header.Get("Content-Type"); len(raw) > 0 && !strings.Contains(ct, "json") && !strings.Contains(ct, "yaml") && !strings.Contains(ct, "text/plain; version=0.0.4") && !strings.Contains(ct, "text/html") && !strings.Contains(ct, "openmetrics") {
 		e.t.Fatalf("%s %s: content type %q", method, path, ct)
 	}
-	return resp.StatusCode, raw
+	return resp.StatusCode, raw, resp.Header
 }
 
 // wantError checks a status and an {"error": ...} body containing want.

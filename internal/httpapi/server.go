@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/payment"
+	"github.com/agentwallet/agentwallet/internal/ratelimit"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
@@ -53,6 +56,9 @@ type Deps struct {
 	WebhookAllowPrivate bool
 	// SlackSigningSecret verifies Slack button clicks; empty refuses them.
 	SlackSigningSecret string
+	// RateLimits per key and minute; nil disables limiting (the api binary
+	// always sets them).
+	RateLimits *ratelimit.Limits
 }
 
 type server struct {
@@ -62,6 +68,7 @@ type server struct {
 	tasks    *asynq.Client
 	waiter   *payment.Waiter
 	sendWait time.Duration
+	limiter  *ratelimit.Limiter
 
 	slackOnce sync.Once
 	slackHTTP *http.Client
@@ -102,6 +109,9 @@ func newServer(d Deps) *server {
 	if s.sendWait <= 0 {
 		s.sendWait = DefaultSendWait
 	}
+	if d.RateLimits != nil && d.Redis != nil {
+		s.limiter = &ratelimit.Limiter{Redis: d.Redis, Limits: *d.RateLimits}
+	}
 	return s
 }
 
@@ -130,7 +140,23 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerKeys(api)
 	s.registerAudit(api)
 	s.registerWebhooks(api)
+	documentRateLimits(api)
 	return api
+}
+
+// documentRateLimits adds the 429 answer to every operation that takes a
+// key, in the document, shaped like its 401.
+func documentRateLimits(api huma.API) {
+	for _, item := range api.OpenAPI().Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Patch, item.Put, item.Delete} {
+			if op == nil || op.Responses["401"] == nil || op.Responses["429"] != nil {
+				continue
+			}
+			r := *op.Responses["401"]
+			r.Description = "Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again."
+			op.Responses["429"] = &r
+		}
+	}
 }
 
 type principalKey struct{}
@@ -158,9 +184,52 @@ func (s *server) authenticate(api huma.API) func(huma.Context, func(huma.Context
 			s.log.WarnContext(ctx.Context(), "authentication unavailable", "err", err)
 			huma.WriteErr(api, ctx, http.StatusServiceUnavailable, "authentication unavailable; try again")
 		default:
-			next(huma.WithValue(ctx, principalKey{}, p))
+			if s.limit(api, ctx, p) {
+				next(huma.WithValue(ctx, principalKey{}, p))
+			}
 		}
 	}
+}
+
+// limitTimeout bounds the rate limiter's Redis call.
+const limitTimeout = 500 * time.Millisecond
+
+// limit counts the request in its key's bucket and sets the rate-limit
+// headers (they stay on every answer, errors included). Over the limit it
+// answers 429 with Retry-After and returns false. Without Redis a send is
+// refused (503: it must not run unmetered); other requests pass.
+func (s *server) limit(api huma.API, ctx huma.Context, p auth.Principal) bool {
+	if s.limiter == nil {
+		return true
+	}
+	op := ctx.Operation()
+	bucket := ratelimit.Write
+	switch {
+	case op.Method == http.MethodGet:
+		bucket = ratelimit.Read
+	case op.Path == Prefix+"/agents/{id}/send":
+		bucket = ratelimit.Send
+	}
+	c, cancel := context.WithTimeout(ctx.Context(), limitTimeout)
+	r, err := s.limiter.Allow(c, p.KeyID.String(), bucket)
+	cancel()
+	if err != nil {
+		s.log.WarnContext(ctx.Context(), "rate limiter unavailable", "bucket", bucket, "err", err)
+		if bucket == ratelimit.Send {
+			huma.WriteErr(api, ctx, http.StatusServiceUnavailable, "rate limiter unavailable; try again")
+			return false
+		}
+		return true
+	}
+	ctx.SetHeader("x-ratelimit-limit", strconv.Itoa(r.Limit))
+	ctx.SetHeader("x-ratelimit-remaining", strconv.Itoa(r.Remaining))
+	ctx.SetHeader("x-ratelimit-reset", strconv.FormatInt(r.Reset.Unix(), 10))
+	if !r.Allowed {
+		ctx.SetHeader("Retry-After", strconv.Itoa(int(math.Ceil(r.RetryAfter(time.Now()).Seconds()))))
+		huma.WriteErr(api, ctx, http.StatusTooManyRequests, "Rate limited")
+		return false
+	}
+	return true
 }
 
 func principal(ctx context.Context) auth.Principal {

@@ -1,0 +1,116 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/ratelimit"
+	"github.com/agentwallet/agentwallet/internal/signer"
+)
+
+// doH is do that also returns the answer's headers.
+func (e *env) doH(method, path, key string, body any) (int, map[string]any, http.Header) {
+	e.t.Helper()
+	var hdr http.Header
+	status, m := e.doWith(method, path, key, body, func(h http.Header) { hdr = h })
+	return status, m, hdr
+}
+
+// awayFromMinuteEnd waits, if needed, so a test's requests fall in one
+// rate-limit window.
+func awayFromMinuteEnd() {
+	if s := time.Now().Second(); s >= 45 {
+		time.Sleep(time.Duration(61-s) * time.Second)
+	}
+}
+
+// The spec's limits: the 31st send in a minute on one key is 429 with
+// Retry-After; the headers are on 2xx, 4xx and 429 answers; another key
+// and other buckets have their own windows.
+func TestRateLimits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{limits: &ratelimit.Default})
+	e.startWorker()
+	id, _ := e.agent(map[string]any{"max_tx_usdc": 1}, 10_000_000)
+	to := newAddress()
+	awayFromMinuteEnd()
+
+	var reset int64
+	for i := 1; i <= 30; i++ {
+		status, body, h := e.doH("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 2}) // blocked: fast
+		if status != http.StatusForbidden || h.Get("x-ratelimit-limit") != "30" || h.Get("x-ratelimit-remaining") != strconv.Itoa(30-i) {
+			t.Fatalf("send %d: %d %v %v", i, status, body, h)
+		}
+		reset, _ = strconv.ParseInt(h.Get("x-ratelimit-reset"), 10, 64)
+	}
+	status, body, h := e.doH("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 2})
+	wantError(t, status, body, http.StatusTooManyRequests, "Rate limited")
+	retry, err := strconv.Atoi(h.Get("Retry-After"))
+	if err != nil || retry < 1 || retry > 60 || h.Get("x-ratelimit-remaining") != "0" || h.Get("x-ratelimit-limit") != "30" {
+		t.Fatalf("429 headers %v", h)
+	}
+	if now := time.Now().Unix(); reset <= now || reset > now+60 {
+		t.Fatalf("reset %d, now %d", reset, now)
+	}
+	if n, _ := e.db.NewSelect().Table("send_requests").Count(t.Context()); n != 30 {
+		t.Fatalf("%d send requests recorded; a limited send must not be", n)
+	}
+
+	// Reads have their own bucket: 200 with headers.
+	status, _, h = e.doH("GET", "/api/public/v1/agents", e.key, nil)
+	if status != 200 || h.Get("x-ratelimit-limit") != "120" || h.Get("x-ratelimit-remaining") != "119" {
+		t.Fatalf("GET: %d %v", status, h)
+	}
+	// A 404 carries them too.
+	status, _, h = e.doH("GET", "/api/public/v1/agents/00000000-0000-4000-8000-000000000000", e.key, nil)
+	if status != 404 || h.Get("x-ratelimit-remaining") != "118" {
+		t.Fatalf("404: %d %v", status, h)
+	}
+	// Another key of the account has its own windows.
+	_, other := e.operatorKey()
+	status, _, h = e.doH("POST", fmt.Sprintf(sendPath, id), other, map[string]any{"to": to, "amount": 2})
+	if status != http.StatusForbidden || h.Get("x-ratelimit-remaining") != "29" {
+		t.Fatalf("other key: %d %v", status, h)
+	}
+	// Without a key there is no bucket: 401, no headers.
+	status, _, h = e.doH("GET", "/api/public/v1/agents", "", nil)
+	if status != 401 || h.Get("x-ratelimit-limit") != "" {
+		t.Fatalf("401: %d %v", status, h)
+	}
+}
+
+// With Redis unreachable a send answers 503 at once instead of running
+// unmetered; reads still work.
+func TestSendWithoutRedisIs503(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id, _ := e.agent(nil, 0)
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	defer dead.Close()
+	sealer, _ := signer.NewSealer(e.publicKey)
+	h, closeAPI := httpapi.New(httpapi.Deps{DB: e.db, Redis: dead, Sealer: sealer, RateLimits: &ratelimit.Default})
+	srv := httptest.NewServer(h)
+	defer func() { srv.Close(); closeAPI() }()
+	down := e.with(t)
+	down.url = srv.URL
+
+	start := time.Now()
+	status, body := down.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": newAddress(), "amount": 1})
+	wantError(t, status, body, http.StatusServiceUnavailable, "try again")
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("503 took %s", took)
+	}
+	if n, _ := e.db.NewSelect().Table("send_requests").Count(t.Context()); n != 0 {
+		t.Fatalf("%d send requests recorded", n)
+	}
+	if status, body := down.do("GET", "/api/public/v1/agents", e.key, nil); status != 200 {
+		t.Fatalf("GET without Redis: %d %v", status, body)
+	}
+}

@@ -1,0 +1,89 @@
+// Package ratelimit counts requests per API key in fixed one-minute
+// windows in Redis (DESIGN §6): one atomic round trip per request.
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Bucket is a class of requests with its own limit.
+type Bucket string
+
+// The buckets (spec §8).
+const (
+	Read  Bucket = "read"  // GET
+	Write Bucket = "write" // other methods
+	Send  Bucket = "send"  // POST /agents/:id/send
+)
+
+// Limits are requests per window per key.
+type Limits struct {
+	Read, Write, Send int
+}
+
+// Default is the spec's: GET 120, POST 60, send 30 per minute.
+var Default = Limits{Read: 120, Write: 60, Send: 30}
+
+func (l Limits) of(b Bucket) int {
+	switch b {
+	case Read:
+		return l.Read
+	case Send:
+		return l.Send
+	}
+	return l.Write
+}
+
+// Window is the length of a window.
+const Window = time.Minute
+
+// Result is one request's standing in its window.
+type Result struct {
+	Allowed   bool
+	Limit     int
+	Remaining int
+	Reset     time.Time // when the window ends
+}
+
+// RetryAfter is how long a refused caller should wait.
+func (r Result) RetryAfter(now time.Time) time.Duration {
+	return max(r.Reset.Sub(now), time.Second)
+}
+
+// Limiter counts requests in Redis.
+type Limiter struct {
+	Redis  *redis.Client
+	Limits Limits
+	Now    func() time.Time // nil: time.Now
+}
+
+// incr adds one to a window's counter and sets its expiry on the first
+// hit, atomically.
+var incr = redis.NewScript(`
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`)
+
+// Allow counts one request of key in bucket's current window.
+func (l *Limiter) Allow(ctx context.Context, key string, b Bucket) (Result, error) {
+	now := time.Now()
+	if l.Now != nil {
+		now = l.Now()
+	}
+	start := now.Truncate(Window)
+	r := Result{Limit: l.Limits.of(b), Reset: start.Add(Window)}
+	k := "agentwallet:ratelimit:" + string(b) + ":" + key + ":" + strconv.FormatInt(start.Unix(), 10)
+	// Kept a little past the window so a skewed clock never reuses it.
+	n, err := incr.Run(ctx, l.Redis, []string{k}, (Window + 10*time.Second).Milliseconds()).Int()
+	if err != nil {
+		return r, fmt.Errorf("rate limit: %w", err)
+	}
+	r.Allowed = n <= r.Limit
+	r.Remaining = max(r.Limit-n, 0)
+	return r, nil
+}
