@@ -36,9 +36,15 @@ func NewSendDecideTask(requestID uuid.UUID) *asynq.Task {
 
 // ParseSendDecide decodes a TypeSendDecide payload.
 func ParseSendDecide(t *asynq.Task) (SendDecide, error) {
-	var p SendDecide
-	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.RequestID == uuid.Nil {
-		return p, fmt.Errorf("bad %s payload: %w", TypeSendDecide, asynq.SkipRetry)
+	return parse(t, func(p *SendDecide) uuid.UUID { return p.RequestID })
+}
+
+// parse decodes a payload that names one id; a malformed one (or a nil
+// id) is never retried.
+func parse[T any](t *asynq.Task, id func(*T) uuid.UUID) (T, error) {
+	var p T
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || id(&p) == uuid.Nil {
+		return p, fmt.Errorf("bad %s payload: %w", t.Type(), asynq.SkipRetry)
 	}
 	return p, nil
 }
@@ -80,11 +86,7 @@ func NewApprovalExecuteTask(approvalID uuid.UUID) *asynq.Task {
 
 // ParseApprovalExecute decodes a TypeApprovalExecute payload.
 func ParseApprovalExecute(t *asynq.Task) (ApprovalExecute, error) {
-	var p ApprovalExecute
-	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.ApprovalID == uuid.Nil {
-		return p, fmt.Errorf("bad %s payload: %w", TypeApprovalExecute, asynq.SkipRetry)
-	}
-	return p, nil
+	return parse(t, func(p *ApprovalExecute) uuid.UUID { return p.ApprovalID })
 }
 
 // TypeApprovalsExpire expires approvals pending past their lifetime and

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,11 +31,7 @@ func NewWebhookDeliverTask(deliveryID uuid.UUID) *asynq.Task {
 
 // ParseWebhookDeliver decodes a TypeWebhookDeliver payload.
 func ParseWebhookDeliver(t *asynq.Task) (WebhookDeliver, error) {
-	var p WebhookDeliver
-	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.DeliveryID == uuid.Nil {
-		return p, fmt.Errorf("bad %s payload: %w", TypeWebhookDeliver, asynq.SkipRetry)
-	}
-	return p, nil
+	return parse(t, func(p *WebhookDeliver) uuid.UUID { return p.DeliveryID })
 }
 
 // TypeWebhooksRedrive enqueues again deliveries whose task was lost.
