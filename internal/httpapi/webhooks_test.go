@@ -95,6 +95,43 @@ func (rc *receiver) next(t testing.TB, kind string) received {
 	}
 }
 
+// eventually polls cond until it holds; after 20 s the test fails naming
+// what it waited for.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 20 s in vain for: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// deliveries is an endpoint's delivery log, newest first (query may
+// filter it, e.g. "?status=failed").
+func (e *env) deliveries(key, epID, query string) []map[string]any {
+	e.t.Helper()
+	status, page := e.do("GET", endpointsPath+"/"+epID+"/deliveries"+query, key, nil)
+	if status != 200 {
+		e.t.Fatalf("deliveries: %d %v", status, page)
+	}
+	var out []map[string]any
+	for _, d := range page["deliveries"].([]any) {
+		out = append(out, d.(map[string]any))
+	}
+	return out
+}
+
+// waitDelivered waits until the endpoint's one delivery succeeded.
+func (e *env) waitDelivered(key, epID string) {
+	e.t.Helper()
+	eventually(e.t, "the one delivery succeeded", func() bool {
+		ds := e.deliveries(key, epID, "")
+		return len(ds) == 1 && ds[0]["status"] == "succeeded"
+	})
+}
+
 func (e *env) createEndpoint(url string, events ...string) (id, secret string) {
 	e.t.Helper()
 	status, body := e.do("POST", endpointsPath, e.key, map[string]any{"url": url, "events": events})
@@ -187,20 +224,15 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 	}
 
 	// The log: three deliveries, succeeded, each with its attempt.
-	var page map[string]any
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, page = e.do("GET", endpointsPath+"/"+epID+"/deliveries?status=succeeded", e.key, nil)
-		if len(page["deliveries"].([]any)) == 3 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	var ds []map[string]any
+	eventually(t, "three succeeded deliveries", func() bool {
+		ds = e.deliveries(e.key, epID, "?status=succeeded")
+		return len(ds) == 3
+	})
+	if ds[0]["event"] != "tx.blocked" || ds[2]["event"] != "webhook.test" {
+		t.Fatalf("deliveries %v", ds)
 	}
-	ds := page["deliveries"].([]any)
-	if len(ds) != 3 || ds[0].(map[string]any)["event"] != "tx.blocked" || ds[2].(map[string]any)["event"] != "webhook.test" {
-		t.Fatalf("deliveries %v", page)
-	}
-	first := ds[1].(map[string]any)
+	first := ds[1]
 	status, d := e.do("GET", "/api/public/v1/deliveries/"+first["id"].(string), e.key, nil)
 	log := d["attempt_log"].([]any)
 	if status != 200 || d["status"] != "succeeded" || d["attempts"] != 1.0 || d["event_id"] != sentEventID || d["event"] != "tx.sent" || len(log) != 1 {
@@ -248,15 +280,11 @@ func TestWebhookRetriesAndReplay(t *testing.T) {
 	if ids[0] != ids[1] || ids[1] != ids[2] {
 		t.Fatalf("attempts of different deliveries: %v", ids)
 	}
-	deadline := time.Now().Add(10 * time.Second)
 	var d map[string]any
-	for {
+	eventually(t, "the delivery succeeded", func() bool {
 		_, d = e.do("GET", "/api/public/v1/deliveries/"+ids[0], e.key, nil)
-		if d["status"] == "succeeded" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return d["status"] == "succeeded"
+	})
 	log := d["attempt_log"].([]any)
 	if d["status"] != "succeeded" || d["attempts"] != 3.0 || len(log) != 3 {
 		t.Fatalf("delivery %v", d)
@@ -313,37 +341,18 @@ func TestWebhookDeliveredAfterWorkerRestart(t *testing.T) {
 		o.RetryDelay = func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond }
 	})
 	epID, _ := e.createEndpoint(rc.URL, "tx.sent")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually(t, "the first attempt arrived", func() bool {
 		rc.mu.Lock()
-		n := len(rc.got)
-		rc.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first attempt never arrived")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer rc.mu.Unlock()
+		return len(rc.got) == 1
+	})
 	stop()
 	once.Do(func() { close(release) })
 	e.startWorker(func(o *worker.Options) {
 		o.DelayedTaskCheckInterval = 20 * time.Millisecond
 		o.RetryDelay = func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond }
 	})
-	deadline = time.Now().Add(20 * time.Second)
-	for {
-		_, page := e.do("GET", endpointsPath+"/"+epID+"/deliveries", e.key, nil)
-		ds := page["deliveries"].([]any)
-		if len(ds) == 1 && ds[0].(map[string]any)["status"] == "succeeded" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not delivered after the restart: %v", page)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	e.waitDelivered(e.key, epID)
 	rc.mu.Lock()
 	posts := len(rc.got)
 	rc.mu.Unlock()
@@ -489,21 +498,15 @@ func TestWebhookSSRFGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, d := e.do("GET", endpointsPath+"/"+ep.ID.String()+"/deliveries", liveKey, nil)
-		if ds := d["deliveries"].([]any); len(ds) == 1 && ds[0].(map[string]any)["attempts"] == 1.0 {
-			_, full := e.do("GET", "/api/public/v1/deliveries/"+ds[0].(map[string]any)["id"].(string), liveKey, nil)
-			a := full["attempt_log"].([]any)
-			if len(a) == 1 && strings.Contains(fmt.Sprint(a[0].(map[string]any)["error"]), "public address") {
-				break
-			}
+	eventually(t, "a refused attempt", func() bool {
+		ds := e.deliveries(liveKey, ep.ID.String(), "")
+		if len(ds) != 1 || ds[0]["attempts"] != 1.0 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no refused attempt: %v", d)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		_, full := e.do("GET", "/api/public/v1/deliveries/"+ds[0]["id"].(string), liveKey, nil)
+		a := full["attempt_log"].([]any)
+		return len(a) == 1 && strings.Contains(fmt.Sprint(a[0].(map[string]any)["error"]), "public address")
+	})
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if len(rc.got) != 0 {
@@ -637,21 +640,15 @@ func TestWebhookGivesUpAfterSixAttempts(t *testing.T) {
 	})
 	rc := newReceiver(t, func(int, received) int { return http.StatusServiceUnavailable })
 	epID, _ := e.createEndpoint(rc.URL, "tx.sent")
-	deadline := time.Now().Add(20 * time.Second)
 	var d map[string]any
-	for {
-		_, page := e.do("GET", endpointsPath+"/"+epID+"/deliveries", e.key, nil)
-		if ds := page["deliveries"].([]any); len(ds) == 1 {
-			d = ds[0].(map[string]any)
-			if d["status"] == "failed" {
-				break
-			}
+	eventually(t, "the delivery failed for good", func() bool {
+		ds := e.deliveries(e.key, epID, "")
+		if len(ds) != 1 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not failed: %v", d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		d = ds[0]
+		return d["status"] == "failed"
+	})
 	_, full := e.do("GET", "/api/public/v1/deliveries/"+d["id"].(string), e.key, nil)
 	if d["attempts"] != 6.0 || len(full["attempt_log"].([]any)) != 6 {
 		t.Fatalf("delivery %v", full)
@@ -710,15 +707,5 @@ func TestWebhookRedrive(t *testing.T) {
 	}
 	e.startWorker()
 	rc.next(t, "webhook.test")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, page := e.do("GET", endpointsPath+"/"+epID+"/deliveries", e.key, nil)
-		if ds := page["deliveries"].([]any); len(ds) == 1 && ds[0].(map[string]any)["status"] == "succeeded" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("not delivered after the re-drive")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	e.waitDelivered(e.key, epID)
 }
