@@ -159,7 +159,8 @@ func (s *server) slackRespond(ctx context.Context, responseURL string, m slackMe
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := s.slackClient().Do(req)
 	if err != nil {
-		return err
+		// response_url is a credential of sorts: log its host only.
+		return errors.New(webhook.RedactURL(err, responseURL, req.URL))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {

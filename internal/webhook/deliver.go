@@ -313,7 +313,7 @@ func (d *Deliverer) post(ctx context.Context, client *http.Client, ep *Endpoint,
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fail(redactURL(err, ep.URL, req.URL))
+		return fail(RedactURL(err, ep.URL, req.URL))
 	}
 	defer resp.Body.Close()
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, responseHeadBytes))
@@ -326,10 +326,10 @@ func (d *Deliverer) post(ctx context.Context, client *http.Client, ep *Endpoint,
 	return a
 }
 
-// redactURL keeps an endpoint URL's path and query, which may hold a
+// RedactURL keeps an endpoint URL's path and query, which may hold a
 // token (a Slack webhook's is in its path), out of the log: only the
 // scheme and host remain.
-func redactURL(err error, raw string, u *url.URL) string {
+func RedactURL(err error, raw string, u *url.URL) string {
 	msg := err.Error()
 	var ue *url.Error
 	if errors.As(err, &ue) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -82,4 +83,23 @@ func TestClientRefusesPrivateAtConnect(t *testing.T) {
 	if reached.Load() != 1 {
 		t.Fatalf("reached %d", reached.Load())
 	}
+}
+
+// A failed POST's error names only the scheme and host: a Slack webhook
+// URL's token is in its path.
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	raw := "https://hooks.slack.com/services/T0/B0/secret-token?x=1"
+	req, _ := http.NewRequest("POST", raw, nil)
+	_, err := webhook.Client(false).Do(req.WithContext(canceled()))
+	msg := webhook.RedactURL(err, raw, req.URL)
+	if strings.Contains(msg, "secret-token") || strings.Contains(msg, "x=1") || !strings.HasPrefix(msg, "https://hooks.slack.com: ") {
+		t.Fatalf("%q", msg)
+	}
+}
+
+func canceled() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }
