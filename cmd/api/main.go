@@ -98,6 +98,9 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
 	redisOpts.DialTimeout, redisOpts.ReadTimeout, redisOpts.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
+	// Honour each call's deadline (the rate limiter's is 500 ms), so an
+	// unreachable Redis answers 503 quickly instead of after ReadTimeout.
+	redisOpts.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(redisOpts)
 	defer rdb.Close()
 	asynqOpt, err := asynq.ParseRedisURI(cfg.RedisURL)

@@ -33,6 +33,7 @@ const (
 	ActionApprovalExpired     = "approval.expired"
 	ActionKeyCreated          = "key.created"
 	ActionKeyRotated          = "key.rotated"
+	ActionKeyRevoked          = "key.revoked"
 )
 
 // Actions lists every action, for validating filters.
@@ -40,7 +41,7 @@ var Actions = []string{
 	ActionWalletCreated, ActionPolicyUpdated, ActionWalletFrozen, ActionWalletUnfrozen,
 	ActionSendSent, ActionSendBlocked, ActionSendPendingApproval, ActionSendFailed,
 	ActionApprovalApproved, ActionApprovalRejected, ActionApprovalExpired,
-	ActionKeyCreated, ActionKeyRotated,
+	ActionKeyCreated, ActionKeyRotated, ActionKeyRevoked,
 }
 
 // Entry is one audit record.

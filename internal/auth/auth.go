@@ -54,7 +54,15 @@ type APIKey struct {
 	// CreatedBy is the key that made this one through the API (an agent
 	// key); nil for operator keys.
 	CreatedBy uuid.NullUUID `bun:"created_by,type:uuid"`
+	// LastUsedAt is refreshed by authentication at most once a minute.
+	LastUsedAt *time.Time `bun:"last_used_at"`
+	// ReplacedBy is the key a rotation made in this one's place.
+	ReplacedBy uuid.NullUUID `bun:"replaced_by,type:uuid"`
 }
+
+// CanApprove reports whether the key is an operator key (one no other key
+// created), the only kind that may approve payments.
+func (k *APIKey) CanApprove() bool { return !k.CreatedBy.Valid }
 
 // Principal is who a request acts as: an API key of an account.
 type Principal struct {
@@ -148,12 +156,18 @@ func Authenticate(ctx context.Context, db bun.IDB, key string) (Principal, error
 	}
 	sum := sha256.Sum256([]byte(key))
 	var p Principal
-	err := db.NewSelect().
-		TableExpr("api_keys AS k").
-		Join("JOIN accounts AS a ON a.id = k.account_id").
-		ColumnExpr("k.id, k.account_id, a.network, k.created_by IS NULL").
-		Where("k.hash = ?", sum[:]).
-		Where("k.revoked_at IS NULL").
+	// One round trip: the lookup, and last_used_at refreshed when it is a
+	// minute old (so a busy key is not rewritten on every request). A
+	// revoked key matches nothing: rotation and revocation take effect on
+	// the next request, on every api instance, since nothing is cached.
+	err := db.NewRaw(`WITH k AS (
+			SELECT k.id, k.account_id, a.network, k.created_by IS NULL AS can_approve, k.last_used_at
+			FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id
+			WHERE k.hash = ? AND k.revoked_at IS NULL),
+		touch AS (
+			UPDATE api_keys SET last_used_at = now() FROM k
+			WHERE api_keys.id = k.id AND (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute'))
+		SELECT id, account_id, network, can_approve FROM k`, sum[:]).
 		Scan(ctx, &p.KeyID, &p.AccountID, &p.Network, &p.CanApprove)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, ErrUnauthorized
@@ -166,13 +180,4 @@ func Authenticate(ctx context.Context, db bun.IDB, key string) (Principal, error
 		return Principal{}, ErrUnauthorized
 	}
 	return p, nil
-}
-
-// Revoke marks a key revoked; it stops working at once.
-func Revoke(ctx context.Context, db bun.IDB, accountID, keyID uuid.UUID) error {
-	_, err := db.NewUpdate().Model((*APIKey)(nil)).
-		Set("revoked_at = now()").
-		Where("id = ? AND account_id = ? AND revoked_at IS NULL", keyID, accountID).
-		Exec(ctx)
-	return err
 }

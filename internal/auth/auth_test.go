@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mr-tron/base58"
+	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
@@ -38,7 +39,14 @@ func TestKeyLifecycle(t *testing.T) {
 		if err != nil || p.AccountID != acct.ID || p.KeyID != k.ID || p.Network != n {
 			t.Fatalf("authenticate: %+v %v", p, err)
 		}
-		if err := auth.Revoke(ctx, db, acct.ID, k.ID); err != nil {
+		err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			_, changed, err := auth.Revoke(ctx, tx, p, k.ID)
+			if err == nil && !changed {
+				t.Error("revoke changed nothing")
+			}
+			return err
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := auth.Authenticate(ctx, db, secret); !errors.Is(err, auth.ErrUnauthorized) {

@@ -25,8 +25,8 @@ func TestBadKeysAre401(t *testing.T) {
 	if err := e.db.NewRaw("SELECT id FROM api_keys WHERE account_id = ?", revokedAcct.ID).Scan(context.Background(), &keyID); err != nil {
 		t.Fatal(err)
 	}
-	if err := auth.Revoke(context.Background(), e.db, revokedAcct.ID, mustUUID(t, keyID)); err != nil {
-		t.Fatal(err)
+	if status, body := e.do("DELETE", "/api/public/v1/keys/key_"+keyID, revokedKey, nil); status != 200 || body["revoked_at"] == nil {
+		t.Fatalf("revoke: %d %v", status, body)
 	}
 	random := base58.Encode(make([]byte, 32))
 	wrongNetwork := auth.LivePrefix + strings.TrimPrefix(e.key, auth.TestPrefix)

@@ -9,23 +9,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/google/uuid"
 )
 
 func newTestServer(t testing.TB, h http.Handler) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
-}
-
-func mustUUID(t testing.TB, s string) uuid.UUID {
-	t.Helper()
-	id, err := uuid.Parse(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
 }
 
 func TestErrorShapes(t *testing.T) {

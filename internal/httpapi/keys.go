@@ -2,29 +2,90 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 )
 
+// Key is an API key as listed: never the key itself.
+type Key struct {
+	ID         string     `json:"id" doc:"The key's id (key_…)." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
+	Prefix     string     `json:"prefix" doc:"The key's first characters, to recognize it." example:"svc_test_4vJ9JU"`
+	CanApprove bool       `json:"can_approve" doc:"Operator keys may approve payments; agent keys (made through POST /keys) may not." example:"false"`
+	CreatedAt  time.Time  `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
+	LastUsedAt *time.Time `json:"last_used_at" nullable:"true" doc:"When the key last authenticated a request (to the minute), or null if never." example:"2026-04-02T08:30:00Z"`
+	RevokedAt  *time.Time `json:"revoked_at" nullable:"true" doc:"When the key was revoked or rotated away; null while it works." example:"2026-04-03T09:00:00Z"`
+	ReplacedBy *string    `json:"replaced_by" nullable:"true" doc:"The key a rotation made in its place, or null." example:"key_2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f"`
+}
+
+func keyOf(k *auth.APIKey) Key {
+	out := Key{ID: auth.KeyActorID(k.ID), Prefix: k.Prefix, CanApprove: k.CanApprove(), CreatedAt: k.CreatedAt.UTC(),
+		LastUsedAt: utc(k.LastUsedAt), RevokedAt: utc(k.RevokedAt)}
+	if k.ReplacedBy.Valid {
+		r := auth.KeyActorID(k.ReplacedBy.UUID)
+		out.ReplacedBy = &r
+	}
+	return out
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// NewKey is a key as made: the only answer that holds the full key.
+type NewKey struct {
+	ID        string    `json:"id" doc:"The key's id (key_…): how audit entries and approvals name it." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
+	Key       string    `json:"key" doc:"The full key. Shown only now: only its hash is stored." example:"svc_test_4vJ9JU1bJJE96FWSJKvHsmmFADCg4gpZQff4P3bkLKi"`
+	Prefix    string    `json:"prefix" doc:"The key's first characters, to recognize it later." example:"svc_test_4vJ9JU"`
+	CreatedAt time.Time `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
+	// Said so that nobody hands an agent key to a human approver
+	// expecting it to work.
+	CanApprove bool    `json:"can_approve" doc:"Whether the key may approve payments: keys created through the API are agent keys and never may (operator keys come from the dashboard or from api keys create); a rotated key keeps its kind." example:"false"`
+	Replaces   *string `json:"replaces,omitempty" doc:"On rotation: the key this one replaces, now revoked." example:"key_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
+}
+
 type newKeyOutput struct {
+	Body NewKey
+}
+
+type keyIDInput struct {
+	ID string `path:"id" doc:"Key id (key_…)." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
+}
+
+type keyOutput struct {
+	Body Key
+}
+
+type listKeysOutput struct {
 	Body struct {
-		ID        string    `json:"id" doc:"The key's id (key_…): how audit entries and approvals name it." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
-		Key       string    `json:"key" doc:"The full key. Shown only now: only its hash is stored." example:"svc_test_4vJ9JU1bJJE96FWSJKvHsmmFADCg4gpZQff4P3bkLKi"`
-		Prefix    string    `json:"prefix" doc:"The key's first characters, to recognize it later." example:"svc_test_4vJ9JU"`
-		CreatedAt time.Time `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
-		// Always false here; said so that nobody hands such a key to a
-		// human approver expecting it to work.
-		CanApprove bool `json:"can_approve" doc:"Whether the key may approve payments: keys created through the API are agent keys and never may (operator keys come from the dashboard or from api keys create)." example:"false"`
+		Keys       []Key   `json:"keys" doc:"The account's keys, revoked ones included, newest first."`
+		NextCursor *string `json:"next_cursor" nullable:"true" doc:"Pass as cursor for the next page; null on the last page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
 	}
 }
 
 func (s *server) registerKeys(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "list-keys",
+		Method:      http.MethodGet,
+		Path:        Prefix + "/keys",
+		Summary:     "List API keys",
+		Description: "Every key of the account, revoked ones included, newest first: id, prefix, kind, created, last used, revoked. Never the key itself.",
+		Tags:        []string{"Keys"},
+		Errors:      []int{400, 401, 422},
+	}, s.listKeys)
+
 	huma.Register(api, huma.Operation{
 		OperationID: "create-key",
 		Method:      http.MethodPost,
@@ -36,6 +97,55 @@ func (s *server) registerKeys(api huma.API) {
 		DefaultStatus: http.StatusCreated,
 		Errors:        []int{401},
 	}, s.createKey)
+
+	huma.Register(api, huma.Operation{
+		OperationID: "rotate-key",
+		Method:      http.MethodPost,
+		Path:        Prefix + "/keys/{id}/rotate",
+		Summary:     "Rotate an API key",
+		Description: "Revokes the key at once (refused from the next request on) and returns its replacement, of the same kind, shown only in this answer. " +
+			"A key may rotate itself. An agent key cannot rotate an operator key (403). 409 when the key is already revoked.",
+		Tags:   []string{"Keys"},
+		Errors: []int{401, 403, 404, 409},
+	}, s.rotateKey)
+
+	huma.Register(api, huma.Operation{
+		OperationID: "revoke-key",
+		Method:      http.MethodDelete,
+		Path:        Prefix + "/keys/{id}",
+		Summary:     "Revoke an API key",
+		Description: "The key is refused from the next request on. Answers the key with `revoked_at`; revoking a revoked key changes nothing. " +
+			"An agent key cannot revoke an operator key (403).",
+		Tags:   []string{"Keys"},
+		Errors: []int{401, 403, 404},
+	}, s.revokeKey)
+}
+
+func (s *server) listKeys(ctx context.Context, in *PageQuery) (*listKeysOutput, error) {
+	n := in.size()
+	page := auth.KeyPage{Limit: n + 1}
+	if in.Cursor != "" {
+		at, id, err := parseTimeCursor(in.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		page.AfterTime, page.AfterID = at, id
+	}
+	ks, err := auth.ListKeys(ctx, s.DB, principal(ctx).AccountID, page)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	out := &listKeysOutput{}
+	if len(ks) > n {
+		ks = ks[:n]
+		c := timeCursor(ks[n-1].CreatedAt, ks[n-1].ID)
+		out.Body.NextCursor = &c
+	}
+	out.Body.Keys = make([]Key, len(ks))
+	for i := range ks {
+		out.Body.Keys[i] = keyOf(&ks[i])
+	}
+	return out, nil
 }
 
 func (s *server) createKey(ctx context.Context, _ *struct{}) (*newKeyOutput, error) {
@@ -56,7 +166,81 @@ func (s *server) createKey(ctx context.Context, _ *struct{}) (*newKeyOutput, err
 		return nil, s.fail(ctx, err)
 	}
 	s.log.InfoContext(ctx, "api key created", "key_id", k.ID, "by", pr.ActorID())
-	out := &newKeyOutput{}
-	out.Body.ID, out.Body.Key, out.Body.Prefix, out.Body.CreatedAt = auth.KeyActorID(k.ID), secret, k.Prefix, k.CreatedAt.UTC()
+	return &newKeyOutput{Body: newKeyOf(&k, secret)}, nil
+}
+
+func newKeyOf(k *auth.APIKey, secret string) NewKey {
+	return NewKey{ID: auth.KeyActorID(k.ID), Key: secret, Prefix: k.Prefix, CreatedAt: k.CreatedAt.UTC(), CanApprove: k.CanApprove()}
+}
+
+// parseKeyID reads a key id: key_<uuid> as the API prints it, or the bare
+// uuid.
+func parseKeyID(s string) (uuid.UUID, bool) {
+	return parseID(strings.TrimPrefix(s, "key_"))
+}
+
+func (s *server) rotateKey(ctx context.Context, in *keyIDInput) (*newKeyOutput, error) {
+	id, ok := parseKeyID(in.ID)
+	if !ok {
+		return nil, s.fail(ctx, auth.ErrKeyNotFound)
+	}
+	pr := principal(ctx)
+	var old, fresh auth.APIKey
+	var secret string
+	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		old, fresh, secret, err = auth.Rotate(ctx, tx, pr, id)
+		if err != nil {
+			return err
+		}
+		oldID, newID := auth.KeyActorID(old.ID), auth.KeyActorID(fresh.ID)
+		return audit.Append(ctx, tx, pr.AccountID, fresh.CreatedAt, pr.ActorID(), audit.ActionKeyRotated, "key:"+oldID,
+			map[string]any{"key_id": oldID, "replaced_by": newID, "prefix": fresh.Prefix, "can_approve": fresh.CanApprove()})
+	})
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	s.log.InfoContext(ctx, "api key rotated", "key_id", old.ID, "replaced_by", fresh.ID, "by", pr.ActorID())
+	out := &newKeyOutput{Body: newKeyOf(&fresh, secret)}
+	replaced := auth.KeyActorID(old.ID)
+	out.Body.Replaces = &replaced
 	return out, nil
+}
+
+func (s *server) revokeKey(ctx context.Context, in *keyIDInput) (*keyOutput, error) {
+	id, ok := parseKeyID(in.ID)
+	if !ok {
+		return nil, s.fail(ctx, auth.ErrKeyNotFound)
+	}
+	pr := principal(ctx)
+	var k auth.APIKey
+	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var changed bool
+		var err error
+		k, changed, err = auth.Revoke(ctx, tx, pr, id)
+		if err != nil || !changed {
+			return err
+		}
+		kid := auth.KeyActorID(k.ID)
+		return audit.Append(ctx, tx, pr.AccountID, *k.RevokedAt, pr.ActorID(), audit.ActionKeyRevoked, "key:"+kid,
+			map[string]any{"key_id": kid, "prefix": k.Prefix})
+	})
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	s.log.InfoContext(ctx, "api key revoked", "key_id", k.ID, "by", pr.ActorID())
+	return &keyOutput{Body: keyOf(&k)}, nil
+}
+
+// keyErr maps the key rules' refusals; nil when err is not one of them.
+func keyErr(err error) *Error {
+	switch {
+	case errors.Is(err, auth.ErrKeyNotFound):
+		return errorf(http.StatusNotFound, "key not found")
+	case errors.Is(err, auth.ErrKeyRevoked):
+		return errorf(http.StatusConflict, "key is already revoked")
+	case errors.Is(err, auth.ErrOperatorKey):
+		return errorf(http.StatusForbidden, "agent keys cannot rotate or revoke operator keys")
+	}
+	return nil
 }

@@ -165,6 +165,12 @@ func (e *env) doWith(method, path, key string, body any, onHeaders func(http.Hea
 
 func (e *env) roundTrip(method, path, key string, body any) (int, []byte, http.Header) {
 	e.t.Helper()
+	return e.request(method, path, key, body, nil)
+}
+
+// request is roundTrip with extra request headers.
+func (e *env) request(method, path, key string, body any, hdr http.Header) (int, []byte, http.Header) {
+	e.t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -185,6 +191,9 @@ func (e *env) roundTrip(method, path, key string, body any) (int, []byte, http.H
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -198,9 +198,11 @@ func methodLabel(m string) string {
 func (s *server) instrument(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		id := requestIDFrom(r.Header.Get(RequestIDHeader))
+		w.Header().Set(RequestIDHeader, id)
 		// Bound every request: a saturated pool or a lock wait answers an
 		// error instead of holding the connection until the write timeout.
-		ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
+		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey{}, id), RequestTimeout)
 		defer cancel()
 		r = r.WithContext(ctx)
 		h, pattern := mux.Handler(r)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/payment"
+	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/tasks"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
@@ -28,24 +29,58 @@ const DefaultSendWait = 10 * time.Second
 const sendGrace = 5 * time.Second
 
 type sendInput struct {
-	ID   string `path:"id" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
-	Body struct {
-		To     string  `json:"to" minLength:"32" maxLength:"64" doc:"Recipient's Solana address (base58, 32 bytes). Its USDC token account is created if missing, paid by the wallet." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
-		Amount Amount  `json:"amount" doc:"USDC to send, greater than 0, at most 6 decimal places." example:"1.5"`
-		Memo   *string `json:"memo,omitempty" maxLength:"200" doc:"Optional note of at most 200 characters, written on-chain with the Memo program (public)." example:"invoice 1234"`
-	}
+	ID             string `path:"id" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Optional. A unique string (1 to 255 printable ASCII characters, e.g. a UUID) that makes the send safe to retry for 24 hours: a repeat with the same body answers the first answer again (with Idempotent-Replayed: true) and pays nothing more; with another body 422; while the first is still in progress 409. A first attempt that answered 503 \"nothing was sent\" or 502 may be retried with the same key." example:"6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f"`
+	Body           sendBody
+}
+
+// sendBody is the body of a send and of its preview.
+type sendBody struct {
+	To     string  `json:"to" minLength:"32" maxLength:"64" doc:"Recipient's Solana address (base58, 32 bytes). Its USDC token account is created if missing, paid by the wallet." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	Amount Amount  `json:"amount" doc:"USDC to send, greater than 0, at most 6 decimal places." example:"1.5"`
+	Memo   *string `json:"memo,omitempty" maxLength:"200" doc:"Optional note of at most 200 characters, written on-chain with the Memo program (public)." example:"invoice 1234"`
 }
 
 type sendOutput struct {
-	Status int
-	Body   struct {
+	Status   int
+	Replayed string `header:"Idempotent-Replayed" doc:"true when this is the stored answer to an earlier request with the same Idempotency-Key."`
+	Body     struct {
 		Status     string `json:"status" enum:"sent,pending_approval" doc:"sent: signed and broadcast; its confirmation shows in GET /transactions. pending_approval: waiting for a human." example:"sent"`
 		Signature  string `json:"signature,omitempty" doc:"When sent: the transaction's signature (its id on-chain)." example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"`
 		ApprovalID string `json:"approval_id,omitempty" doc:"When pending_approval: the approval's id." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
 	}
 }
 
+type previewInput struct {
+	ID   string `path:"id" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	Body sendBody
+}
+
+type previewOutput struct {
+	Body struct {
+		Outcome               string  `json:"outcome" enum:"sent,pending_approval,blocked" doc:"What the send would do now: be sent, wait for approval, or be blocked (403)." example:"blocked"`
+		Reason                *string `json:"reason" nullable:"true" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit" doc:"When blocked: the rule, as the send's 403 would say; else null." example:"exceeds_daily_limit"`
+		DailyLimitUSDC        USDC    `json:"daily_limit_usdc" doc:"The wallet's daily limit." example:"100"`
+		SpentTodayUSDC        USDC    `json:"spent_today_usdc" doc:"Sent or reserved today (UTC): pending and confirmed transactions." example:"97.5"`
+		RemainingTodayUSDC    USDC    `json:"remaining_today_usdc" doc:"What the daily limit still allows today, before this send." example:"2.5"`
+		ApprovalThresholdUSDC USDC    `json:"approval_threshold_usdc" doc:"Sends of at least this amount wait for a human." example:"10"`
+		MaxTxUSDC             USDC    `json:"max_tx_usdc" doc:"The wallet's cap on one send." example:"25"`
+	}
+}
+
 func (s *server) registerSend(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "preview-send",
+		Method:      http.MethodPost,
+		Path:        Prefix + "/agents/{id}/send/preview",
+		Summary:     "Preview a send",
+		Description: "Answers what POST /agents/{id}/send with this body would do now under the wallet's policy, with the day's figures, " +
+			"writing nothing and reserving nothing. It checks the policy only: whether the wallet holds the USDC and SOL is checked by the send itself.",
+		Tags:         []string{"Payments"},
+		MaxBodyBytes: MaxBodyBytes + 1,
+		Errors:       []int{400, 401, 404, 413, 422},
+	}, s.previewSend)
+
 	huma.Register(api, huma.Operation{
 		OperationID: "send",
 		Method:      http.MethodPost,
@@ -54,55 +89,123 @@ func (s *server) registerSend(api huma.API) {
 		Description: "Evaluates the wallet's policy and answers with the outcome: 200 `sent` (signed and broadcast), " +
 			"202 `pending_approval` (a human must approve), or 403 `Blocked by policy` with `reason` and `remaining_today_usdc`. " +
 			"422 when the wallet lacks the USDC or the SOL for fees (nothing is sent); 503 when the decision did not happen in time " +
-			"(the payment is cancelled and will never go out; safe to retry). Not idempotent: two calls make two payments.",
+			"(the payment is cancelled and will never go out; safe to retry). Without an Idempotency-Key two calls make two payments; " +
+			"with one, a retry answers the first answer again (409 while the first is in progress, 422 if the body differs).",
 		Tags:         []string{"Payments"},
 		MaxBodyBytes: MaxBodyBytes + 1,
 		Responses: map[string]*huma.Response{
 			"202": {Description: "Parked for human approval."},
 		},
-		Errors: []int{400, 401, 403, 404, 413, 422, 502, 503},
+		Errors: []int{400, 401, 403, 404, 409, 413, 422, 502, 503},
 	}, s.send)
 }
 
-func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
-	to, err := sol.PublicKeyFromBase58(in.Body.To)
+// parseSend validates a send's wallet id and body into a request of the
+// caller's account (not yet recorded).
+func (s *server) parseSend(ctx context.Context, walletParam string, in *sendBody) (payment.Request, error) {
+	to, err := sol.PublicKeyFromBase58(in.To)
 	if err != nil {
-		return nil, fieldError("to", "must be a base58 Solana address of 32 bytes")
+		return payment.Request{}, fieldError("to", "must be a base58 Solana address of 32 bytes")
 	}
-	amount, err := in.Body.Amount.Micros("amount")
+	amount, err := in.Amount.Micros("amount")
+	if err != nil {
+		return payment.Request{}, err
+	}
+	if amount <= 0 {
+		return payment.Request{}, fieldError("amount", "must be greater than 0")
+	}
+	memo := in.Memo
+	if memo != nil {
+		if utf8.RuneCountInString(*memo) > payment.MaxMemo {
+			return payment.Request{}, fieldError("memo", fmt.Sprintf("must be at most %d characters", payment.MaxMemo))
+		}
+		if strings.ContainsRune(*memo, 0) {
+			return payment.Request{}, fieldError("memo", "must not contain NUL characters")
+		}
+		if *memo == "" {
+			memo = nil
+		}
+	}
+	walletID, ok := parseID(walletParam)
+	if !ok {
+		return payment.Request{}, s.fail(ctx, wallet.ErrNotFound)
+	}
+	pr := principal(ctx)
+	return payment.Request{
+		ID: uuid.New(), AccountID: pr.AccountID, WalletID: walletID,
+		KeyID:   uuid.NullUUID{UUID: pr.KeyID, Valid: pr.KeyID != uuid.Nil},
+		Network: pr.Network, To: to.String(), Amount: amount, Memo: memo,
+	}, nil
+}
+
+func (s *server) previewSend(ctx context.Context, in *previewInput) (*previewOutput, error) {
+	r, err := s.parseSend(ctx, in.ID, &in.Body)
 	if err != nil {
 		return nil, err
 	}
-	if amount <= 0 {
-		return nil, fieldError("amount", "must be greater than 0")
+	p, err := payment.PreviewSend(ctx, s.DB, r.AccountID, r.WalletID, r.To, r.Amount)
+	if err != nil {
+		return nil, s.submitFailed(ctx, err)
 	}
-	if m := in.Body.Memo; m != nil {
-		if utf8.RuneCountInString(*m) > payment.MaxMemo {
-			return nil, fieldError("memo", fmt.Sprintf("must be at most %d characters", payment.MaxMemo))
-		}
-		if strings.ContainsRune(*m, 0) {
-			return nil, fieldError("memo", "must not contain NUL characters")
-		}
-		if *m == "" {
-			in.Body.Memo = nil
-		}
+	out := &previewOutput{}
+	b := &out.Body
+	switch p.Decision.Outcome {
+	case policy.Send:
+		b.Outcome = string(payment.Sent)
+	case policy.NeedsApproval:
+		b.Outcome = string(payment.PendingApproval)
+	default:
+		b.Outcome = string(payment.Blocked)
+		reason := string(p.Decision.Reason)
+		b.Reason = &reason
 	}
-	walletID, ok := parseID(in.ID)
-	if !ok {
-		return nil, s.fail(ctx, wallet.ErrNotFound)
-	}
+	b.DailyLimitUSDC, b.SpentTodayUSDC, b.RemainingTodayUSDC = USDC(p.Policy.DailyLimit), USDC(p.SpentToday), USDC(p.Decision.RemainingToday)
+	b.ApprovalThresholdUSDC, b.MaxTxUSDC = USDC(p.Policy.ApprovalThreshold), USDC(p.Policy.MaxTx)
+	return out, nil
+}
 
-	pr := principal(ctx)
-	r := payment.Request{
-		ID: uuid.New(), AccountID: pr.AccountID, WalletID: walletID,
-		KeyID:   uuid.NullUUID{UUID: pr.KeyID, Valid: pr.KeyID != uuid.Nil},
-		Network: pr.Network, To: to.String(), Amount: amount, Memo: in.Body.Memo,
+// validIdempotencyKey: 1 to 255 printable ASCII characters.
+func validIdempotencyKey(k string) bool {
+	if len(k) == 0 || len(k) > 255 {
+		return false
 	}
-	if err := payment.Submit(ctx, s.DB, &r, s.sendWait); err != nil {
-		if errors.Is(err, payment.ErrSelfSend) {
-			return nil, fieldError("to", "is the sending wallet itself")
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return false
 		}
-		return nil, s.fail(ctx, err)
+	}
+	return true
+}
+
+func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
+	r, err := s.parseSend(ctx, in.ID, &in.Body)
+	if err != nil {
+		return nil, err
+	}
+	if key := in.IdempotencyKey; key != "" {
+		if !validIdempotencyKey(key) {
+			return nil, &Error{status: http.StatusUnprocessableEntity, Message: "Idempotency-Key: must be 1 to 255 printable ASCII characters",
+				Details: []ErrorDetail{{Location: "header.Idempotency-Key", Message: "must be 1 to 255 printable ASCII characters"}}}
+		}
+		r.IdempotencyKey = &key
+		prior, err := payment.SubmitOnce(ctx, s.DB, &r, s.sendWait, sendGrace)
+		if err != nil {
+			return nil, s.submitFailed(ctx, err)
+		}
+		if prior != nil {
+			// The first answer again, byte for byte: the same outcome
+			// through the same mapping.
+			s.log.InfoContext(ctx, "send replayed", "wallet_id", r.WalletID, "status", prior.Status)
+			out, err := sendAnswer(prior)
+			replayed := http.Header{"Idempotent-Replayed": {"true"}}
+			if err != nil {
+				return nil, huma.ErrorWithHeaders(err, replayed)
+			}
+			out.Replayed = "true"
+			return out, nil
+		}
+	} else if err := payment.Submit(ctx, s.DB, &r, s.sendWait); err != nil {
+		return nil, s.submitFailed(ctx, err)
 	}
 	notified, done := s.waiter.Register(r.ID)
 	defer done()
@@ -127,6 +230,19 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 	}
 	s.log.InfoContext(ctx, "send decided", "request_id", r.ID, "wallet_id", r.WalletID, "status", out.Status, "signature", out.Signature)
 	return sendAnswer(out)
+}
+
+// submitFailed maps a refusal to record a send.
+func (s *server) submitFailed(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, payment.ErrSelfSend):
+		return fieldError("to", "is the sending wallet itself")
+	case errors.Is(err, payment.ErrKeyReused):
+		return errorf(http.StatusUnprocessableEntity, "Idempotency-Key was already used with a different request (wallet, to, amount or memo)")
+	case errors.Is(err, payment.ErrInFlight):
+		return errorf(http.StatusConflict, "a request with this Idempotency-Key is still in progress; retry shortly")
+	}
+	return s.fail(ctx, err)
 }
 
 // sendAnswer maps a send's outcome to its HTTP answer.

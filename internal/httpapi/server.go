@@ -106,6 +106,7 @@ func newServer(d Deps) *server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.log = slog.New(requestIDHandler{s.log.Handler()})
 	if s.sendWait <= 0 {
 		s.sendWait = DefaultSendWait
 	}
@@ -161,6 +162,10 @@ func documentRateLimits(api huma.API) {
 
 type principalKey struct{}
 
+// authTimeout bounds the key lookup: with the database unreachable every
+// keyed route answers 503 within it.
+const authTimeout = 1500 * time.Millisecond
+
 // authenticate resolves the bearer key of every public operation; any
 // failure is 401 {"error":"Unauthorized"} without saying which.
 func (s *server) authenticate(api huma.API) func(huma.Context, func(huma.Context)) {
@@ -170,7 +175,7 @@ func (s *server) authenticate(api huma.API) func(huma.Context, func(huma.Context
 		var p auth.Principal
 		err := auth.ErrUnauthorized
 		if len(h) > len(bearer) && strings.EqualFold(h[:len(bearer)], bearer) {
-			c, cancel := context.WithTimeout(ctx.Context(), 5*time.Second)
+			c, cancel := context.WithTimeout(ctx.Context(), authTimeout)
 			p, err = auth.Authenticate(c, s.DB, h[len(bearer):])
 			cancel()
 		}
@@ -196,8 +201,9 @@ const limitTimeout = 500 * time.Millisecond
 
 // limit counts the request in its key's bucket and sets the rate-limit
 // headers (they stay on every answer, errors included). Over the limit it
-// answers 429 with Retry-After and returns false. Without Redis a send is
-// refused (503: it must not run unmetered); other requests pass.
+// answers 429 with Retry-After and returns false. Without Redis every
+// request is refused (503): nothing runs unmetered, and the queue a send
+// or an approve needs is down anyway.
 func (s *server) limit(api huma.API, ctx huma.Context, p auth.Principal) bool {
 	if s.limiter == nil {
 		return true
@@ -215,11 +221,9 @@ func (s *server) limit(api huma.API, ctx huma.Context, p auth.Principal) bool {
 	cancel()
 	if err != nil {
 		s.log.WarnContext(ctx.Context(), "rate limiter unavailable", "bucket", bucket, "err", err)
-		if bucket == ratelimit.Send {
-			huma.WriteErr(api, ctx, http.StatusServiceUnavailable, "rate limiter unavailable; try again")
-			return false
-		}
-		return true
+		ctx.SetHeader("Retry-After", "1")
+		huma.WriteErr(api, ctx, http.StatusServiceUnavailable, "rate limiter unavailable; try again")
+		return false
 	}
 	ctx.SetHeader("x-ratelimit-limit", strconv.Itoa(r.Limit))
 	ctx.SetHeader("x-ratelimit-remaining", strconv.Itoa(r.Remaining))

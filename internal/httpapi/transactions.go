@@ -1,13 +1,17 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/payment"
+	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
 // TransactionsLimit is how many transactions GET /transactions returns.
@@ -27,10 +31,48 @@ type Transaction struct {
 	WalletID     string    `json:"wallet_id" format:"uuid" doc:"The sending wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
 }
 
+// MaxTransactionsPage is the largest page of GET /transactions.
+const MaxTransactionsPage = 500
+
+type listTransactionsInput struct {
+	WalletID string    `query:"wallet_id" doc:"Only this wallet's transactions (UUIDv4). Another account's wallet answers 404." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	Status   string    `query:"status" enum:"pending,confirmed,failed" doc:"Only transactions with this status." example:"confirmed"`
+	Since    time.Time `query:"since" doc:"Only transactions created at or after this time (ISO 8601)." example:"2026-04-01T00:00:00Z"`
+	Until    time.Time `query:"until" doc:"Only transactions created before this time (ISO 8601)." example:"2026-04-02T00:00:00Z"`
+	Limit    int       `query:"limit" minimum:"1" maximum:"500" doc:"Page size, 1 to 500 (100 when omitted)." example:"100"`
+	Cursor   string    `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
+}
+
+// plain reports whether no parameter was given: the spec's v1 answer.
+func (in *listTransactionsInput) plain() bool {
+	return in.WalletID == "" && in.Status == "" && in.Since.IsZero() && in.Until.IsZero() && in.Limit == 0 && in.Cursor == ""
+}
+
 type transactionsOutput struct {
 	Body struct {
-		Transactions []Transaction `json:"transactions" doc:"The account's last 100 transactions, newest first."`
+		Transactions []Transaction `json:"transactions" doc:"Newest first: without parameters the account's last 100 transactions."`
+		// Absent without parameters, so the v1 answer stays exactly the
+		// spec's.
+		NextCursor pageCursor `json:"next_cursor,omitzero" doc:"When any parameter is given: pass as cursor for the next page; null on the last page. Absent when no parameter is given." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
 	}
+}
+
+// pageCursor is a next_cursor that can be absent (zero), null (the last
+// page) or a cursor.
+type pageCursor struct {
+	set  bool
+	next *string
+}
+
+// IsZero makes omitzero leave an unset cursor out.
+func (c pageCursor) IsZero() bool { return !c.set }
+
+// MarshalJSON prints the cursor or null.
+func (c pageCursor) MarshalJSON() ([]byte, error) { return json.Marshal(c.next) }
+
+// Schema documents it as a nullable string.
+func (pageCursor) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeString, Nullable: true}
 }
 
 func (s *server) registerTransactions(api huma.API) {
@@ -38,19 +80,52 @@ func (s *server) registerTransactions(api huma.API) {
 		OperationID: "list-transactions",
 		Method:      http.MethodGet,
 		Path:        Prefix + "/transactions",
-		Summary:     "List recent transactions",
-		Description: "The last 100 transactions across every wallet of the account, newest first.",
-		Tags:        []string{"Payments"},
-		Errors:      []int{401},
+		Summary:     "List transactions",
+		Description: "Without parameters: the last 100 transactions across every wallet of the account, newest first (the v1 answer). " +
+			"Optional filters `wallet_id`, `status`, `since`, `until`, and keyset pagination: `limit` (up to 500) and `cursor` (the previous page's `next_cursor`); " +
+			"a page continues strictly after the previous one, so transactions made meanwhile never shift it.",
+		Tags:   []string{"Payments"},
+		Errors: []int{400, 401, 404, 422},
 	}, s.listTransactions)
 }
 
-func (s *server) listTransactions(ctx context.Context, _ *struct{}) (*transactionsOutput, error) {
-	ts, err := payment.ListTransactions(ctx, s.DB, principal(ctx).AccountID, TransactionsLimit)
+func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput) (*transactionsOutput, error) {
+	pr := principal(ctx)
+	f := payment.TxFilter{Status: in.Status, Since: in.Since, Until: in.Until, Limit: cmp.Or(in.Limit, TransactionsLimit)}
+	if in.WalletID != "" {
+		id, err := uuid.Parse(in.WalletID)
+		if err != nil {
+			return nil, &Error{status: http.StatusUnprocessableEntity, Message: "wallet_id: must be a wallet id (UUID)",
+				Details: []ErrorDetail{{Location: "query.wallet_id", Message: "must be a wallet id (UUID)"}}}
+		}
+		// Another account's wallet is not found, never an empty list.
+		if _, err := wallet.Get(ctx, s.DB, pr.AccountID, id); err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		f.WalletID = uuid.NullUUID{UUID: id, Valid: true}
+	}
+	if in.Cursor != "" {
+		at, id, err := parseTimeCursor(in.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		f.AfterTime, f.AfterID = at, id
+	}
+	plain := in.plain()
+	if !plain {
+		f.Limit++ // one more tells whether a next page exists
+	}
+	ts, err := payment.ListTransactions(ctx, s.DB, pr.AccountID, f)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
 	out := &transactionsOutput{}
+	var next *string
+	if n := f.Limit - 1; !plain && len(ts) > n {
+		ts = ts[:n]
+		c := timeCursor(ts[n-1].CreatedAt, ts[n-1].ID)
+		next = &c
+	}
 	out.Body.Transactions = make([]Transaction, len(ts))
 	for i, t := range ts {
 		out.Body.Transactions[i] = Transaction{
@@ -58,6 +133,9 @@ func (s *server) listTransactions(ctx context.Context, _ *struct{}) (*transactio
 			Amount: USDC(t.Amount), Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
 			CreatedAt: t.CreatedAt.UTC(), WalletID: t.WalletID.String(),
 		}
+	}
+	if !plain {
+		out.Body.NextCursor = pageCursor{set: true, next: next}
 	}
 	return out, nil
 }

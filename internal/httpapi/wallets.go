@@ -3,15 +3,56 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
 type balanceOutput struct {
 	Body Balance
 }
 
+// Wallet is a wallet of the account as listed by GET /wallets.
+type Wallet struct {
+	ID        string    `json:"id" format:"uuid" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	Kind      string    `json:"kind" enum:"agent" doc:"Wallet kind." example:"agent"`
+	Label     string    `json:"label" doc:"Human label." example:"research-bot"`
+	Pubkey    string    `json:"pubkey" doc:"Solana address (base58)." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	State     string    `json:"state" enum:"active,frozen" doc:"A frozen wallet is blocked from every send." example:"active"`
+	CreatedAt time.Time `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
+}
+
+type listWalletsOutput struct {
+	Body struct {
+		Wallets []Wallet `json:"wallets" doc:"Every wallet of the account, newest first."`
+	}
+}
+
 func (s *server) registerWallets(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "list-wallets",
+		Method:      http.MethodGet,
+		Path:        Prefix + "/wallets",
+		Summary:     "List wallets",
+		Description: "Every wallet of the account, newest first, without policies or balances.",
+		Tags:        []string{"Wallets"},
+		Errors:      []int{401},
+	}, func(ctx context.Context, _ *struct{}) (*listWalletsOutput, error) {
+		ws, err := wallet.List(ctx, s.DB, principal(ctx).AccountID)
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		out := &listWalletsOutput{}
+		out.Body.Wallets = make([]Wallet, len(ws))
+		for i, w := range ws {
+			out.Body.Wallets[i] = Wallet{ID: w.ID.String(), Kind: w.Kind, Label: w.Label, Pubkey: w.Pubkey,
+				State: string(w.State), CreatedAt: w.CreatedAt.UTC()}
+		}
+		return out, nil
+	})
+
 	huma.Register(api, huma.Operation{
 		OperationID: "get-wallet-balance",
 		Method:      http.MethodGet,

@@ -41,11 +41,13 @@ type Request struct {
 	To        string         `bun:"to_address"`
 	Amount    usdc.Micros    `bun:"amount_micros"`
 	Memo      *string        `bun:"memo"`
-	State     string         `bun:"state"`
-	Outcome   *Outcome       `bun:"outcome,type:jsonb"`
-	CreatedAt time.Time      `bun:"created_at"`
-	Deadline  time.Time      `bun:"deadline"`
-	DecidedAt bun.NullTime   `bun:"decided_at"`
+	// IdempotencyKey is the client's Idempotency-Key, or nil.
+	IdempotencyKey *string      `bun:"idempotency_key"`
+	State          string       `bun:"state"`
+	Outcome        *Outcome     `bun:"outcome,type:jsonb"`
+	CreatedAt      time.Time    `bun:"created_at"`
+	Deadline       time.Time    `bun:"deadline"`
+	DecidedAt      bun.NullTime `bun:"decided_at"`
 }
 
 // Status is the kind of answer a send gets.
@@ -125,14 +127,41 @@ func now(clock func() time.Time) time.Time {
 	return clock().UTC().Truncate(time.Microsecond)
 }
 
-// ListTransactions returns the account's newest transactions, newest first.
-func ListTransactions(ctx context.Context, db bun.IDB, accountID uuid.UUID, limit int) ([]Transaction, error) {
+// TxFilter selects transactions of an account: zero fields select all.
+// Pages are newest first (creation time, then id); After continues strictly
+// after a row, so rows inserted meanwhile never shift a page.
+type TxFilter struct {
+	WalletID     uuid.NullUUID
+	Status       string
+	Since, Until time.Time // Since inclusive, Until exclusive
+	AfterTime    time.Time
+	AfterID      uuid.UUID
+	Limit        int
+}
+
+// ListTransactions returns the account's transactions that f selects,
+// newest first.
+func ListTransactions(ctx context.Context, db bun.IDB, accountID uuid.UUID, f TxFilter) ([]Transaction, error) {
 	ts := []Transaction{}
-	err := db.NewSelect().Model(&ts).ExcludeColumn("signed_tx").
+	q := db.NewSelect().Model(&ts).ExcludeColumn("signed_tx").
 		Where("account_id = ?", accountID).
-		Order("created_at DESC", "id DESC").Limit(int64(limit)).
-		Scan(ctx)
-	if err != nil {
+		Order("created_at DESC", "id DESC").Limit(int64(f.Limit))
+	if f.WalletID.Valid {
+		q = q.Where("wallet_id = ?", f.WalletID.UUID)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if !f.Since.IsZero() {
+		q = q.Where("created_at >= ?", f.Since)
+	}
+	if !f.Until.IsZero() {
+		q = q.Where("created_at < ?", f.Until)
+	}
+	if !f.AfterTime.IsZero() {
+		q = q.Where("(created_at, id) < (?, ?)", f.AfterTime, f.AfterID)
+	}
+	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
 	return ts, nil

@@ -19,32 +19,127 @@ var ErrSelfSend = errors.New("the recipient is the sending wallet itself")
 // Submit records a queued request, in one statement that also checks the
 // wallet belongs to the account (else wallet.ErrNotFound) and is not the
 // recipient (ErrSelfSend). Its deadline is `wait` from now on the
-// database's clock, the one clock the API and every worker share.
+// database's clock, the one clock the API and every worker share. A
+// request with an IdempotencyKey goes through SubmitOnce instead.
 func Submit(ctx context.Context, db bun.IDB, r *Request, wait time.Duration) error {
+	inserted, err := insert(ctx, db, r, wait)
+	if err == nil && !inserted {
+		return fmt.Errorf("send request %s: idempotency key already in use", r.ID)
+	}
+	return err
+}
+
+// liveKey is the predicate of the unique index send_requests_idempotency:
+// the requests that hold their idempotency key.
+const liveKey = `idempotency_key IS NOT NULL AND state <> 'abandoned'
+	AND (outcome IS NULL OR outcome ->> 'status' <> 'unavailable')`
+
+// insert records r unless its idempotency key is held by another live
+// request (inserted false).
+func insert(ctx context.Context, db bun.IDB, r *Request, wait time.Duration) (inserted bool, err error) {
 	var row struct {
 		Pubkey    string
 		CreatedAt bun.NullTime
 		Deadline  bun.NullTime
 	}
-	err := db.NewRaw(`WITH w AS (SELECT id, pubkey FROM wallets WHERE id = ? AND account_id = ?),
+	err = db.NewRaw(`WITH w AS (SELECT id, pubkey FROM wallets WHERE id = ? AND account_id = ?),
 		ins AS (
-			INSERT INTO send_requests (id, account_id, wallet_id, key_id, network, to_address, amount_micros, memo, state, deadline)
-			SELECT ?, ?, w.id, ?, ?, ?, ?, ?, ?, now() + ? * interval '1 microsecond' FROM w WHERE w.pubkey <> ?
+			INSERT INTO send_requests (id, account_id, wallet_id, key_id, network, to_address, amount_micros, memo, idempotency_key, state, deadline)
+			SELECT ?, ?, w.id, ?, ?, ?, ?, ?, ?, ?, now() + ? * interval '1 microsecond' FROM w WHERE w.pubkey <> ?
+			ON CONFLICT (account_id, idempotency_key) WHERE `+liveKey+` DO NOTHING
 			RETURNING created_at, deadline)
 		SELECT w.pubkey, ins.created_at, ins.deadline FROM w LEFT JOIN ins ON true`,
 		r.WalletID, r.AccountID,
-		r.ID, r.AccountID, r.KeyID, r.Network, r.To, r.Amount, r.Memo, StateQueued, wait.Microseconds(), r.To,
+		r.ID, r.AccountID, r.KeyID, r.Network, r.To, r.Amount, r.Memo, r.IdempotencyKey, StateQueued, wait.Microseconds(), r.To,
 	).Scan(ctx, &row.Pubkey, &row.CreatedAt, &row.Deadline)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return wallet.ErrNotFound
+		return false, wallet.ErrNotFound
 	case err != nil:
-		return fmt.Errorf("insert send request: %w", err)
+		return false, fmt.Errorf("insert send request: %w", err)
+	case row.Pubkey == r.To:
+		return false, ErrSelfSend
 	case row.CreatedAt.IsZero():
-		return ErrSelfSend
+		return false, nil
 	}
 	r.State, r.CreatedAt, r.Deadline = StateQueued, row.CreatedAt.Time, row.Deadline.Time
-	return nil
+	return true, nil
+}
+
+// IdempotencyRetention is how long an Idempotency-Key answers with its
+// first request's outcome; after it the key starts a new request.
+const IdempotencyRetention = 24 * time.Hour
+
+// ErrKeyReused is an Idempotency-Key sent again with a different request
+// (another wallet, recipient, amount or memo).
+var ErrKeyReused = errors.New("the Idempotency-Key was already used with a different request")
+
+// ErrInFlight is an Idempotency-Key whose first request is still being
+// decided or broadcast.
+var ErrInFlight = errors.New("a request with this Idempotency-Key is still in progress")
+
+// SubmitOnce is Submit for a request carrying an Idempotency-Key (DESIGN
+// §2.5). The first request with the key is recorded (prior nil). A later
+// one with the same body gets the first one's final outcome as prior and
+// records nothing; with another body ErrKeyReused; while the first is
+// undecided, or decided and still within its wait for the broadcast
+// (deadline + grace), ErrInFlight. A request that was abandoned, whose
+// node could not be reached before signing, or older than
+// IdempotencyRetention no longer holds its key.
+func SubmitOnce(ctx context.Context, db bun.IDB, r *Request, wait, grace time.Duration) (prior *Outcome, err error) {
+	for range 4 {
+		inserted, err := insert(ctx, db, r, wait)
+		if err != nil || inserted {
+			return nil, err
+		}
+		var held struct {
+			Request
+			Expired, Overdue, Waiting bool
+		}
+		err = db.NewRaw(`SELECT r.*, r.created_at < now() - ? * interval '1 microsecond' AS expired,
+				r.deadline < now() AS overdue, r.deadline + ? * interval '1 microsecond' > now() AS waiting
+			FROM send_requests AS r WHERE r.account_id = ? AND r.idempotency_key = ? AND `+liveKey,
+			IdempotencyRetention.Microseconds(), grace.Microseconds(), r.AccountID, r.IdempotencyKey).
+			Scan(ctx, &held)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			continue // released meanwhile: try again
+		case err != nil:
+			return nil, fmt.Errorf("read idempotent request: %w", err)
+		case held.Expired:
+			if _, err := db.NewUpdate().Table("send_requests").Set("idempotency_key = NULL").
+				Where("id = ?", held.ID).Exec(ctx); err != nil {
+				return nil, fmt.Errorf("release expired idempotency key: %w", err)
+			}
+			continue
+		case !sameSend(&held.Request, r):
+			return nil, ErrKeyReused
+		case held.State == StateQueued && held.Overdue:
+			// Its API gave up without abandoning it (it crashed, or the
+			// database was unreachable then): it must never run now.
+			if _, err := Abandon(ctx, db, held.ID); err != nil {
+				return nil, err
+			}
+			continue
+		case held.Outcome == nil || held.Outcome.Broadcasting && held.Waiting:
+			return nil, ErrInFlight
+		}
+		o := *held.Outcome
+		o.Broadcasting = false
+		return &o, nil
+	}
+	return nil, ErrInFlight
+}
+
+// sameSend reports whether two requests ask for the same payment.
+func sameSend(a, b *Request) bool {
+	memo := func(m *string) string {
+		if m == nil {
+			return ""
+		}
+		return *m
+	}
+	return a.WalletID == b.WalletID && a.To == b.To && a.Amount == b.Amount && memo(a.Memo) == memo(b.Memo)
 }
 
 // Abandon moves a queued request to abandoned. False means a worker had

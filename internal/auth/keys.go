@@ -1,0 +1,118 @@
+package auth
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// ErrKeyNotFound is a key id unknown to the caller's account (another
+// account's key included).
+var ErrKeyNotFound = errors.New("api key not found")
+
+// ErrKeyRevoked refuses to rotate a key that is already revoked.
+var ErrKeyRevoked = errors.New("api key is revoked")
+
+// ErrOperatorKey refuses an agent key's attempt to rotate or revoke an
+// operator key: rotating would hand the agent a key that can approve, and
+// revoking would lock the account's humans out.
+var ErrOperatorKey = errors.New("agent keys cannot rotate or revoke operator keys")
+
+// KeyPage asks for a page of keys, newest first: Limit rows strictly after
+// (AfterTime, AfterID) when AfterTime is set.
+type KeyPage struct {
+	Limit     int
+	AfterTime time.Time
+	AfterID   uuid.UUID
+}
+
+// ListKeys returns the account's keys, revoked ones included, newest first
+// (creation time, then id).
+func ListKeys(ctx context.Context, db bun.IDB, accountID uuid.UUID, p KeyPage) ([]APIKey, error) {
+	ks := []APIKey{}
+	q := db.NewSelect().Model(&ks).ExcludeColumn("hash").
+		Where("account_id = ?", accountID).
+		Order("created_at DESC", "id DESC").Limit(int64(p.Limit))
+	if !p.AfterTime.IsZero() {
+		q = q.Where("(created_at, id) < (?, ?)", p.AfterTime, p.AfterID)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	return ks, nil
+}
+
+// lockKey reads one key of the account for update.
+func lockKey(ctx context.Context, tx bun.Tx, accountID, id uuid.UUID) (APIKey, error) {
+	var k APIKey
+	err := tx.NewSelect().Model(&k).ExcludeColumn("hash").
+		Where("id = ? AND account_id = ?", id, accountID).For("UPDATE").Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return APIKey{}, ErrKeyNotFound
+	}
+	if err != nil {
+		return APIKey{}, fmt.Errorf("lock api key: %w", err)
+	}
+	return k, nil
+}
+
+// mayManage is the rule for rotating and revoking: an operator key may
+// manage any key of its account, an agent key only agent keys.
+func mayManage(by Principal, k *APIKey) error {
+	if !by.CanApprove && k.CanApprove() {
+		return ErrOperatorKey
+	}
+	return nil
+}
+
+// Rotate revokes key id of by's account and makes its replacement, of the
+// same kind (an operator key stays one; an agent key keeps its creator),
+// in tx. The old key is refused from the next request on. It returns the
+// old key as revoked, the new one, and the new key's full text.
+func Rotate(ctx context.Context, tx bun.Tx, by Principal, id uuid.UUID) (old, fresh APIKey, secret string, err error) {
+	old, err = lockKey(ctx, tx, by.AccountID, id)
+	if err != nil {
+		return
+	}
+	if err = mayManage(by, &old); err != nil {
+		return
+	}
+	if old.RevokedAt != nil {
+		err = ErrKeyRevoked
+		return
+	}
+	fresh, secret, err = createKey(ctx, tx, Account{ID: by.AccountID, Network: by.Network}, old.CreatedBy)
+	if err != nil {
+		return
+	}
+	err = tx.NewUpdate().Model(&old).
+		Set("revoked_at = now()").Set("replaced_by = ?", fresh.ID).
+		WherePK().Returning("revoked_at, replaced_by").Scan(ctx)
+	if err != nil {
+		err = fmt.Errorf("revoke rotated key: %w", err)
+	}
+	return
+}
+
+// Revoke revokes key id of by's account in tx. Revoking a revoked key
+// changes nothing (changed is false).
+func Revoke(ctx context.Context, tx bun.Tx, by Principal, id uuid.UUID) (k APIKey, changed bool, err error) {
+	k, err = lockKey(ctx, tx, by.AccountID, id)
+	if err != nil {
+		return
+	}
+	if err = mayManage(by, &k); err != nil || k.RevokedAt != nil {
+		return
+	}
+	err = tx.NewUpdate().Model(&k).Set("revoked_at = now()").
+		WherePK().Returning("revoked_at").Scan(ctx)
+	if err != nil {
+		return k, false, fmt.Errorf("revoke api key: %w", err)
+	}
+	return k, true, nil
+}

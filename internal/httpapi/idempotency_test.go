@@ -1,0 +1,243 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentwallet/agentwallet/internal/payment"
+)
+
+// sendOnce sends body to wallet id with Idempotency-Key idem.
+func (e *env) sendOnce(id, idem string, body any) (int, []byte, http.Header) {
+	e.t.Helper()
+	return e.request("POST", fmt.Sprintf(sendPath, id), e.key, body, http.Header{"Idempotency-Key": {idem}})
+}
+
+func (e *env) countRows(table string) int {
+	e.t.Helper()
+	n, err := e.db.NewSelect().Table(table).Count(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return int(n)
+}
+
+// Two identical sends with one key: one transfer on chain, two identical
+// answers, the second marked as a replay.
+func TestIdempotentSendPaysOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	id, _ := e.agent(nil, 10_000_000)
+	to := newAddress()
+	body := map[string]any{"to": to, "amount": 1.25, "memo": "invoice 7"}
+	idem := uuid.NewString()
+
+	s1, b1, h1 := e.sendOnce(id, idem, body)
+	if s1 != http.StatusOK || h1.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("first: %d %s %v", s1, b1, h1)
+	}
+	s2, b2, h2 := e.sendOnce(id, idem, body)
+	if s2 != s1 || !bytes.Equal(b1, b2) || h2.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay: %d %s (%v), first %d %s", s2, b2, h2, s1, b1)
+	}
+	// The same amount written differently is the same request.
+	s3, b3, _ := e.sendOnce(id, idem, map[string]any{"to": to, "amount": 1.250000, "memo": "invoice 7"})
+	if s3 != s1 || !bytes.Equal(b1, b3) {
+		t.Fatalf("replay with 1.250000: %d %s", s3, b3)
+	}
+	if n := e.countRows("transactions"); n != 1 {
+		t.Fatalf("%d transactions", n)
+	}
+	var sig string
+	if err := e.db.NewSelect().Table("transactions").Column("signature").Scan(context.Background(), &sig); err != nil {
+		t.Fatal(err)
+	}
+	e.settle(eng, sig, payment.TxConfirmed)
+	if got := e.chainUSDC(to); got != 1_250_000 {
+		t.Fatalf("recipient holds %d micro-USDC", got)
+	}
+
+	// Another body with the key: 422, nothing recorded.
+	requests := e.countRows("send_requests")
+	for _, other := range []map[string]any{
+		{"to": to, "amount": 1.26, "memo": "invoice 7"},
+		{"to": newAddress(), "amount": 1.25, "memo": "invoice 7"},
+		{"to": to, "amount": 1.25},
+	} {
+		status, raw, _ := e.sendOnce(id, idem, other)
+		if status != http.StatusUnprocessableEntity || !bytes.Contains(raw, []byte("different request")) {
+			t.Fatalf("other body %v: %d %s", other, status, raw)
+		}
+	}
+	// The same key on another wallet is another request too.
+	other, _ := e.agent(nil, 0)
+	if status, raw, _ := e.sendOnce(other, idem, body); status != http.StatusUnprocessableEntity {
+		t.Fatalf("other wallet: %d %s", status, raw)
+	}
+	if n := e.countRows("send_requests"); n != requests {
+		t.Fatalf("refused replays recorded %d requests", n-requests)
+	}
+	// Without the key the send is not idempotent (the spec's behaviour).
+	for range 2 {
+		if status, raw, _ := e.request("POST", fmt.Sprintf(sendPath, id), e.key, body, nil); status != 200 {
+			t.Fatalf("plain send: %d %s", status, raw)
+		}
+	}
+	if n := e.countRows("transactions"); n != 3 {
+		t.Fatalf("%d transactions after two plain sends", n)
+	}
+}
+
+// A blocked send replays its 403 with the same reason and figures.
+func TestIdempotentBlockedReplays(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, _ := e.agent(map[string]any{"max_tx_usdc": 2}, 10_000_000)
+	body := map[string]any{"to": newAddress(), "amount": 3}
+	s1, b1, _ := e.sendOnce(id, "blocked-1", body)
+	s2, b2, h2 := e.sendOnce(id, "blocked-1", body)
+	if s1 != 403 || s2 != 403 || !bytes.Equal(b1, b2) || h2.Get("Idempotent-Replayed") != "true" ||
+		!bytes.Contains(b1, []byte(`"reason":"exceeds_max_tx"`)) {
+		t.Fatalf("blocked replay: %d %s / %d %s %v", s1, b1, s2, b2, h2)
+	}
+	if ev := e.events("tx.blocked"); len(ev) != 1 {
+		t.Fatalf("%d tx.blocked events", len(ev))
+	}
+}
+
+// While the first request is undecided a repeat is 409; once it was
+// cancelled (503, nothing sent) the key is free again and a retry pays.
+func TestIdempotentInFlightThenRetry(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{sendWait: 2 * time.Second})
+	id, _ := e.agent(nil, 10_000_000)
+	body := map[string]any{"to": newAddress(), "amount": 1}
+
+	// No worker: the first waits, then is cancelled.
+	first := make(chan int)
+	go func() {
+		status, _, _ := e.sendOnce(id, "retry-me", body)
+		first <- status
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for e.countRows("send_requests") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("first request never recorded")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	status, raw, _ := e.sendOnce(id, "retry-me", body)
+	if status != http.StatusConflict || !bytes.Contains(raw, []byte("in progress")) {
+		t.Fatalf("in flight: %d %s", status, raw)
+	}
+	if s := <-first; s != http.StatusServiceUnavailable {
+		t.Fatalf("first without worker: %d", s)
+	}
+	e.startWorker()
+	status, raw, h := e.sendOnce(id, "retry-me", body)
+	if status != http.StatusOK || h.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("retry after 503: %d %s", status, raw)
+	}
+	if n := e.countRows("transactions"); n != 1 {
+		t.Fatalf("%d transactions", n)
+	}
+}
+
+// Many identical requests at once: one payment; every answer is the
+// payment's or 409.
+func TestIdempotentConcurrentSends(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, _ := e.agent(nil, 10_000_000)
+	body := map[string]any{"to": newAddress(), "amount": 0.5}
+	const n = 12
+	var wg sync.WaitGroup
+	type answer struct {
+		status int
+		raw    []byte
+	}
+	answers := make(chan answer, n)
+	for range n {
+		wg.Go(func() {
+			status, raw, _ := e.sendOnce(id, "race", body)
+			answers <- answer{status, raw}
+		})
+	}
+	wg.Wait()
+	close(answers)
+	var paid []byte
+	for a := range answers {
+		switch a.status {
+		case http.StatusConflict:
+		case http.StatusOK:
+			if paid != nil && !bytes.Equal(paid, a.raw) {
+				t.Fatalf("two different answers: %s / %s", paid, a.raw)
+			}
+			paid = a.raw
+		default:
+			t.Fatalf("answer %d %s", a.status, a.raw)
+		}
+	}
+	if paid == nil {
+		t.Fatal("no request answered the payment")
+	}
+	if got := e.countRows("transactions"); got != 1 {
+		t.Fatalf("%d transactions", got)
+	}
+	// Afterwards the answer is the payment's.
+	status, raw, _ := e.sendOnce(id, "race", body)
+	if status != 200 || !bytes.Equal(raw, paid) {
+		t.Fatalf("after the race: %d %s", status, raw)
+	}
+}
+
+// A malformed key is a 422 naming the header; nothing is recorded.
+func TestIdempotencyKeyValidation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id, _ := e.agent(nil, 0)
+	body := map[string]any{"to": newAddress(), "amount": 1}
+	for _, k := range []string{strings.Repeat("a", 256), "tab\there", "é"} {
+		status, raw, _ := e.sendOnce(id, k, body)
+		if status != http.StatusUnprocessableEntity || !bytes.Contains(raw, []byte("Idempotency-Key")) {
+			t.Fatalf("key %q: %d %s", k, status, raw)
+		}
+	}
+	if n := e.countRows("send_requests"); n != 0 {
+		t.Fatalf("%d requests recorded", n)
+	}
+}
+
+// Past 24 hours a key starts a new payment.
+func TestIdempotencyKeyExpires(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, _ := e.agent(nil, 10_000_000)
+	body := map[string]any{"to": newAddress(), "amount": 1}
+	if status, raw, _ := e.sendOnce(id, "daily", body); status != 200 {
+		t.Fatalf("first: %d %s", status, raw)
+	}
+	if _, err := e.db.NewUpdate().Table("send_requests").Set("created_at = created_at - interval '24 hours 1 second'").
+		Where("idempotency_key = 'daily'").Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	status, raw, h := e.sendOnce(id, "daily", body)
+	if status != 200 || h.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("after 24 h: %d %s %v", status, raw, h)
+	}
+	if n := e.countRows("transactions"); n != 2 {
+		t.Fatalf("%d transactions", n)
+	}
+}
