@@ -4,11 +4,15 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,7 +135,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	}
 	cfg.Security = []map[string][]string{{"bearer": {}}}
 	api := humago.New(mux, cfg)
-	api.UseMiddleware(s.authenticate(api))
+	api.UseMiddleware(s.authenticate(api), refuseBody(api))
 
 	s.registerAgents(api)
 	s.registerWallets(api)
@@ -234,6 +238,43 @@ func (s *server) limit(api huma.API, ctx huma.Context, p auth.Principal) bool {
 		return false
 	}
 	return true
+}
+
+// refuseBody holds operations that take no body to having none: a body
+// that is not empty, null or {} is refused (400 when it is not JSON, 422
+// otherwise, 413 past MaxBodyBytes) rather than silently ignored, so a
+// client that meant to send something learns it was not read.
+func refuseBody(api huma.API) func(huma.Context, func(huma.Context)) {
+	return func(ctx huma.Context, next func(huma.Context)) {
+		if ctx.Operation().RequestBody != nil {
+			next(ctx)
+			return
+		}
+		raw, err := io.ReadAll(io.LimitReader(ctx.BodyReader(), MaxBodyBytes+1))
+		var v any
+		switch {
+		case err != nil:
+			huma.WriteErr(api, ctx, http.StatusBadRequest, "could not read request body")
+		case len(raw) > MaxBodyBytes:
+			huma.WriteErr(api, ctx, http.StatusRequestEntityTooLarge, "")
+		case len(bytes.TrimSpace(raw)) == 0:
+			next(ctx)
+		case unmarshalJSON(raw, &v) != nil:
+			huma.WriteErr(api, ctx, http.StatusBadRequest, "malformed JSON body: this operation takes no body, and what was sent is not JSON")
+		default:
+			obj, isObj := v.(map[string]any)
+			switch {
+			case v == nil || isObj && len(obj) == 0:
+				next(ctx)
+			case isObj:
+				names := slices.Sorted(maps.Keys(obj))
+				huma.WriteErr(api, ctx, http.StatusUnprocessableEntity, "", &huma.ErrorDetail{
+					Location: "body." + names[0], Message: "unexpected property: this operation takes no body"})
+			default:
+				huma.WriteErr(api, ctx, http.StatusUnprocessableEntity, "body: this operation takes no body (send none, or {})")
+			}
+		}
+	}
 }
 
 func principal(ctx context.Context) auth.Principal {

@@ -32,8 +32,13 @@ const slackActTimeout = 40 * time.Second
 // replaces the message through response_url with the outcome.
 func (s *server) slackInteraction(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if err != nil {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d KiB", MaxBodyBytes>>10))
+		return
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "could not read request body")
 		return
 	}
 	err = webhook.VerifySlack(s.SlackSigningSecret, r.Header.Get("X-Slack-Request-Timestamp"), r.Header.Get("X-Slack-Signature"), body, time.Now())
