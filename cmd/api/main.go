@@ -37,6 +37,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/ratelimit"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/tasks"
 	"github.com/agentwallet/agentwallet/migrations"
 )
 
@@ -86,6 +87,7 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 		return fmt.Errorf("configuration:\n%w", err)
 	}
 	log := newLogger(cfg.LogLevel)
+	redis.SetLogger(tasks.Logger{L: log}) // go-redis logs in JSON too
 
 	db, err := postgres.Open(cfg.DatabaseURL)
 	if err != nil {
@@ -93,15 +95,10 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 	}
 	defer db.Close()
 
-	redisOpts, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := httpapi.RedisClient(cfg.RedisURL)
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
-	redisOpts.DialTimeout, redisOpts.ReadTimeout, redisOpts.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
-	// Honour each call's deadline (the rate limiter's is 500 ms), so an
-	// unreachable Redis answers 503 quickly instead of after ReadTimeout.
-	redisOpts.ContextTimeoutEnabled = true
-	rdb := redis.NewClient(redisOpts)
 	defer rdb.Close()
 	asynqOpt, err := asynq.ParseRedisURI(cfg.RedisURL)
 	if err != nil {

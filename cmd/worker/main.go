@@ -59,6 +59,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	redis.SetLogger(tasks.Logger{L: log}) // go-redis logs in JSON too
 
 	ks, err := signer.NewKeystore(cfg.WalletMasterKey.Reveal())
 	if err != nil {

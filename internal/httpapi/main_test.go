@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -47,6 +48,9 @@ type env struct {
 	publicKey string // what the API holds
 	key       string // a devnet account's API key
 	account   auth.Account
+
+	pgProxy, redisProxy *proxy // with envOpts.proxied
+	log                 *slog.Logger
 }
 
 type envOpts struct {
@@ -54,6 +58,11 @@ type envOpts struct {
 	ops      httpapi.OpsConfig
 	sendWait time.Duration
 	limits   *ratelimit.Limits // nil: high enough never to matter
+	// proxied puts the API's Postgres and Redis behind proxies the test
+	// can cut (env.pgProxy, env.redisProxy); the test's own e.db and e.rdb
+	// (and the worker's) stay direct.
+	proxied bool
+	log     *slog.Logger // the API's and the worker's; nil: API discards, worker warns on stderr
 }
 
 func newEnv(t testing.TB, opts ...envOpts) *env {
@@ -68,7 +77,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	if o.limits == nil {
 		o.limits = &ratelimit.Limits{Read: 1_000_000, Write: 1_000_000, Send: 1_000_000}
 	}
-	e := &env{t: t, dbURL: pgtest.NewURL(t, true), ln: o.ln}
+	e := &env{t: t, dbURL: pgtest.NewURL(t, true), ln: o.ln, log: o.log}
 	db, err := postgres.Open(e.dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -92,8 +101,20 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		}
 		o.ops.RedisConnOpt = opt
 	}
+	apiDB, apiRedis := e.db, rdb
+	if o.proxied {
+		e.pgProxy, e.redisProxy = newProxy(t, pgHost(t, e.dbURL)), newProxy(t, rdb.Options().Addr)
+		if apiDB, err = postgres.Open(e.pgProxy.via(e.dbURL)); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { apiDB.Close() })
+		if apiRedis, err = httpapi.RedisClient(e.redisProxy.via(redisURL)); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { apiRedis.Close() })
+	}
 	h, closeOps := httpapi.New(httpapi.Deps{
-		DB: e.db, Redis: rdb, Sealer: sealer,
+		DB: apiDB, Redis: apiRedis, Sealer: sealer, Log: o.log,
 		Balances: solana.Clients{
 			solana.Devnet:  solana.NewClient(o.ln.URL, solana.Devnet, 0),
 			solana.Mainnet: solana.NewClient(o.ln.URL, solana.Mainnet, 0),
@@ -106,6 +127,15 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	e.url = srv.URL
 	e.account, e.key = e.newAccount(solana.Devnet)
 	return e
+}
+
+// pgHost is the host:port of a postgres:// URL.
+func pgHost(t testing.TB, raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
 }
 
 func (e *env) newAccount(n solana.Network) (auth.Account, string) {
@@ -250,7 +280,10 @@ func (e *env) newEngine() *payment.Engine {
 func (e *env) startWorker(opts ...func(*worker.Options)) (*payment.Engine, func()) {
 	e.t.Helper()
 	eng := e.newEngine()
-	eng.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	eng.Log = e.log
+	if eng.Log == nil {
+		eng.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	eng.RunBlockhashes(ctx)
 	hooks := &worker.Webhooks{

@@ -90,16 +90,7 @@ func TestErrorMatrix(t *testing.T) {
 	}
 
 	doc := httpapi.NewAPI(http.NewServeMux(), httpapi.Deps{}).OpenAPI()
-	samples := map[string]any{
-		"create-agent":            map[string]any{"label": "m"},
-		"update-policy":           map[string]any{"max_tx_usdc": 10},
-		"send":                    map[string]any{"to": newAddress(), "amount": 1},
-		"preview-send":            map[string]any{"to": newAddress(), "amount": 1},
-		"approve":                 map[string]any{"note": "n"},
-		"reject":                  map[string]any{"note": "n"},
-		"create-webhook-endpoint": map[string]any{"url": hook.URL, "events": []string{"tx.sent"}},
-		"update-webhook-endpoint": map[string]any{"description": "d"},
-	}
+	samples := matrixSamples(hook.URL)
 	// Required by the handler rather than the schema.
 	alsoRequired := map[string][]string{"create-webhook-endpoint": {"url", "events"}}
 	big := `{"label":"` + strings.Repeat("a", 64<<10) + `"}`
@@ -208,6 +199,20 @@ func TestErrorMatrix(t *testing.T) {
 		t.Fatalf("bad requests changed rows:\nbefore %v\nafter  %v", before, after)
 	}
 	t.Logf("%d operations, %d cases", ops, len(cases))
+}
+
+// matrixSamples is a valid body for each operation that takes one.
+func matrixSamples(hookURL string) map[string]any {
+	return map[string]any{
+		"create-agent":            map[string]any{"label": "m"},
+		"update-policy":           map[string]any{"max_tx_usdc": 10},
+		"send":                    map[string]any{"to": newAddress(), "amount": 1},
+		"preview-send":            map[string]any{"to": newAddress(), "amount": 1},
+		"approve":                 map[string]any{"note": "n"},
+		"reject":                  map[string]any{"note": "n"},
+		"create-webhook-endpoint": map[string]any{"url": hookURL, "events": []string{"tx.sent"}},
+		"update-webhook-endpoint": map[string]any{"description": "d"},
+	}
 }
 
 func operations(item *huma.PathItem) map[string]*huma.Operation {

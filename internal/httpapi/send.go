@@ -212,7 +212,7 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 	if _, err := s.tasks.EnqueueContext(ctx, tasks.NewSendDecideTask(r.ID)); err != nil {
 		// The enqueue may have reached Redis all the same (a timeout on
 		// the answer): only a successful abandon means nothing will run.
-		s.log.WarnContext(ctx, "enqueue send decision", "request_id", r.ID, "err", err)
+		s.log.WarnContext(ctx, "enqueue send decision", "send_request_id", r.ID, "err", err)
 		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		abandoned, aerr := payment.Abandon(bg, s.DB, r.ID)
 		cancel()
@@ -228,7 +228,7 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	s.log.InfoContext(ctx, "send decided", "request_id", r.ID, "wallet_id", r.WalletID, "status", out.Status, "signature", out.Signature)
+	s.log.InfoContext(ctx, "send decided", "send_request_id", r.ID, "wallet_id", r.WalletID, "status", out.Status, "signature", out.Signature)
 	return sendAnswer(out)
 }
 

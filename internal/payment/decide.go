@@ -88,7 +88,7 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 			return fmt.Errorf("claim send request: %w", err)
 		}
 		if r.State == StateAbandoned {
-			e.log().WarnContext(ctx, "send request past its deadline; abandoned", "request_id", r.ID)
+			e.log().WarnContext(ctx, "send request past its deadline; abandoned", "send_request_id", r.ID)
 			return nil
 		}
 		var ok bool
@@ -162,7 +162,7 @@ func (e *Engine) announce(ctx context.Context, id uuid.UUID, o *Outcome) {
 		return
 	}
 	if err := Publish(ctx, e.Redis, id, o); err != nil {
-		e.log().WarnContext(ctx, "announce outcome; the API will poll", "request_id", id, "err", err)
+		e.log().WarnContext(ctx, "announce outcome; the API will poll", "send_request_id", id, "err", err)
 	}
 }
 

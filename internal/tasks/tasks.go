@@ -3,6 +3,7 @@
 package tasks
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -58,3 +59,9 @@ func (l Logger) Error(args ...any) { l.L.Error(fmt.Sprint(args...)) }
 
 // Fatal logs at error level; asynq calls it before it exits the process.
 func (l Logger) Fatal(args ...any) { l.L.Error(fmt.Sprint(args...)) }
+
+// Printf makes Logger go-redis's logger too (redis.SetLogger): its lines
+// (failed dials, lost subscriptions) are warnings, in JSON like the rest.
+func (l Logger) Printf(ctx context.Context, format string, v ...any) {
+	l.L.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "redis")
+}
