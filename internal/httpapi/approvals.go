@@ -168,12 +168,7 @@ func (s *server) listApprovals(ctx context.Context, in *listApprovalsInput) (*li
 		return nil, s.fail(ctx, err)
 	}
 	out := &listApprovalsOutput{}
-	if len(as) > n {
-		as = as[:n]
-		last := as[n-1]
-		c := timeCursor(last.CreatedAt, last.ID)
-		out.Body.NextCursor = &c
-	}
+	as, out.Body.NextCursor = page(as, n, func(a *approval.Approval) string { return timeCursor(a.CreatedAt, a.ID) })
 	out.Body.Approvals = make([]Approval, len(as))
 	for i := range as {
 		out.Body.Approvals[i] = approvalOf(&as[i])

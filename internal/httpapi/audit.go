@@ -73,11 +73,7 @@ func (s *server) listAudit(ctx context.Context, in *auditInput) (*auditOutput, e
 		return nil, s.fail(ctx, err)
 	}
 	out := &auditOutput{}
-	if n := in.size(); len(es) > n {
-		es = es[:n]
-		c := seqCursor(es[n-1].Seq)
-		out.Body.NextCursor = &c
-	}
+	es, out.Body.NextCursor = page(es, in.size(), func(e *audit.Entry) string { return seqCursor(e.Seq) })
 	out.Body.Entries = make([]AuditEntry, len(es))
 	for i, e := range es {
 		out.Body.Entries[i] = AuditEntry{

@@ -64,6 +64,17 @@ func parseSeqCursor(s string) (int64, error) {
 var errBadCursor = &Error{status: http.StatusBadRequest, Message: "cursor: not a cursor this API returned",
 	Details: []ErrorDetail{{Location: "query.cursor", Message: "not a cursor this API returned"}}}
 
+// page cuts rows, read with one row more than n, to n rows, and when
+// there was more returns the cursor after the last row kept.
+func page[T any](rows []T, n int, cursor func(*T) string) ([]T, *string) {
+	if len(rows) <= n {
+		return rows, nil
+	}
+	rows = rows[:n]
+	c := cursor(&rows[n-1])
+	return rows, &c
+}
+
 // PageQuery is the query of a paginated list (embedded in list inputs).
 type PageQuery struct {
 	Cursor string `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page. Omit for the first page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`

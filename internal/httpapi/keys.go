@@ -123,24 +123,20 @@ func (s *server) registerKeys(api huma.API) {
 
 func (s *server) listKeys(ctx context.Context, in *PageQuery) (*listKeysOutput, error) {
 	n := in.size()
-	page := auth.KeyPage{Limit: n + 1}
+	q := auth.KeyPage{Limit: n + 1}
 	if in.Cursor != "" {
 		at, id, err := parseTimeCursor(in.Cursor)
 		if err != nil {
 			return nil, err
 		}
-		page.AfterTime, page.AfterID = at, id
+		q.AfterTime, q.AfterID = at, id
 	}
-	ks, err := auth.ListKeys(ctx, s.DB, principal(ctx).AccountID, page)
+	ks, err := auth.ListKeys(ctx, s.DB, principal(ctx).AccountID, q)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
 	out := &listKeysOutput{}
-	if len(ks) > n {
-		ks = ks[:n]
-		c := timeCursor(ks[n-1].CreatedAt, ks[n-1].ID)
-		out.Body.NextCursor = &c
-	}
+	ks, out.Body.NextCursor = page(ks, n, func(k *auth.APIKey) string { return timeCursor(k.CreatedAt, k.ID) })
 	out.Body.Keys = make([]Key, len(ks))
 	for i := range ks {
 		out.Body.Keys[i] = keyOf(&ks[i])

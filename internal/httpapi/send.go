@@ -103,10 +103,10 @@ func (s *server) registerSend(api huma.API) {
 // parseSend validates a send's wallet id and body into a request of the
 // caller's account (not yet recorded).
 func (s *server) parseSend(ctx context.Context, walletParam string, in *sendBody) (payment.Request, error) {
-	to, err := sol.PublicKeyFromBase58(in.To)
-	if err != nil {
-		return payment.Request{}, fieldError("to", "must be a base58 Solana address of 32 bytes")
+	if err := policy.ValidAddress(in.To); err != nil {
+		return payment.Request{}, fieldError("to", err.Error())
 	}
+	to := sol.MustPublicKeyFromBase58(in.To)
 	amount, err := in.Amount.Micros("amount")
 	if err != nil {
 		return payment.Request{}, err

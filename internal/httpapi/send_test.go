@@ -505,3 +505,56 @@ func TestFailedBroadcastIsResentWithSameSignature(t *testing.T) {
 		t.Fatalf("%d transactions", n)
 	}
 }
+
+// FuzzSend: whatever the body and Idempotency-Key, a send and its preview
+// answer a decision or a 4xx with an {"error"} body, never a 5xx; and a
+// body the preview refuses as malformed or invalid, the send refuses with
+// the same status (one decoder, one validation).
+func FuzzSend(f *testing.F) {
+	to := newAddress()
+	for _, s := range []struct{ body, key string }{
+		{`{"to":"` + to + `","amount":0.5}`, ""},
+		{`{"to":"` + to + `","amount":0.5,"memo":"invoice 7"}`, "k-1"},
+		{`{"to":"` + to + `","amount":0.5}`, "k-1"},
+		{`{"to":"` + to + `","amount":"0.5"}`, ""},
+		{`{"to":"` + to + `","amount":1e-7}`, ""},
+		{`{"to":"` + to + `","amount":1e400}`, ""},
+		{`{"to":"` + to + `","amount":-1}`, ""},
+		{`{"to":"11111111111111111111111111111111","amount":1}`, ""},
+		{`{"to":"` + to + `x","amount":1}`, ""},
+		{`{"to":"` + to + `","amount":1,"memo":"\u0000"}`, ""},
+		{`{"to":"` + to + `","amount":1,"extra":true}`, ""},
+		{`{"to":"` + to + `"}`, ""},
+		{`{"to":`, ""},
+		{`null`, "naïve"},
+		{`{"to":"` + to + `","amount":1}`, strings.Repeat("k", 256)},
+	} {
+		f.Add(s.body, s.key)
+	}
+	e := newEnv(f)
+	e.startWorker()
+	id, _ := e.agent(nil, 1_000_000_000)
+	f.Fuzz(func(t *testing.T, body, key string) {
+		e := e.with(t)
+		if strings.ContainsFunc(key, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			t.Skip("no HTTP client sends control characters in a header")
+		}
+		var hdr http.Header
+		if key != "" {
+			hdr = http.Header{"Idempotency-Key": {key}}
+		}
+		pstatus, praw, _ := e.request("POST", fmt.Sprintf(sendPath, id)+"/preview", e.key, body, nil)
+		status, raw, _ := e.request("POST", fmt.Sprintf(sendPath, id), e.key, body, hdr)
+		for _, a := range []struct {
+			status int
+			raw    []byte
+		}{{pstatus, praw}, {status, raw}} {
+			if a.status >= 500 || a.status >= 400 && !strings.Contains(string(a.raw), `"error"`) {
+				t.Fatalf("body %q key %q → %d %s", body, key, a.status, a.raw)
+			}
+		}
+		if (pstatus == 400 || pstatus == 422) && status != pstatus {
+			t.Fatalf("body %q: preview %d %s, send %d %s", body, pstatus, praw, status, raw)
+		}
+	})
+}

@@ -142,7 +142,8 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	cfg.SchemasPath = Prefix + "/schemas"
 	cfg.Info.Description = "USDC wallets on Solana for AI agents, gated by per-wallet spending policies. " +
 		"Every route needs `Authorization: Bearer <API_KEY>`; keys start with `svc_test_` (devnet) or `svc_live_` (mainnet). " +
-		"Errors answer `{\"error\": \"...\"}`. Amounts are JSON numbers in whole USDC with at most 6 decimals."
+		"Errors answer `{\"error\": \"...\"}`. Amounts are JSON numbers in whole USDC with at most 6 decimals. " +
+		"Operations without a request body refuse one (send none, or `{}`). Every answer carries `X-Request-Id` (the caller's, when it sends one of 1 to 128 characters of `[A-Za-z0-9._:-]`)."
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: svc_test_… or svc_live_…"},
 	}

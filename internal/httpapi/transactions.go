@@ -121,10 +121,8 @@ func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput
 	}
 	out := &transactionsOutput{}
 	var next *string
-	if n := f.Limit - 1; !plain && len(ts) > n {
-		ts = ts[:n]
-		c := timeCursor(ts[n-1].CreatedAt, ts[n-1].ID)
-		next = &c
+	if !plain {
+		ts, next = page(ts, f.Limit-1, func(t *payment.Transaction) string { return timeCursor(t.CreatedAt, t.ID) })
 	}
 	out.Body.Transactions = make([]Transaction, len(ts))
 	for i, t := range ts {

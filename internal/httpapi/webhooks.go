@@ -345,11 +345,7 @@ func (s *server) listDeliveries(ctx context.Context, in *listDeliveriesInput) (*
 		return nil, s.fail(ctx, err)
 	}
 	out := &listDeliveriesOutput{}
-	if len(ds) > n {
-		ds = ds[:n]
-		c := timeCursor(ds[n-1].CreatedAt, ds[n-1].ID)
-		out.Body.NextCursor = &c
-	}
+	ds, out.Body.NextCursor = page(ds, n, func(d *webhook.Delivery) string { return timeCursor(d.CreatedAt, d.ID) })
 	out.Body.Deliveries = make([]DeliveryOut, len(ds))
 	for i := range ds {
 		out.Body.Deliveries[i] = deliveryOf(&ds[i])

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mr-tron/base58"
+
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -53,4 +55,31 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An address passes only when it is the exact base58 spelling of 32
+// bytes (so what is stored, compared against the allowlist and paid to is
+// one string per key), and a refusal quotes at most 64 characters of it.
+func FuzzValidAddress(f *testing.F) {
+	for _, s := range []string{
+		"4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU", "11111111111111111111111111111111", "1111111111111111111111111111111",
+		"EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1", "0PjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+		"zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", "", " 4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU", "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU\x00",
+		strings.Repeat("é", 40),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		err := ValidAddress(s)
+		if err != nil {
+			if len(err.Error()) > 64*4+80 {
+				t.Fatalf("error quotes too much: %d bytes", len(err.Error()))
+			}
+			return
+		}
+		b, derr := base58.Decode(s)
+		if derr != nil || len(b) != 32 || base58.Encode(b) != s {
+			t.Fatalf("%q passed: decodes to %d bytes (%v), spelled canonically %q", s, len(b), derr, base58.Encode(b))
+		}
+	})
 }
