@@ -23,6 +23,11 @@ var ErrKeyRevoked = errors.New("api key is revoked")
 // revoking would lock the account's humans out.
 var ErrOperatorKey = errors.New("agent keys cannot rotate or revoke operator keys")
 
+// ErrNotKeyOwner refuses an agent key's attempt to rotate or revoke
+// another agent's key: it could lock that agent out, or take its key and
+// act under its name.
+var ErrNotKeyOwner = errors.New("an agent key may rotate or revoke only itself and the keys it created")
+
 // KeyPage asks for a page of keys, newest first: Limit rows strictly after
 // (AfterTime, AfterID) when AfterTime is set.
 type KeyPage struct {
@@ -62,10 +67,16 @@ func lockKey(ctx context.Context, tx bun.Tx, accountID, id uuid.UUID) (APIKey, e
 }
 
 // mayManage is the rule for rotating and revoking: an operator key may
-// manage any key of its account, an agent key only agent keys.
+// manage any key of its account; an agent key only itself and the keys it
+// created (a rotation hands those to the successor).
 func mayManage(by Principal, k *APIKey) error {
-	if !by.CanApprove && k.CanApprove() {
+	switch {
+	case by.CanApprove:
+		return nil
+	case k.CanApprove():
 		return ErrOperatorKey
+	case k.ID != by.KeyID && k.CreatedBy.UUID != by.KeyID:
+		return ErrNotKeyOwner
 	}
 	return nil
 }
@@ -95,6 +106,17 @@ func Rotate(ctx context.Context, tx bun.Tx, by Principal, id uuid.UUID) (old, fr
 		WherePK().Returning("revoked_at, replaced_by").Scan(ctx)
 	if err != nil {
 		err = fmt.Errorf("revoke rotated key: %w", err)
+		return
+	}
+	// The keys the old one created are the new one's to manage. (Who made
+	// them stays in the audit log.) Operator keys' are unaffected: they
+	// manage every key anyway, and created_by marks agent keys.
+	if !old.CanApprove() {
+		_, err = tx.NewUpdate().Table("api_keys").Set("created_by = ?", fresh.ID).
+			Where("account_id = ? AND created_by = ?", by.AccountID, old.ID).Exec(ctx)
+		if err != nil {
+			err = fmt.Errorf("hand created keys to the successor: %w", err)
+		}
 	}
 	return
 }

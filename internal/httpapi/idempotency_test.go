@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -239,5 +240,48 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 	}
 	if n := e.countRows("transactions"); n != 2 {
 		t.Fatalf("%d transactions", n)
+	}
+}
+
+// A parked send holds its key while its approval is open, however old,
+// and for 24 hours after the approval is decided: a late retry never parks
+// a second approval for the same payment.
+func TestIdempotencyKeyHeldWhileApprovalOpen(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 2}, 10_000_000)
+	body := map[string]any{"to": newAddress(), "amount": 3}
+	status, first, _ := e.sendOnce(id, "parked", body)
+	if status != 202 {
+		t.Fatalf("first: %d %s", status, first)
+	}
+	age := func(table, column, by string) {
+		t.Helper()
+		if _, err := e.db.NewRaw(fmt.Sprintf("UPDATE %s SET %s = %s - interval '%s'", table, column, column, by)).
+			Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	age("send_requests", "created_at", "3 days")
+	status, again, h := e.sendOnce(id, "parked", body)
+	if status != 202 || !bytes.Equal(first, again) || h.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("retry while the approval is open: %d %s %v", status, again, h)
+	}
+	var ap map[string]any
+	_ = json.Unmarshal(first, &ap)
+	if status, body := e.reject(ap["approval_id"].(string), e.key, nil); status != 200 {
+		t.Fatalf("reject: %d %v", status, body)
+	}
+	if status, again, _ := e.sendOnce(id, "parked", body); status != 202 || !bytes.Equal(first, again) {
+		t.Fatalf("retry just after the decision: %d %s", status, again)
+	}
+	age("approvals", "decided_at", "24 hours 1 second")
+	status, fresh, h := e.sendOnce(id, "parked", body)
+	if status != 202 || bytes.Equal(first, fresh) || h.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("retry 24 h after the decision: %d %s %v", status, fresh, h)
+	}
+	if n := e.countRows("approvals"); n != 2 {
+		t.Fatalf("%d approvals", n)
 	}
 }

@@ -104,7 +104,7 @@ func (s *server) registerKeys(api huma.API) {
 		Path:        Prefix + "/keys/{id}/rotate",
 		Summary:     "Rotate an API key",
 		Description: "Revokes the key at once (refused from the next request on) and returns its replacement, of the same kind, shown only in this answer. " +
-			"A key may rotate itself. An agent key cannot rotate an operator key (403). 409 when the key is already revoked.",
+			"A key may rotate itself. An agent key may rotate only itself and the keys it created (403 otherwise; the keys it created pass to its successor); operator keys may rotate any key. 409 when the key is already revoked.",
 		Tags:   []string{"Keys"},
 		Errors: []int{401, 403, 404, 409},
 	}, s.rotateKey)
@@ -115,7 +115,7 @@ func (s *server) registerKeys(api huma.API) {
 		Path:        Prefix + "/keys/{id}",
 		Summary:     "Revoke an API key",
 		Description: "The key is refused from the next request on. Answers the key with `revoked_at`; revoking a revoked key changes nothing. " +
-			"An agent key cannot revoke an operator key (403).",
+			"An agent key may revoke only itself and the keys it created (403 otherwise); operator keys may revoke any key.",
 		Tags:   []string{"Keys"},
 		Errors: []int{401, 403, 404},
 	}, s.revokeKey)
@@ -237,6 +237,8 @@ func keyErr(err error) *Error {
 		return errorf(http.StatusConflict, "key is already revoked")
 	case errors.Is(err, auth.ErrOperatorKey):
 		return errorf(http.StatusForbidden, "agent keys cannot rotate or revoke operator keys")
+	case errors.Is(err, auth.ErrNotKeyOwner):
+		return errorf(http.StatusForbidden, "an agent key may rotate or revoke only itself and the keys it created")
 	}
 	return nil
 }

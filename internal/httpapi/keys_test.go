@@ -138,6 +138,42 @@ func TestAgentKeysCannotManageOperatorKeys(t *testing.T) {
 	}
 }
 
+// An agent key manages itself and the keys it created, not its siblings';
+// rotating it hands its keys to the successor.
+func TestAgentKeysManageOnlyTheirOwn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, agentA := e.agentKey()
+	siblingID, sibling := e.agentKey()
+	for _, tc := range []struct{ method, path string }{
+		{"POST", keysPath + "/" + siblingID + "/rotate"},
+		{"DELETE", keysPath + "/" + siblingID},
+	} {
+		status, body := e.do(tc.method, tc.path, agentA, nil)
+		wantError(t, status, body, http.StatusForbidden, "only itself and the keys it created")
+	}
+	if status, _ := e.do("GET", "/api/public/v1/agents", sibling, nil); status != 200 {
+		t.Fatal("the sibling's key stopped working")
+	}
+	// A creates C; A is rotated into A2; A2 (not A) manages C.
+	status, c := e.do("POST", keysPath, agentA, nil)
+	if status != 201 {
+		t.Fatalf("create: %d %v", status, c)
+	}
+	status, a2 := e.do("POST", keysPath+"/"+keyIDOf(t, e, agentA)+"/rotate", agentA, nil)
+	if status != 200 {
+		t.Fatalf("rotate: %d %v", status, a2)
+	}
+	status, body := e.do("POST", keysPath+"/"+c["id"].(string)+"/rotate", a2["key"].(string), nil)
+	if status != 200 || body["can_approve"] != false {
+		t.Fatalf("successor rotating its key: %d %v", status, body)
+	}
+	// The operator key manages every key.
+	if status, body := e.do("DELETE", keysPath+"/"+siblingID, e.key, nil); status != 200 {
+		t.Fatalf("operator revoking: %d %v", status, body)
+	}
+}
+
 func TestRevokeKey(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -30,7 +30,7 @@ const sendGrace = 5 * time.Second
 
 type sendInput struct {
 	ID             string `path:"id" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
-	IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Optional. A unique string (1 to 255 printable ASCII characters, e.g. a UUID) that makes the send safe to retry for 24 hours: a repeat with the same body answers the first answer again (with Idempotent-Replayed: true) and pays nothing more; with another body 422; while the first is still in progress 409. A first attempt that answered 503 \"nothing was sent\" or 502 may be retried with the same key." example:"6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f"`
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Optional. A unique string (1 to 255 printable ASCII characters, e.g. a UUID) that makes the send safe to retry for 24 hours (a send parked for approval: while its approval is open and 24 hours after it is decided): a repeat with the same body answers the first answer again (with Idempotent-Replayed: true) and pays nothing more; with another body 422; while the first is still in progress 409. A first attempt that answered 503 \"nothing was sent\" or 502 may be retried with the same key." example:"6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f"`
 	Body           sendBody
 }
 

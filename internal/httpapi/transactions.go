@@ -92,6 +92,18 @@ func (s *server) registerTransactions(api huma.API) {
 func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput) (*transactionsOutput, error) {
 	pr := principal(ctx)
 	f := payment.TxFilter{Status: in.Status, Since: in.Since, Until: in.Until, Limit: cmp.Or(in.Limit, TransactionsLimit)}
+	for _, q := range []struct {
+		name string
+		t    time.Time
+	}{{"since", in.Since}, {"until", in.Until}} {
+		name, t := q.name, q.t
+		// Year 0 and beyond 9999 parse as RFC 3339 but are no moment a
+		// transaction has; PostgreSQL would refuse some of them.
+		if !t.IsZero() && (t.UTC().Year() < 1970 || t.UTC().Year() > 9999) {
+			return nil, &Error{status: http.StatusUnprocessableEntity, Message: name + ": must be between 1970 and 9999",
+				Details: []ErrorDetail{{Location: "query." + name, Message: "must be between 1970 and 9999"}}}
+		}
+	}
 	if in.WalletID != "" {
 		id, err := uuid.Parse(in.WalletID)
 		if err != nil {

@@ -170,15 +170,18 @@ func TestTransactionsFilters(t *testing.T) {
 	status, body = e.do("GET", transactionsPath+"?wallet_id="+uuid.NewString(), e.key, nil)
 	wantError(t, status, body, http.StatusNotFound, "not found")
 	for q, want := range map[string]string{
-		"wallet_id=nope":    "wallet_id",
-		"status=sent":       "status",
-		"limit=501":         "limit",
-		"limit=0":           "limit",
-		"since=yesterday":   "since",
-		"until=2026-13-01":  "until",
-		"cursor=%21%21":     "cursor",
-		"cursor=bm90LWl0":   "cursor",
-		"limit=1&cursor=x_": "cursor",
+		"wallet_id=nope":                    "wallet_id",
+		"status=sent":                       "status",
+		"limit=501":                         "limit",
+		"limit=0":                           "limit",
+		"since=yesterday":                   "since",
+		"until=2026-13-01":                  "until",
+		"cursor=%21%21":                     "cursor",
+		"cursor=bm90LWl0":                   "cursor",
+		"limit=1&cursor=x_":                 "cursor",
+		"since=0000-06-01T00:00:00Z":        "since",
+		"since=0001-01-01T00:00:00%2B01:00": "since",
+		"until=1969-12-31T23:59:59Z":        "until",
 	} {
 		status, body := e.do("GET", transactionsPath+"?"+q, e.key, nil)
 		if status != 400 && status != 422 {

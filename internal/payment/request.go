@@ -67,7 +67,9 @@ func insert(ctx context.Context, db bun.IDB, r *Request, wait time.Duration) (in
 }
 
 // IdempotencyRetention is how long an Idempotency-Key answers with its
-// first request's outcome; after it the key starts a new request.
+// first request's outcome; after it the key starts a new request. A send
+// parked for approval holds its key while the approval is open, and for
+// this long after it is decided.
 const IdempotencyRetention = 24 * time.Hour
 
 // ErrKeyReused is an Idempotency-Key sent again with a different request
@@ -84,8 +86,8 @@ var ErrInFlight = errors.New("a request with this Idempotency-Key is still in pr
 // records nothing; with another body ErrKeyReused; while the first is
 // undecided, or decided and still within its wait for the broadcast
 // (deadline + grace), ErrInFlight. A request that was abandoned, whose
-// node could not be reached before signing, or older than
-// IdempotencyRetention no longer holds its key.
+// node could not be reached before signing, or past IdempotencyRetention
+// no longer holds its key.
 func SubmitOnce(ctx context.Context, db bun.IDB, r *Request, wait, grace time.Duration) (prior *Outcome, err error) {
 	for range 4 {
 		inserted, err := insert(ctx, db, r, wait)
@@ -96,9 +98,15 @@ func SubmitOnce(ctx context.Context, db bun.IDB, r *Request, wait, grace time.Du
 			Request
 			Expired, Overdue, Waiting bool
 		}
-		err = db.NewRaw(`SELECT r.*, r.created_at < now() - ? * interval '1 microsecond' AS expired,
-				r.deadline < now() AS overdue, r.deadline + ? * interval '1 microsecond' > now() AS waiting
-			FROM send_requests AS r WHERE r.account_id = ? AND r.idempotency_key = ? AND `+liveKey,
+		// A parked send keeps its key while its approval is open and for
+		// the retention after it is decided: a retry days later must not
+		// park a second approval a human could also approve.
+		err = db.NewRaw(`SELECT r.*,
+				r.created_at < now() - ?0 * interval '1 microsecond' AND NOT EXISTS (
+					SELECT 1 FROM approvals AS a WHERE a.request_id = r.id
+					AND (a.status IN ('pending', 'signing') OR a.decided_at >= now() - ?0 * interval '1 microsecond')) AS expired,
+				r.deadline < now() AS overdue, r.deadline + ?1 * interval '1 microsecond' > now() AS waiting
+			FROM send_requests AS r WHERE r.account_id = ?2 AND r.idempotency_key = ?3 AND `+liveKey,
 			IdempotencyRetention.Microseconds(), grace.Microseconds(), r.AccountID, r.IdempotencyKey).
 			Scan(ctx, &held)
 		switch {
