@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/ratelimit"
 )
 
 const keysPath = "/api/public/v1/keys"
@@ -84,6 +87,15 @@ func TestRotateKey(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	oldID := "key_" + keyIDOf(t, e, e.key)
+	// A second API instance over the same database, which has just
+	// served the old key.
+	h, closeOps := httpapi.New(httpapi.Deps{DB: e.db, Redis: e.rdb, RateLimits: &ratelimit.Limits{Read: 1000, Write: 1000, Send: 1000}})
+	t.Cleanup(closeOps)
+	other := e.with(t)
+	other.url = newTestServer(t, h)
+	if status, body := other.do("GET", "/api/public/v1/agents", e.key, nil); status != 200 {
+		t.Fatalf("other instance: %d %v", status, body)
+	}
 	status, body := e.do("POST", keysPath+"/"+oldID+"/rotate", e.key, nil)
 	if status != http.StatusOK || body["replaces"] != oldID || body["can_approve"] != true {
 		t.Fatalf("rotate: %d %v", status, body)
@@ -93,10 +105,12 @@ func TestRotateKey(t *testing.T) {
 		t.Fatalf("new key %q", newKey)
 	}
 	// The old key is refused on the very next request; the new one works.
-	status, body = e.do("GET", "/api/public/v1/agents", e.key, nil)
-	wantError(t, status, body, http.StatusUnauthorized, "Unauthorized")
-	if status, body := e.do("GET", "/api/public/v1/agents", newKey, nil); status != 200 {
-		t.Fatalf("new key: %d %v", status, body)
+	for _, instance := range []*env{e, other} {
+		status, body = instance.do("GET", "/api/public/v1/agents", e.key, nil)
+		wantError(t, status, body, http.StatusUnauthorized, "Unauthorized")
+		if status, body := instance.do("GET", "/api/public/v1/agents", newKey, nil); status != 200 {
+			t.Fatalf("new key: %d %v", status, body)
+		}
 	}
 	ks := e.listKeys(newKey)
 	if ks[oldID]["revoked_at"] == nil || ks[oldID]["replaced_by"] != newID || ks[newID]["can_approve"] != true {
