@@ -95,10 +95,31 @@ func CreateKey(ctx context.Context, db bun.IDB, account Account) (APIKey, string
 	return createKey(ctx, db, account, uuid.NullUUID{})
 }
 
+// MaxAgentKeys bounds an account's live agent keys: rate limits count per
+// key, so unbounded keys would be unbounded requests.
+const MaxAgentKeys = 100
+
+// ErrTooManyKeys refuses an agent key past MaxAgentKeys.
+var ErrTooManyKeys = fmt.Errorf("the account holds %d live agent keys, the most it may; revoke one first", MaxAgentKeys)
+
 // CreateAgentKey makes a key on behalf of key `by`: it may send and
-// reject, but never approve.
-func CreateAgentKey(ctx context.Context, db bun.IDB, account Account, by uuid.UUID) (APIKey, string, error) {
-	return createKey(ctx, db, account, uuid.NullUUID{UUID: by, Valid: true})
+// reject, but never approve. It locks the account row to count its live
+// agent keys, so tx must be a transaction.
+func CreateAgentKey(ctx context.Context, tx bun.Tx, account Account, by uuid.UUID) (APIKey, string, error) {
+	if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", account.ID).Exec(ctx); err != nil {
+		return APIKey{}, "", fmt.Errorf("lock account: %w", err)
+	}
+	// A statement of its own: its snapshot, taken after the lock, sees
+	// the keys that creates which held it committed.
+	live, err := tx.NewSelect().Table("api_keys").
+		Where("account_id = ? AND revoked_at IS NULL AND created_by IS NOT NULL", account.ID).Count(ctx)
+	if err != nil {
+		return APIKey{}, "", fmt.Errorf("count agent keys: %w", err)
+	}
+	if live >= MaxAgentKeys {
+		return APIKey{}, "", ErrTooManyKeys
+	}
+	return createKey(ctx, tx, account, uuid.NullUUID{UUID: by, Valid: true})
 }
 
 func createKey(ctx context.Context, db bun.IDB, account Account, by uuid.NullUUID) (APIKey, string, error) {

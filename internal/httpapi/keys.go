@@ -92,10 +92,11 @@ func (s *server) registerKeys(api huma.API) {
 		Path:        Prefix + "/keys",
 		Summary:     "Create an API key",
 		Description: "A new agent key of the calling key's account: it reaches every wallet of the account, may send and reject, but never approve a payment " +
-			"(otherwise an agent could mint a key and approve its own sends). The full key is in this answer only.",
+			"(otherwise an agent could mint a key and approve its own sends). The full key is in this answer only. " +
+			"An account holds at most 100 live agent keys (409 past that: revoke one first).",
 		Tags:          []string{"Keys"},
 		DefaultStatus: http.StatusCreated,
-		Errors:        []int{401},
+		Errors:        []int{401, 409},
 	}, s.createKey)
 
 	huma.Register(api, huma.Operation{
@@ -235,6 +236,8 @@ func keyErr(err error) *Error {
 		return errorf(http.StatusNotFound, "key not found")
 	case errors.Is(err, auth.ErrKeyRevoked):
 		return errorf(http.StatusConflict, "key is already revoked")
+	case errors.Is(err, auth.ErrTooManyKeys):
+		return errorf(http.StatusConflict, auth.ErrTooManyKeys.Error())
 	case errors.Is(err, auth.ErrOperatorKey):
 		return errorf(http.StatusForbidden, "agent keys cannot rotate or revoke operator keys")
 	case errors.Is(err, auth.ErrNotKeyOwner):

@@ -3,8 +3,10 @@ package httpapi_test
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/ratelimit"
 )
@@ -231,4 +233,44 @@ func TestKeyOfAnotherAccountIsNotFound(t *testing.T) {
 	if status, _ := e.do("GET", keysPath, otherKey, nil); status != 200 {
 		t.Fatal("the other account's key was touched")
 	}
+}
+
+// An account holds at most 100 live agent keys (rate limits count per
+// key); concurrent creates never pass the bound, and a revocation makes
+// room.
+func TestAgentKeysAreBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	firstID, _ := e.agentKey()
+	for range auth.MaxAgentKeys - 5 {
+		e.agentKey()
+	}
+	var wg sync.WaitGroup
+	statuses := make([]int, 12)
+	for i := range statuses {
+		wg.Go(func() {
+			statuses[i], _ = e.with(t).do("POST", keysPath, e.key, nil)
+		})
+	}
+	wg.Wait()
+	created := 0
+	for _, s := range statuses {
+		switch s {
+		case http.StatusCreated:
+			created++
+		case http.StatusConflict:
+		default:
+			t.Fatalf("statuses %v", statuses)
+		}
+	}
+	if created != 4 {
+		t.Fatalf("%d of 12 concurrent creates passed with room for 4 (%v)", created, statuses)
+	}
+	status, body := e.do("POST", keysPath, e.key, nil)
+	wantError(t, status, body, http.StatusConflict, "revoke one first")
+	// A revocation makes room.
+	if status, body := e.do("DELETE", keysPath+"/"+firstID, e.key, nil); status != 200 {
+		t.Fatalf("revoke: %d %v", status, body)
+	}
+	e.agentKey()
 }
