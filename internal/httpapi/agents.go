@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -37,14 +36,9 @@ type Balance struct {
 
 // Agent is an agent wallet.
 type Agent struct {
-	ID        string    `json:"id" format:"uuid" doc:"Wallet id (UUIDv4); also the id for /wallets/{id}/balance." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
-	Label     string    `json:"label" doc:"Human label given at creation." example:"research-bot"`
-	Kind      string    `json:"kind" enum:"agent" doc:"Wallet kind." example:"agent"`
-	Pubkey    string    `json:"pubkey" doc:"Solana address (base58) that receives funds." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
-	State     string    `json:"state" enum:"active,frozen" doc:"A frozen wallet is blocked from every send (reason wallet_frozen)." example:"active"`
-	CreatedAt time.Time `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
-	Policy    Policy    `json:"policy" doc:"The wallet's spending policy."`
-	Balance   *Balance  `json:"balance,omitempty" doc:"Live balance; only in the single-agent answer."`
+	Wallet
+	Policy  Policy   `json:"policy" doc:"The wallet's spending policy."`
+	Balance *Balance `json:"balance,omitempty" doc:"Live balance; only in the single-agent answer."`
 }
 
 func agentOf(w *wallet.Wallet) Agent {
@@ -53,12 +47,7 @@ func agentOf(w *wallet.Wallet) Agent {
 		allow = []string{}
 	}
 	return Agent{
-		ID:        w.ID.String(),
-		Label:     w.Label,
-		Kind:      w.Kind,
-		Pubkey:    w.Pubkey,
-		State:     string(w.State),
-		CreatedAt: w.CreatedAt.UTC(),
+		Wallet: walletOf(w),
 		Policy: Policy{
 			DailyLimitUSDC:        USDC(w.DailyLimit),
 			MaxTxUSDC:             USDC(w.MaxTx),

@@ -40,9 +40,13 @@ func (e *Error) GetStatus() int { return e.status }
 func errorf(status int, msg string) *Error { return &Error{status: status, Message: msg} }
 
 // fieldError answers 422 naming a body field.
-func fieldError(field, msg string) *Error {
+func fieldError(field, msg string) *Error { return inputError("body", field, msg) }
+
+// inputError answers 422 naming a field of one part of the request
+// (body, query, header), as huma's own validation does.
+func inputError(part, field, msg string) *Error {
 	return &Error{status: http.StatusUnprocessableEntity, Message: field + ": " + msg,
-		Details: []ErrorDetail{{Location: "body." + field, Message: msg}}}
+		Details: []ErrorDetail{{Location: part + "." + field, Message: msg}}}
 }
 
 var installErrors sync.Once

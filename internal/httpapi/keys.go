@@ -239,9 +239,9 @@ func keyErr(err error) *Error {
 	case errors.Is(err, auth.ErrTooManyKeys):
 		return errorf(http.StatusConflict, auth.ErrTooManyKeys.Error())
 	case errors.Is(err, auth.ErrOperatorKey):
-		return errorf(http.StatusForbidden, "agent keys cannot rotate or revoke operator keys")
+		return errorf(http.StatusForbidden, auth.ErrOperatorKey.Error())
 	case errors.Is(err, auth.ErrNotKeyOwner):
-		return errorf(http.StatusForbidden, "an agent key may rotate or revoke only itself and the keys it created")
+		return errorf(http.StatusForbidden, auth.ErrNotKeyOwner.Error())
 	}
 	return nil
 }

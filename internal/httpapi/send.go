@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
-	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
@@ -103,10 +102,11 @@ func (s *server) registerSend(api huma.API) {
 // parseSend validates a send's wallet id and body into a request of the
 // caller's account (not yet recorded).
 func (s *server) parseSend(ctx context.Context, walletParam string, in *sendBody) (payment.Request, error) {
+	// A valid address is the canonical spelling of its key, so it is
+	// stored and compared as sent.
 	if err := policy.ValidAddress(in.To); err != nil {
 		return payment.Request{}, fieldError("to", err.Error())
 	}
-	to := sol.MustPublicKeyFromBase58(in.To)
 	amount, err := in.Amount.Micros("amount")
 	if err != nil {
 		return payment.Request{}, err
@@ -134,7 +134,7 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *sendBody
 	return payment.Request{
 		ID: uuid.New(), AccountID: pr.AccountID, WalletID: walletID,
 		KeyID:   uuid.NullUUID{UUID: pr.KeyID, Valid: pr.KeyID != uuid.Nil},
-		Network: pr.Network, To: to.String(), Amount: amount, Memo: memo,
+		Network: pr.Network, To: in.To, Amount: amount, Memo: memo,
 	}, nil
 }
 
@@ -184,8 +184,7 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 	}
 	if key := in.IdempotencyKey; key != "" {
 		if !validIdempotencyKey(key) {
-			return nil, &Error{status: http.StatusUnprocessableEntity, Message: "Idempotency-Key: must be 1 to 255 printable ASCII characters",
-				Details: []ErrorDetail{{Location: "header.Idempotency-Key", Message: "must be 1 to 255 printable ASCII characters"}}}
+			return nil, inputError("header", "Idempotency-Key", "must be 1 to 255 printable ASCII characters")
 		}
 		r.IdempotencyKey = &key
 		prior, err := payment.SubmitOnce(ctx, s.DB, &r, s.sendWait, sendGrace)

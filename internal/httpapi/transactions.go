@@ -89,26 +89,27 @@ func (s *server) registerTransactions(api huma.API) {
 	}, s.listTransactions)
 }
 
+// plausible: unset, or in the years 1970 to 9999. Year 0 and years past
+// 9999 parse as RFC 3339 but are no moment a transaction has, and
+// PostgreSQL refuses some of them.
+func plausible(t time.Time) bool {
+	y := t.UTC().Year()
+	return t.IsZero() || y >= 1970 && y <= 9999
+}
+
 func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput) (*transactionsOutput, error) {
 	pr := principal(ctx)
 	f := payment.TxFilter{Status: in.Status, Since: in.Since, Until: in.Until, Limit: cmp.Or(in.Limit, TransactionsLimit)}
-	for _, q := range []struct {
-		name string
-		t    time.Time
-	}{{"since", in.Since}, {"until", in.Until}} {
-		name, t := q.name, q.t
-		// Year 0 and beyond 9999 parse as RFC 3339 but are no moment a
-		// transaction has; PostgreSQL would refuse some of them.
-		if !t.IsZero() && (t.UTC().Year() < 1970 || t.UTC().Year() > 9999) {
-			return nil, &Error{status: http.StatusUnprocessableEntity, Message: name + ": must be between 1970 and 9999",
-				Details: []ErrorDetail{{Location: "query." + name, Message: "must be between 1970 and 9999"}}}
-		}
+	if !plausible(in.Since) {
+		return nil, inputError("query", "since", "must be between 1970 and 9999")
+	}
+	if !plausible(in.Until) {
+		return nil, inputError("query", "until", "must be between 1970 and 9999")
 	}
 	if in.WalletID != "" {
 		id, err := uuid.Parse(in.WalletID)
 		if err != nil {
-			return nil, &Error{status: http.StatusUnprocessableEntity, Message: "wallet_id: must be a wallet id (UUID)",
-				Details: []ErrorDetail{{Location: "query.wallet_id", Message: "must be a wallet id (UUID)"}}}
+			return nil, inputError("query", "wallet_id", "must be a wallet id (UUID)")
 		}
 		// Another account's wallet is not found, never an empty list.
 		if _, err := wallet.Get(ctx, s.DB, pr.AccountID, id); err != nil {
@@ -123,9 +124,9 @@ func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput
 		}
 		f.AfterTime, f.AfterID = at, id
 	}
-	plain := in.plain()
+	plain, n := in.plain(), f.Limit
 	if !plain {
-		f.Limit++ // one more tells whether a next page exists
+		f.Limit = n + 1 // one more tells whether a next page exists
 	}
 	ts, err := payment.ListTransactions(ctx, s.DB, pr.AccountID, f)
 	if err != nil {
@@ -134,7 +135,7 @@ func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput
 	out := &transactionsOutput{}
 	var next *string
 	if !plain {
-		ts, next = page(ts, f.Limit-1, func(t *payment.Transaction) string { return timeCursor(t.CreatedAt, t.ID) })
+		ts, next = page(ts, n, func(t *payment.Transaction) string { return timeCursor(t.CreatedAt, t.ID) })
 	}
 	out.Body.Transactions = make([]Transaction, len(ts))
 	for i, t := range ts {

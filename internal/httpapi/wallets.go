@@ -14,14 +14,19 @@ type balanceOutput struct {
 	Body Balance
 }
 
-// Wallet is a wallet of the account as listed by GET /wallets.
+// Wallet is a wallet of the account as listed by GET /wallets, and the
+// first fields of every agent object.
 type Wallet struct {
-	ID        string    `json:"id" format:"uuid" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	ID        string    `json:"id" format:"uuid" doc:"Wallet id (UUIDv4); also the id for /wallets/{id}/balance." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	Label     string    `json:"label" doc:"Human label given at creation." example:"research-bot"`
 	Kind      string    `json:"kind" enum:"agent" doc:"Wallet kind." example:"agent"`
-	Label     string    `json:"label" doc:"Human label." example:"research-bot"`
-	Pubkey    string    `json:"pubkey" doc:"Solana address (base58)." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
-	State     string    `json:"state" enum:"active,frozen" doc:"A frozen wallet is blocked from every send." example:"active"`
+	Pubkey    string    `json:"pubkey" doc:"Solana address (base58) that receives funds." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	State     string    `json:"state" enum:"active,frozen" doc:"A frozen wallet is blocked from every send (reason wallet_frozen)." example:"active"`
 	CreatedAt time.Time `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
+}
+
+func walletOf(w *wallet.Wallet) Wallet {
+	return Wallet{ID: w.ID.String(), Label: w.Label, Kind: w.Kind, Pubkey: w.Pubkey, State: string(w.State), CreatedAt: w.CreatedAt.UTC()}
 }
 
 type listWalletsOutput struct {
@@ -46,9 +51,8 @@ func (s *server) registerWallets(api huma.API) {
 		}
 		out := &listWalletsOutput{}
 		out.Body.Wallets = make([]Wallet, len(ws))
-		for i, w := range ws {
-			out.Body.Wallets[i] = Wallet{ID: w.ID.String(), Kind: w.Kind, Label: w.Label, Pubkey: w.Pubkey,
-				State: string(w.State), CreatedAt: w.CreatedAt.UTC()}
+		for i := range ws {
+			out.Body.Wallets[i] = walletOf(&ws[i])
 		}
 		return out, nil
 	})
