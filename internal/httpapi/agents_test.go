@@ -209,7 +209,7 @@ func TestCreateAgentValidation(t *testing.T) {
 			t.Errorf("%s: error %q does not name %s", tc.name, msg, tc.field)
 		}
 	}
-	if n := e.countWallets(); n != 0 {
+	if n := e.countRows("wallets"); n != 0 {
 		t.Fatalf("invalid bodies created %d wallets", n)
 	}
 }
@@ -241,8 +241,8 @@ func TestConcurrentCreates(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if len(seen) != n || e.countWallets() != n {
-		t.Fatalf("%d distinct wallets, %d rows; want %d", len(seen), e.countWallets(), n)
+	if len(seen) != n || e.countRows("wallets") != n {
+		t.Fatalf("%d distinct wallets, %d rows; want %d", len(seen), e.countRows("wallets"), n)
 	}
 }
 
@@ -291,7 +291,7 @@ func TestCreateRefusedWhenWorkersLackTheKey(t *testing.T) {
 	wantError(t, status, body, http.StatusServiceUnavailable, "master key")
 	status, body = e.do("GET", "/readyz", "", nil)
 	wantError(t, status, body, http.StatusServiceUnavailable, "not ready")
-	if e.countWallets() != 0 {
+	if e.countRows("wallets") != 0 {
 		t.Fatal("wallet created")
 	}
 	sealer, _ := signer.NewSealer(e.publicKey)

@@ -72,7 +72,7 @@ func TestBadKeysAre401(t *testing.T) {
 			}
 		}
 	}
-	if n := e.countWallets(); n != 1 {
+	if n := e.countRows("wallets"); n != 1 {
 		t.Fatalf("unauthorized creates made wallets: %d", n)
 	}
 	// The valid key still works, with the scheme in any case.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,15 +21,6 @@ import (
 func (e *env) sendOnce(id, idem string, body any) (int, []byte, http.Header) {
 	e.t.Helper()
 	return e.request("POST", fmt.Sprintf(sendPath, id), e.key, body, http.Header{"Idempotency-Key": {idem}})
-}
-
-func (e *env) countRows(table string) int {
-	e.t.Helper()
-	n, err := e.db.NewSelect().Table(table).Count(context.Background())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return int(n)
 }
 
 // Two identical sends with one key: one transfer on chain, two identical
@@ -234,9 +226,26 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 		Where("idempotency_key = 'daily'").Exec(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	status, raw, h := e.sendOnce(id, "daily", body)
-	if status != 200 || h.Get("Idempotent-Replayed") != "" {
-		t.Fatalf("after 24 h: %d %s %v", status, raw, h)
+	// Concurrent retries of the expired key: one new payment, the others
+	// its replay or 409.
+	const n = 6
+	var wg sync.WaitGroup
+	fresh := make([]bool, n)
+	for i := range n {
+		wg.Go(func() {
+			status, raw, h := e.with(t).sendOnce(id, "daily", body)
+			switch {
+			case status == 200 && h.Get("Idempotent-Replayed") == "":
+				fresh[i] = true
+			case status == 200 || status == http.StatusConflict:
+			default:
+				t.Errorf("after 24 h: %d %s %v", status, raw, h)
+			}
+		})
+	}
+	wg.Wait()
+	if got := len(slices.DeleteFunc(fresh, func(b bool) bool { return !b })); got != 1 {
+		t.Fatalf("%d of %d retries after 24 h paid anew", got, n)
 	}
 	if n := e.countRows("transactions"); n != 2 {
 		t.Fatalf("%d transactions", n)

@@ -163,42 +163,31 @@ func (e *env) with(t testing.TB) *env {
 // and decoded JSON body.
 func (e *env) do(method, path, key string, body any) (int, map[string]any) {
 	e.t.Helper()
-	status, raw := e.doRaw(method, path, key, body)
+	status, m, _ := e.doH(method, path, key, body)
+	return status, m
+}
+
+// doH is do that also returns the answer's headers.
+func (e *env) doH(method, path, key string, body any) (int, map[string]any, http.Header) {
+	e.t.Helper()
+	status, raw, h := e.request(method, path, key, body, nil)
 	var m map[string]any
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &m); err != nil {
 			e.t.Fatalf("%s %s: body is not a JSON object: %q", method, path, raw)
 		}
 	}
-	return status, m
+	return status, m, h
 }
 
 func (e *env) doRaw(method, path, key string, body any) (int, []byte) {
 	e.t.Helper()
-	status, raw, _ := e.roundTrip(method, path, key, body)
+	status, raw, _ := e.request(method, path, key, body, nil)
 	return status, raw
 }
 
-// doWith is do that hands the answer's headers to onHeaders.
-func (e *env) doWith(method, path, key string, body any, onHeaders func(http.Header)) (int, map[string]any) {
-	e.t.Helper()
-	status, raw, h := e.roundTrip(method, path, key, body)
-	onHeaders(h)
-	var m map[string]any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &m); err != nil {
-			e.t.Fatalf("%s %s: body is not a JSON object: %q", method, path, raw)
-		}
-	}
-	return status, m
-}
-
-func (e *env) roundTrip(method, path, key string, body any) (int, []byte, http.Header) {
-	e.t.Helper()
-	return e.request(method, path, key, body, nil)
-}
-
-// request is roundTrip with extra request headers.
+// request sends a request with key as bearer ("" for none) and the extra
+// headers hdr, and returns status, raw body and headers.
 func (e *env) request(method, path, key string, body any, hdr http.Header) (int, []byte, http.Header) {
 	e.t.Helper()
 	var r io.Reader
@@ -249,13 +238,14 @@ func wantError(t testing.TB, status int, body map[string]any, wantStatus int, wa
 	}
 }
 
-func (e *env) countWallets() int64 {
+// countRows is how many rows table holds.
+func (e *env) countRows(table string) int {
 	e.t.Helper()
-	n, err := e.db.NewSelect().Table("wallets").Count(context.Background())
+	n, err := e.db.NewSelect().Table(table).Count(context.Background())
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return n
+	return int(n)
 }
 
 // newEngine is the worker's payment engine over the env's database,

@@ -15,14 +15,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/signer"
 )
 
-// doH is do that also returns the answer's headers.
-func (e *env) doH(method, path, key string, body any) (int, map[string]any, http.Header) {
-	e.t.Helper()
-	var hdr http.Header
-	status, m := e.doWith(method, path, key, body, func(h http.Header) { hdr = h })
-	return status, m, hdr
-}
-
 // awayFromMinuteEnd waits, if needed, so a test's requests fall in one
 // rate-limit window.
 func awayFromMinuteEnd() {

@@ -302,7 +302,7 @@ func TestSendValidation(t *testing.T) {
 	_, otherKey := e.newAccount(solana.Devnet)
 	status, body = e.do("POST", fmt.Sprintf(sendPath, id), otherKey, map[string]any{"to": to, "amount": 1})
 	wantError(t, status, body, 404, "not found")
-	if n, _ := e.db.NewSelect().Table("send_requests").Count(context.Background()); n != 0 {
+	if n := e.countRows("send_requests"); n != 0 {
 		t.Fatalf("%d send requests recorded from bad input", n)
 	}
 }
@@ -421,7 +421,7 @@ func TestSendWithoutWorkerIs503AndNeverExecutes(t *testing.T) {
 	if _, err := eng.Sweep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := e.db.NewSelect().Table("transactions").Count(context.Background()); n != 0 {
+	if n := e.countRows("transactions"); n != 0 {
 		t.Fatalf("%d transactions made for an abandoned request", n)
 	}
 	if got := e.chainUSDC(to); got != 0 {
@@ -501,7 +501,7 @@ func TestFailedBroadcastIsResentWithSameSignature(t *testing.T) {
 	if got := e.chainUSDC(to); got != 3_000_000 {
 		t.Fatalf("recipient holds %d", got)
 	}
-	if n, _ := e.db.NewSelect().Table("transactions").Count(context.Background()); n != 1 {
+	if n := e.countRows("transactions"); n != 1 {
 		t.Fatalf("%d transactions", n)
 	}
 }
