@@ -33,7 +33,7 @@ func TestKeysCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := auth.Authenticate(ctx, db, strings.TrimSpace(out.String()))
-	if err != nil || p.AccountID != acct.ID || !p.CanApprove {
+	if err != nil || p.AccountID != acct.ID || !p.CanApprove() || p.Role != auth.RoleAdmin {
 		t.Fatalf("principal %+v %v", p, err)
 	}
 	var actions []string

@@ -5,7 +5,7 @@
 //	api migrate up|down|status|unlock    manage the schema
 //	api bootstrap --network devnet       create an account and print its key
 //	api openapi --dir openapi            write the OpenAPI documents
-//	api keys create --account ID         create an operator key (may approve)
+//	api keys create --account ID         create an admin key (may approve)
 //	api audit verify [--account ID]      check the audit log's hash chains
 package main
 
@@ -271,7 +271,7 @@ func bootstrap(ctx context.Context, args []string, getenv config.Getenv, stdout 
 	}
 	keyID := auth.KeyActorID(key.ID)
 	if err := audit.Append(ctx, tx, acct.ID, key.CreatedAt, "system", audit.ActionKeyCreated, "key:"+keyID,
-		map[string]any{"key_id": keyID, "prefix": key.Prefix, "via": "bootstrap"}); err != nil {
+		map[string]any{"key_id": keyID, "prefix": key.Prefix, "role": key.Role, "via": "bootstrap"}); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -281,13 +281,13 @@ func bootstrap(ctx context.Context, args []string, getenv config.Getenv, stdout 
 		fmt.Fprintln(stdout, secret)
 		return nil
 	}
-	fmt.Fprintf(stdout, "account  %s (%s)\nkey id   %s\napi key  %s\n\nThe key is shown only once; keep it secret.\n",
+	fmt.Fprintf(stdout, "account  %s (%s)\nkey id   %s\napi key  %s\n\nAn admin key: it may do everything, approve payments included. It is shown only once; keep it secret.\n",
 		acct.ID, acct.Network, key.ID, secret)
 	return nil
 }
 
-// keysCmd makes an operator key of an existing account: a second
-// principal that may approve the payments other keys' sends parked.
+// keysCmd makes an admin key of an existing account: a second principal
+// that may approve the payments other keys' sends parked.
 func keysCmd(ctx context.Context, args []string, getenv config.Getenv, stdout io.Writer) error {
 	if len(args) == 0 || args[0] != "create" {
 		return errors.New("usage: api keys create --account ID [--quiet]")
@@ -319,7 +319,7 @@ func keysCmd(ctx context.Context, args []string, getenv config.Getenv, stdout io
 		}
 		keyID := auth.KeyActorID(key.ID)
 		return audit.Append(ctx, tx, acct.ID, key.CreatedAt, "system", audit.ActionKeyCreated, "key:"+keyID,
-			map[string]any{"key_id": keyID, "prefix": key.Prefix, "can_approve": true, "via": "api keys create"})
+			map[string]any{"key_id": keyID, "prefix": key.Prefix, "role": key.Role, "via": "api keys create"})
 	})
 	if err != nil {
 		return err
@@ -328,7 +328,7 @@ func keysCmd(ctx context.Context, args []string, getenv config.Getenv, stdout io
 		fmt.Fprintln(stdout, secret)
 		return nil
 	}
-	fmt.Fprintf(stdout, "account  %s (%s)\nkey id   %s\napi key  %s\n\nAn operator key: it may approve payments. It is shown only once; keep it secret.\n",
+	fmt.Fprintf(stdout, "account  %s (%s)\nkey id   %s\napi key  %s\n\nAn admin key: it may do everything, approve payments included. It is shown only once; keep it secret.\n",
 		acct.ID, acct.Network, auth.KeyActorID(key.ID), secret)
 	return nil
 }

@@ -67,11 +67,14 @@ type Approval struct {
 	WalletID    uuid.UUID     `bun:"wallet_id,type:uuid"`
 	RequestID   uuid.NullUUID `bun:"request_id,type:uuid"`
 	RequestedBy uuid.NullUUID `bun:"requested_by,type:uuid"` // the API key of the send
-	Amount      usdc.Micros   `bun:"amount_micros"`
-	To          string        `bun:"to_address"`
-	Memo        *string       `bun:"memo"`
-	Status      string        `bun:"status"`
-	Reason      *string       `bun:"reason"`
+	// RequestedLineage is that key's rotation lineage: no key of it may
+	// approve.
+	RequestedLineage uuid.NullUUID `bun:"requested_lineage,type:uuid"`
+	Amount           usdc.Micros   `bun:"amount_micros"`
+	To               string        `bun:"to_address"`
+	Memo             *string       `bun:"memo"`
+	Status           string        `bun:"status"`
+	Reason           *string       `bun:"reason"`
 	// ReasonDetail is the policy rule or the node's message of a system
 	// rejection.
 	ReasonDetail *string      `bun:"reason_detail"`
@@ -108,8 +111,9 @@ func (a *Approval) Requester() string {
 // account's approval is indistinguishable from a missing one.
 var ErrNotFound = errors.New("approval not found")
 
-// ErrRequester refuses an approve by the key that made the send: an agent
-// holding its key must not wave its own payments through.
+// ErrRequester refuses an approve by a key of the lineage of the key that
+// made the send (that key, or one rotated from it): an agent holding its
+// key must not wave its own payments through.
 var ErrRequester = errors.New("requester cannot approve")
 
 // NotPendingError refuses acting on an approval that is no longer pending.
@@ -129,17 +133,19 @@ const labelColumn = "(SELECT label FROM wallets WHERE wallets.id = approvals.wal
 func target(id uuid.UUID) string { return "approval:" + PublicID(id) }
 
 // Start approves: pending → signing, by actor (an API key's "key_…", a
-// dashboard user's "usr_…" or "slack:<user>"). The payment engine then
+// dashboard user's "usr_…" or "slack:<user>") whose key lineage is
+// lineage (invalid for actors that are not keys); a key of the
+// requester's lineage is refused (ErrRequester). The payment engine then
 // evaluates the policy again and signs, or rejects. An approval past its
 // lifetime is expired on the spot and refused.
-func Start(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor string, note *string) (Approval, error) {
+func Start(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor string, lineage uuid.NullUUID, note *string) (Approval, error) {
 	var a Approval
 	err := db.NewRaw(`UPDATE approvals SET status = ?, approved_by = ?, note = ?, decided_at = now()
 		WHERE id = ? AND account_id = ? AND status = ? AND expires_at > now()
-		AND (requested_by IS NULL OR 'key_' || requested_by::text <> ?)
-		RETURNING *, `+labelColumn, Signing, actor, note, id, accountID, Pending, actor).Scan(ctx, &a)
+		AND (requested_lineage IS NULL OR requested_lineage IS DISTINCT FROM ?)
+		RETURNING *, `+labelColumn, Signing, actor, note, id, accountID, Pending, lineage).Scan(ctx, &a)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Approval{}, refusal(ctx, db, accountID, id, actor, true)
+		return Approval{}, refusal(ctx, db, accountID, id, lineage)
 	}
 	if err != nil {
 		return Approval{}, fmt.Errorf("approve: %w", err)
@@ -147,8 +153,9 @@ func Start(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor strin
 	return a, nil
 }
 
-// refusal explains why a transition from pending did not happen.
-func refusal(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor string, approving bool) error {
+// refusal explains why a transition from pending did not happen; lineage
+// is the approver's (invalid for a reject, or an actor that is no key).
+func refusal(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, lineage uuid.NullUUID) error {
 	var a Approval
 	err := db.NewSelect().Model(&a).Where("id = ? AND account_id = ?", id, accountID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -157,7 +164,7 @@ func refusal(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor str
 	if err != nil {
 		return fmt.Errorf("read approval: %w", err)
 	}
-	if approving && a.Requester() == actor {
+	if lineage.Valid && a.RequestedLineage == lineage {
 		return ErrRequester
 	}
 	if a.Status == Pending {
@@ -205,7 +212,7 @@ func Reject(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor stri
 			map[string]any{"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To, "note": note})
 	})
 	if errors.Is(err, sql.ErrNoRows) {
-		return Approval{}, refusal(ctx, db, accountID, id, actor, false)
+		return Approval{}, refusal(ctx, db, accountID, id, uuid.NullUUID{})
 	}
 	if err != nil {
 		return Approval{}, fmt.Errorf("reject approval: %w", err)
@@ -399,8 +406,9 @@ type Cursor struct {
 }
 
 // List returns up to limit approvals of the account, newest first,
-// optionally only those with status, starting after cursor.
-func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, status string, after *Cursor, limit int) ([]Approval, error) {
+// optionally only those with status, starting after cursor; only those of
+// wallets when it is not nil (a key's wallet scope).
+func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uuid.UUID, status string, after *Cursor, limit int) ([]Approval, error) {
 	as := []Approval{}
 	q := db.NewSelect().Model(&as).ColumnExpr("a.*, w.label AS agent_label").
 		Join("JOIN wallets AS w ON w.id = a.wallet_id").
@@ -408,6 +416,9 @@ func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, status string, a
 		OrderExpr("a.created_at DESC, a.id DESC").Limit(int64(limit))
 	if status != "" {
 		q = q.Where("a.status = ?", status)
+	}
+	if wallets != nil {
+		q = q.Where("a.wallet_id IN (?)", bun.In(wallets))
 	}
 	if after != nil {
 		q = q.Where("(a.created_at, a.id) < (?, ?)", after.CreatedAt, after.ID)

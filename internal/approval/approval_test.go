@@ -32,7 +32,7 @@ func TestTransitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	requester := uuid.New()
-	if _, err := db.ExecContext(ctx, "INSERT INTO api_keys (id, account_id, prefix, hash) VALUES (?, ?, 'svc_test_x', sha256(?::bytea))",
+	if _, err := db.ExecContext(ctx, "INSERT INTO api_keys (id, account_id, prefix, hash, role, lineage) VALUES (?0, ?1, 'svc_test_x', sha256(?2::bytea), 'agent', ?0)",
 		requester, acct.ID, requester.String()); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestTransitions(t *testing.T) {
 		from map[string]string
 	}{
 		{"approve", func(id uuid.UUID) (bool, error) {
-			_, err := approval.Start(ctx, db, acct.ID, id, approver, nil)
+			_, err := approval.Start(ctx, db, acct.ID, id, approver, uuid.NullUUID{}, nil)
 			return err == nil, ignoreRefusal(err)
 		}, map[string]string{"pending": approval.Signing}},
 		{"reject", func(id uuid.UUID) (bool, error) {
@@ -132,8 +132,8 @@ func ignoreRefusal(err error) error {
 	return err
 }
 
-// The requester is refused before anything else; another account's
-// approval is not found.
+// Every key of the requester's lineage is refused before anything else;
+// another account's approval is not found.
 func TestStartRefusals(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -149,15 +149,19 @@ func TestStartRefusals(t *testing.T) {
 	p, _ := auth.Authenticate(ctx, db, secret)
 	w, _ := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default())
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	a := approval.Approval{ID: uuid.New(), AccountID: acct.ID, WalletID: w.ID, RequestedBy: uuid.NullUUID{UUID: p.KeyID, Valid: true},
+	lineage := uuid.NullUUID{UUID: p.Lineage, Valid: true}
+	a := approval.Approval{ID: uuid.New(), AccountID: acct.ID, WalletID: w.ID, RequestedBy: uuid.NullUUID{UUID: p.KeyID, Valid: true}, RequestedLineage: lineage,
 		Amount: 1, To: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", Status: approval.Pending, CreatedAt: now, ExpiresAt: now.Add(approval.Lifetime)}
 	if _, err := db.NewInsert().Model(&a).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := approval.Start(ctx, db, acct.ID, a.ID, p.ActorID(), nil); !errors.Is(err, approval.ErrRequester) {
+	if _, err := approval.Start(ctx, db, acct.ID, a.ID, p.ActorID(), lineage, nil); !errors.Is(err, approval.ErrRequester) {
 		t.Fatalf("requester: %v", err)
 	}
-	if _, err := approval.Start(ctx, db, other.ID, a.ID, "key_x", nil); !errors.Is(err, approval.ErrNotFound) {
+	if _, err := approval.Start(ctx, db, acct.ID, a.ID, "key_successor", lineage, nil); !errors.Is(err, approval.ErrRequester) {
+		t.Fatalf("a key of the requester's lineage: %v", err)
+	}
+	if _, err := approval.Start(ctx, db, other.ID, a.ID, "key_x", uuid.NullUUID{}, nil); !errors.Is(err, approval.ErrNotFound) {
 		t.Fatalf("other account: %v", err)
 	}
 	if _, err := approval.Reject(ctx, db, other.ID, a.ID, "key_x", nil); !errors.Is(err, approval.ErrNotFound) {

@@ -34,6 +34,9 @@ const (
 	ActionKeyCreated          = "key.created"
 	ActionKeyRotated          = "key.rotated"
 	ActionKeyRevoked          = "key.revoked"
+	// ActionPermissionDenied: the permission table (or the requester
+	// rule) refused an operation; details name it and why.
+	ActionPermissionDenied = "permission.denied"
 )
 
 // Actions lists every action, for validating filters.
@@ -41,7 +44,7 @@ var Actions = []string{
 	ActionWalletCreated, ActionPolicyUpdated, ActionWalletFrozen, ActionWalletUnfrozen,
 	ActionSendSent, ActionSendBlocked, ActionSendPendingApproval, ActionSendFailed,
 	ActionApprovalApproved, ActionApprovalRejected, ActionApprovalExpired,
-	ActionKeyCreated, ActionKeyRotated, ActionKeyRevoked,
+	ActionKeyCreated, ActionKeyRotated, ActionKeyRevoked, ActionPermissionDenied,
 }
 
 // Entry is one audit record.

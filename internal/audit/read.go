@@ -12,8 +12,12 @@ import (
 // Filter selects entries of one account: optionally one action or one
 // target, and only those before a sequence number (the cursor).
 type Filter struct {
-	Action    string
-	Target    string
+	Action string
+	Target string
+	// Wallets, when not nil, keeps only the entries about these wallets
+	// (their target, or the wallet_id of their details): a key's wallet
+	// scope.
+	Wallets   []uuid.UUID
 	BeforeSeq int64 // 0: from the newest
 	Limit     int
 }
@@ -27,6 +31,14 @@ func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Filter) ([]Ent
 	}
 	if f.Target != "" {
 		q = q.Where("target = ?", f.Target)
+	}
+	if f.Wallets != nil {
+		targets := make([]string, len(f.Wallets))
+		ids := make([]string, len(f.Wallets))
+		for i, id := range f.Wallets {
+			targets[i], ids[i] = "wallet:"+id.String(), id.String()
+		}
+		q = q.Where("(target IN (?) OR details->>'wallet_id' IN (?))", bun.In(targets), bun.In(ids))
 	}
 	if f.BeforeSeq > 0 {
 		q = q.Where("seq < ?", f.BeforeSeq)

@@ -9,12 +9,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/mr-tron/base58"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
@@ -51,28 +55,57 @@ type APIKey struct {
 	Hash      []byte     `bun:"hash"`
 	CreatedAt time.Time  `bun:"created_at"`
 	RevokedAt *time.Time `bun:"revoked_at"`
-	// CreatedBy is the key that made this one through the API (an agent
-	// key); nil for operator keys.
+	// CreatedBy is the key that made this one through the API; nil for
+	// keys made by the command line (`api bootstrap`, `api keys create`).
 	CreatedBy uuid.NullUUID `bun:"created_by,type:uuid"`
 	// LastUsedAt is refreshed by authentication at most once a minute.
 	LastUsedAt *time.Time `bun:"last_used_at"`
 	// ReplacedBy is the key a rotation made in this one's place.
 	ReplacedBy uuid.NullUUID `bun:"replaced_by,type:uuid"`
+	Role       Role          `bun:"role"`
+	// Wallets an agent key reaches; nil reaches every wallet.
+	Wallets WalletScope `bun:"wallet_ids,array,type:uuid[]"`
+	Label   *string     `bun:"label"`
+	// Lineage is the first key of its rotation chain (itself, unless a
+	// rotation made it).
+	Lineage uuid.UUID `bun:"lineage,type:uuid"`
 }
 
-// CanApprove reports whether the key is an operator key (one no other key
-// created), the only kind that may approve payments.
-func (k *APIKey) CanApprove() bool { return !k.CreatedBy.Valid }
+// CanApprove reports whether the key may approve payments: admin keys
+// may, agent keys never.
+func (k *APIKey) CanApprove() bool { return k.Role == RoleAdmin }
+
+// WalletScope is the wallets a principal reaches; nil reaches every
+// wallet of its account.
+type WalletScope []uuid.UUID
+
+// Reaches reports whether the scope includes wallet id.
+func (s WalletScope) Reaches(id uuid.UUID) bool { return s == nil || slices.Contains(s, id) }
 
 // Principal is who a request acts as: an API key of an account.
 type Principal struct {
 	AccountID uuid.UUID
 	Network   solana.Network
 	KeyID     uuid.UUID
-	// CanApprove: an operator key. A key created through the API by
-	// another key cannot approve payments.
-	CanApprove bool
+	Role      Role
+	// Wallets the principal reaches; nil: every wallet of the account.
+	Wallets WalletScope
+	// Lineage is the key's rotation lineage (the requester rule compares
+	// it).
+	Lineage uuid.UUID
 }
+
+// Scoped reports whether the principal reaches only some wallets.
+func (p Principal) Scoped() bool { return p.Wallets != nil }
+
+// Reaches reports whether the principal reaches wallet id.
+func (p Principal) Reaches(id uuid.UUID) bool { return p.Wallets.Reaches(id) }
+
+// CanApprove reports whether the principal's role may approve payments.
+func (p Principal) CanApprove() bool { return Can(p, "approve") == Allowed }
+
+// Describe names the principal's role in refusals.
+func (p Principal) Describe() string { return fmt.Sprintf("this key's role (%s)", p.Role) }
 
 // ActorID names the principal in audit entries and `rejected_by`.
 func (p Principal) ActorID() string { return KeyActorID(p.KeyID) }
@@ -89,10 +122,11 @@ func CreateAccount(ctx context.Context, db bun.IDB, network solana.Network) (Acc
 	return a, nil
 }
 
-// CreateKey makes an operator key for account and returns its full text,
-// which is never stored and cannot be shown again.
+// CreateKey makes an admin key for account (the command line's `api
+// bootstrap` and `api keys create`) and returns its full text, which is
+// never stored and cannot be shown again.
 func CreateKey(ctx context.Context, db bun.IDB, account Account) (APIKey, string, error) {
-	return createKey(ctx, db, account, uuid.NullUUID{})
+	return createKey(ctx, db, account, KeySpec{Role: RoleAdmin}, uuid.NullUUID{}, uuid.Nil)
 }
 
 // MaxAgentKeys bounds an account's live agent keys: rate limits count per
@@ -102,27 +136,121 @@ const MaxAgentKeys = 100
 // ErrTooManyKeys refuses an agent key past MaxAgentKeys.
 var ErrTooManyKeys = fmt.Errorf("the account holds %d live agent keys, the most it may; revoke one first", MaxAgentKeys)
 
-// CreateAgentKey makes a key on behalf of key `by`: it may send and
-// reject, but never approve. It locks the account row to count its live
-// agent keys, so tx must be a transaction.
-func CreateAgentKey(ctx context.Context, tx bun.Tx, account Account, by uuid.UUID) (APIKey, string, error) {
-	if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", account.ID).Exec(ctx); err != nil {
-		return APIKey{}, "", fmt.Errorf("lock account: %w", err)
-	}
-	// A statement of its own: its snapshot, taken after the lock, sees
-	// the keys that creates which held it committed.
-	live, err := tx.NewSelect().Table("api_keys").
-		Where("account_id = ? AND revoked_at IS NULL AND created_by IS NOT NULL", account.ID).Count(ctx)
-	if err != nil {
-		return APIKey{}, "", fmt.Errorf("count agent keys: %w", err)
-	}
-	if live >= MaxAgentKeys {
-		return APIKey{}, "", ErrTooManyKeys
-	}
-	return createKey(ctx, tx, account, uuid.NullUUID{UUID: by, Valid: true})
+// KeySpec is what a new key may do.
+type KeySpec struct {
+	Role Role // "" makes an agent key
+	// Wallets limits an agent key to these wallets of the account; nil
+	// reaches every wallet (or, from a scoped key, the creator's wallets).
+	Wallets WalletScope
+	Label   *string
 }
 
-func createKey(ctx context.Context, db bun.IDB, account Account, by uuid.NullUUID) (APIKey, string, error) {
+// FieldError names the field of a key request that is invalid.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// MaxLabel is the longest key label, in characters.
+const MaxLabel = 100
+
+// CreateKeyBy makes a key on behalf of principal by, within what by may
+// give: only an admin makes admin keys, and a scoped key makes keys
+// inside its own scope (a key without wallet_ids takes the creator's).
+// Refusals are *Denied, bad input *FieldError. It locks the account row
+// to count its live agent keys, so tx must be a transaction.
+func CreateKeyBy(ctx context.Context, tx bun.Tx, by Principal, spec KeySpec) (APIKey, string, error) {
+	if spec.Role == "" {
+		spec.Role = RoleAgent
+	}
+	if err := checkSpec(by, &spec); err != nil {
+		return APIKey{}, "", err
+	}
+	if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", by.AccountID).Exec(ctx); err != nil {
+		return APIKey{}, "", fmt.Errorf("lock account: %w", err)
+	}
+	if len(spec.Wallets) > 0 {
+		var known []uuid.UUID
+		err := tx.NewSelect().Table("wallets").Column("id").
+			Where("account_id = ? AND id IN (?)", by.AccountID, bun.In([]uuid.UUID(spec.Wallets))).Scan(ctx, &known)
+		if err != nil {
+			return APIKey{}, "", fmt.Errorf("check key scope: %w", err)
+		}
+		for i, id := range spec.Wallets {
+			if !slices.Contains(known, id) {
+				return APIKey{}, "", &FieldError{fmt.Sprintf("wallet_ids[%d]", i), "no wallet of this account has this id"}
+			}
+		}
+	}
+	if spec.Role == RoleAgent {
+		// A statement of its own: its snapshot, taken after the lock,
+		// sees the keys that creates which held it committed.
+		live, err := tx.NewSelect().Table("api_keys").
+			Where("account_id = ? AND revoked_at IS NULL AND role = ?", by.AccountID, RoleAgent).Count(ctx)
+		if err != nil {
+			return APIKey{}, "", fmt.Errorf("count agent keys: %w", err)
+		}
+		if live >= MaxAgentKeys {
+			return APIKey{}, "", ErrTooManyKeys
+		}
+	}
+	return createKey(ctx, tx, Account{ID: by.AccountID, Network: by.Network}, spec, uuid.NullUUID{UUID: by.KeyID, Valid: true}, uuid.Nil)
+}
+
+// checkSpec validates a new key's spec against its creator, filling in an
+// inherited scope.
+func checkSpec(by Principal, spec *KeySpec) error {
+	switch spec.Role {
+	case RoleAgent:
+	case RoleAdmin:
+		if by.Role != RoleAdmin {
+			return Deny(by, "create-key")
+		}
+		if spec.Wallets != nil {
+			return &FieldError{"wallet_ids", "admin keys reach every wallet; only agent keys are scoped"}
+		}
+	default:
+		return &FieldError{"role", "must be agent or admin"}
+	}
+	if spec.Label != nil {
+		l := *spec.Label
+		switch {
+		case strings.TrimSpace(l) == "":
+			return &FieldError{"label", "must not be blank"}
+		case utf8.RuneCountInString(l) > MaxLabel:
+			return &FieldError{"label", fmt.Sprintf("must be at most %d characters", MaxLabel)}
+		case strings.IndexFunc(l, unicode.IsControl) >= 0:
+			return &FieldError{"label", "must not contain control characters"}
+		}
+	}
+	if spec.Wallets != nil && len(spec.Wallets) == 0 {
+		return &FieldError{"wallet_ids", "must name at least one wallet (omit it to reach every wallet)"}
+	}
+	for i, id := range spec.Wallets {
+		if j := slices.Index(spec.Wallets, id); j < i {
+			return &FieldError{fmt.Sprintf("wallet_ids[%d]", i), fmt.Sprintf("duplicates wallet_ids[%d]", j)}
+		}
+	}
+	if !by.Scoped() {
+		return nil
+	}
+	if spec.Wallets == nil {
+		spec.Wallets = slices.Clone(by.Wallets)
+		return nil
+	}
+	for _, id := range spec.Wallets {
+		if !by.Reaches(id) {
+			return &Denied{Op: "create-key", Reason: "this key is limited to some wallets and cannot give a key a wallet outside them"}
+		}
+	}
+	return nil
+}
+
+// createKey inserts a key made by `by` (none: the command line) in
+// lineage (uuid.Nil: a new lineage, rooted at the key itself).
+func createKey(ctx context.Context, db bun.IDB, account Account, spec KeySpec, by uuid.NullUUID, lineage uuid.UUID) (APIKey, string, error) {
 	raw := make([]byte, keyBytes)
 	if _, err := rand.Read(raw); err != nil {
 		return APIKey{}, "", err
@@ -136,6 +264,13 @@ func createKey(ctx context.Context, db bun.IDB, account Account, by uuid.NullUUI
 		Hash:      sum[:],
 		CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
 		CreatedBy: by,
+		Role:      spec.Role,
+		Wallets:   spec.Wallets,
+		Label:     spec.Label,
+		Lineage:   lineage,
+	}
+	if k.Lineage == uuid.Nil {
+		k.Lineage = k.ID
 	}
 	if _, err := db.NewInsert().Model(&k).Exec(ctx); err != nil {
 		return APIKey{}, "", fmt.Errorf("insert api key: %w", err)
@@ -182,14 +317,14 @@ func Authenticate(ctx context.Context, db bun.IDB, key string) (Principal, error
 	// revoked key matches nothing: rotation and revocation take effect on
 	// the next request, on every api instance, since nothing is cached.
 	err := db.NewRaw(`WITH k AS (
-			SELECT k.id, k.account_id, a.network, k.created_by IS NULL AS can_approve, k.last_used_at
+			SELECT k.id, k.account_id, a.network, k.role, k.wallet_ids, k.lineage, k.last_used_at
 			FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id
 			WHERE k.hash = ? AND k.revoked_at IS NULL),
 		touch AS (
 			UPDATE api_keys SET last_used_at = now() FROM k
 			WHERE api_keys.id = k.id AND (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute'))
-		SELECT id, account_id, network, can_approve FROM k`, sum[:]).
-		Scan(ctx, &p.KeyID, &p.AccountID, &p.Network, &p.CanApprove)
+		SELECT id, account_id, network, role, wallet_ids, lineage FROM k`, sum[:]).
+		Scan(ctx, &p.KeyID, &p.AccountID, &p.Network, &p.Role, pgdialect.Array(&p.Wallets), &p.Lineage)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, ErrUnauthorized
 	}

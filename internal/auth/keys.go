@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,16 +19,6 @@ var ErrKeyNotFound = errors.New("api key not found")
 // ErrKeyRevoked refuses to rotate a key that is already revoked.
 var ErrKeyRevoked = errors.New("api key is revoked")
 
-// ErrOperatorKey refuses an agent key's attempt to rotate or revoke an
-// operator key: rotating would hand the agent a key that can approve, and
-// revoking would lock the account's humans out.
-var ErrOperatorKey = errors.New("agent keys cannot rotate or revoke operator keys")
-
-// ErrNotKeyOwner refuses an agent key's attempt to rotate or revoke
-// another agent's key: it could lock that agent out, or take its key and
-// act under its name.
-var ErrNotKeyOwner = errors.New("an agent key may rotate or revoke only itself and the keys it created")
-
 // KeyPage asks for a page of keys, newest first: Limit rows strictly after
 // (AfterTime, AfterID) when AfterTime is set.
 type KeyPage struct {
@@ -36,13 +27,17 @@ type KeyPage struct {
 	AfterID   uuid.UUID
 }
 
-// ListKeys returns the account's keys, revoked ones included, newest first
-// (creation time, then id).
-func ListKeys(ctx context.Context, db bun.IDB, accountID uuid.UUID, p KeyPage) ([]APIKey, error) {
+// ListKeys returns the keys of by's account that by may manage (an agent
+// key: itself and the keys it created), revoked ones included, newest
+// first (creation time, then id).
+func ListKeys(ctx context.Context, db bun.IDB, by Principal, p KeyPage) ([]APIKey, error) {
 	ks := []APIKey{}
 	q := db.NewSelect().Model(&ks).ExcludeColumn("hash").
-		Where("account_id = ?", accountID).
+		Where("account_id = ?", by.AccountID).
 		Order("created_at DESC", "id DESC").Limit(int64(p.Limit))
+	if Can(by, "list-keys") == OwnKeys {
+		q = q.Where("id = ? OR created_by = ?", by.KeyID, by.KeyID)
+	}
 	if !p.AfterTime.IsZero() {
 		q = q.Where("(created_at, id) < (?, ?)", p.AfterTime, p.AfterID)
 	}
@@ -66,38 +61,34 @@ func lockKey(ctx context.Context, tx bun.Tx, accountID, id uuid.UUID) (APIKey, e
 	return k, nil
 }
 
-// mayManage is the rule for rotating and revoking: an operator key may
+// mayManage is the rule for rotating and revoking (op): an admin key may
 // manage any key of its account; an agent key only itself and the keys it
-// created (a rotation hands those to the successor).
-func mayManage(by Principal, k *APIKey) error {
-	switch {
-	case by.CanApprove:
-		return nil
-	case k.CanApprove():
-		return ErrOperatorKey
-	case k.ID != by.KeyID && k.CreatedBy.UUID != by.KeyID:
-		return ErrNotKeyOwner
+// created (a rotation hands those to the successor). Otherwise an agent
+// could lock another agent out, or take its key and act under its name.
+func mayManage(by Principal, op string, k *APIKey) error {
+	if Can(by, op) == OwnKeys && k.ID != by.KeyID && k.CreatedBy.UUID != by.KeyID {
+		return &Denied{Op: op, Reason: fmt.Sprintf("%s may %s only itself and the keys it created", by.Describe(), strings.TrimSuffix(Permissions[op].What, " other keys"))}
 	}
 	return nil
 }
 
-// Rotate revokes key id of by's account and makes its replacement, of the
-// same kind (an operator key stays one; an agent key keeps its creator),
-// in tx. The old key is refused from the next request on. It returns the
+// Rotate revokes key id of by's account and makes its replacement in the
+// same lineage, with the same role, scope, label and creator, in tx. The old key is refused from the next request on. It returns the
 // old key as revoked, the new one, and the new key's full text.
 func Rotate(ctx context.Context, tx bun.Tx, by Principal, id uuid.UUID) (old, fresh APIKey, secret string, err error) {
 	old, err = lockKey(ctx, tx, by.AccountID, id)
 	if err != nil {
 		return
 	}
-	if err = mayManage(by, &old); err != nil {
+	if err = mayManage(by, "rotate-key", &old); err != nil {
 		return
 	}
 	if old.RevokedAt != nil {
 		err = ErrKeyRevoked
 		return
 	}
-	fresh, secret, err = createKey(ctx, tx, Account{ID: by.AccountID, Network: by.Network}, old.CreatedBy)
+	spec := KeySpec{Role: old.Role, Wallets: old.Wallets, Label: old.Label}
+	fresh, secret, err = createKey(ctx, tx, Account{ID: by.AccountID, Network: by.Network}, spec, old.CreatedBy, old.Lineage)
 	if err != nil {
 		return
 	}
@@ -109,14 +100,11 @@ func Rotate(ctx context.Context, tx bun.Tx, by Principal, id uuid.UUID) (old, fr
 		return
 	}
 	// The keys the old one created are the new one's to manage. (Who made
-	// them stays in the audit log.) Operator keys' are unaffected: they
-	// manage every key anyway, and created_by marks agent keys.
-	if !old.CanApprove() {
-		_, err = tx.NewUpdate().Table("api_keys").Set("created_by = ?", fresh.ID).
-			Where("account_id = ? AND created_by = ?", by.AccountID, old.ID).Exec(ctx)
-		if err != nil {
-			err = fmt.Errorf("hand created keys to the successor: %w", err)
-		}
+	// them stays in the audit log.)
+	_, err = tx.NewUpdate().Table("api_keys").Set("created_by = ?", fresh.ID).
+		Where("account_id = ? AND created_by = ?", by.AccountID, old.ID).Exec(ctx)
+	if err != nil {
+		err = fmt.Errorf("hand created keys to the successor: %w", err)
 	}
 	return
 }
@@ -128,7 +116,7 @@ func Revoke(ctx context.Context, tx bun.Tx, by Principal, id uuid.UUID) (k APIKe
 	if err != nil {
 		return
 	}
-	if err = mayManage(by, &k); err != nil || k.RevokedAt != nil {
+	if err = mayManage(by, "revoke-key", &k); err != nil || k.RevokedAt != nil {
 		return
 	}
 	err = tx.NewUpdate().Model(&k).Set("revoked_at = now()").

@@ -6,6 +6,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
@@ -229,12 +230,21 @@ func (s *server) patchPolicy(ctx context.Context, in *patchPolicyInput) (*agentO
 	if err != nil {
 		return nil, err
 	}
-	id, ok := parseID(in.ID)
-	if !ok {
-		return nil, s.fail(ctx, wallet.ErrNotFound)
+	id, err := s.walletID(ctx, in.ID)
+	if err != nil {
+		return nil, err
 	}
 	pr := principal(ctx)
-	w, err := wallet.UpdatePolicy(ctx, s.DB, pr.AccountID, id, pr.ActorID(), c)
+	var guard wallet.Guard
+	if auth.Can(pr, "update-policy") == auth.TightenOnly {
+		guard = func(before, after policy.Policy) error {
+			if what := policy.Loosening(before, after); what != "" {
+				return &auth.Denied{Op: "update-policy", Reason: pr.Describe() + " cannot " + what, Target: wallet.Target(id)}
+			}
+			return nil
+		}
+	}
+	w, err := wallet.UpdatePolicy(ctx, s.DB, pr.AccountID, id, pr.ActorID(), c, guard)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -244,9 +254,9 @@ func (s *server) patchPolicy(ctx context.Context, in *patchPolicyInput) (*agentO
 
 func (s *server) setState(state wallet.State) func(context.Context, *agentIDInput) (*agentOutput, error) {
 	return func(ctx context.Context, in *agentIDInput) (*agentOutput, error) {
-		id, ok := parseID(in.ID)
-		if !ok {
-			return nil, s.fail(ctx, wallet.ErrNotFound)
+		id, err := s.walletID(ctx, in.ID)
+		if err != nil {
+			return nil, err
 		}
 		pr := principal(ctx)
 		w, changed, err := wallet.SetState(ctx, s.DB, pr.AccountID, id, pr.ActorID(), state)
@@ -261,7 +271,8 @@ func (s *server) setState(state wallet.State) func(context.Context, *agentIDInpu
 }
 
 func (s *server) listAgents(ctx context.Context, _ *struct{}) (*listAgentsOutput, error) {
-	ws, err := wallet.List(ctx, s.DB, principal(ctx).AccountID)
+	pr := principal(ctx)
+	ws, err := wallet.List(ctx, s.DB, pr.AccountID, pr.Wallets)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -287,11 +298,11 @@ func (s *server) getAgent(ctx context.Context, in *agentIDInput) (*agentOutput, 
 	return &agentOutput{Body: a}, nil
 }
 
-// wallet loads a wallet of the caller's account; any other id is 404.
+// wallet loads a wallet the caller reaches; any other id is 404.
 func (s *server) wallet(ctx context.Context, rawID string) (wallet.Wallet, error) {
-	id, ok := parseID(rawID)
-	if !ok {
-		return wallet.Wallet{}, s.fail(ctx, wallet.ErrNotFound)
+	id, err := s.walletID(ctx, rawID)
+	if err != nil {
+		return wallet.Wallet{}, err
 	}
 	w, err := wallet.Get(ctx, s.DB, principal(ctx).AccountID, id)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/tasks"
 )
@@ -131,7 +132,7 @@ func (s *server) registerApprovals(api huma.API) {
 		Description: "Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), " +
 			"then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). " +
 			"202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). " +
-			"The API key that made the send cannot approve it (403 `Requester cannot approve`), nor can a key created through POST /keys (403); any other operator key of the account can. " +
+			"Only admin keys may approve (403 for agent keys), and no key of the requesting key's lineage (that key, or one rotated from it) may approve its payment (403 `Requester cannot approve`). " +
 			"409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent).",
 		Tags:         []string{"Approvals"},
 		MaxBodyBytes: MaxBodyBytes + 1,
@@ -163,7 +164,8 @@ func (s *server) listApprovals(ctx context.Context, in *listApprovalsInput) (*li
 		after = &approval.Cursor{CreatedAt: at, ID: id}
 	}
 	n := in.size()
-	as, err := approval.List(ctx, s.DB, principal(ctx).AccountID, in.Status, after, n+1)
+	pr := principal(ctx)
+	as, err := approval.List(ctx, s.DB, pr.AccountID, pr.Wallets, in.Status, after, n+1)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -184,22 +186,41 @@ func (s *server) getApproval(ctx context.Context, in *approvalIDInput) (*approva
 	return &approvalOutput{Status: http.StatusOK, Body: approvalOf(&a)}, nil
 }
 
-// approval reads an approval of the caller's account; any other id is 404.
+// approval reads an approval of a wallet the caller reaches; any other id
+// is 404.
 func (s *server) approval(ctx context.Context, rawID string) (approval.Approval, error) {
 	id, ok := approval.ParseID(rawID)
 	if !ok {
 		return approval.Approval{}, s.fail(ctx, approval.ErrNotFound)
 	}
-	a, err := approval.Get(ctx, s.DB, principal(ctx).AccountID, id)
+	pr := principal(ctx)
+	a, err := approval.Get(ctx, s.DB, pr.AccountID, id)
+	if err == nil && !pr.Reaches(a.WalletID) {
+		err = approval.ErrNotFound
+	}
 	if err != nil {
 		return approval.Approval{}, s.fail(ctx, err)
 	}
 	return a, nil
 }
 
+// inScope refuses (404) an approval outside a scoped key's wallets; an
+// unscoped principal reaches every approval of its account, and the
+// account is checked by the action itself.
+func (s *server) inScope(ctx context.Context, id uuid.UUID) error {
+	if !principal(ctx).Scoped() {
+		return nil
+	}
+	_, err := s.approval(ctx, approval.PublicID(id))
+	return err
+}
+
 func (s *server) reject(ctx context.Context, in *approvalActionInput) (*approvalOutput, error) {
 	id, note, err := s.parseAction(ctx, in)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.inScope(ctx, id); err != nil {
 		return nil, err
 	}
 	pr := principal(ctx)
@@ -219,11 +240,11 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 	if err != nil {
 		return nil, err
 	}
-	pr := principal(ctx)
-	if !pr.CanApprove {
-		return nil, errorf(http.StatusForbidden, "this key cannot approve payments: it was created through the API (an agent key); approve with an operator key")
+	if err := s.inScope(ctx, id); err != nil {
+		return nil, err
 	}
-	a, err := s.approveAs(ctx, pr.AccountID, id, pr.ActorID(), note)
+	pr := principal(ctx)
+	a, err := s.approveAs(ctx, pr.AccountID, id, pr.ActorID(), uuid.NullUUID{UUID: pr.Lineage, Valid: true}, note)
 	if err != nil {
 		return nil, err
 	}
@@ -236,8 +257,13 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 
 // approveAs is every approve (API key, Slack button): the conditional
 // move to signing, the worker's task, and the wait for its outcome.
-func (s *server) approveAs(ctx context.Context, accountID, id uuid.UUID, actor string, note *string) (approval.Approval, error) {
-	if _, err := approval.Start(ctx, s.DB, accountID, id, actor, note); err != nil {
+// lineage is the approving key's (invalid for an actor that is no key).
+func (s *server) approveAs(ctx context.Context, accountID, id uuid.UUID, actor string, lineage uuid.NullUUID, note *string) (approval.Approval, error) {
+	if _, err := approval.Start(ctx, s.DB, accountID, id, actor, lineage, note); err != nil {
+		if errors.Is(err, approval.ErrRequester) {
+			return approval.Approval{}, s.denied(ctx, &auth.Denied{Op: "approve", Target: "approval:" + approval.PublicID(id),
+				Reason: "Requester cannot approve: this payment was requested by this key's lineage (the key or one rotated from it); approve with another admin key"})
+		}
 		return approval.Approval{}, s.fail(ctx, err)
 	}
 	// Only the winner of Start listens, before its task exists.
@@ -359,8 +385,6 @@ func approvalErr(err error) *Error {
 	switch {
 	case errors.Is(err, approval.ErrNotFound):
 		return errorf(http.StatusNotFound, "approval not found")
-	case errors.Is(err, approval.ErrRequester):
-		return errorf(http.StatusForbidden, "Requester cannot approve")
 	case errors.As(err, &np):
 		return errorf(http.StatusConflict, np.Error())
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
@@ -31,9 +33,9 @@ func (e *env) park(id, to string, amount float64) string {
 	return body["approval_id"].(string)
 }
 
-// operatorKey makes a second operator key of the env's account (as `api
+// adminKey makes a second admin key of the env's account (as `api
 // keys create` does): one that may approve.
-func (e *env) operatorKey() (id, key string) {
+func (e *env) adminKey() (id, key string) {
 	e.t.Helper()
 	k, secret, err := auth.CreateKey(context.Background(), e.db, e.account)
 	if err != nil {
@@ -123,7 +125,7 @@ func TestApproveEndToEnd(t *testing.T) {
 		t.Fatal("a refused approve changed the approval")
 	}
 
-	keyID, key2 := e.operatorKey()
+	keyID, key2 := e.adminKey()
 	status, a = e.approve(apID, key2, map[string]any{"note": "invoice checked"})
 	if status != 200 || a["status"] != "sent" || a["approved_by"] != keyID || a["note"] != "invoice checked" || a["decided_at"] == nil || a["rejected_by"] != nil {
 		t.Fatalf("approve: %d %v", status, a)
@@ -205,7 +207,7 @@ func TestRejectByRequester(t *testing.T) {
 	if es := e.auditOf(audit.ActionApprovalRejected); len(es) != 1 || es[0].Actor != me || details(t, es[0])["note"] != "wrong vendor" {
 		t.Fatalf("audit %v", es)
 	}
-	_, key2 := e.operatorKey()
+	_, key2 := e.adminKey()
 	status, body := e.approve(apID, key2, nil)
 	wantError(t, status, body, http.StatusConflict, "approval is rejected, not pending")
 	if n := e.transactionsOfApproval(apID); n != 0 {
@@ -229,7 +231,7 @@ func TestConcurrentApprovesPayOnce(t *testing.T) {
 	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 1}, 50_000_000)
 	to := newAddress()
 	apID := e.park(id, to, 2)
-	_, key2 := e.operatorKey()
+	_, key2 := e.adminKey()
 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -268,7 +270,7 @@ func TestApproveRacesReject(t *testing.T) {
 	e := newEnv(t)
 	eng, _ := e.startWorker()
 	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 1, "daily_limit_usdc": 1000}, 100_000_000)
-	_, key2 := e.operatorKey()
+	_, key2 := e.adminKey()
 	wins := map[string]int{}
 	for round := range 6 {
 		to := newAddress()
@@ -319,7 +321,7 @@ func TestApprovalReevaluatesPolicy(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
-	_, key2 := e.operatorKey()
+	_, key2 := e.adminKey()
 	allowed := newAddress()
 	cases := []struct {
 		name   string
@@ -400,7 +402,7 @@ func TestExpiredApprovalCannotBeApproved(t *testing.T) {
 	e.startWorker()
 	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
 	to := newAddress()
-	_, key2 := e.operatorKey()
+	_, key2 := e.adminKey()
 	apID := e.park(id, to, 1)
 
 	ctx := context.Background()
@@ -449,7 +451,7 @@ func TestApproveWithoutWorkerStaysPending(t *testing.T) {
 	_, stop := e.startWorker()
 	apID := e.park(id, to, 1)
 	stop()
-	_, key2 := e.operatorKey()
+	_, key2 := e.adminKey()
 
 	status, body := e.approve(apID, key2, nil)
 	wantError(t, status, body, http.StatusServiceUnavailable, "still pending")
@@ -475,7 +477,7 @@ func TestSweepReleasesAbandonedApprove(t *testing.T) {
 	apID := e.park(id, newAddress(), 1)
 	uid, _ := approval.ParseID(apID)
 	ctx := context.Background()
-	if _, err := approval.Start(ctx, e.db, e.account.ID, uid, "key_other", nil); err != nil {
+	if _, err := approval.Start(ctx, e.db, e.account.ID, uid, "key_other", uuid.NullUUID{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	st, err := approval.Sweep(ctx, e.db, time.Now(), approval.AbandonedAfter)
@@ -572,7 +574,7 @@ func TestApprovalRefusedByNode(t *testing.T) {
 	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 1_000_000) // holds 1 USDC
 	to := newAddress()
 	apID := e.park(id, to, 5)
-	_, key2 := e.operatorKey()
+	_, key2 := e.adminKey()
 	status, a := e.approve(apID, key2, nil)
 	if status != 200 || a["status"] != "rejected" || a["reason"] != "refused_by_node" || a["rejected_by"] != "system" {
 		t.Fatalf("approve: %d %v", status, a)
@@ -605,7 +607,7 @@ func TestApprovalBroadcastFailureIsResent(t *testing.T) {
 	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
 	to := newAddress()
 	apID := e.park(id, to, 4)
-	_, key2 := e.operatorKey()
+	_, key2 := e.adminKey()
 
 	ln.SetFaults(t, localnettest.Faults{FailSends: true})
 	status, a := e.approve(apID, key2, nil)
@@ -662,7 +664,7 @@ func TestApproveRacesSendsOnDailyLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	eng, _ := e.startWorker()
-	_, key2 := e.operatorKey()
+	_, key2 := e.adminKey()
 	for round := range 3 {
 		id, _ := e.agent(map[string]any{"daily_limit_usdc": 30, "max_tx_usdc": 25, "approval_threshold_usdc": 10}, 100_000_000)
 		to := newAddress()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -113,10 +114,16 @@ func newHumaError(status int, msg string, errs ...error) huma.StatusError {
 // unexpected is logged and answered 500 without detail.
 func (s *server) fail(ctx context.Context, err error) error {
 	var fe *wallet.FieldError
+	var kfe *auth.FieldError
 	var ae *Error
+	var denied *auth.Denied
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &denied):
+		return s.denied(ctx, denied)
+	case errors.As(err, &kfe):
+		return fieldError(kfe.Field, kfe.Msg)
 	case approvalErr(err) != nil:
 		return approvalErr(err)
 	case webhookErr(err) != nil:

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -15,11 +16,31 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 )
 
+// KeyAccess is what a key may do: its role and wallet scope.
+type KeyAccess struct {
+	Role      string   `json:"role" enum:"agent,admin" doc:"admin: may do everything, approve payments included. agent: may send, preview, read and tighten (never loosen) its wallets' policies, freeze and reject; see docs/permissions.md." example:"agent"`
+	WalletIDs []string `json:"wallet_ids" nullable:"true" doc:"The wallets an agent key reaches (others answer 404 and are left out of lists); null reaches every wallet of the account." example:"[\"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21\"]"`
+	Label     *string  `json:"label" nullable:"true" doc:"A name for humans, or null." example:"research-bot production"`
+	// Derived from the role; kept for clients of the first version.
+	CanApprove bool `json:"can_approve" doc:"Whether the key may approve payments: true for admin keys, false for agent keys." example:"false"`
+}
+
+func accessOf(k *auth.APIKey) KeyAccess {
+	a := KeyAccess{Role: string(k.Role), Label: k.Label, CanApprove: k.CanApprove()}
+	if k.Wallets != nil {
+		a.WalletIDs = make([]string, len(k.Wallets))
+		for i, id := range k.Wallets {
+			a.WalletIDs[i] = id.String()
+		}
+	}
+	return a
+}
+
 // Key is an API key as listed: never the key itself.
 type Key struct {
-	ID         string     `json:"id" doc:"The key's id (key_…)." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
-	Prefix     string     `json:"prefix" doc:"The key's first characters, to recognize it." example:"svc_test_4vJ9JU"`
-	CanApprove bool       `json:"can_approve" doc:"Operator keys may approve payments; agent keys (made through POST /keys) may not." example:"false"`
+	ID     string `json:"id" doc:"The key's id (key_…)." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
+	Prefix string `json:"prefix" doc:"The key's first characters, to recognize it." example:"svc_test_4vJ9JU"`
+	KeyAccess
 	CreatedAt  time.Time  `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
 	LastUsedAt *time.Time `json:"last_used_at" nullable:"true" doc:"When the key last authenticated a request (to the minute), or null if never." example:"2026-04-02T08:30:00Z"`
 	RevokedAt  *time.Time `json:"revoked_at" nullable:"true" doc:"When the key was revoked or rotated away; null while it works." example:"2026-04-03T09:00:00Z"`
@@ -27,7 +48,7 @@ type Key struct {
 }
 
 func keyOf(k *auth.APIKey) Key {
-	out := Key{ID: auth.KeyActorID(k.ID), Prefix: k.Prefix, CanApprove: k.CanApprove(), CreatedAt: k.CreatedAt.UTC(),
+	out := Key{ID: auth.KeyActorID(k.ID), Prefix: k.Prefix, KeyAccess: accessOf(k), CreatedAt: k.CreatedAt.UTC(),
 		LastUsedAt: utc(k.LastUsedAt), RevokedAt: utc(k.RevokedAt)}
 	if k.ReplacedBy.Valid {
 		r := auth.KeyActorID(k.ReplacedBy.UUID)
@@ -50,10 +71,39 @@ type NewKey struct {
 	Key       string    `json:"key" doc:"The full key. Shown only now: only its hash is stored." example:"svc_test_4vJ9JU1bJJE96FWSJKvHsmmFADCg4gpZQff4P3bkLKi"`
 	Prefix    string    `json:"prefix" doc:"The key's first characters, to recognize it later." example:"svc_test_4vJ9JU"`
 	CreatedAt time.Time `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
-	// Said so that nobody hands an agent key to a human approver
-	// expecting it to work.
-	CanApprove bool    `json:"can_approve" doc:"Whether the key may approve payments: keys created through the API are agent keys and never may (operator keys come from the dashboard or from api keys create); a rotated key keeps its kind." example:"false"`
-	Replaces   *string `json:"replaces,omitempty" doc:"On rotation: the key this one replaces, now revoked." example:"key_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
+	KeyAccess
+	Replaces *string `json:"replaces,omitempty" doc:"On rotation: the key this one replaces, now revoked; the new key keeps its role, scope and label." example:"key_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
+}
+
+type createKeyInput struct {
+	Body *struct {
+		Role      *string  `json:"role,omitempty" enum:"agent,admin" doc:"agent (the default) or admin. Only an admin key may create an admin key." example:"agent"`
+		WalletIDs []string `json:"wallet_ids,omitempty" minItems:"1" maxItems:"1000" doc:"Limit an agent key to these wallets of the account. Omitted: every wallet, or, from a key limited to some wallets, that key's wallets (a key never gives more than it has)." example:"[\"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21\"]"`
+		Label     *string  `json:"label,omitempty" maxLength:"100" doc:"A name for humans, 1 to 100 characters." example:"research-bot production"`
+	}
+}
+
+// spec reads a key request; a malformed wallet id is a 422 naming it.
+func (in *createKeyInput) spec() (auth.KeySpec, error) {
+	var spec auth.KeySpec
+	if in.Body == nil {
+		return spec, nil
+	}
+	if in.Body.Role != nil {
+		spec.Role = auth.Role(*in.Body.Role)
+	}
+	spec.Label = in.Body.Label
+	if in.Body.WalletIDs != nil {
+		spec.Wallets = make(auth.WalletScope, len(in.Body.WalletIDs))
+		for i, raw := range in.Body.WalletIDs {
+			id, err := uuid.Parse(raw)
+			if err != nil {
+				return spec, fieldError(fmt.Sprintf("wallet_ids[%d]", i), "must be a wallet id (UUID)")
+			}
+			spec.Wallets[i] = id
+		}
+	}
+	return spec, nil
 }
 
 type newKeyOutput struct {
@@ -81,7 +131,7 @@ func (s *server) registerKeys(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        Prefix + "/keys",
 		Summary:     "List API keys",
-		Description: "Every key of the account, revoked ones included, newest first: id, prefix, kind, created, last used, revoked. Never the key itself.",
+		Description: "The account's keys, revoked ones included, newest first: id, prefix, role, scope, label, created, last used, revoked. Never the key itself. An agent key lists only itself and the keys it created.",
 		Tags:        []string{"Keys"},
 		Errors:      []int{400, 401, 422},
 	}, s.listKeys)
@@ -91,12 +141,15 @@ func (s *server) registerKeys(api huma.API) {
 		Method:      http.MethodPost,
 		Path:        Prefix + "/keys",
 		Summary:     "Create an API key",
-		Description: "A new agent key of the calling key's account: it reaches every wallet of the account, may send and reject, but never approve a payment " +
-			"(otherwise an agent could mint a key and approve its own sends). The full key is in this answer only. " +
+		Description: "A new key of the calling key's account, an agent key unless the body asks for an admin key (which only an admin key may create, 403 otherwise). " +
+			"An agent key may send, read, tighten its wallets' policies, freeze and reject, but never approve a payment or loosen a rule " +
+			"(otherwise an agent could mint a key and approve its own sends); `wallet_ids` limits it to some wallets. " +
+			"A key limited to some wallets creates keys only within them (403 otherwise). The full key is in this answer only. " +
 			"An account holds at most 100 live agent keys (409 past that: revoke one first).",
 		Tags:          []string{"Keys"},
 		DefaultStatus: http.StatusCreated,
-		Errors:        []int{401, 409},
+		MaxBodyBytes:  MaxBodyBytes + 1,
+		Errors:        []int{400, 401, 403, 409, 413, 422},
 	}, s.createKey)
 
 	huma.Register(api, huma.Operation{
@@ -105,7 +158,8 @@ func (s *server) registerKeys(api huma.API) {
 		Path:        Prefix + "/keys/{id}/rotate",
 		Summary:     "Rotate an API key",
 		Description: "Revokes the key at once (refused from the next request on) and returns its replacement, of the same kind, shown only in this answer. " +
-			"A key may rotate itself. An agent key may rotate only itself and the keys it created (403 otherwise; the keys it created pass to its successor); operator keys may rotate any key. 409 when the key is already revoked.",
+			"The replacement keeps the key's role, wallet scope, label and lineage (so it cannot approve what the old key requested). " +
+			"A key may rotate itself. An agent key may rotate only itself and the keys it created (403 otherwise; the keys it created pass to its successor); admin keys may rotate any key. 409 when the key is already revoked.",
 		Tags:   []string{"Keys"},
 		Errors: []int{401, 403, 404, 409},
 	}, s.rotateKey)
@@ -116,7 +170,7 @@ func (s *server) registerKeys(api huma.API) {
 		Path:        Prefix + "/keys/{id}",
 		Summary:     "Revoke an API key",
 		Description: "The key is refused from the next request on. Answers the key with `revoked_at`; revoking a revoked key changes nothing. " +
-			"An agent key may revoke only itself and the keys it created (403 otherwise); operator keys may revoke any key.",
+			"An agent key may revoke only itself and the keys it created (403 otherwise); admin keys may revoke any key.",
 		Tags:   []string{"Keys"},
 		Errors: []int{401, 403, 404},
 	}, s.revokeKey)
@@ -132,7 +186,7 @@ func (s *server) listKeys(ctx context.Context, in *PageQuery) (*listKeysOutput, 
 		}
 		q.AfterTime, q.AfterID = at, id
 	}
-	ks, err := auth.ListKeys(ctx, s.DB, principal(ctx).AccountID, q)
+	ks, err := auth.ListKeys(ctx, s.DB, principal(ctx), q)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -145,19 +199,24 @@ func (s *server) listKeys(ctx context.Context, in *PageQuery) (*listKeysOutput, 
 	return out, nil
 }
 
-func (s *server) createKey(ctx context.Context, _ *struct{}) (*newKeyOutput, error) {
+func (s *server) createKey(ctx context.Context, in *createKeyInput) (*newKeyOutput, error) {
+	spec, err := in.spec()
+	if err != nil {
+		return nil, err
+	}
 	pr := principal(ctx)
 	var k auth.APIKey
 	var secret string
-	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		k, secret, err = auth.CreateAgentKey(ctx, tx, auth.Account{ID: pr.AccountID, Network: pr.Network}, pr.KeyID)
+		k, secret, err = auth.CreateKeyBy(ctx, tx, pr, spec)
 		if err != nil {
 			return err
 		}
 		id := auth.KeyActorID(k.ID)
+		a := accessOf(&k)
 		return audit.Append(ctx, tx, pr.AccountID, k.CreatedAt, pr.ActorID(), audit.ActionKeyCreated, "key:"+id,
-			map[string]any{"key_id": id, "prefix": k.Prefix, "can_approve": false})
+			map[string]any{"key_id": id, "prefix": k.Prefix, "role": a.Role, "wallet_ids": a.WalletIDs, "label": a.Label})
 	})
 	if err != nil {
 		return nil, s.fail(ctx, err)
@@ -167,7 +226,7 @@ func (s *server) createKey(ctx context.Context, _ *struct{}) (*newKeyOutput, err
 }
 
 func newKeyOf(k *auth.APIKey, secret string) NewKey {
-	return NewKey{ID: auth.KeyActorID(k.ID), Key: secret, Prefix: k.Prefix, CreatedAt: k.CreatedAt.UTC(), CanApprove: k.CanApprove()}
+	return NewKey{ID: auth.KeyActorID(k.ID), Key: secret, Prefix: k.Prefix, CreatedAt: k.CreatedAt.UTC(), KeyAccess: accessOf(k)}
 }
 
 // parseKeyID reads a key id: key_<uuid> as the API prints it, or the bare
@@ -192,7 +251,7 @@ func (s *server) rotateKey(ctx context.Context, in *keyIDInput) (*newKeyOutput, 
 		}
 		oldID, newID := auth.KeyActorID(old.ID), auth.KeyActorID(fresh.ID)
 		return audit.Append(ctx, tx, pr.AccountID, fresh.CreatedAt, pr.ActorID(), audit.ActionKeyRotated, "key:"+oldID,
-			map[string]any{"key_id": oldID, "replaced_by": newID, "prefix": fresh.Prefix, "can_approve": fresh.CanApprove()})
+			map[string]any{"key_id": oldID, "replaced_by": newID, "prefix": fresh.Prefix, "role": fresh.Role})
 	})
 	if err != nil {
 		return nil, s.fail(ctx, err)
@@ -238,10 +297,6 @@ func keyErr(err error) *Error {
 		return errorf(http.StatusConflict, "key is already revoked")
 	case errors.Is(err, auth.ErrTooManyKeys):
 		return errorf(http.StatusConflict, auth.ErrTooManyKeys.Error())
-	case errors.Is(err, auth.ErrOperatorKey):
-		return errorf(http.StatusForbidden, auth.ErrOperatorKey.Error())
-	case errors.Is(err, auth.ErrNotKeyOwner):
-		return errorf(http.StatusForbidden, auth.ErrNotKeyOwner.Error())
 	}
 	return nil
 }

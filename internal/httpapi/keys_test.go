@@ -25,7 +25,7 @@ func (e *env) listKeys(key string) map[string]map[string]any {
 		m := k.(map[string]any)
 		for field := range m {
 			switch field {
-			case "id", "prefix", "can_approve", "created_at", "last_used_at", "revoked_at", "replaced_by":
+			case "id", "prefix", "role", "wallet_ids", "label", "can_approve", "created_at", "last_used_at", "revoked_at", "replaced_by":
 			default:
 				e.t.Fatalf("listed key has field %q: %v", field, m)
 			}
@@ -40,17 +40,22 @@ func TestListKeysNeverShowsSecrets(t *testing.T) {
 	e := newEnv(t)
 	opID := "key_" + keyIDOf(t, e, e.key)
 	agentID, agentKey := e.agentKey()
-	ks := e.listKeys(agentKey)
+	// An agent key lists itself and the keys it created; an admin key
+	// every key.
+	if ks := e.listKeys(agentKey); len(ks) != 1 || ks[agentID] == nil {
+		t.Fatalf("the agent's keys: %v", ks)
+	}
+	ks := e.listKeys(e.key)
 	if len(ks) != 2 {
 		t.Fatalf("keys: %v", ks)
 	}
-	if op := ks[opID]; op["can_approve"] != true || op["revoked_at"] != nil || !strings.HasPrefix(e.key, op["prefix"].(string)) {
-		t.Fatalf("operator key: %v", op)
+	if op := ks[opID]; op["role"] != "admin" || op["can_approve"] != true || op["revoked_at"] != nil || op["wallet_ids"] != nil || !strings.HasPrefix(e.key, op["prefix"].(string)) {
+		t.Fatalf("admin key: %v", op)
 	}
-	if ag := ks[agentID]; ag["can_approve"] != false || !strings.HasPrefix(agentKey, ag["prefix"].(string)) {
+	if ag := ks[agentID]; ag["role"] != "agent" || ag["can_approve"] != false || !strings.HasPrefix(agentKey, ag["prefix"].(string)) {
 		t.Fatalf("agent key: %v", ag)
 	}
-	// Both were used: the operator to make the agent key, the agent to list.
+	// Both were used: the admin to make the agent key, the agent to list.
 	if ks[opID]["last_used_at"] == nil || ks[agentID]["last_used_at"] == nil {
 		t.Fatalf("last_used_at not set: %v", ks)
 	}
@@ -99,7 +104,7 @@ func TestRotateKey(t *testing.T) {
 		t.Fatalf("other instance: %d %v", status, body)
 	}
 	status, body := e.do("POST", keysPath+"/"+oldID+"/rotate", e.key, nil)
-	if status != http.StatusOK || body["replaces"] != oldID || body["can_approve"] != true {
+	if status != http.StatusOK || body["replaces"] != oldID || body["role"] != "admin" || body["can_approve"] != true {
 		t.Fatalf("rotate: %d %v", status, body)
 	}
 	newKey, newID := body["key"].(string), body["id"].(string)
@@ -126,7 +131,7 @@ func TestRotateKey(t *testing.T) {
 	}
 }
 
-func TestAgentKeysCannotManageOperatorKeys(t *testing.T) {
+func TestAgentKeysCannotManageAdminKeys(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	opID := "key_" + keyIDOf(t, e, e.key)
@@ -136,10 +141,10 @@ func TestAgentKeysCannotManageOperatorKeys(t *testing.T) {
 		{"DELETE", keysPath + "/" + opID},
 	} {
 		status, body := e.do(tc.method, tc.path, agentKey, nil)
-		wantError(t, status, body, http.StatusForbidden, "operator keys")
+		wantError(t, status, body, http.StatusForbidden, "this key's role (agent) may")
 	}
 	if status, _ := e.do("GET", "/api/public/v1/agents", e.key, nil); status != 200 {
-		t.Fatal("operator key stopped working")
+		t.Fatal("the admin key stopped working")
 	}
 	// An agent key rotates itself into another agent key.
 	status, body := e.do("POST", keysPath+"/"+agentID+"/rotate", agentKey, nil)

@@ -90,7 +90,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	if status, body := e.do("POST", send, e.key, map[string]any{"to": newAddress(), "amount": 1}); status != 200 {
 		t.Fatalf("send: %d %v", status, body)
 	}
-	_, approver := e.operatorKey()
+	_, approver := e.adminKey()
 	secrets["approver key"] = approver
 	if status, body := e.approve(e.park(id, newAddress(), 3), approver, map[string]any{"note": "ok"}); status != 200 {
 		t.Fatalf("approve: %d %v", status, body)

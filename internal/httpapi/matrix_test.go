@@ -212,6 +212,7 @@ func matrixSamples(hookURL string) map[string]any {
 		"reject":                  map[string]any{"note": "n"},
 		"create-webhook-endpoint": map[string]any{"url": hookURL, "events": []string{"tx.sent"}},
 		"update-webhook-endpoint": map[string]any{"description": "d"},
+		"create-key":              map[string]any{"label": "m"},
 	}
 }
 

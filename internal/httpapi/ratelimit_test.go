@@ -66,7 +66,7 @@ func TestRateLimits(t *testing.T) {
 		t.Fatalf("404: %d %v", status, h)
 	}
 	// Another key of the account has its own windows.
-	_, other := e.operatorKey()
+	_, other := e.adminKey()
 	status, _, h = e.doH("POST", fmt.Sprintf(sendPath, id), other, map[string]any{"to": to, "amount": 2})
 	if status != http.StatusForbidden || h.Get("x-ratelimit-remaining") != "29" {
 		t.Fatalf("other key: %d %v", status, h)

@@ -16,7 +16,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/tasks"
-	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
 // DefaultSendWait is how long a send waits for its decision before it is
@@ -126,15 +125,16 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *sendBody
 			memo = nil
 		}
 	}
-	walletID, ok := parseID(walletParam)
-	if !ok {
-		return payment.Request{}, s.fail(ctx, wallet.ErrNotFound)
+	walletID, err := s.walletID(ctx, walletParam)
+	if err != nil {
+		return payment.Request{}, err
 	}
 	pr := principal(ctx)
 	return payment.Request{
 		ID: uuid.New(), AccountID: pr.AccountID, WalletID: walletID,
-		KeyID:   uuid.NullUUID{UUID: pr.KeyID, Valid: pr.KeyID != uuid.Nil},
-		Network: pr.Network, To: in.To, Amount: amount, Memo: memo,
+		KeyID:      uuid.NullUUID{UUID: pr.KeyID, Valid: pr.KeyID != uuid.Nil},
+		KeyLineage: uuid.NullUUID{UUID: pr.Lineage, Valid: pr.Lineage != uuid.Nil},
+		Network:    pr.Network, To: in.To, Amount: amount, Memo: memo,
 	}, nil
 }
 

@@ -149,7 +149,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	}
 	cfg.Security = []map[string][]string{{"bearer": {}}}
 	api := humago.New(mux, cfg)
-	api.UseMiddleware(s.authenticate(api), refuseBody(api))
+	api.UseMiddleware(s.authenticate(api), s.authorize(api), refuseBody(api))
 
 	s.registerAgents(api)
 	s.registerWallets(api)

@@ -13,7 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
@@ -55,11 +58,21 @@ func (s *server) slackInteraction(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "response_url is not a Slack address")
 		return
 	}
+	ep, err := s.slackEndpoint(r.Context(), click)
+	switch {
+	case errors.Is(err, webhook.ErrSlackTeam):
+		writeError(w, http.StatusUnauthorized, "Unauthorized")
+		return
+	case err != nil && !errors.Is(err, webhook.ErrEndpointNotFound):
+		s.log.WarnContext(r.Context(), "read Slack endpoint", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "the service could not check this click; try again")
+		return
+	}
 	w.WriteHeader(http.StatusOK)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), slackActTimeout)
 		defer cancel()
-		msg := s.slackAct(ctx, click)
+		msg := s.slackAct(ctx, ep, click)
 		if err := s.slackRespond(ctx, click.ResponseURL, msg); err != nil {
 			s.log.WarnContext(ctx, "update Slack message", "approval_id", click.ApprovalID, "err", err)
 		}
@@ -79,10 +92,42 @@ type slackMessage struct {
 	Replace bool
 }
 
-// slackAct applies a click and says how it went.
-func (s *server) slackAct(ctx context.Context, c webhook.SlackClick) slackMessage {
+// slackEndpoint is the endpoint whose button was clicked:
+// ErrEndpointNotFound when none carries the button's token (it was
+// deleted, or its URL changed since the message), and ErrSlackTeam when
+// the click came from another workspace than the endpoint's first
+// accepted click (that refusal is audited in the endpoint's account).
+func (s *server) slackEndpoint(ctx context.Context, c webhook.SlackClick) (*webhook.Endpoint, error) {
 	ep, err := webhook.SlackEndpoint(ctx, s.DB, c.EndpointID)
-	if err != nil || subtle.ConstantTimeCompare([]byte(ep.SlackToken), []byte(c.Token)) != 1 {
+	if err != nil {
+		return nil, err
+	}
+	if subtle.ConstantTimeCompare([]byte(ep.SlackToken), []byte(c.Token)) != 1 {
+		return nil, webhook.ErrEndpointNotFound
+	}
+	err = webhook.BindSlackTeam(ctx, s.DB, ep.ID, c.TeamID)
+	if errors.Is(err, webhook.ErrSlackTeam) {
+		bound := ""
+		if ep.SlackTeamID != nil {
+			bound = *ep.SlackTeamID
+		}
+		s.log.WarnContext(ctx, "Slack click from another workspace", "endpoint_id", ep.ID, "team_id", c.TeamID)
+		if aerr := audit.Append(ctx, s.DB, ep.AccountID, time.Now(), "slack:"+c.UserID, audit.ActionPermissionDenied,
+			"webhook_endpoint:"+ep.ID.String(), map[string]any{"operation": "slack-interaction", "approval_id": c.ApprovalID,
+				"team_id": c.TeamID, "bound_team_id": bound, "reason": webhook.ErrSlackTeam.Error()}); aerr != nil {
+			s.log.ErrorContext(ctx, "audit a Slack refusal", "err", aerr)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &ep, nil
+}
+
+// slackAct applies a click on ep's button (nil: no endpoint carries its
+// token) and says how it went.
+func (s *server) slackAct(ctx context.Context, ep *webhook.Endpoint, c webhook.SlackClick) slackMessage {
+	if ep == nil {
 		return slackMessage{Text: "This approval channel is no longer configured."}
 	}
 	if len(ep.SlackApprovers) > 0 && !slices.Contains(ep.SlackApprovers, c.UserID) {
@@ -94,8 +139,9 @@ func (s *server) slackAct(ctx context.Context, c webhook.SlackClick) slackMessag
 	}
 	actor := "slack:" + c.UserID
 	var a approval.Approval
+	var err error
 	if c.Action == webhook.SlackApprove {
-		a, err = s.approveAs(ctx, ep.AccountID, id, actor, nil)
+		a, err = s.approveAs(ctx, ep.AccountID, id, actor, uuid.NullUUID{}, nil)
 	} else {
 		a, err = approval.Reject(ctx, s.DB, ep.AccountID, id, actor, nil)
 		err = s.failQuiet(ctx, err)

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/payment"
-	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
 // TransactionsLimit is how many transactions GET /transactions returns.
@@ -99,7 +98,7 @@ func plausible(t time.Time) bool {
 
 func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput) (*transactionsOutput, error) {
 	pr := principal(ctx)
-	f := payment.TxFilter{Status: in.Status, Since: in.Since, Until: in.Until, Limit: cmp.Or(in.Limit, TransactionsLimit)}
+	f := payment.TxFilter{Status: in.Status, Since: in.Since, Until: in.Until, Limit: cmp.Or(in.Limit, TransactionsLimit), Wallets: pr.Wallets}
 	if !plausible(in.Since) {
 		return nil, inputError("query", "since", "must be between 1970 and 9999")
 	}
@@ -111,9 +110,10 @@ func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput
 		if err != nil {
 			return nil, inputError("query", "wallet_id", "must be a wallet id (UUID)")
 		}
-		// Another account's wallet is not found, never an empty list.
-		if _, err := wallet.Get(ctx, s.DB, pr.AccountID, id); err != nil {
-			return nil, s.fail(ctx, err)
+		// Another account's wallet, or one outside the key's scope, is
+		// not found, never an empty list.
+		if _, err := s.wallet(ctx, in.WalletID); err != nil {
+			return nil, err
 		}
 		f.WalletID = uuid.NullUUID{UUID: id, Valid: true}
 	}

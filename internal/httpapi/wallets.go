@@ -45,7 +45,8 @@ func (s *server) registerWallets(api huma.API) {
 		Tags:        []string{"Wallets"},
 		Errors:      []int{401},
 	}, func(ctx context.Context, _ *struct{}) (*listWalletsOutput, error) {
-		ws, err := wallet.List(ctx, s.DB, principal(ctx).AccountID)
+		pr := principal(ctx)
+		ws, err := wallet.List(ctx, s.DB, pr.AccountID, pr.Wallets)
 		if err != nil {
 			return nil, s.fail(ctx, err)
 		}

@@ -515,9 +515,9 @@ func TestWebhookSSRFGuard(t *testing.T) {
 }
 
 // slackClick posts a signed Slack button press to the interactions route.
-func (e *env) slackClick(buttonValue, action, user, responseURL string, at time.Time, secret string) int {
+func (e *env) slackClick(buttonValue, action, team, user, responseURL string, at time.Time, secret string) int {
 	e.t.Helper()
-	payload, _ := json.Marshal(map[string]any{"type": "block_actions", "user": map[string]any{"id": user},
+	payload, _ := json.Marshal(map[string]any{"type": "block_actions", "user": map[string]any{"id": user}, "team": map[string]any{"id": team},
 		"actions": []any{map[string]any{"action_id": action, "value": buttonValue}}, "response_url": responseURL})
 	body := "payload=" + url.QueryEscape(string(payload))
 	ts := strconv.FormatInt(at.Unix(), 10)
@@ -581,7 +581,7 @@ func TestSlackApproval(t *testing.T) {
 		"forged": {now, "not-the-secret"},
 		"stale":  {now.Add(-6 * time.Minute), slackSecret},
 	} {
-		if status := e.slackClick(approve.Value, "approve", "U0APPROVER", responses.URL, c.at, c.secret); status != 401 {
+		if status := e.slackClick(approve.Value, "approve", "T0HUMANS", "U0APPROVER", responses.URL, c.at, c.secret); status != 401 {
 			t.Fatalf("%s click: %d", name, status)
 		}
 	}
@@ -591,13 +591,13 @@ func TestSlackApproval(t *testing.T) {
 	json.Unmarshal([]byte(approve.Value), &v)
 	v["token"] = strings.Repeat("0", 64)
 	forged, _ := json.Marshal(v)
-	if status := e.slackClick(string(forged), "approve", "U0APPROVER", responses.URL, now, slackSecret); status != 200 {
+	if status := e.slackClick(string(forged), "approve", "T0HUMANS", "U0APPROVER", responses.URL, now, slackSecret); status != 200 {
 		t.Fatalf("forged-button click: %d", status)
 	}
 	if r := responses.any(t); !strings.Contains(string(r.Body), "no longer configured") {
 		t.Fatalf("forged-button answer %s", r.Body)
 	}
-	if status := e.slackClick(approve.Value, "approve", "U0STRANGER", responses.URL, now, slackSecret); status != 200 {
+	if status := e.slackClick(approve.Value, "approve", "T0HUMANS", "U0STRANGER", responses.URL, now, slackSecret); status != 200 {
 		t.Fatalf("stranger click: %d", status)
 	}
 	r := responses.any(t)
@@ -608,7 +608,7 @@ func TestSlackApproval(t *testing.T) {
 		t.Fatalf("refused clicks changed the approval: %s", s)
 	}
 
-	if status := e.slackClick(approve.Value, "approve", "U0APPROVER", responses.URL, now, slackSecret); status != 200 {
+	if status := e.slackClick(approve.Value, "approve", "T0HUMANS", "U0APPROVER", responses.URL, now, slackSecret); status != 200 {
 		t.Fatalf("click: %d", status)
 	}
 	r = responses.any(t)

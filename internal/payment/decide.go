@@ -211,8 +211,8 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wall
 	a := approval.Approval{
 		ID: uuid.New(), AccountID: r.AccountID, WalletID: r.WalletID,
 		RequestID:   uuid.NullUUID{UUID: r.ID, Valid: true},
-		RequestedBy: r.KeyID,
-		Amount:      r.Amount, To: r.To, Memo: r.Memo,
+		RequestedBy: r.KeyID, RequestedLineage: r.KeyLineage,
+		Amount: r.Amount, To: r.To, Memo: r.Memo,
 		Status: approval.Pending, CreatedAt: at, ExpiresAt: at.Add(approval.Lifetime),
 	}
 	if _, err := tx.NewInsert().Model(&a).Exec(ctx); err != nil {

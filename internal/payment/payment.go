@@ -33,14 +33,17 @@ const (
 type Request struct {
 	bun.BaseModel `bun:"table:send_requests"`
 
-	ID        uuid.UUID      `bun:"id,pk,type:uuid"`
-	AccountID uuid.UUID      `bun:"account_id,type:uuid"`
-	WalletID  uuid.UUID      `bun:"wallet_id,type:uuid"`
-	KeyID     uuid.NullUUID  `bun:"key_id,type:uuid"`
-	Network   solana.Network `bun:"network"`
-	To        string         `bun:"to_address"`
-	Amount    usdc.Micros    `bun:"amount_micros"`
-	Memo      *string        `bun:"memo"`
+	ID        uuid.UUID     `bun:"id,pk,type:uuid"`
+	AccountID uuid.UUID     `bun:"account_id,type:uuid"`
+	WalletID  uuid.UUID     `bun:"wallet_id,type:uuid"`
+	KeyID     uuid.NullUUID `bun:"key_id,type:uuid"`
+	// KeyLineage is the requesting key's rotation lineage: no key of it
+	// may approve the payment if it is parked.
+	KeyLineage uuid.NullUUID  `bun:"key_lineage,type:uuid"`
+	Network    solana.Network `bun:"network"`
+	To         string         `bun:"to_address"`
+	Amount     usdc.Micros    `bun:"amount_micros"`
+	Memo       *string        `bun:"memo"`
 	// IdempotencyKey is the client's Idempotency-Key, or nil.
 	IdempotencyKey *string      `bun:"idempotency_key"`
 	State          string       `bun:"state"`
@@ -131,7 +134,10 @@ func now(clock func() time.Time) time.Time {
 // Pages are newest first (creation time, then id); After continues strictly
 // after a row, so rows inserted meanwhile never shift a page.
 type TxFilter struct {
-	WalletID     uuid.NullUUID
+	WalletID uuid.NullUUID
+	// Wallets, when not nil, limits the list to these wallets (a key's
+	// wallet scope).
+	Wallets      []uuid.UUID
 	Status       string
 	Since, Until time.Time // Since inclusive, Until exclusive
 	AfterTime    time.Time
@@ -148,6 +154,9 @@ func ListTransactions(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Tx
 		Order("created_at DESC", "id DESC").Limit(int64(f.Limit))
 	if f.WalletID.Valid {
 		q = q.Where("wallet_id = ?", f.WalletID.UUID)
+	}
+	if f.Wallets != nil {
+		q = q.Where("wallet_id IN (?)", bun.In(f.Wallets))
 	}
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)

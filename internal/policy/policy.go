@@ -4,6 +4,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 
 	sol "github.com/gagliardetto/solana-go"
 
@@ -134,4 +135,37 @@ func (p Policy) Doc() map[string]any {
 		"daily_limit_usdc": p.DailyLimit, "max_tx_usdc": p.MaxTx,
 		"approval_threshold_usdc": p.ApprovalThreshold, "allowlist": allow,
 	}
+}
+
+// Loosening names the first way after is looser than before, or "" when
+// after only tightens it or keeps it: a limit or the approval threshold
+// raised, an address added to a non-empty allowlist, or a non-empty
+// allowlist emptied (an empty one allows every recipient). Restricting an
+// unrestricted wallet, lowering a value or removing entries from a list
+// that stays non-empty tighten it.
+func Loosening(before, after Policy) string {
+	for _, f := range []struct {
+		name          string
+		before, after usdc.Micros
+	}{
+		{"daily_limit_usdc", before.DailyLimit, after.DailyLimit},
+		{"max_tx_usdc", before.MaxTx, after.MaxTx},
+		{"approval_threshold_usdc", before.ApprovalThreshold, after.ApprovalThreshold},
+	} {
+		if f.after > f.before {
+			return fmt.Sprintf("raise a policy limit (%s from %s to %s)", f.name, f.before, f.after)
+		}
+	}
+	if len(before.Allowlist) == 0 {
+		return ""
+	}
+	if len(after.Allowlist) == 0 {
+		return "empty the allowlist (an empty allowlist allows every recipient)"
+	}
+	for _, a := range after.Allowlist {
+		if !slices.Contains(before.Allowlist, a) {
+			return fmt.Sprintf("add an address to the allowlist (%s)", a)
+		}
+	}
+	return ""
 }

@@ -83,3 +83,37 @@ func FuzzValidAddress(f *testing.F) {
 		}
 	})
 }
+
+func TestLoosening(t *testing.T) {
+	t.Parallel()
+	base := Policy{DailyLimit: 100 * usdc.Unit, MaxTx: 25 * usdc.Unit, ApprovalThreshold: 10 * usdc.Unit, Allowlist: []string{}}
+	with := func(p Policy, f func(*Policy)) Policy { f(&p); return p }
+	listed := with(base, func(p *Policy) { p.Allowlist = []string{addrA, addrB} })
+	for _, c := range []struct {
+		name          string
+		before, after Policy
+		want          string // in the answer; "" means it only tightens
+	}{
+		{"unchanged", base, base, ""},
+		{"lower daily", base, with(base, func(p *Policy) { p.DailyLimit = 50 * usdc.Unit }), ""},
+		{"lower max", base, with(base, func(p *Policy) { p.MaxTx = 0 }), ""},
+		{"lower threshold", base, with(base, func(p *Policy) { p.ApprovalThreshold = 0 }), ""},
+		{"restrict an unrestricted wallet", base, listed, ""},
+		{"remove an entry", listed, with(listed, func(p *Policy) { p.Allowlist = []string{addrB} }), ""},
+		{"reorder", listed, with(listed, func(p *Policy) { p.Allowlist = []string{addrB, addrA} }), ""},
+		{"raise daily", base, with(base, func(p *Policy) { p.DailyLimit = 101 * usdc.Unit }), "raise a policy limit (daily_limit_usdc from 100 to 101)"},
+		{"raise max by a micro", base, with(base, func(p *Policy) { p.MaxTx++ }), "max_tx_usdc from 25 to 25.000001"},
+		{"raise threshold", base, with(base, func(p *Policy) { p.ApprovalThreshold = 1_000_000 * usdc.Unit }), "approval_threshold_usdc"},
+		{"empty the allowlist", listed, with(listed, func(p *Policy) { p.Allowlist = []string{} }), "empty the allowlist"},
+		{"add an address", with(base, func(p *Policy) { p.Allowlist = []string{addrA} }), listed, "add an address to the allowlist (" + addrB + ")"},
+		{"swap an address", with(base, func(p *Policy) { p.Allowlist = []string{addrA} }), with(base, func(p *Policy) { p.Allowlist = []string{addrB} }), "add an address"},
+		{"tighten and loosen at once", base, with(base, func(p *Policy) { p.MaxTx = 1; p.DailyLimit = 1000 * usdc.Unit }), "daily_limit_usdc"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := Loosening(c.before, c.after)
+			if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+				t.Fatalf("Loosening = %q, want %q", got, c.want)
+			}
+		})
+	}
+}

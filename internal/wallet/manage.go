@@ -32,10 +32,15 @@ func lock(ctx context.Context, tx bun.Tx, accountID, id uuid.UUID) (Wallet, erro
 	return w, nil
 }
 
+// Guard judges a policy change under the wallet's lock; an error refuses
+// it and nothing changes.
+type Guard func(before, after policy.Policy) error
+
 // UpdatePolicy applies a partial policy, validated like a new wallet's (a
-// *FieldError names the policy field), and records the before and after in
-// the audit log. A patch that changes nothing writes nothing.
-func UpdatePolicy(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, actor string, c policy.Patch) (Wallet, error) {
+// *FieldError names the policy field) and then by guard (nil allows any
+// valid change), and records the before and after in the audit log. A
+// patch that changes nothing writes nothing.
+func UpdatePolicy(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, actor string, c policy.Patch, guard Guard) (Wallet, error) {
 	var w Wallet
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
@@ -53,6 +58,11 @@ func UpdatePolicy(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, acto
 		}
 		if after.Allowlist == nil {
 			after.Allowlist = []string{}
+		}
+		if guard != nil {
+			if err := guard(before, after); err != nil {
+				return err
+			}
 		}
 		if samePolicy(before, after) {
 			return nil

@@ -175,13 +175,17 @@ func Get(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Wallet, erro
 	return w, nil
 }
 
-// List returns the account's wallets, newest first.
-func List(ctx context.Context, db bun.IDB, accountID uuid.UUID) ([]Wallet, error) {
+// List returns the account's wallets, newest first: only those of only
+// when it is not nil (a key's wallet scope).
+func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, only []uuid.UUID) ([]Wallet, error) {
 	ws := []Wallet{}
-	err := db.NewSelect().Model(&ws).ExcludeColumn("secret_sealed").
+	q := db.NewSelect().Model(&ws).ExcludeColumn("secret_sealed").
 		Where("account_id = ?", accountID).
-		Order("created_at DESC", "id DESC").
-		Scan(ctx)
+		Order("created_at DESC", "id DESC")
+	if only != nil {
+		q = q.Where("id IN (?)", bun.In(only))
+	}
+	err := q.Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list wallets: %w", err)
 	}

@@ -49,11 +49,11 @@ func TestCreateGetListScopedToAccount(t *testing.T) {
 	if _, err := wallet.Get(ctx, db, a.ID, uuid.New()); !errors.Is(err, wallet.ErrNotFound) {
 		t.Fatalf("unknown id: %v", err)
 	}
-	list, err := wallet.List(ctx, db, a.ID)
+	list, err := wallet.List(ctx, db, a.ID, nil)
 	if err != nil || len(list) != 2 || list[0].ID != w2.ID || list[1].ID != w1.ID {
 		t.Fatalf("list: %v %v", list, err)
 	}
-	if other, _ := wallet.List(ctx, db, b.ID); len(other) != 0 {
+	if other, _ := wallet.List(ctx, db, b.ID, nil); len(other) != 0 {
 		t.Fatalf("other account lists %d", len(other))
 	}
 	bad := policy.Default()
@@ -77,7 +77,7 @@ func TestCreateGetListScopedToAccount(t *testing.T) {
 	if _, err := wallet.Create(ctx, db, sealer, a.ID, "system", strings.Repeat("é", wallet.MaxLabel), policy.Default()); err != nil {
 		t.Fatalf("100-character label: %v", err)
 	}
-	if list, _ := wallet.List(ctx, db, a.ID); len(list) != 3 {
+	if list, _ := wallet.List(ctx, db, a.ID, nil); len(list) != 3 {
 		t.Fatalf("invalid creates stored wallets: %d", len(list))
 	}
 }

@@ -41,15 +41,18 @@ const SecretPrefix = "whsec_"
 type Endpoint struct {
 	bun.BaseModel `bun:"table:webhook_endpoints,alias:we"`
 
-	ID                uuid.UUID    `bun:"id,pk,type:uuid"`
-	AccountID         uuid.UUID    `bun:"account_id,type:uuid"`
-	URL               string       `bun:"url"`
-	Format            string       `bun:"format"`
-	Events            []string     `bun:"events,array"`
-	Description       *string      `bun:"description"`
-	Enabled           bool         `bun:"enabled"`
-	SlackApprovers    []string     `bun:"slack_approvers,array"`
-	SlackToken        string       `bun:"slack_token"`
+	ID             uuid.UUID `bun:"id,pk,type:uuid"`
+	AccountID      uuid.UUID `bun:"account_id,type:uuid"`
+	URL            string    `bun:"url"`
+	Format         string    `bun:"format"`
+	Events         []string  `bun:"events,array"`
+	Description    *string   `bun:"description"`
+	Enabled        bool      `bun:"enabled"`
+	SlackApprovers []string  `bun:"slack_approvers,array"`
+	SlackToken     string    `bun:"slack_token"`
+	// SlackTeamID is the Slack workspace its first accepted click came
+	// from; clicks from any other workspace are refused.
+	SlackTeamID       *string      `bun:"slack_team_id"`
 	SecretKeyID       string       `bun:"secret_key_id"`
 	SecretSealed      []byte       `bun:"secret_sealed"`
 	PreviousKeyID     *string      `bun:"previous_key_id"`
@@ -159,15 +162,15 @@ func CreateEndpoint(ctx context.Context, db bun.IDB, sealer Sealer, accountID uu
 	if err != nil {
 		return Endpoint{}, "", err
 	}
-	token := make([]byte, 32)
-	if _, err := rand.Read(token); err != nil {
+	token, err := newSlackToken()
+	if err != nil {
 		return Endpoint{}, "", err
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	e := Endpoint{
 		ID: uuid.New(), AccountID: accountID, URL: *s.URL, Format: *s.Format, Events: s.Events,
 		Description: s.Description, Enabled: s.Enabled == nil || *s.Enabled, SlackApprovers: s.SlackApprovers,
-		SlackToken: hex.EncodeToString(token), CreatedAt: now, UpdatedAt: now,
+		SlackToken: token, CreatedAt: now, UpdatedAt: now,
 	}
 	if e.SlackApprovers == nil {
 		e.SlackApprovers = []string{}
@@ -187,6 +190,15 @@ func CreateEndpoint(ctx context.Context, db bun.IDB, sealer Sealer, accountID uu
 		return Endpoint{}, "", err
 	}
 	return e, secret, nil
+}
+
+// newSlackToken is the secret a Slack endpoint's buttons carry back.
+func newSlackToken() (string, error) {
+	token := make([]byte, 32)
+	if _, err := rand.Read(token); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(token), nil
 }
 
 // queueTest records a webhook.test event and its delivery to e alone.
@@ -229,7 +241,9 @@ func ListEndpoints(ctx context.Context, db bun.IDB, accountID uuid.UUID) ([]Endp
 
 // UpdateEndpoint changes the given settings; saving queues a webhook.test
 // delivery (when enabled). Deliveries already made keep their course; a
-// disabled endpoint gets nothing new.
+// disabled endpoint gets nothing new. A new URL (perhaps another Slack
+// workspace) issues a new button token, so the buttons of messages posted
+// to the old one do nothing, and unbinds the Slack workspace.
 func UpdateEndpoint(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, s Settings) (Endpoint, error) {
 	if err := s.validate(); err != nil {
 		return Endpoint{}, err
@@ -243,8 +257,12 @@ func UpdateEndpoint(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, s 
 		if err != nil {
 			return fmt.Errorf("read webhook endpoint: %w", err)
 		}
-		if s.URL != nil {
+		if s.URL != nil && *s.URL != e.URL {
 			e.URL = *s.URL
+			if e.SlackToken, err = newSlackToken(); err != nil {
+				return err
+			}
+			e.SlackTeamID = nil
 		}
 		if s.Format != nil {
 			e.Format = *s.Format
@@ -262,7 +280,7 @@ func UpdateEndpoint(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, s 
 			e.SlackApprovers = s.SlackApprovers
 		}
 		e.UpdatedAt = time.Now().UTC().Truncate(time.Microsecond)
-		if _, err := tx.NewUpdate().Model(&e).Column("url", "format", "events", "description", "enabled", "slack_approvers", "updated_at").WherePK().Exec(ctx); err != nil {
+		if _, err := tx.NewUpdate().Model(&e).Column("url", "format", "events", "description", "enabled", "slack_approvers", "slack_token", "slack_team_id", "updated_at").WherePK().Exec(ctx); err != nil {
 			return fmt.Errorf("update webhook endpoint: %w", err)
 		}
 		return queueTest(ctx, tx, &e, e.UpdatedAt)
@@ -326,4 +344,23 @@ func SlackEndpoint(ctx context.Context, db bun.IDB, id uuid.UUID) (Endpoint, err
 		return Endpoint{}, fmt.Errorf("read webhook endpoint: %w", err)
 	}
 	return e, nil
+}
+
+// ErrSlackTeam refuses a click from a Slack workspace other than the one
+// the endpoint is bound to.
+var ErrSlackTeam = errors.New("the click came from another Slack workspace than this endpoint's")
+
+// BindSlackTeam checks a click's workspace against the endpoint's: the
+// first accepted click binds it, and clicks from any other workspace are
+// ErrSlackTeam.
+func BindSlackTeam(ctx context.Context, db bun.IDB, id uuid.UUID, teamID string) error {
+	res, err := db.NewUpdate().Table("webhook_endpoints").Set("slack_team_id = ?", teamID).
+		Where("id = ? AND (slack_team_id IS NULL OR slack_team_id = ?)", id, teamID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("bind Slack workspace: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return ErrSlackTeam
+	}
+	return nil
 }

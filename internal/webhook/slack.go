@@ -122,6 +122,7 @@ func VerifySlack(signingSecret, timestamp, signature string, body []byte, now ti
 // SlackClick is an approval button press.
 type SlackClick struct {
 	UserID      string
+	TeamID      string // the clicker's Slack workspace
 	Action      string // SlackApprove or SlackReject
 	ApprovalID  string // ap_…
 	EndpointID  uuid.UUID
@@ -138,8 +139,12 @@ func ParseSlackClick(body []byte) (SlackClick, error) {
 	var p struct {
 		Type string `json:"type"`
 		User struct {
-			ID string `json:"id"`
+			ID     string `json:"id"`
+			TeamID string `json:"team_id"`
 		} `json:"user"`
+		Team *struct {
+			ID string `json:"id"`
+		} `json:"team"`
 		Actions []struct {
 			ActionID string `json:"action_id"`
 			Value    string `json:"value"`
@@ -151,6 +156,13 @@ func ParseSlackClick(body []byte) (SlackClick, error) {
 	}
 	if p.Type != "block_actions" || len(p.Actions) != 1 || p.User.ID == "" {
 		return SlackClick{}, errors.New("interaction is not one button press")
+	}
+	team := p.User.TeamID // an org-wide app (Enterprise Grid) may send no team
+	if p.Team != nil && p.Team.ID != "" {
+		team = p.Team.ID
+	}
+	if team == "" {
+		return SlackClick{}, errors.New("interaction names no Slack workspace")
 	}
 	a := p.Actions[0]
 	if a.ActionID != SlackApprove && a.ActionID != SlackReject {
@@ -164,5 +176,5 @@ func ParseSlackClick(body []byte) (SlackClick, error) {
 	if err != nil {
 		return SlackClick{}, fmt.Errorf("button value: %w", err)
 	}
-	return SlackClick{UserID: p.User.ID, Action: a.ActionID, ApprovalID: v.ApprovalID, EndpointID: ep, Token: v.Token, ResponseURL: p.ResponseURL}, nil
+	return SlackClick{UserID: p.User.ID, TeamID: team, Action: a.ActionID, ApprovalID: v.ApprovalID, EndpointID: ep, Token: v.Token, ResponseURL: p.ResponseURL}, nil
 }

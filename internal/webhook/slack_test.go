@@ -74,13 +74,25 @@ func TestSlackMessageAndClick(t *testing.T) {
 		t.Fatalf("blocks %s", body)
 	}
 	b := msg.Blocks[1].Elements[0]
-	payload, _ := json.Marshal(map[string]any{"type": "block_actions", "user": map[string]any{"id": "U123"},
-		"actions": []any{map[string]any{"action_id": b.ActionID, "value": b.Value}}, "response_url": "https://hooks.slack.com/actions/x"})
-	click, err := webhook.ParseSlackClick([]byte("payload=" + url.QueryEscape(string(payload))))
-	if err != nil || click.Action != webhook.SlackApprove || click.ApprovalID != "ap_1" || click.EndpointID != ep || click.UserID != "U123" || click.Token != "tok" {
+	press := func(user, team map[string]any) []byte {
+		p := map[string]any{"type": "block_actions", "user": user,
+			"actions": []any{map[string]any{"action_id": b.ActionID, "value": b.Value}}, "response_url": "https://hooks.slack.com/actions/x"}
+		if team != nil {
+			p["team"] = team
+		}
+		payload, _ := json.Marshal(p)
+		return []byte("payload=" + url.QueryEscape(string(payload)))
+	}
+	click, err := webhook.ParseSlackClick(press(map[string]any{"id": "U123", "team_id": "T0USER"}, map[string]any{"id": "T0TEAM"}))
+	if err != nil || click.Action != webhook.SlackApprove || click.ApprovalID != "ap_1" || click.EndpointID != ep || click.UserID != "U123" ||
+		click.Token != "tok" || click.TeamID != "T0TEAM" {
 		t.Fatalf("click %+v %v", click, err)
 	}
-	for _, bad := range []string{"", "payload=%7B", "payload=" + url.QueryEscape(`{"type":"view_submission"}`)} {
+	// An org-wide app's click may carry the workspace on the user only.
+	if click, err := webhook.ParseSlackClick(press(map[string]any{"id": "U123", "team_id": "T0USER"}, nil)); err != nil || click.TeamID != "T0USER" {
+		t.Fatalf("click without team %+v %v", click, err)
+	}
+	for _, bad := range []string{"", "payload=%7B", "payload=" + url.QueryEscape(`{"type":"view_submission"}`), string(press(map[string]any{"id": "U123"}, nil))} {
 		if _, err := webhook.ParseSlackClick([]byte(bad)); err == nil {
 			t.Errorf("%q parsed", bad)
 		}

@@ -1,0 +1,201 @@
+package auth
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// Role is what a principal may do, by the permission table.
+type Role string
+
+// Roles of API keys. An admin key may do everything; an agent key spends
+// within its wallet's rules and may tighten them, never loosen them.
+const (
+	RoleAgent Role = "agent"
+	RoleAdmin Role = "admin"
+)
+
+// Roles lists every role, in the order the permission table prints them.
+var Roles = []Role{RoleAgent, RoleAdmin}
+
+// Access is what one role may do with one operation.
+type Access string
+
+// Access values. Scoping is separate: a principal limited to some wallets
+// reaches only those on every operation marked Wallets, whatever its
+// access (other wallets are not found; lists leave them out).
+const (
+	// Refused: 403, and nothing changes.
+	Refused Access = "refused"
+	// Allowed on what the principal reaches.
+	Allowed Access = "allowed"
+	// TightenOnly: allowed when the change only tightens the policy; a
+	// change that loosens anything is refused whole.
+	TightenOnly Access = "tighten only"
+	// OwnKeys: only the key itself and the keys it created.
+	OwnKeys Access = "own keys only"
+	// UnscopedOnly: allowed unless the principal is limited to some
+	// wallets (a scoped key cannot create wallets outside its scope).
+	UnscopedOnly Access = "unscoped keys only"
+)
+
+// Rule is one row of the permission table.
+type Rule struct {
+	// What names the operation in a refusal: "this key's role (agent)
+	// cannot <What>".
+	What string
+	// Wallets: the operation acts on or lists wallets' items, so a
+	// principal's wallet scope applies.
+	Wallets bool
+	// Access by role; a role missing from the map is refused.
+	Access map[Role]Access
+}
+
+// agentAdmin is a row's Access: the agent's access, and admin allowed.
+func agentAdmin(agent Access) map[Role]Access {
+	return map[Role]Access{RoleAgent: agent, RoleAdmin: Allowed}
+}
+
+// Permissions is the permission table: every public operation, by its
+// OpenAPI operationId, and what each role may do with it. It is the one
+// place the rules live: the API enforces it before any handler runs, and
+// docs/permissions.md prints it (a test keeps both equal). An operation
+// missing here is refused to everyone.
+var Permissions = map[string]Rule{
+	"list-agents":        {What: "list wallets", Wallets: true, Access: agentAdmin(Allowed)},
+	"create-agent":       {What: "create wallets", Wallets: true, Access: agentAdmin(UnscopedOnly)},
+	"get-agent":          {What: "read wallets", Wallets: true, Access: agentAdmin(Allowed)},
+	"update-policy":      {What: "loosen a policy", Wallets: true, Access: agentAdmin(TightenOnly)},
+	"freeze-agent":       {What: "freeze wallets", Wallets: true, Access: agentAdmin(Allowed)},
+	"unfreeze-agent":     {What: "unfreeze wallets", Wallets: true, Access: agentAdmin(Refused)},
+	"list-wallets":       {What: "list wallets", Wallets: true, Access: agentAdmin(Allowed)},
+	"get-wallet-balance": {What: "read balances", Wallets: true, Access: agentAdmin(Allowed)},
+	"send":               {What: "send", Wallets: true, Access: agentAdmin(Allowed)},
+	"preview-send":       {What: "preview sends", Wallets: true, Access: agentAdmin(Allowed)},
+	"list-transactions":  {What: "list transactions", Wallets: true, Access: agentAdmin(Allowed)},
+	"list-approvals":     {What: "list approvals", Wallets: true, Access: agentAdmin(Allowed)},
+	"get-approval":       {What: "read approvals", Wallets: true, Access: agentAdmin(Allowed)},
+	"approve":            {What: "approve payments", Wallets: true, Access: agentAdmin(Refused)},
+	"reject":             {What: "reject payments", Wallets: true, Access: agentAdmin(Allowed)},
+	"list-audit-log":     {What: "read the audit log", Wallets: true, Access: agentAdmin(Allowed)},
+	"list-keys":          {What: "list other keys", Access: agentAdmin(OwnKeys)},
+	"create-key":         {What: "create admin keys", Access: agentAdmin(Allowed)},
+	"rotate-key":         {What: "rotate other keys", Access: agentAdmin(OwnKeys)},
+	"revoke-key":         {What: "revoke other keys", Access: agentAdmin(OwnKeys)},
+	// Webhook endpoints are the humans' channels (Slack approval buttons
+	// among them): an agent neither reads nor redirects them.
+	"create-webhook-endpoint": {What: "manage webhook endpoints", Access: agentAdmin(Refused)},
+	"list-webhook-endpoints":  {What: "read webhook endpoints", Access: agentAdmin(Refused)},
+	"get-webhook-endpoint":    {What: "read webhook endpoints", Access: agentAdmin(Refused)},
+	"update-webhook-endpoint": {What: "manage webhook endpoints", Access: agentAdmin(Refused)},
+	"delete-webhook-endpoint": {What: "manage webhook endpoints", Access: agentAdmin(Refused)},
+	"rotate-webhook-secret":   {What: "manage webhook endpoints", Access: agentAdmin(Refused)},
+	"list-deliveries":         {What: "read webhook deliveries", Access: agentAdmin(Refused)},
+	"get-delivery":            {What: "read webhook deliveries", Access: agentAdmin(Refused)},
+	"replay-delivery":         {What: "replay webhook deliveries", Access: agentAdmin(Refused)},
+}
+
+// Can is what p may do with operation op (an operationId): its role's
+// access, with UnscopedOnly resolved for p's scope.
+func Can(p Principal, op string) Access {
+	r, ok := Permissions[op]
+	if !ok {
+		return Refused
+	}
+	a, ok := r.Access[p.Role]
+	if !ok {
+		return Refused
+	}
+	if a == UnscopedOnly {
+		if p.Scoped() {
+			return Refused
+		}
+		return Allowed
+	}
+	return a
+}
+
+// Denied is a refusal by the permission table (or by the requester rule):
+// 403, and an audit entry, so humans see an agent trying.
+type Denied struct {
+	Op     string // the operationId
+	Reason string // the whole message, e.g. "this key's role (agent) cannot unfreeze wallets"
+	// Target is what was refused, as audit entries name it (wallet:<id>,
+	// approval:ap_…); "" names the key itself.
+	Target string
+}
+
+func (e *Denied) Error() string { return e.Reason }
+
+// Deny is p's refusal of op, naming what is missing.
+func Deny(p Principal, op string) *Denied {
+	r, ok := Permissions[op]
+	switch {
+	case !ok:
+		return &Denied{Op: op, Reason: fmt.Sprintf("operation %s is not in the permission table", op)}
+	case p.Scoped() && r.Access[p.Role] == UnscopedOnly:
+		return &Denied{Op: op, Reason: fmt.Sprintf("this key is limited to some wallets and cannot %s", r.What)}
+	}
+	return &Denied{Op: op, Reason: fmt.Sprintf("%s cannot %s", p.Describe(), r.What)}
+}
+
+// PermissionsMarkdown prints the table for docs/permissions.md.
+func PermissionsMarkdown() string {
+	var b strings.Builder
+	b.WriteString(`# Who may do what
+
+Generated from the permission table in ` + "`internal/auth/permissions.go`" + ` (a test keeps this file equal
+to it: ` + "`make docs`" + ` rewrites it). Every public operation, by its OpenAPI ` + "`operationId`" + `, and what
+each principal may do with it.
+
+- **allowed**: on every wallet the principal reaches.
+- **scoped**: an agent key created with ` + "`wallet_ids`" + ` reaches only those wallets: any other wallet (and
+  its transactions, approvals and audit entries) answers 404, and lists leave them out.
+- **tighten only**: a change that only tightens the policy (a lower limit or threshold, an allowlist set on an
+  unrestricted wallet, entries removed from a list that stays non-empty); anything that loosens it (a limit or
+  threshold raised, an address added to a non-empty allowlist, the allowlist emptied) is refused whole.
+- **own keys only**: the key itself and the keys it created.
+- **refused**: 403 ` + "`{\"error\": \"...\"}`" + ` naming what is missing, nothing changes, and an audit entry
+  ` + "`permission.denied`" + ` records the attempt.
+
+A payment's requester never approves it: no key of the requesting key's lineage (the key and every key
+rotated from it) may approve, whatever its role.
+
+| operation | agent key | scoped agent key | admin key |
+| --- | --- | --- | --- |
+`)
+	for _, op := range slices.Sorted(maps.Keys(Permissions)) {
+		r := Permissions[op]
+		agent := Principal{Role: RoleAgent}
+		scoped := Principal{Role: RoleAgent, Wallets: scopeMarker}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", op, cell(r, agent), cell(r, scoped), cell(r, Principal{Role: RoleAdmin}))
+	}
+	return b.String()
+}
+
+// scopeMarker makes a principal scoped, for printing the table.
+var scopeMarker = WalletScope{uuid.Nil}
+
+func cell(r Rule, p Principal) string {
+	a := r.Access[p.Role]
+	if a == "" {
+		a = Refused
+	}
+	if a == UnscopedOnly {
+		if p.Scoped() {
+			return string(Refused)
+		}
+		a = Allowed
+	}
+	if a != Refused && r.Wallets && p.Scoped() {
+		if a == Allowed {
+			return "scoped"
+		}
+		return string(a) + ", scoped"
+	}
+	return string(a)
+}
