@@ -73,6 +73,10 @@ build: ## build bin/api, bin/worker and bin/scheduler
 openapi: ## regenerate openapi/openapi.yaml and openapi/openapi-3.0.yaml
 	$(GO) run ./cmd/api openapi --dir openapi
 
+.PHONY: docs
+docs: ## rewrite docs/permissions.md from the permission table (internal/auth)
+	$(GO) test ./internal/auth -run TestPermissionsDocIsCurrent -count=1 -update
+
 .PHONY: lint
 lint: $(STATICCHECK) ## gofmt, go vet and staticcheck
 	@files=$$(find . -name '*.go' -not -path './.dev/*' -not -path './.git/*' -not -path '*/node_modules/*'); \

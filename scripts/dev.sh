@@ -249,7 +249,7 @@ for i in $(seq 1 240); do
 done
 
 # ---------------------------------------------------------------- API keys
-# API_KEY sends; APPROVER_KEY, a second operator key of the same account,
+# API_KEY sends; APPROVER_KEY, a second admin key of the same account,
 # approves what API_KEY's sends park (a key never approves its own).
 CREDS="$DEV/credentials.env"
 API_KEY=
@@ -283,7 +283,7 @@ cat <<EOF
   agentwallet is up
     API        $API_URL    (docs: $API_URL/docs)
     API key    $API_KEY
-    approver   $APPROVER_KEY    (a second operator key: approves what API_KEY's sends park)
+    approver   $APPROVER_KEY    (a second admin key: approves what API_KEY's sends park)
     localnet   $SOLANA_RPC_URL
     queues UI  $API_BASE/ops/queues    (user $OPS_USERNAME, password in .dev/ops.env)
     logs       .dev/logs/{api,worker,scheduler,localnet}.log

@@ -53,6 +53,9 @@ type Rule struct {
 	Wallets bool
 	// Access by role; a role missing from the map is refused.
 	Access map[Role]Access
+	// Note is a rule the handler applies within the access, for the
+	// printed table.
+	Note string
 }
 
 // agentAdmin is a row's Access: the agent's access, and admin allowed.
@@ -79,13 +82,15 @@ var Permissions = map[string]Rule{
 	"list-transactions":  {What: "list transactions", Wallets: true, Access: agentAdmin(Allowed)},
 	"list-approvals":     {What: "list approvals", Wallets: true, Access: agentAdmin(Allowed)},
 	"get-approval":       {What: "read approvals", Wallets: true, Access: agentAdmin(Allowed)},
-	"approve":            {What: "approve payments", Wallets: true, Access: agentAdmin(Refused)},
-	"reject":             {What: "reject payments", Wallets: true, Access: agentAdmin(Allowed)},
-	"list-audit-log":     {What: "read the audit log", Wallets: true, Access: agentAdmin(Allowed)},
-	"list-keys":          {What: "list other keys", Access: agentAdmin(OwnKeys)},
-	"create-key":         {What: "create admin keys", Access: agentAdmin(Allowed)},
-	"rotate-key":         {What: "rotate other keys", Access: agentAdmin(OwnKeys)},
-	"revoke-key":         {What: "revoke other keys", Access: agentAdmin(OwnKeys)},
+	"approve": {What: "approve payments", Wallets: true, Access: agentAdmin(Refused),
+		Note: "never by a key of the requester's lineage"},
+	"reject":         {What: "reject payments", Wallets: true, Access: agentAdmin(Allowed)},
+	"list-audit-log": {What: "read the audit log", Wallets: true, Access: agentAdmin(Allowed)},
+	"list-keys":      {What: "list other keys", Access: agentAdmin(OwnKeys)},
+	"create-key": {What: "create admin keys", Access: agentAdmin(Allowed),
+		Note: "only an admin key makes admin keys; a scoped key makes keys within its scope"},
+	"rotate-key": {What: "rotate other keys", Access: agentAdmin(OwnKeys)},
+	"revoke-key": {What: "revoke other keys", Access: agentAdmin(OwnKeys)},
 	// Webhook endpoints are the humans' channels (Slack approval buttons
 	// among them): an agent neither reads nor redirects them.
 	"create-webhook-endpoint": {What: "manage webhook endpoints", Access: agentAdmin(Refused)},
@@ -165,14 +170,14 @@ each principal may do with it.
 A payment's requester never approves it: no key of the requesting key's lineage (the key and every key
 rotated from it) may approve, whatever its role.
 
-| operation | agent key | scoped agent key | admin key |
-| --- | --- | --- | --- |
+| operation | agent key | scoped agent key | admin key | also |
+| --- | --- | --- | --- | --- |
 `)
 	for _, op := range slices.Sorted(maps.Keys(Permissions)) {
 		r := Permissions[op]
 		agent := Principal{Role: RoleAgent}
 		scoped := Principal{Role: RoleAgent, Wallets: scopeMarker}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", op, cell(r, agent), cell(r, scoped), cell(r, Principal{Role: RoleAdmin}))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", op, cell(r, agent), cell(r, scoped), cell(r, Principal{Role: RoleAdmin}), r.Note)
 	}
 	return b.String()
 }

@@ -47,6 +47,7 @@ func (s *server) registerAudit(api huma.API) {
 		Path:        Prefix + "/audit-log",
 		Summary:     "Read the audit log",
 		Description: "The account's append-only, hash-chained audit log, newest first, optionally by action or target. " +
+			"A key limited to some wallets sees only the entries about them. " +
 			"Each entry's hash covers its fields and the previous entry's hash, so an edit anywhere breaks the chain (`api audit verify`).",
 		Tags:   []string{"Audit"},
 		Errors: []int{400, 401, 422},
@@ -60,7 +61,8 @@ func (s *server) listAudit(ctx context.Context, in *auditInput) (*auditOutput, e
 	if strings.ContainsRune(in.Target, 0) {
 		return nil, errorf(http.StatusUnprocessableEntity, "target: must not contain NUL characters")
 	}
-	f := audit.Filter{Action: in.Action, Target: in.Target, Limit: in.size() + 1}
+	pr := principal(ctx)
+	f := audit.Filter{Action: in.Action, Target: in.Target, Wallets: pr.Wallets, Limit: in.size() + 1}
 	if in.Cursor != "" {
 		seq, err := parseSeqCursor(in.Cursor)
 		if err != nil {
@@ -68,7 +70,7 @@ func (s *server) listAudit(ctx context.Context, in *auditInput) (*auditOutput, e
 		}
 		f.BeforeSeq = seq
 	}
-	es, err := audit.List(ctx, s.DB, principal(ctx).AccountID, f)
+	es, err := audit.List(ctx, s.DB, pr.AccountID, f)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}

@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
 
+	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 )
 
@@ -288,7 +291,8 @@ func without(m map[string]any, k string) map[string]any {
 // stableSnapshot is snapshot once background work (deliveries, the
 // dispatcher) has settled: two readings 300 ms apart agree. api_keys is
 // left out (last_used_at moves with every minute of use); its count and
-// revocations are kept.
+// revocations are kept. audit_log leaves out permission.denied entries: a
+// refusal writes one, and nothing else.
 func (e *env) stableSnapshot() map[string]string {
 	e.t.Helper()
 	var last map[string]string
@@ -299,6 +303,12 @@ func (e *env) stableSnapshot() map[string]string {
 			e.t.Fatal(err)
 		}
 		s["api_keys"] = fmt.Sprintf("%d keys, %d revoked", n, revoked)
+		var digest string
+		if err := e.db.NewRaw("SELECT count(*), coalesce(md5(string_agg(id::text, ',' ORDER BY id)), '') FROM audit_log WHERE action <> ?",
+			audit.ActionPermissionDenied).Scan(e.t.Context(), &n, &digest); err != nil {
+			e.t.Fatal(err)
+		}
+		s["audit_log"] = fmt.Sprintf("%d entries %s", n, digest)
 		if last != nil && maps.Equal(last, s) {
 			return s
 		}
@@ -307,4 +317,190 @@ func (e *env) stableSnapshot() map[string]string {
 	}
 	e.t.Fatal("the database never settled")
 	return nil
+}
+
+// matrixPrincipal is who a permission-matrix case acts as, and on which
+// wallet's fixtures.
+type matrixPrincipal struct {
+	name    string
+	key     string
+	as      auth.Principal // its role and scope, for the permission table
+	wallet  string         // the wallet its wallet routes name
+	foreign bool           // another account's key: every id is not found
+	outside bool           // the wallet is outside the key's scope
+}
+
+// TestPermissionMatrix runs every public operation (read from the OpenAPI
+// document) as an agent key, a scoped agent key (on a wallet inside its
+// scope and on one outside), an admin key and another account's admin
+// key, and checks the status auth.Permissions gives it: 403 when refused
+// (a tighten-only PATCH that loosens, an own-keys action on another key, a
+// scoped key creating wallets), 404 for an id the principal does not
+// reach, a 2xx otherwise. Refused calls change no row but their
+// permission.denied audit entry. An operation missing from the table fails.
+func TestPermissionMatrix(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	hook := newReceiver(t, nil)
+	doc := httpapi.NewAPI(http.NewServeMux(), httpapi.Deps{}).OpenAPI()
+	ops := map[string]bool{}
+	for _, item := range doc.Paths {
+		for _, op := range operations(item) {
+			ops[op.OperationID] = true
+			if _, ok := auth.Permissions[op.OperationID]; !ok {
+				t.Errorf("operation %s has no row in auth.Permissions", op.OperationID)
+			}
+		}
+	}
+	for op := range auth.Permissions {
+		if !ops[op] {
+			t.Errorf("auth.Permissions names %s, which the API does not have", op)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	policy := map[string]any{"approval_threshold_usdc": 1}
+	in, _ := e.agent(policy, 10_000_000)
+	out, _ := e.agent(policy, 10_000_000)
+	_, agentKey := e.agentKey()
+	scoped := e.newKey(e.key, map[string]any{"wallet_ids": []string{in}})["key"].(string)
+	adminID := "key_" + keyIDOf(t, e, e.key)
+	_, otherKey := e.newAccount("devnet")
+	inUUID, _ := uuid.Parse(in)
+	principals := []matrixPrincipal{
+		{name: "agent", key: agentKey, as: auth.Principal{Role: auth.RoleAgent}, wallet: in},
+		{name: "scoped agent on its wallet", key: scoped, as: auth.Principal{Role: auth.RoleAgent, Wallets: auth.WalletScope{inUUID}}, wallet: in},
+		{name: "scoped agent on another wallet", key: scoped, as: auth.Principal{Role: auth.RoleAgent, Wallets: auth.WalletScope{inUUID}}, wallet: out, outside: true},
+		{name: "admin", key: e.key, as: auth.Principal{Role: auth.RoleAdmin}, wallet: in},
+		{name: "another account's admin", key: otherKey, as: auth.Principal{Role: auth.RoleAdmin}, wallet: in, foreign: true},
+	}
+	// Shared fixtures; actions that consume their target get a fresh one.
+	// Approvals are parked by the agent key, so the admin is not their
+	// requester.
+	park := func(w string) string {
+		status, body := e.do("POST", fmt.Sprintf(sendPath, w), agentKey, map[string]any{"to": newAddress(), "amount": 2})
+		if status != http.StatusAccepted {
+			t.Fatalf("park: %d %v", status, body)
+		}
+		return body["approval_id"].(string)
+	}
+	approvals := map[string]string{in: park(in), out: park(out)}
+	endpoint, _ := e.createEndpoint(hook.URL, "tx.sent")
+	var delivery string
+	eventually(t, "the endpoint's test delivery", func() bool {
+		if ds := e.deliveries(e.key, endpoint, ""); len(ds) == 1 && ds[0]["status"] == "succeeded" {
+			delivery = ds[0]["id"].(string)
+		}
+		return delivery != ""
+	})
+	samples := matrixSamples(hook.URL)
+	samples["update-policy"] = map[string]any{"max_tx_usdc": 20}           // tightens
+	loosen := map[string]any{"max_tx_usdc": 1000}                          // loosens
+	adminKey := map[string]any{"role": "admin", "label": "not for agents"} // for create-key
+
+	type matrixRun struct {
+		matrixCase
+		fresh func() string // makes the path's id when the case runs
+	}
+	var refused, allowed []matrixRun
+	for path, item := range doc.Paths {
+		for method, op := range operations(item) {
+			rule := auth.Permissions[op.OperationID]
+			seg := ""
+			if i := strings.Index(path, "/{id}"); i >= 0 {
+				seg = path[strings.LastIndex(path[:i], "/")+1 : i]
+			}
+			for _, p := range principals {
+				access := auth.Can(p.as, op.OperationID)
+				c := matrixRun{matrixCase: matrixCase{name: op.OperationID + " as " + p.name, method: method, key: p.key, body: samples[op.OperationID]}}
+				id := map[string]string{"agents": p.wallet, "wallets": p.wallet, "approvals": approvals[p.wallet],
+					"webhook-endpoints": endpoint, "deliveries": delivery, "keys": adminID}[seg]
+				if seg != "" && id == "" {
+					t.Fatalf("%s: no fixture for a %s id", path, seg)
+				}
+				c.path = strings.Replace(path, "{id}", id, 1)
+				switch {
+				case access == auth.Refused:
+					c.status = http.StatusForbidden
+				case seg != "" && (p.foreign || p.outside && rule.Wallets):
+					c.status = http.StatusNotFound
+				default:
+					c.status = http.StatusOK // any 2xx
+				}
+				if c.status != http.StatusOK {
+					refused = append(refused, c)
+					continue
+				}
+				// The variants the table refuses within an allowed operation.
+				switch {
+				case access == auth.TightenOnly:
+					r := c
+					r.name, r.body, r.status = c.name+" (loosening)", loosen, http.StatusForbidden
+					refused = append(refused, r)
+				case access == auth.OwnKeys && seg == "keys":
+					r := c
+					r.name, r.status = c.name+" (the admin's key)", http.StatusForbidden
+					refused = append(refused, r)
+				case op.OperationID == "create-key" && p.as.Role != auth.RoleAdmin:
+					r := c
+					r.name, r.body, r.status = c.name+" (an admin key)", adminKey, http.StatusForbidden
+					refused = append(refused, r)
+				}
+				key, w := p.key, p.wallet
+				switch {
+				case seg == "approvals" && method == "POST":
+					c.fresh = func() string { return park(w) }
+				case seg == "keys":
+					// A key the principal may manage: one it made.
+					c.fresh = func() string { return e.newKey(key, nil)["id"].(string) }
+				case op.OperationID == "delete-webhook-endpoint":
+					c.fresh = func() string { id, _ := e.createEndpoint(hook.URL, "tx.sent"); return id }
+				}
+				if c.fresh != nil {
+					c.path = path
+				}
+				allowed = append(allowed, c)
+			}
+		}
+	}
+
+	check := func(c matrixRun) {
+		t.Helper()
+		if c.fresh != nil {
+			c.path = strings.Replace(c.path, "{id}", c.fresh(), 1)
+		}
+		status, raw, _ := e.request(c.method, c.path, c.key, c.body, nil)
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
+		switch {
+		case c.status == http.StatusOK && status/100 != 2:
+			t.Errorf("%s: %s %s → %d, want a 2xx (%s)", c.name, c.method, c.path, status, raw)
+		case c.status != http.StatusOK && status != c.status:
+			t.Errorf("%s: %s %s → %d, want %d (%s)", c.name, c.method, c.path, status, c.status, raw)
+		case c.status != http.StatusOK && body["error"] == nil:
+			t.Errorf("%s: %d without an error body: %s", c.name, status, raw)
+		}
+	}
+	before := e.stableSnapshot()
+	deniedBefore := len(e.auditOf(audit.ActionPermissionDenied))
+	forbidden := 0
+	for _, c := range refused {
+		check(c)
+		if c.status == http.StatusForbidden {
+			forbidden++
+		}
+	}
+	if after := e.stableSnapshot(); !maps.Equal(before, after) {
+		t.Fatalf("refused requests changed rows:\nbefore %v\nafter  %v", before, after)
+	}
+	if n := len(e.auditOf(audit.ActionPermissionDenied)) - deniedBefore; n != forbidden {
+		t.Fatalf("%d permission.denied entries for %d refusals", n, forbidden)
+	}
+	for _, c := range allowed {
+		check(c)
+	}
+	t.Logf("%d operations, %d refused and %d allowed cases", len(ops), len(refused), len(allowed))
 }

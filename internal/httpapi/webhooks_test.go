@@ -22,6 +22,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/webhook"
@@ -604,6 +605,16 @@ func TestSlackApproval(t *testing.T) {
 	if !strings.Contains(string(r.Body), "not one of the approvers") {
 		t.Fatalf("stranger answer %s", r.Body)
 	}
+	// The stranger's click bound the endpoint to its workspace: an
+	// approver's click from another one is refused and audited.
+	if status := e.slackClick(approve.Value, "approve", "T0AGENTS", "U0APPROVER", responses.URL, now, slackSecret); status != 401 {
+		t.Fatalf("click from another workspace: %d", status)
+	}
+	denied := e.auditOf(audit.ActionPermissionDenied)
+	if len(denied) != 1 || denied[0].Actor != "slack:U0APPROVER" || denied[0].Target != "webhook_endpoint:"+ep["id"].(string) ||
+		details(t, denied[0])["team_id"] != "T0AGENTS" || details(t, denied[0])["bound_team_id"] != "T0HUMANS" {
+		t.Fatalf("permission.denied entries %+v", denied)
+	}
 	if s := e.approvalStatus(apID); s != "pending" {
 		t.Fatalf("refused clicks changed the approval: %s", s)
 	}
@@ -620,6 +631,44 @@ func TestSlackApproval(t *testing.T) {
 		t.Fatalf("approval %v", a)
 	}
 	e.paidOnce(eng, apID, a["signature"].(string), to, 3_000_000)
+
+	// A new URL issues a new button token and unbinds the workspace: the
+	// old message's buttons do nothing, and the new workspace's first
+	// click binds it.
+	moved := newReceiver(t, nil)
+	if status, body := e.do("PATCH", endpointsPath+"/"+ep["id"].(string), e.key, map[string]any{"url": moved.URL}); status != 200 {
+		t.Fatalf("move: %d %v", status, body)
+	}
+	moved.next(t, "webhook.test")
+	apID = e.park(id, to, 2)
+	moved.next(t, "approval.pending")
+	json.Unmarshal([]byte(approve.Value), &v)
+	v["approval_id"] = apID
+	old, _ := json.Marshal(v)
+	if status := e.slackClick(string(old), "approve", "T0HUMANS", "U0APPROVER", responses.URL, now, slackSecret); status != 200 {
+		t.Fatalf("old button: %d", status)
+	}
+	if r := responses.any(t); !strings.Contains(string(r.Body), "no longer configured") {
+		t.Fatalf("old button answer %s", r.Body)
+	}
+	var fresh map[string]string
+	json.Unmarshal([]byte(approve.Value), &fresh)
+	var token string
+	if err := e.db.NewSelect().Table("webhook_endpoints").Column("slack_token").Where("id = ?", ep["id"]).Scan(t.Context(), &token); err != nil || token == v["token"] {
+		t.Fatalf("token after the move: %v (%v)", token, err)
+	}
+	fresh["token"] = token
+	fresh["approval_id"] = apID
+	button, _ := json.Marshal(fresh)
+	if status := e.slackClick(string(button), "reject", "T0NEWTEAM", "U0APPROVER", responses.URL, now, slackSecret); status != 200 {
+		t.Fatalf("new workspace's click: %d", status)
+	}
+	if r := responses.any(t); !strings.Contains(string(r.Body), "Rejected by <@U0APPROVER>") {
+		t.Fatalf("reject answer %s", r.Body)
+	}
+	if status := e.slackClick(string(button), "reject", "T0HUMANS", "U0APPROVER", responses.URL, now, slackSecret); status != 401 {
+		t.Fatalf("the old workspace after the move: %d", status)
+	}
 }
 
 // A receiver that always fails: exactly 6 attempts, then the delivery is
