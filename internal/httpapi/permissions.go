@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -75,4 +76,42 @@ func (s *server) walletID(ctx context.Context, raw string) (uuid.UUID, error) {
 		return uuid.Nil, s.fail(ctx, wallet.ErrNotFound)
 	}
 	return id, nil
+}
+
+// documentPermissions adds to every operation the permission table
+// refuses to some role (or limits) its 403 answer, in the document,
+// saying to whom (shaped like its 401).
+func documentPermissions(api huma.API) {
+	for _, item := range api.OpenAPI().Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Patch, item.Put, item.Delete} {
+			if op == nil || op.Responses["401"] == nil {
+				continue
+			}
+			rule := auth.Permissions[op.OperationID]
+			var limits []string
+			for _, role := range auth.Roles {
+				if a := rule.Access[role]; a != auth.Allowed {
+					limits = append(limits, fmt.Sprintf("%s keys: %s", role, a))
+				}
+			}
+			if rule.Note != "" {
+				limits = append(limits, rule.Note)
+			}
+			if len(limits) == 0 {
+				continue
+			}
+			text := "Refused by the permission table (docs/permissions.md), nothing changed: " + strings.Join(limits, "; ") + "."
+			if r := op.Responses["403"]; r != nil {
+				if r.Description == http.StatusText(http.StatusForbidden) {
+					r.Description = text
+				} else {
+					r.Description += " " + text
+				}
+				continue
+			}
+			r := *op.Responses["401"]
+			r.Description = text
+			op.Responses["403"] = &r
+		}
+	}
 }

@@ -160,6 +160,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerAudit(api)
 	s.registerWebhooks(api)
 	documentRateLimits(api)
+	documentPermissions(api)
 	return api
 }
 
