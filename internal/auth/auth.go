@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/mr-tron/base58"
@@ -21,6 +19,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
 // Key prefixes tell the network of a key's account.
@@ -153,9 +152,6 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
-// MaxLabel is the longest key label, in characters.
-const MaxLabel = 100
-
 // CreateKeyBy makes a key on behalf of principal by, within what by may
 // give: only an admin makes admin keys, and a scoped key makes keys
 // inside its own scope (a key without wallet_ids takes the creator's).
@@ -215,14 +211,8 @@ func checkSpec(by Principal, spec *KeySpec) error {
 		return &FieldError{"role", "must be agent or admin"}
 	}
 	if spec.Label != nil {
-		l := *spec.Label
-		switch {
-		case strings.TrimSpace(l) == "":
-			return &FieldError{"label", "must not be blank"}
-		case utf8.RuneCountInString(l) > MaxLabel:
-			return &FieldError{"label", fmt.Sprintf("must be at most %d characters", MaxLabel)}
-		case strings.IndexFunc(l, unicode.IsControl) >= 0:
-			return &FieldError{"label", "must not contain control characters"}
+		if msg := wallet.LabelProblem(*spec.Label); msg != "" {
+			return &FieldError{"label", msg}
 		}
 	}
 	if spec.Wallets != nil && len(spec.Wallets) == 0 {

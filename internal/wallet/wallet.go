@@ -52,16 +52,25 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
+// LabelProblem says what is wrong with a label for humans (a wallet's, a
+// key's), or "" when nothing is.
+func LabelProblem(label string) string {
+	switch {
+	case strings.TrimSpace(label) == "":
+		return "must not be blank"
+	case utf8.RuneCountInString(label) > MaxLabel:
+		return fmt.Sprintf("must be at most %d characters", MaxLabel)
+	case strings.IndexFunc(label, unicode.IsControl) >= 0:
+		return "must not contain control characters"
+	}
+	return ""
+}
+
 // validate checks a new wallet's label and policy; the first problem is a
 // *FieldError.
 func validate(label string, p policy.Policy) error {
-	switch {
-	case strings.TrimSpace(label) == "":
-		return &FieldError{"label", "must not be blank"}
-	case utf8.RuneCountInString(label) > MaxLabel:
-		return &FieldError{"label", fmt.Sprintf("must be at most %d characters", MaxLabel)}
-	case strings.IndexFunc(label, unicode.IsControl) >= 0:
-		return &FieldError{"label", "must not contain control characters"}
+	if msg := LabelProblem(label); msg != "" {
+		return &FieldError{"label", msg}
 	}
 	if err := p.Validate(); err != nil {
 		var fe *policy.FieldError
