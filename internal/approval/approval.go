@@ -418,7 +418,7 @@ func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uuid.U
 		q = q.Where("a.status = ?", status)
 	}
 	if wallets != nil {
-		q = q.Where("a.wallet_id IN (?)", bun.In(wallets))
+		q = q.Where("a.wallet_id IN (?)", bun.List(wallets))
 	}
 	if after != nil {
 		q = q.Where("(a.created_at, a.id) < (?, ?)", after.CreatedAt, after.ID)

@@ -38,7 +38,7 @@ func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Filter) ([]Ent
 		for i, id := range f.Wallets {
 			targets[i], ids[i] = "wallet:"+id.String(), id.String()
 		}
-		q = q.Where("(target IN (?) OR details->>'wallet_id' IN (?))", bun.In(targets), bun.In(ids))
+		q = q.Where("(target IN (?) OR details->>'wallet_id' IN (?))", bun.List(targets), bun.List(ids))
 	}
 	if f.BeforeSeq > 0 {
 		q = q.Where("seq < ?", f.BeforeSeq)

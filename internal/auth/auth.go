@@ -170,7 +170,7 @@ func CreateKeyBy(ctx context.Context, tx bun.Tx, by Principal, spec KeySpec) (AP
 	if len(spec.Wallets) > 0 {
 		var known []uuid.UUID
 		err := tx.NewSelect().Table("wallets").Column("id").
-			Where("account_id = ? AND id IN (?)", by.AccountID, bun.In([]uuid.UUID(spec.Wallets))).Scan(ctx, &known)
+			Where("account_id = ? AND id IN (?)", by.AccountID, bun.List([]uuid.UUID(spec.Wallets))).Scan(ctx, &known)
 		if err != nil {
 			return APIKey{}, "", fmt.Errorf("check key scope: %w", err)
 		}

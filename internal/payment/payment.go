@@ -156,7 +156,7 @@ func ListTransactions(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Tx
 		q = q.Where("wallet_id = ?", f.WalletID.UUID)
 	}
 	if f.Wallets != nil {
-		q = q.Where("wallet_id IN (?)", bun.In(f.Wallets))
+		q = q.Where("wallet_id IN (?)", bun.List(f.Wallets))
 	}
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)

@@ -192,7 +192,7 @@ func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, only []uuid.UUID
 		Where("account_id = ?", accountID).
 		Order("created_at DESC", "id DESC")
 	if only != nil {
-		q = q.Where("id IN (?)", bun.In(only))
+		q = q.Where("id IN (?)", bun.List(only))
 	}
 	err := q.Scan(ctx)
 	if err != nil {
