@@ -15,6 +15,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/tasks"
 )
 
@@ -36,7 +37,7 @@ type sendInput struct {
 type sendBody struct {
 	To     string  `json:"to" minLength:"32" maxLength:"64" doc:"Recipient's Solana address (base58, 32 bytes). Its USDC token account is created if missing, paid by the wallet." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	Amount Amount  `json:"amount" doc:"USDC to send, greater than 0, at most 6 decimal places." example:"1.5"`
-	Memo   *string `json:"memo,omitempty" maxLength:"200" doc:"Optional note of at most 200 characters, written on-chain with the Memo program (public)." example:"invoice 1234"`
+	Memo   *string `json:"memo,omitempty" maxLength:"200" doc:"Optional note of at most 200 characters, written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422." example:"invoice 1234"`
 }
 
 type sendOutput struct {
@@ -125,11 +126,22 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *sendBody
 			memo = nil
 		}
 	}
+	pr := principal(ctx)
+	if memo != nil {
+		// Multi-byte characters can push the transaction past Solana's
+		// packet size; the node would refuse it, so it is refused here.
+		var tl *solana.TooLargeError
+		if err := solana.CheckTransferSize(pr.Network, *memo); errors.As(err, &tl) {
+			return payment.Request{}, &Error{status: http.StatusUnprocessableEntity, Message: tl.Error(),
+				Details: []ErrorDetail{{Location: "body.memo", Message: tl.Error()}}}
+		} else if err != nil {
+			return payment.Request{}, s.fail(ctx, err)
+		}
+	}
 	walletID, err := s.walletID(ctx, walletParam)
 	if err != nil {
 		return payment.Request{}, err
 	}
-	pr := principal(ctx)
 	return payment.Request{
 		ID: uuid.New(), AccountID: pr.AccountID, WalletID: walletID,
 		KeyID:      uuid.NullUUID{UUID: pr.KeyID, Valid: pr.KeyID != uuid.Nil},

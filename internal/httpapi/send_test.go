@@ -558,3 +558,40 @@ func FuzzSend(f *testing.F) {
 		}
 	})
 }
+
+// A memo whose bytes would push the transaction past Solana's 1232 bytes
+// is refused (422) before anything is recorded or reserved, send and
+// preview alike; the longest memo that fits still sends and lands.
+func TestOversizedMemoIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	id, _ := e.agent(nil, 10_000_000)
+	to := newAddress()
+	emoji := strings.Repeat("😀", 200) // 800 bytes
+	for _, path := range []string{fmt.Sprintf(sendPath, id), fmt.Sprintf(sendPath, id) + "/preview"} {
+		status, body := e.do("POST", path, e.key, map[string]any{"to": to, "amount": 1, "memo": emoji})
+		wantError(t, status, body, http.StatusUnprocessableEntity, "memo too long: the transaction would be 1307 bytes, Solana allows 1232")
+	}
+	if n, m := e.countRows("transactions"), e.countRows("send_requests"); n != 0 || m != 0 || e.reservedToday(id) != 0 {
+		t.Fatalf("%d transactions, %d send requests after refusals", n, m)
+	}
+	// The most emoji that fit.
+	k := 200
+	for solana.CheckTransferSize(solana.Devnet, strings.Repeat("😀", k)) != nil {
+		k--
+	}
+	memo := strings.Repeat("😀", k)
+	status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1, "memo": memo})
+	if status != 200 || body["status"] != "sent" {
+		t.Fatalf("a %d-byte memo: %d %v", len(memo), status, body)
+	}
+	var raw []byte
+	if err := e.db.NewSelect().Table("transactions").Column("signed_tx").Scan(t.Context(), &raw); err != nil || len(raw) > solana.MaxTransactionSize || len(raw) < solana.MaxTransactionSize-4 {
+		t.Fatalf("signed %d bytes (%v)", len(raw), err)
+	}
+	e.settle(eng, body["signature"].(string), payment.TxConfirmed)
+	if got := e.chainUSDC(to); got != 1_000_000 {
+		t.Fatalf("recipient holds %d", got)
+	}
+}

@@ -66,6 +66,12 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 			accountID: a.AccountID, walletID: a.WalletID, network: network, to: a.To, amount: a.Amount, memo: a.Memo,
 			approvalID: uuid.NullUUID{UUID: a.ID, Valid: true},
 		}, at)
+		var tl *solana.TooLargeError
+		if errors.As(err, &tl) {
+			// No node would take it: closed without spending.
+			_, err := approval.RejectBySystem(ctx, tx, a.ID, approval.ReasonRefused, tl.Error(), at)
+			return err
+		}
 		if err != nil {
 			return err
 		}

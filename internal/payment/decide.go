@@ -315,6 +315,12 @@ func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *
 		out := &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}
 		return nil, out, setOutcome(ctx, tx, r.ID, out)
 	}
+	var tl *solana.TooLargeError
+	if errors.As(err, &tl) {
+		// The API refuses such memos first; this holds if it did not.
+		out := &Outcome{Status: Refused, Detail: tl.Error(), RemainingToday: int64(d.RemainingToday)}
+		return nil, out, setOutcome(ctx, tx, r.ID, out)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -159,10 +159,53 @@ const TransferComputeUnits = 120_000
 // price → CreateIdempotent of the recipient's USDC account → TransferChecked
 // → Memo (when given), fee payer the wallet.
 func (c *Client) BuildTransfer(t Transfer, bh Blockhash) (*sol.Transaction, error) {
+	return buildTransfer(c.network, t, bh)
+}
+
+// MaxTransactionSize is the most bytes a signed transaction may have
+// (Solana's packet data size); a node refuses a larger one outright.
+const MaxTransactionSize = 1232
+
+// TooLargeError is a transfer whose signed transaction would be over
+// MaxTransactionSize: its memo is too long in bytes.
+type TooLargeError struct{ Size int }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("memo too long: the transaction would be %d bytes, Solana allows %d", e.Size, MaxTransactionSize)
+}
+
+// CheckTransferSize answers a *TooLargeError when the transfer's signed
+// transaction with this memo would not fit a packet. Its size depends on
+// nothing else (every key is 32 bytes, every amount and price 8, the
+// signature 64), so it is known before any key or blockhash is at hand.
+func CheckTransferSize(network Network, memo string) error {
+	probe := func(label string) sol.PublicKey {
+		h := sha256.Sum256([]byte("agentwallet/size-probe/" + label))
+		return sol.PublicKeyFromBytes(h[:])
+	}
+	tx, err := buildTransfer(network, Transfer{Owner: probe("owner"), To: probe("to"), Amount: 1, Memo: memo, Reference: probe("reference")}, Blockhash{})
+	if err != nil {
+		return err
+	}
+	msg, err := tx.Message.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if n := signedSize(len(msg), int(tx.Message.Header.NumRequiredSignatures)); n > MaxTransactionSize {
+		return &TooLargeError{Size: n}
+	}
+	return nil
+}
+
+// signedSize is the wire size of a transaction: the signature count
+// (compact-u16, one byte below 128), the signatures and the message.
+func signedSize(message, signatures int) int { return 1 + 64*signatures + message }
+
+func buildTransfer(network Network, t Transfer, bh Blockhash) (*sol.Transaction, error) {
 	if t.Amount <= 0 {
 		return nil, errors.New("transfer amount must be positive")
 	}
-	mint := c.network.USDCMint()
+	mint := network.USDCMint()
 	src, _, err := sol.FindAssociatedTokenAddress(t.Owner, mint)
 	if err != nil {
 		return nil, err
@@ -188,7 +231,8 @@ func (c *Client) BuildTransfer(t Transfer, bh Blockhash) (*sol.Transaction, erro
 }
 
 // Sign signs tx with the wallet's secret and returns the wire bytes and
-// the transaction's id (its first signature).
+// the transaction's id (its first signature). A transaction over
+// MaxTransactionSize is a *TooLargeError: no node would take it.
 func Sign(tx *sol.Transaction, secret ed25519.PrivateKey) ([]byte, sol.Signature, error) {
 	pk := sol.PrivateKey(secret)
 	owner := pk.PublicKey()
@@ -204,14 +248,35 @@ func Sign(tx *sol.Transaction, secret ed25519.PrivateKey) ([]byte, sol.Signature
 	if err != nil {
 		return nil, sol.Signature{}, err
 	}
+	if len(raw) > MaxTransactionSize {
+		return nil, sol.Signature{}, &TooLargeError{Size: len(raw)}
+	}
 	return raw, tx.Signatures[0], nil
 }
 
-// PreflightError is the node's simulation refusing a transaction before
-// it is broadcast: nothing was sent. Logs carry the programs' own words.
+// PreflightError is the node refusing a transaction before it is
+// broadcast (its simulation failed, or the transaction is malformed, too
+// large or badly signed): nothing was sent, and the same bytes would be
+// refused again. Logs carry the programs' own words.
 type PreflightError struct {
+	Code    int // the JSON-RPC error code
 	Message string
 	Logs    []string
+}
+
+// definiteRefusal reports whether a sendTransaction error code is the
+// node's verdict on the transaction itself, not on the node's health:
+// preflight failure (-32002), signature verification failure (-32003),
+// signature count mismatch (-32013), unsupported version (-32015), and an
+// invalid request or params (-32600, -32602: malformed, or over 1232
+// bytes). Unhealthy nodes, missing slots and transport errors are
+// transient.
+func definiteRefusal(code int) bool {
+	switch code {
+	case -32002, -32003, -32013, -32015, -32600, -32602:
+		return true
+	}
+	return false
 }
 
 func (e *PreflightError) Error() string { return "preflight: " + e.Message }
@@ -257,8 +322,8 @@ func (c *Client) Broadcast(ctx context.Context, raw []byte) (sol.Signature, erro
 		return sig, nil
 	}
 	var rpcErr *jsonrpc.RPCError
-	if errors.As(err, &rpcErr) && rpcErr.Code == -32002 {
-		pe := &PreflightError{Message: rpcErr.Message}
+	if errors.As(err, &rpcErr) && definiteRefusal(rpcErr.Code) {
+		pe := &PreflightError{Code: rpcErr.Code, Message: rpcErr.Message}
 		if data, ok := rpcErr.Data.(map[string]any); ok {
 			if logs, ok := data["logs"].([]any); ok {
 				for _, l := range logs {

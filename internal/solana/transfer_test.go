@@ -252,3 +252,56 @@ func TestBlockhashCacheGetHonoursContext(t *testing.T) {
 		t.Fatalf("%d fetches, want 1 shared", n)
 	}
 }
+
+// CheckTransferSize knows a transfer's signed size from its memo alone:
+// it agrees with the real signed bytes, refuses 200 four-byte characters
+// (the node would answer -32602), and Sign refuses what does not fit.
+func TestTransferSize(t *testing.T) {
+	t.Parallel()
+	c := solana.NewClient("http://127.0.0.1:1", solana.Devnet, 0)
+	owner, secret := newWallet(t)
+	to, _ := newWallet(t)
+	ref, _ := newWallet(t)
+	bh := solana.Blockhash{Hash: sol.Hash(ref), LastValidBlockHeight: 1}
+	fits := 0
+	for n := 0; n <= 800; n += 7 {
+		memo := strings.Repeat("x", n)
+		tx, err := c.BuildTransfer(solana.Transfer{Owner: owner, To: to, Amount: 1, Memo: memo, ComputeUnitPrice: 5000, Reference: ref}, bh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _, signErr := solana.Sign(tx, secret)
+		checkErr := solana.CheckTransferSize(solana.Devnet, memo)
+		var tl *solana.TooLargeError
+		switch {
+		case signErr == nil && checkErr == nil:
+			fits = n
+		case errors.As(signErr, &tl) && errors.As(checkErr, &tl):
+			if tl.Size <= solana.MaxTransactionSize {
+				t.Fatalf("%d-byte memo refused at %d bytes", n, tl.Size)
+			}
+		default:
+			t.Fatalf("%d-byte memo: sign %v (%d bytes), check %v", n, signErr, len(raw), checkErr)
+		}
+	}
+	if fits < 700 || fits > 740 {
+		t.Fatalf("the longest fitting memo probed is %d bytes", fits)
+	}
+	err := solana.CheckTransferSize(solana.Devnet, strings.Repeat("😀", 200))
+	if err == nil || err.Error() != "memo too long: the transaction would be 1307 bytes, Solana allows 1232" {
+		t.Fatalf("200 emoji: %v", err)
+	}
+}
+
+// The node's verdicts on a transaction itself (here -32602, too large)
+// are refusals, not transient failures to retry.
+func TestOversizedBroadcastIsARefusal(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	c := solana.NewClient(ln.URL, solana.Devnet, 0)
+	_, err := c.Broadcast(context.Background(), make([]byte, solana.MaxTransactionSize+75))
+	var pe *solana.PreflightError
+	if !errors.As(err, &pe) || pe.Code != -32602 || pe.BlockhashNotFound() || pe.AlreadyProcessed() {
+		t.Fatalf("broadcast of 1307 bytes: %v", err)
+	}
+}
