@@ -87,7 +87,13 @@ type Approval struct {
 	DecidedAt    bun.NullTime `bun:"decided_at"` // when approved, rejected or expired
 
 	AgentLabel string `bun:"agent_label,scanonly"` // the wallet's label, on reads
+	// TransactionStatus is its transaction's status once signed, on reads.
+	TransactionStatus *string `bun:"transaction_status,scanonly"`
 }
+
+// readColumns are what Get and List read: the approval, its wallet's
+// label and its transaction's status.
+const readColumns = "a.*, w.label AS agent_label, (SELECT t.status FROM transactions AS t WHERE t.approval_id = a.id ORDER BY t.created_at DESC LIMIT 1) AS transaction_status"
 
 // PublicID is how an approval is named on the wire: "ap_" + uuid.
 func PublicID(id uuid.UUID) string { return "ap_" + id.String() }
@@ -387,7 +393,7 @@ func Sweep(ctx context.Context, db *bun.DB, now time.Time, stale time.Duration) 
 // Get reads an approval of the account, with its wallet's label.
 func Get(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Approval, error) {
 	var a Approval
-	err := db.NewSelect().Model(&a).ColumnExpr("a.*, w.label AS agent_label").
+	err := db.NewSelect().Model(&a).ColumnExpr(readColumns).
 		Join("JOIN wallets AS w ON w.id = a.wallet_id").
 		Where("a.id = ? AND a.account_id = ?", id, accountID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -410,7 +416,7 @@ type Cursor struct {
 // wallets when it is not nil (a key's wallet scope).
 func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uuid.UUID, status string, after *Cursor, limit int) ([]Approval, error) {
 	as := []Approval{}
-	q := db.NewSelect().Model(&as).ColumnExpr("a.*, w.label AS agent_label").
+	q := db.NewSelect().Model(&as).ColumnExpr(readColumns).
 		Join("JOIN wallets AS w ON w.id = a.wallet_id").
 		Where("a.account_id = ?", accountID).
 		OrderExpr("a.created_at DESC, a.id DESC").Limit(int64(limit))

@@ -37,6 +37,9 @@ type Approval struct {
 	CreatedAt    time.Time  `json:"created_at" doc:"When the send was parked, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
 	ExpiresAt    time.Time  `json:"expires_at" doc:"When it expires if still pending (7 days after creation)." example:"2026-04-08T12:00:00Z"`
 	DecidedAt    *time.Time `json:"decided_at" nullable:"true" doc:"When it was approved, rejected or expired; null while pending." example:"2026-04-01T12:05:00Z"`
+	// An approval stays sent when its transaction later fails: this says
+	// so beside it.
+	TransactionStatus *string `json:"transaction_status" nullable:"true" enum:"pending,confirmed,failed" doc:"Its transaction's status once signed (a sent approval whose transaction failed on chain spent nothing; tx.failed was emitted), or null." example:"confirmed"`
 }
 
 func approvalOf(a *approval.Approval) Approval {
@@ -44,7 +47,7 @@ func approvalOf(a *approval.Approval) Approval {
 		ID: approval.PublicID(a.ID), WalletID: a.WalletID.String(), AgentLabel: a.AgentLabel,
 		Amount: USDC(a.Amount), To: a.To, Memo: a.Memo, Status: a.Status,
 		Reason: a.Reason, ReasonDetail: a.ReasonDetail, Signature: a.Signature,
-		ApprovedBy: a.ApprovedBy, RejectedBy: a.RejectedBy, Note: a.Note,
+		ApprovedBy: a.ApprovedBy, RejectedBy: a.RejectedBy, Note: a.Note, TransactionStatus: a.TransactionStatus,
 		CreatedAt: a.CreatedAt.UTC(), ExpiresAt: a.ExpiresAt.UTC(),
 	}
 	if r := a.Requester(); r != "" {

@@ -47,6 +47,10 @@ type sendOutput struct {
 		Status     string `json:"status" enum:"sent,pending_approval" doc:"sent: signed and broadcast; its confirmation shows in GET /transactions. pending_approval: waiting for a human." example:"sent"`
 		Signature  string `json:"signature,omitempty" doc:"When sent: the transaction's signature (its id on-chain)." example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"`
 		ApprovalID string `json:"approval_id,omitempty" doc:"When pending_approval: the approval's id." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
+		// Only on an idempotent replay of a sent payment: where it stands
+		// now, so a dead signature is never answered as good news.
+		TransactionStatus string `json:"transaction_status,omitempty" enum:"pending,confirmed,failed" doc:"Only on an Idempotency-Key replay of a sent payment: the transaction's status now. failed: it never landed and nothing was spent; this key will keep answering so, retry with a new Idempotency-Key." example:"confirmed"`
+		Message           string `json:"message,omitempty" doc:"On a replay of a failed payment: what happened and what to do." example:"the transaction failed and nothing was spent; to try again, send with a new Idempotency-Key"`
 	}
 }
 
@@ -213,6 +217,16 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 				return nil, huma.ErrorWithHeaders(err, replayed)
 			}
 			out.Replayed = "true"
+			if prior.Status == payment.Sent {
+				status, err := payment.TransactionStatus(ctx, s.DB, r.AccountID, prior.Signature)
+				if err != nil {
+					return nil, s.fail(ctx, err)
+				}
+				out.Body.TransactionStatus = status
+				if status == payment.TxFailed {
+					out.Body.Message = "the transaction failed and nothing was spent; to try again, send with a new Idempotency-Key"
+				}
+			}
 			return out, nil
 		}
 	} else if err := payment.Submit(ctx, s.DB, &r, s.sendWait); err != nil {

@@ -595,3 +595,78 @@ func TestOversizedMemoIsRefused(t *testing.T) {
 		t.Fatalf("recipient holds %d", got)
 	}
 }
+
+// A payment that fails after "sent" is never silent: tx.failed reaches a
+// subscribed endpoint (with approval_id when an approval made it), the
+// replay of its Idempotency-Key answers transaction_status failed and asks
+// for a new key, the approval shows its transaction failed, and the day's
+// reservation is held until the blockhash has expired.
+func TestFailureAfterSentIsReported(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Start(t)
+	e := newEnv(t, envOpts{ln: ln})
+	eng, _ := e.startWorker()
+	hook := newReceiver(t, nil)
+	e.createEndpoint(hook.URL, "tx.failed")
+	hook.next(t, "webhook.test")
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 5}, 10_000_000)
+	to := newAddress()
+	ln.SetFaults(t, localnettest.Faults{DropRate: 1})
+
+	body := map[string]any{"to": to, "amount": 2, "memo": "m"}
+	status, raw, _ := e.sendOnce(id, "pay-2", body)
+	var sent map[string]any
+	json.Unmarshal(raw, &sent)
+	if status != 200 || sent["status"] != "sent" {
+		t.Fatalf("send: %d %s", status, raw)
+	}
+	sig := sent["signature"].(string)
+	apID := e.park(id, to, 6)
+	_, approver := e.adminKey()
+	status, a := e.approve(apID, approver, nil)
+	if status != 200 || a["status"] != "sent" {
+		t.Fatalf("approve: %d %v", status, a)
+	}
+	apSig := a["signature"].(string)
+
+	status, raw, _ = e.sendOnce(id, "pay-2", body)
+	var replay map[string]any
+	json.Unmarshal(raw, &replay)
+	if status != 200 || replay["transaction_status"] != "pending" || replay["signature"] != sig {
+		t.Fatalf("replay while pending: %d %s", status, raw)
+	}
+	if r := e.reservedToday(id); r != 8_000_000 {
+		t.Fatalf("reserved %d while pending", r)
+	}
+	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
+	e.settle(eng, sig, payment.TxFailed)
+	e.settle(eng, apSig, payment.TxFailed)
+	if r := e.reservedToday(id); r != 0 {
+		t.Fatalf("reserved %d after both failed", r)
+	}
+	got := map[string]map[string]any{}
+	for range 2 {
+		var ev struct{ Data map[string]any }
+		json.Unmarshal(hook.next(t, "tx.failed").Body, &ev)
+		got[ev.Data["signature"].(string)] = ev.Data
+	}
+	if d := got[sig]; d == nil || d["wallet_id"] != id || d["amount"] != 2.0 || d["to"] != to || d["memo"] != "m" ||
+		!strings.Contains(d["reason"].(string), "expired") || d["approval_id"] != nil {
+		t.Fatalf("tx.failed of the send: %v", d)
+	}
+	if d := got[apSig]; d == nil || d["approval_id"] != apID || d["amount"] != 6.0 {
+		t.Fatalf("tx.failed of the approval: %v", d)
+	}
+	status, raw, hdr := e.sendOnce(id, "pay-2", body)
+	json.Unmarshal(raw, &replay)
+	if status != 200 || hdr.Get("Idempotent-Replayed") != "true" || replay["transaction_status"] != "failed" ||
+		!strings.Contains(replay["message"].(string), "new Idempotency-Key") {
+		t.Fatalf("replay after failure: %d %s", status, raw)
+	}
+	if status, a := e.do("GET", approvalsPath+"/"+apID, e.key, nil); status != 200 || a["status"] != "sent" || a["transaction_status"] != "failed" {
+		t.Fatalf("approval after failure: %d %v", status, a)
+	}
+	if e.chainUSDC(to) != 0 {
+		t.Fatal("the recipient was paid")
+	}
+}

@@ -384,8 +384,8 @@ func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *T
 }
 
 // failTx marks a pending transaction failed (releasing its reservation)
-// with an audit entry; an approval still signing for it is rejected by the
-// system. False means it was no longer pending.
+// with an audit entry and a tx.failed event; an approval still signing for
+// it is rejected by the system. False means it was no longer pending.
 func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why string, reason string) (bool, error) {
 	at := e.now()
 	res, err := tx.NewUpdate().Table("transactions").
@@ -406,6 +406,14 @@ func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 	}
 	details := map[string]any{"transaction_id": t.ID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "error": why}
 	if err := audit.Append(ctx, tx, t.AccountID, at, "system", audit.ActionSendFailed, wallet.Target(t.WalletID), details); err != nil {
+		return false, err
+	}
+	// Never silent: whoever was told "sent" hears that it failed.
+	data := map[string]any{"wallet_id": t.WalletID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "memo": t.Memo, "reason": why}
+	if t.ApprovalID.Valid {
+		data["approval_id"] = approval.PublicID(t.ApprovalID.UUID)
+	}
+	if _, err := webhook.Emit(ctx, tx, t.AccountID, at, webhook.KindTxFailed, data); err != nil {
 		return false, err
 	}
 	if t.ApprovalID.Valid {

@@ -6,6 +6,7 @@ package payment
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -174,4 +175,19 @@ func ListTransactions(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Tx
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
 	return ts, nil
+}
+
+// TransactionStatus is the status of the account's transaction with
+// signature ("" when there is none).
+func TransactionStatus(ctx context.Context, db bun.IDB, accountID uuid.UUID, signature string) (string, error) {
+	var status string
+	err := db.NewSelect().Table("transactions").Column("status").
+		Where("account_id = ? AND signature = ?", accountID, signature).Scan(ctx, &status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read transaction status: %w", err)
+	}
+	return status, nil
 }

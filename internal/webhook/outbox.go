@@ -25,6 +25,10 @@ const (
 	// KindApprovalExpired: pending longer than its lifetime (not in the
 	// spec's list; endpoints may subscribe to it).
 	KindApprovalExpired = "approval.expired"
+	// KindTxFailed: a transaction answered "sent" ended failed (rejected
+	// on chain, or expired unseen); nothing was spent. Not in the spec's
+	// list; endpoints may subscribe to it.
+	KindTxFailed = "tx.failed"
 )
 
 // Event is one outbox row; receivers see its id as "evt_" + ID.

@@ -69,6 +69,8 @@ func SlackBody(ev *Event, endpointID uuid.UUID, token string) ([]byte, error) {
 		text = fmt.Sprintf("Expired without a decision: %s to %s", amount, str("to"))
 	case KindTxSent:
 		text = fmt.Sprintf("Sent: %s to %s (%s)", amount, str("to"), str("signature"))
+	case KindTxFailed:
+		text = fmt.Sprintf("Failed after it was sent (%s): %s to %s (%s); nothing was spent", str("reason"), amount, str("to"), str("signature"))
 	case KindTxBlocked:
 		text = fmt.Sprintf("Blocked (%s): %s to %s", str("reason"), amount, str("to"))
 	default:
