@@ -230,6 +230,9 @@ common_env=(
 	DATABASE_URL="$DATABASE_URL" REDIS_URL="$REDIS_URL" LOG_LEVEL="$LOG_LEVEL"
 	SOLANA_RPC_URL_DEVNET="${SOLANA_RPC_URL_DEVNET:-$SOLANA_RPC_URL}"
 	SOLANA_RPC_URL_MAINNET="${SOLANA_RPC_URL_MAINNET:-$SOLANA_RPC_URL}"
+	# both networks on the localnet: accept its genesis hash (a real
+	# cluster's node is accepted for its own network either way)
+	SOLANA_LOCAL_CHAIN="${SOLANA_LOCAL_CHAIN:-true}"
 	# test accounts' webhooks may reach receivers on this machine
 	WEBHOOK_ALLOW_PRIVATE="${WEBHOOK_ALLOW_PRIVATE:-true}"
 )

@@ -109,9 +109,18 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 	if err != nil {
 		return fmt.Errorf("WALLET_PUBLIC_KEY: %w", err)
 	}
-	clients := solana.Clients{
-		solana.Devnet:  solana.NewClient(cfg.RPCURL(solana.Devnet), solana.Devnet, cfg.RPCTimeout),
-		solana.Mainnet: solana.NewClient(cfg.RPCURL(solana.Mainnet), solana.Mainnet, cfg.RPCTimeout),
+	// Balance reads of a network whose node is of another chain answer
+	// 503 (the API serves the other network meanwhile).
+	clients := solana.Clients{}
+	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
+		c := cfg.Client(n)
+		if err := c.VerifyChain(ctx); err != nil {
+			log.Error("the Solana node is not verified; its network's balances answer 503 until it is", "network", n, "err", err)
+		}
+		go c.WatchChain(ctx, 30*time.Second, log, func(err error) {
+			log.Error("the Solana node is of the wrong chain; its network's balances answer 503", "network", n, "err", err)
+		})
+		clients[n] = c
 	}
 
 	handler, closeOps := httpapi.New(httpapi.Deps{

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -80,9 +82,23 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	rdb := redis.NewClient(redisOpts)
 	defer rdb.Close()
 
+	// Each network's node must be of its network's chain before anything
+	// is signed for it: a node of another chain refuses the start (and,
+	// found later, stops the worker); one that does not answer yet is
+	// verified as soon as it does, and signs nothing until then.
+	ctx, wrongChain := context.WithCancelCause(ctx)
+	defer wrongChain(nil)
 	engine := &payment.Engine{DB: db, Redis: rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}, Log: log}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
-		engine.Nodes[n] = payment.NewNode(cfg.RPCURL(n), n, cfg.RPCTimeout)
+		c := cfg.Client(n)
+		var wrong *solana.WrongChainError
+		if err := c.VerifyChain(ctx); errors.As(err, &wrong) {
+			return err
+		} else if err != nil {
+			log.Warn("the Solana node did not answer getGenesisHash; nothing is signed for its network until it does", "network", n, "err", err)
+		}
+		go c.WatchChain(ctx, chainCheckEvery, log, func(err error) { wrongChain(err) })
+		engine.Nodes[n] = payment.NodeOf(c)
 	}
 	bhCtx, stopBlockhashes := context.WithCancel(context.Background())
 	defer stopBlockhashes()
@@ -119,5 +135,14 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	<-ctx.Done()
 	log.Info("worker shutting down: finishing in-flight tasks", "timeout", cfg.ShutdownTimeout.String())
 	stop() // stops fetching, waits for in-flight tasks up to ShutdownTimeout
+	var wrong *solana.WrongChainError
+	if err := context.Cause(ctx); errors.As(err, &wrong) {
+		log.Error("stopped: a Solana node is of the wrong chain", "err", err)
+		return err
+	}
 	return nil
 }
+
+// chainCheckEvery is how often each node's genesis hash is checked again
+// (a URL can come to reach another node).
+const chainCheckEvery = 30 * time.Second

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/hibiken/asynq"
 
 	"github.com/agentwallet/agentwallet/internal/tasks"
@@ -48,7 +51,7 @@ func TestServeRunsTasksAndStops(t *testing.T) {
 	priv, _, _ := signer.GenerateMasterKey()
 	env := map[string]string{
 		"DATABASE_URL": pgtest.NewURL(t, true), "REDIS_URL": redisURL, "WALLET_MASTER_KEY": priv,
-		"LOG_LEVEL": "error", "SHUTDOWN_TIMEOUT": "5s",
+		"LOG_LEVEL": "error", "SHUTDOWN_TIMEOUT": "5s", "SOLANA_LOCAL_CHAIN": "true",
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -81,5 +84,30 @@ func TestServeRefusesMissingKey(t *testing.T) {
 	err := run(context.Background(), nil, func(string) string { return "" }, nil)
 	if err == nil || !strings.Contains(err.Error(), "WALLET_MASTER_KEY") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// A worker whose mainnet node is not of mainnet's chain (here the
+// localnet, without SOLANA_LOCAL_CHAIN) refuses to start, naming the
+// variable; with the setting it starts.
+func TestServeRefusesANodeOfAnotherChain(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	_, redisURL := redistest.New(t)
+	priv, _, _ := signer.GenerateMasterKey()
+	env := map[string]string{
+		"DATABASE_URL": pgtest.NewURL(t, true), "REDIS_URL": redisURL, "WALLET_MASTER_KEY": priv, "LOG_LEVEL": "error",
+		"SOLANA_RPC_URL_MAINNET": ln.URL, "SOLANA_RPC_URL_DEVNET": "http://127.0.0.1:1",
+	}
+	err := run(context.Background(), nil, func(k string) string { return env[k] }, nil)
+	var wrong *solana.WrongChainError
+	if !errors.As(err, &wrong) || !strings.Contains(err.Error(), "SOLANA_RPC_URL_MAINNET") {
+		t.Fatalf("err %v", err)
+	}
+	env["SOLANA_LOCAL_CHAIN"] = "true"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := run(ctx, nil, func(k string) string { return env[k] }, nil); err != nil {
+		t.Fatalf("with SOLANA_LOCAL_CHAIN: %v", err)
 	}
 }

@@ -60,6 +60,24 @@ type Solana struct {
 	DevnetRPCURL  string        // SOLANA_RPC_URL_DEVNET
 	MainnetRPCURL string        // SOLANA_RPC_URL_MAINNET
 	RPCTimeout    time.Duration // SOLANA_RPC_TIMEOUT: bound on every RPC call
+	// LocalChain (SOLANA_LOCAL_CHAIN) accepts nodes of a local chain for
+	// both networks: without it each node must answer its network's
+	// genesis hash (mainnet-beta's, devnet's) before it is used.
+	LocalChain bool
+}
+
+// RPCVariable names the setting of a network's node, for messages.
+func (s Solana) RPCVariable(n solana.Network) string {
+	if n == solana.Mainnet {
+		return "SOLANA_RPC_URL_MAINNET"
+	}
+	return "SOLANA_RPC_URL_DEVNET"
+}
+
+// Client is a network's RPC client that vets its node's chain.
+func (s Solana) Client(n solana.Network) *solana.Client {
+	return solana.NewClient(s.RPCURL(n), n, s.RPCTimeout).
+		CheckChain(solana.ChainCheck{Variable: s.RPCVariable(n), LocalChain: s.LocalChain})
 }
 
 // RPCURL is the node for a network.
@@ -313,6 +331,7 @@ func (r *reader) solana() Solana {
 		DevnetRPCURL:  r.url("SOLANA_RPC_URL_DEVNET", DefaultRPCURL, "http", "https"),
 		MainnetRPCURL: r.url("SOLANA_RPC_URL_MAINNET", DefaultRPCURL, "http", "https"),
 		RPCTimeout:    r.duration("SOLANA_RPC_TIMEOUT", 5*time.Second),
+		LocalChain:    r.boolean("SOLANA_LOCAL_CHAIN", false),
 	}
 }
 

@@ -144,6 +144,23 @@ func TestMainnetAccountReadsMainnetMint(t *testing.T) {
 	}
 }
 
+// An API whose mainnet node is of another chain answers that network's
+// balance reads 503 and serves devnet as usual.
+func TestWrongChainBalancesAre503(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{strictMainnet: true})
+	_, key := e.newAccount(solana.Mainnet)
+	_, a := e.do("POST", "/api/public/v1/agents", key, map[string]any{"label": "live"})
+	for _, path := range []string{"/api/public/v1/agents/" + a["id"].(string), "/api/public/v1/wallets/" + a["id"].(string) + "/balance"} {
+		status, body := e.do("GET", path, key, nil)
+		wantError(t, status, body, http.StatusServiceUnavailable, "this network's Solana node is unavailable")
+	}
+	id, _ := e.agent(nil, 0)
+	if status, body := e.do("GET", "/api/public/v1/wallets/"+id+"/balance", e.key, nil); status != 200 {
+		t.Fatalf("devnet balance: %d %v", status, body)
+	}
+}
+
 func TestAnotherAccountsWalletIsNotFound(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -117,6 +117,7 @@ func (s *server) fail(ctx context.Context, err error) error {
 	var kfe *auth.FieldError
 	var ae *Error
 	var denied *auth.Denied
+	var wrongChain *solana.WrongChainError
 	switch {
 	case errors.As(err, &ae):
 		return ae
@@ -139,6 +140,9 @@ func (s *server) fail(ctx context.Context, err error) error {
 		return errorf(http.StatusNotFound, "agent not found")
 	case errors.As(err, &fe):
 		return fieldError(fe.Field, fe.Msg)
+	case errors.As(err, &wrongChain):
+		s.log.ErrorContext(ctx, "the network's Solana node is of the wrong chain", "err", err)
+		return errorf(http.StatusServiceUnavailable, "this network's Solana node is unavailable (the service's configuration names a node of another chain); an operator must fix it")
 	case errors.Is(err, solana.ErrRPC):
 		s.log.WarnContext(ctx, "solana rpc failed", "err", err)
 		return errorf(http.StatusBadGateway, "Solana RPC node did not answer correctly; try again")

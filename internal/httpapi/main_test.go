@@ -63,6 +63,9 @@ type envOpts struct {
 	// (and the worker's) stay direct.
 	proxied bool
 	log     *slog.Logger // the API's and the worker's; nil: API discards, worker warns on stderr
+	// strictMainnet vets the API's mainnet node as production does,
+	// without SOLANA_LOCAL_CHAIN: the localnet is then of the wrong chain.
+	strictMainnet bool
 }
 
 func newEnv(t testing.TB, opts ...envOpts) *env {
@@ -113,12 +116,17 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		}
 		t.Cleanup(func() { apiRedis.Close() })
 	}
+	balances := solana.Clients{
+		solana.Devnet:  solana.NewClient(o.ln.URL, solana.Devnet, 0),
+		solana.Mainnet: solana.NewClient(o.ln.URL, solana.Mainnet, 0),
+	}
+	if o.strictMainnet {
+		balances[solana.Mainnet].CheckChain(solana.ChainCheck{Variable: "SOLANA_RPC_URL_MAINNET"})
+		balances[solana.Mainnet].VerifyChain(context.Background())
+	}
 	h, closeOps := httpapi.New(httpapi.Deps{
 		DB: apiDB, Redis: apiRedis, Sealer: sealer, Log: o.log,
-		Balances: solana.Clients{
-			solana.Devnet:  solana.NewClient(o.ln.URL, solana.Devnet, 0),
-			solana.Mainnet: solana.NewClient(o.ln.URL, solana.Mainnet, 0),
-		},
+		Balances: balances,
 		Ops: o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
 		SlackSigningSecret: slackSecret, RateLimits: o.limits,
 	})

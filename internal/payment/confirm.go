@@ -57,6 +57,10 @@ func (e *Engine) Sweep(ctx context.Context) (SweepStats, error) {
 
 func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node Node) (SweepStats, error) {
 	var st SweepStats
+	// Another chain's statuses would confirm or fail transactions falsely.
+	if err := node.Client.ChainErr(); err != nil {
+		return st, err
+	}
 	// The height is read before the statuses: a transaction not found
 	// after the chain passed its last valid height can never land.
 	height, err := node.Client.BlockHeight(ctx)

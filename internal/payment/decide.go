@@ -258,6 +258,13 @@ func (s *spend) reference() sol.PublicKey {
 // stores it (reserving its amount) before anything is broadcast. Without
 // a blockhash nothing is signed: errNoBlockhash.
 func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wallet.Wallet, s *spend, at time.Time) (*Transaction, error) {
+	// A node not (yet) verified to be of the network's chain is never
+	// signed for: a mainnet transfer "confirmed" by a local chain would
+	// have moved nothing real.
+	if err := node.Client.ChainErr(); err != nil {
+		e.log().ErrorContext(ctx, "the network's Solana node is not verified; nothing signed", "wallet_id", w.ID, "err", err)
+		return nil, errNoBlockhash
+	}
 	// Normally cached; bounded so a stalled node cannot hold the wallet
 	// and request locks for long.
 	bctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -426,7 +433,11 @@ func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 
 // NewNode connects to one network's RPC node.
 func NewNode(url string, network solana.Network, timeout time.Duration) Node {
-	c := solana.NewClient(url, network, timeout)
+	return NodeOf(solana.NewClient(url, network, timeout))
+}
+
+// NodeOf is the node behind client, with its blockhash cache.
+func NodeOf(c *solana.Client) Node {
 	return Node{Client: c, Blockhashes: solana.NewBlockhashCache(c, 0)}
 }
 

@@ -71,6 +71,7 @@ type Client struct {
 	timeout  time.Duration
 	redacted string
 	secrets  []string // parts of the URL that may hold a provider's API key
+	chain    chainState
 }
 
 // NewClient returns a client for the node at url. Every call is bounded by
@@ -203,6 +204,9 @@ func (c Clients) Balance(ctx context.Context, network Network, owner string) (Ba
 	cl, ok := c[network]
 	if !ok {
 		return Balance{}, fmt.Errorf("%w: no RPC node configured for %s", ErrRPC, network)
+	}
+	if err := cl.ChainErr(); err != nil {
+		return Balance{}, err
 	}
 	pk, err := sol.PublicKeyFromBase58(owner)
 	if err != nil {

@@ -107,3 +107,35 @@ func TestBalanceIsOneRPCCall(t *testing.T) {
 		t.Fatalf("RPC calls %v, want one getMultipleAccounts", methods)
 	}
 }
+
+// A node is trusted with its network only once it answers that network's
+// genesis hash; the localnet is accepted only with the local-chain setting.
+func TestVerifyChain(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	ctx := context.Background()
+	if err := solana.NewClient(ln.URL, solana.Mainnet, 0).ChainErr(); err != nil {
+		t.Fatalf("a client without a check: %v", err)
+	}
+	strict := solana.NewClient(ln.URL, solana.Mainnet, 0).CheckChain(solana.ChainCheck{Variable: "SOLANA_RPC_URL_MAINNET"})
+	if err := strict.ChainErr(); err == nil {
+		t.Fatal("trusted before it was verified")
+	}
+	err := strict.VerifyChain(ctx)
+	var wrong *solana.WrongChainError
+	if !errors.As(err, &wrong) || !strings.Contains(err.Error(), "SOLANA_RPC_URL_MAINNET") || !strings.Contains(err.Error(), solana.MainnetGenesisHash) ||
+		!strings.Contains(err.Error(), "SOLANA_LOCAL_CHAIN") || !errors.As(strict.ChainErr(), &wrong) {
+		t.Fatalf("localnet as mainnet: %v", err)
+	}
+	if _, err := (solana.Clients{solana.Mainnet: strict}).Balance(ctx, solana.Mainnet, solana.DevnetUSDCMint.String()); !errors.As(err, &wrong) {
+		t.Fatalf("balance through a wrong chain: %v", err)
+	}
+	local := solana.NewClient(ln.URL, solana.Devnet, 0).CheckChain(solana.ChainCheck{Variable: "SOLANA_RPC_URL_DEVNET", LocalChain: true})
+	if err := local.VerifyChain(ctx); err != nil || local.ChainErr() != nil {
+		t.Fatalf("localnet with the setting: %v", err)
+	}
+	down := solana.NewClient("http://127.0.0.1:1", solana.Devnet, time.Second).CheckChain(solana.ChainCheck{Variable: "SOLANA_RPC_URL_DEVNET", LocalChain: true})
+	if err := down.VerifyChain(ctx); !errors.Is(err, solana.ErrRPC) || down.ChainErr() == nil {
+		t.Fatalf("unreachable node: %v, then %v", err, down.ChainErr())
+	}
+}
