@@ -127,7 +127,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	h, closeOps := httpapi.New(httpapi.Deps{
 		DB: apiDB, Redis: apiRedis, Sealer: sealer, Log: o.log,
 		Balances: balances,
-		Ops: o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
+		Ops:      o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
 		SlackSigningSecret: slackSecret, RateLimits: o.limits,
 	})
 	srv := httptest.NewServer(h)
