@@ -311,9 +311,10 @@ func TestSendValidation(t *testing.T) {
 // the transaction failed and its reservation released.
 func TestSendPreflightShortfall(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.startWorker()
-	id, _ := e.agent(nil, 1_000_000) // 1 USDC
+	ln := localnettest.Start(t)
+	e := newEnv(t, envOpts{ln: ln})
+	eng, _ := e.startWorker()
+	id, pub := e.agent(nil, 1_000_000) // 1 USDC
 	status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": newAddress(), "amount": 2})
 	wantError(t, status, body, 422, "insufficient USDC")
 
@@ -322,11 +323,25 @@ func TestSendPreflightShortfall(t *testing.T) {
 	status, body = e.do("POST", fmt.Sprintf(sendPath, id2), e.key, map[string]any{"to": newAddress(), "amount": 1})
 	wantError(t, status, body, 422, "insufficient SOL")
 
-	for _, w := range []string{id, id2} {
-		if r := e.reservedToday(w); r != 0 {
-			t.Fatalf("wallet %s still reserves %d", w, r)
+	// Refused bytes are never sent again, even once the wallets are
+	// funded; their reservations hold until their blockhashes expire.
+	ln.SetTokenBalance(t, pub, solana.DevnetUSDCMint.String(), 10_000_000)
+	ln.SetLamports(t, pub2, 1_000_000_000)
+	later := e.newEngine()
+	later.FirstBroadcastGrace = time.Millisecond
+	if st, err := later.Sweep(context.Background()); err != nil || st.Rebroadcast != 0 || st.Failed != 0 {
+		t.Fatalf("sweep %+v %v", st, err)
+	}
+	for w, want := range map[string]usdc.Micros{id: 2_000_000, id2: 1_000_000} {
+		if r := e.reservedToday(w); r != want {
+			t.Fatalf("wallet %s reserves %d before its blockhash expired, want %d", w, r, want)
 		}
 	}
+	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
+	eventually(t, "both refused transactions failed", func() bool {
+		eng.Sweep(context.Background())
+		return e.reservedToday(id) == 0 && e.reservedToday(id2) == 0
+	})
 	var pending int
 	if err := e.db.NewSelect().Table("transactions").ColumnExpr("count(*) FILTER (WHERE status <> 'failed')").Scan(context.Background(), &pending); err != nil {
 		t.Fatal(err)
@@ -334,8 +349,11 @@ func TestSendPreflightShortfall(t *testing.T) {
 	if pending != 0 {
 		t.Fatalf("%d transactions left pending", pending)
 	}
-	if a := strings.Join(e.auditActions(), ","); a != "wallet.created,send.sent,send.failed,wallet.created,send.sent,send.failed" {
+	if a := strings.Join(e.auditActions(), ","); a != "wallet.created,send.sent,wallet.created,send.sent,send.failed,send.failed" {
 		t.Fatalf("audit %s", a)
+	}
+	if ev := e.events("tx.failed"); len(ev) != 2 || !strings.Contains(ev[0]["reason"].(string), "refused by the node") {
+		t.Fatalf("tx.failed %v", ev)
 	}
 }
 
@@ -457,7 +475,7 @@ func TestDroppedTransactionFailsAndReleases(t *testing.T) {
 		t.Fatalf("sweep %+v %v", st, err)
 	}
 	later := e.newEngine()
-	later.Now = func() time.Time { return time.Now().Add(5 * time.Second) }
+	later.FirstBroadcastGrace = time.Millisecond
 	st, err = later.Sweep(context.Background())
 	if err != nil || st.Rebroadcast != 1 || st.Failed != 0 {
 		t.Fatalf("later sweep %+v %v", st, err)

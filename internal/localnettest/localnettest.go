@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,7 +39,7 @@ func Shared(t testing.TB) *Localnet {
 	t.Helper()
 	sharedOnce.Do(func() {
 		// No cleanup: Pdeathsig kills it when the test binary exits.
-		shared, _, sharedErr = start()
+		shared, _, sharedErr = start(defaultSlot)
 	})
 	if sharedErr != nil {
 		t.Fatal(sharedErr)
@@ -46,10 +47,19 @@ func Shared(t testing.TB) *Localnet {
 	return shared
 }
 
+// defaultSlot is the test localnet's slot time: fast, so blockhashes
+// expire within a test.
+const defaultSlot = 100 * time.Millisecond
+
 // Start runs a private localnet for this test, stopped at cleanup.
-func Start(t testing.TB) *Localnet {
+func Start(t testing.TB) *Localnet { return StartSlots(t, defaultSlot) }
+
+// StartSlots is Start with slots of the given length; a long one leaves
+// the chain still until the test advances it (localnet_advance), so a
+// transaction stays at processed commitment as long as the test needs.
+func StartSlots(t testing.TB, slot time.Duration) *Localnet {
 	t.Helper()
-	ln, cmd, err := start()
+	ln, cmd, err := start(slot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +76,7 @@ func Start(t testing.TB) *Localnet {
 	return ln
 }
 
-func start() (*Localnet, *exec.Cmd, error) {
+func start(slot time.Duration) (*Localnet, *exec.Cmd, error) {
 	root, err := repoRoot()
 	if err != nil {
 		return nil, nil, err
@@ -75,7 +85,7 @@ func start() (*Localnet, *exec.Cmd, error) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
 		return nil, nil, fmt.Errorf("localnet: %s/node_modules is missing: run `make test` (or `npm ci` in localnet/)", dir)
 	}
-	cmd := exec.Command("node", "server.js", "--port", "0", "--slot-ms", "100")
+	cmd := exec.Command("node", "server.js", "--port", "0", "--slot-ms", strconv.FormatInt(slot.Milliseconds(), 10))
 	cmd.Dir = dir
 	cmd.Stderr = os.Stderr
 	// The localnet dies with the test binary, even if it is killed.

@@ -91,8 +91,9 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 }
 
 // broadcastApproval sends an approval's transaction once. Accepted: the
-// approval is sent (approval.approved). Refused by preflight: the
-// transaction fails and the approval is rejected, nothing spent. Any other
+// approval is sent (approval.approved). Refused by the node: the approval
+// is rejected, nothing spent, and the transaction is never sent again (it
+// fails when its blockhash expires). Any other
 // failure leaves it signing; the sweep re-broadcasts the same bytes and
 // marks it sent once a broadcast is accepted (or it confirms), or rejects
 // it if the transaction expires.
@@ -102,7 +103,7 @@ func (e *Engine) broadcastApproval(ctx context.Context, node Node, t *Transactio
 	refused := errors.As(berr, &pe) && !pe.BlockhashNotFound() && !pe.AlreadyProcessed()
 	err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if refused {
-			_, err := e.failTx(ctx, tx, t, "refused by preflight: "+pe.Message, approval.ReasonRefused)
+			_, err := e.refuse(ctx, tx, t, "refused by the node: "+pe.Message)
 			return err
 		}
 		if berr != nil {

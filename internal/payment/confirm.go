@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -25,9 +26,16 @@ const rebroadcastParallel = 8
 // one.
 const expiryMargin = 150
 
-// firstBroadcastGrace is how long after signing the sweep leaves a
-// transaction to the worker's own first broadcast.
-const firstBroadcastGrace = 3 * time.Second
+// DefaultFirstBroadcastGrace is how long after its commit the sweep
+// leaves a transaction to the worker's own first broadcast.
+const DefaultFirstBroadcastGrace = 3 * time.Second
+
+func (e *Engine) firstBroadcastGrace() time.Duration {
+	if e.FirstBroadcastGrace > 0 {
+		return e.FirstBroadcastGrace
+	}
+	return DefaultFirstBroadcastGrace
+}
 
 // SweepStats counts what one sweep did.
 type SweepStats struct {
@@ -74,7 +82,9 @@ func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node 
 	for {
 		var batch []Transaction
 		q := e.DB.NewSelect().Model(&batch).
-			Column("id", "account_id", "wallet_id", "approval_id", "signature", "signed_tx", "last_valid_block_height", "amount_micros", "counterparty", "memo", "created_at").
+			Column("id", "account_id", "wallet_id", "approval_id", "signature", "signed_tx", "last_valid_block_height", "amount_micros", "counterparty", "memo", "error", "refused_at", "created_at").
+			// The grace runs from the commit, on the database's clock.
+			ColumnExpr("signed_at > clock_timestamp() - ? * interval '1 microsecond' AS in_grace", e.firstBroadcastGrace().Microseconds()).
 			Where("status = ? AND network = ?", TxPending, network).
 			Order("created_at", "id").Limit(solana.MaxSignatureStatuses)
 		if !after.at.IsZero() {
@@ -108,7 +118,7 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 	for i := range batch {
 		t, s := &batch[i], statuses[i]
 		switch {
-		case s.Found && s.Err != "":
+		case s.Confirmed && s.Err != "":
 			if err := e.settle(ctx, t, false, "rejected on chain: "+s.Err, st); err != nil {
 				return err
 			}
@@ -116,11 +126,16 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 			if err := e.settle(ctx, t, true, "", st); err != nil {
 				return err
 			}
-		case s.Found: // processed; confirmation follows
+		case s.Found:
+			// Processed: its result (even an error) may still be rolled
+			// back with its fork; confirmation decides.
 		case height > t.LastValidBlockHeight+expiryMargin:
 			expired = append(expired, *t)
-		case e.now().Sub(t.CreatedAt) < firstBroadcastGrace:
+		case t.InGrace:
 			// Its worker is broadcasting it right now; leave it that turn.
+		case !t.RefusedAt.IsZero():
+			// Refused at its first broadcast: never sent again; it keeps
+			// its reservation until its blockhash has expired.
 		default:
 			resend = append(resend, *t)
 		}
@@ -136,10 +151,12 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 			t, s := &expired[i], statuses[i]
 			var err error
 			switch {
-			case s.Found && s.Err != "":
+			case s.Confirmed && s.Err != "":
 				err = e.settle(ctx, t, false, "rejected on chain: "+s.Err, st)
 			case s.Confirmed:
 				err = e.settle(ctx, t, true, "", st)
+			case !s.Found && !t.RefusedAt.IsZero() && t.Error != nil:
+				err = e.settle(ctx, t, false, *t.Error+"; its blockhash has expired", st)
 			case !s.Found:
 				err = e.settle(ctx, t, false, "expired: the blockhash expired before the transaction landed", st)
 			}
@@ -197,9 +214,16 @@ func (e *Engine) settle(ctx context.Context, t *Transaction, confirmed bool, why
 	})
 }
 
-// rebroadcast sends the stored bytes again. Failures are expected (a node
-// that is down, a simulation that fails for now) and only logged: the
-// next sweep tries again until the blockhash expires.
+// errSkipped ends a re-broadcast that did not happen.
+var errSkipped = errors.New("not re-broadcast")
+
+// rebroadcast sends the stored bytes again, each under its row's lock and
+// only while it is still pending and was never refused: this sweep read
+// the rows earlier, and a refusal recorded since (which waits for the
+// lock) must stop it, or bytes answered "nothing was sent" could still
+// land uncounted. Failures are expected (a node that is down, a
+// simulation that fails for now) and only logged: the next sweep tries
+// again until the blockhash expires.
 func (e *Engine) rebroadcast(ctx context.Context, node Node, ts []Transaction, st *SweepStats) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, rebroadcastParallel)
@@ -209,12 +233,26 @@ func (e *Engine) rebroadcast(ctx context.Context, node Node, ts []Transaction, s
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if _, err := node.Client.Broadcast(ctx, t.SignedTx); err != nil {
-				e.log().DebugContext(ctx, "re-broadcast failed", "transaction_id", t.ID, "err", err)
+			err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				var live bool
+				err := tx.NewRaw("SELECT true FROM transactions WHERE id = ? AND status = ? AND refused_at IS NULL FOR UPDATE",
+					t.ID, TxPending).Scan(ctx, &live)
+				if errors.Is(err, sql.ErrNoRows) {
+					return errSkipped
+				}
+				if err != nil {
+					return fmt.Errorf("lock transaction: %w", err)
+				}
+				if _, err := node.Client.Broadcast(ctx, t.SignedTx); err != nil {
+					e.log().DebugContext(ctx, "re-broadcast failed", "transaction_id", t.ID, "err", err)
+					return errSkipped
+				}
+				return e.broadcasted(ctx, tx, t)
+			})
+			switch {
+			case errors.Is(err, errSkipped):
 				return
-			}
-			err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return e.broadcasted(ctx, tx, t) })
-			if err != nil {
+			case err != nil:
 				e.log().WarnContext(ctx, "record re-broadcast", "transaction_id", t.ID, "err", err)
 			}
 			mu.Lock()

@@ -39,6 +39,9 @@ type Engine struct {
 	Nodes map[solana.Network]Node
 	// ComputeUnitPrice is the priority fee, in micro-lamports per unit.
 	ComputeUnitPrice uint64
+	// FirstBroadcastGrace is how long after its commit the sweep leaves
+	// a transaction to its worker's first broadcast (0: 3 s).
+	FirstBroadcastGrace time.Duration
 	Now              func() time.Time
 	Log              *slog.Logger
 }
@@ -346,10 +349,11 @@ func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *
 }
 
 // firstBroadcast sends the stored bytes and records the final outcome. A
-// preflight refusal proves nothing went out: the transaction fails and its
-// reservation is released. Any other failure leaves it pending: the
-// confirmation sweep re-broadcasts the same bytes until they land or the
-// blockhash expires, so the answer is still sent.
+// refusal by the node proves nothing went out: the transaction is never
+// sent again (answered refused), and keeps its reservation until its
+// blockhash expires. Any other failure leaves it pending: the confirmation
+// sweep re-broadcasts the same bytes until they land or the blockhash
+// expires, so the answer is still sent.
 func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *Transaction) (*Outcome, error) {
 	_, err := node.Client.Broadcast(ctx, t.SignedTx)
 	out := &Outcome{Status: Sent, Signature: t.Signature}
@@ -367,12 +371,13 @@ func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *T
 		out = &Outcome{Status: Refused, Detail: pe.Message}
 		out.Short, _ = pe.InsufficientFunds()
 		err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			failed, err := e.failTx(ctx, tx, t, "refused by preflight: "+pe.Message, approval.ReasonRefused)
+			refused, err := e.refuse(ctx, tx, t, "refused by the node: "+pe.Message)
 			if err != nil {
 				return err
 			}
-			if !failed {
-				// A sweep settled it first (it landed): it was sent.
+			if !refused {
+				// A sweep's re-broadcast got it out first (or it landed):
+				// it was sent.
 				out = &Outcome{Status: Sent, Signature: t.Signature}
 			}
 			return setOutcome(ctx, tx, r.ID, out)
@@ -388,6 +393,31 @@ func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *T
 		return nil, err
 	}
 	return out, nil
+}
+
+// refuse records the node's refusal of t's first broadcast (why): t is
+// never sent again, and keeps its reservation until its blockhash has
+// expired, when the sweep fails it. An approval waiting on it is rejected
+// by the system now: nothing can go out any more. False means a
+// re-broadcast got it out first (the update waits for that re-broadcast's
+// row lock and sees its count), or it was settled: it was sent.
+func (e *Engine) refuse(ctx context.Context, tx bun.Tx, t *Transaction, why string) (bool, error) {
+	at := e.now()
+	res, err := tx.NewUpdate().Table("transactions").
+		Set("refused_at = ?", at).Set("error = ?", why).Set("updated_at = ?", at).
+		Where("id = ? AND status = ? AND refused_at IS NULL AND broadcasts = 0", t.ID, TxPending).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("record refusal: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	if t.ApprovalID.Valid {
+		if _, err := approval.RejectBySystem(ctx, tx, t.ApprovalID.UUID, approval.ReasonRefused, why, at); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // failTx marks a pending transaction failed (releasing its reservation)

@@ -114,8 +114,15 @@ type Transaction struct {
 	SignedTx             []byte         `bun:"signed_tx"`
 	LastValidBlockHeight uint64         `bun:"last_valid_block_height"`
 	Broadcasts           int            `bun:"broadcasts"`
-	CreatedAt            time.Time      `bun:"created_at"`
-	UpdatedAt            time.Time      `bun:"updated_at"`
+	// RefusedAt: the node refused its first broadcast; it is never sent
+	// again, and fails (releasing its reservation) once its blockhash has
+	// expired.
+	RefusedAt bun.NullTime `bun:"refused_at"`
+	CreatedAt time.Time    `bun:"created_at"`
+	UpdatedAt time.Time    `bun:"updated_at"`
+	// InGrace (sweep reads): committed less than firstBroadcastGrace ago
+	// on the database's clock.
+	InGrace bool `bun:"in_grace,scanonly"`
 }
 
 // ErrAbandoned means the send was not decided within the wait: it was

@@ -2,12 +2,15 @@ package payment_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
@@ -311,4 +314,124 @@ func TestExecuteRacesRelease(t *testing.T) {
 		}
 	}
 	t.Logf("outcomes %v", outcomes)
+}
+
+// newFixtureOn is newFixture on a localnet of its own.
+func newFixtureOn(t *testing.T, ln *localnettest.Localnet, usdcMicros uint64) fixture {
+	t.Helper()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	priv, pub, _ := signer.GenerateMasterKey()
+	sealer, _ := signer.NewSealer(pub)
+	ks, _ := signer.NewKeystore(priv)
+	acc, err := auth.CreateAccount(ctx, db, solana.Devnet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", "w", policy.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetLamports(t, w.Pubkey, 1_000_000_000)
+	ln.SetTokenBalance(t, w.Pubkey, solana.DevnetUSDCMint.String(), usdcMicros)
+	eng := &payment.Engine{DB: db, Keys: ks, Nodes: map[solana.Network]payment.Node{
+		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
+	}, FirstBroadcastGrace: time.Millisecond}
+	return fixture{eng: eng, w: w, acc: acc}
+}
+
+// A send the node refused at its first broadcast keeps its reservation
+// until its blockhash has expired and is never sent again, not even by a
+// re-broadcast that read the row before the refusal, nor by a sweep once
+// the wallet is funded; then it fails, releasing the day's total.
+func TestRefusedSendKeepsItsReservationAndIsNeverResent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ln := localnettest.Start(t)
+	f := newFixtureOn(t, ln, 0) // no USDC: the node refuses the transfer
+	r := f.submit(t, 10*time.Second)
+	if err := f.eng.Decide(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	var got payment.Request
+	if err := f.eng.DB.NewSelect().Model(&got).Where("id = ?", r.ID).Scan(ctx); err != nil || got.Outcome.Status != payment.Refused {
+		t.Fatalf("outcome %+v %v", got.Outcome, err)
+	}
+	// The row as a sweep would have read it just before the refusal.
+	var stale []payment.Transaction
+	if err := f.eng.DB.NewSelect().Model(&stale).ExcludeColumn("refused_at").Scan(ctx); err != nil || len(stale) != 1 {
+		t.Fatalf("transactions %v %v", stale, err)
+	}
+	if reserved, _ := payment.ReservedToday(ctx, f.eng.DB, f.w.ID, time.Now()); reserved != r.Amount {
+		t.Fatalf("reserved %d after the refusal, want %d until the blockhash expires", reserved, r.Amount)
+	}
+	// The wallet is funded: neither the stale re-broadcast nor a sweep
+	// sends the refused bytes.
+	ln.SetTokenBalance(t, f.w.Pubkey, solana.DevnetUSDCMint.String(), 50_000_000)
+	if st := f.eng.Rebroadcast(ctx, stale); st.Rebroadcast != 0 {
+		t.Fatalf("stale re-broadcast sent it: %+v", st)
+	}
+	time.Sleep(5 * time.Millisecond) // past the (test's) grace
+	if st, err := f.eng.Sweep(ctx); err != nil || st.Rebroadcast != 0 || st.Failed != 0 {
+		t.Fatalf("sweep %+v %v", st, err)
+	}
+	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
+	if st, err := f.eng.Sweep(ctx); err != nil || st.Failed != 1 {
+		t.Fatalf("sweep after expiry %+v %v", st, err)
+	}
+	if reserved, _ := payment.ReservedToday(ctx, f.eng.DB, f.w.ID, time.Now()); reserved != 0 {
+		t.Fatalf("reserved %d after expiry", reserved)
+	}
+	to, err := solana.NewClient(ln.URL, solana.Devnet, 0).Balance(ctx, sol.MustPublicKeyFromBase58(r.To))
+	if err != nil || to.USDC != 0 {
+		t.Fatalf("recipient %+v %v", to, err)
+	}
+}
+
+// An on-chain error seen at processed commitment is not final (its fork
+// may be dropped): the sweep fails the transaction only once confirmed.
+func TestErrorAtProcessedIsNotFinal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ln := localnettest.StartSlots(t, time.Hour) // still until advanced
+	f := newFixtureOn(t, ln, 0)
+	node := f.eng.Nodes[solana.Devnet]
+	bh, err := node.Blockhashes.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := sol.MustPublicKeyFromBase58(f.w.Pubkey)
+	unsigned, err := node.Client.BuildTransfer(solana.Transfer{Owner: owner, To: sol.NewWallet().PublicKey(), Amount: 1_000_000}, bh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := wallet.SealedSecret(ctx, f.eng.DB, f.w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := f.eng.Keys.Open(sealed, ed25519.PublicKey(owner.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, sig, err := solana.Sign(unsigned, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Executed without preflight: it lands with an error (no USDC).
+	if _, err := node.Client.RPC().SendRawTransactionWithOpts(ctx, raw, rpc.TransactionOpts{SkipPreflight: true}); err != nil {
+		t.Fatal(err)
+	}
+	txn := payment.Transaction{ID: uuid.New(), AccountID: f.acc.ID, WalletID: f.w.ID, Network: solana.Devnet, Signature: sig.String(),
+		Kind: "usdc", Direction: "send", Amount: 1_000_000, Counterparty: owner.String(), Status: payment.TxPending,
+		SignedTx: raw, LastValidBlockHeight: bh.LastValidBlockHeight, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	if _, err := f.eng.DB.NewInsert().Model(&txn).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := f.eng.Sweep(ctx); err != nil || st.Failed != 0 {
+		t.Fatalf("sweep at processed %+v %v", st, err)
+	}
+	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 1})
+	if st, err := f.eng.Sweep(ctx); err != nil || st.Failed != 1 {
+		t.Fatalf("sweep at confirmed %+v %v", st, err)
+	}
 }

@@ -344,9 +344,11 @@ const MaxSignatureStatuses = 256
 
 // Status is where a transaction stands on chain.
 type Status struct {
-	Found     bool   // the node knows the transaction
-	Confirmed bool   // at confirmed or finalized commitment
-	Err       string // the cluster rejected it (on-chain error), when Found
+	Found bool // the node knows the transaction
+	// Confirmed: at confirmed or finalized commitment, so its result
+	// (success, or Err) is final; at processed it may still be rolled back.
+	Confirmed bool
+	Err       string // the execution's error, when Found
 }
 
 // SignatureStatuses looks up to MaxSignatureStatuses signatures up in one
@@ -373,7 +375,6 @@ func (c *Client) SignatureStatuses(ctx context.Context, history bool, sigs []sol
 		out[i].Found = true
 		if v.Err != nil {
 			out[i].Err = fmt.Sprint(v.Err)
-			continue
 		}
 		out[i].Confirmed = v.ConfirmationStatus == rpc.ConfirmationStatusConfirmed ||
 			v.ConfirmationStatus == rpc.ConfirmationStatusFinalized

@@ -1,0 +1,1 @@
+ALTER TABLE transactions DROP COLUMN signed_at, DROP COLUMN refused_at;
