@@ -42,8 +42,8 @@ type Engine struct {
 	// FirstBroadcastGrace is how long after its commit the sweep leaves
 	// a transaction to its worker's first broadcast (0: 3 s).
 	FirstBroadcastGrace time.Duration
-	Now              func() time.Time
-	Log              *slog.Logger
+	Now                 func() time.Time
+	Log                 *slog.Logger
 }
 
 func (e *Engine) now() time.Time {
