@@ -51,6 +51,7 @@ type env struct {
 
 	pgProxy, redisProxy *proxy // with envOpts.proxied
 	log                 *slog.Logger
+	sweeps              *payment.SweepGauge // counts the workers' sweeps, when set before startWorker
 }
 
 type envOpts struct {
@@ -264,7 +265,7 @@ func (e *env) newEngine() *payment.Engine {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	eng := &payment.Engine{DB: e.db, Redis: e.rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}}
+	eng := &payment.Engine{DB: e.db, Redis: e.rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}, Sweeps: e.sweeps}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		eng.Nodes[n] = payment.NewNode(e.ln.URL, n, 5*time.Second)
 	}

@@ -12,12 +12,14 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/tasks"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -686,5 +688,81 @@ func TestFailureAfterSentIsReported(t *testing.T) {
 	}
 	if e.chainUSDC(to) != 0 {
 		t.Fatal("the recipient was paid")
+	}
+}
+
+// Slow confirmation sweeps cannot starve decisions: with 200 pending
+// transactions, 1.5 s of RPC latency, two workers and a sweep queued every
+// half second, every send is decided (200 or 403, never 503) and no two
+// sweeps ever run at once.
+func TestSlowSweepsDoNotStarveSends(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Start(t)
+	e := newEnv(t, envOpts{ln: ln})
+	e.sweeps = &payment.SweepGauge{}
+	e.startWorker()
+	e.startWorker() // a second worker process
+	id, pub := e.agent(map[string]any{"max_tx_usdc": 5, "approval_threshold_usdc": 100}, 100_000_000)
+	ctx := context.Background()
+	// 200 transactions the node has never seen, past their first
+	// broadcast's grace: every sweep checks and re-broadcasts them.
+	stale := make([]payment.Transaction, 200)
+	for i := range stale {
+		stale[i] = payment.Transaction{ID: uuid.New(), AccountID: e.account.ID, WalletID: uuid.MustParse(id), Network: solana.Devnet,
+			Signature: sol.Signature(sol.NewWallet().PrivateKey[:64]).String(), Kind: "usdc", Direction: "send", Amount: 1,
+			Counterparty: pub, Status: payment.TxPending, SignedTx: []byte{0}, LastValidBlockHeight: 1 << 40,
+			CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	}
+	if _, err := e.db.NewInsert().Model(&stale).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.ExecContext(ctx, "UPDATE transactions SET signed_at = now() - interval '1 minute'"); err != nil {
+		t.Fatal(err)
+	}
+	ln.SetFaults(t, localnettest.Faults{LatencyMs: 1500})
+	t.Cleanup(func() { ln.SetFaults(t, localnettest.Faults{}) }) // before the workers stop
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		client := asynq.NewClientFromRedisClient(e.rdb)
+		for {
+			if _, err := client.Enqueue(tasks.NewConfirmSweepTask(), asynq.Unique(time.Second)); err != nil && !tasks.IsDuplicate(err) {
+				t.Error(err)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	})
+	time.Sleep(2 * time.Second) // sweeps under way
+	statuses := make([]int, 12)
+	var sends sync.WaitGroup
+	for i := range statuses {
+		amount := 1
+		if i%3 == 0 {
+			amount = 6 // over max_tx: blocked
+		}
+		sends.Go(func() {
+			statuses[i], _ = e.with(t).do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": newAddress(), "amount": amount})
+		})
+		time.Sleep(300 * time.Millisecond)
+	}
+	sends.Wait()
+	close(stop)
+	wg.Wait()
+	for i, s := range statuses {
+		want := http.StatusOK
+		if i%3 == 0 {
+			want = http.StatusForbidden
+		}
+		if s != want {
+			t.Errorf("send %d answered %d, want %d (all %v)", i, s, want, statuses)
+		}
+	}
+	if p := e.sweeps.Peak(); p != 1 {
+		t.Fatalf("%d sweeps ran at once at the peak", p)
 	}
 }

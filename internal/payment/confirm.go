@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sol "github.com/gagliardetto/solana-go"
@@ -40,18 +41,70 @@ func (e *Engine) firstBroadcastGrace() time.Duration {
 // SweepStats counts what one sweep did.
 type SweepStats struct {
 	Checked, Confirmed, Failed, Rebroadcast int
+	// Skipped: another sweep was running (in any worker); this one did
+	// nothing.
+	Skipped bool
 }
 
-// Sweep settles every pending transaction: it asks the node for their
-// statuses (≤ 256 per call), confirms the landed ones (emitting tx.sent),
-// fails the ones the cluster rejected or whose blockhash expired unseen
-// (releasing their reservation), and re-broadcasts the same bytes of the
-// rest. A new signature is never made here.
+// Bounds of one sweep's work, so a slow node cannot make a sweep run for
+// long: the oldest pending transactions of each network are checked first,
+// the rest wait for the next sweep (two seconds later).
+const (
+	MaxSweepChecks       = 4 * solana.MaxSignatureStatuses // per network
+	MaxSweepRebroadcasts = 64
+)
+
+// sweepLock is the advisory lock (per database) that lets one sweep run at
+// a time across every worker.
+const sweepLock = 0x61777377 // "awsw"
+
+// SweepGauge counts the sweeps running in this process and their peak:
+// the worker logs it, and tests prove no two sweeps overlapped.
+type SweepGauge struct{ active, peak atomic.Int64 }
+
+func (g *SweepGauge) enter() {
+	n := g.active.Add(1)
+	for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
+	}
+}
+
+func (g *SweepGauge) leave() { g.active.Add(-1) }
+
+// Peak is the most sweeps that ran at once.
+func (g *SweepGauge) Peak() int64 { return g.peak.Load() }
+
+// Sweep settles pending transactions: it asks the node for their statuses
+// (≤ 256 per call), confirms the landed ones (emitting tx.sent), fails the
+// ones the cluster rejected or whose blockhash expired unseen (releasing
+// their reservation), and re-broadcasts the same bytes of the rest. A new
+// signature is never made here. Only one sweep runs at a time across all
+// workers (an advisory lock held in a transaction for the sweep's length,
+// released if its worker dies); a sweep that finds it held does nothing
+// (Skipped). Its work is bounded by MaxSweepChecks and
+// MaxSweepRebroadcasts.
 func (e *Engine) Sweep(ctx context.Context) (SweepStats, error) {
 	var total SweepStats
+	lock, err := e.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return total, fmt.Errorf("begin sweep: %w", err)
+	}
+	defer lock.Rollback()
+	var held bool
+	if err := lock.NewRaw("SELECT pg_try_advisory_xact_lock(?)", sweepLock).Scan(ctx, &held); err != nil {
+		return total, fmt.Errorf("take the sweep lock: %w", err)
+	}
+	if !held {
+		total.Skipped = true
+		return total, nil
+	}
+	if e.Sweeps != nil {
+		e.Sweeps.enter()
+		defer e.Sweeps.leave()
+	}
+	resend := MaxSweepRebroadcasts
 	var errs []error
 	for network, node := range e.Nodes {
-		st, err := e.sweepNetwork(ctx, network, node)
+		st, err := e.sweepNetwork(ctx, network, node, &resend)
 		total.Checked += st.Checked
 		total.Confirmed += st.Confirmed
 		total.Failed += st.Failed
@@ -63,7 +116,9 @@ func (e *Engine) Sweep(ctx context.Context) (SweepStats, error) {
 	return total, errors.Join(errs...)
 }
 
-func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node Node) (SweepStats, error) {
+// sweepNetwork sweeps one network's oldest MaxSweepChecks pending
+// transactions; resend is what remains of the sweep's re-broadcasts.
+func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node Node, resend *int) (SweepStats, error) {
 	var st SweepStats
 	// Another chain's statuses would confirm or fail transactions falsely.
 	if err := node.Client.ChainErr(); err != nil {
@@ -98,16 +153,16 @@ func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node 
 		}
 		last := batch[len(batch)-1]
 		after.at, after.id = last.CreatedAt, last.ID
-		if err := e.sweepBatch(ctx, node, height, batch, &st); err != nil {
+		if err := e.sweepBatch(ctx, node, height, batch, &st, resend); err != nil {
 			return st, err
 		}
-		if len(batch) < solana.MaxSignatureStatuses {
+		if len(batch) < solana.MaxSignatureStatuses || st.Checked >= MaxSweepChecks {
 			return st, nil
 		}
 	}
 }
 
-func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch []Transaction, st *SweepStats) error {
+func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch []Transaction, st *SweepStats, budget *int) error {
 	st.Checked += len(batch)
 	statuses, err := node.Client.SignatureStatuses(ctx, false, signatures(batch))
 	if err != nil {
@@ -165,6 +220,8 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 			}
 		}
 	}
+	resend = resend[:min(len(resend), *budget)]
+	*budget -= len(resend)
 	e.rebroadcast(ctx, node, resend, st)
 	return nil
 }

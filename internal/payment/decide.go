@@ -42,6 +42,8 @@ type Engine struct {
 	// FirstBroadcastGrace is how long after its commit the sweep leaves
 	// a transaction to its worker's first broadcast (0: 3 s).
 	FirstBroadcastGrace time.Duration
+	// Sweeps counts running sweeps; nil counts nothing.
+	Sweeps *SweepGauge
 	Now                 func() time.Time
 	Log                 *slog.Logger
 }

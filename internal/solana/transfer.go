@@ -65,9 +65,16 @@ func NewBlockhashCache(c *Client, maxAge time.Duration) *BlockhashCache {
 	return &BlockhashCache{client: c, maxAge: maxAge, now: time.Now}
 }
 
+// StaleBlockhashUse is how old a cached blockhash may be and still be
+// used when a fresh one does not come in time: a blockhash lives about
+// 150 blocks (~60 s), and the transaction's LastValidBlockHeight, read with
+// it, bounds its re-broadcasts either way.
+const StaleBlockhashUse = 20 * time.Second
+
 // Get returns the cached blockhash, fetching a new one when it is older
 // than maxAge. Concurrent callers share one fetch, which runs outside the
-// lock; a caller stops waiting when its ctx ends.
+// lock; a caller stops waiting when its ctx ends, and then gets the cached
+// one if it is younger than StaleBlockhashUse.
 func (b *BlockhashCache) Get(ctx context.Context) (Blockhash, error) {
 	b.mu.Lock()
 	if !b.fetched.IsZero() && b.now().Sub(b.fetched) < b.maxAge {
@@ -84,6 +91,13 @@ func (b *BlockhashCache) Get(ctx context.Context) (Blockhash, error) {
 	select {
 	case <-wait:
 	case <-ctx.Done():
+		// A slow node: a blockhash fetched moments ago is still good for
+		// most of its ~60 s life, and better than no payment at all.
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if !b.fetched.IsZero() && b.now().Sub(b.fetched) < StaleBlockhashUse {
+			return b.current, nil
+		}
 		return Blockhash{}, fmt.Errorf("%w: waiting for a blockhash: %w", ErrRPC, ctx.Err())
 	}
 	b.mu.Lock()

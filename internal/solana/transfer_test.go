@@ -305,3 +305,25 @@ func TestOversizedBroadcastIsARefusal(t *testing.T) {
 		t.Fatalf("broadcast of 1307 bytes: %v", err)
 	}
 }
+
+// A node too slow to answer a fresh blockhash in time: the cache serves
+// the one it fetched moments ago (still valid for most of a minute).
+func TestBlockhashCacheServesARecentOneWhenTheNodeIsSlow(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Start(t)
+	c := solana.NewClient(ln.URL, solana.Devnet, 0)
+	cache := solana.NewBlockhashCache(c, 50*time.Millisecond)
+	first, err := cache.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetFaults(t, localnettest.Faults{LatencyMs: 1500})
+	time.Sleep(100 * time.Millisecond) // past maxAge: a fetch starts
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	got, err := cache.Get(ctx)
+	if err != nil || got != first {
+		t.Fatalf("got %v %v, want the cached %v", got, err, first)
+	}
+	ln.SetFaults(t, localnettest.Faults{})
+}

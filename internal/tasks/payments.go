@@ -57,7 +57,7 @@ const SweepBudget = 45 * time.Second
 // period; a duplicate is ErrDuplicateTask, which callers treat as success.
 func NewConfirmSweepTask() *asynq.Task {
 	return asynq.NewTask(TypeConfirmSweep, nil, asynq.Unique(ConfirmEvery),
-		asynq.Queue(QueuePayments), asynq.MaxRetry(0), asynq.Timeout(SweepBudget+15*time.Second))
+		asynq.Queue(QueueSweeps), asynq.MaxRetry(0), asynq.Timeout(SweepBudget+15*time.Second))
 }
 
 // IsDuplicate reports an enqueue refused because the same periodic task is

@@ -12,15 +12,18 @@ import (
 )
 
 // Queues and their weights: payments first, then webhooks, then the rest.
+// Confirmation sweeps have a queue (and a server) of their own, so a slow
+// sweep never holds up a decision.
 const (
 	QueuePayments = "payments"
+	QueueSweeps   = "sweeps"
 	QueueWebhooks = "webhooks"
 	QueueDefault  = "default"
 )
 
 // QueueWeights is what a worker serves when WORKER_QUEUES is empty.
 func QueueWeights() map[string]int {
-	return map[string]int{QueuePayments: 6, QueueWebhooks: 3, QueueDefault: 1}
+	return map[string]int{QueuePayments: 6, QueueSweeps: 1, QueueWebhooks: 3, QueueDefault: 1}
 }
 
 // TypeHeartbeat proves the scheduler → Redis → worker path works: the

@@ -53,8 +53,10 @@ func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 
 // Start runs the worker's servers over rdb: one for the payments queue
 // polling every PaymentsPollInterval, so webhook backlogs can neither
-// slow nor starve sends, and one for the other queues. stop waits for
-// in-flight tasks (up to ShutdownTimeout).
+// slow nor starve sends; one for confirmation sweeps (one at a time: a
+// sweep slowed by its node never takes a decision's place); and one for
+// the other queues. stop waits for in-flight tasks (up to
+// ShutdownTimeout).
 func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -74,13 +76,17 @@ func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err 
 	weights := tasks.QueueWeights()
 	var (
 		payments = map[string]int{}
+		sweeps   = map[string]int{}
 		others   = map[string]int{}
 	)
 	for q := range serve {
 		w := max(weights[q], 1)
-		if q == tasks.QueuePayments {
+		switch q {
+		case tasks.QueuePayments:
 			payments[q] = w
-		} else {
+		case tasks.QueueSweeps:
+			sweeps[q] = w
+		default:
 			others[q] = w
 		}
 	}
@@ -91,14 +97,15 @@ func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err 
 		}
 	}
 	for _, g := range []struct {
-		queues map[string]int
-		poll   time.Duration
-	}{{payments, PaymentsPollInterval}, {others, OtherPollInterval}} {
+		queues      map[string]int
+		poll        time.Duration
+		concurrency int
+	}{{payments, PaymentsPollInterval, o.Concurrency}, {sweeps, OtherPollInterval, 1}, {others, OtherPollInterval, o.Concurrency}} {
 		if len(g.queues) == 0 {
 			continue
 		}
 		s := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-			Concurrency:              o.Concurrency,
+			Concurrency:              g.concurrency,
 			Queues:                   g.queues,
 			ShutdownTimeout:          o.ShutdownTimeout,
 			TaskCheckInterval:        g.poll,

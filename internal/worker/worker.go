@@ -122,6 +122,10 @@ func (d Deps) confirmSweep(ctx context.Context, _ *asynq.Task) error {
 	if err != nil {
 		d.Log.WarnContext(ctx, "confirmation sweep incomplete", "err", err)
 	}
+	if st.Skipped {
+		d.Log.DebugContext(ctx, "confirmation sweep skipped: another is running")
+		return nil
+	}
 	if st.Confirmed+st.Failed+st.Rebroadcast > 0 {
 		d.Log.InfoContext(ctx, "confirmation sweep", "checked", st.Checked, "confirmed", st.Confirmed,
 			"failed", st.Failed, "rebroadcast", st.Rebroadcast)
