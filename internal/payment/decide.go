@@ -44,8 +44,8 @@ type Engine struct {
 	FirstBroadcastGrace time.Duration
 	// Sweeps counts running sweeps; nil counts nothing.
 	Sweeps *SweepGauge
-	Now                 func() time.Time
-	Log                 *slog.Logger
+	Now    func() time.Time
+	Log    *slog.Logger
 }
 
 func (e *Engine) now() time.Time {
