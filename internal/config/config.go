@@ -108,6 +108,9 @@ type API struct {
 	// RATE_LIMIT_READ, RATE_LIMIT_WRITE, RATE_LIMIT_SEND: requests per
 	// minute per key for GETs, other writes, and sends.
 	RateLimitRead, RateLimitWrite, RateLimitSend int
+	// RateLimitAnonymous (RATE_LIMIT_ANONYMOUS) bounds requests without a
+	// valid key per client address and minute.
+	RateLimitAnonymous int
 }
 
 // Webhooks configures webhook delivery.
@@ -159,6 +162,7 @@ func LoadAPI(getenv Getenv) (API, error) {
 		RateLimitRead:      r.integer("RATE_LIMIT_READ", 120, 1, 1_000_000),
 		RateLimitWrite:     r.integer("RATE_LIMIT_WRITE", 60, 1, 1_000_000),
 		RateLimitSend:      r.integer("RATE_LIMIT_SEND", 30, 1, 1_000_000),
+		RateLimitAnonymous: r.integer("RATE_LIMIT_ANONYMOUS", 60, 1, 1_000_000),
 	}
 	if c.SendTimeout < 100*time.Millisecond || c.SendTimeout > 20*time.Second {
 		r.fail("SEND_TIMEOUT", "want between 100ms and 20s (a request may take at most 30s)")

@@ -79,7 +79,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		o.ln = localnettest.Shared(t)
 	}
 	if o.limits == nil {
-		o.limits = &ratelimit.Limits{Read: 1_000_000, Write: 1_000_000, Send: 1_000_000}
+		o.limits = &ratelimit.Limits{Read: 1_000_000, Write: 1_000_000, Send: 1_000_000, Anonymous: 1_000_000}
 	}
 	e := &env{t: t, dbURL: pgtest.NewURL(t, true), ln: o.ln, log: o.log}
 	db, err := postgres.Open(e.dbURL)

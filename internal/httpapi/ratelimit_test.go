@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,10 +72,26 @@ func TestRateLimits(t *testing.T) {
 	if status != http.StatusForbidden || h.Get("x-ratelimit-remaining") != "29" {
 		t.Fatalf("other key: %d %v", status, h)
 	}
-	// Without a key there is no bucket: 401, no headers.
-	status, _, h = e.doH("GET", "/api/public/v1/agents", "", nil)
-	if status != 401 || h.Get("x-ratelimit-limit") != "" {
-		t.Fatalf("401: %d %v", status, h)
+	// Without a valid key the client's address has a bucket: 401 with
+	// its headers, and 429 past 60 a minute.
+	for i := 1; i <= 60; i++ {
+		key := ""
+		if i%2 == 0 {
+			key = "svc_test_" + strings.Repeat("1", 44) // well-formed, unknown
+		}
+		status, _, h = e.doH("GET", "/api/public/v1/agents", key, nil)
+		if status != 401 || h.Get("x-ratelimit-limit") != "60" || h.Get("x-ratelimit-remaining") != strconv.Itoa(60-i) {
+			t.Fatalf("401 %d: %d %v", i, status, h)
+		}
+	}
+	status, body, h = e.doH("GET", "/api/public/v1/agents", "", nil)
+	wantError(t, status, body, http.StatusTooManyRequests, "Rate limited")
+	if h.Get("Retry-After") == "" || h.Get("x-ratelimit-remaining") != "0" {
+		t.Fatalf("429 headers %v", h)
+	}
+	// A valid key is still served: its own bucket.
+	if status, _, h = e.doH("GET", "/api/public/v1/agents", e.key, nil); status != 200 || h.Get("x-ratelimit-limit") != "120" {
+		t.Fatalf("keyed: %d %v", status, h)
 	}
 }
 

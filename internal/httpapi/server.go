@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -200,15 +201,19 @@ func (s *server) authenticate(api huma.API) func(huma.Context, func(huma.Context
 		}
 		switch {
 		case errors.Is(err, auth.ErrUnauthorized):
-			ctx.SetHeader("WWW-Authenticate", `Bearer realm="api"`)
-			huma.WriteErr(api, ctx, http.StatusUnauthorized, "Unauthorized")
+			// Counted per client address: guessing keys is limited too.
+			if s.limit(api, ctx, "ip:"+clientAddr(ctx.RemoteAddr()), ratelimit.Anonymous, false) {
+				ctx.SetHeader("WWW-Authenticate", `Bearer realm="api"`)
+				huma.WriteErr(api, ctx, http.StatusUnauthorized, "Unauthorized")
+			}
 		case err != nil:
 			// The key could not be checked (database down or slow): the
 			// caller may retry; never a 500 or a guess.
 			s.log.WarnContext(ctx.Context(), "authentication unavailable", "err", err)
+			s.setLimitHeaders(ctx, s.unknownLimit(bucketOf(ctx.Operation())))
 			huma.WriteErr(api, ctx, http.StatusServiceUnavailable, "authentication unavailable; try again")
 		default:
-			if s.limit(api, ctx, p) {
+			if s.limit(api, ctx, p.KeyID.String(), bucketOf(ctx.Operation()), true) {
 				next(huma.WithValue(ctx, principalKey{}, p))
 			}
 		}
@@ -218,41 +223,73 @@ func (s *server) authenticate(api huma.API) func(huma.Context, func(huma.Context
 // limitTimeout bounds the rate limiter's Redis call.
 const limitTimeout = 500 * time.Millisecond
 
-// limit counts the request in its key's bucket and sets the rate-limit
+// bucketOf is the rate-limit bucket of an operation.
+func bucketOf(op *huma.Operation) ratelimit.Bucket {
+	switch {
+	case op.Method == http.MethodGet:
+		return ratelimit.Read
+	case op.Path == Prefix+"/agents/{id}/send":
+		return ratelimit.Send
+	}
+	return ratelimit.Write
+}
+
+// clientAddr is the host of a remote address (host:port).
+func clientAddr(remote string) string {
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		return host
+	}
+	return remote
+}
+
+// limit counts the request under key in bucket and sets the rate-limit
 // headers (they stay on every answer, errors included). Over the limit it
-// answers 429 with Retry-After and returns false. Without Redis every
-// request is refused (503): nothing runs unmetered, and the queue a send
-// or an approve needs is down anyway.
-func (s *server) limit(api huma.API, ctx huma.Context, p auth.Principal) bool {
+// answers 429 with Retry-After and returns false. Without Redis a keyed
+// request (failClosed) is refused (503): nothing runs unmetered, and the
+// queue a send or an approve needs is down anyway; an unkeyed one goes on
+// to its 401.
+func (s *server) limit(api huma.API, ctx huma.Context, key string, bucket ratelimit.Bucket, failClosed bool) bool {
 	if s.limiter == nil {
 		return true
 	}
-	op := ctx.Operation()
-	bucket := ratelimit.Write
-	switch {
-	case op.Method == http.MethodGet:
-		bucket = ratelimit.Read
-	case op.Path == Prefix+"/agents/{id}/send":
-		bucket = ratelimit.Send
-	}
 	c, cancel := context.WithTimeout(ctx.Context(), limitTimeout)
-	r, err := s.limiter.Allow(c, p.KeyID.String(), bucket)
+	r, err := s.limiter.Allow(c, key, bucket)
 	cancel()
 	if err != nil {
 		s.log.WarnContext(ctx.Context(), "rate limiter unavailable", "bucket", bucket, "err", err)
+		s.setLimitHeaders(ctx, s.limiter.Unknown(bucket))
+		if !failClosed {
+			return true
+		}
 		ctx.SetHeader("Retry-After", "1")
 		huma.WriteErr(api, ctx, http.StatusServiceUnavailable, "rate limiter unavailable; try again")
 		return false
 	}
-	ctx.SetHeader("x-ratelimit-limit", strconv.Itoa(r.Limit))
-	ctx.SetHeader("x-ratelimit-remaining", strconv.Itoa(r.Remaining))
-	ctx.SetHeader("x-ratelimit-reset", strconv.FormatInt(r.Reset.Unix(), 10))
+	s.setLimitHeaders(ctx, r)
 	if !r.Allowed {
 		ctx.SetHeader("Retry-After", strconv.Itoa(int(math.Ceil(r.RetryAfter(time.Now()).Seconds()))))
 		huma.WriteErr(api, ctx, http.StatusTooManyRequests, "Rate limited")
 		return false
 	}
 	return true
+}
+
+// unknownLimit is the result to show when nothing was counted.
+func (s *server) unknownLimit(b ratelimit.Bucket) ratelimit.Result {
+	if s.limiter == nil {
+		return ratelimit.Result{}
+	}
+	return s.limiter.Unknown(b)
+}
+
+// setLimitHeaders puts a count's x-ratelimit-* headers on the answer.
+func (s *server) setLimitHeaders(ctx huma.Context, r ratelimit.Result) {
+	if r.Limit == 0 {
+		return
+	}
+	ctx.SetHeader("x-ratelimit-limit", strconv.Itoa(r.Limit))
+	ctx.SetHeader("x-ratelimit-remaining", strconv.Itoa(r.Remaining))
+	ctx.SetHeader("x-ratelimit-reset", strconv.FormatInt(r.Reset.Unix(), 10))
 }
 
 // refuseBody holds operations that take no body to having none: a body

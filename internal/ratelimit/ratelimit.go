@@ -3,6 +3,7 @@
 package ratelimit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -19,24 +20,42 @@ const (
 	Read  Bucket = "read"  // GET
 	Write Bucket = "write" // other methods
 	Send  Bucket = "send"  // POST /agents/:id/send
+	// Anonymous counts requests without a valid key per client address,
+	// so guessing keys is limited too.
+	Anonymous Bucket = "anonymous"
 )
 
-// Limits are requests per window per key.
+// Limits are requests per window per key (per client address for
+// Anonymous); zero takes Default's.
 type Limits struct {
-	Read, Write, Send int
+	Read, Write, Send, Anonymous int
 }
 
-// Default is the spec's: GET 120, POST 60, send 30 per minute.
-var Default = Limits{Read: 120, Write: 60, Send: 30}
+// Default is the spec's: GET 120, POST 60, send 30 per minute; and 60 a
+// minute per address without a valid key.
+var Default = Limits{Read: 120, Write: 60, Send: 30, Anonymous: 60}
 
+// of is bucket b's limit; zero takes the default.
 func (l Limits) of(b Bucket) int {
 	switch b {
 	case Read:
-		return l.Read
+		return cmp.Or(l.Read, Default.Read)
 	case Send:
-		return l.Send
+		return cmp.Or(l.Send, Default.Send)
+	case Anonymous:
+		return cmp.Or(l.Anonymous, Default.Anonymous)
 	}
-	return l.Write
+	return cmp.Or(l.Write, Default.Write)
+}
+
+// Unknown is a result for when the count could not be taken (Redis
+// down): the bucket's limit and window, nothing known to remain.
+func (l *Limiter) Unknown(b Bucket) Result {
+	now := time.Now()
+	if l.Now != nil {
+		now = l.Now()
+	}
+	return Result{Limit: l.Limits.of(b), Reset: now.Truncate(Window).Add(Window)}
 }
 
 // Window is the length of a window.
