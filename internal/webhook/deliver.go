@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/signer"
@@ -130,8 +131,17 @@ type Deliverer struct {
 
 	once            sync.Once
 	public, private *http.Client
-	opened          sync.Map // endpoint id + sealed secret → secret
+	openedOnce      sync.Once
+	opened          *expirable.LRU[string, string] // endpoint id + hash of the sealed secret → secret
 }
+
+// Bounds of the opened-secret cache: endpoints are capped per account,
+// not across accounts, and a secret rotated out (or an endpoint deleted)
+// must not stay in memory for the process's life.
+const (
+	openedSecrets   = 4096
+	openedSecretTTL = time.Hour
+)
 
 // client is the HTTP client for an account's network.
 func (d *Deliverer) client(live bool) *http.Client {
@@ -281,15 +291,17 @@ func (d *Deliverer) secrets(ep *Endpoint) ([]string, error) {
 // open unseals a secret, once per sealed value: every delivery of an
 // endpoint signs with it, and HPKE costs more than the POST.
 func (d *Deliverer) open(endpointID uuid.UUID, keyID string, sealed []byte) (string, error) {
-	k := endpointID.String() + "/" + string(sealed)
-	if v, ok := d.opened.Load(k); ok {
-		return v.(string), nil
+	d.openedOnce.Do(func() { d.opened = expirable.NewLRU[string, string](openedSecrets, nil, openedSecretTTL) })
+	sum := sha256.Sum256(sealed)
+	k := endpointID.String() + "/" + hex.EncodeToString(sum[:])
+	if v, ok := d.opened.Get(k); ok {
+		return v, nil
 	}
 	v, err := d.Keys.OpenValue(signer.Sealed{KeyID: keyID, Ciphertext: sealed}, secretBinding(endpointID))
 	if err != nil {
 		return "", err
 	}
-	d.opened.Store(k, string(v))
+	d.opened.Add(k, string(v))
 	return string(v), nil
 }
 
