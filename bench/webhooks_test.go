@@ -94,7 +94,7 @@ func BenchmarkWebhooks(b *testing.B) {
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
 	url := srv.URL
-	ep, secret, err := webhook.CreateEndpoint(ctx, db, sealer, acct.ID, webhook.Settings{URL: &url, Events: []string{webhook.KindTxBlocked}})
+	ep, secret, err := webhook.CreateEndpoint(ctx, db, sealer, acct.ID, webhook.Settings{URL: &url, Events: []string{webhook.KindTxBlocked}}, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

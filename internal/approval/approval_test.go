@@ -27,7 +27,7 @@ func TestTransitions(t *testing.T) {
 	_, pub, _ := signer.GenerateMasterKey()
 	sealer, _ := signer.NewSealer(pub)
 	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
-	w, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default())
+	w, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestStartRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := auth.Authenticate(ctx, db, secret)
-	w, _ := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default())
+	w, _ := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default(), 0)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	lineage := uuid.NullUUID{UUID: p.Lineage, Valid: true}
 	a := approval.Approval{ID: uuid.New(), AccountID: acct.ID, WalletID: w.ID, RequestedBy: uuid.NullUUID{UUID: p.KeyID, Valid: true}, RequestedLineage: lineage,

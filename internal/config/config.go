@@ -111,6 +111,10 @@ type API struct {
 	// RateLimitAnonymous (RATE_LIMIT_ANONYMOUS) bounds requests without a
 	// valid key per client address and minute.
 	RateLimitAnonymous int
+	// MaxWallets (MAX_WALLETS_PER_ACCOUNT) and MaxWebhookEndpoints
+	// (MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT) cap an account's wallets and
+	// live webhook endpoints.
+	MaxWallets, MaxWebhookEndpoints int
 }
 
 // Webhooks configures webhook delivery.
@@ -149,20 +153,22 @@ const (
 func LoadAPI(getenv Getenv) (API, error) {
 	r := reader{getenv: getenv}
 	c := API{
-		Common:             r.common(),
-		Solana:             r.solana(),
-		HTTPAddr:           r.str("HTTP_ADDR", DefaultHTTPAddr),
-		WalletPublicKey:    r.str("WALLET_PUBLIC_KEY", ""),
-		OpsUsername:        r.str("OPS_USERNAME", ""),
-		OpsPassword:        Secret(r.str("OPS_PASSWORD", "")),
-		ShutdownTimeout:    r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
-		SendTimeout:        r.duration("SEND_TIMEOUT", 10*time.Second),
-		Webhooks:           Webhooks{AllowPrivate: r.boolean("WEBHOOK_ALLOW_PRIVATE", false)},
-		SlackSigningSecret: Secret(r.str("SLACK_SIGNING_SECRET", "")),
-		RateLimitRead:      r.integer("RATE_LIMIT_READ", 120, 1, 1_000_000),
-		RateLimitWrite:     r.integer("RATE_LIMIT_WRITE", 60, 1, 1_000_000),
-		RateLimitSend:      r.integer("RATE_LIMIT_SEND", 30, 1, 1_000_000),
-		RateLimitAnonymous: r.integer("RATE_LIMIT_ANONYMOUS", 60, 1, 1_000_000),
+		Common:              r.common(),
+		Solana:              r.solana(),
+		HTTPAddr:            r.str("HTTP_ADDR", DefaultHTTPAddr),
+		WalletPublicKey:     r.str("WALLET_PUBLIC_KEY", ""),
+		OpsUsername:         r.str("OPS_USERNAME", ""),
+		OpsPassword:         Secret(r.str("OPS_PASSWORD", "")),
+		ShutdownTimeout:     r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
+		SendTimeout:         r.duration("SEND_TIMEOUT", 10*time.Second),
+		Webhooks:            Webhooks{AllowPrivate: r.boolean("WEBHOOK_ALLOW_PRIVATE", false)},
+		SlackSigningSecret:  Secret(r.str("SLACK_SIGNING_SECRET", "")),
+		RateLimitRead:       r.integer("RATE_LIMIT_READ", 120, 1, 1_000_000),
+		RateLimitWrite:      r.integer("RATE_LIMIT_WRITE", 60, 1, 1_000_000),
+		RateLimitSend:       r.integer("RATE_LIMIT_SEND", 30, 1, 1_000_000),
+		RateLimitAnonymous:  r.integer("RATE_LIMIT_ANONYMOUS", 60, 1, 1_000_000),
+		MaxWallets:          r.integer("MAX_WALLETS_PER_ACCOUNT", 10_000, 1, 10_000_000),
+		MaxWebhookEndpoints: r.integer("MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT", 50, 1, 10_000),
 	}
 	if c.SendTimeout < 100*time.Millisecond || c.SendTimeout > 20*time.Second {
 		r.fail("SEND_TIMEOUT", "want between 100ms and 20s (a request may take at most 30s)")

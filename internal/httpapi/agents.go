@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 
@@ -71,8 +72,41 @@ type agentOutput struct {
 
 type listAgentsOutput struct {
 	Body struct {
-		Agents []Agent `json:"agents" doc:"The account's agent wallets, newest first."`
+		Agents     []Agent    `json:"agents" doc:"The account's agent wallets, newest first."`
+		NextCursor pageCursor `json:"next_cursor,omitzero" doc:"When limit or cursor is given: pass as cursor for the next page; null on the last page. Absent otherwise." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
 	}
+}
+
+// walletPageQuery pages GET /agents and GET /wallets; without either
+// parameter the answer is every wallet, as in the first version.
+type walletPageQuery struct {
+	Limit  int    `query:"limit" minimum:"1" maximum:"500" doc:"Page size, 1 to 500. With limit or cursor the answer is a page with next_cursor; without both, every wallet (each may carry a 1,000-entry allowlist: page a large account)." example:"100"`
+	Cursor string `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
+}
+
+// wallets lists the wallets the caller reaches, a page of them when the
+// query asks for one.
+func (s *server) wallets(ctx context.Context, in *walletPageQuery) ([]wallet.Wallet, pageCursor, error) {
+	pr := principal(ctx)
+	if in.Limit == 0 && in.Cursor == "" {
+		ws, err := wallet.List(ctx, s.DB, pr.AccountID, pr.Wallets, wallet.Page{})
+		return ws, pageCursor{}, s.failQuiet(ctx, err)
+	}
+	n := cmp.Or(in.Limit, TransactionsLimit)
+	p := wallet.Page{Limit: n + 1}
+	if in.Cursor != "" {
+		at, id, err := parseTimeCursor(in.Cursor)
+		if err != nil {
+			return nil, pageCursor{}, err
+		}
+		p.AfterTime, p.AfterID = at, id
+	}
+	ws, err := wallet.List(ctx, s.DB, pr.AccountID, pr.Wallets, p)
+	if err != nil {
+		return nil, pageCursor{}, s.fail(ctx, err)
+	}
+	ws, next := page(ws, n, func(w *wallet.Wallet) string { return timeCursor(w.CreatedAt, w.ID) })
+	return ws, pageCursor{set: true, next: next}, nil
 }
 
 type agentIDInput struct {
@@ -85,11 +119,11 @@ func (s *server) registerAgents(api huma.API) {
 		Method:        http.MethodPost,
 		Path:          Prefix + "/agents",
 		Summary:       "Create an agent wallet",
-		Description:   "Makes a new Solana keypair server-side (the secret is sealed and never returned) with an optional policy.",
+		Description:   "Makes a new Solana keypair server-side (the secret is sealed and never returned) with an optional policy. An account holds at most 10,000 wallets by default (409 past that).",
 		Tags:          []string{"Agents"},
 		DefaultStatus: http.StatusCreated,
 		MaxBodyBytes:  MaxBodyBytes + 1,
-		Errors:        []int{400, 401, 413, 422},
+		Errors:        []int{400, 401, 409, 413, 422},
 	}, s.createAgent)
 
 	huma.Register(api, huma.Operation{
@@ -97,9 +131,9 @@ func (s *server) registerAgents(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        Prefix + "/agents",
 		Summary:     "List agent wallets",
-		Description: "All agent wallets of the account, newest first.",
+		Description: "All agent wallets of the account, newest first; `limit` and `cursor` page them (keyset, like GET /transactions).",
 		Tags:        []string{"Agents"},
-		Errors:      []int{401},
+		Errors:      []int{400, 401, 422},
 	}, s.listAgents)
 
 	huma.Register(api, huma.Operation{
@@ -155,7 +189,7 @@ func (s *server) createAgent(ctx context.Context, in *createAgentInput) (*agentO
 		return nil, err
 	}
 	pr := principal(ctx)
-	w, err := wallet.Create(ctx, s.DB, s.Sealer, pr.AccountID, pr.ActorID(), in.Body.Label, p)
+	w, err := wallet.Create(ctx, s.DB, s.Sealer, pr.AccountID, pr.ActorID(), in.Body.Label, p, cmp.Or(s.MaxWallets, wallet.DefaultMaxWallets))
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -270,13 +304,13 @@ func (s *server) setState(state wallet.State) func(context.Context, *agentIDInpu
 	}
 }
 
-func (s *server) listAgents(ctx context.Context, _ *struct{}) (*listAgentsOutput, error) {
-	pr := principal(ctx)
-	ws, err := wallet.List(ctx, s.DB, pr.AccountID, pr.Wallets)
+func (s *server) listAgents(ctx context.Context, in *walletPageQuery) (*listAgentsOutput, error) {
+	ws, next, err := s.wallets(ctx, in)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	out := &listAgentsOutput{}
+	out.Body.NextCursor = next
 	out.Body.Agents = make([]Agent, len(ws))
 	for i := range ws {
 		out.Body.Agents[i] = agentOf(&ws[i])

@@ -317,3 +317,73 @@ func TestCreateRefusedWhenWorkersLackTheKey(t *testing.T) {
 		t.Fatalf("with the key held: %d %v", status, body)
 	}
 }
+
+// GET /agents and GET /wallets page with limit and cursor (the plain
+// answer stays every wallet, without next_cursor); wallets and webhook
+// endpoints are capped per account, concurrent creates included.
+func TestWalletListsAndCaps(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{maxWallets: 5, maxEndpoints: 2})
+	var wg sync.WaitGroup
+	statuses := make([]int, 8)
+	for i := range statuses {
+		wg.Go(func() {
+			statuses[i], _ = e.with(t).do("POST", "/api/public/v1/agents", e.key, map[string]any{"label": fmt.Sprint("w", i)})
+		})
+	}
+	wg.Wait()
+	created := 0
+	for _, s := range statuses {
+		switch s {
+		case http.StatusCreated:
+			created++
+		case http.StatusConflict:
+		default:
+			t.Fatalf("statuses %v", statuses)
+		}
+	}
+	if created != 5 || e.countRows("wallets") != 5 {
+		t.Fatalf("%d of 8 concurrent creates passed a cap of 5 (%v)", created, statuses)
+	}
+	status, body := e.do("POST", "/api/public/v1/agents", e.key, map[string]any{"label": "one more"})
+	wantError(t, status, body, http.StatusConflict, "the account holds 5 wallets, the most it may")
+
+	for path, field := range map[string]string{"/api/public/v1/agents": "agents", "/api/public/v1/wallets": "wallets"} {
+		status, all := e.do("GET", path, e.key, nil)
+		if _, has := all["next_cursor"]; status != 200 || has || len(all[field].([]any)) != 5 {
+			t.Fatalf("%s: %d %v", path, status, all)
+		}
+		var seen []string
+		cursor := ""
+		for range 4 {
+			status, pg := e.do("GET", path+"?limit=2"+cursor, e.key, nil)
+			if status != 200 {
+				t.Fatalf("%s page: %d %v", path, status, pg)
+			}
+			for _, it := range pg[field].([]any) {
+				seen = append(seen, it.(map[string]any)["id"].(string))
+			}
+			next, ok := pg["next_cursor"].(string)
+			if !ok {
+				if pg["next_cursor"] != nil || len(seen) != 5 {
+					t.Fatalf("%s: last page %v after %v", path, pg, seen)
+				}
+				break
+			}
+			cursor = "&cursor=" + next
+		}
+		want := []string{}
+		for _, it := range all[field].([]any) {
+			want = append(want, it.(map[string]any)["id"].(string))
+		}
+		if fmt.Sprint(seen) != fmt.Sprint(want) {
+			t.Fatalf("%s pages %v, all %v", path, seen, want)
+		}
+	}
+
+	rc := newReceiver(t, nil)
+	e.createEndpoint(rc.URL, "tx.sent")
+	e.createEndpoint(rc.URL, "tx.sent")
+	status, body = e.do("POST", endpointsPath, e.key, map[string]any{"url": rc.URL, "events": []string{"tx.sent"}})
+	wantError(t, status, body, http.StatusConflict, "the account holds 2 webhook endpoints")
+}

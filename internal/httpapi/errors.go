@@ -118,6 +118,7 @@ func (s *server) fail(ctx context.Context, err error) error {
 	var ae *Error
 	var denied *auth.Denied
 	var wrongChain *solana.WrongChainError
+	var tooManyWallets *wallet.TooManyError
 	switch {
 	case errors.As(err, &ae):
 		return ae
@@ -125,6 +126,8 @@ func (s *server) fail(ctx context.Context, err error) error {
 		return s.denied(ctx, denied)
 	case errors.As(err, &kfe):
 		return fieldError(kfe.Field, kfe.Msg)
+	case errors.As(err, &tooManyWallets):
+		return errorf(http.StatusConflict, tooManyWallets.Error())
 	case approvalErr(err) != nil:
 		return approvalErr(err)
 	case webhookErr(err) != nil:

@@ -67,6 +67,8 @@ type envOpts struct {
 	// strictMainnet vets the API's mainnet node as production does,
 	// without SOLANA_LOCAL_CHAIN: the localnet is then of the wrong chain.
 	strictMainnet bool
+	// caps per account (0: the defaults)
+	maxWallets, maxEndpoints int
 }
 
 func newEnv(t testing.TB, opts ...envOpts) *env {
@@ -130,6 +132,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		Balances: balances,
 		Ops:      o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
 		SlackSigningSecret: slackSecret, RateLimits: o.limits,
+		MaxWallets: o.maxWallets, MaxWebhookEndpoints: o.maxEndpoints,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); closeOps() })

@@ -64,6 +64,10 @@ type Deps struct {
 	// RateLimits per key and minute; nil disables limiting (the api binary
 	// always sets them).
 	RateLimits *ratelimit.Limits
+	// MaxWallets and MaxWebhookEndpoints cap an account's wallets and live
+	// endpoints (409 past them); 0 takes wallet.DefaultMaxWallets and
+	// webhook.DefaultMaxEndpoints.
+	MaxWallets, MaxWebhookEndpoints int
 }
 
 // RedisClient is the API's Redis client for url: dials and calls bounded

@@ -31,7 +31,8 @@ func walletOf(w *wallet.Wallet) Wallet {
 
 type listWalletsOutput struct {
 	Body struct {
-		Wallets []Wallet `json:"wallets" doc:"Every wallet of the account, newest first."`
+		Wallets    []Wallet   `json:"wallets" doc:"Every wallet of the account, newest first."`
+		NextCursor pageCursor `json:"next_cursor,omitzero" doc:"When limit or cursor is given: pass as cursor for the next page; null on the last page. Absent otherwise." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
 	}
 }
 
@@ -41,16 +42,16 @@ func (s *server) registerWallets(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        Prefix + "/wallets",
 		Summary:     "List wallets",
-		Description: "Every wallet of the account, newest first, without policies or balances.",
+		Description: "Every wallet of the account, newest first, without policies or balances; `limit` and `cursor` page them.",
 		Tags:        []string{"Wallets"},
-		Errors:      []int{401},
-	}, func(ctx context.Context, _ *struct{}) (*listWalletsOutput, error) {
-		pr := principal(ctx)
-		ws, err := wallet.List(ctx, s.DB, pr.AccountID, pr.Wallets)
+		Errors:      []int{400, 401, 422},
+	}, func(ctx context.Context, in *walletPageQuery) (*listWalletsOutput, error) {
+		ws, next, err := s.wallets(ctx, in)
 		if err != nil {
-			return nil, s.fail(ctx, err)
+			return nil, err
 		}
 		out := &listWalletsOutput{}
+		out.Body.NextCursor = next
 		out.Body.Wallets = make([]Wallet, len(ws))
 		for i := range ws {
 			out.Body.Wallets[i] = walletOf(&ws[i])

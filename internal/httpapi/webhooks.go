@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -155,8 +156,8 @@ func (s *server) registerWebhooks(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID: "create-webhook-endpoint", Method: http.MethodPost, Path: Prefix + "/webhook-endpoints",
 		Summary: "Create a webhook endpoint", Tags: []string{tag}, DefaultStatus: http.StatusCreated, MaxBodyBytes: MaxBodyBytes + 1,
-		Description: "Subscribes a URL to event kinds. The answer carries the signing secret, shown only this once. A `webhook.test` event is delivered to it at once.",
-		Errors:      []int{400, 401, 413, 422, 503},
+		Description: "Subscribes a URL to event kinds. The answer carries the signing secret, shown only this once. A `webhook.test` event is delivered to it at once. An account holds at most 50 live endpoints by default (409 past that).",
+		Errors:      []int{400, 401, 409, 413, 422, 503},
 	}, s.createEndpoint)
 	huma.Register(api, huma.Operation{
 		OperationID: "list-webhook-endpoints", Method: http.MethodGet, Path: Prefix + "/webhook-endpoints",
@@ -241,7 +242,7 @@ func (s *server) createEndpoint(ctx context.Context, in *createEndpointInput) (*
 	if err != nil {
 		return nil, err
 	}
-	e, secret, err := webhook.CreateEndpoint(ctx, s.DB, sealer, pr.AccountID, in.Body.settings())
+	e, secret, err := webhook.CreateEndpoint(ctx, s.DB, sealer, pr.AccountID, in.Body.settings(), cmp.Or(s.MaxWebhookEndpoints, webhook.DefaultMaxEndpoints))
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -386,6 +387,7 @@ func (s *server) replay(ctx context.Context, in *endpointIDInput) (*replayOutput
 // webhookErr maps the webhook package's refusals; nil when err is not one.
 func webhookErr(err error) *Error {
 	var fe *webhook.FieldError
+	var tooMany *webhook.TooManyError
 	switch {
 	case errors.Is(err, webhook.ErrEndpointNotFound):
 		return errorf(http.StatusNotFound, "webhook endpoint not found")
@@ -395,6 +397,8 @@ func webhookErr(err error) *Error {
 		return errorf(http.StatusConflict, "the webhook endpoint is disabled; enable it to replay")
 	case errors.As(err, &fe):
 		return fieldError(fe.Field, fe.Msg)
+	case errors.As(err, &tooMany):
+		return errorf(http.StatusConflict, tooMany.Error())
 	}
 	return nil
 }

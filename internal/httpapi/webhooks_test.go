@@ -495,7 +495,7 @@ func TestWebhookSSRFGuard(t *testing.T) {
 	}
 	// Saved when it pointed elsewhere; it now reaches the local receiver.
 	sealer, _ := signer.NewSealer(e.publicKey)
-	ep, _, err := webhook.CreateEndpoint(context.Background(), e.db, sealer, live.ID, webhook.Settings{URL: &rc.URL, Events: []string{"tx.sent"}})
+	ep, _, err := webhook.CreateEndpoint(context.Background(), e.db, sealer, live.ID, webhook.Settings{URL: &rc.URL, Events: []string{"tx.sent"}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

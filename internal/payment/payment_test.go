@@ -43,7 +43,7 @@ func newFixture(t *testing.T) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", "w", policy.Default())
+	w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", "w", policy.Default(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func newFixtureOn(t *testing.T, ln *localnettest.Localnet, usdcMicros uint64) fi
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", "w", policy.Default())
+	w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", "w", policy.Default(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,10 +122,23 @@ type Sealer interface {
 	KeyID() string
 }
 
+// DefaultMaxWallets is how many wallets an account may hold unless
+// configured otherwise: well above normal use, yet a bound.
+const DefaultMaxWallets = 10_000
+
+// TooManyError refuses a wallet past the account's cap.
+type TooManyError struct{ Max int }
+
+func (e *TooManyError) Error() string {
+	return fmt.Sprintf("the account holds %d wallets, the most it may", e.Max)
+}
+
 // Create makes a new agent wallet: a fresh keypair whose secret is sealed
 // before it is stored, with its audit entry by actor. An invalid label or
-// policy is a *FieldError.
-func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID, actor, label string, p policy.Policy) (Wallet, error) {
+// policy is a *FieldError; past max wallets in the account (0: no cap) a
+// *TooManyError, counted under the account row's lock so concurrent
+// creates cannot pass it.
+func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID, actor, label string, p policy.Policy, max int) (Wallet, error) {
 	if err := validate(label, p); err != nil {
 		return Wallet{}, err
 	}
@@ -153,6 +166,19 @@ func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID,
 		CreatedAt:         nowUTC(),
 	}
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if max > 0 {
+			if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", accountID).Exec(ctx); err != nil {
+				return fmt.Errorf("lock account: %w", err)
+			}
+			// A statement of its own: its snapshot follows the lock.
+			n, err := tx.NewSelect().Table("wallets").Where("account_id = ?", accountID).Count(ctx)
+			if err != nil {
+				return fmt.Errorf("count wallets: %w", err)
+			}
+			if n >= int64(max) {
+				return &TooManyError{Max: max}
+			}
+		}
 		if _, err := tx.NewInsert().Model(&w).Exec(ctx); err != nil {
 			return fmt.Errorf("insert wallet: %w", err)
 		}
@@ -184,15 +210,30 @@ func Get(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Wallet, erro
 	return w, nil
 }
 
-// List returns the account's wallets, newest first: only those of only
-// when it is not nil (a key's wallet scope).
-func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, only []uuid.UUID) ([]Wallet, error) {
+// Page selects a page of wallets, newest first (creation time, then id):
+// Limit rows (0: all) strictly after (AfterTime, AfterID) when AfterTime
+// is set.
+type Page struct {
+	Limit     int
+	AfterTime time.Time
+	AfterID   uuid.UUID
+}
+
+// List returns the account's wallets that p selects, newest first: only
+// those of only when it is not nil (a key's wallet scope).
+func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, only []uuid.UUID, p Page) ([]Wallet, error) {
 	ws := []Wallet{}
 	q := db.NewSelect().Model(&ws).ExcludeColumn("secret_sealed").
 		Where("account_id = ?", accountID).
 		Order("created_at DESC", "id DESC")
 	if only != nil {
 		q = q.Where("id IN (?)", bun.List(only))
+	}
+	if p.Limit > 0 {
+		q = q.Limit(int64(p.Limit))
+	}
+	if !p.AfterTime.IsZero() {
+		q = q.Where("(created_at, id) < (?, ?)", p.AfterTime, p.AfterID)
 	}
 	err := q.Scan(ctx)
 	if err != nil {

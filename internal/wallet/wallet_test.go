@@ -27,11 +27,11 @@ func TestCreateGetListScopedToAccount(t *testing.T) {
 
 	p := policy.Default()
 	p.Allowlist = []string{"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"}
-	w1, err := wallet.Create(ctx, db, sealer, a.ID, "system", "one", p)
+	w1, err := wallet.Create(ctx, db, sealer, a.ID, "system", "one", p, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w2, err := wallet.Create(ctx, db, sealer, a.ID, "system", "two", policy.Default())
+	w2, err := wallet.Create(ctx, db, sealer, a.ID, "system", "two", policy.Default(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,11 +49,11 @@ func TestCreateGetListScopedToAccount(t *testing.T) {
 	if _, err := wallet.Get(ctx, db, a.ID, uuid.New()); !errors.Is(err, wallet.ErrNotFound) {
 		t.Fatalf("unknown id: %v", err)
 	}
-	list, err := wallet.List(ctx, db, a.ID, nil)
+	list, err := wallet.List(ctx, db, a.ID, nil, wallet.Page{})
 	if err != nil || len(list) != 2 || list[0].ID != w2.ID || list[1].ID != w1.ID {
 		t.Fatalf("list: %v %v", list, err)
 	}
-	if other, _ := wallet.List(ctx, db, b.ID, nil); len(other) != 0 {
+	if other, _ := wallet.List(ctx, db, b.ID, nil, wallet.Page{}); len(other) != 0 {
 		t.Fatalf("other account lists %d", len(other))
 	}
 	bad := policy.Default()
@@ -68,16 +68,16 @@ func TestCreateGetListScopedToAccount(t *testing.T) {
 		{strings.Repeat("é", wallet.MaxLabel+1), policy.Default(), "label"},
 		{"a\x00b", policy.Default(), "label"},
 	} {
-		_, err := wallet.Create(ctx, db, sealer, a.ID, "system", tc.label, tc.p)
+		_, err := wallet.Create(ctx, db, sealer, a.ID, "system", tc.label, tc.p, 0)
 		var fe *wallet.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("Create(%q): %v, want a FieldError on %s", tc.label, err, tc.field)
 		}
 	}
-	if _, err := wallet.Create(ctx, db, sealer, a.ID, "system", strings.Repeat("é", wallet.MaxLabel), policy.Default()); err != nil {
+	if _, err := wallet.Create(ctx, db, sealer, a.ID, "system", strings.Repeat("é", wallet.MaxLabel), policy.Default(), 0); err != nil {
 		t.Fatalf("100-character label: %v", err)
 	}
-	if list, _ := wallet.List(ctx, db, a.ID, nil); len(list) != 3 {
+	if list, _ := wallet.List(ctx, db, a.ID, nil, wallet.Page{}); len(list) != 3 {
 		t.Fatalf("invalid creates stored wallets: %d", len(list))
 	}
 }

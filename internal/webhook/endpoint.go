@@ -144,10 +144,23 @@ func newSecret() (string, error) {
 	return SecretPrefix + base64.StdEncoding.EncodeToString(b), nil
 }
 
+// DefaultMaxEndpoints is how many live endpoints an account may hold
+// unless configured otherwise.
+const DefaultMaxEndpoints = 50
+
+// TooManyError refuses an endpoint past the account's cap.
+type TooManyError struct{ Max int }
+
+func (e *TooManyError) Error() string {
+	return fmt.Sprintf("the account holds %d webhook endpoints, the most it may; delete one first", e.Max)
+}
+
 // CreateEndpoint saves an endpoint with a fresh signing secret, sealed to
 // the worker's key, and queues a webhook.test delivery to it in the same
-// commit. The secret is returned once and never again.
-func CreateEndpoint(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID, s Settings) (Endpoint, string, error) {
+// commit. The secret is returned once and never again. Past max live
+// endpoints in the account (0: no cap) it is a *TooManyError, counted
+// under the account row's lock.
+func CreateEndpoint(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID, s Settings, max int) (Endpoint, string, error) {
 	if s.URL == nil || s.Events == nil {
 		return Endpoint{}, "", &FieldError{"url", "url and events are required"}
 	}
@@ -181,6 +194,19 @@ func CreateEndpoint(ctx context.Context, db bun.IDB, sealer Sealer, accountID uu
 	}
 	e.SecretKeyID, e.SecretSealed = sealed.KeyID, sealed.Ciphertext
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if max > 0 {
+			if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", accountID).Exec(ctx); err != nil {
+				return fmt.Errorf("lock account: %w", err)
+			}
+			// A statement of its own: its snapshot follows the lock.
+			n, err := tx.NewSelect().Model((*Endpoint)(nil)).Where("we.account_id = ?", accountID).Count(ctx)
+			if err != nil {
+				return fmt.Errorf("count webhook endpoints: %w", err)
+			}
+			if n >= int64(max) {
+				return &TooManyError{Max: max}
+			}
+		}
 		if _, err := tx.NewInsert().Model(&e).Exec(ctx); err != nil {
 			return fmt.Errorf("insert webhook endpoint: %w", err)
 		}

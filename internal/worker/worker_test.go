@@ -71,7 +71,7 @@ func TestCheckKeystore(t *testing.T) {
 	}
 	sealer, _ := signer.NewSealer(pubA)
 	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
-	if _, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default()); err != nil {
+	if _, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default(), 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := worker.CheckKeystore(ctx, db, ksB); err == nil || !strings.Contains(err.Error(), sealer.KeyID()) {
@@ -94,7 +94,7 @@ func TestApprovalsExpireThroughQueue(t *testing.T) {
 	_, pub, _ := signer.GenerateMasterKey()
 	sealer, _ := signer.NewSealer(pub)
 	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
-	w, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default())
+	w, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
