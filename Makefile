@@ -42,6 +42,10 @@ help: ## list the targets
 dev: ## run the whole stack locally (Postgres, Redis, localnet, api, worker, scheduler); Ctrl-C stops it
 	@scripts/dev.sh
 
+.PHONY: dev-reset
+dev-reset: ## delete this checkout's development data: its database, wallet keys and API keys (make dev starts afresh)
+	@scripts/dev-reset.sh
+
 .PHONY: deps
 deps: ## install the npm packages of localnet/ and scripts/webhook-verify/ when missing or changed
 	@scripts/localnet-deps.sh

@@ -11,6 +11,8 @@
 #   DEV_LOG        "quiet" to not echo the logs to the terminal
 #
 # State kept between runs, all under .dev/:
+#   database          this checkout's database name (made once, random), so its
+#                     data stays with its own wallet keys (`make dev-reset` drops it)
 #   wallet-keys.env   WALLET_MASTER_KEY / WALLET_PUBLIC_KEY (made once; chmod 600)
 #   credentials.env   API_URL, API_KEY, SOLANA_RPC_URL (the key is reused while valid)
 #   ops.env           OPS_USERNAME / OPS_PASSWORD for the queue UI at /ops/queues
@@ -158,6 +160,9 @@ check_alive() {
 			wait "$pid" || st=$?
 			echo "---- last lines of .dev/logs/$name.log ----" >&2
 			tail -n 25 "$LOGS/$name.log" >&2 || true
+			if grep -q "that WALLET_MASTER_KEY does not hold" "$LOGS/$name.log"; then
+				die "$name exited: this checkout's database holds wallets sealed to other wallet keys than .dev/wallet-keys.env. To start again with empty local data (this checkout's database, keys and API keys), run: make dev-reset"
+			fi
 			die "$name exited (status $st) during startup"
 		fi
 	done
@@ -170,9 +175,26 @@ else
 	user_db=${DATABASE_URL:-} user_redis=${REDIS_URL:-}
 	svc=$(scripts/services.sh) || die "could not get PostgreSQL and Redis (see above)"
 	eval "$svc"
+	if [ -z "$user_db" ]; then
+		# This checkout's own database, kept with its own wallet keys: a
+		# second checkout (or a fresh .dev/) must not find wallets sealed
+		# to keys it does not hold. A checkout whose keys predate this
+		# keeps the shared "agentwallet" database its wallets are in.
+		DBNAME_FILE="$DEV/database"
+		if [ ! -s "$DBNAME_FILE" ]; then
+			if [ -s "$DEV/wallet-keys.env" ]; then
+				db_name=agentwallet
+			else
+				db_name="agentwallet_$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
+			fi
+			printf '%s\n' "$db_name" >"$DBNAME_FILE"
+		fi
+		DATABASE_URL="${DATABASE_URL%/*}/$(cat "$DBNAME_FILE")?sslmode=disable"
+	fi
 	DATABASE_URL=${user_db:-$DATABASE_URL}
 	REDIS_URL=${user_redis:-$REDIS_URL}
 fi
+say "database: ${DATABASE_URL%%\?*}"
 export LOG_LEVEL
 
 # ---------------------------------------------------------------- build
