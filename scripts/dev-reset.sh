@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Deletes this checkout's development data (`make dev-reset`): its database
-# (named in .dev/database), its wallet keys and its API keys, so the next
-# `make dev` starts with an empty database sealed to new keys. Other
-# checkouts' databases are left alone.
+# (named in .dev/database), its wallet keys, its API keys and its localnet
+# state, so the next `make dev` starts with an empty database sealed to new
+# keys. Other checkouts' databases are left alone.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,5 +23,5 @@ server=${TEST_DATABASE_URL:?}
 command -v psql >/dev/null 2>&1 || die "psql is not installed"
 say "dropping database $name"
 psql -X -q -v ON_ERROR_STOP=1 "$server" -c "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)"
-rm -f "$DEV/database" "$DEV/wallet-keys.env" "$DEV/credentials.env"
+rm -f "$DEV/database" "$DEV/wallet-keys.env" "$DEV/credentials.env" "$DEV/localnet-state.json"
 say "done: the next make dev makes a new database, wallet keys and API keys"
