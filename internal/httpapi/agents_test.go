@@ -324,26 +324,12 @@ func TestCreateRefusedWhenWorkersLackTheKey(t *testing.T) {
 func TestWalletListsAndCaps(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{maxWallets: 5, maxEndpoints: 2})
-	var wg sync.WaitGroup
-	statuses := make([]int, 8)
-	for i := range statuses {
-		wg.Go(func() {
-			statuses[i], _ = e.with(t).do("POST", "/api/public/v1/agents", e.key, map[string]any{"label": fmt.Sprint("w", i)})
-		})
-	}
-	wg.Wait()
-	created := 0
-	for _, s := range statuses {
-		switch s {
-		case http.StatusCreated:
-			created++
-		case http.StatusConflict:
-		default:
-			t.Fatalf("statuses %v", statuses)
-		}
-	}
+	created := concurrently(t, 8, func(i int) int {
+		status, _ := e.with(t).do("POST", "/api/public/v1/agents", e.key, map[string]any{"label": fmt.Sprint("w", i)})
+		return status
+	})
 	if created != 5 || e.countRows("wallets") != 5 {
-		t.Fatalf("%d of 8 concurrent creates passed a cap of 5 (%v)", created, statuses)
+		t.Fatalf("%d of 8 concurrent creates passed a cap of 5", created)
 	}
 	status, body := e.do("POST", "/api/public/v1/agents", e.key, map[string]any{"label": "one more"})
 	wantError(t, status, body, http.StatusConflict, "the account holds 5 wallets, the most it may")

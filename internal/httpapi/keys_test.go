@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
@@ -250,26 +249,12 @@ func TestAgentKeysAreBounded(t *testing.T) {
 	for range auth.MaxAgentKeys - 5 {
 		e.agentKey()
 	}
-	var wg sync.WaitGroup
-	statuses := make([]int, 12)
-	for i := range statuses {
-		wg.Go(func() {
-			statuses[i], _ = e.with(t).do("POST", keysPath, e.key, nil)
-		})
-	}
-	wg.Wait()
-	created := 0
-	for _, s := range statuses {
-		switch s {
-		case http.StatusCreated:
-			created++
-		case http.StatusConflict:
-		default:
-			t.Fatalf("statuses %v", statuses)
-		}
-	}
+	created := concurrently(t, 12, func(int) int {
+		status, _ := e.with(t).do("POST", keysPath, e.key, nil)
+		return status
+	})
 	if created != 4 {
-		t.Fatalf("%d of 12 concurrent creates passed with room for 4 (%v)", created, statuses)
+		t.Fatalf("%d of 12 concurrent creates passed with room for 4", created)
 	}
 	status, body := e.do("POST", keysPath, e.key, nil)
 	wantError(t, status, body, http.StatusConflict, "revoke one first")

@@ -306,3 +306,25 @@ func (e *env) startWorker(opts ...func(*worker.Options)) (*payment.Engine, func(
 	e.t.Cleanup(halt)
 	return eng, halt
 }
+
+// concurrently runs n calls of do at once and counts the 201s; any answer
+// but 201 and 409 fails the test.
+func concurrently(t testing.TB, n int, do func(i int) int) (created int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	for i := range statuses {
+		wg.Go(func() { statuses[i] = do(i) })
+	}
+	wg.Wait()
+	for _, s := range statuses {
+		switch s {
+		case http.StatusCreated:
+			created++
+		case http.StatusConflict:
+		default:
+			t.Fatalf("statuses %v", statuses)
+		}
+	}
+	return created
+}

@@ -33,26 +33,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	ctx := context.Background()
-	db := pgtest.New(t)
-	ln := localnettest.Shared(t)
-	priv, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	ks, _ := signer.NewKeystore(priv)
-	acc, err := auth.CreateAccount(ctx, db, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", "w", policy.Default(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.SetLamports(t, w.Pubkey, 1_000_000_000)
-	ln.SetTokenBalance(t, w.Pubkey, solana.DevnetUSDCMint.String(), 50_000_000)
-	eng := &payment.Engine{DB: db, Keys: ks, Nodes: map[solana.Network]payment.Node{
-		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
-	}}
-	return fixture{eng: eng, w: w, acc: acc}
+	return newFixtureOn(t, localnettest.Shared(t), 50_000_000)
 }
 
 func (f fixture) submit(t *testing.T, wait time.Duration) payment.Request {
@@ -316,7 +297,8 @@ func TestExecuteRacesRelease(t *testing.T) {
 	t.Logf("outcomes %v", outcomes)
 }
 
-// newFixtureOn is newFixture on a localnet of its own.
+// newFixtureOn is an engine over its own database and ln, with one wallet
+// holding 1 SOL and usdcMicros.
 func newFixtureOn(t *testing.T, ln *localnettest.Localnet, usdcMicros uint64) fixture {
 	t.Helper()
 	ctx := context.Background()
@@ -336,7 +318,7 @@ func newFixtureOn(t *testing.T, ln *localnettest.Localnet, usdcMicros uint64) fi
 	ln.SetTokenBalance(t, w.Pubkey, solana.DevnetUSDCMint.String(), usdcMicros)
 	eng := &payment.Engine{DB: db, Keys: ks, Nodes: map[solana.Network]payment.Node{
 		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
-	}, FirstBroadcastGrace: time.Millisecond}
+	}}
 	return fixture{eng: eng, w: w, acc: acc}
 }
 
@@ -349,6 +331,7 @@ func TestRefusedSendKeepsItsReservationAndIsNeverResent(t *testing.T) {
 	ctx := context.Background()
 	ln := localnettest.Start(t)
 	f := newFixtureOn(t, ln, 0) // no USDC: the node refuses the transfer
+	f.eng.FirstBroadcastGrace = time.Millisecond
 	r := f.submit(t, 10*time.Second)
 	if err := f.eng.Decide(ctx, r.ID); err != nil {
 		t.Fatal(err)
