@@ -48,3 +48,39 @@ func TestKeysCreate(t *testing.T) {
 		}
 	}
 }
+
+// `api users add` makes an address a user of an account (how its first
+// owner comes to be); `api users remove` never removes the last owner.
+func TestUsersCommand(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewURL(t, true)
+	getenv := func(k string) string { return map[string]string{"DATABASE_URL": url}[k] }
+	db, err := postgres.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	const addr = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"
+	var out bytes.Buffer
+	if err := run(ctx, []string{"users", "add", "--account", acct.ID.String(), "--address", addr, "--role", "owner"}, getenv, &out); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := auth.Memberships(ctx, db, addr)
+	if err != nil || len(ms) != 1 || ms[0].Role != auth.RoleOwner || ms[0].AccountID != acct.ID {
+		t.Fatalf("memberships %v %v", ms, err)
+	}
+	if err := run(ctx, []string{"users", "remove", "--account", acct.ID.String(), "--address", addr}, getenv, &out); err == nil || !strings.Contains(err.Error(), "last owner") {
+		t.Fatalf("removing the last owner: %v", err)
+	}
+	for _, args := range [][]string{
+		{"users"}, {"users", "add", "--account", acct.ID.String(), "--address", "nope", "--role", "owner"},
+		{"users", "add", "--account", acct.ID.String(), "--address", addr, "--role", "king"},
+		{"users", "add", "--account", uuid.NewString(), "--address", addr, "--role", "viewer"},
+	} {
+		if err := run(ctx, args, getenv, &out); err == nil {
+			t.Fatalf("%v accepted", args)
+		}
+	}
+}

@@ -68,11 +68,13 @@ func run(ctx context.Context, args []string, getenv config.Getenv, stdout io.Wri
 		return auditCmd(ctx, args, getenv, stdout)
 	case "keys":
 		return keysCmd(ctx, args, getenv, stdout)
+	case "users":
+		return usersCmd(ctx, args, getenv, stdout)
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: api [serve | migrate up|down|status|unlock | bootstrap --network devnet|mainnet [--quiet] | openapi --dir DIR | keys create --account ID [--quiet] | audit verify [--account ID]]")
+		fmt.Fprintln(stdout, "usage: api [serve | migrate up|down|status|unlock | bootstrap --network devnet|mainnet [--quiet] | openapi --dir DIR | keys create --account ID [--quiet] | users add|remove --account ID --address ADDR [--role owner|approver|viewer] | audit verify [--account ID]]")
 		return nil
 	}
-	return fmt.Errorf("unknown command %q (try: serve, migrate, bootstrap, openapi, keys, audit)", cmd)
+	return fmt.Errorf("unknown command %q (try: serve, migrate, bootstrap, openapi, keys, users, audit)", cmd)
 }
 
 func newLogger(level slog.Level) *slog.Logger {
@@ -127,7 +129,7 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 		DB: db, Redis: rdb, Sealer: sealer, Balances: clients, Log: log, SendWait: cfg.SendTimeout,
 		WebhookAllowPrivate: cfg.Webhooks.AllowPrivate, SlackSigningSecret: cfg.SlackSigningSecret.Reveal(),
 		RateLimits: &ratelimit.Limits{Read: cfg.RateLimitRead, Write: cfg.RateLimitWrite, Send: cfg.RateLimitSend, Anonymous: cfg.RateLimitAnonymous},
-		MaxWallets: cfg.MaxWallets, MaxWebhookEndpoints: cfg.MaxWebhookEndpoints,
+		MaxWallets: cfg.MaxWallets, MaxWebhookEndpoints: cfg.MaxWebhookEndpoints, DashboardOrigin: cfg.Webhooks.DashboardOrigin,
 		Ops: httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword.Reveal(), RedisConnOpt: asynqOpt},
 	})
 	defer closeOps()
@@ -409,4 +411,57 @@ func writeOpenAPI(args []string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(*dir, "openapi-3.0.yaml"), v30, 0o644)
+}
+
+// usersCmd adds a dashboard user to an account, or removes one (never the
+// last owner): how the first owner of an account comes to be.
+func usersCmd(ctx context.Context, args []string, getenv config.Getenv, stdout io.Writer) error {
+	const usage = "usage: api users add --account ID --address ADDR --role owner|approver|viewer | api users remove --account ID --address ADDR"
+	if len(args) == 0 || (args[0] != "add" && args[0] != "remove") {
+		return errors.New(usage)
+	}
+	fs := flag.NewFlagSet("users "+args[0], flag.ContinueOnError)
+	accountFlag := fs.String("account", "", "the account's id (required)")
+	address := fs.String("address", "", "the user's Solana address (required)")
+	role := fs.String("role", "", "owner, approver or viewer (add)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	id, err := uuid.Parse(*accountFlag)
+	if err != nil {
+		return fmt.Errorf("--account: %w", err)
+	}
+	db, err := openDB(getenv)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if n, err := tx.NewSelect().Table("accounts").Where("id = ?", id).Count(ctx); err != nil || n == 0 {
+			return fmt.Errorf("account %s: not found (%v)", id, err)
+		}
+		if args[0] == "add" {
+			u, err := auth.AddUser(ctx, tx, id, *address, auth.Role(*role))
+			if err != nil {
+				return err
+			}
+			return audit.Append(ctx, tx, id, time.Now(), "system", audit.ActionUserAdded, "user:"+u.Address,
+				map[string]any{"address": u.Address, "role": u.Role, "via": "api users add"})
+		}
+		u, err := auth.RemoveUser(ctx, tx, id, *address)
+		if err != nil {
+			return err
+		}
+		return audit.Append(ctx, tx, id, time.Now(), "system", audit.ActionUserRemoved, "user:"+u.Address,
+			map[string]any{"address": u.Address, "role": u.Role, "via": "api users remove"})
+	})
+	if err != nil {
+		return err
+	}
+	if args[0] == "add" {
+		fmt.Fprintf(stdout, "%s is now %s of account %s: it signs in to the dashboard with that wallet.\n", *address, *role, id)
+	} else {
+		fmt.Fprintf(stdout, "%s is no longer a user of account %s.\n", *address, id)
+	}
+	return nil
 }

@@ -37,6 +37,13 @@ const (
 	// ActionPermissionDenied: the permission table (or the requester
 	// rule) refused an operation; details name it and why.
 	ActionPermissionDenied = "permission.denied"
+	// Dashboard sessions and users.
+	ActionSignedIn     = "session.signed_in"
+	ActionSignInFailed = "session.refused"
+	ActionSignedOut    = "session.signed_out"
+	ActionUserAdded    = "user.added"
+	ActionUserChanged  = "user.changed"
+	ActionUserRemoved  = "user.removed"
 )
 
 // Actions lists every action, for validating filters.
@@ -45,6 +52,7 @@ var Actions = []string{
 	ActionSendSent, ActionSendBlocked, ActionSendPendingApproval, ActionSendFailed,
 	ActionApprovalApproved, ActionApprovalRejected, ActionApprovalExpired,
 	ActionKeyCreated, ActionKeyRotated, ActionKeyRevoked, ActionPermissionDenied,
+	ActionSignedIn, ActionSignInFailed, ActionSignedOut, ActionUserAdded, ActionUserChanged, ActionUserRemoved,
 }
 
 // Entry is one audit record.

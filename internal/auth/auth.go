@@ -92,6 +92,10 @@ type Principal struct {
 	// Lineage is the key's rotation lineage (the requester rule compares
 	// it).
 	Lineage uuid.UUID
+	// User is a dashboard user's address (then KeyID and Lineage are
+	// zero), acting through SessionID.
+	User      string
+	SessionID uuid.UUID
 }
 
 // Scoped reports whether the principal reaches only some wallets.
@@ -104,10 +108,21 @@ func (p Principal) Reaches(id uuid.UUID) bool { return p.Wallets.Reaches(id) }
 func (p Principal) CanApprove() bool { return Can(p, "approve") == Allowed }
 
 // Describe names the principal's role in refusals.
-func (p Principal) Describe() string { return fmt.Sprintf("this key's role (%s)", p.Role) }
+func (p Principal) Describe() string {
+	if p.User != "" {
+		return fmt.Sprintf("this user's role (%s)", p.Role)
+	}
+	return fmt.Sprintf("this key's role (%s)", p.Role)
+}
 
-// ActorID names the principal in audit entries and `rejected_by`.
-func (p Principal) ActorID() string { return KeyActorID(p.KeyID) }
+// ActorID names the principal in audit entries and `rejected_by`:
+// key_<id> or user:<address>.
+func (p Principal) ActorID() string {
+	if p.User != "" {
+		return UserActorID(p.User)
+	}
+	return KeyActorID(p.KeyID)
+}
 
 // KeyActorID is how a key is named on the wire and in the audit log.
 func KeyActorID(id uuid.UUID) string { return "key_" + id.String() }
@@ -192,7 +207,8 @@ func CreateKeyBy(ctx context.Context, tx bun.Tx, by Principal, spec KeySpec) (AP
 			return APIKey{}, "", ErrTooManyKeys
 		}
 	}
-	return createKey(ctx, tx, Account{ID: by.AccountID, Network: by.Network}, spec, uuid.NullUUID{UUID: by.KeyID, Valid: true}, uuid.Nil)
+	// A key a user made has no creator key: only keys manage "their" keys.
+	return createKey(ctx, tx, Account{ID: by.AccountID, Network: by.Network}, spec, uuid.NullUUID{UUID: by.KeyID, Valid: by.KeyID != uuid.Nil}, uuid.Nil)
 }
 
 // checkSpec validates a new key's spec against its creator, filling in an
@@ -201,7 +217,7 @@ func checkSpec(by Principal, spec *KeySpec) error {
 	switch spec.Role {
 	case RoleAgent:
 	case RoleAdmin:
-		if by.Role != RoleAdmin {
+		if by.Role != RoleAdmin && by.Role != RoleOwner {
 			return Deny(by, "create-key")
 		}
 		if spec.Wallets != nil {

@@ -126,3 +126,13 @@ func Revoke(ctx context.Context, tx bun.Tx, by Principal, id uuid.UUID) (k APIKe
 	}
 	return k, true, nil
 }
+
+// GetKey reads one key of the account (never its hash).
+func GetKey(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (APIKey, error) {
+	var k APIKey
+	err := db.NewSelect().Model(&k).ExcludeColumn("hash").Where("id = ? AND account_id = ?", id, accountID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return APIKey{}, ErrKeyNotFound
+	}
+	return k, err
+}

@@ -19,8 +19,9 @@ const (
 	RoleAdmin Role = "admin"
 )
 
-// Roles lists every role, in the order the permission table prints them.
-var Roles = []Role{RoleAgent, RoleAdmin}
+// Roles lists every role, in the order the permission table prints them:
+// API keys' first, then dashboard users'.
+var Roles = []Role{RoleAgent, RoleAdmin, RoleOwner, RoleApprover, RoleViewer}
 
 // Access is what one role may do with one operation.
 type Access string
@@ -58,10 +59,23 @@ type Rule struct {
 	Note string
 }
 
-// agentAdmin is a row's Access: the agent's access, and admin allowed.
-func agentAdmin(agent Access) map[Role]Access {
-	return map[Role]Access{RoleAgent: agent, RoleAdmin: Allowed}
+// access is a row's Access by role: admin keys and dashboard owners may do
+// everything; agent keys, approvers and viewers as given.
+func access(agent, approver, viewer Access) map[Role]Access {
+	return map[Role]Access{RoleAgent: agent, RoleAdmin: Allowed, RoleOwner: Allowed, RoleApprover: approver, RoleViewer: viewer}
 }
+
+// Rows' access by kind: what every principal may read; what agents may
+// also do (within their rules); what only approvers (and up) may do;
+// what only admins and owners may do.
+var (
+	readAll     = access(Allowed, Allowed, Allowed)
+	humansRead  = access(Refused, Allowed, Allowed)
+	agentsToo   = access(Allowed, Refused, Refused)
+	approvers   = access(Refused, Allowed, Refused)
+	adminsOnly  = access(Refused, Refused, Refused)
+	agentsTight = access(TightenOnly, Refused, Refused)
+)
 
 // Permissions is the permission table: every public operation, by its
 // OpenAPI operationId, and what each role may do with it. It is the one
@@ -69,39 +83,45 @@ func agentAdmin(agent Access) map[Role]Access {
 // docs/permissions.md prints it (a test keeps both equal). An operation
 // missing here is refused to everyone.
 var Permissions = map[string]Rule{
-	"list-agents":        {What: "list wallets", Wallets: true, Access: agentAdmin(Allowed)},
-	"create-agent":       {What: "create wallets", Wallets: true, Access: agentAdmin(UnscopedOnly)},
-	"get-agent":          {What: "read wallets", Wallets: true, Access: agentAdmin(Allowed)},
-	"update-policy":      {What: "loosen a policy", Wallets: true, Access: agentAdmin(TightenOnly)},
-	"freeze-agent":       {What: "freeze wallets", Wallets: true, Access: agentAdmin(Allowed)},
-	"unfreeze-agent":     {What: "unfreeze wallets", Wallets: true, Access: agentAdmin(Refused)},
-	"list-wallets":       {What: "list wallets", Wallets: true, Access: agentAdmin(Allowed)},
-	"get-wallet-balance": {What: "read balances", Wallets: true, Access: agentAdmin(Allowed)},
-	"send":               {What: "send", Wallets: true, Access: agentAdmin(Allowed)},
-	"preview-send":       {What: "preview sends", Wallets: true, Access: agentAdmin(Allowed)},
-	"list-transactions":  {What: "list transactions", Wallets: true, Access: agentAdmin(Allowed)},
-	"list-approvals":     {What: "list approvals", Wallets: true, Access: agentAdmin(Allowed)},
-	"get-approval":       {What: "read approvals", Wallets: true, Access: agentAdmin(Allowed)},
-	"approve": {What: "approve payments", Wallets: true, Access: agentAdmin(Refused),
+	"list-agents":          {What: "list wallets", Wallets: true, Access: readAll},
+	"create-agent":         {What: "create wallets", Wallets: true, Access: access(UnscopedOnly, Refused, Refused)},
+	"get-agent":            {What: "read wallets", Wallets: true, Access: readAll},
+	"update-policy":        {What: "loosen a policy", Wallets: true, Access: agentsTight},
+	"freeze-agent":         {What: "freeze wallets", Wallets: true, Access: access(Allowed, Allowed, Refused)},
+	"unfreeze-agent":       {What: "unfreeze wallets", Wallets: true, Access: adminsOnly},
+	"list-wallets":         {What: "list wallets", Wallets: true, Access: readAll},
+	"get-wallet-balance":   {What: "read balances", Wallets: true, Access: readAll},
+	"send":                 {What: "send", Wallets: true, Access: agentsToo},
+	"preview-send":         {What: "preview sends", Wallets: true, Access: readAll},
+	"list-transactions":    {What: "list transactions", Wallets: true, Access: readAll},
+	"list-approvals":       {What: "list approvals", Wallets: true, Access: readAll},
+	"get-approval":         {What: "read approvals", Wallets: true, Access: readAll},
+	"get-approval-context": {What: "read an approval's context", Wallets: true, Access: humansRead},
+	"approve": {What: "approve payments", Wallets: true, Access: approvers,
 		Note: "never by a key of the requester's lineage"},
-	"reject":         {What: "reject payments", Wallets: true, Access: agentAdmin(Allowed)},
-	"list-audit-log": {What: "read the audit log", Wallets: true, Access: agentAdmin(Allowed)},
-	"list-keys":      {What: "list other keys", Access: agentAdmin(OwnKeys)},
-	"create-key": {What: "create admin keys", Access: agentAdmin(Allowed),
-		Note: "only an admin key makes admin keys; a scoped key makes keys within its scope"},
-	"rotate-key": {What: "rotate other keys", Access: agentAdmin(OwnKeys)},
-	"revoke-key": {What: "revoke other keys", Access: agentAdmin(OwnKeys)},
+	"reject":         {What: "reject payments", Wallets: true, Access: access(Allowed, Allowed, Refused)},
+	"list-audit-log": {What: "read the audit log", Wallets: true, Access: readAll},
+	"list-keys":      {What: "list other keys", Access: access(OwnKeys, Allowed, Allowed)},
+	"create-key": {What: "create admin keys", Access: agentsToo,
+		Note: "only an admin key or an owner makes admin keys; a scoped key makes keys within its scope"},
+	"rotate-key": {What: "rotate other keys", Access: access(OwnKeys, Refused, Refused)},
+	"revoke-key": {What: "revoke other keys", Access: access(OwnKeys, Refused, Refused)},
 	// Webhook endpoints are the humans' channels (Slack approval buttons
 	// among them): an agent neither reads nor redirects them.
-	"create-webhook-endpoint": {What: "manage webhook endpoints", Access: agentAdmin(Refused)},
-	"list-webhook-endpoints":  {What: "read webhook endpoints", Access: agentAdmin(Refused)},
-	"get-webhook-endpoint":    {What: "read webhook endpoints", Access: agentAdmin(Refused)},
-	"update-webhook-endpoint": {What: "manage webhook endpoints", Access: agentAdmin(Refused)},
-	"delete-webhook-endpoint": {What: "manage webhook endpoints", Access: agentAdmin(Refused)},
-	"rotate-webhook-secret":   {What: "manage webhook endpoints", Access: agentAdmin(Refused)},
-	"list-deliveries":         {What: "read webhook deliveries", Access: agentAdmin(Refused)},
-	"get-delivery":            {What: "read webhook deliveries", Access: agentAdmin(Refused)},
-	"replay-delivery":         {What: "replay webhook deliveries", Access: agentAdmin(Refused)},
+	"create-webhook-endpoint": {What: "manage webhook endpoints", Access: adminsOnly},
+	"list-webhook-endpoints":  {What: "read webhook endpoints", Access: humansRead},
+	"get-webhook-endpoint":    {What: "read webhook endpoints", Access: humansRead},
+	"update-webhook-endpoint": {What: "manage webhook endpoints", Access: adminsOnly},
+	"delete-webhook-endpoint": {What: "manage webhook endpoints", Access: adminsOnly},
+	"rotate-webhook-secret":   {What: "manage webhook endpoints", Access: adminsOnly},
+	"list-deliveries":         {What: "read webhook deliveries", Access: humansRead},
+	"get-delivery":            {What: "read webhook deliveries", Access: humansRead},
+	"replay-delivery":         {What: "replay webhook deliveries", Access: adminsOnly},
+	// Users are the humans: an agent that could add one could approve.
+	"list-users":  {What: "read the account's users", Access: humansRead},
+	"create-user": {What: "manage users", Access: adminsOnly, Note: "the last owner is never removed or demoted"},
+	"update-user": {What: "manage users", Access: adminsOnly, Note: "the last owner is never removed or demoted"},
+	"delete-user": {What: "manage users", Access: adminsOnly, Note: "the last owner is never removed or demoted"},
 }
 
 // Can is what p may do with operation op (an operationId): its role's
@@ -155,7 +175,8 @@ func PermissionsMarkdown() string {
 
 Generated from the permission table in ` + "`internal/auth/permissions.go`" + ` (a test keeps this file equal
 to it: ` + "`make docs`" + ` rewrites it). Every public operation, by its OpenAPI ` + "`operationId`" + `, and what
-each principal may do with it.
+each principal may do with it: API keys (agent, admin) and dashboard users (owner, approver, viewer;
+they act as ` + "`user:<address>`" + `).
 
 - **allowed**: on every wallet the principal reaches.
 - **scoped**: an agent key created with ` + "`wallet_ids`" + ` reaches only those wallets: any other wallet (and
@@ -170,14 +191,18 @@ each principal may do with it.
 A payment's requester never approves it: no key of the requesting key's lineage (the key and every key
 rotated from it) may approve, whatever its role.
 
-| operation | agent key | scoped agent key | admin key | also |
-| --- | --- | --- | --- | --- |
+| operation | agent key | scoped agent key | admin key | owner | approver | viewer | also |
+| --- | --- | --- | --- | --- | --- | --- | --- |
 `)
 	for _, op := range slices.Sorted(maps.Keys(Permissions)) {
 		r := Permissions[op]
 		agent := Principal{Role: RoleAgent}
 		scoped := Principal{Role: RoleAgent, Wallets: scopeMarker}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", op, cell(r, agent), cell(r, scoped), cell(r, Principal{Role: RoleAdmin}), r.Note)
+		fmt.Fprintf(&b, "| `%s` | %s | %s |", op, cell(r, agent), cell(r, scoped))
+		for _, role := range []Role{RoleAdmin, RoleOwner, RoleApprover, RoleViewer} {
+			fmt.Fprintf(&b, " %s |", cell(r, Principal{Role: role}))
+		}
+		fmt.Fprintf(&b, " %s |\n", r.Note)
 	}
 	return b.String()
 }

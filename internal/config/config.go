@@ -123,6 +123,22 @@ type Webhooks struct {
 	// loopback and private addresses (local receivers). Live accounts
 	// never may.
 	AllowPrivate bool
+	// DashboardOrigin (DASHBOARD_ORIGIN, scheme://host[:port]) is where the
+	// dashboard is served: the Sign-In With Solana domain, the only origin
+	// of cookie-authenticated writes, and the base of the approval links
+	// in Slack messages. Default http://127.0.0.1:8080.
+	DashboardOrigin string
+}
+
+// webhooks reads the settings both the api and the worker use.
+func (r *reader) webhooks() Webhooks {
+	w := Webhooks{AllowPrivate: r.boolean("WEBHOOK_ALLOW_PRIVATE", false),
+		DashboardOrigin: r.url("DASHBOARD_ORIGIN", "http://"+DefaultHTTPAddr, "http", "https")}
+	if u, err := url.Parse(w.DashboardOrigin); err == nil && (u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil) {
+		r.fail("DASHBOARD_ORIGIN", fmt.Sprintf("%q: want scheme://host[:port], nothing after it", w.DashboardOrigin))
+	}
+	w.DashboardOrigin = strings.TrimSuffix(w.DashboardOrigin, "/")
+	return w
 }
 
 // Worker configures cmd/worker, the only process that opens wallet secrets.
@@ -161,7 +177,7 @@ func LoadAPI(getenv Getenv) (API, error) {
 		OpsPassword:         Secret(r.str("OPS_PASSWORD", "")),
 		ShutdownTimeout:     r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
 		SendTimeout:         r.duration("SEND_TIMEOUT", 10*time.Second),
-		Webhooks:            Webhooks{AllowPrivate: r.boolean("WEBHOOK_ALLOW_PRIVATE", false)},
+		Webhooks:            r.webhooks(),
 		SlackSigningSecret:  Secret(r.str("SLACK_SIGNING_SECRET", "")),
 		RateLimitRead:       r.integer("RATE_LIMIT_READ", 120, 1, 1_000_000),
 		RateLimitWrite:      r.integer("RATE_LIMIT_WRITE", 60, 1, 1_000_000),
@@ -197,7 +213,7 @@ func LoadWorker(getenv Getenv) (Worker, error) {
 		Concurrency:     r.integer("WORKER_CONCURRENCY", 10, 1, 1000),
 		Queues:          r.str("WORKER_QUEUES", ""),
 		ShutdownTimeout: r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
-		Webhooks:        Webhooks{AllowPrivate: r.boolean("WEBHOOK_ALLOW_PRIVATE", false)},
+		Webhooks:        r.webhooks(),
 	}
 	if c.WalletMasterKey == "" {
 		r.fail("WALLET_MASTER_KEY", "is required (`worker keygen` prints one)")

@@ -247,7 +247,7 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 		return nil, err
 	}
 	pr := principal(ctx)
-	a, err := s.approveAs(ctx, pr.AccountID, id, pr.ActorID(), uuid.NullUUID{UUID: pr.Lineage, Valid: true}, note)
+	a, err := s.approveAs(ctx, pr.AccountID, id, pr.ActorID(), uuid.NullUUID{UUID: pr.Lineage, Valid: pr.Lineage != uuid.Nil}, note)
 	if err != nil {
 		return nil, err
 	}

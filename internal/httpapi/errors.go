@@ -134,6 +134,8 @@ func (s *server) fail(ctx context.Context, err error) error {
 		return webhookErr(err)
 	case keyErr(err) != nil:
 		return keyErr(err)
+	case userErr(err) != nil:
+		return userErr(err)
 	case errors.Is(err, payment.ErrUnknown):
 		s.log.ErrorContext(ctx, "send outcome unknown", "err", err)
 		return errorf(http.StatusServiceUnavailable, "the payment's outcome could not be established; check GET /transactions before retrying")

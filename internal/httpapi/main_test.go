@@ -132,7 +132,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		Balances: balances,
 		Ops:      o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
 		SlackSigningSecret: slackSecret, RateLimits: o.limits,
-		MaxWallets: o.maxWallets, MaxWebhookEndpoints: o.maxEndpoints,
+		MaxWallets: o.maxWallets, MaxWebhookEndpoints: o.maxEndpoints, DashboardOrigin: dashboardOrigin,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); closeOps() })
@@ -327,4 +327,24 @@ func concurrently(t testing.TB, n int, do func(i int) int) (created int) {
 		}
 	}
 	return created
+}
+
+// dashboardOrigin is the test API's DASHBOARD_ORIGIN: plain-http loopback,
+// so its session cookie is aw_session.
+const dashboardOrigin = "http://127.0.0.1:8080"
+
+// session makes a dashboard user of the env's account with role and signs
+// it in directly; the headers authenticate its requests (cookie, CSRF
+// token, origin). It returns the user's address too.
+func (e *env) session(role auth.Role) (http.Header, string) {
+	e.t.Helper()
+	address := newAddress()
+	if _, err := auth.AddUser(context.Background(), e.db, e.account.ID, address, role); err != nil {
+		e.t.Fatal(err)
+	}
+	s, err := auth.StartSession(context.Background(), e.db, address, e.account.ID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return http.Header{"Cookie": {"aw_session=" + s.Token}, "X-Csrf-Token": {s.CSRFToken}, "Origin": {dashboardOrigin}}, address
 }

@@ -41,17 +41,25 @@ func (e *env) fixtures(key, hookURL string) matrixFixtures {
 		return delivery != ""
 	})
 	keyID, _ := o.agentKey()
+	acct, err := auth.Authenticate(e.t.Context(), e.db, key)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	user := newAddress()
+	if _, err := auth.AddUser(e.t.Context(), e.db, acct.AccountID, user, auth.RoleViewer); err != nil {
+		e.t.Fatal(err)
+	}
 	return matrixFixtures{
 		"agents": agent, "wallets": agent, "approvals": approval,
-		"webhook-endpoints": ep, "deliveries": delivery, "keys": keyID,
+		"webhook-endpoints": ep, "deliveries": delivery, "keys": keyID, "users": user,
 	}
 }
 
-// fill puts the fixture ids into a path's {id}.
+// fill puts the fixture ids into a path's {id} (or {address}).
 func (f matrixFixtures) fill(t testing.TB, path string) string {
 	segs := strings.Split(path, "/")
 	for i, s := range segs {
-		if s == "{id}" {
+		if s == "{id}" || s == "{address}" {
 			id, ok := f[segs[i-1]]
 			if !ok {
 				t.Fatalf("%s: no fixture for a %s id; add one to fixtures()", path, segs[i-1])
@@ -124,7 +132,7 @@ func TestErrorMatrix(t *testing.T) {
 				f := c("another account's id", e.key, sample, 404, "not found")
 				f.path = foreign
 				m := c("malformed id", e.key, sample, 404, "not found")
-				m.path = strings.Replace(path, "{id}", "nope", 1)
+				m.path = strings.NewReplacer("{id}", "nope", "{address}", "nope").Replace(path)
 				cases = append(cases, f, m)
 			}
 			if op.RequestBody == nil {
@@ -216,6 +224,8 @@ func matrixSamples(hookURL string) map[string]any {
 		"create-webhook-endpoint": map[string]any{"url": hookURL, "events": []string{"tx.sent"}},
 		"update-webhook-endpoint": map[string]any{"description": "d"},
 		"create-key":              map[string]any{"label": "m"},
+		"create-user":             map[string]any{"address": newAddress(), "role": "viewer"},
+		"update-user":             map[string]any{"role": "viewer"},
 	}
 }
 
@@ -324,6 +334,7 @@ func (e *env) stableSnapshot() map[string]string {
 type matrixPrincipal struct {
 	name    string
 	key     string
+	hdr     http.Header    // a dashboard session's cookie, CSRF token and origin
 	as      auth.Principal // its role and scope, for the permission table
 	wallet  string         // the wallet its wallet routes name
 	foreign bool           // another account's key: every id is not found
@@ -377,6 +388,10 @@ func TestPermissionMatrix(t *testing.T) {
 		{name: "admin", key: e.key, as: auth.Principal{Role: auth.RoleAdmin}, wallet: in},
 		{name: "another account's admin", key: otherKey, as: auth.Principal{Role: auth.RoleAdmin}, wallet: in, foreign: true},
 	}
+	for _, role := range auth.UserRoles {
+		hdr, address := e.session(role)
+		principals = append(principals, matrixPrincipal{name: string(role), hdr: hdr, as: auth.Principal{Role: role, User: address}, wallet: in})
+	}
 	// Shared fixtures; actions that consume their target get a fresh one.
 	// Approvals are parked by the agent key, so the admin is not their
 	// requester.
@@ -389,6 +404,10 @@ func TestPermissionMatrix(t *testing.T) {
 	}
 	approvals := map[string]string{in: park(in), out: park(out)}
 	endpoint, _ := e.createEndpoint(hook.URL, "tx.sent")
+	viewer := newAddress()
+	if _, err := auth.AddUser(t.Context(), e.db, e.account.ID, viewer, auth.RoleViewer); err != nil {
+		t.Fatal(err)
+	}
 	var delivery string
 	eventually(t, "the endpoint's test delivery", func() bool {
 		if ds := e.deliveries(e.key, endpoint, ""); len(ds) == 1 && ds[0]["status"] == "succeeded" {
@@ -411,18 +430,18 @@ func TestPermissionMatrix(t *testing.T) {
 		for method, op := range operations(item) {
 			rule := auth.Permissions[op.OperationID]
 			seg := ""
-			if i := strings.Index(path, "/{id}"); i >= 0 {
+			if i := strings.Index(path, "/{"); i >= 0 {
 				seg = path[strings.LastIndex(path[:i], "/")+1 : i]
 			}
 			for _, p := range principals {
 				access := auth.Can(p.as, op.OperationID)
-				c := matrixRun{matrixCase: matrixCase{name: op.OperationID + " as " + p.name, method: method, key: p.key, body: samples[op.OperationID]}}
+				c := matrixRun{matrixCase: matrixCase{name: op.OperationID + " as " + p.name, method: method, key: p.key, header: p.hdr, body: samples[op.OperationID]}}
 				id := map[string]string{"agents": p.wallet, "wallets": p.wallet, "approvals": approvals[p.wallet],
-					"webhook-endpoints": endpoint, "deliveries": delivery, "keys": adminID}[seg]
+					"webhook-endpoints": endpoint, "deliveries": delivery, "keys": adminID, "users": viewer}[seg]
 				if seg != "" && id == "" {
 					t.Fatalf("%s: no fixture for a %s id", path, seg)
 				}
-				c.path = strings.Replace(path, "{id}", id, 1)
+				c.path = strings.NewReplacer("{id}", id, "{address}", id).Replace(path)
 				switch {
 				case access == auth.Refused:
 					c.status = http.StatusForbidden
@@ -445,18 +464,31 @@ func TestPermissionMatrix(t *testing.T) {
 					r := c
 					r.name, r.status = c.name+" (the admin's key)", http.StatusForbidden
 					refused = append(refused, r)
-				case op.OperationID == "create-key" && p.as.Role != auth.RoleAdmin:
+				case op.OperationID == "create-key" && p.as.Role != auth.RoleAdmin && p.as.Role != auth.RoleOwner:
 					r := c
 					r.name, r.body, r.status = c.name+" (an admin key)", adminKey, http.StatusForbidden
 					refused = append(refused, r)
 				}
 				key, w := p.key, p.wallet
+				if key == "" {
+					key = e.key // a user manages any key: the admin makes them
+				}
 				switch {
 				case seg == "approvals" && method == "POST":
 					c.fresh = func() string { return park(w) }
 				case seg == "keys":
 					// A key the principal may manage: one it made.
 					c.fresh = func() string { return e.newKey(key, nil)["id"].(string) }
+				case seg == "users":
+					c.fresh = func() string {
+						u := newAddress()
+						if _, err := auth.AddUser(t.Context(), e.db, e.account.ID, u, auth.RoleViewer); err != nil {
+							t.Fatal(err)
+						}
+						return u
+					}
+				case op.OperationID == "create-user":
+					c.body = map[string]any{"address": newAddress(), "role": "viewer"}
 				case op.OperationID == "delete-webhook-endpoint":
 					c.fresh = func() string { id, _ := e.createEndpoint(hook.URL, "tx.sent"); return id }
 				case op.OperationID == "freeze-agent":
@@ -478,9 +510,10 @@ func TestPermissionMatrix(t *testing.T) {
 	check := func(c matrixRun) {
 		t.Helper()
 		if c.fresh != nil {
-			c.path = strings.Replace(c.path, "{id}", c.fresh(), 1)
+			id := c.fresh()
+			c.path = strings.NewReplacer("{id}", id, "{address}", id).Replace(c.path)
 		}
-		status, raw, _ := e.request(c.method, c.path, c.key, c.body, nil)
+		status, raw, _ := e.request(c.method, c.path, c.key, c.body, c.header)
 		var body map[string]any
 		_ = json.Unmarshal(raw, &body)
 		switch {

@@ -64,6 +64,10 @@ type Deps struct {
 	// RateLimits per key and minute; nil disables limiting (the api binary
 	// always sets them).
 	RateLimits *ratelimit.Limits
+	// DashboardOrigin is where the dashboard is served (scheme://host:port):
+	// the Sign-In With Solana domain and URI, and the only Origin whose
+	// cookie-authenticated unsafe requests are served.
+	DashboardOrigin string
 	// MaxWallets and MaxWebhookEndpoints cap an account's wallets and live
 	// endpoints (409 past them); 0 takes wallet.DefaultMaxWallets and
 	// webhook.DefaultMaxEndpoints.
@@ -110,6 +114,7 @@ func New(d Deps) (http.Handler, func()) {
 	mux := http.NewServeMux()
 	s.newAPI(mux)
 	mux.HandleFunc("POST "+SlackInteractionsPath, s.slackInteraction)
+	s.registerSession(mux)
 	closeOps := s.registerOps(mux)
 	stopWaiter := func() {}
 	if d.Redis != nil {
@@ -161,9 +166,11 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerSend(api)
 	s.registerTransactions(api)
 	s.registerApprovals(api)
+	s.registerApprovalContext(api)
 	s.registerKeys(api)
 	s.registerAudit(api)
 	s.registerWebhooks(api)
+	s.registerUsers(api)
 	documentRateLimits(api)
 	documentPermissions(api)
 	return api
@@ -190,19 +197,34 @@ type principalKey struct{}
 // keyed route answers 503 within it.
 const authTimeout = 1500 * time.Millisecond
 
-// authenticate resolves the bearer key of every public operation; any
-// failure is 401 {"error":"Unauthorized"} without saying which.
+// authenticate resolves the principal of every public operation: a
+// bearer key, or else a dashboard session's cookie (whose unsafe requests
+// must carry its CSRF token and come from the dashboard's origin, else
+// 403 and nothing runs). Any failure to authenticate is 401
+// {"error":"Unauthorized"} without saying which.
 func (s *server) authenticate(api huma.API) func(huma.Context, func(huma.Context)) {
 	return func(ctx huma.Context, next func(huma.Context)) {
 		const bearer = "Bearer "
 		h := ctx.Header("Authorization")
 		var p auth.Principal
 		err := auth.ErrUnauthorized
-		if len(h) > len(bearer) && strings.EqualFold(h[:len(bearer)], bearer) {
-			c, cancel := context.WithTimeout(ctx.Context(), authTimeout)
+		c, cancel := context.WithTimeout(ctx.Context(), authTimeout)
+		switch token := s.sessionToken(ctx.Header("Cookie")); {
+		case len(h) > len(bearer) && strings.EqualFold(h[:len(bearer)], bearer):
 			p, err = auth.Authenticate(c, s.DB, h[len(bearer):])
-			cancel()
+		case h == "" && token != "":
+			var csrf string
+			p, csrf, err = auth.SessionPrincipal(c, s.DB, token)
+			if err == nil && unsafeMethod(ctx.Method()) {
+				if msg := s.checkCSRF(ctx.Header("Origin"), ctx.Header(CSRFHeader), csrf); msg != "" {
+					cancel()
+					s.log.WarnContext(ctx.Context(), "dashboard request refused", "reason", msg, "user", p.User)
+					huma.WriteErr(api, ctx, http.StatusForbidden, msg)
+					return
+				}
+			}
 		}
+		cancel()
 		switch {
 		case errors.Is(err, auth.ErrUnauthorized):
 			// Counted per client address: guessing keys is limited too.
@@ -217,7 +239,7 @@ func (s *server) authenticate(api huma.API) func(huma.Context, func(huma.Context
 			s.setLimitHeaders(ctx, s.unknownLimit(bucketOf(ctx.Operation())))
 			huma.WriteErr(api, ctx, http.StatusServiceUnavailable, "authentication unavailable; try again")
 		default:
-			if s.limit(api, ctx, p.KeyID.String(), bucketOf(ctx.Operation()), true) {
+			if s.limit(api, ctx, p.ActorID(), bucketOf(ctx.Operation()), true) {
 				next(huma.WithValue(ctx, principalKey{}, p))
 			}
 		}

@@ -102,3 +102,37 @@ func notify(ctx context.Context, tx bun.IDB) error {
 	_, err := tx.ExecContext(ctx, "SELECT pg_notify(?, '')", NotifyChannel)
 	return err
 }
+
+// EventDelivery is where one event went: an endpoint and its delivery's
+// state (the newest, when replayed).
+type EventDelivery struct {
+	EndpointID uuid.UUID `bun:"endpoint_id"`
+	URL        string    `bun:"url"`
+	Format     string    `bun:"format"`
+	DeliveryID uuid.UUID `bun:"delivery_id"`
+	Status     string    `bun:"status"`
+	Attempts   int       `bun:"attempts"`
+}
+
+// ApprovalPendingEvent is the approval.pending event of an approval of the
+// account (nil when none was recorded) with its deliveries per endpoint.
+func ApprovalPendingEvent(ctx context.Context, db bun.IDB, accountID uuid.UUID, publicApprovalID string) (*Event, []EventDelivery, error) {
+	var ev Event
+	err := db.NewSelect().Model(&ev).
+		Where("account_id = ? AND kind = ? AND data->>'approval_id' = ?", accountID, KindApprovalPending, publicApprovalID).
+		Order("created_at").Limit(1).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read approval.pending event: %w", err)
+	}
+	ds := []EventDelivery{}
+	err = db.NewRaw(`SELECT DISTINCT ON (d.endpoint_id) d.endpoint_id, e.url, e.format, d.id AS delivery_id, d.status, d.attempts
+		FROM deliveries AS d JOIN webhook_endpoints AS e ON e.id = d.endpoint_id
+		WHERE d.event_id = ? AND d.account_id = ? ORDER BY d.endpoint_id, d.created_at DESC`, ev.ID, accountID).Scan(ctx, &ds)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the event's deliveries: %w", err)
+	}
+	return &ev, ds, nil
+}

@@ -1,0 +1,261 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/mr-tron/base58"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/solana"
+)
+
+// Dashboard roles of a user in an account: an owner may do everything
+// (users and admin keys included), an approver approves, rejects, freezes
+// and reads, a viewer only reads.
+const (
+	RoleOwner    Role = "owner"
+	RoleApprover Role = "approver"
+	RoleViewer   Role = "viewer"
+)
+
+// UserRoles are the roles a user may have.
+var UserRoles = []Role{RoleOwner, RoleApprover, RoleViewer}
+
+// User is a Solana address with a role in an account.
+type User struct {
+	bun.BaseModel `bun:"table:users"`
+
+	AccountID uuid.UUID `bun:"account_id,pk,type:uuid"`
+	Address   string    `bun:"address,pk"`
+	Role      Role      `bun:"role"`
+	CreatedAt time.Time `bun:"created_at"`
+}
+
+// UserActorID names a user in audit entries and approvals.
+func UserActorID(address string) string { return "user:" + address }
+
+// Users' refusals.
+var (
+	ErrUserNotFound = errors.New("user not found")
+	ErrUserExists   = errors.New("this address is already a user of the account")
+	ErrLastOwner    = errors.New("the account's last owner cannot be removed or demoted; make another owner first")
+)
+
+// CheckUser validates a user's address and role; the first problem is a
+// *FieldError.
+func CheckUser(address string, role Role) error {
+	raw, err := base58.Decode(address)
+	if err != nil || len(raw) != 32 || base58.Encode(raw) != address {
+		return &FieldError{"address", "must be a Solana address (base58 of 32 bytes)"}
+	}
+	switch role {
+	case RoleOwner, RoleApprover, RoleViewer:
+		return nil
+	}
+	return &FieldError{"role", "must be owner, approver or viewer"}
+}
+
+// newAddressProbe is a valid address, to check a role on its own.
+const newAddressProbe = "11111111111111111111111111111111"
+
+// AddUser makes address a user of the account with role.
+func AddUser(ctx context.Context, db bun.IDB, accountID uuid.UUID, address string, role Role) (User, error) {
+	if err := CheckUser(address, role); err != nil {
+		return User{}, err
+	}
+	u := User{AccountID: accountID, Address: address, Role: role, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
+	res, err := db.NewInsert().Model(&u).On("CONFLICT DO NOTHING").Exec(ctx)
+	if err != nil {
+		return User{}, fmt.Errorf("insert user: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return User{}, ErrUserExists
+	}
+	return u, nil
+}
+
+// lockOwners locks the account's owners, so that two changes cannot each
+// leave the other the last owner and remove it.
+func lockOwners(ctx context.Context, tx bun.Tx, accountID uuid.UUID) (int, error) {
+	var owners []string
+	err := tx.NewSelect().Table("users").Column("address").
+		Where("account_id = ? AND role = ?", accountID, RoleOwner).For("UPDATE").Scan(ctx, &owners)
+	return len(owners), err
+}
+
+// SetRole changes a user's role; the last owner keeps being one.
+func SetRole(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address string, role Role) (before, after User, err error) {
+	// A malformed address is simply no user (404), like a malformed id.
+	if err = CheckUser(newAddressProbe, role); err != nil {
+		return
+	}
+	owners, err := lockOwners(ctx, tx, accountID)
+	if err != nil {
+		return
+	}
+	err = tx.NewSelect().Model(&before).Where("account_id = ? AND address = ?", accountID, address).For("UPDATE").Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrUserNotFound
+		return
+	}
+	if err != nil {
+		return
+	}
+	if before.Role == RoleOwner && role != RoleOwner && owners <= 1 {
+		err = ErrLastOwner
+		return
+	}
+	after = before
+	after.Role = role
+	_, err = tx.NewUpdate().Model(&after).Column("role").WherePK().Exec(ctx)
+	return
+}
+
+// RemoveUser removes a user from the account; never its last owner.
+func RemoveUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address string) (User, error) {
+	owners, err := lockOwners(ctx, tx, accountID)
+	if err != nil {
+		return User{}, err
+	}
+	var u User
+	err = tx.NewSelect().Model(&u).Where("account_id = ? AND address = ?", accountID, address).For("UPDATE").Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return User{}, ErrUserNotFound
+	}
+	if err != nil {
+		return User{}, err
+	}
+	if u.Role == RoleOwner && owners <= 1 {
+		return User{}, ErrLastOwner
+	}
+	if _, err := tx.NewDelete().Model(&u).WherePK().Exec(ctx); err != nil {
+		return User{}, fmt.Errorf("delete user: %w", err)
+	}
+	// Its sessions in this account end now.
+	_, err = tx.NewUpdate().Table("sessions").Set("ended_at = now()").
+		Where("address = ? AND account_id = ? AND ended_at IS NULL", address, accountID).Exec(ctx)
+	return u, err
+}
+
+// ListUsers returns the account's users, owners first, then by address.
+func ListUsers(ctx context.Context, db bun.IDB, accountID uuid.UUID) ([]User, error) {
+	us := []User{}
+	err := db.NewSelect().Model(&us).Where("account_id = ?", accountID).
+		OrderExpr("role = 'owner' DESC, role = 'approver' DESC, address").Scan(ctx)
+	return us, err
+}
+
+// Membership is one account an address belongs to.
+type Membership struct {
+	AccountID uuid.UUID      `json:"account_id"`
+	Network   solana.Network `json:"network"`
+	Role      Role           `json:"role"`
+}
+
+// Memberships lists the accounts address belongs to, oldest first.
+func Memberships(ctx context.Context, db bun.IDB, address string) ([]Membership, error) {
+	ms := []Membership{}
+	err := db.NewRaw(`SELECT u.account_id, a.network, u.role FROM users AS u JOIN accounts AS a ON a.id = u.account_id
+		WHERE u.address = ? ORDER BY u.created_at, u.account_id`, address).Scan(ctx, &ms)
+	return ms, err
+}
+
+// Session lifetimes: idle, and absolute from sign-in.
+const (
+	SessionIdle     = 12 * time.Hour
+	SessionAbsolute = 7 * 24 * time.Hour
+)
+
+// Session is a signed-in dashboard user, acting in one of its accounts.
+type Session struct {
+	ID        uuid.UUID
+	Token     string // the cookie's value: shown once, stored hashed
+	CSRFToken string
+	Address   string
+	AccountID uuid.UUID
+}
+
+func randomToken() (string, error) {
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	return base58.Encode(raw), nil
+}
+
+// StartSession signs address in, acting in accountID.
+func StartSession(ctx context.Context, db bun.IDB, address string, accountID uuid.UUID) (Session, error) {
+	s := Session{ID: uuid.New(), Address: address, AccountID: accountID}
+	var err error
+	if s.Token, err = randomToken(); err != nil {
+		return Session{}, err
+	}
+	if s.CSRFToken, err = randomToken(); err != nil {
+		return Session{}, err
+	}
+	sum := sha256.Sum256([]byte(s.Token))
+	_, err = db.NewRaw("INSERT INTO sessions (id, token_hash, address, account_id, csrf_token) VALUES (?, ?, ?, ?, ?)",
+		s.ID, sum[:], address, accountID, s.CSRFToken).Exec(ctx)
+	if err != nil {
+		return Session{}, fmt.Errorf("insert session: %w", err)
+	}
+	return s, nil
+}
+
+// SessionPrincipal resolves a session cookie to its principal (the user's
+// role in the session's account now) and its CSRF token. A missing,
+// ended, idle or too old session, or a user no longer of the account, is
+// ErrUnauthorized. Use refreshes last_seen_at at most once a minute.
+func SessionPrincipal(ctx context.Context, db bun.IDB, token string) (Principal, string, error) {
+	if len(token) < 32 || len(token) > 64 {
+		return Principal{}, "", ErrUnauthorized
+	}
+	sum := sha256.Sum256([]byte(token))
+	var p Principal
+	var csrf string
+	err := db.NewRaw(`WITH s AS (
+			SELECT s.id, s.address, s.account_id, s.csrf_token, s.last_seen_at, a.network, u.role
+			FROM sessions AS s JOIN users AS u ON u.account_id = s.account_id AND u.address = s.address
+			JOIN accounts AS a ON a.id = s.account_id
+			WHERE s.token_hash = ? AND s.ended_at IS NULL
+			AND s.last_seen_at > now() - ? * interval '1 second' AND s.created_at > now() - ? * interval '1 second'),
+		touch AS (
+			UPDATE sessions SET last_seen_at = now() FROM s
+			WHERE sessions.id = s.id AND s.last_seen_at < now() - interval '1 minute')
+		SELECT id, address, account_id, network, role, csrf_token FROM s`,
+		sum[:], int64(SessionIdle.Seconds()), int64(SessionAbsolute.Seconds())).
+		Scan(ctx, &p.SessionID, &p.User, &p.AccountID, &p.Network, &p.Role, &csrf)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Principal{}, "", ErrUnauthorized
+	}
+	if err != nil {
+		return Principal{}, "", fmt.Errorf("look up session: %w", err)
+	}
+	return p, csrf, nil
+}
+
+// SwitchAccount moves a session to another account of its address.
+func SwitchAccount(ctx context.Context, db bun.IDB, sessionID uuid.UUID, address string, accountID uuid.UUID) error {
+	res, err := db.NewRaw(`UPDATE sessions SET account_id = ? WHERE id = ? AND ended_at IS NULL
+		AND EXISTS (SELECT 1 FROM users WHERE account_id = ? AND address = ?)`, accountID, sessionID, accountID, address).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("switch account: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrUserNotFound
+	}
+	return nil
+}
+
+// EndSession signs a session out.
+func EndSession(ctx context.Context, db bun.IDB, sessionID uuid.UUID) error {
+	_, err := db.NewUpdate().Table("sessions").Set("ended_at = now()").Where("id = ? AND ended_at IS NULL", sessionID).Exec(ctx)
+	return err
+}

@@ -1,0 +1,150 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/auth"
+)
+
+// UserOut is a dashboard user of the account.
+type UserOut struct {
+	Address   string    `json:"address" doc:"The user's Solana address (base58); it signs in with it." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	Role      string    `json:"role" enum:"owner,approver,viewer" doc:"owner: everything, users and admin keys included; approver: approve, reject, freeze, read; viewer: read." example:"approver"`
+	CreatedAt time.Time `json:"created_at" doc:"When it was added, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
+}
+
+func userOf(u *auth.User) UserOut {
+	return UserOut{Address: u.Address, Role: string(u.Role), CreatedAt: u.CreatedAt.UTC()}
+}
+
+type userOutput struct{ Body UserOut }
+
+type listUsersOutput struct {
+	Body struct {
+		Users []UserOut `json:"users" doc:"Owners first, then approvers and viewers, by address."`
+	}
+}
+
+type createUserInput struct {
+	Body struct {
+		Address string `json:"address" minLength:"32" maxLength:"44" doc:"The user's Solana address." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+		Role    string `json:"role" enum:"owner,approver,viewer" doc:"The user's role." example:"approver"`
+	}
+}
+
+type userAddressInput struct {
+	Address string `path:"address" maxLength:"64" doc:"The user's Solana address." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+}
+
+type updateUserInput struct {
+	Address string `path:"address" maxLength:"64" doc:"The user's Solana address." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	Body    struct {
+		Role string `json:"role" enum:"owner,approver,viewer" doc:"The new role." example:"viewer"`
+	}
+}
+
+func (s *server) registerUsers(api huma.API) {
+	const tag = "Users"
+	huma.Register(api, huma.Operation{
+		OperationID: "list-users", Method: http.MethodGet, Path: Prefix + "/users",
+		Summary: "List dashboard users", Tags: []string{tag}, Errors: []int{401, 403},
+		Description: "The account's dashboard users: Solana addresses that sign in with their wallet, each with a role.",
+	}, func(ctx context.Context, _ *struct{}) (*listUsersOutput, error) {
+		us, err := auth.ListUsers(ctx, s.DB, principal(ctx).AccountID)
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		out := &listUsersOutput{}
+		out.Body.Users = make([]UserOut, len(us))
+		for i := range us {
+			out.Body.Users[i] = userOf(&us[i])
+		}
+		return out, nil
+	})
+	huma.Register(api, huma.Operation{
+		OperationID: "create-user", Method: http.MethodPost, Path: Prefix + "/users",
+		Summary: "Add a dashboard user", Tags: []string{tag}, DefaultStatus: http.StatusCreated, MaxBodyBytes: MaxBodyBytes + 1,
+		Description: "Makes an address a user of the account with a role; it may then sign in. 409 when it already is one.",
+		Errors:      []int{400, 401, 403, 409, 413, 422},
+	}, func(ctx context.Context, in *createUserInput) (*userOutput, error) {
+		pr := principal(ctx)
+		var u auth.User
+		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			var err error
+			if u, err = auth.AddUser(ctx, tx, pr.AccountID, in.Body.Address, auth.Role(in.Body.Role)); err != nil {
+				return err
+			}
+			return audit.Append(ctx, tx, pr.AccountID, time.Now(), pr.ActorID(), audit.ActionUserAdded, "user:"+u.Address,
+				map[string]any{"address": u.Address, "role": u.Role})
+		})
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		return &userOutput{Body: userOf(&u)}, nil
+	})
+	huma.Register(api, huma.Operation{
+		OperationID: "update-user", Method: http.MethodPatch, Path: Prefix + "/users/{address}",
+		Summary: "Change a user's role", Tags: []string{tag}, MaxBodyBytes: MaxBodyBytes + 1,
+		Description: "409 when it would leave the account without an owner.",
+		Errors:      []int{400, 401, 403, 404, 409, 413, 422},
+	}, func(ctx context.Context, in *updateUserInput) (*userOutput, error) {
+		pr := principal(ctx)
+		var after auth.User
+		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			before, a, err := auth.SetRole(ctx, tx, pr.AccountID, in.Address, auth.Role(in.Body.Role))
+			if err != nil {
+				return err
+			}
+			after = a
+			if before.Role == after.Role {
+				return nil
+			}
+			return audit.Append(ctx, tx, pr.AccountID, time.Now(), pr.ActorID(), audit.ActionUserChanged, "user:"+a.Address,
+				map[string]any{"address": a.Address, "before": before.Role, "after": a.Role})
+		})
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		return &userOutput{Body: userOf(&after)}, nil
+	})
+	huma.Register(api, huma.Operation{
+		OperationID: "delete-user", Method: http.MethodDelete, Path: Prefix + "/users/{address}",
+		Summary: "Remove a dashboard user", Tags: []string{tag}, DefaultStatus: http.StatusNoContent,
+		Description: "Its sessions in this account end at once. 409 for the account's last owner.",
+		Errors:      []int{401, 403, 404, 409},
+	}, func(ctx context.Context, in *userAddressInput) (*struct{}, error) {
+		pr := principal(ctx)
+		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			u, err := auth.RemoveUser(ctx, tx, pr.AccountID, in.Address)
+			if err != nil {
+				return err
+			}
+			return audit.Append(ctx, tx, pr.AccountID, time.Now(), pr.ActorID(), audit.ActionUserRemoved, "user:"+u.Address,
+				map[string]any{"address": u.Address, "role": u.Role})
+		})
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		return nil, nil
+	})
+}
+
+// userErr maps the users' refusals; nil when err is not one of them.
+func userErr(err error) *Error {
+	switch {
+	case errors.Is(err, auth.ErrUserNotFound):
+		return errorf(http.StatusNotFound, "user not found")
+	case errors.Is(err, auth.ErrUserExists):
+		return errorf(http.StatusConflict, auth.ErrUserExists.Error())
+	case errors.Is(err, auth.ErrLastOwner):
+		return errorf(http.StatusConflict, auth.ErrLastOwner.Error())
+	}
+	return nil
+}

@@ -1,0 +1,5 @@
+DROP TABLE sessions;
+
+--bun:split
+
+DROP TABLE users;
