@@ -51,6 +51,14 @@ deps: ## install the npm packages of localnet/ and scripts/webhook-verify/ when 
 	@scripts/localnet-deps.sh
 	@scripts/localnet-deps.sh scripts/webhook-verify
 
+.PHONY: dashboard
+dashboard: ## build the dashboard (web/dashboard) into the api binary's embed (internal/dashboard/dist/app)
+	@scripts/dashboard-build.sh
+
+.PHONY: browser-deps
+browser-deps: ## install Debian's chromium for the dashboard's browser tests when missing
+	@scripts/browser-deps.sh
+
 .PHONY: services
 services: ## ensure Postgres and Redis (private ones under .dev/ if none answer) and print their URLs
 	@scripts/services.sh
@@ -60,7 +68,7 @@ services-stop: ## stop the private Postgres and Redis started under .dev/
 	@scripts/services.sh stop
 
 .PHONY: test
-test: deps ## run the Go tests (race detector) and localnet's tests
+test: deps dashboard browser-deps ## run the Go tests (race detector, the dashboard's browser tests among them) and localnet's tests
 	@$(WITH_TEST_SERVICES) \
 	echo "go test $(TEST_FLAGS) ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
 	$(GO) test $(TEST_FLAGS) ./...
@@ -70,7 +78,7 @@ test: deps ## run the Go tests (race detector) and localnet's tests
 	fi
 
 .PHONY: build
-build: ## build bin/api, bin/worker and bin/scheduler
+build: dashboard ## build bin/api (with the dashboard), bin/worker and bin/scheduler
 	$(GO) build -o bin/ ./cmd/api ./cmd/worker ./cmd/scheduler
 
 .PHONY: openapi

@@ -199,6 +199,7 @@ export LOG_LEVEL
 
 # ---------------------------------------------------------------- build
 scripts/localnet-deps.sh
+scripts/dashboard-build.sh
 say "building bin/api bin/worker bin/scheduler"
 go build -o bin/ ./cmd/api ./cmd/worker ./cmd/scheduler
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -69,6 +70,9 @@ type envOpts struct {
 	strictMainnet bool
 	// caps per account (0: the defaults)
 	maxWallets, maxEndpoints int
+	// selfOrigin makes the API's DASHBOARD_ORIGIN its own URL (for a
+	// browser), instead of dashboardOrigin.
+	selfOrigin bool
 }
 
 func newEnv(t testing.TB, opts ...envOpts) *env {
@@ -127,14 +131,23 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		balances[solana.Mainnet].CheckChain(solana.ChainCheck{Variable: "SOLANA_RPC_URL_MAINNET"})
 		balances[solana.Mainnet].VerifyChain(context.Background())
 	}
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := dashboardOrigin
+	if o.selfOrigin {
+		origin = "http://" + listener.Addr().String()
+	}
 	h, closeOps := httpapi.New(httpapi.Deps{
 		DB: apiDB, Redis: apiRedis, Sealer: sealer, Log: o.log,
 		Balances: balances,
 		Ops:      o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
 		SlackSigningSecret: slackSecret, RateLimits: o.limits,
-		MaxWallets: o.maxWallets, MaxWebhookEndpoints: o.maxEndpoints, DashboardOrigin: dashboardOrigin,
+		MaxWallets: o.maxWallets, MaxWebhookEndpoints: o.maxEndpoints, DashboardOrigin: origin,
 	})
-	srv := httptest.NewServer(h)
+	srv := &httptest.Server{Listener: listener, Config: &http.Server{Handler: h}}
+	srv.Start()
 	t.Cleanup(func() { srv.Close(); closeOps() })
 	e.url = srv.URL
 	e.account, e.key = e.newAccount(solana.Devnet)

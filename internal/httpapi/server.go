@@ -27,6 +27,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/dashboard"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/ratelimit"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -115,6 +116,8 @@ func New(d Deps) (http.Handler, func()) {
 	s.newAPI(mux)
 	mux.HandleFunc("POST "+SlackInteractionsPath, s.slackInteraction)
 	s.registerSession(mux)
+	mux.Handle("GET "+dashboard.Path, dashboard.Handler())
+	mux.Handle("GET /dashboard", http.RedirectHandler(dashboard.Path, http.StatusMovedPermanently))
 	closeOps := s.registerOps(mux)
 	stopWaiter := func() {}
 	if d.Redis != nil {

@@ -1,0 +1,83 @@
+package httpapi_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mr-tron/base58"
+
+	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/solana"
+)
+
+// The dashboard in a real browser: this starts the service (API with the
+// embedded app, worker, localnet) and runs web/dashboard's browser tests
+// (node --test, playwright-core driving Debian's Chromium) against it.
+// make test builds the app and installs Chromium first.
+func TestDashboardInBrowser(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, fix := range map[string]string{
+		"/usr/bin/chromium": "scripts/browser-deps.sh (make test runs it)",
+		filepath.Join(root, "internal/dashboard/dist/app/index.html"): "make dashboard (make test runs it)",
+		filepath.Join(root, "web/dashboard/node_modules/playwright-core"): "make dashboard",
+	} {
+		if _, err := os.Stat(file); err != nil {
+			t.Fatalf("%s is missing: run %s", file, fix)
+		}
+	}
+	e := newEnv(t, envOpts{selfOrigin: true})
+	e.startWorker()
+	walletID, _ := e.agent(map[string]any{"approval_threshold_usdc": 1}, 50_000_000)
+	_, agentKey := e.agentKey()
+	seeds := map[string]auth.Role{"OWNER_SEED": auth.RoleOwner, "VIEWER_SEED": auth.RoleViewer, "STRANGER_SEED": ""}
+	env := append(os.Environ(), "DASHBOARD_URL="+e.url, "AGENT_KEY="+agentKey, "ADMIN_KEY="+e.key,
+		"WALLET_ID="+walletID, "RPC_URL="+e.ln.URL)
+	for name, role := range seeds {
+		seed := make([]byte, ed25519.SeedSize)
+		copy(seed, name)
+		priv := ed25519.NewKeyFromSeed(seed)
+		address := base58.Encode(priv.Public().(ed25519.PublicKey))
+		if role != "" {
+			if _, err := auth.AddUser(context.Background(), e.db, e.account.ID, address, role); err != nil {
+				t.Fatal(err)
+			}
+		}
+		env = append(env, name+"="+hex.EncodeToString(seed))
+	}
+	// The owner is also a user of a mainnet account: the page offers the switch.
+	live, _ := e.newAccount(solana.Mainnet)
+	ownerSeed := make([]byte, ed25519.SeedSize)
+	copy(ownerSeed, "OWNER_SEED")
+	ownerAddr := base58.Encode(ed25519.NewKeyFromSeed(ownerSeed).Public().(ed25519.PublicKey))
+	if _, err := auth.AddUser(context.Background(), e.db, live.ID, ownerAddr, auth.RoleOwner); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command("node", "--test", "--test-concurrency=1", "test/dashboard.test.mjs")
+	cmd.Dir = filepath.Join(root, "web/dashboard")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("browser tests failed: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "# fail 0") {
+		t.Fatalf("browser tests: %s", out)
+	}
+	t.Logf("%s", lastLines(string(out), 10))
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return fmt.Sprint(strings.Join(lines[max(0, len(lines)-n):], "\n"))
+}

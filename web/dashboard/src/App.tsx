@@ -1,0 +1,95 @@
+import { useEffect, useState } from 'react';
+import { ApiError, type Session, getSession, setCSRF, signOut, switchAccount } from './api';
+import { ApprovalPage } from './ApprovalPage';
+import { Inbox, Link, usePending } from './Inbox';
+import { SignIn } from './SignIn';
+import { usePath } from './router';
+
+export function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  useEffect(() => {
+    getSession()
+      .then(adopt)
+      .catch(() => setSession(null));
+  }, []);
+
+  function adopt(s: Session) {
+    setCSRF(s.csrf_token);
+    setSession(s);
+  }
+
+  if (session === undefined) return <p className="loading">Loading…</p>;
+  if (session === null) return <SignIn onSignedIn={adopt} />;
+  return <Signed session={session} adopt={adopt} onSignedOut={() => setSession(null)} />;
+}
+
+function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: Session) => void; onSignedOut: () => void }) {
+  const path = usePath();
+  const { pending, error } = usePending();
+  const [failure, setFailure] = useState('');
+  useEffect(() => {
+    if (error.includes('Unauthorized')) onSignedOut();
+  }, [error, onSignedOut]);
+
+  async function out() {
+    try {
+      await signOut();
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 401)) {
+        setFailure(e instanceof Error ? e.message : String(e));
+        return;
+      }
+    }
+    onSignedOut();
+  }
+
+  async function pick(accountID: string) {
+    try {
+      adopt(await switchAccount(accountID));
+    } catch (e) {
+      setFailure(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  const approval = path.match(/^\/approvals\/(ap_[0-9a-f-]+)$/);
+  return (
+    <>
+      <header className={session.network === 'mainnet' ? 'live' : 'test'}>
+        <nav aria-label="Main">
+          <Link to="/">
+            Approvals <span className="count" aria-label="pending approvals">{pending ? pending.length : '…'}</span>
+          </Link>
+        </nav>
+        <div className="network" role="status">
+          {session.network === 'mainnet' ? 'Mainnet: real money' : 'Devnet: test tokens'}
+        </div>
+        {session.accounts.length > 1 && (
+          <label className="account">
+            Account{' '}
+            <select value={session.account_id} onChange={(e) => pick(e.target.value)}>
+              {session.accounts.map((m) => (
+                <option key={m.account_id} value={m.account_id}>
+                  {m.network} · {m.role} · {m.account_id.slice(0, 8)}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        <div className="who">
+          <span title={session.address}>
+            {session.address.slice(0, 4)}…{session.address.slice(-4)} ({session.role})
+          </span>
+          <button type="button" onClick={out}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      {failure && (
+        <p role="alert" className="error">
+          {failure}
+        </p>
+      )}
+      {approval ? <ApprovalPage key={approval[1]} id={approval[1]} session={session} /> : <Inbox pending={pending} error={error} />}
+    </>
+  );
+}

@@ -1,0 +1,49 @@
+import { useEffect, useState } from 'react';
+import type { Wallet } from '@wallet-standard/base';
+import type { Session } from './api';
+import { onWalletsChange, signIn, solanaWallets } from './siws';
+
+export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+  const [wallets, setWallets] = useState<Wallet[]>(solanaWallets);
+  const [busy, setBusy] = useState('');
+  const [error, setError] = useState('');
+  useEffect(() => onWalletsChange(() => setWallets(solanaWallets())), []);
+
+  async function go(w: Wallet) {
+    setBusy(w.name);
+    setError('');
+    try {
+      onSignedIn(await signIn(w));
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    } finally {
+      setBusy('');
+    }
+  }
+
+  return (
+    <main className="signin">
+      <h1>Agent Wallet</h1>
+      <p>Sign in with the Solana wallet registered as a user of your account.</p>
+      {wallets.length === 0 ? (
+        <p className="notice">No Solana wallet found in this browser. Install one (Phantom, Backpack, Solflare…) and reload.</p>
+      ) : (
+        <ul className="wallets">
+          {wallets.map((w) => (
+            <li key={w.name}>
+              <button type="button" onClick={() => go(w)} disabled={busy !== ''}>
+                <img src={w.icon} alt="" width={24} height={24} />
+                {busy === w.name ? `Waiting for ${w.name}…` : `Sign in with ${w.name}`}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {error && (
+        <p role="alert" className="error">
+          Sign-in refused: {error}
+        </p>
+      )}
+    </main>
+  );
+}

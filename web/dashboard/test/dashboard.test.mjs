@@ -1,0 +1,219 @@
+// The dashboard in a real browser (Debian's Chromium driven by
+// playwright-core), against the running service the Go test started: it
+// passes the URLs, keys and the users' wallet seeds in the environment.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import nacl from 'tweetnacl';
+import bs58 from 'bs58';
+import { createSignInMessageText } from '@solana/wallet-standard-util';
+
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run this through go test (make test)`);
+  return v;
+};
+const BASE = env('DASHBOARD_URL'); // http://127.0.0.1:port
+const API = `${BASE}/api/public/v1`;
+const AGENT_KEY = env('AGENT_KEY');
+const ADMIN_KEY = env('ADMIN_KEY');
+const WALLET_ID = env('WALLET_ID');
+const RPC = env('RPC_URL');
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+mkdirSync(SHOTS, { recursive: true });
+const walletSource = readFileSync(fileURLToPath(new URL('./testwallet.js', import.meta.url)), 'utf8');
+const USDC_MINT = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
+
+const keyOf = (seedHex) => nacl.sign.keyPair.fromSeed(Buffer.from(seedHex, 'hex'));
+const owner = keyOf(env('OWNER_SEED'));
+const viewer = keyOf(env('VIEWER_SEED'));
+const stranger = keyOf(env('STRANGER_SEED'));
+
+let browser;
+const consoleErrors = [];
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+});
+after(async () => {
+  await browser?.close();
+});
+
+/** page opens the dashboard with a test wallet holding kp (Node keeps the key). */
+async function page(kp, { width = 1200, height = 900, knobs = {} } = {}) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  await context.exposeFunction('__testWalletSign', (bytes) => Array.from(nacl.sign.detached(Uint8Array.from(bytes), kp.secretKey)));
+  await context.exposeFunction('__testWalletSignIn', (input) => {
+    const address = bs58.encode(kp.publicKey);
+    const text = new TextEncoder().encode(createSignInMessageText({ ...input, address }));
+    return { signedMessage: Array.from(text), signature: Array.from(nacl.sign.detached(text, kp.secretKey)) };
+  });
+  await context.addInitScript((cfg) => {
+    window.__TEST_WALLET__ = cfg;
+  }, { address: bs58.encode(kp.publicKey), publicKey: Array.from(kp.publicKey), ...knobs });
+  await context.addInitScript({ content: walletSource });
+  const p = await context.newPage();
+  p.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+  p.on('pageerror', (e) => consoleErrors.push(String(e)));
+  return p;
+}
+
+async function signIn(p, walletName = 'Test Wallet') {
+  await p.goto(`${BASE}/dashboard/`);
+  await p.getByRole('button', { name: `Sign in with ${walletName}` }).click();
+  await p.getByRole('navigation', { name: 'Main' }).waitFor();
+}
+
+async function api(method, path, key, body) {
+  const res = await fetch(`${API}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: res.status === 204 ? null : await res.json() };
+}
+
+function newAddress() {
+  return bs58.encode(nacl.sign.keyPair().publicKey);
+}
+
+async function park(amount, memo) {
+  const to = newAddress();
+  const { status, body } = await api('POST', `/agents/${WALLET_ID}/send`, AGENT_KEY, { to, amount, memo });
+  assert.equal(status, 202, JSON.stringify(body));
+  return { id: body.approval_id, to };
+}
+
+async function chainUSDC(owner) {
+  const res = await fetch(RPC, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTokenAccountsByOwner', params: [owner, { mint: USDC_MINT }, { encoding: 'jsonParsed' }] }),
+  });
+  const { result } = await res.json();
+  return result.value.reduce((n, a) => n + Number(a.account.data.parsed.info.tokenAmount.amount), 0);
+}
+
+async function eventually(what, fn, ms = 10000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`waited ${ms} ms in vain for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+test('sign in with the wallet, approve a parked payment through the page: the recipient is paid exactly once', async () => {
+  const { id, to } = await park(2, 'invoice 77');
+  const p = await page(owner);
+  await signIn(p);
+  await p.screenshot({ path: `${SHOTS}inbox.png`, fullPage: true });
+  await p.locator(`[data-approval="${id}"]`).getByRole('link', { name: 'Review' }).click();
+  await p.getByText('First payment to this address').waitFor();
+  await p.getByText('invoice 77').first().waitFor();
+  await p.getByTestId('payload').waitFor();
+  await p.getByRole('heading', { name: 'What approving does now' }).waitFor();
+  await p.screenshot({ path: `${SHOTS}approval.png`, fullPage: true });
+  await p.getByLabel('Note (optional)').fill('checked the invoice');
+  await p.getByRole('button', { name: 'Approve…' }).click();
+  await p.getByRole('button', { name: 'Confirm approval' }).click();
+  await p.getByTestId('signature').waitFor();
+  assert.equal(await p.getByTestId('status').textContent(), 'sent');
+  await p.screenshot({ path: `${SHOTS}approved.png`, fullPage: true });
+  assert.equal(await eventually('the transfer on chain', async () => (await chainUSDC(to)) || false), 2_000_000);
+  const { body } = await api('GET', `/approvals/${id}`, ADMIN_KEY);
+  assert.equal(body.status, 'sent');
+  assert.match(body.approved_by, /^user:/);
+  assert.equal(body.note, 'checked the invoice');
+  // Approving again is refused by the API (409): nothing is paid twice.
+  assert.equal((await api('POST', `/approvals/${id}/approve`, ADMIN_KEY)).status, 409);
+  assert.equal(await chainUSDC(to), 2_000_000);
+});
+
+test('reject with a note', async () => {
+  const { id, to } = await park(3, 'reject me');
+  const p = await page(owner);
+  await signIn(p);
+  await p.goto(`${BASE}/dashboard/approvals/${id}`); // its own URL
+  await p.getByLabel('Note (optional)').fill('not this vendor');
+  await p.getByRole('button', { name: 'Reject' }).click();
+  await eventually('rejected', async () => (await p.getByTestId('status').textContent()) === 'rejected');
+  const { body } = await api('GET', `/approvals/${id}`, ADMIN_KEY);
+  assert.equal(body.status, 'rejected');
+  assert.equal(body.note, 'not this vendor');
+  assert.match(body.rejected_by, /^user:/);
+  assert.equal(await chainUSDC(to), 0);
+});
+
+test('a viewer sees no buttons, and the API refuses its approve', async () => {
+  const { id } = await park(1.5, 'viewer look');
+  const p = await page(viewer);
+  await signIn(p);
+  await p.goto(`${BASE}/dashboard/approvals/${id}`);
+  await p.getByText('can read approvals but not decide them').waitFor();
+  assert.equal(await p.getByRole('button', { name: 'Approve…' }).count(), 0);
+  assert.equal(await p.getByRole('button', { name: 'Reject' }).count(), 0);
+  // The page's own session, straight to the API: 403.
+  const status = await p.evaluate(async (id) => {
+    const s = await (await fetch('/api/dashboard/v1/session')).json();
+    const r = await fetch(`/api/public/v1/approvals/${id}/approve`, { method: 'POST', headers: { 'X-CSRF-Token': s.csrf_token } });
+    return r.status;
+  }, id);
+  assert.equal(status, 403);
+  await p.screenshot({ path: `${SHOTS}viewer.png`, fullPage: true });
+});
+
+test('a new approval appears by itself within 5 s, with the count', async () => {
+  const p = await page(owner);
+  await signIn(p);
+  const count = async () => Number(await p.locator('.count').textContent()); // NaN while loading
+  const before = await eventually('the count', async () => {
+    const n = await count();
+    return Number.isNaN(n) ? false : { n };
+  });
+  const { id } = await park(1.25, 'live update');
+  await p.locator(`[data-approval="${id}"]`).waitFor({ timeout: 5000 });
+  await eventually('the count', async () => (await count()) === before.n + 1, 5000);
+});
+
+test('refusals: an address that is no user, and a message for another domain', async () => {
+  const p = await page(stranger);
+  await p.goto(`${BASE}/dashboard/`);
+  await p.getByRole('button', { name: 'Sign in with Test Wallet' }).click();
+  await p.getByRole('alert').getByText('no user of any account').waitFor();
+  await p.screenshot({ path: `${SHOTS}signin-refused.png` });
+  const q = await page(owner, { knobs: { domain: 'evil.example' } });
+  await q.goto(`${BASE}/dashboard/`);
+  await q.getByRole('button', { name: 'Sign in with Test Wallet' }).click();
+  await q.getByRole('alert').getByText('not this sign-in request').waitFor();
+  // The fallback (connect + signMessage of the same text) signs in too.
+  const r = await page(owner, { knobs: { noSignIn: true, name: 'Plain Wallet' } });
+  await signIn(r, 'Plain Wallet');
+});
+
+test('usable at phone width (375 px) and by keyboard', async () => {
+  const { id } = await park(1.1, 'phone');
+  const p = await page(owner, { width: 375, height: 740 });
+  await signIn(p);
+  await p.goto(`${BASE}/dashboard/approvals/${id}`);
+  await p.getByRole('button', { name: 'Approve…' }).waitFor();
+  const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px at 375 px`);
+  await p.screenshot({ path: `${SHOTS}phone.png`, fullPage: true });
+  // Keyboard: Tab reaches the Reject button and Enter presses it.
+  for (let i = 0; i < 30; i++) {
+    await p.keyboard.press('Tab');
+    if ((await p.evaluate(() => document.activeElement?.textContent)) === 'Reject') break;
+  }
+  await p.keyboard.press('Enter');
+  await eventually('rejected by keyboard', async () => (await p.getByTestId('status').textContent()) === 'rejected');
+});
+
+test('no console errors on any page', () => {
+  assert.deepEqual(consoleErrors.filter((e) => !/status of 40[13]/.test(e)), []);
+});
