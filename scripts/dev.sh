@@ -14,7 +14,7 @@
 #   database          this checkout's database name (made once, random), so its
 #                     data stays with its own wallet keys (`make dev-reset` drops it)
 #   wallet-keys.env   WALLET_MASTER_KEY / WALLET_PUBLIC_KEY (made once; chmod 600)
-#   credentials.env   API_URL, API_KEY, SOLANA_RPC_URL (the key is reused while valid)
+#   credentials.env   API_URL, API_KEY, APPROVER_KEY, ACCOUNT_ID, SOLANA_RPC_URL (reused while valid)
 #   ops.env           OPS_USERNAME / OPS_PASSWORD for the queue UI at /ops/queues
 #   localnet-state.json, logs/*.log (previous run in *.log.1)
 set -euo pipefail
@@ -256,6 +256,9 @@ common_env=(
 	# both networks on the localnet: accept its genesis hash (a real
 	# cluster's node is accepted for its own network either way)
 	SOLANA_LOCAL_CHAIN="${SOLANA_LOCAL_CHAIN:-true}"
+	# the dashboard at /dashboard/ of the api: its sign-in domain and the
+	# origin of its writes
+	DASHBOARD_ORIGIN="${DASHBOARD_ORIGIN:-$API_BASE}"
 	# test accounts' webhooks may reach receivers on this machine
 	WEBHOOK_ALLOW_PRIVATE="${WEBHOOK_ALLOW_PRIVATE:-true}"
 )
@@ -280,14 +283,17 @@ done
 CREDS="$DEV/credentials.env"
 API_KEY=
 APPROVER_KEY=
+ACCOUNT_ID=
 if [ -s "$CREDS" ]; then
 	old=$(sed -n 's/^API_KEY=//p' "$CREDS")
 	old_approver=$(sed -n 's/^APPROVER_KEY=//p' "$CREDS")
-	if [ -n "$old" ] && [ -n "$old_approver" ]; then
+	old_account=$(sed -n 's/^ACCOUNT_ID=//p' "$CREDS")
+	if [ -n "$old" ] && [ -n "$old_approver" ] && [ -n "$old_account" ]; then
 		code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $old" "$API_URL/agents" || true)
 		if [ "$code" = 200 ]; then
 			API_KEY=$old
 			APPROVER_KEY=$old_approver
+			ACCOUNT_ID=$old_account
 		else
 			say "the saved API key is not accepted (HTTP $code); making a new one"
 		fi
@@ -299,8 +305,9 @@ if [ -z "$API_KEY" ]; then
 	account=$(printf '%s\n' "$boot" | sed -n 's/^account *\([0-9a-f-]*\).*/\1/p')
 	[ -n "$API_KEY" ] && [ -n "$account" ] || die "bin/api bootstrap printed no key"
 	APPROVER_KEY=$(bin/api keys create --account "$account" --quiet | tr -d '[:space:]') || die "bin/api keys create failed"
+	ACCOUNT_ID=$account
 fi
-(umask 077 && printf 'API_URL=%s\nAPI_KEY=%s\nAPPROVER_KEY=%s\nSOLANA_RPC_URL=%s\n' "$API_URL" "$API_KEY" "$APPROVER_KEY" "$SOLANA_RPC_URL" >"$CREDS.tmp") &&
+(umask 077 && printf 'API_URL=%s\nAPI_KEY=%s\nAPPROVER_KEY=%s\nACCOUNT_ID=%s\nSOLANA_RPC_URL=%s\n' "$API_URL" "$API_KEY" "$APPROVER_KEY" "$ACCOUNT_ID" "$SOLANA_RPC_URL" >"$CREDS.tmp") &&
 	mv -f "$CREDS.tmp" "$CREDS"
 
 DEVNET_USDC_MINT=4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU
@@ -310,6 +317,8 @@ cat <<EOF
     API        $API_URL    (docs: $API_URL/docs)
     API key    $API_KEY
     approver   $APPROVER_KEY    (a second admin key: approves what API_KEY's sends park)
+    dashboard  $API_BASE/dashboard/    (sign in with a Solana wallet registered as a user:)
+               DATABASE_URL='$DATABASE_URL' bin/api users add --account $ACCOUNT_ID --role owner --address <your wallet's address>
     localnet   $SOLANA_RPC_URL
     queues UI  $API_BASE/ops/queues    (user $OPS_USERNAME, password in .dev/ops.env)
     logs       .dev/logs/{api,worker,scheduler,localnet}.log

@@ -112,7 +112,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	}
 	client := asynq.NewClientFromRedisClient(rdb)
 	hooks := &worker.Webhooks{
-		Deliverer:  &webhook.Deliverer{DB: db, Keys: ks, AllowPrivate: cfg.Webhooks.AllowPrivate, Log: log},
+		Deliverer:  &webhook.Deliverer{DB: db, Keys: ks, AllowPrivate: cfg.Webhooks.AllowPrivate, Log: log, DashboardOrigin: cfg.Webhooks.DashboardOrigin},
 		Dispatcher: &webhook.Dispatcher{DB: db, Enqueue: worker.EnqueueDelivery(rdb), Log: log},
 	}
 	dispatchCtx, stopDispatch := context.WithCancel(context.Background())

@@ -29,7 +29,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	for file, fix := range map[string]string{
 		"/usr/bin/chromium": "scripts/browser-deps.sh (make test runs it)",
-		filepath.Join(root, "internal/dashboard/dist/app/index.html"): "make dashboard (make test runs it)",
+		filepath.Join(root, "internal/dashboard/dist/app/index.html"):     "make dashboard (make test runs it)",
 		filepath.Join(root, "web/dashboard/node_modules/playwright-core"): "make dashboard",
 	} {
 		if _, err := os.Stat(file); err != nil {

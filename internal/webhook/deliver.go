@@ -128,6 +128,9 @@ type Deliverer struct {
 	// addresses; live accounts' never do.
 	AllowPrivate bool
 	Log          *slog.Logger
+	// DashboardOrigin links approval messages to their dashboard page
+	// ("" links nothing).
+	DashboardOrigin string
 
 	once            sync.Once
 	public, private *http.Client
@@ -206,7 +209,7 @@ func (d *Deliverer) Deliver(ctx context.Context, id uuid.UUID) error {
 	}
 	body, err := Body(&ev)
 	if ep.Format == FormatSlack {
-		body, err = SlackBody(&ev, ep.ID, ep.SlackToken)
+		body, err = SlackBody(&ev, ep.ID, ep.SlackToken, d.DashboardOrigin)
 	}
 	if err != nil {
 		return err

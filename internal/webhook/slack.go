@@ -43,7 +43,10 @@ func slackEscape(s string) string {
 // SlackBody is the Slack message for an event: for approval.pending a
 // Block Kit message with Approve and Reject buttons; for other kinds a
 // plain section. `text` is the notification fallback.
-func SlackBody(ev *Event, endpointID uuid.UUID, token string) ([]byte, error) {
+//
+// dashboard (the dashboard's origin, "" for none) links the approval's own
+// page from an approval.pending message.
+func SlackBody(ev *Event, endpointID uuid.UUID, token, dashboard string) ([]byte, error) {
 	var d map[string]any
 	dec := json.NewDecoder(bytes.NewReader(ev.Data))
 	dec.UseNumber() // amounts print as sent: 1000000, not 1e+06
@@ -61,6 +64,9 @@ func SlackBody(ev *Event, endpointID uuid.UUID, token string) ([]byte, error) {
 	switch ev.Kind {
 	case KindApprovalPending:
 		text = fmt.Sprintf("Approval needed: %s from %s to %s", amount, str("agent_label"), str("to"))
+		if dashboard != "" {
+			text += fmt.Sprintf("\n<%s/dashboard/approvals/%s|Open it in the dashboard>", dashboard, url.PathEscape(str("approval_id")))
+		}
 	case KindApprovalApproved:
 		text = fmt.Sprintf("Approved and sent: %s to %s (%s)", amount, str("to"), str("signature"))
 	case KindApprovalRejected:

@@ -50,7 +50,7 @@ func TestSlackMessageAndClick(t *testing.T) {
 	ep := uuid.New()
 	ev := webhook.Event{ID: uuid.New(), Kind: webhook.KindApprovalPending,
 		Data: json.RawMessage(`{"approval_id":"ap_1","wallet_id":"w","agent_label":"bot <!channel>","amount":1000000,"to":"9WzD","memo":"a&b"}`)}
-	body, err := webhook.SlackBody(&ev, ep, "tok")
+	body, err := webhook.SlackBody(&ev, ep, "tok", "https://wallet.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,8 @@ func TestSlackMessageAndClick(t *testing.T) {
 	if err := json.Unmarshal(body, &msg); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(msg.Text, "1000000 USDC") || !strings.Contains(msg.Text, "bot &lt;!channel&gt;") || !strings.Contains(msg.Text, "a&amp;b") {
+	if !strings.Contains(msg.Text, "1000000 USDC") || !strings.Contains(msg.Text, "bot &lt;!channel&gt;") || !strings.Contains(msg.Text, "a&amp;b") ||
+		!strings.Contains(msg.Text, "<https://wallet.example.com/dashboard/approvals/ap_1|Open it in the dashboard>") {
 		t.Fatalf("text %q", msg.Text)
 	}
 	if len(msg.Blocks) != 2 || msg.Blocks[1].Type != "actions" || len(msg.Blocks[1].Elements) != 2 {
