@@ -52,8 +52,8 @@ func Handler() http.Handler {
 			return
 		}
 		rel := strings.TrimPrefix(path.Clean(r.URL.Path), strings.TrimSuffix(Path, "/"))
-		if strings.HasPrefix(rel, "/assets/") && index != nil {
-			if _, err := fs.Stat(app, strings.TrimPrefix(rel, "/")); err == nil {
+		if strings.HasPrefix(rel, "/assets/") {
+			if _, err := fs.Stat(app, strings.TrimPrefix(rel, "/")); err == nil && index != nil {
 				h.Set("Cache-Control", "public, max-age=31536000, immutable")
 				r2 := r.Clone(r.Context())
 				r2.URL.Path = rel
