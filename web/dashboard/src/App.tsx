@@ -20,7 +20,8 @@ export function App() {
 
   if (session === undefined) return <p className="loading">Loading…</p>;
   if (session === null) return <SignIn onSignedIn={adopt} />;
-  return <Signed session={session} adopt={adopt} onSignedOut={() => setSession(null)} />;
+  // Keyed by the account: a switch drops every list of the other account.
+  return <Signed key={session.account_id} session={session} adopt={adopt} onSignedOut={() => setSession(null)} />;
 }
 
 function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: Session) => void; onSignedOut: () => void }) {

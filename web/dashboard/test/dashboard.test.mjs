@@ -214,6 +214,22 @@ test('usable at phone width (375 px) and by keyboard', async () => {
   await eventually('rejected by keyboard', async () => (await p.getByTestId('status').textContent()) === 'rejected');
 });
 
+test('an address in two accounts switches between them, and the page says which network it is on', async () => {
+  const p = await page(owner);
+  await signIn(p);
+  await p.getByRole('status').getByText('Devnet: test tokens').waitFor();
+  const account = p.getByLabel('Account');
+  const options = await account.locator('option').allTextContents();
+  assert.equal(options.length, 2, options.join(', '));
+  const live = options.find((o) => o.startsWith('mainnet'));
+  await account.selectOption({ label: live });
+  await p.getByRole('status').getByText('Mainnet: real money').waitFor();
+  // Nothing of the devnet account stays on screen.
+  await p.getByText('Nothing waits for a decision.').waitFor({ timeout: 3000 });
+  assert.equal(await p.locator('[data-approval]').count(), 0);
+  await p.screenshot({ path: `${SHOTS}mainnet.png` });
+});
+
 test('no console errors on any page', () => {
   assert.deepEqual(consoleErrors.filter((e) => !/status of 40[13]/.test(e)), []);
 });
