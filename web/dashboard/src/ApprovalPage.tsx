@@ -82,7 +82,7 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
         <dt>Recipient</dt>
         <dd>
           <code>{a.to}</code>
-          {ctx && (
+          {ctx && pending && (
             <ul className="facts">
               {ctx.recipient.first_payment && <li className="warn">First payment to this address</li>}
               <li>
