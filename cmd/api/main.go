@@ -310,22 +310,12 @@ func keysCmd(ctx context.Context, args []string, getenv config.Getenv, stdout io
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	id, err := uuid.Parse(*accountFlag)
-	if err != nil {
-		return fmt.Errorf("--account: %w", err)
-	}
-	db, err := openDB(getenv)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
 	var acct auth.Account
 	var key auth.APIKey
 	var secret string
-	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := tx.NewSelect().Model(&acct).Where("id = ?", id).Scan(ctx); err != nil {
-			return fmt.Errorf("account %s: %w", id, err)
-		}
+	err := inAccount(ctx, getenv, *accountFlag, func(ctx context.Context, tx bun.Tx, a auth.Account) error {
+		var err error
+		acct = a
 		if key, secret, err = auth.CreateKey(ctx, tx, acct); err != nil {
 			return err
 		}
@@ -427,19 +417,9 @@ func usersCmd(ctx context.Context, args []string, getenv config.Getenv, stdout i
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	id, err := uuid.Parse(*accountFlag)
-	if err != nil {
-		return fmt.Errorf("--account: %w", err)
-	}
-	db, err := openDB(getenv)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if n, err := tx.NewSelect().Table("accounts").Where("id = ?", id).Count(ctx); err != nil || n == 0 {
-			return fmt.Errorf("account %s: not found (%v)", id, err)
-		}
+	var id uuid.UUID
+	err := inAccount(ctx, getenv, *accountFlag, func(ctx context.Context, tx bun.Tx, a auth.Account) error {
+		id = a.ID
 		if args[0] == "add" {
 			u, err := auth.AddUser(ctx, tx, id, *address, auth.Role(*role))
 			if err != nil {
@@ -464,4 +444,25 @@ func usersCmd(ctx context.Context, args []string, getenv config.Getenv, stdout i
 		fmt.Fprintf(stdout, "%s is no longer a user of account %s.\n", *address, id)
 	}
 	return nil
+}
+
+// inAccount runs fn in a transaction over the account named by flag (its
+// id), which must exist.
+func inAccount(ctx context.Context, getenv config.Getenv, flag string, fn func(context.Context, bun.Tx, auth.Account) error) error {
+	id, err := uuid.Parse(flag)
+	if err != nil {
+		return fmt.Errorf("--account: %w", err)
+	}
+	db, err := openDB(getenv)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var a auth.Account
+		if err := tx.NewSelect().Model(&a).Where("id = ?", id).Scan(ctx); err != nil {
+			return fmt.Errorf("account %s: %w", id, err)
+		}
+		return fn(ctx, tx, a)
+	})
 }

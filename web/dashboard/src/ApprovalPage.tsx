@@ -1,48 +1,33 @@
-import { useEffect, useState } from 'react';
-import { type Approval, type ApprovalContext, type Session, approve, getApproval, getContext, reject } from './api';
+import { useState } from 'react';
+import { type Session, approve, getApproval, getContext, reject } from './api';
 import { actor, countdown, explorer, usdc, when } from './format';
-import { Link, POLL } from './Inbox';
+import { Link } from './Inbox';
+import { usePoll } from './poll';
 
 export function ApprovalPage({ id, session }: { id: string; session: Session }) {
-  const [a, setA] = useState<Approval | null>(null);
-  const [ctx, setCtx] = useState<ApprovalContext | null>(null);
-  const [error, setError] = useState('');
+  const { data, error: loadError, set } = usePoll(async () => {
+    const [approval, context] = await Promise.all([getApproval(id), getContext(id)]);
+    return { approval, context, at: Date.now() };
+  }, [id]);
+  const a = data?.approval ?? null;
+  const ctx = data?.context ?? null;
+  const now = data?.at ?? Date.now();
+  const [failure, setFailure] = useState('');
+  const error = failure || loadError;
   const [note, setNote] = useState('');
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
-  const [now, setNow] = useState(Date.now());
   const canDecide = session.role === 'owner' || session.role === 'approver';
-
-  useEffect(() => {
-    let stop = false;
-    const load = async () => {
-      try {
-        const [ap, c] = await Promise.all([getApproval(id), getContext(id)]);
-        if (!stop) {
-          setA(ap);
-          setCtx(c);
-          setNow(Date.now());
-        }
-      } catch (e) {
-        if (!stop) setError(e instanceof Error ? e.message : String(e));
-      }
-    };
-    load();
-    const t = setInterval(load, POLL);
-    return () => {
-      stop = true;
-      clearInterval(t);
-    };
-  }, [id]);
 
   async function act(kind: 'approve' | 'reject') {
     setBusy(true);
-    setError('');
+    setFailure('');
     try {
-      setA(await (kind === 'approve' ? approve(id, note) : reject(id, note)));
+      const approval = await (kind === 'approve' ? approve(id, note) : reject(id, note));
+      if (data) set({ ...data, approval });
       setConfirming(false);
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setFailure(e instanceof Error ? e.message : String(e));
     } finally {
       setBusy(false);
     }

@@ -1,36 +1,13 @@
 import { useEffect, useState } from 'react';
 import { type Approval, listApprovals } from './api';
 import { actor, countdown, short, usdc, when } from './format';
+import { usePoll } from './poll';
 import { BASE, navigate } from './router';
-
-/** POLL is how often lists refresh themselves. */
-export const POLL = 2000;
 
 /** usePending keeps the pending approvals fresh (the inbox and its count). */
 export function usePending(): { pending: Approval[] | null; error: string } {
-  const [pending, setPending] = useState<Approval[] | null>(null);
-  const [error, setError] = useState('');
-  useEffect(() => {
-    let stop = false;
-    const load = async () => {
-      try {
-        const { approvals } = await listApprovals('pending');
-        if (!stop) {
-          setPending(approvals);
-          setError('');
-        }
-      } catch (e) {
-        if (!stop) setError(e instanceof Error ? e.message : String(e));
-      }
-    };
-    load();
-    const t = setInterval(load, POLL);
-    return () => {
-      stop = true;
-      clearInterval(t);
-    };
-  }, []);
-  return { pending, error };
+  const { data, error } = usePoll(async () => (await listApprovals('pending')).approvals, []);
+  return { pending: data, error };
 }
 
 function Link({ to, children }: { to: string; children: React.ReactNode }) {
@@ -50,26 +27,15 @@ function Link({ to, children }: { to: string; children: React.ReactNode }) {
 
 export function Inbox({ pending, error }: { pending: Approval[] | null; error: string }) {
   const [tab, setTab] = useState<'pending' | 'decided'>('pending');
-  const [decided, setDecided] = useState<Approval[] | null>(null);
+  const { data: decided } = usePoll(
+    async () => (tab === 'decided' ? (await listApprovals()).approvals.filter((a) => a.status !== 'pending') : null),
+    [tab],
+  );
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), 30000);
     return () => clearInterval(t);
   }, []);
-  useEffect(() => {
-    if (tab !== 'decided') return;
-    let stop = false;
-    const load = async () => {
-      const { approvals } = await listApprovals();
-      if (!stop) setDecided(approvals.filter((a) => a.status !== 'pending'));
-    };
-    load().catch(() => {});
-    const t = setInterval(() => load().catch(() => {}), POLL);
-    return () => {
-      stop = true;
-      clearInterval(t);
-    };
-  }, [tab]);
 
   const list = tab === 'pending' ? pending : decided;
   return (
