@@ -3,8 +3,10 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentwallet/agentwallet/internal/httpapi"
@@ -65,5 +67,27 @@ func TestOpenAPIFieldsDocumented(t *testing.T) {
 	}
 	if status, _ := e.doRaw("GET", "/api/public/v1/docs", "", nil); status != 200 {
 		t.Fatalf("docs page: %d", status)
+	}
+}
+
+// Every success answer with a body declares its schema (generated clients
+// type the body from it), and every error answer references the one Error
+// schema.
+func TestOpenAPIAnswersHaveSchemas(t *testing.T) {
+	t.Parallel()
+	doc := httpapi.NewAPI(http.NewServeMux(), httpapi.Deps{}).OpenAPI()
+	for path, item := range doc.Paths {
+		for method, op := range operations(item) {
+			for code, r := range op.Responses {
+				content := r.Content["application/json"]
+				switch {
+				case code == "204":
+				case strings.HasPrefix(code, "2") && (content == nil || content.Schema == nil):
+					t.Errorf("%s %s: %s has no schema", method, path, code)
+				case !strings.HasPrefix(code, "2") && (content == nil || content.Schema == nil || content.Schema.Ref != "#/components/schemas/Error"):
+					t.Errorf("%s %s: %s does not answer the Error schema", method, path, code)
+				}
+			}
+		}
 	}
 }

@@ -176,7 +176,33 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerUsers(api)
 	documentRateLimits(api)
 	documentPermissions(api)
+	documentOtherSuccesses(api)
 	return api
+}
+
+// documentOtherSuccesses gives a second success status of an operation
+// (send's 202 pending_approval, approve's 202 signing) the body schema of
+// its first: the handler answers the same body type with either, and
+// generated clients would otherwise type it as empty.
+func documentOtherSuccesses(api huma.API) {
+	for _, item := range api.OpenAPI().Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Patch, item.Put, item.Delete} {
+			if op == nil {
+				continue
+			}
+			var body map[string]*huma.MediaType
+			for _, code := range []string{"200", "201"} {
+				if r := op.Responses[code]; r != nil && r.Content != nil {
+					body = r.Content
+				}
+			}
+			for code, r := range op.Responses {
+				if strings.HasPrefix(code, "2") && code != "204" && r.Content == nil && body != nil {
+					r.Content = body
+				}
+			}
+		}
+	}
 }
 
 // documentRateLimits adds the 429 answer to every operation that takes a
