@@ -1,0 +1,345 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Agents and wallets.
+
+// ListAgents lists every agent wallet of the account, newest first.
+func (c *Client) ListAgents(ctx context.Context) ([]Agent, error) {
+	var out struct{ Agents []Agent }
+	_, err := c.call(ctx, http.MethodGet, "/agents", nil, nil, &out, nil, false)
+	return out.Agents, err
+}
+
+// CreateAgent makes an agent wallet with label and policy (nil: defaults).
+func (c *Client) CreateAgent(ctx context.Context, label string, policy *PolicyInput) (*Agent, error) {
+	body := map[string]any{"label": label}
+	if policy != nil {
+		body["policy"] = policy
+	}
+	var out Agent
+	_, err := c.call(ctx, http.MethodPost, "/agents", nil, body, &out, nil, false)
+	return &out, err
+}
+
+// GetAgent reads an agent wallet with its live balance.
+func (c *Client) GetAgent(ctx context.Context, id string) (*Agent, error) {
+	var out Agent
+	_, err := c.call(ctx, http.MethodGet, "/agents/"+pathID(id), nil, nil, &out, nil, false)
+	return &out, err
+}
+
+// UpdatePolicy changes the given policy fields.
+func (c *Client) UpdatePolicy(ctx context.Context, id string, p PolicyInput) (*Agent, error) {
+	var out Agent
+	_, err := c.call(ctx, http.MethodPatch, "/agents/"+pathID(id)+"/policy", nil, p, &out, nil, true)
+	return &out, err
+}
+
+// FreezeAgent blocks every send of the wallet.
+func (c *Client) FreezeAgent(ctx context.Context, id string) (*Agent, error) {
+	var out Agent
+	_, err := c.call(ctx, http.MethodPost, "/agents/"+pathID(id)+"/freeze", nil, nil, &out, nil, true)
+	return &out, err
+}
+
+// UnfreezeAgent lets the wallet send again (admin keys and owners).
+func (c *Client) UnfreezeAgent(ctx context.Context, id string) (*Agent, error) {
+	var out Agent
+	_, err := c.call(ctx, http.MethodPost, "/agents/"+pathID(id)+"/unfreeze", nil, nil, &out, nil, true)
+	return &out, err
+}
+
+// ListWallets lists the account's wallets without policies or balances.
+func (c *Client) ListWallets(ctx context.Context) ([]Wallet, error) {
+	var out struct{ Wallets []Wallet }
+	_, err := c.call(ctx, http.MethodGet, "/wallets", nil, nil, &out, nil, false)
+	return out.Wallets, err
+}
+
+// GetWalletBalance reads a wallet's live SOL and USDC.
+func (c *Client) GetWalletBalance(ctx context.Context, id string) (*Balance, error) {
+	var out Balance
+	_, err := c.call(ctx, http.MethodGet, "/wallets/"+pathID(id)+"/balance", nil, nil, &out, nil, false)
+	return &out, err
+}
+
+// Payments.
+
+// Send pays from wallet id under the wallet's policy. It answers sent or
+// pending_approval; a policy block is a *BlockedError. It always sends an
+// Idempotency-Key (r's, or a new one) and retries 429/502/503 under it, so
+// a retry never pays twice.
+func (c *Client) Send(ctx context.Context, id string, r SendRequest) (*SendResult, error) {
+	if r.IdempotencyKey == "" {
+		r.IdempotencyKey = NewIdempotencyKey()
+	}
+	var out SendResult
+	h, err := c.call(ctx, http.MethodPost, "/agents/"+pathID(id)+"/send", nil, r, &out, http.Header{"Idempotency-Key": {r.IdempotencyKey}}, true)
+	if err != nil {
+		return nil, err
+	}
+	out.Replayed = h.Get("Idempotent-Replayed") == "true"
+	out.IdempotencyKey = r.IdempotencyKey
+	return &out, nil
+}
+
+// PreviewSend says what a send would do now, writing nothing.
+func (c *Client) PreviewSend(ctx context.Context, id string, r SendRequest) (*Preview, error) {
+	var out Preview
+	_, err := c.call(ctx, http.MethodPost, "/agents/"+pathID(id)+"/send/preview", nil, r, &out, nil, true)
+	return &out, err
+}
+
+// TransactionFilter selects transactions; zero fields select all.
+type TransactionFilter struct {
+	WalletID     string
+	Status       string
+	Since, Until time.Time
+	Page
+}
+
+// ListTransactions answers a page of transactions, newest first, and the
+// cursor of the next page ("" on the last). Without a filter or page it
+// is the account's last 100.
+func (c *Client) ListTransactions(ctx context.Context, f TransactionFilter) ([]Transaction, string, error) {
+	q := f.query()
+	if f.WalletID != "" {
+		q.Set("wallet_id", f.WalletID)
+	}
+	if f.Status != "" {
+		q.Set("status", f.Status)
+	}
+	if !f.Since.IsZero() {
+		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if !f.Until.IsZero() {
+		q.Set("until", f.Until.UTC().Format(time.RFC3339Nano))
+	}
+	var out struct {
+		Transactions []Transaction
+		NextCursor   *string `json:"next_cursor"`
+	}
+	_, err := c.call(ctx, http.MethodGet, "/transactions", q, nil, &out, nil, false)
+	return out.Transactions, deref(out.NextCursor), err
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Approvals.
+
+// ListApprovals answers a page of approvals (status "" for all), newest
+// first, and the next cursor.
+func (c *Client) ListApprovals(ctx context.Context, status string, p Page) ([]Approval, string, error) {
+	q := p.query()
+	if status != "" {
+		q.Set("status", status)
+	}
+	var out struct {
+		Approvals  []Approval
+		NextCursor *string `json:"next_cursor"`
+	}
+	_, err := c.call(ctx, http.MethodGet, "/approvals", q, nil, &out, nil, false)
+	return out.Approvals, deref(out.NextCursor), err
+}
+
+// GetApproval reads an approval.
+func (c *Client) GetApproval(ctx context.Context, id string) (*Approval, error) {
+	var out Approval
+	_, err := c.call(ctx, http.MethodGet, "/approvals/"+pathID(id), nil, nil, &out, nil, false)
+	return &out, err
+}
+
+// GetApprovalContext reads what a human needs to decide an approval.
+func (c *Client) GetApprovalContext(ctx context.Context, id string) (*ApprovalContext, error) {
+	var out ApprovalContext
+	_, err := c.call(ctx, http.MethodGet, "/approvals/"+pathID(id)+"/context", nil, nil, &out, nil, false)
+	return &out, err
+}
+
+func noteBody(note string) any {
+	if note == "" {
+		return nil
+	}
+	return map[string]string{"note": note}
+}
+
+// Approve approves a pending approval (admin keys, owners, approvers).
+func (c *Client) Approve(ctx context.Context, id, note string) (*Approval, error) {
+	var out Approval
+	_, err := c.call(ctx, http.MethodPost, "/approvals/"+pathID(id)+"/approve", nil, noteBody(note), &out, nil, false)
+	return &out, err
+}
+
+// Reject closes a pending approval without spending.
+func (c *Client) Reject(ctx context.Context, id, note string) (*Approval, error) {
+	var out Approval
+	_, err := c.call(ctx, http.MethodPost, "/approvals/"+pathID(id)+"/reject", nil, noteBody(note), &out, nil, false)
+	return &out, err
+}
+
+// Audit log.
+
+// ListAuditLog answers a page of the audit log (optionally one action or
+// target), newest first, and the next cursor.
+func (c *Client) ListAuditLog(ctx context.Context, action, target string, p Page) ([]AuditEntry, string, error) {
+	q := p.query()
+	if action != "" {
+		q.Set("action", action)
+	}
+	if target != "" {
+		q.Set("target", target)
+	}
+	var out struct {
+		Entries    []AuditEntry
+		NextCursor *string `json:"next_cursor"`
+	}
+	_, err := c.call(ctx, http.MethodGet, "/audit-log", q, nil, &out, nil, false)
+	return out.Entries, deref(out.NextCursor), err
+}
+
+// Keys.
+
+// ListKeys answers a page of the account's keys and the next cursor.
+func (c *Client) ListKeys(ctx context.Context, p Page) ([]Key, string, error) {
+	var out struct {
+		Keys       []Key
+		NextCursor *string `json:"next_cursor"`
+	}
+	_, err := c.call(ctx, http.MethodGet, "/keys", p.query(), nil, &out, nil, false)
+	return out.Keys, deref(out.NextCursor), err
+}
+
+// CreateKey makes a key (the full key is in this answer only).
+func (c *Client) CreateKey(ctx context.Context, r KeyRequest) (*NewKey, error) {
+	var out NewKey
+	_, err := c.call(ctx, http.MethodPost, "/keys", nil, r, &out, nil, false)
+	return &out, err
+}
+
+// RotateKey revokes a key and answers its replacement.
+func (c *Client) RotateKey(ctx context.Context, id string) (*NewKey, error) {
+	var out NewKey
+	_, err := c.call(ctx, http.MethodPost, "/keys/"+pathID(id)+"/rotate", nil, nil, &out, nil, false)
+	return &out, err
+}
+
+// RevokeKey revokes a key.
+func (c *Client) RevokeKey(ctx context.Context, id string) (*Key, error) {
+	var out Key
+	_, err := c.call(ctx, http.MethodDelete, "/keys/"+pathID(id), nil, nil, &out, nil, true)
+	return &out, err
+}
+
+// Webhooks.
+
+// CreateWebhookEndpoint subscribes a URL (the answer's Secret is shown
+// only now).
+func (c *Client) CreateWebhookEndpoint(ctx context.Context, s EndpointSettings) (*WebhookEndpoint, error) {
+	var out WebhookEndpoint
+	_, err := c.call(ctx, http.MethodPost, "/webhook-endpoints", nil, s, &out, nil, false)
+	return &out, err
+}
+
+// ListWebhookEndpoints lists the account's endpoints.
+func (c *Client) ListWebhookEndpoints(ctx context.Context) ([]WebhookEndpoint, error) {
+	var out struct{ Endpoints []WebhookEndpoint }
+	_, err := c.call(ctx, http.MethodGet, "/webhook-endpoints", nil, nil, &out, nil, false)
+	return out.Endpoints, err
+}
+
+// GetWebhookEndpoint reads an endpoint.
+func (c *Client) GetWebhookEndpoint(ctx context.Context, id string) (*WebhookEndpoint, error) {
+	var out WebhookEndpoint
+	_, err := c.call(ctx, http.MethodGet, "/webhook-endpoints/"+pathID(id), nil, nil, &out, nil, false)
+	return &out, err
+}
+
+// UpdateWebhookEndpoint changes the given settings.
+func (c *Client) UpdateWebhookEndpoint(ctx context.Context, id string, s EndpointSettings) (*WebhookEndpoint, error) {
+	var out WebhookEndpoint
+	_, err := c.call(ctx, http.MethodPatch, "/webhook-endpoints/"+pathID(id), nil, s, &out, nil, true)
+	return &out, err
+}
+
+// DeleteWebhookEndpoint removes an endpoint.
+func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id string) error {
+	_, err := c.call(ctx, http.MethodDelete, "/webhook-endpoints/"+pathID(id), nil, nil, nil, nil, true)
+	return err
+}
+
+// RotateWebhookSecret gives an endpoint a new secret (the old one signs
+// beside it for 24 h).
+func (c *Client) RotateWebhookSecret(ctx context.Context, id string) (*WebhookEndpoint, error) {
+	var out WebhookEndpoint
+	_, err := c.call(ctx, http.MethodPost, "/webhook-endpoints/"+pathID(id)+"/rotate-secret", nil, nil, &out, nil, false)
+	return &out, err
+}
+
+// ListDeliveries answers a page of an endpoint's deliveries (status "" for
+// all) and the next cursor.
+func (c *Client) ListDeliveries(ctx context.Context, endpointID, status string, p Page) ([]Delivery, string, error) {
+	q := p.query()
+	if status != "" {
+		q.Set("status", status)
+	}
+	var out struct {
+		Deliveries []Delivery
+		NextCursor *string `json:"next_cursor"`
+	}
+	_, err := c.call(ctx, http.MethodGet, "/webhook-endpoints/"+pathID(endpointID)+"/deliveries", q, nil, &out, nil, false)
+	return out.Deliveries, deref(out.NextCursor), err
+}
+
+// GetDelivery reads a delivery with its attempts.
+func (c *Client) GetDelivery(ctx context.Context, id string) (*Delivery, error) {
+	var out Delivery
+	_, err := c.call(ctx, http.MethodGet, "/deliveries/"+pathID(id), nil, nil, &out, nil, false)
+	return &out, err
+}
+
+// ReplayDelivery delivers a delivery's event again.
+func (c *Client) ReplayDelivery(ctx context.Context, id string) (*Delivery, error) {
+	var out Delivery
+	_, err := c.call(ctx, http.MethodPost, "/deliveries/"+pathID(id)+"/replay", nil, nil, &out, nil, false)
+	return &out, err
+}
+
+// Users.
+
+// ListUsers lists the account's dashboard users.
+func (c *Client) ListUsers(ctx context.Context) ([]User, error) {
+	var out struct{ Users []User }
+	_, err := c.call(ctx, http.MethodGet, "/users", nil, nil, &out, nil, false)
+	return out.Users, err
+}
+
+// CreateUser makes address a dashboard user with role.
+func (c *Client) CreateUser(ctx context.Context, address, role string) (*User, error) {
+	var out User
+	_, err := c.call(ctx, http.MethodPost, "/users", nil, map[string]string{"address": address, "role": role}, &out, nil, false)
+	return &out, err
+}
+
+// UpdateUser changes a user's role.
+func (c *Client) UpdateUser(ctx context.Context, address, role string) (*User, error) {
+	var out User
+	_, err := c.call(ctx, http.MethodPatch, "/users/"+url.PathEscape(address), nil, map[string]string{"role": role}, &out, nil, true)
+	return &out, err
+}
+
+// DeleteUser removes a dashboard user.
+func (c *Client) DeleteUser(ctx context.Context, address string) error {
+	_, err := c.call(ctx, http.MethodDelete, "/users/"+url.PathEscape(address), nil, nil, nil, nil, true)
+	return err
+}

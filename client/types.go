@@ -1,0 +1,299 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"time"
+)
+
+// Amount is a USDC amount in whole units as a decimal string ("1.5"),
+// sent as a JSON number without going through float64.
+type Amount string
+
+var decimal = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+
+// MarshalJSON writes the amount as a JSON number.
+func (a Amount) MarshalJSON() ([]byte, error) {
+	if !decimal.MatchString(string(a)) {
+		return nil, fmt.Errorf("amount %q is not a decimal number", string(a))
+	}
+	return []byte(a), nil
+}
+
+// Policy is a wallet's spending policy.
+type Policy struct {
+	DailyLimitUSDC        json.Number `json:"daily_limit_usdc"`
+	MaxTxUSDC             json.Number `json:"max_tx_usdc"`
+	ApprovalThresholdUSDC json.Number `json:"approval_threshold_usdc"`
+	Allowlist             []string    `json:"allowlist"`
+}
+
+// PolicyInput is a policy in a create or a patch: nil fields are left out
+// (defaults on create, unchanged on a patch; an empty, non-nil Allowlist
+// clears it).
+type PolicyInput struct {
+	DailyLimitUSDC        *Amount  `json:"daily_limit_usdc,omitempty"`
+	MaxTxUSDC             *Amount  `json:"max_tx_usdc,omitempty"`
+	ApprovalThresholdUSDC *Amount  `json:"approval_threshold_usdc,omitempty"`
+	Allowlist             []string `json:"allowlist,omitempty"`
+}
+
+// Wallet is a wallet of the account.
+type Wallet struct {
+	ID        string    `json:"id"`
+	Label     string    `json:"label"`
+	Kind      string    `json:"kind"`
+	Pubkey    string    `json:"pubkey"`
+	State     string    `json:"state"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Balance is a wallet's live balance.
+type Balance struct {
+	SOL  json.Number `json:"sol"`
+	USDC json.Number `json:"usdc"`
+}
+
+// Agent is an agent wallet with its policy (and its balance in GetAgent).
+type Agent struct {
+	Wallet
+	Policy  Policy   `json:"policy"`
+	Balance *Balance `json:"balance,omitempty"`
+}
+
+// Send outcomes.
+const (
+	StatusSent            = "sent"
+	StatusPendingApproval = "pending_approval"
+)
+
+// SendRequest is a payment: to an address, an amount, an optional memo.
+// IdempotencyKey makes it safe to retry (one is made when empty).
+type SendRequest struct {
+	To             string  `json:"to"`
+	Amount         Amount  `json:"amount"`
+	Memo           *string `json:"memo,omitempty"`
+	IdempotencyKey string  `json:"-"`
+}
+
+// SendResult is a send that was not blocked: sent (Signature) or waiting
+// for a human (ApprovalID). On an idempotent replay TransactionStatus says
+// where a sent payment stands now.
+type SendResult struct {
+	Status            string `json:"status"`
+	Signature         string `json:"signature,omitempty"`
+	ApprovalID        string `json:"approval_id,omitempty"`
+	TransactionStatus string `json:"transaction_status,omitempty"`
+	Message           string `json:"message,omitempty"`
+	// Replayed: the stored answer to an earlier request with this key.
+	Replayed bool `json:"-"`
+	// IdempotencyKey is the key the send went under.
+	IdempotencyKey string `json:"-"`
+}
+
+// Preview is what a send would do now, and the day's figures.
+type Preview struct {
+	Outcome               string      `json:"outcome"`
+	Reason                *string     `json:"reason"`
+	DailyLimitUSDC        json.Number `json:"daily_limit_usdc"`
+	SpentTodayUSDC        json.Number `json:"spent_today_usdc"`
+	RemainingTodayUSDC    json.Number `json:"remaining_today_usdc"`
+	ApprovalThresholdUSDC json.Number `json:"approval_threshold_usdc"`
+	MaxTxUSDC             json.Number `json:"max_tx_usdc"`
+}
+
+// Transaction is an on-chain transfer from a wallet.
+type Transaction struct {
+	ID           string      `json:"id"`
+	Signature    string      `json:"signature"`
+	Kind         string      `json:"kind"`
+	Direction    string      `json:"direction"`
+	Amount       json.Number `json:"amount"`
+	Counterparty string      `json:"counterparty"`
+	Status       string      `json:"status"`
+	Memo         *string     `json:"memo"`
+	CreatedAt    time.Time   `json:"created_at"`
+	WalletID     string      `json:"wallet_id"`
+}
+
+// Approval is a payment parked for a human.
+type Approval struct {
+	ID                string      `json:"id"`
+	WalletID          string      `json:"wallet_id"`
+	AgentLabel        string      `json:"agent_label"`
+	Amount            json.Number `json:"amount"`
+	To                string      `json:"to"`
+	Memo              *string     `json:"memo"`
+	Status            string      `json:"status"`
+	Reason            *string     `json:"reason"`
+	ReasonDetail      *string     `json:"reason_detail"`
+	Signature         *string     `json:"signature"`
+	RequestedBy       *string     `json:"requested_by"`
+	ApprovedBy        *string     `json:"approved_by"`
+	RejectedBy        *string     `json:"rejected_by"`
+	Note              *string     `json:"note"`
+	CreatedAt         time.Time   `json:"created_at"`
+	ExpiresAt         time.Time   `json:"expires_at"`
+	DecidedAt         *time.Time  `json:"decided_at"`
+	TransactionStatus *string     `json:"transaction_status"`
+}
+
+// ApprovalContext is what a human needs beside an approval.
+type ApprovalContext struct {
+	Wallet    Wallet `json:"wallet"`
+	Recipient struct {
+		Address        string `json:"address"`
+		FirstPayment   bool   `json:"first_payment"`
+		OnAllowlist    bool   `json:"on_allowlist"`
+		AllowlistEmpty bool   `json:"allowlist_empty"`
+	} `json:"recipient"`
+	Requester *struct {
+		ID     string  `json:"id"`
+		Label  *string `json:"label"`
+		Prefix string  `json:"prefix"`
+	} `json:"requester"`
+	IfApprovedNow struct {
+		Outcome                 string      `json:"outcome"`
+		Reason                  *string     `json:"reason"`
+		RemainingTodayUSDC      json.Number `json:"remaining_today_usdc"`
+		RemainingTodayAfterUSDC json.Number `json:"remaining_today_after_usdc"`
+	} `json:"if_approved_now"`
+	Webhook struct {
+		Event      json.RawMessage `json:"event"`
+		Deliveries []struct {
+			EndpointID string `json:"endpoint_id"`
+			URL        string `json:"url"`
+			Format     string `json:"format"`
+			DeliveryID string `json:"delivery_id"`
+			Status     string `json:"status"`
+			Attempts   int    `json:"attempts"`
+		} `json:"deliveries"`
+	} `json:"webhook"`
+}
+
+// AuditEntry is one link of the account's hash-chained audit log.
+type AuditEntry struct {
+	ID       string          `json:"id"`
+	Seq      int64           `json:"seq"`
+	At       time.Time       `json:"at"`
+	Actor    string          `json:"actor"`
+	Action   string          `json:"action"`
+	Target   string          `json:"target"`
+	Details  json.RawMessage `json:"details"`
+	PrevHash string          `json:"prev_hash"`
+	Hash     string          `json:"hash"`
+}
+
+// KeyAccess is what a key may do.
+type KeyAccess struct {
+	Role       string   `json:"role"`
+	WalletIDs  []string `json:"wallet_ids"`
+	Label      *string  `json:"label"`
+	CanApprove bool     `json:"can_approve"`
+}
+
+// Key is an API key as listed (never the key itself).
+type Key struct {
+	ID     string `json:"id"`
+	Prefix string `json:"prefix"`
+	KeyAccess
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+	ReplacedBy *string    `json:"replaced_by"`
+}
+
+// NewKey is a key as made: the only answer with the full key.
+type NewKey struct {
+	ID        string    `json:"id"`
+	Key       string    `json:"key"`
+	Prefix    string    `json:"prefix"`
+	CreatedAt time.Time `json:"created_at"`
+	KeyAccess
+	Replaces *string `json:"replaces,omitempty"`
+}
+
+// KeyRequest is what a new key may do (all optional: an agent key of
+// every wallet).
+type KeyRequest struct {
+	Role      string   `json:"role,omitempty"`
+	WalletIDs []string `json:"wallet_ids,omitempty"`
+	Label     *string  `json:"label,omitempty"`
+}
+
+// WebhookEndpoint is a receiver of the account's events.
+type WebhookEndpoint struct {
+	ID                      string     `json:"id"`
+	URL                     string     `json:"url"`
+	Format                  string     `json:"format"`
+	Events                  []string   `json:"events"`
+	Description             *string    `json:"description"`
+	Enabled                 bool       `json:"enabled"`
+	SlackApprovers          []string   `json:"slack_approvers"`
+	CreatedAt               time.Time  `json:"created_at"`
+	UpdatedAt               time.Time  `json:"updated_at"`
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+	// Secret is set only by create and secret rotation.
+	Secret string `json:"secret,omitempty"`
+}
+
+// EndpointSettings are an endpoint's settings in a create or a patch; nil
+// fields are left out.
+type EndpointSettings struct {
+	URL            *string  `json:"url,omitempty"`
+	Format         *string  `json:"format,omitempty"`
+	Events         []string `json:"events,omitempty"`
+	Description    *string  `json:"description,omitempty"`
+	Enabled        *bool    `json:"enabled,omitempty"`
+	SlackApprovers []string `json:"slack_approvers,omitempty"`
+}
+
+// Delivery is one event's delivery to one endpoint (with its attempts in
+// GetDelivery).
+type Delivery struct {
+	ID            string     `json:"id"`
+	EndpointID    string     `json:"endpoint_id"`
+	EventID       string     `json:"event_id"`
+	Event         string     `json:"event"`
+	Status        string     `json:"status"`
+	Attempts      int        `json:"attempts"`
+	ReplayOf      *string    `json:"replay_of"`
+	CreatedAt     time.Time  `json:"created_at"`
+	LastAttemptAt *time.Time `json:"last_attempt_at"`
+	CompletedAt   *time.Time `json:"completed_at"`
+	AttemptLog    []struct {
+		N            int       `json:"n"`
+		At           time.Time `json:"at"`
+		StatusCode   *int      `json:"status_code"`
+		LatencyMs    int       `json:"latency_ms"`
+		Error        *string   `json:"error"`
+		ResponseHead *string   `json:"response_head"`
+	} `json:"attempt_log,omitempty"`
+}
+
+// User is a dashboard user of the account.
+type User struct {
+	Address   string    `json:"address"`
+	Role      string    `json:"role"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Page asks for a page of a list: Limit rows after Cursor (a previous
+// page's NextCursor); zero values take the defaults.
+type Page struct {
+	Limit  int
+	Cursor string
+}
+
+func (p Page) query() url.Values {
+	q := url.Values{}
+	if p.Limit > 0 {
+		q.Set("limit", fmt.Sprint(p.Limit))
+	}
+	if p.Cursor != "" {
+		q.Set("cursor", p.Cursor)
+	}
+	return q
+}

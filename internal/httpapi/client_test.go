@@ -1,0 +1,237 @@
+package httpapi_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"sync"
+
+	"github.com/agentwallet/agentwallet/client"
+	"github.com/agentwallet/agentwallet/internal/httpapi"
+)
+
+// methodName is the Go client's method for an operationId
+// (get-wallet-balance → GetWalletBalance).
+func methodName(op string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(op, "-") {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// Every operation of the OpenAPI document has its method in the Go client.
+func TestGoClientCoversEveryOperation(t *testing.T) {
+	t.Parallel()
+	doc := httpapi.NewAPI(http.NewServeMux(), httpapi.Deps{}).OpenAPI()
+	typ := reflect.TypeOf(&client.Client{})
+	for _, item := range doc.Paths {
+		for _, op := range operations(item) {
+			if _, ok := typ.MethodByName(methodName(op.OperationID)); !ok {
+				t.Errorf("operation %s has no method %s in package client", op.OperationID, methodName(op.OperationID))
+			}
+		}
+	}
+}
+
+// The Go client through the real service: every method once, the three
+// send outcomes, typed errors, and a send retried after a 429 under the
+// same Idempotency-Key paying once.
+func TestGoClientEndToEnd(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	ctx := context.Background()
+	admin := client.New(e.url, e.key, client.WithRetries(0))
+
+	limit := client.Amount("5")
+	a, err := admin.CreateAgent(ctx, "client", &client.PolicyInput{ApprovalThresholdUSDC: &limit})
+	if err != nil || a.Label != "client" || a.Policy.ApprovalThresholdUSDC.String() != "5" {
+		t.Fatalf("create: %+v %v", a, err)
+	}
+	e.ln.SetLamports(t, a.Pubkey, 1_000_000_000)
+	e.ln.SetTokenBalance(t, a.Pubkey, "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU", 50_000_000)
+	if got, err := admin.GetAgent(ctx, a.ID); err != nil || got.Balance == nil || got.Balance.USDC.String() != "50" {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	if as, err := admin.ListAgents(ctx); err != nil || len(as) != 1 {
+		t.Fatalf("list agents: %v %v", as, err)
+	}
+	if ws, err := admin.ListWallets(ctx); err != nil || len(ws) != 1 || ws[0].Pubkey != a.Pubkey {
+		t.Fatalf("list wallets: %v %v", ws, err)
+	}
+	if b, err := admin.GetWalletBalance(ctx, a.ID); err != nil || b.SOL.String() != "1" {
+		t.Fatalf("balance: %+v %v", b, err)
+	}
+	cap := client.Amount("20")
+	if got, err := admin.UpdatePolicy(ctx, a.ID, client.PolicyInput{MaxTxUSDC: &cap}); err != nil || got.Policy.MaxTxUSDC.String() != "20" {
+		t.Fatalf("patch: %+v %v", got, err)
+	}
+
+	// An agent key, scoped to the wallet, as an agent would hold it.
+	k, err := admin.CreateKey(ctx, client.KeyRequest{WalletIDs: []string{a.ID}})
+	if err != nil || k.Role != "agent" {
+		t.Fatalf("create key: %+v %v", k, err)
+	}
+	agent := client.New(e.url, k.Key)
+	to := newAddress()
+	if p, err := agent.PreviewSend(ctx, a.ID, client.SendRequest{To: to, Amount: "1.5"}); err != nil || p.Outcome != "sent" {
+		t.Fatalf("preview: %+v %v", p, err)
+	}
+	sent, err := agent.Send(ctx, a.ID, client.SendRequest{To: to, Amount: "1.5"})
+	if err != nil || sent.Status != client.StatusSent || sent.Signature == "" || sent.IdempotencyKey == "" {
+		t.Fatalf("send: %+v %v", sent, err)
+	}
+	parked, err := agent.Send(ctx, a.ID, client.SendRequest{To: newAddress(), Amount: "6"})
+	if err != nil || parked.Status != client.StatusPendingApproval || parked.ApprovalID == "" {
+		t.Fatalf("park: %+v %v", parked, err)
+	}
+	_, err = agent.Send(ctx, a.ID, client.SendRequest{To: to, Amount: "25"})
+	var blocked *client.BlockedError
+	if !errors.As(err, &blocked) || blocked.Reason != "exceeds_max_tx" || blocked.RemainingTodayUSDC.String() == "" {
+		t.Fatalf("over max_tx: %v", err)
+	}
+	// The answer to a send is lost after the service paid (a 503 from a
+	// proxy): the retry under the same Idempotency-Key gets the payment's
+	// answer, and the chain shows one transfer.
+	lossy := &loseFirstAnswer{next: http.DefaultTransport}
+	retrying := client.New(e.url, k.Key, client.WithHTTPClient(&http.Client{Transport: lossy}))
+	once := newAddress()
+	paid, err := retrying.Send(ctx, a.ID, client.SendRequest{To: once, Amount: "2"})
+	if err != nil || paid.Status != client.StatusSent || !paid.Replayed || lossy.lost != 1 {
+		t.Fatalf("send after a lost answer: %+v %v (lost %d)", paid, err, lossy.lost)
+	}
+	e.settle(eng, paid.Signature, "confirmed")
+	if got := e.chainUSDC(once); got != 2_000_000 {
+		t.Fatalf("the recipient holds %d", got)
+	}
+	if _, err := agent.UnfreezeAgent(ctx, a.ID); err == nil || !strings.Contains(err.Error(), "cannot unfreeze") {
+		t.Fatalf("agent unfreeze: %v", err)
+	}
+
+	// Approvals.
+	if as, _, err := admin.ListApprovals(ctx, "pending", client.Page{}); err != nil || len(as) != 1 || as[0].ID != parked.ApprovalID {
+		t.Fatalf("list approvals: %v %v", as, err)
+	}
+	if c, err := admin.GetApprovalContext(ctx, parked.ApprovalID); err != nil || c.IfApprovedNow.Outcome != "sent" {
+		t.Fatalf("context: %+v %v", c, err)
+	}
+	ap, err := admin.Approve(ctx, parked.ApprovalID, "ok")
+	if err != nil || ap.Status != "sent" {
+		t.Fatalf("approve: %+v %v", ap, err)
+	}
+	e.settle(eng, *ap.Signature, "confirmed")
+	if got, err := admin.GetApproval(ctx, parked.ApprovalID); err != nil || got.TransactionStatus == nil || *got.TransactionStatus != "confirmed" {
+		t.Fatalf("get approval: %+v %v", got, err)
+	}
+	park2, err := admin.Send(ctx, a.ID, client.SendRequest{To: newAddress(), Amount: "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := agent.Reject(ctx, park2.ApprovalID, ""); err != nil || r.Status != "rejected" {
+		t.Fatalf("reject: %+v %v", r, err)
+	}
+	if ts, _, err := admin.ListTransactions(ctx, client.TransactionFilter{WalletID: a.ID, Page: client.Page{Limit: 10}}); err != nil || len(ts) != 3 {
+		t.Fatalf("transactions: %v %v", ts, err)
+	}
+	if es, _, err := admin.ListAuditLog(ctx, "send.sent", "", client.Page{}); err != nil || len(es) == 0 {
+		t.Fatalf("audit: %v %v", es, err)
+	}
+	if f, err := admin.FreezeAgent(ctx, a.ID); err != nil || f.State != "frozen" {
+		t.Fatalf("freeze: %+v %v", f, err)
+	}
+	if f, err := admin.UnfreezeAgent(ctx, a.ID); err != nil || f.State != "active" {
+		t.Fatalf("unfreeze: %+v %v", f, err)
+	}
+
+	// Keys.
+	if ks, _, err := admin.ListKeys(ctx, client.Page{}); err != nil || len(ks) < 2 {
+		t.Fatalf("keys: %v %v", ks, err)
+	}
+	rotated, err := admin.RotateKey(ctx, k.ID)
+	if err != nil || rotated.Replaces == nil || *rotated.Replaces != k.ID {
+		t.Fatalf("rotate: %+v %v", rotated, err)
+	}
+	if rk, err := admin.RevokeKey(ctx, rotated.ID); err != nil || rk.RevokedAt == nil {
+		t.Fatalf("revoke: %+v %v", rk, err)
+	}
+
+	// Webhooks.
+	rc := newReceiver(t, nil)
+	url, format := rc.URL, "json"
+	ep, err := admin.CreateWebhookEndpoint(ctx, client.EndpointSettings{URL: &url, Format: &format, Events: []string{"tx.sent"}})
+	if err != nil || ep.Secret == "" {
+		t.Fatalf("endpoint: %+v %v", ep, err)
+	}
+	rc.next(t, "webhook.test")
+	if eps, err := admin.ListWebhookEndpoints(ctx); err != nil || len(eps) != 1 {
+		t.Fatalf("endpoints: %v %v", eps, err)
+	}
+	desc := "d"
+	if got, err := admin.UpdateWebhookEndpoint(ctx, ep.ID, client.EndpointSettings{Description: &desc}); err != nil || *got.Description != "d" {
+		t.Fatalf("update endpoint: %+v %v", got, err)
+	}
+	if got, err := admin.GetWebhookEndpoint(ctx, ep.ID); err != nil || got.URL != url {
+		t.Fatalf("get endpoint: %+v %v", got, err)
+	}
+	if got, err := admin.RotateWebhookSecret(ctx, ep.ID); err != nil || got.Secret == "" || got.Secret == ep.Secret {
+		t.Fatalf("rotate secret: %+v %v", got, err)
+	}
+	var ds []client.Delivery
+	eventually(t, "deliveries", func() bool {
+		ds, _, err = admin.ListDeliveries(ctx, ep.ID, "succeeded", client.Page{})
+		return err == nil && len(ds) >= 1
+	})
+	if d, err := admin.GetDelivery(ctx, ds[0].ID); err != nil || len(d.AttemptLog) == 0 {
+		t.Fatalf("delivery: %+v %v", d, err)
+	}
+	if d, err := admin.ReplayDelivery(ctx, ds[0].ID); err != nil || d.ReplayOf == nil {
+		t.Fatalf("replay: %+v %v", d, err)
+	}
+	if err := admin.DeleteWebhookEndpoint(ctx, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	// Users.
+	addr := newAddress()
+	if u, err := admin.CreateUser(ctx, addr, "owner"); err != nil || u.Role != "owner" {
+		t.Fatalf("create user: %+v %v", u, err)
+	}
+	if us, err := admin.ListUsers(ctx); err != nil || len(us) != 1 {
+		t.Fatalf("users: %v %v", us, err)
+	}
+	if _, err := admin.UpdateUser(ctx, addr, "viewer"); err == nil || !strings.Contains(err.Error(), "last owner") {
+		t.Fatalf("demote the last owner: %v", err)
+	}
+	if err := admin.DeleteUser(ctx, newAddress()); !client.IsNotFound(err) {
+		t.Fatalf("delete an unknown user: %v", err)
+	}
+	if _, err := admin.GetAgent(ctx, "00000000-0000-4000-8000-000000000000"); !client.IsNotFound(err) {
+		t.Fatalf("unknown agent: %v", err)
+	}
+}
+
+// loseFirstAnswer delivers the first request to the service and loses its
+// answer (a 503, as from a proxy that timed out): the service did act.
+type loseFirstAnswer struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	lost int
+}
+
+func (l *loseFirstAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := l.next.RoundTrip(r)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil || l.lost > 0 {
+		return resp, err
+	}
+	resp.Body.Close()
+	l.lost++
+	return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}},
+		Body: io.NopCloser(strings.NewReader(`{"error":"upstream timed out"}`)), Request: r}, nil
+}
