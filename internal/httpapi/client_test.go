@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
-	"testing"
 	"sync"
+	"testing"
 
 	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
