@@ -84,3 +84,12 @@ func TestUsersCommand(t *testing.T) {
 		}
 	}
 }
+
+// `api mcp` needs the key its tools act with.
+func TestMCPCommandNeedsAKey(t *testing.T) {
+	t.Parallel()
+	err := run(context.Background(), []string{"mcp"}, func(string) string { return "" }, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "AGENTWALLET_API_KEY") {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -18,6 +19,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -26,13 +28,16 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/mcpserver"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/ratelimit"
 	"github.com/agentwallet/agentwallet/internal/signer"
@@ -70,11 +75,13 @@ func run(ctx context.Context, args []string, getenv config.Getenv, stdout io.Wri
 		return keysCmd(ctx, args, getenv, stdout)
 	case "users":
 		return usersCmd(ctx, args, getenv, stdout)
+	case "mcp":
+		return mcpCmd(ctx, getenv)
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: api [serve | migrate up|down|status|unlock | bootstrap --network devnet|mainnet [--quiet] | openapi --dir DIR | keys create --account ID [--quiet] | users add|remove --account ID --address ADDR [--role owner|approver|viewer] | audit verify [--account ID]]")
+		fmt.Fprintln(stdout, "usage: api [serve | migrate up|down|status|unlock | bootstrap --network devnet|mainnet [--quiet] | openapi --dir DIR | keys create --account ID [--quiet] | users add|remove --account ID --address ADDR [--role owner|approver|viewer] | mcp | audit verify [--account ID]]")
 		return nil
 	}
-	return fmt.Errorf("unknown command %q (try: serve, migrate, bootstrap, openapi, keys, users, audit)", cmd)
+	return fmt.Errorf("unknown command %q (try: serve, migrate, bootstrap, openapi, keys, users, mcp, audit)", cmd)
 }
 
 func newLogger(level slog.Level) *slog.Logger {
@@ -465,4 +472,21 @@ func inAccount(ctx context.Context, getenv config.Getenv, flag string, fn func(c
 		}
 		return fn(ctx, tx, a)
 	})
+}
+
+// mcpCmd serves the MCP tools on stdin/stdout for an MCP host, acting
+// through the service at AGENTWALLET_API_URL (default
+// http://127.0.0.1:8080) with the key in AGENTWALLET_API_KEY.
+func mcpCmd(ctx context.Context, getenv config.Getenv) error {
+	key := getenv("AGENTWALLET_API_KEY")
+	if key == "" {
+		return errors.New("AGENTWALLET_API_KEY is required: the API key the tools act with")
+	}
+	base := cmp.Or(getenv("AGENTWALLET_API_URL"), "http://"+config.DefaultHTTPAddr)
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("AGENTWALLET_API_URL %q is not a URL", base)
+	}
+	s := mcpserver.New(client.New(base, key), u.Scheme+"://"+u.Host)
+	return s.Run(ctx, &mcp.StdioTransport{})
 }

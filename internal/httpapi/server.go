@@ -118,6 +118,8 @@ func New(d Deps) (http.Handler, func()) {
 	s.registerSession(mux)
 	mux.Handle("GET "+dashboard.Path, dashboard.Handler())
 	mux.Handle("GET /dashboard", http.RedirectHandler(dashboard.Path, http.StatusMovedPermanently))
+	var root http.Handler // the whole API, for the MCP tools' calls
+	mux.Handle(MCPPath, s.mcpHandler(&root))
 	closeOps := s.registerOps(mux)
 	stopWaiter := func() {}
 	if d.Redis != nil {
@@ -127,7 +129,8 @@ func New(d Deps) (http.Handler, func()) {
 		go func() { defer close(done); s.waiter.Run(ctx, d.Redis, s.log) }()
 		stopWaiter = func() { cancel(); <-done }
 	}
-	return s.instrument(mux), func() { stopWaiter(); closeOps() }
+	root = s.instrument(mux)
+	return root, func() { stopWaiter(); closeOps() }
 }
 
 func newServer(d Deps) *server {

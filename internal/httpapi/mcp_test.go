@@ -1,0 +1,157 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentwallet/agentwallet/client"
+	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/mcpserver"
+)
+
+// bearer adds an API key to every request.
+type bearer struct {
+	key  string
+	next http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return b.next.RoundTrip(r)
+}
+
+// call calls a tool and decodes its structured answer.
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (*mcp.CallToolResult, map[string]any) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	var out map[string]any
+	if res.StructuredContent != nil {
+		raw, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(raw, &out)
+	}
+	return res, out
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// The MCP tools over in-memory transports (the stdio server's code) and
+// over the API's streamable HTTP endpoint, with an agent key: the three
+// send outcomes, reads, an approval's status, a bad argument as a tool
+// error, and no tool that approves or changes a policy.
+func TestMCPServer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	ctx := context.Background()
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 5, "max_tx_usdc": 10}, 50_000_000)
+	_, agentKey := e.agentKey()
+
+	serverT, clientT := mcp.NewInMemoryTransports()
+	if _, err := mcpserver.New(client.New(e.url, agentKey), "https://wallet.example.com").Connect(ctx, serverT, nil); err != nil {
+		t.Fatal(err)
+	}
+	inMemory, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inMemory.Close()
+	overHTTP, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: e.url + httpapi.MCPPath, HTTPClient: &http.Client{Transport: bearer{agentKey, http.DefaultTransport}}, MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer overHTTP.Close()
+
+	for name, cs := range map[string]*mcp.ClientSession{"in memory": inMemory, "streamable HTTP": overHTTP} {
+		t.Run(name, func(t *testing.T) {
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range tools.Tools {
+				names = append(names, tool.Name)
+				if tool.Name == "send_usdc" && (tool.Annotations == nil || tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint) {
+					t.Errorf("send_usdc is not marked destructive: %+v", tool.Annotations)
+				}
+				if tool.OutputSchema == nil || tool.InputSchema == nil {
+					t.Errorf("%s lacks a schema", tool.Name)
+				}
+			}
+			slices.Sort(names)
+			if strings.Join(names, ",") != "get_approval_status,get_wallet_info,list_recent_transactions,preview_send,send_usdc" {
+				t.Fatalf("tools %v", names)
+			}
+
+			_, sent := call(t, cs, "send_usdc", map[string]any{"wallet_id": id, "to": newAddress(), "amount": "1.5", "memo": "mcp"})
+			if sent["status"] != "sent" || sent["signature"] == "" || sent["idempotency_key"] == "" {
+				t.Fatalf("send: %v", sent)
+			}
+			_, parked := call(t, cs, "send_usdc", map[string]any{"wallet_id": id, "to": newAddress(), "amount": "6"})
+			apID, _ := parked["approval_id"].(string)
+			if parked["status"] != "pending_approval" || apID == "" || parked["expires_at"] == "" || !strings.HasSuffix(parked["approve_url"].(string), "/dashboard/approvals/"+apID) {
+				t.Fatalf("park: %v", parked)
+			}
+			_, blocked := call(t, cs, "send_usdc", map[string]any{"wallet_id": id, "to": newAddress(), "amount": "11"})
+			if blocked["status"] != "blocked" || blocked["reason"] != "exceeds_max_tx" || blocked["remaining_today_usdc"] == "" {
+				t.Fatalf("blocked: %v", blocked)
+			}
+			_, status := call(t, cs, "get_approval_status", map[string]any{"approval_id": apID})
+			if status["status"] != "pending" || !strings.Contains(status["next"].(string), "do not send") {
+				t.Fatalf("approval: %v", status)
+			}
+			_, info := call(t, cs, "get_wallet_info", map[string]any{"wallet_id": id})
+			if info["state"] != "active" || info["usdc"] == "" || info["policy"] == nil {
+				t.Fatalf("wallet: %v", info)
+			}
+			_, txs := call(t, cs, "list_recent_transactions", map[string]any{"wallet_id": id, "limit": 5})
+			if list, _ := txs["transactions"].([]any); len(list) == 0 {
+				t.Fatalf("transactions: %v", txs)
+			}
+			_, preview := call(t, cs, "preview_send", map[string]any{"wallet_id": id, "to": newAddress(), "amount": "11"})
+			if preview["outcome"] != "blocked" || preview["reason"] != "exceeds_max_tx" {
+				t.Fatalf("preview: %v", preview)
+			}
+			// Bad arguments are tool errors the model can read.
+			for _, args := range []map[string]any{
+				{"wallet_id": id, "to": newAddress(), "amount": "one"},
+				{"wallet_id": id, "to": "nope", "amount": "1"},
+				{"wallet_id": "00000000-0000-4000-8000-000000000000", "to": newAddress(), "amount": "1"},
+			} {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send_usdc", Arguments: args})
+				if err != nil || !res.IsError || text(res) == "" {
+					t.Fatalf("bad arguments %v: %+v %v", args, res, err)
+				}
+			}
+		})
+	}
+
+	// Without a valid key the endpoint answers 401.
+	resp, err := http.Post(e.url+httpapi.MCPPath, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no key: %d", resp.StatusCode)
+	}
+}

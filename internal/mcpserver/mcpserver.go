@@ -1,0 +1,300 @@
+// Package mcpserver is the service's Model Context Protocol server: the
+// agent tools (send USDC, wallet info, recent transactions, preview, an
+// approval's status) for MCP hosts. Every tool acts through the public
+// REST API with the caller's own key (package client), so it has exactly
+// the API's permissions, limits and answers; no tool approves, changes a
+// policy or manages keys.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentwallet/agentwallet/client"
+)
+
+// Tool names, shared with the LangChain tools.
+const (
+	ToolSendUSDC               = "send_usdc"
+	ToolGetWalletInfo          = "get_wallet_info"
+	ToolListRecentTransactions = "list_recent_transactions"
+	ToolPreviewSend            = "preview_send"
+	ToolGetApprovalStatus      = "get_approval_status"
+)
+
+// Descriptions written for a model: what each tool does and what its
+// answers mean.
+const (
+	sendDescription = "Send USDC from an agent wallet on Solana, under the wallet's spending policy. " +
+		"Answers status \"sent\" (signed and broadcast; signature given), \"pending_approval\" (a human must approve: do not retry, " +
+		"check later with get_approval_status using approval_id), or \"blocked\" with a reason: exceeds_max_tx (the amount is over the " +
+		"per-payment cap), exceeds_daily_limit (today's remaining allowance, remaining_today_usdc, is too small), recipient_not_allowed " +
+		"(the recipient is not on the wallet's allowlist), wallet_frozen (a human froze the wallet). Pass the same idempotency_key to " +
+		"retry a send safely: it never pays twice."
+	walletDescription = "Get an agent wallet: its label, Solana address, state (active or frozen), spending policy " +
+		"(daily_limit_usdc, max_tx_usdc, approval_threshold_usdc, allowlist) and live SOL and USDC balance."
+	transactionsDescription = "List recent USDC transactions, newest first, optionally of one wallet: amount, recipient, " +
+		"status (pending, confirmed, failed), memo, signature and time."
+	previewDescription = "Check what send_usdc would do now for this payment, without sending: outcome (sent, pending_approval, " +
+		"blocked), the blocking reason if any, and today's spent and remaining allowance."
+	approvalDescription = "Get the status of a payment waiting for a human: pending (still waiting), sent (approved and sent; " +
+		"signature given), rejected (closed without paying; reason when the system rejected it), expired (nobody decided within 7 days)."
+)
+
+// SendInput is send_usdc's input.
+type SendInput struct {
+	WalletID       string `json:"wallet_id" jsonschema:"the paying agent wallet's id (UUID)"`
+	To             string `json:"to" jsonschema:"the recipient's Solana address (base58)"`
+	Amount         string `json:"amount" jsonschema:"USDC to send in whole units as a decimal string, e.g. \"1.5\" (at most 6 decimals)"`
+	Memo           string `json:"memo,omitempty" jsonschema:"an optional public note written on-chain (at most 200 characters)"`
+	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"optional: reuse the same key to retry this payment safely; one is made when empty"`
+}
+
+// SendOutput is send_usdc's answer.
+type SendOutput struct {
+	Status             string `json:"status" jsonschema:"sent, pending_approval or blocked"`
+	Signature          string `json:"signature,omitempty" jsonschema:"when sent: the transaction's signature"`
+	ApprovalID         string `json:"approval_id,omitempty" jsonschema:"when pending_approval: the approval to check with get_approval_status"`
+	ExpiresAt          string `json:"expires_at,omitempty" jsonschema:"when pending_approval: when the approval expires if nobody decides"`
+	ApproveURL         string `json:"approve_url,omitempty" jsonschema:"when pending_approval: the page where a human decides"`
+	Reason             string `json:"reason,omitempty" jsonschema:"when blocked: the policy rule"`
+	RemainingTodayUSDC string `json:"remaining_today_usdc,omitempty" jsonschema:"when blocked: what today's limit still allows"`
+	IdempotencyKey     string `json:"idempotency_key" jsonschema:"the key this send went under: pass it again to retry safely"`
+	Next               string `json:"next" jsonschema:"what to do next"`
+}
+
+// WalletInput names a wallet.
+type WalletInput struct {
+	WalletID string `json:"wallet_id" jsonschema:"the agent wallet's id (UUID)"`
+}
+
+// WalletOutput is get_wallet_info's answer (amounts as decimal strings).
+type WalletOutput struct {
+	ID      string    `json:"id"`
+	Label   string    `json:"label"`
+	Address string    `json:"address" jsonschema:"the wallet's Solana address: send it USDC and SOL to fund it"`
+	State   string    `json:"state" jsonschema:"active, or frozen (every send blocked)"`
+	Policy  PolicyOut `json:"policy"`
+	SOL     string    `json:"sol" jsonschema:"SOL balance (pays network fees)"`
+	USDC    string    `json:"usdc" jsonschema:"USDC balance"`
+}
+
+// PolicyOut is a wallet's spending policy.
+type PolicyOut struct {
+	DailyLimitUSDC        string   `json:"daily_limit_usdc" jsonschema:"the most the wallet may send in a UTC day"`
+	MaxTxUSDC             string   `json:"max_tx_usdc" jsonschema:"the most one payment may be"`
+	ApprovalThresholdUSDC string   `json:"approval_threshold_usdc" jsonschema:"payments of at least this wait for a human"`
+	Allowlist             []string `json:"allowlist" jsonschema:"the only recipients allowed; empty means any"`
+}
+
+// TransactionsInput is list_recent_transactions's input.
+type TransactionsInput struct {
+	WalletID string `json:"wallet_id,omitempty" jsonschema:"only this wallet's transactions (UUID); all wallets when empty"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"how many, 1 to 50 (default 10)"`
+}
+
+// TransactionOut is one transaction for a model.
+type TransactionOut struct {
+	Amount    string `json:"amount"`
+	To        string `json:"to"`
+	Status    string `json:"status"`
+	Memo      string `json:"memo,omitempty"`
+	Signature string `json:"signature"`
+	At        string `json:"at"`
+	WalletID  string `json:"wallet_id"`
+}
+
+// TransactionsOutput is list_recent_transactions's answer.
+type TransactionsOutput struct {
+	Transactions []TransactionOut `json:"transactions"`
+}
+
+// PreviewInput is preview_send's input.
+type PreviewInput struct {
+	WalletID string `json:"wallet_id" jsonschema:"the paying agent wallet's id (UUID)"`
+	To       string `json:"to" jsonschema:"the recipient's Solana address (base58)"`
+	Amount   string `json:"amount" jsonschema:"USDC in whole units as a decimal string, e.g. \"1.5\""`
+	Memo     string `json:"memo,omitempty" jsonschema:"the memo the send would carry"`
+}
+
+// PreviewOutput is preview_send's answer.
+type PreviewOutput struct {
+	Outcome            string `json:"outcome" jsonschema:"sent, pending_approval or blocked"`
+	Reason             string `json:"reason,omitempty" jsonschema:"when blocked: the policy rule"`
+	SpentTodayUSDC     string `json:"spent_today_usdc"`
+	RemainingTodayUSDC string `json:"remaining_today_usdc"`
+	MaxTxUSDC          string `json:"max_tx_usdc"`
+	ApprovalThreshold  string `json:"approval_threshold_usdc"`
+}
+
+// ApprovalInput names an approval.
+type ApprovalInput struct {
+	ApprovalID string `json:"approval_id" jsonschema:"the approval's id (ap_…), from send_usdc"`
+}
+
+// ApprovalOutput is get_approval_status's answer.
+type ApprovalOutput struct {
+	ApprovalID        string `json:"approval_id"`
+	Status            string `json:"status" jsonschema:"pending, signing, sent, rejected or expired"`
+	Signature         string `json:"signature,omitempty"`
+	Reason            string `json:"reason,omitempty"`
+	TransactionStatus string `json:"transaction_status,omitempty"`
+	ExpiresAt         string `json:"expires_at"`
+	Next              string `json:"next"`
+}
+
+// New is the MCP server whose tools act with c (the caller's key).
+// dashboard is the dashboard's origin, for approve_url.
+func New(c *client.Client, dashboard string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "agentwallet", Version: "1.0.0"}, &mcp.ServerOptions{
+		Instructions: "USDC payments from agent wallets on Solana, each under a spending policy set by humans. " +
+			"Payments at or above a wallet's approval threshold wait for a human: never retry them, check their status.",
+	})
+	yes, no := true, false
+	mcp.AddTool(s, &mcp.Tool{Name: ToolSendUSDC, Title: "Send USDC", Description: sendDescription,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &yes}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in SendInput) (*mcp.CallToolResult, SendOutput, error) {
+			return send(ctx, c, dashboard, in)
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: ToolGetWalletInfo, Title: "Get wallet info", Description: walletDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in WalletInput) (*mcp.CallToolResult, WalletOutput, error) {
+			a, err := c.GetAgent(ctx, in.WalletID)
+			if err != nil {
+				return nil, WalletOutput{}, toolError(err)
+			}
+			out := WalletOutput{ID: a.ID, Label: a.Label, Address: a.Pubkey, State: a.State, Policy: PolicyOut{
+				DailyLimitUSDC: a.Policy.DailyLimitUSDC.String(), MaxTxUSDC: a.Policy.MaxTxUSDC.String(),
+				ApprovalThresholdUSDC: a.Policy.ApprovalThresholdUSDC.String(), Allowlist: a.Policy.Allowlist}}
+			if a.Balance != nil {
+				out.SOL, out.USDC = a.Balance.SOL.String(), a.Balance.USDC.String()
+			}
+			return nil, out, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: ToolListRecentTransactions, Title: "List recent transactions", Description: transactionsDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in TransactionsInput) (*mcp.CallToolResult, TransactionsOutput, error) {
+			n := in.Limit
+			if n <= 0 {
+				n = 10
+			}
+			ts, _, err := c.ListTransactions(ctx, client.TransactionFilter{WalletID: in.WalletID, Page: client.Page{Limit: min(n, 50)}})
+			if err != nil {
+				return nil, TransactionsOutput{}, toolError(err)
+			}
+			out := TransactionsOutput{Transactions: make([]TransactionOut, len(ts))}
+			for i, t := range ts {
+				out.Transactions[i] = TransactionOut{Amount: t.Amount.String(), To: t.Counterparty, Status: t.Status,
+					Signature: t.Signature, At: t.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), WalletID: t.WalletID}
+				if t.Memo != nil {
+					out.Transactions[i].Memo = *t.Memo
+				}
+			}
+			return nil, out, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: ToolPreviewSend, Title: "Preview a send", Description: previewDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in PreviewInput) (*mcp.CallToolResult, PreviewOutput, error) {
+			p, err := c.PreviewSend(ctx, in.WalletID, client.SendRequest{To: in.To, Amount: client.Amount(in.Amount), Memo: memo(in.Memo)})
+			if err != nil {
+				return nil, PreviewOutput{}, toolError(err)
+			}
+			out := PreviewOutput{Outcome: p.Outcome, SpentTodayUSDC: p.SpentTodayUSDC.String(), RemainingTodayUSDC: p.RemainingTodayUSDC.String(),
+				MaxTxUSDC: p.MaxTxUSDC.String(), ApprovalThreshold: p.ApprovalThresholdUSDC.String()}
+			if p.Reason != nil {
+				out.Reason = *p.Reason
+			}
+			return nil, out, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: ToolGetApprovalStatus, Title: "Get an approval's status", Description: approvalDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in ApprovalInput) (*mcp.CallToolResult, ApprovalOutput, error) {
+			a, err := c.GetApproval(ctx, in.ApprovalID)
+			if err != nil {
+				return nil, ApprovalOutput{}, toolError(err)
+			}
+			out := ApprovalOutput{ApprovalID: a.ID, Status: a.Status, ExpiresAt: a.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z")}
+			out.Signature, out.Reason, out.TransactionStatus = deref(a.Signature), deref(a.ReasonDetail), deref(a.TransactionStatus)
+			if out.Reason == "" {
+				out.Reason = deref(a.Reason)
+			}
+			switch a.Status {
+			case "pending", "signing":
+				out.Next = "a human has not decided yet: check again later; do not send the payment again"
+			case "sent":
+				out.Next = "the payment was approved and sent"
+			default:
+				out.Next = "the payment was not made; a new send_usdc would ask again"
+			}
+			return nil, out, nil
+		})
+	return s
+}
+
+func send(ctx context.Context, c *client.Client, dashboard string, in SendInput) (*mcp.CallToolResult, SendOutput, error) {
+	r, err := c.Send(ctx, in.WalletID, client.SendRequest{To: in.To, Amount: client.Amount(in.Amount), Memo: memo(in.Memo), IdempotencyKey: in.IdempotencyKey})
+	var blocked *client.BlockedError
+	switch {
+	case errors.As(err, &blocked):
+		return nil, SendOutput{Status: "blocked", Reason: blocked.Reason, RemainingTodayUSDC: blocked.RemainingTodayUSDC.String(),
+			IdempotencyKey: in.IdempotencyKey, Next: "the policy refused this payment: " + nextForBlock(blocked.Reason)}, nil
+	case err != nil:
+		return nil, SendOutput{}, toolError(err)
+	}
+	out := SendOutput{Status: r.Status, Signature: r.Signature, ApprovalID: r.ApprovalID, IdempotencyKey: r.IdempotencyKey}
+	if r.Status == client.StatusPendingApproval {
+		out.ApproveURL = strings.TrimSuffix(dashboard, "/") + "/dashboard/approvals/" + r.ApprovalID
+		if a, err := c.GetApproval(ctx, r.ApprovalID); err == nil {
+			out.ExpiresAt = a.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z")
+		}
+		out.Next = "a human must approve this payment: do not retry; check later with get_approval_status"
+	} else {
+		out.Next = "sent: the transaction confirms within seconds (list_recent_transactions shows it)"
+	}
+	return nil, out, nil
+}
+
+func nextForBlock(reason string) string {
+	switch reason {
+	case "exceeds_max_tx":
+		return "the amount is over the wallet's per-payment cap; send less"
+	case "exceeds_daily_limit":
+		return "today's allowance is used up (remaining_today_usdc); send at most that, or wait for tomorrow (UTC)"
+	case "recipient_not_allowed":
+		return "the recipient is not on the wallet's allowlist; a human must add it"
+	case "wallet_frozen":
+		return "a human froze the wallet; do not retry"
+	}
+	return "do not retry unchanged"
+}
+
+// toolError is a failure the model can read (a tool error, not a crash).
+func toolError(err error) error {
+	var api *client.APIError
+	if errors.As(err, &api) {
+		msg := api.Message
+		for _, d := range api.Details {
+			msg += fmt.Sprintf("; %s: %s", d.Location, d.Message)
+		}
+		return fmt.Errorf("the service answered %d: %s", api.Status, msg)
+	}
+	return err
+}
+
+func memo(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
