@@ -19,7 +19,7 @@ type PolicyInput struct {
 	DailyLimitUSDC        *Amount  `json:"daily_limit_usdc,omitempty" doc:"Cap on the UTC day's total sends, in USDC. Default 100." example:"100"`
 	MaxTxUSDC             *Amount  `json:"max_tx_usdc,omitempty" doc:"Cap on one send, in USDC. Default 25." example:"25"`
 	ApprovalThresholdUSDC *Amount  `json:"approval_threshold_usdc,omitempty" doc:"Sends of at least this amount wait for human approval; 0 sends every payment to approval. Default 10." example:"10"`
-	Allowlist             []string `json:"allowlist,omitempty" maxItems:"1000" doc:"Recipient addresses (base58) the wallet may pay; empty means any. No duplicates." example:"[\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\"]"`
+	Allowlist             []string `json:"allowlist,omitempty" nullable:"true" maxItems:"1000" doc:"Recipient addresses (base58) the wallet may pay; empty means any. No duplicates." example:"[\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\"]"`
 }
 
 // Policy is a wallet's spending policy as returned.

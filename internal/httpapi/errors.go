@@ -61,6 +61,10 @@ func useErrorShape() {
 		// "Label" must not pass as "label": Go's decoder would take the
 		// unvalidated one.
 		huma.ValidateStrictCasing = true
+		// Lists are answered as [] when empty, never null; an array that
+		// may be null says so (nullable:"true"), so generated clients
+		// type the others as plain arrays.
+		huma.DefaultArrayNullable = false
 	})
 }
 

@@ -1,0 +1,291 @@
+// @agentwallet/sdk: a client of the agent wallet service's public REST API
+// (types generated from openapi/openapi.yaml), with send outcomes as
+// values, typed errors, retries that never pay twice, cursor lists as
+// async iterators and webhook verification.
+import createClient from 'openapi-fetch';
+import type { components, paths } from './schema.js';
+import { AgentWalletError, ServiceUnavailableError, errorFor } from './errors.js';
+
+export * from './errors.js';
+export * from './webhooks.js';
+export type { components, paths } from './schema.js';
+
+type Schemas = components['schemas'];
+export type Agent = Schemas['Agent'];
+export type Wallet = Schemas['Wallet'];
+export type Balance = Schemas['Balance'];
+export type Policy = Schemas['Policy'];
+export type PolicyInput = Schemas['PolicyInput'];
+export type Transaction = Schemas['Transaction'];
+export type Approval = Schemas['Approval'];
+export type ApprovalContext = Schemas['ApprovalContext'];
+export type Preview = Schemas['PreviewOutputBody'];
+export type AuditEntry = Schemas['AuditEntry'];
+export type Key = Schemas['Key'];
+export type NewKey = Schemas['NewKey'];
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type WebhookEndpointWithSecret = Schemas['EndpointWithSecret'];
+export type Delivery = Schemas['DeliveryOut'];
+export type User = Schemas['UserOut'];
+export type BlockReason = 'exceeds_max_tx' | 'exceeds_daily_limit' | 'recipient_not_allowed' | 'wallet_frozen';
+
+/** What a send did: sent, parked for a human, or blocked by the policy. */
+export type SendResult =
+  | { status: 'sent'; signature: string; idempotencyKey: string; replayed: boolean; transactionStatus?: 'pending' | 'confirmed' | 'failed' }
+  | { status: 'pending_approval'; approvalId: string; idempotencyKey: string; replayed: boolean }
+  | { status: 'blocked'; reason: BlockReason; remainingTodayUsdc: number; idempotencyKey: string; replayed: boolean };
+
+export interface SendInput {
+  to: string;
+  /** USDC in whole units, at most 6 decimals. */
+  amount: number;
+  memo?: string;
+  /** Makes retries safe; one is made when omitted (and returned in the result). */
+  idempotencyKey?: string;
+}
+
+export interface AgentWalletOptions {
+  apiKey: string;
+  /** The service (e.g. https://wallet.example.com); /api/public/v1 is added. Default http://127.0.0.1:8080. */
+  baseUrl?: string;
+  /** Retries of 429 (after Retry-After), 502, 503 and network failures. Default 3. */
+  maxRetries?: number;
+  /** A fetch to use (default globalThis.fetch). */
+  fetch?: typeof fetch;
+}
+
+const PREFIX = '/api/public/v1';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The methods that may be retried: reads, and writes that carry an Idempotency-Key. */
+function retryable(req: Request): boolean {
+  return req.method === 'GET' || req.headers.has('Idempotency-Key');
+}
+
+export class AgentWallet {
+  private readonly api: ReturnType<typeof createClient<paths>>;
+
+  constructor(opts: AgentWalletOptions) {
+    if (!opts.apiKey) throw new Error('AgentWallet: apiKey is required');
+    const baseUrl = (opts.baseUrl ?? 'http://127.0.0.1:8080').replace(/\/+$/, '').replace(new RegExp(`${PREFIX}$`), '');
+    const doFetch = opts.fetch ?? globalThis.fetch;
+    const maxRetries = opts.maxRetries ?? 3;
+    this.api = createClient<paths>({
+      baseUrl,
+      headers: { Authorization: `Bearer ${opts.apiKey}` },
+      fetch: async (req: Request) => {
+        for (let attempt = 0; ; attempt++) {
+          let res: Response;
+          try {
+            res = await doFetch(req.clone());
+          } catch (err) {
+            if (attempt < maxRetries && retryable(req)) {
+              await sleep(backoff(attempt));
+              continue;
+            }
+            throw new ServiceUnavailableError(`no answer from the service: ${(err as Error).message}`, 0);
+          }
+          if ((res.status === 429 || res.status === 502 || res.status === 503) && attempt < maxRetries && retryable(req)) {
+            const after = Number(res.headers.get('retry-after'));
+            await sleep(after > 0 ? after * 1000 : backoff(attempt));
+            continue;
+          }
+          return res;
+        }
+      },
+    });
+  }
+
+  /** Unwraps an openapi-fetch answer, throwing the typed error of a failure. */
+  private async do<T>(p: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+    const { data, error, response } = await p;
+    if (!response.ok) throw errorFor(response.status, error, response.headers);
+    return data as T;
+  }
+
+  /** Pages a cursor list as an async iterator. */
+  private async *pages<T>(fetchPage: (cursor?: string) => Promise<{ items: T[]; next: string | null | undefined }>): AsyncGenerator<T> {
+    let cursor: string | undefined;
+    for (;;) {
+      const { items, next } = await fetchPage(cursor);
+      yield* items;
+      if (!next) return;
+      cursor = next;
+    }
+  }
+
+  readonly agents = {
+    list: async (): Promise<Agent[]> => (await this.do(this.api.GET('/api/public/v1/agents'))).agents,
+    create: (label: string, policy?: PolicyInput): Promise<Agent> =>
+      this.do(this.api.POST('/api/public/v1/agents', { body: policy ? { label, policy } : { label } })),
+    get: (id: string): Promise<Agent> => this.do(this.api.GET('/api/public/v1/agents/{id}', { params: { path: { id } } })),
+    updatePolicy: (id: string, policy: PolicyInput): Promise<Agent> =>
+      this.do(this.api.PATCH('/api/public/v1/agents/{id}/policy', { params: { path: { id } }, body: policy })),
+    freeze: (id: string): Promise<Agent> => this.do(this.api.POST('/api/public/v1/agents/{id}/freeze', { params: { path: { id } } })),
+    unfreeze: (id: string): Promise<Agent> => this.do(this.api.POST('/api/public/v1/agents/{id}/unfreeze', { params: { path: { id } } })),
+    /**
+     * Sends USDC under the wallet's policy. A policy block is a result
+     * (status "blocked"), not an exception. Every send carries an
+     * Idempotency-Key, so the retries of 429/502/503 never pay twice.
+     */
+    send: async (id: string, input: SendInput): Promise<SendResult> => {
+      const idempotencyKey = input.idempotencyKey ?? crypto.randomUUID();
+      const { data, error, response } = await this.api.POST('/api/public/v1/agents/{id}/send', {
+        params: { path: { id }, header: { 'Idempotency-Key': idempotencyKey } },
+        body: { to: input.to, amount: input.amount, ...(input.memo ? { memo: input.memo } : {}) },
+      });
+      const replayed = response.headers.get('idempotent-replayed') === 'true';
+      if (response.status === 403) {
+        const e = (error ?? {}) as { reason?: BlockReason; remaining_today_usdc?: number };
+        if (e.reason) return { status: 'blocked', reason: e.reason, remainingTodayUsdc: e.remaining_today_usdc ?? 0, idempotencyKey, replayed };
+      }
+      if (!response.ok || !data) throw errorFor(response.status, error, response.headers);
+      if (data.status === 'pending_approval') return { status: 'pending_approval', approvalId: data.approval_id!, idempotencyKey, replayed };
+      return {
+        status: 'sent',
+        signature: data.signature!,
+        idempotencyKey,
+        replayed,
+        ...(data.transaction_status ? { transactionStatus: data.transaction_status } : {}),
+      };
+    },
+    preview: (id: string, input: Omit<SendInput, 'idempotencyKey'>): Promise<Preview> =>
+      this.do(
+        this.api.POST('/api/public/v1/agents/{id}/send/preview', {
+          params: { path: { id } },
+          body: { to: input.to, amount: input.amount, ...(input.memo ? { memo: input.memo } : {}) },
+        }),
+      ),
+  };
+
+  readonly wallets = {
+    list: async (): Promise<Wallet[]> => (await this.do(this.api.GET('/api/public/v1/wallets'))).wallets,
+    balance: (id: string): Promise<Balance> => this.do(this.api.GET('/api/public/v1/wallets/{id}/balance', { params: { path: { id } } })),
+  };
+
+  readonly transactions = {
+    /** Every transaction the filter selects, newest first, page after page. */
+    list: (filter: { walletId?: string; status?: 'pending' | 'confirmed' | 'failed'; since?: Date; until?: Date; pageSize?: number } = {}) =>
+      this.pages<Transaction>(async (cursor) => {
+        const d = await this.do(
+          this.api.GET('/api/public/v1/transactions', {
+            params: {
+              query: {
+                limit: filter.pageSize ?? 100,
+                ...(cursor ? { cursor } : {}),
+                ...(filter.walletId ? { wallet_id: filter.walletId } : {}),
+                ...(filter.status ? { status: filter.status } : {}),
+                ...(filter.since ? { since: filter.since.toISOString() } : {}),
+                ...(filter.until ? { until: filter.until.toISOString() } : {}),
+              },
+            },
+          }),
+        );
+        return { items: d.transactions, next: d.next_cursor };
+      }),
+  };
+
+  readonly approvals = {
+    list: (filter: { status?: Approval['status']; pageSize?: number } = {}) =>
+      this.pages<Approval>(async (cursor) => {
+        const d = await this.do(
+          this.api.GET('/api/public/v1/approvals', {
+            params: { query: { limit: filter.pageSize ?? 50, ...(cursor ? { cursor } : {}), ...(filter.status ? { status: filter.status } : {}) } },
+          }),
+        );
+        return { items: d.approvals, next: d.next_cursor };
+      }),
+    get: (id: string): Promise<Approval> => this.do(this.api.GET('/api/public/v1/approvals/{id}', { params: { path: { id } } })),
+    context: (id: string): Promise<ApprovalContext> =>
+      this.do(this.api.GET('/api/public/v1/approvals/{id}/context', { params: { path: { id } } })),
+    approve: (id: string, note?: string): Promise<Approval> =>
+      this.do(this.api.POST('/api/public/v1/approvals/{id}/approve', { params: { path: { id } }, body: note ? { note } : {} })),
+    reject: (id: string, note?: string): Promise<Approval> =>
+      this.do(this.api.POST('/api/public/v1/approvals/{id}/reject', { params: { path: { id } }, body: note ? { note } : {} })),
+  };
+
+  readonly auditLog = {
+    list: (filter: { action?: string; target?: string; pageSize?: number } = {}) =>
+      this.pages<AuditEntry>(async (cursor) => {
+        const d = await this.do(
+          this.api.GET('/api/public/v1/audit-log', {
+            params: {
+              query: {
+                limit: filter.pageSize ?? 100,
+                ...(cursor ? { cursor } : {}),
+                ...(filter.action ? { action: filter.action } : {}),
+                ...(filter.target ? { target: filter.target } : {}),
+              },
+            },
+          }),
+        );
+        return { items: d.entries, next: d.next_cursor };
+      }),
+  };
+
+  readonly keys = {
+    list: (filter: { pageSize?: number } = {}) =>
+      this.pages<Key>(async (cursor) => {
+        const d = await this.do(this.api.GET('/api/public/v1/keys', { params: { query: { limit: filter.pageSize ?? 100, ...(cursor ? { cursor } : {}) } } }));
+        return { items: d.keys, next: d.next_cursor };
+      }),
+    create: (input: { role?: 'agent' | 'admin'; walletIds?: string[]; label?: string } = {}): Promise<NewKey> =>
+      this.do(
+        this.api.POST('/api/public/v1/keys', {
+          body: {
+            ...(input.role ? { role: input.role } : {}),
+            ...(input.walletIds ? { wallet_ids: input.walletIds } : {}),
+            ...(input.label ? { label: input.label } : {}),
+          },
+        }),
+      ),
+    rotate: (id: string): Promise<NewKey> => this.do(this.api.POST('/api/public/v1/keys/{id}/rotate', { params: { path: { id } } })),
+    revoke: (id: string): Promise<Key> => this.do(this.api.DELETE('/api/public/v1/keys/{id}', { params: { path: { id } } })),
+  };
+
+  readonly webhooks = {
+    create: (input: Schemas['EndpointBody']): Promise<WebhookEndpointWithSecret> =>
+      this.do(this.api.POST('/api/public/v1/webhook-endpoints', { body: input })),
+    list: async (): Promise<WebhookEndpoint[]> => (await this.do(this.api.GET('/api/public/v1/webhook-endpoints'))).endpoints,
+    get: (id: string): Promise<WebhookEndpoint> =>
+      this.do(this.api.GET('/api/public/v1/webhook-endpoints/{id}', { params: { path: { id } } })),
+    update: (id: string, input: Schemas['EndpointBody']): Promise<WebhookEndpoint> =>
+      this.do(this.api.PATCH('/api/public/v1/webhook-endpoints/{id}', { params: { path: { id } }, body: input })),
+    delete: async (id: string): Promise<void> => {
+      await this.do(this.api.DELETE('/api/public/v1/webhook-endpoints/{id}', { params: { path: { id } } }));
+    },
+    rotateSecret: (id: string): Promise<WebhookEndpointWithSecret> =>
+      this.do(this.api.POST('/api/public/v1/webhook-endpoints/{id}/rotate-secret', { params: { path: { id } } })),
+    deliveries: (endpointId: string, filter: { status?: Delivery['status']; pageSize?: number } = {}) =>
+      this.pages<Delivery>(async (cursor) => {
+        const d = await this.do(
+          this.api.GET('/api/public/v1/webhook-endpoints/{id}/deliveries', {
+            params: {
+              path: { id: endpointId },
+              query: { limit: filter.pageSize ?? 50, ...(cursor ? { cursor } : {}), ...(filter.status ? { status: filter.status } : {}) },
+            },
+          }),
+        );
+        return { items: d.deliveries, next: d.next_cursor };
+      }),
+    getDelivery: (id: string) => this.do(this.api.GET('/api/public/v1/deliveries/{id}', { params: { path: { id } } })),
+    replay: (id: string): Promise<Delivery> => this.do(this.api.POST('/api/public/v1/deliveries/{id}/replay', { params: { path: { id } } })),
+  };
+
+  readonly users = {
+    list: async (): Promise<User[]> => (await this.do(this.api.GET('/api/public/v1/users'))).users,
+    create: (address: string, role: User['role']): Promise<User> => this.do(this.api.POST('/api/public/v1/users', { body: { address, role } })),
+    update: (address: string, role: User['role']): Promise<User> =>
+      this.do(this.api.PATCH('/api/public/v1/users/{address}', { params: { path: { address } }, body: { role } })),
+    delete: async (address: string): Promise<void> => {
+      await this.do(this.api.DELETE('/api/public/v1/users/{address}', { params: { path: { address } } }));
+    },
+  };
+}
+
+function backoff(attempt: number): number {
+  return Math.min(500 * 2 ** attempt, 10_000);
+}
+
+export { AgentWalletError };

@@ -1,0 +1,137 @@
+import { WebhookVerificationError } from './errors.js';
+
+/** An event as delivered to a JSON endpoint. */
+export interface WebhookEvent<D = Record<string, unknown>> {
+  event: string;
+  event_id: string;
+  timestamp: string;
+  data: D;
+}
+
+export interface VerifyOptions {
+  /** How old (or how far in the future) a webhook-timestamp may be. Default 300 s. */
+  toleranceSeconds?: number;
+  /** The clock, for tests. */
+  now?: () => Date;
+}
+
+type HeaderBag = Headers | Record<string, string | string[] | undefined>;
+
+function header(h: HeaderBag, name: string): string | undefined {
+  if (typeof (h as Headers).get === 'function') return (h as Headers).get(name) ?? undefined;
+  const bag = h as Record<string, string | string[] | undefined>;
+  const key = Object.keys(bag).find((k) => k.toLowerCase() === name);
+  const v = key === undefined ? undefined : bag[key];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+const enc = new TextEncoder();
+
+function bytesOf(body: string | Uint8Array): Uint8Array {
+  return typeof body === 'string' ? enc.encode(body) : body;
+}
+
+function fromBase64(s: string): Uint8Array {
+  const bin = atob(s);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+async function hmac(key: Uint8Array, data: Uint8Array): Promise<Uint8Array> {
+  const k = await crypto.subtle.importKey('raw', key as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  return new Uint8Array(await crypto.subtle.sign('HMAC', k, data as BufferSource));
+}
+
+/** Constant-time comparison of equal-length byte strings. */
+function equal(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d |= a[i] ^ b[i];
+  return d === 0;
+}
+
+function concat(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let i = 0;
+  for (const p of parts) {
+    out.set(p, i);
+    i += p.length;
+  }
+  return out;
+}
+
+/**
+ * verifyWebhook checks a delivery and answers its event, or throws
+ * WebhookVerificationError. It verifies the Standard Webhooks headers
+ * (webhook-id, webhook-timestamp within the tolerance, and any of the
+ * webhook-signature entries: during a secret rotation both the old and the
+ * new secret sign). Pass the raw body, exactly as received.
+ */
+export async function verifyWebhook<D = Record<string, unknown>>(
+  rawBody: string | Uint8Array,
+  headers: HeaderBag,
+  secret: string,
+  opts: VerifyOptions = {},
+): Promise<WebhookEvent<D>> {
+  if (!secret) throw new WebhookVerificationError('no signing secret given');
+  const id = header(headers, 'webhook-id');
+  const ts = header(headers, 'webhook-timestamp');
+  const sigs = header(headers, 'webhook-signature');
+  if (!id || !ts || !sigs) throw new WebhookVerificationError('missing webhook-id, webhook-timestamp or webhook-signature');
+  const at = Number(ts);
+  if (!Number.isInteger(at)) throw new WebhookVerificationError('malformed webhook-timestamp');
+  const now = Math.floor((opts.now?.() ?? new Date()).getTime() / 1000);
+  const tolerance = opts.toleranceSeconds ?? 300;
+  if (Math.abs(now - at) > tolerance) throw new WebhookVerificationError(`webhook-timestamp is more than ${tolerance} s from now`);
+  const key = fromBase64(secret.startsWith('whsec_') ? secret.slice(6) : secret);
+  const body = bytesOf(rawBody);
+  const expected = await hmac(key, concat(enc.encode(`${id}.${ts}.`), body));
+  let ok = false;
+  for (const entry of sigs.split(' ')) {
+    const [version, sig] = entry.split(',', 2);
+    if (version !== 'v1' || !sig) continue;
+    let given: Uint8Array;
+    try {
+      given = fromBase64(sig);
+    } catch {
+      continue;
+    }
+    if (equal(given, expected)) ok = true;
+  }
+  if (!ok) throw new WebhookVerificationError('no webhook-signature matches');
+  return parse<D>(body);
+}
+
+/**
+ * verifyServiceSignature checks the X-Service-Signature header
+ * (sha256=<hex HMAC-SHA256 of the raw body keyed by the secret>). It has
+ * no timestamp, so no replay protection: prefer verifyWebhook.
+ */
+export async function verifyServiceSignature<D = Record<string, unknown>>(
+  rawBody: string | Uint8Array,
+  headers: HeaderBag,
+  secret: string,
+): Promise<WebhookEvent<D>> {
+  if (!secret) throw new WebhookVerificationError('no signing secret given');
+  const body = bytesOf(rawBody);
+  const expected = await hmac(enc.encode(secret), body);
+  const candidates = [header(headers, 'x-service-signature'), header(headers, 'x-service-signature-previous')];
+  let ok = false;
+  for (const h of candidates) {
+    const hex = h?.startsWith('sha256=') ? h.slice(7) : undefined;
+    if (!hex || !/^[0-9a-f]{64}$/.test(hex)) continue;
+    const given = new Uint8Array(hex.match(/../g)!.map((b) => parseInt(b, 16)));
+    if (equal(given, expected)) ok = true;
+  }
+  if (!ok) throw new WebhookVerificationError('X-Service-Signature does not match');
+  return parse<D>(body);
+}
+
+function parse<D>(body: Uint8Array): WebhookEvent<D> {
+  try {
+    return JSON.parse(new TextDecoder().decode(body)) as WebhookEvent<D>;
+  } catch {
+    throw new WebhookVerificationError('the body is not JSON');
+  }
+}
