@@ -55,6 +55,15 @@ deps: ## install the npm packages of localnet/ and scripts/webhook-verify/ when 
 dashboard: ## build the dashboard (web/dashboard) into the api binary's embed (internal/dashboard/dist/app)
 	@scripts/dashboard-build.sh
 
+.PHONY: sdk
+sdk: ## install and build the TypeScript SDK and the LangChain tools (npm workspaces: sdk/*, examples)
+	@scripts/sdk-build.sh
+
+.PHONY: sdk-types
+sdk-types: ## regenerate sdk/typescript/src/schema.ts from openapi/openapi.yaml
+	@scripts/localnet-deps.sh .
+	npm run --silent generate
+
 .PHONY: browser-deps
 browser-deps: ## install Debian's chromium for the dashboard's browser tests when missing
 	@scripts/browser-deps.sh
@@ -68,7 +77,7 @@ services-stop: ## stop the private Postgres and Redis started under .dev/
 	@scripts/services.sh stop
 
 .PHONY: test
-test: deps dashboard browser-deps ## run the Go tests (race detector, the dashboard's browser tests among them) and localnet's tests
+test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the dashboard's browser tests among them) and localnet's tests
 	@$(WITH_TEST_SERVICES) \
 	echo "go test $(TEST_FLAGS) ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
 	$(GO) test $(TEST_FLAGS) ./...

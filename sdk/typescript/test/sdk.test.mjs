@@ -1,0 +1,207 @@
+// @agentwallet/sdk against the running service (started by go test: see
+// internal/httpapi/sdk_test.go, which passes URLs, keys and wallets).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import {
+  AgentWallet,
+  AuthenticationError,
+  NotFoundError,
+  PermissionError,
+  ValidationError,
+  ConflictError,
+  WebhookVerificationError,
+  verifyWebhook,
+  verifyServiceSignature,
+} from '../dist/index.js';
+
+const env = (n) => {
+  const v = process.env[n];
+  if (!v) throw new Error(`${n} is not set: run through go test (make test)`);
+  return v;
+};
+const API_URL = env('API_URL');
+const admin = new AgentWallet({ apiKey: env('ADMIN_KEY'), baseUrl: API_URL });
+const agent = new AgentWallet({ apiKey: env('AGENT_KEY'), baseUrl: API_URL });
+const WALLET = env('WALLET_ID');
+const WALLET_250 = env('WALLET_250');
+
+const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+function address() {
+  let n = BigInt('0x' + randomBytes(32).toString('hex'));
+  let s = '';
+  while (n > 0n) {
+    s = ALPHABET[Number(n % 58n)] + s;
+    n /= 58n;
+  }
+  return s;
+}
+
+test('the three send outcomes, as values', async () => {
+  const sent = await agent.agents.send(WALLET, { to: address(), amount: 1.5, memo: 'sdk' });
+  assert.equal(sent.status, 'sent');
+  assert.ok(sent.signature && sent.idempotencyKey);
+  const parked = await agent.agents.send(WALLET, { to: address(), amount: 6 });
+  assert.equal(parked.status, 'pending_approval');
+  assert.match(parked.approvalId, /^ap_/);
+  const blocked = await agent.agents.send(WALLET, { to: address(), amount: 11 });
+  assert.deepEqual([blocked.status, blocked.reason], ['blocked', 'exceeds_max_tx']);
+  assert.equal(typeof blocked.remainingTodayUsdc, 'number');
+  // The same key again: the first answer, replayed.
+  const again = await agent.agents.send(WALLET, { to: address(), amount: 6, idempotencyKey: parked.idempotencyKey }).catch((e) => e);
+  assert.ok(again instanceof ValidationError, 'another body under the same key is refused');
+});
+
+test('a 429 is retried under the same Idempotency-Key and pays once', async () => {
+  // The first answer is lost after the service acted, as a 429 with Retry-After.
+  let lost = 0;
+  const keys = [];
+  const flaky = new AgentWallet({
+    apiKey: env('AGENT_KEY'),
+    baseUrl: API_URL,
+    fetch: async (req) => {
+      keys.push(req.headers.get('idempotency-key'));
+      const res = await fetch(req);
+      if (lost++ === 0) return new Response('{"error":"Rate limited"}', { status: 429, headers: { 'Retry-After': '1' } });
+      return res;
+    },
+  });
+  const to = address();
+  const r = await flaky.agents.send(WALLET, { to, amount: 2 });
+  assert.equal(r.status, 'sent');
+  assert.equal(r.replayed, true, 'the retry got the stored answer');
+  assert.equal(keys.length, 2);
+  assert.equal(keys[0], keys[1]);
+  let n = 0;
+  for await (const t of admin.transactions.list({ walletId: WALLET })) if (t.counterparty === to) n++;
+  assert.equal(n, 1, 'one payment');
+});
+
+test('cursor iteration over 250 transactions', async () => {
+  const seen = new Set();
+  for await (const t of admin.transactions.list({ walletId: WALLET_250, pageSize: 40 })) {
+    assert.ok(!seen.has(t.id), 'no transaction twice');
+    seen.add(t.id);
+  }
+  assert.equal(seen.size, 250);
+});
+
+test('every method once', async () => {
+  const a = await admin.agents.create('sdk-every', { max_tx_usdc: 10 });
+  assert.equal(a.label, 'sdk-every');
+  assert.ok((await admin.agents.list()).some((x) => x.id === a.id));
+  assert.equal((await admin.agents.get(a.id)).id, a.id);
+  assert.equal((await admin.agents.updatePolicy(a.id, { max_tx_usdc: 5 })).policy.max_tx_usdc, 5);
+  assert.equal((await admin.agents.freeze(a.id)).state, 'frozen');
+  await assert.rejects(agent.agents.unfreeze(a.id), PermissionError);
+  assert.equal((await admin.agents.unfreeze(a.id)).state, 'active');
+  assert.ok((await admin.wallets.list()).length >= 2);
+  assert.equal(typeof (await admin.wallets.balance(WALLET)).usdc, 'number');
+  assert.equal((await agent.agents.preview(WALLET, { to: address(), amount: 1 })).outcome, 'sent');
+
+  const parked = await agent.agents.send(WALLET, { to: address(), amount: 7 });
+  const pending = [];
+  for await (const ap of admin.approvals.list({ status: 'pending' })) pending.push(ap.id);
+  assert.ok(pending.includes(parked.approvalId));
+  assert.equal((await admin.approvals.get(parked.approvalId)).status, 'pending');
+  assert.equal((await admin.approvals.context(parked.approvalId)).if_approved_now.outcome, 'sent');
+  assert.equal((await admin.approvals.approve(parked.approvalId, 'ok')).status, 'sent');
+  await assert.rejects(admin.approvals.approve(parked.approvalId), ConflictError);
+  const other = await agent.agents.send(WALLET, { to: address(), amount: 8 });
+  assert.equal((await agent.approvals.reject(other.approvalId, 'no')).status, 'rejected');
+
+  let entries = 0;
+  for await (const e of admin.auditLog.list({ action: 'send.sent', pageSize: 5 })) if (++entries > 3) break;
+  assert.ok(entries > 0);
+
+  const k = await admin.keys.create({ label: 'sdk key', walletIds: [a.id] });
+  assert.deepEqual([k.role, k.wallet_ids], ['agent', [a.id]]);
+  let keys = 0;
+  for await (const _ of admin.keys.list()) keys++;
+  assert.ok(keys >= 3);
+  const rotated = await admin.keys.rotate(k.id);
+  assert.equal(rotated.replaces, k.id);
+  assert.ok((await admin.keys.revoke(rotated.id)).revoked_at);
+  await assert.rejects(new AgentWallet({ apiKey: rotated.key, baseUrl: API_URL, maxRetries: 0 }).agents.list(), AuthenticationError);
+
+  const hook = await receiver();
+  const ep = await admin.webhooks.create({ url: hook.url, events: ['tx.sent'] });
+  await hook.next();
+  assert.ok((await admin.webhooks.list()).some((e) => e.id === ep.id));
+  assert.equal((await admin.webhooks.get(ep.id)).url, hook.url);
+  assert.equal((await admin.webhooks.update(ep.id, { description: 'd' })).description, 'd');
+  await hook.next();
+  const fresh = await admin.webhooks.rotateSecret(ep.id);
+  assert.notEqual(fresh.secret, ep.secret);
+  const ds = [];
+  for await (const d of admin.webhooks.deliveries(ep.id)) ds.push(d);
+  assert.ok(ds.length >= 2);
+  assert.ok((await admin.webhooks.getDelivery(ds[0].id)).attempt_log.length >= 0);
+  assert.ok((await admin.webhooks.replay(ds[0].id)).replay_of);
+  await admin.webhooks.delete(ep.id);
+  await assert.rejects(admin.webhooks.get(ep.id), NotFoundError);
+  hook.close();
+
+  const u = address();
+  assert.equal((await admin.users.create(u, 'approver')).role, 'approver');
+  assert.ok((await admin.users.list()).some((x) => x.address === u));
+  assert.equal((await admin.users.update(u, 'viewer')).role, 'viewer');
+  await admin.users.delete(u);
+  await assert.rejects(admin.users.delete(u), NotFoundError);
+});
+
+test('typed errors', async () => {
+  await assert.rejects(new AgentWallet({ apiKey: 'svc_test_nope', baseUrl: API_URL }).agents.list(), AuthenticationError);
+  await assert.rejects(admin.agents.get('00000000-0000-4000-8000-000000000000'), NotFoundError);
+  const e = await admin.agents.create('', {}).catch((x) => x);
+  assert.ok(e instanceof ValidationError);
+  assert.equal(e.field, 'label');
+  await assert.rejects(agent.webhooks.list(), PermissionError);
+});
+
+/** receiver is a local webhook receiver: next() resolves with each delivery. */
+async function receiver() {
+  const queue = [];
+  const waiting = [];
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      res.end('ok');
+      const d = { headers: req.headers, body: Buffer.concat(chunks) };
+      const w = waiting.shift();
+      w ? w(d) : queue.push(d);
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/hook`,
+    next: () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((r) => waiting.push(r))),
+    close: () => server.close(),
+  };
+}
+
+test('webhook verification of real deliveries, both secrets during a rotation, tampering and old timestamps', async () => {
+  const hook = await receiver();
+  const ep = await admin.webhooks.create({ url: hook.url, events: ['tx.sent'] });
+  const d1 = await hook.next();
+  const ev = await verifyWebhook(d1.body, d1.headers, ep.secret);
+  assert.equal(ev.event, 'webhook.test');
+  assert.equal((await verifyServiceSignature(d1.body, d1.headers, ep.secret)).event_id, ev.event_id);
+  // A rotation: the next delivery verifies with the old and the new secret.
+  const fresh = await admin.webhooks.rotateSecret(ep.id);
+  await admin.webhooks.update(ep.id, { enabled: true });
+  const d2 = await hook.next();
+  assert.equal((await verifyWebhook(d2.body, d2.headers, ep.secret)).event, 'webhook.test');
+  assert.equal((await verifyWebhook(d2.body, d2.headers, fresh.secret)).event, 'webhook.test');
+  // Refusals.
+  const tampered = Buffer.from(d2.body.toString().replace('webhook.test', 'webhook.tost'));
+  await assert.rejects(verifyWebhook(tampered, d2.headers, fresh.secret), WebhookVerificationError);
+  await assert.rejects(verifyServiceSignature(tampered, d2.headers, fresh.secret), WebhookVerificationError);
+  const later = () => new Date(Date.now() + 10 * 60 * 1000);
+  await assert.rejects(verifyWebhook(d2.body, d2.headers, fresh.secret, { now: later }), /more than 300 s/);
+  await assert.rejects(verifyWebhook(d2.body, d2.headers, 'whsec_' + randomBytes(32).toString('base64')), WebhookVerificationError);
+  await admin.webhooks.delete(ep.id);
+  hook.close();
+});
