@@ -208,6 +208,14 @@ func (c *Client) ListAuditLog(ctx context.Context, action, target string, p Page
 	return out.Entries, deref(out.NextCursor), err
 }
 
+// VerifyAuditLog walks the account's whole hash chain and answers how far
+// it holds.
+func (c *Client) VerifyAuditLog(ctx context.Context) (*AuditVerification, error) {
+	var out AuditVerification
+	_, err := c.call(ctx, http.MethodGet, "/audit-log/verification", nil, nil, &out, nil, false)
+	return &out, err
+}
+
 // Keys.
 
 // ListKeys answers a page of the account's keys and the next cursor.

@@ -186,6 +186,19 @@ type AuditEntry struct {
 	Hash     string          `json:"hash"`
 }
 
+// AuditVerification is how far an account's audit chain holds.
+type AuditVerification struct {
+	Intact          bool  `json:"intact"`
+	Entries         int   `json:"entries"`
+	VerifiedThrough int64 `json:"verified_through_seq"`
+	FirstBreak      *struct {
+		Seq     int64  `json:"seq"`
+		EntryID string `json:"entry_id"`
+		Problem string `json:"problem"`
+	} `json:"first_break,omitempty"`
+	VerifiedAt time.Time `json:"verified_at"`
+}
+
 // KeyAccess is what a key may do.
 type KeyAccess struct {
 	Role       string   `json:"role"`

@@ -84,36 +84,48 @@ func Verify(ctx context.Context, db bun.IDB, accountID *uuid.UUID) (Report, erro
 	}
 	for _, acct := range accounts {
 		rep.Accounts++
-		n, brk, err := verifyChain(ctx, db, acct)
-		rep.Entries += n
+		st, err := VerifyAccount(ctx, db, acct)
+		rep.Entries += st.Entries
 		if err != nil {
 			return rep, err
 		}
-		if brk != nil {
-			rep.Breaks = append(rep.Breaks, *brk)
+		if st.Break != nil {
+			rep.Breaks = append(rep.Breaks, *st.Break)
 		}
 	}
 	return rep, nil
 }
 
-func verifyChain(ctx context.Context, db bun.IDB, accountID uuid.UUID) (int, *Break, error) {
+// ChainState is how far one account's chain holds.
+type ChainState struct {
+	// Entries read, the broken one included.
+	Entries int
+	// VerifiedThrough is the last entry's seq of the intact prefix (0
+	// when the chain is empty or its first entry is broken).
+	VerifiedThrough int64
+	// Break is the first link that does not hold; nil when all do.
+	Break *Break
+}
+
+// VerifyAccount walks one account's chain from its first entry, as Verify
+// does, and says how far it holds.
+func VerifyAccount(ctx context.Context, db bun.IDB, accountID uuid.UUID) (ChainState, error) {
+	var st ChainState
 	prev := make([]byte, 32)
-	var seq int64
-	n := 0
 	for {
 		var batch []Entry
-		err := db.NewSelect().Model(&batch).Where("account_id = ? AND seq > ?", accountID, seq).
+		err := db.NewSelect().Model(&batch).Where("account_id = ? AND seq > ?", accountID, st.VerifiedThrough).
 			Order("seq").Limit(verifyBatch).Scan(ctx)
 		if err != nil {
-			return n, nil, fmt.Errorf("read audit entries: %w", err)
+			return st, fmt.Errorf("read audit entries: %w", err)
 		}
 		for i := range batch {
 			e := &batch[i]
-			n++
+			st.Entries++
 			brk := &Break{AccountID: accountID, EntryID: e.ID, Seq: e.Seq}
 			switch {
-			case e.Seq != seq+1:
-				brk.Problem = fmt.Sprintf("sequence jumps from %d to %d (entries missing)", seq, e.Seq)
+			case e.Seq != st.VerifiedThrough+1:
+				brk.Problem = fmt.Sprintf("sequence jumps from %d to %d (entries missing)", st.VerifiedThrough, e.Seq)
 			case !bytes.Equal(e.PrevHash, prev):
 				brk.Problem = "prev_hash is not the previous entry's hash"
 			case !bytes.Equal(e.Hash, e.ComputeHash()):
@@ -122,12 +134,13 @@ func verifyChain(ctx context.Context, db bun.IDB, accountID uuid.UUID) (int, *Br
 				brk = nil
 			}
 			if brk != nil {
-				return n, brk, nil
+				st.Break = brk
+				return st, nil
 			}
-			prev, seq = e.Hash, e.Seq
+			prev, st.VerifiedThrough = e.Hash, e.Seq
 		}
 		if len(batch) < verifyBatch {
-			return n, nil, nil
+			return st, nil
 		}
 	}
 }

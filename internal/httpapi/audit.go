@@ -40,6 +40,23 @@ type auditOutput struct {
 	}
 }
 
+// AuditBreak is the first link of a chain that does not hold.
+type AuditBreak struct {
+	Seq     int64  `json:"seq" doc:"The broken entry's position." example:"43"`
+	EntryID string `json:"entry_id" format:"uuid" doc:"The broken entry's id." example:"3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7"`
+	Problem string `json:"problem" doc:"What does not hold: a sequence gap, a prev_hash that is not the previous entry's hash, or a hash that does not match the entry's contents." example:"hash does not match the entry's contents (edited)"`
+}
+
+type auditVerificationOutput struct {
+	Body struct {
+		Intact          bool        `json:"intact" doc:"Every entry's hash matches its contents and its predecessor's hash, with no gap." example:"true"`
+		Entries         int         `json:"entries" doc:"Entries read, the broken one included." example:"42"`
+		VerifiedThrough int64       `json:"verified_through_seq" doc:"The last seq of the intact prefix (0 when the log is empty or its first entry is broken)." example:"42"`
+		FirstBreak      *AuditBreak `json:"first_break,omitempty" doc:"The first broken entry; absent when intact."`
+		VerifiedAt      time.Time   `json:"verified_at" doc:"When this check ran, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
+	}
+}
+
 func (s *server) registerAudit(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID: "list-audit-log",
@@ -52,6 +69,33 @@ func (s *server) registerAudit(api huma.API) {
 		Tags:   []string{"Audit"},
 		Errors: []int{400, 401, 422},
 	}, s.listAudit)
+	huma.Register(api, huma.Operation{
+		OperationID: "verify-audit-log",
+		Method:      http.MethodGet,
+		Path:        Prefix + "/audit-log/verification",
+		Summary:     "Verify the audit log's hash chain",
+		Description: "Walks the account's whole chain from its first entry, recomputing every hash, and answers how far it holds: " +
+			"verified through entry N, or the first broken entry and what is wrong with it. " +
+			"The chain is the account's, across every wallet: admin keys and dashboard users may run it, agent keys may not.",
+		Tags:   []string{"Audit"},
+		Errors: []int{401, 403},
+	}, s.verifyAudit)
+}
+
+func (s *server) verifyAudit(ctx context.Context, _ *struct{}) (*auditVerificationOutput, error) {
+	st, err := audit.VerifyAccount(ctx, s.DB, principal(ctx).AccountID)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	out := &auditVerificationOutput{}
+	out.Body.Intact = st.Break == nil
+	out.Body.Entries = st.Entries
+	out.Body.VerifiedThrough = st.VerifiedThrough
+	out.Body.VerifiedAt = time.Now().UTC().Truncate(time.Second)
+	if b := st.Break; b != nil {
+		out.Body.FirstBreak = &AuditBreak{Seq: b.Seq, EntryID: b.EntryID.String(), Problem: b.Problem}
+	}
+	return out, nil
 }
 
 func (s *server) listAudit(ctx context.Context, in *auditInput) (*auditOutput, error) {

@@ -9,7 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/auth"
 )
 
 // PATCH /agents/{id}/policy changes only the given fields, validates the
@@ -239,6 +243,66 @@ func TestAuditLogRoute(t *testing.T) {
 	status, body = e.do("GET", "/api/public/v1/audit-log", otherKey, nil)
 	if status != 200 || len(body["entries"].([]any)) != 0 {
 		t.Fatalf("another account sees %v", body)
+	}
+}
+
+// GET /audit-log/verification walks the account's chain: intact through
+// its last entry; after an entry is edited in the database, broken at that
+// entry and verified through the one before; another account's chain is
+// not involved; agent keys are refused.
+func TestAuditLogVerification(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	admin := client.New(e.url, e.key, client.WithRetries(0))
+	_, otherKey := e.newAccount("devnet")
+	empty, err := client.New(e.url, otherKey).VerifyAuditLog(t.Context())
+	if err != nil || !empty.Intact || empty.Entries != 0 || empty.VerifiedThrough != 0 || empty.FirstBreak != nil {
+		t.Fatalf("empty chain: %+v %v", empty, err)
+	}
+	w1, _ := e.agent(nil, 0)
+	for i := range 4 {
+		e.patchPolicy(w1, map[string]any{"max_tx_usdc": i + 1})
+	}
+	// 5 entries: created w1, four policy updates.
+	v, err := admin.VerifyAuditLog(t.Context())
+	if err != nil || !v.Intact || v.Entries != 5 || v.VerifiedThrough != 5 || v.FirstBreak != nil || v.VerifiedAt.IsZero() {
+		t.Fatalf("intact chain: %+v %v", v, err)
+	}
+
+	acct, err := auth.Authenticate(t.Context(), e.db, e.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An edit as a database superuser would make it, past the append-only
+	// trigger (disabled for this transaction only).
+	var edited string
+	err = e.db.RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL session_replication_role = replica"); err != nil {
+			return err
+		}
+		return tx.NewRaw(`UPDATE audit_log SET details = '{"before":{"max_tx_usdc":1},"after":{"max_tx_usdc":1000}}'::json
+			WHERE account_id = ? AND seq = 3 RETURNING id::text`, acct.AccountID).Scan(ctx, &edited)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, body := e.do("GET", "/api/public/v1/audit-log/verification", e.key, nil)
+	brk, _ := body["first_break"].(map[string]any)
+	if status != 200 || body["intact"] != false || body["verified_through_seq"] != 2.0 || body["entries"] != 3.0 || brk == nil ||
+		brk["seq"] != 3.0 || brk["entry_id"] != edited || !strings.Contains(brk["problem"].(string), "edited") {
+		t.Fatalf("edited chain: %d %v", status, body)
+	}
+	if v, err := client.New(e.url, otherKey).VerifyAuditLog(t.Context()); err != nil || !v.Intact {
+		t.Fatalf("another account's chain: %+v %v", v, err)
+	}
+
+	_, agentKey := e.agentKey()
+	scoped := e.newKey(e.key, map[string]any{"wallet_ids": []string{w1}})["key"].(string)
+	for name, key := range map[string]string{"agent key": agentKey, "scoped agent key": scoped} {
+		t.Run(name, func(t *testing.T) {
+			status, body := e.do("GET", "/api/public/v1/audit-log/verification", key, nil)
+			wantError(t, status, body, 403, "verify the audit log")
+		})
 	}
 }
 

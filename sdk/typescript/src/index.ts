@@ -21,6 +21,7 @@ export type Approval = Schemas['Approval'];
 export type ApprovalContext = Schemas['ApprovalContext'];
 export type Preview = Schemas['PreviewOutputBody'];
 export type AuditEntry = Schemas['AuditEntry'];
+export type AuditVerification = Schemas['AuditVerificationOutputBody'];
 export type Key = Schemas['Key'];
 export type NewKey = Schemas['NewKey'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
@@ -222,6 +223,8 @@ export class AgentWallet {
         );
         return { items: d.entries, next: d.next_cursor };
       }),
+    /** Walks the account's whole hash chain: verified through entry N, or the first broken entry. */
+    verify: (): Promise<AuditVerification> => this.do(this.api.GET('/api/public/v1/audit-log/verification')),
   };
 
   readonly keys = {

@@ -265,6 +265,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/audit-log/verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Verify the audit log's hash chain
+         * @description Walks the account's whole chain from its first entry, recomputing every hash, and answers how far it holds: verified through entry N, or the first broken entry and what is wrong with it. The chain is the account's, across every wallet: admin keys and dashboard users may run it, agent keys may not.
+         */
+        get: operations["verify-audit-log"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/deliveries/{id}": {
         parameters: {
             query?: never;
@@ -817,6 +837,25 @@ export interface components {
              */
             status_code: number | null;
         };
+        AuditBreak: {
+            /**
+             * Format: uuid
+             * @description The broken entry's id.
+             * @example 3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7
+             */
+            entry_id: string;
+            /**
+             * @description What does not hold: a sequence gap, a prev_hash that is not the previous entry's hash, or a hash that does not match the entry's contents.
+             * @example hash does not match the entry's contents (edited)
+             */
+            problem: string;
+            /**
+             * Format: int64
+             * @description The broken entry's position.
+             * @example 43
+             */
+            seq: number;
+        };
         AuditEntry: {
             /**
              * @description What happened, e.g. send.sent, policy.updated, approval.rejected.
@@ -882,6 +921,33 @@ export interface components {
              * @example NDI
              */
             next_cursor: string | null;
+        };
+        AuditVerificationOutputBody: {
+            /**
+             * Format: int64
+             * @description Entries read, the broken one included.
+             * @example 42
+             */
+            entries: number;
+            /** @description The first broken entry; absent when intact. */
+            first_break?: components["schemas"]["AuditBreak"];
+            /**
+             * @description Every entry's hash matches its contents and its predecessor's hash, with no gap.
+             * @example true
+             */
+            intact: boolean;
+            /**
+             * Format: date-time
+             * @description When this check ran, ISO 8601 UTC.
+             * @example 2026-04-01T12:00:00Z
+             */
+            verified_at: string;
+            /**
+             * Format: int64
+             * @description The last seq of the intact prefix (0 when the log is empty or its first entry is broken).
+             * @example 42
+             */
+            verified_through_seq: number;
         };
         Balance: {
             /**
@@ -2965,6 +3031,62 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "verify-audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditVerificationOutputBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

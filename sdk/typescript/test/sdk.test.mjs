@@ -114,6 +114,9 @@ test('every method once', async () => {
   let entries = 0;
   for await (const e of admin.auditLog.list({ action: 'send.sent', pageSize: 5 })) if (++entries > 3) break;
   assert.ok(entries > 0);
+  const chain = await admin.auditLog.verify();
+  assert.ok(chain.intact && chain.verified_through_seq === chain.entries && chain.entries > 0, JSON.stringify(chain));
+  await assert.rejects(agent.auditLog.verify(), PermissionError);
 
   const k = await admin.keys.create({ label: 'sdk key', walletIds: [a.id] });
   assert.deepEqual([k.role, k.wallet_ids], ['agent', [a.id]]);
