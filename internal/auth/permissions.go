@@ -103,7 +103,7 @@ var Permissions = map[string]Rule{
 	"list-audit-log": {What: "read the audit log", Wallets: true, Access: readAll},
 	// The chain spans every wallet of the account: the humans' check.
 	"verify-audit-log": {What: "verify the audit log", Access: humansRead},
-	"list-keys": {What: "list other keys", Access: access(OwnKeys, Allowed, Allowed)},
+	"list-keys":        {What: "list other keys", Access: access(OwnKeys, Allowed, Allowed)},
 	"create-key": {What: "create admin keys", Access: agentsToo,
 		Note: "only an admin key or an owner makes admin keys; a scoped key makes keys within its scope"},
 	"rotate-key": {What: "rotate other keys", Access: access(OwnKeys, Refused, Refused)},
