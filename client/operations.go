@@ -216,6 +216,23 @@ func (c *Client) VerifyAuditLog(ctx context.Context) (*AuditVerification, error)
 	return &out, err
 }
 
+// Analytics.
+
+// GetAnalytics aggregates the days from..to (YYYY-MM-DD, UTC, to included;
+// "" for the service's default, the 30 days ending today).
+func (c *Client) GetAnalytics(ctx context.Context, from, to string) (*Analytics, error) {
+	q := url.Values{}
+	if from != "" {
+		q.Set("from", from)
+	}
+	if to != "" {
+		q.Set("to", to)
+	}
+	var out Analytics
+	_, err := c.call(ctx, http.MethodGet, "/analytics", q, nil, &out, nil, false)
+	return &out, err
+}
+
 // Keys.
 
 // ListKeys answers a page of the account's keys and the next cursor.

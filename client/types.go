@@ -199,6 +199,35 @@ type AuditVerification struct {
 	VerifiedAt time.Time `json:"verified_at"`
 }
 
+// Analytics are an account's aggregates over a range of UTC days.
+type Analytics struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Spend []struct {
+		Day          string  `json:"day"`
+		WalletID     string  `json:"wallet_id"`
+		AmountUSDC   float64 `json:"amount_usdc"`
+		Transactions int     `json:"transactions"`
+	} `json:"spend"`
+	Wallets []struct {
+		ID             string  `json:"id"`
+		Label          string  `json:"label"`
+		DailyLimitUSDC float64 `json:"daily_limit_usdc"`
+	} `json:"wallets"`
+	Approvals []struct {
+		Day                   string   `json:"day"`
+		Approved              int      `json:"approved"`
+		Rejected              int      `json:"rejected"`
+		Expired               int      `json:"expired"`
+		MedianDecisionSeconds *float64 `json:"median_decision_seconds"`
+	} `json:"approvals"`
+	MedianDecisionSeconds *float64 `json:"median_decision_seconds"`
+	Blocked               []struct {
+		Reason string `json:"reason"`
+		Count  int    `json:"count"`
+	} `json:"blocked"`
+}
+
 // KeyAccess is what a key may do.
 type KeyAccess struct {
 	Role       string   `json:"role"`

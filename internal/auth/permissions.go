@@ -101,6 +101,7 @@ var Permissions = map[string]Rule{
 		Note: "never by a key of the requester's lineage"},
 	"reject":         {What: "reject payments", Wallets: true, Access: access(Allowed, Allowed, Refused)},
 	"list-audit-log": {What: "read the audit log", Wallets: true, Access: readAll},
+	"get-analytics":  {What: "read analytics", Wallets: true, Access: readAll},
 	// The chain spans every wallet of the account: the humans' check.
 	"verify-audit-log": {What: "verify the audit log", Access: humansRead},
 	"list-keys":        {What: "list other keys", Access: access(OwnKeys, Allowed, Allowed)},

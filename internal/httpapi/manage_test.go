@@ -306,7 +306,7 @@ func TestAuditLogVerification(t *testing.T) {
 	}
 }
 
-// Any cursor, status or action filter answers a page or a 4xx with an
+// Any cursor, status or action filter or analytics range answers a page or a 4xx with an
 // error body, never a 500; the policy patch parser likewise.
 func FuzzListQueries(f *testing.F) {
 	b64 := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
@@ -316,6 +316,8 @@ func FuzzListQueries(f *testing.F) {
 	}
 	f.Add("", "", "\x00")
 	f.Add("", "", "")
+	f.Add("2026-01-01", "", "2026-12-31")
+	f.Add("0001-01-01", "", "9999-12-31")
 	e := newEnv(f)
 	f.Fuzz(func(t *testing.T, cursor, action, target string) {
 		for _, path := range []string{
@@ -324,6 +326,7 @@ func FuzzListQueries(f *testing.F) {
 			"/api/public/v1/audit-log?cursor=" + url.QueryEscape(cursor),
 			"/api/public/v1/audit-log?action=" + url.QueryEscape(action),
 			"/api/public/v1/audit-log?target=" + url.QueryEscape(target),
+			"/api/public/v1/analytics?from=" + url.QueryEscape(cursor) + "&to=" + url.QueryEscape(target),
 		} {
 			status, raw := e.with(t).doRaw("GET", path, e.key, nil)
 			if status != 200 && (status < 400 || status >= 500 || !strings.Contains(string(raw), `"error"`)) {

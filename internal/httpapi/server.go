@@ -175,6 +175,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerApprovalContext(api)
 	s.registerKeys(api)
 	s.registerAudit(api)
+	s.registerAnalytics(api)
 	s.registerWebhooks(api)
 	s.registerUsers(api)
 	documentRateLimits(api)

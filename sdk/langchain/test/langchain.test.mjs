@@ -23,8 +23,12 @@ const tools = agentWalletTools({ client, walletId: WALLET, dashboardUrl: API_URL
 const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
 
 const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+// A random 32-byte address in base58; the first byte is kept non-zero, as
+// a leading zero byte would need base58's leading '1' this loop omits.
 function address() {
-  let n = BigInt('0x' + randomBytes(32).toString('hex'));
+  const bytes = randomBytes(32);
+  bytes[0] |= 1;
+  let n = BigInt('0x' + bytes.toString('hex'));
   let s = '';
   while (n > 0n) {
     s = ALPHABET[Number(n % 58n)] + s;

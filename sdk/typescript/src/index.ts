@@ -22,6 +22,7 @@ export type ApprovalContext = Schemas['ApprovalContext'];
 export type Preview = Schemas['PreviewOutputBody'];
 export type AuditEntry = Schemas['AuditEntry'];
 export type AuditVerification = Schemas['AuditVerificationOutputBody'];
+export type Analytics = Schemas['AnalyticsOutputBody'];
 export type Key = Schemas['Key'];
 export type NewKey = Schemas['NewKey'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
@@ -225,6 +226,12 @@ export class AgentWallet {
       }),
     /** Walks the account's whole hash chain: verified through entry N, or the first broken entry. */
     verify: (): Promise<AuditVerification> => this.do(this.api.GET('/api/public/v1/audit-log/verification')),
+  };
+
+  readonly analytics = {
+    /** Spend per day per wallet, approvals per day with the median time to decide, blocks by rule; days are UTC, YYYY-MM-DD. */
+    get: (range: { from?: string; to?: string } = {}): Promise<Analytics> =>
+      this.do(this.api.GET('/api/public/v1/analytics', { params: { query: range } })),
   };
 
   readonly keys = {

@@ -148,6 +148,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Aggregate spend, approvals and blocks over a range of days
+         * @description Spend per UTC day per wallet (with each wallet's daily limit), approvals decided per day by outcome with the median time to a person's decision, and blocked sends by rule, over at most 366 days, aggregated in the database. A key limited to some wallets counts only theirs.
+         */
+        get: operations["get-analytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/approvals": {
         parameters: {
             query?: never;
@@ -621,6 +641,50 @@ export interface components {
              */
             state: "active" | "frozen";
         };
+        AnalyticsOutputBody: {
+            /** @description Per day decided, ascending; days without decisions are absent. */
+            approvals: components["schemas"]["ApprovalsDay"][];
+            /** @description Blocked sends by rule, most first. */
+            blocked: components["schemas"]["BlockedReason"][];
+            /**
+             * @description First UTC day.
+             * @example 2026-04-01
+             */
+            from: string;
+            /**
+             * Format: double
+             * @description Median seconds from request to a person's decision over the range; null without one.
+             * @example 298
+             */
+            median_decision_seconds: number | null;
+            /** @description Per day and wallet, days ascending; days without sends are absent. */
+            spend: components["schemas"]["SpendDay"][];
+            /**
+             * @description Last UTC day (included).
+             * @example 2026-04-30
+             */
+            to: string;
+            /** @description The wallets in spend, with their daily limits. */
+            wallets: components["schemas"]["AnalyticsWallet"][];
+        };
+        AnalyticsWallet: {
+            /**
+             * @description Its daily limit now.
+             * @example 100
+             */
+            daily_limit_usdc: number;
+            /**
+             * Format: uuid
+             * @description Wallet id.
+             * @example 5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
+             */
+            id: string;
+            /**
+             * @description Wallet label.
+             * @example research-agent
+             */
+            label: string;
+        };
         Approval: {
             /**
              * @description The paying wallet's label.
@@ -801,6 +865,37 @@ export interface components {
              */
             event: Record<string, never> | null;
         };
+        ApprovalsDay: {
+            /**
+             * Format: int64
+             * @description Approved by a person (sent, or being signed).
+             * @example 4
+             */
+            approved: number;
+            /**
+             * @description UTC day the approvals were decided, YYYY-MM-DD.
+             * @example 2026-04-01
+             */
+            day: string;
+            /**
+             * Format: int64
+             * @description Expired undecided.
+             * @example 0
+             */
+            expired: number;
+            /**
+             * Format: double
+             * @description Median seconds from request to a person's decision; null without one.
+             * @example 312.5
+             */
+            median_decision_seconds: number | null;
+            /**
+             * Format: int64
+             * @description Rejected, by a person or by the policy at approval time.
+             * @example 1
+             */
+            rejected: number;
+        };
         AttemptOut: {
             /**
              * Format: date-time
@@ -960,6 +1055,20 @@ export interface components {
              * @example 12.5
              */
             usdc: number;
+        };
+        BlockedReason: {
+            /**
+             * Format: int64
+             * @description Sends it blocked in the range.
+             * @example 7
+             */
+            count: number;
+            /**
+             * @description The rule.
+             * @example exceeds_daily_limit
+             * @enum {string}
+             */
+            reason: "exceeds_max_tx" | "exceeds_daily_limit" | "recipient_not_allowed" | "wallet_frozen";
         };
         CreateAgentInputBody: {
             /**
@@ -1606,6 +1715,30 @@ export interface components {
              * @enum {string}
              */
             transaction_status?: "pending" | "confirmed" | "failed";
+        };
+        SpendDay: {
+            /**
+             * @description USDC sent that day: signed transactions that did not fail, as the daily limit counts them.
+             * @example 42.5
+             */
+            amount_usdc: number;
+            /**
+             * @description UTC day, YYYY-MM-DD.
+             * @example 2026-04-01
+             */
+            day: string;
+            /**
+             * Format: int64
+             * @description How many transactions.
+             * @example 3
+             */
+            transactions: number;
+            /**
+             * Format: uuid
+             * @description The wallet.
+             * @example 5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
+             */
+            wallet_id: string;
         };
         Transaction: {
             /**
@@ -2497,6 +2630,67 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "get-analytics": {
+        parameters: {
+            query?: {
+                /** @description First UTC day, YYYY-MM-DD. Default: 29 days before to. */
+                from?: string;
+                /** @description Last UTC day (included), YYYY-MM-DD. Default: today (UTC). */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsOutputBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -28,8 +28,12 @@ const WALLET = env('WALLET_ID');
 const WALLET_250 = env('WALLET_250');
 
 const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+// A random 32-byte address in base58; the first byte is kept non-zero, as
+// a leading zero byte would need base58's leading '1' this loop omits.
 function address() {
-  let n = BigInt('0x' + randomBytes(32).toString('hex'));
+  const bytes = randomBytes(32);
+  bytes[0] |= 1;
+  let n = BigInt('0x' + bytes.toString('hex'));
   let s = '';
   while (n > 0n) {
     s = ALPHABET[Number(n % 58n)] + s;
@@ -117,6 +121,9 @@ test('every method once', async () => {
   const chain = await admin.auditLog.verify();
   assert.ok(chain.intact && chain.verified_through_seq === chain.entries && chain.entries > 0, JSON.stringify(chain));
   await assert.rejects(agent.auditLog.verify(), PermissionError);
+  const stats = await admin.analytics.get();
+  assert.ok(stats.spend.some((d) => d.wallet_id === WALLET && d.amount_usdc > 0), JSON.stringify(stats.spend));
+  await assert.rejects(admin.analytics.get({ from: '2026-02-30' }), ValidationError);
 
   const k = await admin.keys.create({ label: 'sdk key', walletIds: [a.id] });
   assert.deepEqual([k.role, k.wallet_ids], ['agent', [a.id]]);
