@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { ApiError, type Session, getSession, setCSRF, signOut, switchAccount } from './api';
 import { ApprovalPage } from './ApprovalPage';
+import { AuditPage } from './AuditPage';
 import { Inbox, Link, usePending } from './Inbox';
 import { SignIn } from './SignIn';
 import { usePath } from './router';
@@ -60,6 +61,7 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
           <Link to="/">
             Approvals <span className="count" aria-label="pending approvals">{pending ? pending.length : '…'}</span>
           </Link>
+          <Link to="/audit">Audit log</Link>
         </nav>
         <div className="network" role="status">
           {session.network === 'mainnet' ? 'Mainnet: real money' : 'Devnet: test tokens'}
@@ -90,7 +92,13 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
           {failure}
         </p>
       )}
-      {approval ? <ApprovalPage key={approval[1]} id={approval[1]} session={session} /> : <Inbox pending={pending} error={error} />}
+      {approval ? (
+        <ApprovalPage key={approval[1]} id={approval[1]} session={session} />
+      ) : path === '/audit' ? (
+        <AuditPage />
+      ) : (
+        <Inbox pending={pending} error={error} />
+      )}
     </>
   );
 }

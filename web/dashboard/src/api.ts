@@ -116,3 +116,32 @@ export const approve = (id: string, note: string) =>
   call<Approval>('POST', `${API}/approvals/${encodeURIComponent(id)}/approve`, note ? { note } : {});
 export const reject = (id: string, note: string) =>
   call<Approval>('POST', `${API}/approvals/${encodeURIComponent(id)}/reject`, note ? { note } : {});
+
+export interface AuditEntry {
+  id: string;
+  seq: number;
+  at: string;
+  actor: string;
+  action: string;
+  target: string;
+  details: unknown;
+  prev_hash: string;
+  hash: string;
+}
+
+export interface AuditVerification {
+  intact: boolean;
+  entries: number;
+  verified_through_seq: number;
+  first_break?: { seq: number; entry_id: string; problem: string };
+  verified_at: string;
+}
+
+export const listAudit = (filter: { action?: string; target?: string }, cursor?: string) => {
+  const q = new URLSearchParams({ limit: '50' });
+  if (filter.action) q.set('action', filter.action);
+  if (filter.target) q.set('target', filter.target);
+  if (cursor) q.set('cursor', cursor);
+  return call<{ entries: AuditEntry[]; next_cursor: string | null }>('GET', `${API}/audit-log?${q}`);
+};
+export const verifyAudit = () => call<AuditVerification>('GET', `${API}/audit-log/verification`);

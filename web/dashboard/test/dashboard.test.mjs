@@ -230,6 +230,39 @@ test('an address in two accounts switches between them, and the page says which 
   await p.screenshot({ path: `${SHOTS}mainnet.png` });
 });
 
+test('the audit log: entries as the API has them, filtered, with the chain verified through the newest entry', async () => {
+  const p = await page(viewer);
+  await signIn(p);
+  await p.getByRole('link', { name: 'Audit log' }).click();
+  const chain = (await api('GET', '/audit-log/verification', ADMIN_KEY)).body;
+  assert.ok(chain.intact, JSON.stringify(chain));
+  // The page verified when it opened; entries added since (this sign-in) may be past it.
+  const status = await p.getByRole('status').filter({ hasText: 'Chain verified through entry' }).textContent();
+  const shown = Number(status.match(/entry (\d+)/)[1]);
+  assert.ok(shown > 0 && shown <= chain.verified_through_seq, status);
+
+  const newest = (await api('GET', '/audit-log?limit=1', ADMIN_KEY)).body.entries[0];
+  await p.locator(`tr[data-seq="${newest.seq}"]`).waitFor();
+  assert.equal(await p.locator('tbody tr').first().getAttribute('data-seq'), String(newest.seq));
+
+  await p.getByLabel('Action').fill('session.signed_in');
+  await p.getByRole('button', { name: 'Filter' }).click();
+  await eventually('only sign-ins', async () => {
+    const actions = await p.locator('tbody tr td:nth-child(4)').allTextContents();
+    return actions.length > 0 && actions.every((a) => a === 'session.signed_in');
+  });
+  await p.locator('tbody tr').first().getByRole('button', { name: 'Show' }).click();
+  await p.locator('tbody tr pre').first().waitFor();
+  await p.getByRole('button', { name: 'Verify again' }).click();
+  await p.screenshot({ path: `${SHOTS}audit.png`, fullPage: true });
+
+  await p.setViewportSize({ width: 375, height: 800 });
+  const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.equal(overflow, 0, 'horizontal scroll at 375 px');
+  await p.screenshot({ path: `${SHOTS}audit-phone.png`, fullPage: true });
+  await p.context().close();
+});
+
 test('no console errors on any page', () => {
   assert.deepEqual(consoleErrors.filter((e) => !/status of 40[13]/.test(e)), []);
 });

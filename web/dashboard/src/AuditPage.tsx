@@ -1,0 +1,154 @@
+import { useEffect, useState } from 'react';
+import { type AuditEntry, type AuditVerification, listAudit, verifyAudit } from './api';
+import { actor, when } from './format';
+
+// Suggestions for the action filter; the API refuses an unknown one with
+// the full list, which the page shows.
+const ACTIONS = [
+  'wallet.created', 'policy.updated', 'wallet.frozen', 'wallet.unfrozen',
+  'send.sent', 'send.blocked', 'send.pending_approval', 'send.failed',
+  'approval.approved', 'approval.rejected', 'approval.expired',
+  'key.created', 'key.rotated', 'key.revoked', 'permission.denied',
+  'session.signed_in', 'session.refused', 'session.signed_out',
+  'user.added', 'user.changed', 'user.removed',
+];
+
+/** AuditPage lists the account's audit log, newest first, with the chain's state. */
+export function AuditPage() {
+  const [filter, setFilter] = useState({ action: '', target: '' });
+  const [draft, setDraft] = useState(filter);
+  const [entries, setEntries] = useState<AuditEntry[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState('');
+  const [chain, setChain] = useState<AuditVerification | null>(null);
+  const [chainError, setChainError] = useState('');
+  const [open, setOpen] = useState<string | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    setEntries(null);
+    setError('');
+    listAudit(filter)
+      .then((p) => live && (setEntries(p.entries), setCursor(p.next_cursor)))
+      .catch((e) => live && setError(e instanceof Error ? e.message : String(e)));
+    return () => {
+      live = false;
+    };
+  }, [filter]);
+
+  async function verify() {
+    setChainError('');
+    try {
+      setChain(await verifyAudit());
+    } catch (e) {
+      setChainError(e instanceof Error ? e.message : String(e));
+    }
+  }
+  useEffect(() => {
+    void verify();
+  }, []);
+
+  async function more() {
+    if (!cursor) return;
+    try {
+      const p = await listAudit(filter, cursor);
+      setEntries((es) => [...(es ?? []), ...p.entries]);
+      setCursor(p.next_cursor);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  return (
+    <main>
+      <h1>Audit log</h1>
+      <section className="chain" aria-label="Hash chain">
+        {chainError ? (
+          <p className="error">Could not verify the chain: {chainError}</p>
+        ) : chain === null ? (
+          <p>Verifying the chain…</p>
+        ) : chain.intact ? (
+          <p className="ok" role="status">
+            Chain verified through entry {chain.verified_through_seq} ({when(chain.verified_at)}).
+          </p>
+        ) : (
+          <p className="error" role="alert">
+            Chain broken at entry {chain.first_break?.seq}: {chain.first_break?.problem}. Verified through entry {chain.verified_through_seq}.
+          </p>
+        )}
+        <button type="button" onClick={verify}>
+          Verify again
+        </button>
+      </section>
+      <form
+        className="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setFilter({ action: draft.action.trim(), target: draft.target.trim() });
+        }}
+      >
+        <label>
+          Action{' '}
+          <input list="audit-actions" value={draft.action} onChange={(e) => setDraft({ ...draft, action: e.target.value })} />
+        </label>
+        <datalist id="audit-actions">
+          {ACTIONS.map((a) => (
+            <option key={a} value={a} />
+          ))}
+        </datalist>
+        <label>
+          Target{' '}
+          <input
+            value={draft.target}
+            placeholder="wallet:<id>, approval:ap_…, key:key_…"
+            onChange={(e) => setDraft({ ...draft, target: e.target.value })}
+          />
+        </label>
+        <button type="submit">Filter</button>
+      </form>
+      {error && <p className="error">Could not load the audit log: {error}</p>}
+      {entries === null ? (
+        !error && <p>Loading…</p>
+      ) : entries.length === 0 ? (
+        <p className="notice">No entries.</p>
+      ) : (
+        <table className="audit">
+          <thead>
+            <tr>
+              <th scope="col">#</th>
+              <th scope="col">When</th>
+              <th scope="col">Actor</th>
+              <th scope="col">Action</th>
+              <th scope="col">Target</th>
+              <th scope="col">Details</th>
+            </tr>
+          </thead>
+          <tbody>
+            {entries.map((e) => (
+              <tr key={e.id} data-seq={e.seq} className={chain?.first_break?.seq === e.seq ? 'broken' : undefined}>
+                <td>{e.seq}</td>
+                <td>{when(e.at)}</td>
+                <td title={e.actor}>{actor(e.actor)}</td>
+                <td>{e.action}</td>
+                <td>
+                  <code>{e.target}</code>
+                </td>
+                <td>
+                  <button type="button" aria-expanded={open === e.id} onClick={() => setOpen(open === e.id ? null : e.id)}>
+                    {open === e.id ? 'Hide' : 'Show'}
+                  </button>
+                  {open === e.id && <pre>{JSON.stringify(e.details, null, 2)}</pre>}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {cursor && (
+        <button type="button" onClick={more}>
+          Load more
+        </button>
+      )}
+    </main>
+  );
+}
