@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { ApiError, type Session, getSession, setCSRF, signOut, switchAccount } from './api';
 import { ApprovalPage } from './ApprovalPage';
+import { AnalyticsPage } from './AnalyticsPage';
 import { AuditPage } from './AuditPage';
 import { Inbox, Link, usePending } from './Inbox';
 import { SignIn } from './SignIn';
@@ -62,6 +63,7 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
             Approvals <span className="count" aria-label="pending approvals">{pending ? pending.length : '…'}</span>
           </Link>
           <Link to="/audit">Audit log</Link>
+          <Link to="/analytics">Analytics</Link>
         </nav>
         <div className="network" role="status">
           {session.network === 'mainnet' ? 'Mainnet: real money' : 'Devnet: test tokens'}
@@ -96,6 +98,8 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
         <ApprovalPage key={approval[1]} id={approval[1]} session={session} />
       ) : path === '/audit' ? (
         <AuditPage />
+      ) : path === '/analytics' ? (
+        <AnalyticsPage />
       ) : (
         <Inbox pending={pending} error={error} />
       )}

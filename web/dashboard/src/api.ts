@@ -145,3 +145,20 @@ export const listAudit = (filter: { action?: string; target?: string }, cursor?:
   return call<{ entries: AuditEntry[]; next_cursor: string | null }>('GET', `${API}/audit-log?${q}`);
 };
 export const verifyAudit = () => call<AuditVerification>('GET', `${API}/audit-log/verification`);
+
+export interface Analytics {
+  from: string;
+  to: string;
+  spend: { day: string; wallet_id: string; amount_usdc: number; transactions: number }[];
+  wallets: { id: string; label: string; daily_limit_usdc: number }[];
+  approvals: { day: string; approved: number; rejected: number; expired: number; median_decision_seconds: number | null }[];
+  median_decision_seconds: number | null;
+  blocked: { reason: string; count: number }[];
+}
+
+export const getAnalytics = (from: string, to: string) => {
+  const q = new URLSearchParams();
+  if (from) q.set('from', from);
+  if (to) q.set('to', to);
+  return call<Analytics>('GET', `${API}/analytics?${q}`);
+};

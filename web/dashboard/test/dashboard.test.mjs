@@ -263,6 +263,48 @@ test('the audit log: entries as the API has them, filtered, with the chain verif
   await p.context().close();
 });
 
+test('analytics: the tables beside the charts have the numbers of the API', async () => {
+  const p = await page(owner);
+  await signIn(p);
+  await p.getByRole('link', { name: 'Analytics' }).click();
+  const a = (await api('GET', '/analytics', ADMIN_KEY)).body;
+  assert.ok(a.spend.length > 0 && a.approvals.length > 0, JSON.stringify(a));
+  const rows = async (name) => {
+    const t = p.getByRole('table', { name });
+    await t.waitFor();
+    return t.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim())));
+  };
+  const label = Object.fromEntries(a.wallets.map((w) => [w.id, w]));
+  assert.deepEqual(
+    await rows('Spend per day'),
+    a.spend.map((s) => [s.day, label[s.wallet_id].label, String(s.amount_usdc), String(s.transactions), String(label[s.wallet_id].daily_limit_usdc)]),
+  );
+  assert.deepEqual(
+    (await rows('Approvals per day')).map((r) => r.slice(0, 4)),
+    a.approvals.map((x) => [x.day, String(x.approved), String(x.rejected), String(x.expired)]),
+  );
+  if (a.blocked.length > 0) assert.deepEqual((await rows('Blocked sends by rule')).map((r) => r.slice(0, 2)), a.blocked.map((b) => [b.reason, String(b.count)]));
+  assert.equal(await p.getByRole('img', { name: 'Spend per day, stacked by wallet' }).locator('rect').count(), a.spend.length);
+  await p.screenshot({ path: `${SHOTS}analytics.png`, fullPage: true });
+
+  // Another range: yesterday only has nothing.
+  const yesterday = new Date(Date.now() - 86400000).toISOString().slice(0, 10);
+  await p.getByLabel('From', { exact: true }).fill(yesterday);
+  await p.getByLabel('To', { exact: true }).fill(yesterday);
+  await p.getByRole('button', { name: 'Show', exact: true }).click();
+  await p.getByText('No sends in this range.').waitFor();
+
+  await p.setViewportSize({ width: 375, height: 800 });
+  await p.getByLabel('From', { exact: true }).fill('');
+  await p.getByLabel('To', { exact: true }).fill('');
+  await p.getByRole('button', { name: 'Show', exact: true }).click();
+  await p.getByRole('table', { name: 'Spend per day' }).waitFor();
+  const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.equal(overflow, 0, 'horizontal scroll at 375 px');
+  await p.screenshot({ path: `${SHOTS}analytics-phone.png`, fullPage: true });
+  await p.context().close();
+});
+
 test('no console errors on any page', () => {
   assert.deepEqual(consoleErrors.filter((e) => !/status of 40[13]/.test(e)), []);
 });
