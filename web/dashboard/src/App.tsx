@@ -5,6 +5,7 @@ import { AnalyticsPage } from './AnalyticsPage';
 import { AuditPage } from './AuditPage';
 import { Inbox, Link, usePending } from './Inbox';
 import { SignIn } from './SignIn';
+import { UsersPage } from './UsersPage';
 import { usePath } from './router';
 
 export function App() {
@@ -64,6 +65,7 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
           </Link>
           <Link to="/audit">Audit log</Link>
           <Link to="/analytics">Analytics</Link>
+          <Link to="/users">Users</Link>
         </nav>
         <div className="network" role="status">
           {session.network === 'mainnet' ? 'Mainnet: real money' : 'Devnet: test tokens'}
@@ -100,6 +102,8 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
         <AuditPage />
       ) : path === '/analytics' ? (
         <AnalyticsPage />
+      ) : path === '/users' ? (
+        <UsersPage session={session} />
       ) : (
         <Inbox pending={pending} error={error} />
       )}

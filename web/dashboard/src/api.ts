@@ -162,3 +162,15 @@ export const getAnalytics = (from: string, to: string) => {
   if (to) q.set('to', to);
   return call<Analytics>('GET', `${API}/analytics?${q}`);
 };
+
+export interface User {
+  address: string;
+  role: Role;
+  created_at: string;
+}
+
+const userPath = (address: string) => `${API}/users/${encodeURIComponent(address)}`;
+export const listUsers = () => call<{ users: User[] }>('GET', `${API}/users`);
+export const addUser = (address: string, role: Role) => call<User>('POST', `${API}/users`, { address, role });
+export const changeUser = (address: string, role: Role) => call<User>('PATCH', userPath(address), { role });
+export const removeUser = (address: string) => call<void>('DELETE', userPath(address));

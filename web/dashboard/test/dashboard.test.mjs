@@ -305,6 +305,55 @@ test('analytics: the tables beside the charts have the numbers of the API', asyn
   await p.context().close();
 });
 
+test('users: an owner adds a person by address, changes the role and removes them; the last owner stays; a viewer only reads', async () => {
+  const p = await page(owner);
+  await signIn(p);
+  await p.getByRole('link', { name: 'Users', exact: true }).click();
+  const person = newAddress();
+  const form = p.getByRole('form', { name: 'Add a user' });
+  await form.getByLabel('Address').fill(person.slice(0, 20));
+  assert.ok(await form.getByRole('button', { name: 'Add user' }).isDisabled(), 'a short address can be added');
+  await form.getByLabel('Address').fill(person);
+  await form.getByLabel('Role').selectOption('viewer');
+  await form.getByRole('button', { name: 'Add user' }).click();
+  await p.locator(`tr[data-address="${person}"]`).waitFor();
+  const roleOf = async (a) => (await api('GET', '/users', ADMIN_KEY)).body.users.find((u) => u.address === a)?.role;
+  assert.equal(await roleOf(person), 'viewer');
+
+  await p.getByLabel(`Role of ${person}`).selectOption('approver');
+  await eventually('the role changed', async () => (await roleOf(person)) === 'approver');
+  await p.screenshot({ path: `${SHOTS}users.png`, fullPage: true });
+
+  const row = p.locator(`tr[data-address="${person}"]`);
+  await row.getByRole('button', { name: 'Remove' }).click();
+  await row.getByRole('button', { name: 'Confirm removal' }).click();
+  await row.waitFor({ state: 'detached' });
+  assert.equal(await roleOf(person), undefined);
+
+  const users = (await api('GET', '/users', ADMIN_KEY)).body.users;
+  const me = bs58.encode(owner.publicKey);
+  if (users.filter((u) => u.role === 'owner').length === 1) {
+    await p.getByLabel(`Role of ${me}`).selectOption('viewer');
+    await p.getByRole('alert').filter({ hasText: 'owner' }).waitFor();
+    assert.equal(await roleOf(me), 'owner');
+  }
+  await p.context().close();
+
+  const v = await page(viewer);
+  await signIn(v);
+  await v.getByRole('link', { name: 'Users', exact: true }).click();
+  await v.locator(`tr[data-address="${me}"]`).waitFor();
+  assert.equal(await v.getByRole('form', { name: 'Add a user' }).count(), 0);
+  assert.equal(await v.getByRole('button', { name: 'Remove' }).count(), 0);
+  assert.equal(await v.getByRole('combobox').count(), 0);
+  await v.setViewportSize({ width: 375, height: 800 });
+  const overflow = await v.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.equal(overflow, 0, 'horizontal scroll at 375 px');
+  await v.screenshot({ path: `${SHOTS}users-viewer-phone.png`, fullPage: true });
+  await v.context().close();
+});
+
 test('no console errors on any page', () => {
-  assert.deepEqual(consoleErrors.filter((e) => !/status of 40[13]/.test(e)), []);
+  // The refusals the tests provoke on purpose (401, 403, the last owner's 409) are the browser's network log.
+  assert.deepEqual(consoleErrors.filter((e) => !/status of 40[139]/.test(e)), []);
 });

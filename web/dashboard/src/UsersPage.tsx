@@ -1,0 +1,132 @@
+import { useEffect, useState } from 'react';
+import { type Role, type Session, type User, addUser, changeUser, listUsers, removeUser } from './api';
+import { when } from './format';
+
+const ROLES: Role[] = ['owner', 'approver', 'viewer'];
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+
+/** UsersPage lets owners add people by address, change their role and remove them. */
+export function UsersPage({ session }: { session: Session }) {
+  const [users, setUsers] = useState<User[] | null>(null);
+  const [error, setError] = useState('');
+  const [address, setAddress] = useState('');
+  const [role, setRole] = useState<Role>('approver');
+  const [removing, setRemoving] = useState<string | null>(null);
+  const owner = session.role === 'owner';
+
+  async function load() {
+    try {
+      setUsers((await listUsers()).users);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  }
+  useEffect(() => {
+    void load();
+  }, []);
+
+  async function act(what: () => Promise<unknown>) {
+    setError('');
+    try {
+      await what();
+      await load();
+      return true;
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+      return false;
+    }
+  }
+
+  const valid = BASE58.test(address.trim());
+  return (
+    <main>
+      <h1>Users</h1>
+      <p className="notice">People sign in with these Solana addresses. Owners may do everything; approvers approve, reject and freeze; viewers read.</p>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {owner && (
+        <form
+          className="filters"
+          aria-label="Add a user"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            if (valid && (await act(() => addUser(address.trim(), role)))) setAddress('');
+          }}
+        >
+          <label>
+            Address <input value={address} onChange={(e) => setAddress(e.target.value)} aria-invalid={address !== '' && !valid} size={46} />
+          </label>
+          <label>
+            Role{' '}
+            <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
+              {ROLES.map((r) => (
+                <option key={r}>{r}</option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" className="primary" disabled={!valid}>
+            Add user
+          </button>
+          {address !== '' && !valid && <span className="warn">Not a Solana address (base58, 32–44 characters).</span>}
+        </form>
+      )}
+      {users === null ? (
+        !error && <p>Loading…</p>
+      ) : (
+        <table className="audit users" aria-label="Users">
+          <thead>
+            <tr>
+              <th scope="col">Address</th>
+              <th scope="col">Role</th>
+              <th scope="col">Added</th>
+              {owner && <th scope="col">Remove</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {users.map((u) => (
+              <tr key={u.address} data-address={u.address}>
+                <td>
+                  <code>{u.address}</code>
+                  {u.address === session.address && ' (you)'}
+                </td>
+                <td>
+                  {owner ? (
+                    <select aria-label={`Role of ${u.address}`} value={u.role} onChange={(e) => act(() => changeUser(u.address, e.target.value as Role))}>
+                      {ROLES.map((r) => (
+                        <option key={r}>{r}</option>
+                      ))}
+                    </select>
+                  ) : (
+                    u.role
+                  )}
+                </td>
+                <td>{when(u.created_at)}</td>
+                {owner && (
+                  <td>
+                    {removing === u.address ? (
+                      <span className="confirm">
+                        <button type="button" className="danger" onClick={() => act(() => removeUser(u.address)).then(() => setRemoving(null))}>
+                          Confirm removal
+                        </button>
+                        <button type="button" onClick={() => setRemoving(null)}>
+                          Cancel
+                        </button>
+                      </span>
+                    ) : (
+                      <button type="button" onClick={() => setRemoving(u.address)}>
+                        Remove
+                      </button>
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </main>
+  );
+}
