@@ -4,6 +4,7 @@ import { ApprovalPage } from './ApprovalPage';
 import { AnalyticsPage } from './AnalyticsPage';
 import { AuditPage } from './AuditPage';
 import { Inbox, Link, usePending } from './Inbox';
+import { KeysPage } from './KeysPage';
 import { SignIn } from './SignIn';
 import { UsersPage } from './UsersPage';
 import { usePath } from './router';
@@ -65,6 +66,7 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
           </Link>
           <Link to="/audit">Audit log</Link>
           <Link to="/analytics">Analytics</Link>
+          <Link to="/keys">Keys</Link>
           <Link to="/users">Users</Link>
         </nav>
         <div className="network" role="status">
@@ -102,6 +104,8 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
         <AuditPage />
       ) : path === '/analytics' ? (
         <AnalyticsPage />
+      ) : path === '/keys' ? (
+        <KeysPage session={session} />
       ) : path === '/users' ? (
         <UsersPage session={session} />
       ) : (

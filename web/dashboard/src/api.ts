@@ -174,3 +174,33 @@ export const listUsers = () => call<{ users: User[] }>('GET', `${API}/users`);
 export const addUser = (address: string, role: Role) => call<User>('POST', `${API}/users`, { address, role });
 export const changeUser = (address: string, role: Role) => call<User>('PATCH', userPath(address), { role });
 export const removeUser = (address: string) => call<void>('DELETE', userPath(address));
+
+export interface Key {
+  id: string;
+  prefix: string;
+  role: 'agent' | 'admin';
+  wallet_ids: string[] | null;
+  label: string | null;
+  can_approve: boolean;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  replaced_by: string | null;
+}
+
+export interface NewKey {
+  id: string;
+  key: string;
+  prefix: string;
+}
+
+export const listKeys = (cursor?: string) => {
+  const q = new URLSearchParams({ limit: '100' });
+  if (cursor) q.set('cursor', cursor);
+  return call<{ keys: Key[]; next_cursor: string | null }>('GET', `${API}/keys?${q}`);
+};
+export const createKey = (body: { role: 'agent' | 'admin'; label?: string; wallet_ids?: string[] }) => call<NewKey>('POST', `${API}/keys`, body);
+export const rotateKey = (id: string) => call<NewKey>('POST', `${API}/keys/${encodeURIComponent(id)}/rotate`);
+export const revokeKey = (id: string) => call<unknown>('DELETE', `${API}/keys/${encodeURIComponent(id)}`);
+export const listWalletLabels = () =>
+  call<{ agents: { id: string; label: string }[] }>('GET', `${API}/agents?limit=100`).then((r) => r.agents);

@@ -353,6 +353,64 @@ test('users: an owner adds a person by address, changes the role and removes the
   await v.context().close();
 });
 
+test('keys: an owner creates a scoped key shown once that works, rotates it and revokes the successor; a viewer only reads', async () => {
+  const p = await page(owner);
+  await signIn(p);
+  await p.getByRole('link', { name: 'Keys', exact: true }).click();
+  const form = p.getByRole('form', { name: 'Create a key' });
+  await form.getByLabel('Label').fill('browser bot');
+  await form.locator('fieldset input[type=checkbox]').first().waitFor();
+  const boxes = form.locator('fieldset label');
+  const n = await boxes.count();
+  for (let i = 0; i < n; i++) {
+    if ((await boxes.nth(i).locator('code').textContent()) === WALLET_ID.slice(0, 8)) await boxes.nth(i).locator('input').check();
+  }
+  await form.getByRole('button', { name: 'Create key' }).click();
+  const shown = async () => {
+    const d = p.getByRole('dialog', { name: 'New key' });
+    await d.waitFor();
+    const key = await d.getByTestId('new-key').textContent();
+    await d.getByRole('button', { name: 'Done' }).click();
+    await d.waitFor({ state: 'detached' });
+    return key;
+  };
+  const first = await shown();
+  const listed = await api('GET', '/agents', first);
+  assert.equal(listed.status, 200, JSON.stringify(listed.body));
+  assert.deepEqual(listed.body.agents.map((a) => a.id), [WALLET_ID], 'the scoped key reaches only its wallet');
+  assert.equal(await p.getByTestId('new-key').count(), 0, 'the key stays on the page');
+
+  const keys = (await api('GET', '/keys?limit=100', ADMIN_KEY)).body.keys;
+  const made = keys.find((k) => k.label === 'browser bot' && !k.revoked_at);
+  assert.deepEqual([made.role, made.wallet_ids], ['agent', [WALLET_ID]]);
+  const row = p.locator(`tr[data-key="${made.id}"]`);
+  await row.getByRole('button', { name: 'Rotate' }).click();
+  await row.getByRole('button', { name: 'Confirm rotate' }).click();
+  const second = await shown();
+  assert.equal((await api('GET', '/agents', first)).status, 401, 'the rotated key still works');
+  assert.equal((await api('GET', '/agents', second)).status, 200);
+  await p.screenshot({ path: `${SHOTS}keys.png`, fullPage: true });
+
+  const successor = (await api('GET', '/keys?limit=100', ADMIN_KEY)).body.keys.find((k) => k.label === 'browser bot' && !k.revoked_at);
+  const next = p.locator(`tr[data-key="${successor.id}"]`);
+  await next.getByRole('button', { name: 'Revoke' }).click();
+  await next.getByRole('button', { name: 'Confirm revoke' }).click();
+  await next.getByText('revoked').waitFor();
+  assert.equal((await api('GET', '/agents', second)).status, 401, 'the revoked key still works');
+  await p.context().close();
+
+  const v = await page(viewer);
+  await signIn(v);
+  await v.getByRole('link', { name: 'Keys', exact: true }).click();
+  await v.locator(`tr[data-key="${successor.id}"]`).waitFor();
+  assert.equal(await v.getByRole('form', { name: 'Create a key' }).count(), 0);
+  assert.equal(await v.getByRole('button', { name: /Rotate|Revoke/ }).count(), 0);
+  await v.setViewportSize({ width: 375, height: 800 });
+  const overflow = await v.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.equal(overflow, 0, 'horizontal scroll at 375 px');
+  await v.context().close();
+});
+
 test('no console errors on any page', () => {
   // The refusals the tests provoke on purpose (401, 403, the last owner's 409) are the browser's network log.
   assert.deepEqual(consoleErrors.filter((e) => !/status of 40[139]/.test(e)), []);

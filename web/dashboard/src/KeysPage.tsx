@@ -1,0 +1,186 @@
+import { useEffect, useState } from 'react';
+import { type Key, type NewKey, type Session, createKey, listKeys, listWalletLabels, revokeKey, rotateKey } from './api';
+import { when } from './format';
+
+/** Shown shows a new key once, with a copy button; it is never shown again. */
+function Shown({ created, onDone }: { created: NewKey; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div role="dialog" aria-modal="true" aria-label="New key" className="decide">
+      <p>
+        <strong>Copy this key now.</strong> Only its hash is stored: it will not be shown again.
+      </p>
+      <code data-testid="new-key">{created.key}</code>
+      <div className="buttons">
+        <button
+          type="button"
+          className="primary"
+          onClick={async () => {
+            await navigator.clipboard.writeText(created.key).catch(() => undefined);
+            setCopied(true);
+          }}
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+        <button type="button" onClick={onDone}>
+          Done
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** KeysPage lists the account's API keys; owners create, rotate and revoke them. */
+export function KeysPage({ session }: { session: Session }) {
+  const owner = session.role === 'owner';
+  const [keys, setKeys] = useState<Key[] | null>(null);
+  const [wallets, setWallets] = useState<{ id: string; label: string }[]>([]);
+  const [error, setError] = useState('');
+  const [role, setRole] = useState<'agent' | 'admin'>('agent');
+  const [label, setLabel] = useState('');
+  const [scope, setScope] = useState<string[]>([]);
+  const [created, setCreated] = useState<NewKey | null>(null);
+  const [confirm, setConfirm] = useState<{ id: string; what: 'rotate' | 'revoke' } | null>(null);
+
+  async function load() {
+    try {
+      setKeys((await listKeys()).keys);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  }
+  useEffect(() => {
+    void load();
+    listWalletLabels()
+      .then(setWallets)
+      .catch(() => undefined);
+  }, []);
+
+  async function act(what: () => Promise<NewKey | unknown>) {
+    setError('');
+    try {
+      const r = await what();
+      if (r && typeof r === 'object' && 'key' in r) setCreated(r as NewKey);
+      setConfirm(null);
+      await load();
+      return true;
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+      return false;
+    }
+  }
+
+  const name = new Map(wallets.map((w) => [w.id, w.label]));
+  return (
+    <main className="wide">
+      <h1>API keys</h1>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {created && <Shown created={created} onDone={() => setCreated(null)} />}
+      {owner && (
+        <form
+          className="filters"
+          aria-label="Create a key"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const made = await act(() =>
+              createKey({ role, ...(label.trim() ? { label: label.trim() } : {}), ...(role === 'agent' && scope.length ? { wallet_ids: scope } : {}) }),
+            );
+            if (made) {
+              setLabel('');
+              setScope([]);
+            }
+          }}
+        >
+          <label>
+            Role{' '}
+            <select value={role} onChange={(e) => setRole(e.target.value as 'agent' | 'admin')}>
+              <option value="agent">agent</option>
+              <option value="admin">admin</option>
+            </select>
+          </label>
+          <label>
+            Label <input value={label} maxLength={100} onChange={(e) => setLabel(e.target.value)} />
+          </label>
+          {role === 'agent' && wallets.length > 0 && (
+            <fieldset className="scope">
+              <legend>Only these wallets (none: all)</legend>
+              {wallets.map((w) => (
+                <label key={w.id}>
+                  <input
+                    type="checkbox"
+                    checked={scope.includes(w.id)}
+                    onChange={(e) => setScope(e.target.checked ? [...scope, w.id] : scope.filter((x) => x !== w.id))}
+                  />{' '}
+                  {w.label} <code>{w.id.slice(0, 8)}</code>
+                </label>
+              ))}
+            </fieldset>
+          )}
+          <button type="submit" className="primary">
+            Create key
+          </button>
+        </form>
+      )}
+      {keys === null ? (
+        !error && <p>Loading…</p>
+      ) : (
+        <table className="audit" aria-label="Keys">
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">Role</th>
+              <th scope="col">Wallets</th>
+              <th scope="col">Last used</th>
+              <th scope="col">State</th>
+              {owner && <th scope="col">Actions</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((k) => (
+              <tr key={k.id} data-key={k.id}>
+                <td>
+                  {k.label ?? <span className="notice">no label</span>} <code>{k.prefix}…</code>
+                </td>
+                <td>{k.role}</td>
+                <td>{k.wallet_ids ? k.wallet_ids.map((id) => name.get(id) ?? id.slice(0, 8)).join(', ') : 'all'}</td>
+                <td>{when(k.last_used_at)}</td>
+                <td>{k.revoked_at ? (k.replaced_by ? 'rotated' : 'revoked') : 'active'}</td>
+                {owner && (
+                  <td>
+                    {k.revoked_at ? null : confirm?.id === k.id ? (
+                      <span className="confirm">
+                        <button
+                          type="button"
+                          className="danger"
+                          onClick={() => act(() => (confirm.what === 'rotate' ? rotateKey(k.id) : revokeKey(k.id)))}
+                        >
+                          Confirm {confirm.what}
+                        </button>
+                        <button type="button" onClick={() => setConfirm(null)}>
+                          Cancel
+                        </button>
+                      </span>
+                    ) : (
+                      <span className="buttons">
+                        <button type="button" onClick={() => setConfirm({ id: k.id, what: 'rotate' })}>
+                          Rotate
+                        </button>
+                        <button type="button" onClick={() => setConfirm({ id: k.id, what: 'revoke' })}>
+                          Revoke
+                        </button>
+                      </span>
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </main>
+  );
+}
