@@ -116,6 +116,7 @@ type Transaction struct {
 	Memo         *string     `json:"memo"`
 	CreatedAt    time.Time   `json:"created_at"`
 	WalletID     string      `json:"wallet_id"`
+	ApprovalID   *string     `json:"approval_id"`
 }
 
 // Approval is a payment parked for a human.

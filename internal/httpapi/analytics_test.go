@@ -47,6 +47,14 @@ func TestAnalytics(t *testing.T) {
 	if status, body := e.reject(no, approver, nil); status != 200 {
 		t.Fatalf("reject: %d %v", status, body)
 	}
+	// A transaction names the approval it came from.
+	_, txs := e.do("GET", "/api/public/v1/transactions?wallet_id="+w1, e.key, nil)
+	for _, x := range txs["transactions"].([]any) {
+		tx := x.(map[string]any)
+		if want := map[bool]any{true: yes, false: nil}[tx["amount"] == 6.0]; tx["approval_id"] != want {
+			t.Fatalf("transaction %v: approval_id %v, want %v", tx["amount"], tx["approval_id"], want)
+		}
+	}
 	e.park(w2, newAddress(), 8) // still pending: no decision
 	if status, body := e.do("POST", "/api/public/v1/agents/"+w2+"/freeze", e.key, nil); status != 200 {
 		t.Fatalf("freeze: %d %v", status, body)

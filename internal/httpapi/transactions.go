@@ -10,6 +10,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
+	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/payment"
 )
 
@@ -28,6 +29,7 @@ type Transaction struct {
 	Memo         *string   `json:"memo" nullable:"true" doc:"The on-chain memo, or null." example:"invoice 1234"`
 	CreatedAt    time.Time `json:"created_at" doc:"When it was signed, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
 	WalletID     string    `json:"wallet_id" format:"uuid" doc:"The sending wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	ApprovalID   *string   `json:"approval_id" nullable:"true" doc:"The approval it came from (ap_…), or null when the policy let it through directly." example:"ap_7c9e6679-7425-40de-944b-e07fc1f90ae7"`
 }
 
 // MaxTransactionsPage is the largest page of GET /transactions.
@@ -143,6 +145,10 @@ func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput
 			ID: t.ID.String(), Signature: t.Signature, Kind: t.Kind, Direction: t.Direction,
 			Amount: USDC(t.Amount), Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
 			CreatedAt: t.CreatedAt.UTC(), WalletID: t.WalletID.String(),
+		}
+		if t.ApprovalID.Valid {
+			id := approval.PublicID(t.ApprovalID.UUID)
+			out.Body.Transactions[i].ApprovalID = &id
 		}
 	}
 	if !plain {

@@ -1747,6 +1747,11 @@ export interface components {
              */
             amount: number;
             /**
+             * @description The approval it came from (ap_…), or null when the policy let it through directly.
+             * @example ap_7c9e6679-7425-40de-944b-e07fc1f90ae7
+             */
+            approval_id: string | null;
+            /**
              * @description The recipient's address.
              * @example 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
              */

@@ -6,6 +6,7 @@ import { AuditPage } from './AuditPage';
 import { Inbox, Link, usePending } from './Inbox';
 import { KeysPage } from './KeysPage';
 import { SignIn } from './SignIn';
+import { TransactionsPage } from './TransactionsPage';
 import { UsersPage } from './UsersPage';
 import { usePath } from './router';
 
@@ -64,6 +65,7 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
           <Link to="/">
             Approvals <span className="count" aria-label="pending approvals">{pending ? pending.length : '…'}</span>
           </Link>
+          <Link to="/transactions">Transactions</Link>
           <Link to="/audit">Audit log</Link>
           <Link to="/analytics">Analytics</Link>
           <Link to="/keys">Keys</Link>
@@ -100,6 +102,8 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
       )}
       {approval ? (
         <ApprovalPage key={approval[1]} id={approval[1]} session={session} />
+      ) : path === '/transactions' ? (
+        <TransactionsPage session={session} />
       ) : path === '/audit' ? (
         <AuditPage />
       ) : path === '/analytics' ? (

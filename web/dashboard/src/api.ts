@@ -204,3 +204,22 @@ export const rotateKey = (id: string) => call<NewKey>('POST', `${API}/keys/${enc
 export const revokeKey = (id: string) => call<unknown>('DELETE', `${API}/keys/${encodeURIComponent(id)}`);
 export const listWalletLabels = () =>
   call<{ agents: { id: string; label: string }[] }>('GET', `${API}/agents?limit=100`).then((r) => r.agents);
+
+export interface Transaction {
+  id: string;
+  signature: string;
+  amount: number;
+  counterparty: string;
+  status: 'pending' | 'confirmed' | 'failed';
+  memo: string | null;
+  created_at: string;
+  wallet_id: string;
+  approval_id: string | null;
+}
+
+export const listTransactions = (f: { wallet_id?: string; status?: string; since?: string; until?: string }, cursor?: string) => {
+  const q = new URLSearchParams({ limit: '50' });
+  for (const [k, v] of Object.entries(f)) if (v) q.set(k, v);
+  if (cursor) q.set('cursor', cursor);
+  return call<{ transactions: Transaction[]; next_cursor: string | null }>('GET', `${API}/transactions?${q}`);
+};

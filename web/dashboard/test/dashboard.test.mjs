@@ -411,6 +411,40 @@ test('keys: an owner creates a scoped key shown once that works, rotates it and 
   await v.context().close();
 });
 
+test('transactions: the rows are those of the API, filters narrow them, and a paid approval links back to its page', async () => {
+  const p = await page(viewer);
+  await signIn(p);
+  await p.getByRole('link', { name: 'Transactions', exact: true }).click();
+  const all = (await api('GET', '/transactions?limit=50', ADMIN_KEY)).body.transactions;
+  assert.ok(all.length > 0);
+  await p.getByRole('table', { name: 'Transactions' }).waitFor();
+  const shown = () => p.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.signature));
+  assert.deepEqual(await shown(), all.map((t) => t.signature));
+
+  // The first row's status: a filter that keeps at least one row.
+  const status = all[0].status;
+  const some = (await api('GET', `/transactions?limit=50&status=${status}`, ADMIN_KEY)).body.transactions;
+  await p.getByLabel('Status').selectOption(status);
+  await p.getByRole('button', { name: 'Filter' }).click();
+  await eventually(`only ${status}`, async () => JSON.stringify(await shown()) === JSON.stringify(some.map((t) => t.signature)));
+  await p.screenshot({ path: `${SHOTS}transactions.png`, fullPage: true });
+
+  const yesterday = new Date(Date.now() - 86400000).toISOString().slice(0, 10);
+  await p.getByLabel('Until').fill(yesterday);
+  await p.getByRole('button', { name: 'Filter' }).click();
+  await p.getByText('No transactions.').waitFor();
+
+  await p.getByLabel('Until').fill('');
+  await p.getByLabel('Status').selectOption('');
+  await p.getByRole('button', { name: 'Filter' }).click();
+  const paid = all.find((t) => t.approval_id);
+  assert.ok(paid, 'a transaction from an approval');
+  await p.locator(`tr[data-signature="${paid.signature}"]`).getByRole('link', { name: 'Approval' }).click();
+  await p.waitForURL(`**/dashboard/approvals/${paid.approval_id}`);
+  await p.getByText(paid.signature).first().waitFor();
+  await p.context().close();
+});
+
 test('no console errors on any page', () => {
   // The refusals the tests provoke on purpose (401, 403, the last owner's 409) are the browser's network log.
   assert.deepEqual(consoleErrors.filter((e) => !/status of 40[139]/.test(e)), []);

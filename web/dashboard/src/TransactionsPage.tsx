@@ -1,0 +1,148 @@
+import { useEffect, useState } from 'react';
+import { type Session, type Transaction, listTransactions, listWalletLabels } from './api';
+import { Link } from './Inbox';
+import { explorer, short, usdc, when } from './format';
+
+type Filter = { wallet_id: string; status: string; since: string; until: string };
+
+/** TransactionsPage lists the account's transactions with filters, newest first. */
+export function TransactionsPage({ session }: { session: Session }) {
+  const [wallets, setWallets] = useState<{ id: string; label: string }[]>([]);
+  const [draft, setDraft] = useState<Filter>({ wallet_id: '', status: '', since: '', until: '' });
+  const [filter, setFilter] = useState<Filter>(draft);
+  const [txs, setTxs] = useState<Transaction[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState('');
+
+  useEffect(() => {
+    listWalletLabels()
+      .then(setWallets)
+      .catch(() => undefined);
+  }, []);
+
+  // Days are UTC: since is the day's start, until the next day's start.
+  const query = (f: Filter) => ({
+    wallet_id: f.wallet_id,
+    status: f.status,
+    since: f.since ? `${f.since}T00:00:00Z` : '',
+    until: f.until ? new Date(Date.parse(`${f.until}T00:00:00Z`) + 86400000).toISOString() : '',
+  });
+
+  useEffect(() => {
+    let live = true;
+    setTxs(null);
+    setError('');
+    listTransactions(query(filter))
+      .then((p) => live && (setTxs(p.transactions), setCursor(p.next_cursor)))
+      .catch((e) => live && setError(e instanceof Error ? e.message : String(e)));
+    return () => {
+      live = false;
+    };
+  }, [filter]);
+
+  async function more() {
+    if (!cursor) return;
+    try {
+      const p = await listTransactions(query(filter), cursor);
+      setTxs((t) => [...(t ?? []), ...p.transactions]);
+      setCursor(p.next_cursor);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  const name = new Map(wallets.map((w) => [w.id, w.label]));
+  return (
+    <main className="wide">
+      <h1>Transactions</h1>
+      <form
+        className="filters"
+        aria-label="Filter transactions"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setFilter({ ...draft });
+        }}
+      >
+        <label>
+          Wallet{' '}
+          <select value={draft.wallet_id} onChange={(e) => setDraft({ ...draft, wallet_id: e.target.value })}>
+            <option value="">all</option>
+            {wallets.map((w) => (
+              <option key={w.id} value={w.id}>
+                {w.label} ({w.id.slice(0, 8)})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Status{' '}
+          <select value={draft.status} onChange={(e) => setDraft({ ...draft, status: e.target.value })}>
+            <option value="">any</option>
+            <option>pending</option>
+            <option>confirmed</option>
+            <option>failed</option>
+          </select>
+        </label>
+        <label>
+          Since <input type="date" value={draft.since} onChange={(e) => setDraft({ ...draft, since: e.target.value })} />
+        </label>
+        <label>
+          Until <input type="date" value={draft.until} onChange={(e) => setDraft({ ...draft, until: e.target.value })} />
+        </label>
+        <button type="submit">Filter</button>
+      </form>
+      {error && <p className="error">Could not load transactions: {error}</p>}
+      {txs === null ? (
+        !error && <p>Loading…</p>
+      ) : txs.length === 0 ? (
+        <p className="notice">No transactions.</p>
+      ) : (
+        <table className="audit" aria-label="Transactions">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Wallet</th>
+              <th scope="col">Amount</th>
+              <th scope="col">To</th>
+              <th scope="col">Memo</th>
+              <th scope="col">Status</th>
+              <th scope="col">Links</th>
+            </tr>
+          </thead>
+          <tbody>
+            {txs.map((t) => (
+              <tr key={t.id} data-signature={t.signature}>
+                <td>{when(t.created_at)}</td>
+                <td>{name.get(t.wallet_id) ?? short(t.wallet_id)}</td>
+                <td>{usdc(t.amount)}</td>
+                <td>
+                  <code title={t.counterparty}>{short(t.counterparty)}</code>
+                </td>
+                <td>{t.memo ?? ''}</td>
+                <td>
+                  <span className={`badge ${t.status === 'confirmed' ? 'sent' : t.status === 'failed' ? 'rejected' : 'pending'}`}>{t.status}</span>
+                </td>
+                <td>
+                  <a href={explorer(t.signature, session.network)} target="_blank" rel="noreferrer">
+                    Explorer
+                  </a>
+                  {t.approval_id && (
+                    <>
+                      {' · '}
+                      <Link to={`/approvals/${t.approval_id}`}>Approval</Link>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {cursor && (
+        <button type="button" onClick={more}>
+          Load more
+        </button>
+      )}
+    </main>
+  );
+}
