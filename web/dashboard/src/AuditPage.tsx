@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
-import { type AuditEntry, type AuditVerification, listAudit, verifyAudit } from './api';
+import { type AuditVerification, listAudit, verifyAudit } from './api';
+import { useCursorList } from './cursor';
 import { actor, when } from './format';
 
 // Suggestions for the action filter; the API refuses an unknown one with
@@ -17,24 +18,18 @@ const ACTIONS = [
 export function AuditPage() {
   const [filter, setFilter] = useState({ action: '', target: '' });
   const [draft, setDraft] = useState(filter);
-  const [entries, setEntries] = useState<AuditEntry[] | null>(null);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [error, setError] = useState('');
+  const {
+    items: entries,
+    error,
+    more,
+    hasMore,
+  } = useCursorList(async (cursor?: string) => {
+    const p = await listAudit(filter, cursor);
+    return { items: p.entries, next: p.next_cursor };
+  }, [filter]);
   const [chain, setChain] = useState<AuditVerification | null>(null);
   const [chainError, setChainError] = useState('');
   const [open, setOpen] = useState<string | null>(null);
-
-  useEffect(() => {
-    let live = true;
-    setEntries(null);
-    setError('');
-    listAudit(filter)
-      .then((p) => live && (setEntries(p.entries), setCursor(p.next_cursor)))
-      .catch((e) => live && setError(e instanceof Error ? e.message : String(e)));
-    return () => {
-      live = false;
-    };
-  }, [filter]);
 
   async function verify() {
     setChainError('');
@@ -47,17 +42,6 @@ export function AuditPage() {
   useEffect(() => {
     void verify();
   }, []);
-
-  async function more() {
-    if (!cursor) return;
-    try {
-      const p = await listAudit(filter, cursor);
-      setEntries((es) => [...(es ?? []), ...p.entries]);
-      setCursor(p.next_cursor);
-    } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
-    }
-  }
 
   return (
     <main>
@@ -144,7 +128,7 @@ export function AuditPage() {
           </tbody>
         </table>
       )}
-      {cursor && (
+      {hasMore && (
         <button type="button" onClick={more}>
           Load more
         </button>

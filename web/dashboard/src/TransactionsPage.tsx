@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
-import { type Session, type Transaction, listTransactions, listWalletLabels } from './api';
+import { type Session, listTransactions, listWalletLabels } from './api';
+import { useCursorList } from './cursor';
 import { Link } from './Inbox';
 import { explorer, short, usdc, when } from './format';
 
@@ -10,9 +11,6 @@ export function TransactionsPage({ session }: { session: Session }) {
   const [wallets, setWallets] = useState<{ id: string; label: string }[]>([]);
   const [draft, setDraft] = useState<Filter>({ wallet_id: '', status: '', since: '', until: '' });
   const [filter, setFilter] = useState<Filter>(draft);
-  const [txs, setTxs] = useState<Transaction[] | null>(null);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [error, setError] = useState('');
 
   useEffect(() => {
     listWalletLabels()
@@ -28,28 +26,15 @@ export function TransactionsPage({ session }: { session: Session }) {
     until: f.until ? new Date(Date.parse(`${f.until}T00:00:00Z`) + 86400000).toISOString() : '',
   });
 
-  useEffect(() => {
-    let live = true;
-    setTxs(null);
-    setError('');
-    listTransactions(query(filter))
-      .then((p) => live && (setTxs(p.transactions), setCursor(p.next_cursor)))
-      .catch((e) => live && setError(e instanceof Error ? e.message : String(e)));
-    return () => {
-      live = false;
-    };
+  const {
+    items: txs,
+    error,
+    more,
+    hasMore,
+  } = useCursorList(async (cursor?: string) => {
+    const p = await listTransactions(query(filter), cursor);
+    return { items: p.transactions, next: p.next_cursor };
   }, [filter]);
-
-  async function more() {
-    if (!cursor) return;
-    try {
-      const p = await listTransactions(query(filter), cursor);
-      setTxs((t) => [...(t ?? []), ...p.transactions]);
-      setCursor(p.next_cursor);
-    } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
-    }
-  }
 
   const name = new Map(wallets.map((w) => [w.id, w.label]));
   return (
@@ -138,7 +123,7 @@ export function TransactionsPage({ session }: { session: Session }) {
           </tbody>
         </table>
       )}
-      {cursor && (
+      {hasMore && (
         <button type="button" onClick={more}>
           Load more
         </button>
