@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -67,7 +68,7 @@ func (s *server) registerAnalytics(api huma.API) {
 		Path:        Prefix + "/analytics",
 		Summary:     "Aggregate spend, approvals and blocks over a range of days",
 		Description: "Spend per UTC day per wallet (with each wallet's daily limit), approvals decided per day by outcome with the median time to a person's decision, " +
-			"and blocked sends by rule, over at most 366 days, aggregated in the database. A key limited to some wallets counts only theirs.",
+			fmt.Sprintf("and blocked sends by rule, over at most %d days, aggregated in the database. A key limited to some wallets counts only theirs.", MaxAnalyticsDays),
 		Tags:   []string{"Analytics"},
 		Errors: []int{401, 422},
 	}, s.getAnalytics)
@@ -132,7 +133,7 @@ func analyticsRange(from, to string, now time.Time) (analytics.Range, error) {
 		return r, inputError("query", "from", "must not be after to")
 	}
 	if r.To.Sub(r.From) >= MaxAnalyticsDays*24*time.Hour {
-		return r, inputError("query", "to", "the range is at most 366 days")
+		return r, inputError("query", "to", fmt.Sprintf("the range is at most %d days", MaxAnalyticsDays))
 	}
 	return r, nil
 }
