@@ -5,9 +5,13 @@ import { AnalyticsPage } from './AnalyticsPage';
 import { AuditPage } from './AuditPage';
 import { Inbox, Link, usePending } from './Inbox';
 import { KeysPage } from './KeysPage';
+import { OverviewPage } from './OverviewPage';
 import { SignIn } from './SignIn';
 import { TransactionsPage } from './TransactionsPage';
 import { UsersPage } from './UsersPage';
+import { WalletPage } from './WalletPage';
+import { WalletsPage } from './WalletsPage';
+import { WebhookPage, WebhooksPage } from './WebhooksPage';
 import { usePath } from './router';
 
 export function App() {
@@ -58,14 +62,19 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
   }
 
   const approval = path.match(/^\/approvals\/(ap_[0-9a-f-]+)$/);
+  const wallet = path.match(/^\/wallets\/([0-9a-f-]{36})$/);
+  const endpoint = path.match(/^\/webhooks\/([0-9a-f-]{36})$/);
   return (
     <>
       <header className={session.network === 'mainnet' ? 'live' : 'test'}>
         <nav aria-label="Main">
-          <Link to="/">
+          <Link to="/">Overview</Link>
+          <Link to="/approvals">
             Approvals <span className="count" aria-label="pending approvals">{pending ? pending.length : '…'}</span>
           </Link>
+          <Link to="/wallets">Wallets</Link>
           <Link to="/transactions">Transactions</Link>
+          <Link to="/webhooks">Webhooks</Link>
           <Link to="/audit">Audit log</Link>
           <Link to="/analytics">Analytics</Link>
           <Link to="/keys">Keys</Link>
@@ -102,6 +111,16 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
       )}
       {approval ? (
         <ApprovalPage key={approval[1]} id={approval[1]} session={session} />
+      ) : wallet ? (
+        <WalletPage key={wallet[1]} id={wallet[1]} session={session} />
+      ) : endpoint ? (
+        <WebhookPage key={endpoint[1]} id={endpoint[1]} session={session} />
+      ) : path === '/approvals' ? (
+        <Inbox pending={pending} error={error} />
+      ) : path === '/wallets' ? (
+        <WalletsPage session={session} />
+      ) : path === '/webhooks' ? (
+        <WebhooksPage session={session} />
       ) : path === '/transactions' ? (
         <TransactionsPage session={session} />
       ) : path === '/audit' ? (
@@ -113,7 +132,7 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
       ) : path === '/users' ? (
         <UsersPage session={session} />
       ) : (
-        <Inbox pending={pending} error={error} />
+        <OverviewPage session={session} pending={pending} />
       )}
     </>
   );

@@ -1,117 +1,17 @@
 // The dashboard in a real browser (Debian's Chromium driven by
 // playwright-core), against the running service the Go test started: it
 // passes the URLs, keys and the users' wallet seeds in the environment.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import nacl from 'tweetnacl';
-import bs58 from 'bs58';
-import { createSignInMessageText } from '@solana/wallet-standard-util';
+import { addressOf, BASE, API, AGENT_KEY, ADMIN_KEY, WALLET_ID, SHOTS, owner, viewer, stranger, page, signIn, api, newAddress, park, chainUSDC, eventually, useBrowser, assertNoConsoleErrors } from './lib.mjs';
 
-const env = (name) => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set: run this through go test (make test)`);
-  return v;
-};
-const BASE = env('DASHBOARD_URL'); // http://127.0.0.1:port
-const API = `${BASE}/api/public/v1`;
-const AGENT_KEY = env('AGENT_KEY');
-const ADMIN_KEY = env('ADMIN_KEY');
-const WALLET_ID = env('WALLET_ID');
-const RPC = env('RPC_URL');
-const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-mkdirSync(SHOTS, { recursive: true });
-const walletSource = readFileSync(fileURLToPath(new URL('./testwallet.js', import.meta.url)), 'utf8');
-const USDC_MINT = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
-
-const keyOf = (seedHex) => nacl.sign.keyPair.fromSeed(Buffer.from(seedHex, 'hex'));
-const owner = keyOf(env('OWNER_SEED'));
-const viewer = keyOf(env('VIEWER_SEED'));
-const stranger = keyOf(env('STRANGER_SEED'));
-
-let browser;
-const consoleErrors = [];
-before(async () => {
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-});
-after(async () => {
-  await browser?.close();
-});
-
-/** page opens the dashboard with a test wallet holding kp (Node keeps the key). */
-async function page(kp, { width = 1200, height = 900, knobs = {} } = {}) {
-  const context = await browser.newContext({ viewport: { width, height } });
-  await context.exposeFunction('__testWalletSign', (bytes) => Array.from(nacl.sign.detached(Uint8Array.from(bytes), kp.secretKey)));
-  await context.exposeFunction('__testWalletSignIn', (input) => {
-    const address = bs58.encode(kp.publicKey);
-    const text = new TextEncoder().encode(createSignInMessageText({ ...input, address }));
-    return { signedMessage: Array.from(text), signature: Array.from(nacl.sign.detached(text, kp.secretKey)) };
-  });
-  await context.addInitScript((cfg) => {
-    window.__TEST_WALLET__ = cfg;
-  }, { address: bs58.encode(kp.publicKey), publicKey: Array.from(kp.publicKey), ...knobs });
-  await context.addInitScript({ content: walletSource });
-  const p = await context.newPage();
-  p.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
-  p.on('pageerror', (e) => consoleErrors.push(String(e)));
-  return p;
-}
-
-async function signIn(p, walletName = 'Test Wallet') {
-  await p.goto(`${BASE}/dashboard/`);
-  await p.getByRole('button', { name: `Sign in with ${walletName}` }).click();
-  await p.getByRole('navigation', { name: 'Main' }).waitFor();
-}
-
-async function api(method, path, key, body) {
-  const res = await fetch(`${API}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: res.status === 204 ? null : await res.json() };
-}
-
-function newAddress() {
-  return bs58.encode(nacl.sign.keyPair().publicKey);
-}
-
-async function park(amount, memo) {
-  const to = newAddress();
-  const { status, body } = await api('POST', `/agents/${WALLET_ID}/send`, AGENT_KEY, { to, amount, memo });
-  assert.equal(status, 202, JSON.stringify(body));
-  return { id: body.approval_id, to };
-}
-
-async function chainUSDC(owner) {
-  const res = await fetch(RPC, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTokenAccountsByOwner', params: [owner, { mint: USDC_MINT }, { encoding: 'jsonParsed' }] }),
-  });
-  const { result } = await res.json();
-  return result.value.reduce((n, a) => n + Number(a.account.data.parsed.info.tokenAmount.amount), 0);
-}
-
-async function eventually(what, fn, ms = 10000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`waited ${ms} ms in vain for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+useBrowser();
 
 test('sign in with the wallet, approve a parked payment through the page: the recipient is paid exactly once', async () => {
   const { id, to } = await park(2, 'invoice 77');
   const p = await page(owner);
   await signIn(p);
+  await p.getByRole('link', { name: /^Approvals/ }).click();
   await p.screenshot({ path: `${SHOTS}inbox.png`, fullPage: true });
   await p.locator(`[data-approval="${id}"]`).getByRole('link', { name: 'Review' }).click();
   await p.getByText('First payment to this address').waitFor();
@@ -171,6 +71,7 @@ test('a viewer sees no buttons, and the API refuses its approve', async () => {
 test('a new approval appears by itself within 5 s, with the count', async () => {
   const p = await page(owner);
   await signIn(p);
+  await p.getByRole('link', { name: /^Approvals/ }).click();
   const count = async () => Number(await p.locator('.count').textContent()); // NaN while loading
   const before = await eventually('the count', async () => {
     const n = await count();
@@ -218,6 +119,7 @@ test('an address in two accounts switches between them, and the page says which 
   const p = await page(owner);
   await signIn(p);
   await p.getByRole('status').getByText('Devnet: test tokens').waitFor();
+  await p.getByRole('link', { name: /^Approvals/ }).click();
   const account = p.getByLabel('Account');
   const options = await account.locator('option').allTextContents();
   assert.equal(options.length, 2, options.join(', '));
@@ -331,7 +233,7 @@ test('users: an owner adds a person by address, changes the role and removes the
   assert.equal(await roleOf(person), undefined);
 
   const users = (await api('GET', '/users', ADMIN_KEY)).body.users;
-  const me = bs58.encode(owner.publicKey);
+  const me = addressOf(owner);
   if (users.filter((u) => u.role === 'owner').length === 1) {
     await p.getByLabel(`Role of ${me}`).selectOption('viewer');
     await p.getByRole('alert').filter({ hasText: 'owner' }).waitFor();
@@ -445,7 +347,4 @@ test('transactions: the rows are those of the API, filters narrow them, and a pa
   await p.context().close();
 });
 
-test('no console errors on any page', () => {
-  // The refusals the tests provoke on purpose (401, 403, the last owner's 409) are the browser's network log.
-  assert.deepEqual(consoleErrors.filter((e) => !/status of 40[139]/.test(e)), []);
-});
+test('no console errors on any page', assertNoConsoleErrors);

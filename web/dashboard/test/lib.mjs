@@ -1,0 +1,123 @@
+// Shared by the browser test files: the running service's URLs and keys
+// (the Go test passes them in the environment), a Chromium with a test
+// wallet injected, API calls with a key, and reads of the localnet.
+import { before, after } from 'node:test';
+import { readFileSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+import nacl from 'tweetnacl';
+import bs58 from 'bs58';
+import { createSignInMessageText } from '@solana/wallet-standard-util';
+
+export const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run this through go test (make test)`);
+  return v;
+};
+export const BASE = env('DASHBOARD_URL'); // http://127.0.0.1:port
+export const API = `${BASE}/api/public/v1`;
+export const AGENT_KEY = env('AGENT_KEY');
+export const ADMIN_KEY = env('ADMIN_KEY');
+export const WALLET_ID = env('WALLET_ID');
+export const RPC = env('RPC_URL');
+export const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+mkdirSync(SHOTS, { recursive: true });
+const walletSource = readFileSync(fileURLToPath(new URL('./testwallet.js', import.meta.url)), 'utf8');
+export const USDC_MINT = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
+
+const keyOf = (seedHex) => nacl.sign.keyPair.fromSeed(Buffer.from(seedHex, 'hex'));
+export const owner = keyOf(env('OWNER_SEED'));
+export const viewer = keyOf(env('VIEWER_SEED'));
+export const stranger = keyOf(env('STRANGER_SEED'));
+
+let browser;
+export const consoleErrors = [];
+
+/** useBrowser starts Chromium for the test file (call it once at its top). */
+export function useBrowser() {
+  before(async () => {
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+}
+
+/** page opens the dashboard with a test wallet holding kp (Node keeps the key). */
+export async function page(kp, { width = 1200, height = 900, knobs = {} } = {}) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  await context.exposeFunction('__testWalletSign', (bytes) => Array.from(nacl.sign.detached(Uint8Array.from(bytes), kp.secretKey)));
+  await context.exposeFunction('__testWalletSignIn', (input) => {
+    const address = bs58.encode(kp.publicKey);
+    const text = new TextEncoder().encode(createSignInMessageText({ ...input, address }));
+    return { signedMessage: Array.from(text), signature: Array.from(nacl.sign.detached(text, kp.secretKey)) };
+  });
+  await context.addInitScript((cfg) => {
+    window.__TEST_WALLET__ = cfg;
+  }, { address: bs58.encode(kp.publicKey), publicKey: Array.from(kp.publicKey), ...knobs });
+  await context.addInitScript({ content: walletSource });
+  const p = await context.newPage();
+  p.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+  p.on('pageerror', (e) => consoleErrors.push(String(e)));
+  return p;
+}
+
+export async function signIn(p, walletName = 'Test Wallet') {
+  await p.goto(`${BASE}/dashboard/`);
+  await p.getByRole('button', { name: `Sign in with ${walletName}` }).click();
+  await p.getByRole('navigation', { name: 'Main' }).waitFor();
+}
+
+export async function api(method, path, key, body) {
+  const res = await fetch(`${API}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: res.status === 204 ? null : await res.json() };
+}
+
+export function newAddress() {
+  return bs58.encode(nacl.sign.keyPair().publicKey);
+}
+
+export async function park(amount, memo) {
+  const to = newAddress();
+  const { status, body } = await api('POST', `/agents/${WALLET_ID}/send`, AGENT_KEY, { to, amount, memo });
+  assert.equal(status, 202, JSON.stringify(body));
+  return { id: body.approval_id, to };
+}
+
+export async function chainUSDC(owner) {
+  const res = await fetch(RPC, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTokenAccountsByOwner', params: [owner, { mint: USDC_MINT }, { encoding: 'jsonParsed' }] }),
+  });
+  const { result } = await res.json();
+  return result.value.reduce((n, a) => n + Number(a.account.data.parsed.info.tokenAmount.amount), 0);
+}
+
+export async function eventually(what, fn, ms = 10000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`waited ${ms} ms in vain for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+
+/** noConsoleErrors is each file's last test: nothing the pages logged as an error. */
+export function assertNoConsoleErrors() {
+  // The refusals the tests provoke on purpose (401, 403, the last owner's 409) are the browser's network log.
+  assert.deepEqual(consoleErrors.filter((e) => !/status of 40[139]/.test(e)), []);
+}
+
+/** addressOf is a key pair's Solana address. */
+export const addressOf = (kp) => bs58.encode(kp.publicKey);
