@@ -41,7 +41,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	e.startWorker()
 	walletID, _ := e.agent(map[string]any{"approval_threshold_usdc": 1}, 50_000_000)
 	_, agentKey := e.agentKey()
-	seeds := map[string]auth.Role{"OWNER_SEED": auth.RoleOwner, "VIEWER_SEED": auth.RoleViewer, "STRANGER_SEED": ""}
+	seeds := map[string]auth.Role{"OWNER_SEED": auth.RoleOwner, "APPROVER_SEED": auth.RoleApprover, "VIEWER_SEED": auth.RoleViewer, "STRANGER_SEED": ""}
 	env := append(os.Environ(), "DASHBOARD_URL="+e.url, "AGENT_KEY="+agentKey, "ADMIN_KEY="+e.key,
 		"WALLET_ID="+walletID, "RPC_URL="+e.ln.URL)
 	for name, role := range seeds {

@@ -28,6 +28,7 @@ export const USDC_MINT = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 
 const keyOf = (seedHex) => nacl.sign.keyPair.fromSeed(Buffer.from(seedHex, 'hex'));
 export const owner = keyOf(env('OWNER_SEED'));
+export const approver = keyOf(env('APPROVER_SEED'));
 export const viewer = keyOf(env('VIEWER_SEED'));
 export const stranger = keyOf(env('STRANGER_SEED'));
 
