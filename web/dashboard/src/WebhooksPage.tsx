@@ -633,7 +633,7 @@ function DeliveryDetail({ id }: { id: string }) {
               {d.attempt_log.map((a) => {
                 const ok = a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
                 return (
-                  <li key={a.n} data-attempt={a.n} className={ok ? 'ok' : 'bad'}>
+                  <li key={a.n} data-attempt={a.n} className={ok ? 'wh-ok' : 'wh-bad'}>
                     <div className="wh-attempt">
                       <strong>#{a.n}</strong>
                       <span>{stamp(a.at)}</span>
