@@ -179,9 +179,23 @@ test('the payload shown is the exact body the receiver got', async () => {
   await api('POST', `/approvals/${parked.id}/reject`, ADMIN_KEY, { note: 'webhook test done' });
 });
 
-test('the status filter narrows the log like the API does', async () => {
+test('the log pages by cursor ("Load more") and the status filter narrows it like the API does', async () => {
+  // Enough deliveries for a second page (the page asks for 20): each save through the API sends a webhook.test.
+  for (let i = 0; i < 20; i++) assert.equal((await api('PATCH', `/webhook-endpoints/${endpoint.id}`, ADMIN_KEY, { enabled: true })).status, 200);
+  const all = await eventually(
+    'every delivery done',
+    async () => {
+      const ds = (await api('GET', `/webhook-endpoints/${endpoint.id}/deliveries?limit=100`, ADMIN_KEY)).body.deliveries;
+      return ds.length > 20 && ds.every((d) => d.status !== 'pending') && ds;
+    },
+    45000,
+  );
   const p = await openEndpoint(viewer);
-  await eventually('the whole log', async () => JSON.stringify(await shownDeliveries(p)) === JSON.stringify((await deliveries(endpoint.id)).map((d) => d.id)));
+  const ids = (ds) => JSON.stringify(ds.map((d) => d.id));
+  await eventually('the first page', async () => JSON.stringify(await shownDeliveries(p)) === ids(all.slice(0, 20)));
+  await p.getByRole('button', { name: 'Load more' }).click();
+  await eventually('every page', async () => JSON.stringify(await shownDeliveries(p)) === ids(all));
+  assert.equal(await p.getByRole('button', { name: 'Load more' }).count(), 0, 'more after the last page');
   for (const status of ['succeeded', 'pending', 'failed', '']) {
     await p.getByLabel('Status').selectOption(status);
     await eventually(`the ${status || 'any'} deliveries`, async () => {
