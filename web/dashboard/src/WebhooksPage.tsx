@@ -415,9 +415,8 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
                 onClick={() =>
                   confirm === 'rotate'
                     ? act(async () => {
-                        const r = await rotateSecret(id);
-                        setRotated(r);
-                        setEndpoint(r);
+                        setRotated(await rotateSecret(id));
+                        setEndpoint(await getEndpoint(id));
                         return 'The secret was rotated.';
                       })
                     : remove()
@@ -461,10 +460,16 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
           )}
         </div>
       )}
-      <DeliveryLog endpointID={id} owner={owner} bump={bump} onReplayed={(text) => {
+      <DeliveryLog
+        endpointID={id}
+        owner={owner}
+        bump={bump}
+        onReplayed={(text) => {
           setError('');
           setDone(text);
-        }} onError={setError} />
+        }}
+        onError={setError}
+      />
     </main>
   );
 }
