@@ -441,6 +441,8 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
               </button>
               <button
                 type="button"
+                disabled={!endpoint.enabled}
+                title={endpoint.enabled ? undefined : 'A disabled endpoint receives nothing: enable it first'}
                 onClick={() =>
                   act(async () => {
                     await testEndpoint(id);
@@ -462,6 +464,7 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
       )}
       <DeliveryLog
         endpointID={id}
+        format={endpoint.format}
         owner={owner}
         bump={bump}
         onReplayed={(text) => {
@@ -477,12 +480,14 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
 /** DeliveryLog is the endpoint's deliveries, newest first, filtered by status. */
 function DeliveryLog({
   endpointID,
+  format,
   owner,
   bump,
   onReplayed,
   onError,
 }: {
   endpointID: string;
+  format: Format;
   owner: boolean;
   bump: number;
   onReplayed: (text: string) => void;
@@ -504,7 +509,16 @@ function DeliveryLog({
         </label>
       </div>
       {/* Keyed by the filter: a new filter starts from its own first page. */}
-      <Deliveries key={status} endpointID={endpointID} status={status} owner={owner} bump={bump} onReplayed={onReplayed} onError={onError} />
+      <Deliveries
+        key={status}
+        endpointID={endpointID}
+        format={format}
+        status={status}
+        owner={owner}
+        bump={bump}
+        onReplayed={onReplayed}
+        onError={onError}
+      />
     </section>
   );
 }
@@ -516,6 +530,7 @@ function DeliveryLog({
  */
 function Deliveries({
   endpointID,
+  format,
   status,
   owner,
   bump,
@@ -523,6 +538,7 @@ function Deliveries({
   onError,
 }: {
   endpointID: string;
+  format: Format;
   status: DeliveryStatus | '';
   owner: boolean;
   bump: number;
@@ -595,7 +611,7 @@ function Deliveries({
                     )}
                   </span>
                 </div>
-                {expanded && <DeliveryDetail id={d.id} />}
+                {expanded && <DeliveryDetail id={d.id} format={format} />}
               </li>
             );
           })}
@@ -611,7 +627,7 @@ function Deliveries({
 }
 
 /** DeliveryDetail is one delivery's attempts as a timeline and the body it POSTs; polled while open. */
-function DeliveryDetail({ id }: { id: string }) {
+function DeliveryDetail({ id, format }: { id: string; format: Format }) {
   const { data: d, error } = usePoll(() => getDelivery(id), [id]);
   return (
     <div className="wh-detail" id={`delivery-${id}`}>
@@ -655,13 +671,10 @@ function DeliveryDetail({ id }: { id: string }) {
             </ol>
           )}
           <h3>Payload</h3>
-          {d.payload === undefined ? (
-            <p className="notice">This server does not show payloads.</p>
-          ) : (
-            <pre className="wh-payload" data-testid="payload">
-              {JSON.stringify(d.payload, null, 2)}
-            </pre>
-          )}
+          {format === 'slack' && <p className="notice">The event as a JSON endpoint gets it; this Slack endpoint gets a message made from it.</p>}
+          <pre className="wh-payload" data-testid="payload">
+            {JSON.stringify(d.payload, null, 2)}
+          </pre>
         </>
       )}
     </div>

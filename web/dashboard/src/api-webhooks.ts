@@ -14,11 +14,11 @@ export type DeliveryStatus = Delivery['status'];
 export type Format = Endpoint['format'];
 
 /**
- * DeliveryDetail is a delivery with its attempts and the exact body it
- * POSTs (payload: an object, the JSON envelope or a Slack message; absent
- * from servers older than the field).
+ * DeliveryDetail is a delivery with its attempts and its payload: the JSON
+ * envelope {event, event_id, timestamp, data}, the bytes a JSON endpoint
+ * gets and signs (a Slack endpoint gets a message rendered from it).
  */
-export type DeliveryDetail = Schemas['DeliveryOutputBody'] & { payload?: unknown };
+export type DeliveryDetail = Schemas['DeliveryOutputBody'];
 
 /** EVENTS are the kinds an endpoint may subscribe to, with what they mean. */
 export const EVENTS: { kind: string; what: string }[] = [

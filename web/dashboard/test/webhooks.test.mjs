@@ -277,7 +277,7 @@ test('usable at 375 px (no sideways scroll) and by keyboard', async () => {
   await p.keyboard.press('Enter');
   await p.locator('[aria-expanded="true"]').first().waitFor();
   await p.locator('ol[aria-label="Attempts"]').first().waitFor();
-  await p.getByTestId('payload').first().waitFor({ timeout: 3000 }).catch(() => undefined); // present once the API has payloads
+  await p.getByTestId('payload').first().waitFor();
   assert.ok((await overflow(p)) <= 0, `the endpoint page scrolls sideways by ${await overflow(p)} px at 375 px`);
   await p.screenshot({ path: `${SHOTS}webhook-phone.png`, fullPage: true });
   await p.context().close();
