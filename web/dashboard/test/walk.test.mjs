@@ -62,9 +62,9 @@ test('every page at desktop and phone width: no console error, no sideways scrol
       await p.waitForLoadState('networkidle');
       await p.waitForTimeout(300); // the last answers render
       assert.equal(await p.getByText('Loading…').count(), 0, `${name} at ${size.name} still loading`);
+      await p.screenshot({ path: `${WALK}${name}-${size.name}.png`, fullPage: true });
       const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.ok(overflow <= 0, `${name} scrolls sideways by ${overflow} px at ${size.width} px`);
-      await p.screenshot({ path: `${WALK}${name}-${size.name}.png`, fullPage: true });
     }
     await p.context().close();
   }
