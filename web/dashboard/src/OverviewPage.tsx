@@ -137,7 +137,8 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
         <h1>Overview</h1>
         <p className="ov-updated">
           {o.updated ? `Updated ${o.updated.toISOString().slice(11, 19)} UTC` : 'Loading…'}
-          <button type="button" onClick={o.refresh} disabled={o.busy}>
+          {/* Never disabled: a disabled button would drop the keyboard's focus; a click mid-round starts over. */}
+          <button type="button" onClick={o.refresh} aria-busy={o.busy}>
             {o.busy ? 'Refreshing…' : 'Refresh'}
           </button>
         </p>

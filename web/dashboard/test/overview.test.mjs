@@ -130,6 +130,12 @@ test('a new wallet without SOL is flagged as low on SOL, and leaves the list onc
   await flagged.waitFor({ state: 'detached', timeout: 40000 });
   const card = p.getByRole('list', { name: 'Wallets' }).locator(`[data-wallet="${id}"]`);
   assert.equal((await card.locator('[data-field="sol"]').textContent()).trim(), '1 SOL');
+  // A frozen wallet says so on its card.
+  const frozen = await api('POST', `/agents/${id}/freeze`, ADMIN_KEY);
+  assert.equal(frozen.status, 200, JSON.stringify(frozen.body));
+  await p.getByRole('button', { name: 'Refresh', exact: true }).click();
+  await card.locator('.ov-state').filter({ hasText: 'frozen' }).waitFor({ timeout: 15000 });
+  await p.screenshot({ path: `${SHOTS}overview-frozen.png`, fullPage: true });
   await p.context().close();
 });
 
