@@ -51,6 +51,15 @@ export class ApiError extends Error {
 
 let csrf = '';
 
+// Requests of the account on screen. A switch (or sign-out) cancels those
+// still under way: answered after it, they would be the other account's
+// 404s, logged by the browser as errors.
+let inflight = new AbortController();
+function cancelInflight() {
+  inflight.abort();
+  inflight = new AbortController();
+}
+
 /** setCSRF remembers the session's CSRF token for unsafe calls. */
 export function setCSRF(token: string) {
   csrf = token;
@@ -65,6 +74,7 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
     credentials: 'same-origin',
+    signal: inflight.signal,
   });
   if (res.status === 204) return undefined as T;
   const text = await res.text();
@@ -82,8 +92,14 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
 }
 
 export const getSession = () => call<Session>('GET', SESSION);
-export const signOut = () => call<void>('DELETE', SESSION);
-export const switchAccount = (accountID: string) => call<Session>('POST', `${SESSION}/account`, { account_id: accountID });
+export const signOut = () => {
+  cancelInflight();
+  return call<void>('DELETE', SESSION);
+};
+export const switchAccount = (accountID: string) => {
+  cancelInflight();
+  return call<Session>('POST', `${SESSION}/account`, { account_id: accountID });
+};
 
 export const listApprovals = (status?: string, cursor?: string) => {
   const q = new URLSearchParams({ limit: '50' });
