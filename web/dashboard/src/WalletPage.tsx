@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { AuditEntry, Session } from './api';
 import {
   type Agent,
@@ -26,17 +26,27 @@ const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
  * useRefreshed loads now, every ms while shown and again when deps change;
  * a failure keeps the last data. The wallet's balance is read from the
  * chain on each load, so the page asks less often than the inbox does.
+ * set (an action's answer) wins over loads already under way, which may
+ * have read the wallet before the action.
  */
 function useRefreshed<T>(load: () => Promise<T>, deps: unknown[], ms: number) {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState('');
+  const generation = useRef(0);
   useEffect(() => {
     let stop = false;
-    const run = () =>
-      load().then(
-        (v) => !stop && (setData(v), setError('')),
-        (e) => !stop && setError(message(e)),
-      );
+    const run = async () => {
+      const g = generation.current;
+      try {
+        const v = await load();
+        if (!stop && g === generation.current) {
+          setData(v);
+          setError('');
+        }
+      } catch (e) {
+        if (!stop) setError(message(e));
+      }
+    };
     void run();
     const t = setInterval(run, ms);
     return () => {
@@ -44,7 +54,11 @@ function useRefreshed<T>(load: () => Promise<T>, deps: unknown[], ms: number) {
       clearInterval(t);
     };
   }, deps);
-  return { data, error, set: setData };
+  const set = (v: T) => {
+    generation.current++;
+    setData(v);
+  };
+  return { data, error, set };
 }
 
 function StateBadge({ state }: { state: Agent['state'] }) {
@@ -237,10 +251,13 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
   useEffect(() => {
     if (!changeKey) return;
     let live = true;
-    walletHistory(id).then(
-      (h) => live && (setHistory(h), setHistoryError('')),
-      (e) => live && setHistoryError(message(e)),
-    );
+    walletHistory(id)
+      .then((h) => {
+        if (!live) return;
+        setHistory(h);
+        setHistoryError('');
+      })
+      .catch((e) => live && setHistoryError(message(e)));
     return () => {
       live = false;
     };
