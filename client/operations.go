@@ -62,6 +62,34 @@ func (c *Client) ListWallets(ctx context.Context) ([]Wallet, error) {
 	return out.Wallets, err
 }
 
+// SearchAgents answers a page of the agents whose label contains q (any
+// case) or whose address starts with it, and the next page's cursor.
+func (c *Client) SearchAgents(ctx context.Context, q string, p Page) ([]Agent, string, error) {
+	var out struct {
+		Agents     []Agent
+		NextCursor *string `json:"next_cursor"`
+	}
+	v := p.query()
+	v.Set("q", q)
+	_, err := c.call(ctx, http.MethodGet, "/agents", v, nil, &out, nil, false)
+	return out.Agents, deref(out.NextCursor), err
+}
+
+// FundWallet adds test USDC and SOL to a wallet when the service runs on
+// a local chain (an *APIError 409 elsewhere), answering the new balance.
+func (c *Client) FundWallet(ctx context.Context, id string, usdc, sol Amount) (*Balance, error) {
+	body := map[string]Amount{}
+	if usdc != "" {
+		body["usdc"] = usdc
+	}
+	if sol != "" {
+		body["sol"] = sol
+	}
+	var out Balance
+	_, err := c.call(ctx, http.MethodPost, "/wallets/"+pathID(id)+"/fund", nil, body, &out, nil, false)
+	return &out, err
+}
+
 // GetWalletBalance reads a wallet's live SOL and USDC.
 func (c *Client) GetWalletBalance(ctx context.Context, id string) (*Balance, error) {
 	var out Balance
@@ -93,6 +121,18 @@ func (c *Client) Send(ctx context.Context, id string, r SendRequest) (*SendResul
 func (c *Client) PreviewSend(ctx context.Context, id string, r SendRequest) (*Preview, error) {
 	var out Preview
 	_, err := c.call(ctx, http.MethodPost, "/agents/"+pathID(id)+"/send/preview", nil, r, &out, nil, true)
+	return &out, err
+}
+
+// PreviewSendUnder says what a send would do were the proposed policy
+// change saved, writing nothing.
+func (c *Client) PreviewSendUnder(ctx context.Context, id string, r SendRequest, proposed PolicyInput) (*Preview, error) {
+	body := struct {
+		SendRequest
+		Policy PolicyInput `json:"policy"`
+	}{r, proposed}
+	var out Preview
+	_, err := c.call(ctx, http.MethodPost, "/agents/"+pathID(id)+"/send/preview", nil, body, &out, nil, true)
 	return &out, err
 }
 
@@ -337,6 +377,14 @@ func (c *Client) GetDelivery(ctx context.Context, id string) (*Delivery, error) 
 func (c *Client) ReplayDelivery(ctx context.Context, id string) (*Delivery, error) {
 	var out Delivery
 	_, err := c.call(ctx, http.MethodPost, "/deliveries/"+pathID(id)+"/replay", nil, nil, &out, nil, false)
+	return &out, err
+}
+
+// TestWebhookEndpoint queues a webhook.test event to the endpoint and
+// answers its delivery.
+func (c *Client) TestWebhookEndpoint(ctx context.Context, id string) (*Delivery, error) {
+	var out Delivery
+	_, err := c.call(ctx, http.MethodPost, "/webhook-endpoints/"+pathID(id)+"/test", nil, nil, &out, nil, false)
 	return &out, err
 }
 

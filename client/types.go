@@ -28,6 +28,8 @@ type Policy struct {
 	MaxTxUSDC             json.Number `json:"max_tx_usdc"`
 	ApprovalThresholdUSDC json.Number `json:"approval_threshold_usdc"`
 	Allowlist             []string    `json:"allowlist"`
+	// AllowlistLabels names some allowlist entries (an address book).
+	AllowlistLabels map[string]string `json:"allowlist_labels"`
 }
 
 // PolicyInput is a policy in a create or a patch: nil fields are left out
@@ -38,6 +40,8 @@ type PolicyInput struct {
 	MaxTxUSDC             *Amount  `json:"max_tx_usdc,omitempty"`
 	ApprovalThresholdUSDC *Amount  `json:"approval_threshold_usdc,omitempty"`
 	Allowlist             []string `json:"allowlist,omitempty"`
+	// AllowlistLabels, when non-nil, replaces the entries' labels.
+	AllowlistLabels map[string]string `json:"allowlist_labels,omitempty"`
 }
 
 // Wallet is a wallet of the account.
@@ -306,7 +310,9 @@ type Delivery struct {
 	CreatedAt     time.Time  `json:"created_at"`
 	LastAttemptAt *time.Time `json:"last_attempt_at"`
 	CompletedAt   *time.Time `json:"completed_at"`
-	AttemptLog    []struct {
+	// Payload is the event as POSTed (GetDelivery only).
+	Payload    json.RawMessage `json:"payload,omitempty"`
+	AttemptLog []struct {
 		N            int       `json:"n"`
 		At           time.Time `json:"at"`
 		StatusCode   *int      `json:"status_code"`

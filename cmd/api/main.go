@@ -132,12 +132,17 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 		clients[n] = c
 	}
 
+	var faucet httpapi.Faucet // test funds exist only on a local chain
+	if cfg.Solana.LocalChain {
+		faucet = clients
+	}
 	handler, closeOps := httpapi.New(httpapi.Deps{
 		DB: db, Redis: rdb, Sealer: sealer, Balances: clients, Log: log, SendWait: cfg.SendTimeout,
 		WebhookAllowPrivate: cfg.Webhooks.AllowPrivate, SlackSigningSecret: cfg.SlackSigningSecret.Reveal(),
 		RateLimits: &ratelimit.Limits{Read: cfg.RateLimitRead, Write: cfg.RateLimitWrite, Send: cfg.RateLimitSend, Anonymous: cfg.RateLimitAnonymous},
 		MaxWallets: cfg.MaxWallets, MaxWebhookEndpoints: cfg.MaxWebhookEndpoints, DashboardOrigin: cfg.Webhooks.DashboardOrigin,
-		Ops: httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword.Reveal(), RedisConnOpt: asynqOpt},
+		Faucet: faucet,
+		Ops:    httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword.Reveal(), RedisConnOpt: asynqOpt},
 	})
 	defer closeOps()
 

@@ -83,13 +83,15 @@ var (
 // docs/permissions.md prints it (a test keeps both equal). An operation
 // missing here is refused to everyone.
 var Permissions = map[string]Rule{
-	"list-agents":          {What: "list wallets", Wallets: true, Access: readAll},
-	"create-agent":         {What: "create wallets", Wallets: true, Access: access(UnscopedOnly, Refused, Refused)},
-	"get-agent":            {What: "read wallets", Wallets: true, Access: readAll},
-	"update-policy":        {What: "loosen a policy", Wallets: true, Access: agentsTight},
-	"freeze-agent":         {What: "freeze wallets", Wallets: true, Access: access(Allowed, Allowed, Refused)},
-	"unfreeze-agent":       {What: "unfreeze wallets", Wallets: true, Access: adminsOnly},
-	"list-wallets":         {What: "list wallets", Wallets: true, Access: readAll},
+	"list-agents":    {What: "list wallets", Wallets: true, Access: readAll},
+	"create-agent":   {What: "create wallets", Wallets: true, Access: access(UnscopedOnly, Refused, Refused)},
+	"get-agent":      {What: "read wallets", Wallets: true, Access: readAll},
+	"update-policy":  {What: "loosen a policy", Wallets: true, Access: agentsTight},
+	"freeze-agent":   {What: "freeze wallets", Wallets: true, Access: access(Allowed, Allowed, Refused)},
+	"unfreeze-agent": {What: "unfreeze wallets", Wallets: true, Access: adminsOnly},
+	"list-wallets":   {What: "list wallets", Wallets: true, Access: readAll},
+	// Test funds on a local chain only; still a human's or an admin's act.
+	"fund-wallet":          {What: "fund wallets on a local chain", Wallets: true, Access: adminsOnly},
 	"get-wallet-balance":   {What: "read balances", Wallets: true, Access: readAll},
 	"send":                 {What: "send", Wallets: true, Access: agentsToo},
 	"preview-send":         {What: "preview sends", Wallets: true, Access: readAll},
@@ -120,6 +122,7 @@ var Permissions = map[string]Rule{
 	"list-deliveries":         {What: "read webhook deliveries", Access: humansRead},
 	"get-delivery":            {What: "read webhook deliveries", Access: humansRead},
 	"replay-delivery":         {What: "replay webhook deliveries", Access: adminsOnly},
+	"test-webhook-endpoint":   {What: "send test events", Access: adminsOnly},
 	// Users are the humans: an agent that could add one could approve.
 	"list-users":  {What: "read the account's users", Access: humansRead},
 	"create-user": {What: "manage users", Access: adminsOnly, Note: "the last owner is never removed or demoted"},

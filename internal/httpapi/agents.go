@@ -16,18 +16,20 @@ import (
 // PolicyInput is a policy in a create request; omitted fields take the
 // defaults (daily 100, max per send 25, approval threshold 10, no allowlist).
 type PolicyInput struct {
-	DailyLimitUSDC        *Amount  `json:"daily_limit_usdc,omitempty" doc:"Cap on the UTC day's total sends, in USDC. Default 100." example:"100"`
-	MaxTxUSDC             *Amount  `json:"max_tx_usdc,omitempty" doc:"Cap on one send, in USDC. Default 25." example:"25"`
-	ApprovalThresholdUSDC *Amount  `json:"approval_threshold_usdc,omitempty" doc:"Sends of at least this amount wait for human approval; 0 sends every payment to approval. Default 10." example:"10"`
-	Allowlist             []string `json:"allowlist,omitempty" nullable:"true" maxItems:"1000" doc:"Recipient addresses (base58) the wallet may pay; empty means any. No duplicates." example:"[\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\"]"`
+	DailyLimitUSDC        *Amount           `json:"daily_limit_usdc,omitempty" doc:"Cap on the UTC day's total sends, in USDC. Default 100." example:"100"`
+	MaxTxUSDC             *Amount           `json:"max_tx_usdc,omitempty" doc:"Cap on one send, in USDC. Default 25." example:"25"`
+	ApprovalThresholdUSDC *Amount           `json:"approval_threshold_usdc,omitempty" doc:"Sends of at least this amount wait for human approval; 0 sends every payment to approval. Default 10." example:"10"`
+	Allowlist             []string          `json:"allowlist,omitempty" nullable:"true" maxItems:"1000" doc:"Recipient addresses (base58) the wallet may pay; empty means any. No duplicates." example:"[\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\"]"`
+	AllowlistLabels       map[string]string `json:"allowlist_labels,omitempty" nullable:"true" maxProperties:"1000" doc:"Optional labels of allowlist entries (an address book): address → label of 1 to 100 characters; every address must be on the allowlist. Given, it replaces the labels; omitted, the addresses that stay keep theirs. Labels never change a decision; whoever may only tighten a policy may label new entries but not relabel kept ones." example:"{\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\":\"Acme invoices\"}"`
 }
 
 // Policy is a wallet's spending policy as returned.
 type Policy struct {
-	DailyLimitUSDC        USDC     `json:"daily_limit_usdc" doc:"Cap on the UTC day's total sends, in USDC." example:"100"`
-	MaxTxUSDC             USDC     `json:"max_tx_usdc" doc:"Cap on one send, in USDC." example:"25"`
-	ApprovalThresholdUSDC USDC     `json:"approval_threshold_usdc" doc:"Sends of at least this amount wait for human approval." example:"10"`
-	Allowlist             []string `json:"allowlist" doc:"Recipient addresses the wallet may pay; empty means any." example:"[]"`
+	DailyLimitUSDC        USDC              `json:"daily_limit_usdc" doc:"Cap on the UTC day's total sends, in USDC." example:"100"`
+	MaxTxUSDC             USDC              `json:"max_tx_usdc" doc:"Cap on one send, in USDC." example:"25"`
+	ApprovalThresholdUSDC USDC              `json:"approval_threshold_usdc" doc:"Sends of at least this amount wait for human approval." example:"10"`
+	Allowlist             []string          `json:"allowlist" doc:"Recipient addresses the wallet may pay; empty means any." example:"[]"`
+	AllowlistLabels       map[string]string `json:"allowlist_labels" doc:"Labels of some allowlist entries (address → label); {} when none." example:"{}"`
 }
 
 // Balance is a wallet's live on-chain balance.
@@ -44,9 +46,12 @@ type Agent struct {
 }
 
 func agentOf(w *wallet.Wallet) Agent {
-	allow := w.Allowlist
+	allow, labels := w.Allowlist, w.AllowlistLabels
 	if allow == nil {
 		allow = []string{}
+	}
+	if labels == nil {
+		labels = map[string]string{}
 	}
 	return Agent{
 		Wallet: walletOf(w),
@@ -55,6 +60,7 @@ func agentOf(w *wallet.Wallet) Agent {
 			MaxTxUSDC:             USDC(w.MaxTx),
 			ApprovalThresholdUSDC: USDC(w.ApprovalThreshold),
 			Allowlist:             allow,
+			AllowlistLabels:       labels,
 		},
 	}
 }
@@ -82,6 +88,7 @@ type listAgentsOutput struct {
 type walletPageQuery struct {
 	Limit  int    `query:"limit" minimum:"1" maximum:"500" doc:"Page size, 1 to 500. With limit or cursor the answer is a page with next_cursor; without both, every wallet (each may carry a 1,000-entry allowlist: page a large account)." example:"100"`
 	Cursor string `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
+	Q      string `query:"q" maxLength:"100" doc:"Only wallets whose label contains this text (any case) or whose address starts with it." example:"research"`
 }
 
 // wallets lists the wallets the caller reaches, a page of them when the
@@ -89,11 +96,11 @@ type walletPageQuery struct {
 func (s *server) wallets(ctx context.Context, in *walletPageQuery) ([]wallet.Wallet, pageCursor, error) {
 	pr := principal(ctx)
 	if in.Limit == 0 && in.Cursor == "" {
-		ws, err := wallet.List(ctx, s.DB, pr.AccountID, pr.Wallets, wallet.Page{})
+		ws, err := wallet.List(ctx, s.DB, pr.AccountID, pr.Wallets, wallet.Page{Search: in.Q})
 		return ws, pageCursor{}, s.failQuiet(ctx, err)
 	}
 	n := cmp.Or(in.Limit, TransactionsLimit)
-	p := wallet.Page{Limit: n + 1}
+	p := wallet.Page{Limit: n + 1, Search: in.Q}
 	if in.Cursor != "" {
 		at, id, err := parseTimeCursor(in.Cursor)
 		if err != nil {
@@ -225,6 +232,7 @@ func policyFromInput(in *PolicyInput) (policy.Policy, error) {
 	if in.Allowlist != nil {
 		p.Allowlist = in.Allowlist
 	}
+	p.Labels = in.AllowlistLabels
 	return p, nil
 }
 
@@ -251,6 +259,7 @@ func patchFromInput(in *PolicyInput) (policy.Patch, error) {
 		*f.out = &m
 	}
 	c.Allowlist = in.Allowlist
+	c.Labels = in.AllowlistLabels
 	return c, nil
 }
 

@@ -96,7 +96,7 @@ func (s *server) approvalContext(ctx context.Context, in *approvalIDInput) (*app
 			c.Requester = &KeyRef{ID: auth.KeyActorID(k.ID), Label: k.Label, Prefix: k.Prefix}
 		}
 	}
-	p, err := payment.PreviewSend(ctx, s.DB, pr.AccountID, w.ID, a.To, a.Amount)
+	p, err := payment.PreviewSend(ctx, s.DB, pr.AccountID, w.ID, a.To, a.Amount, nil)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}

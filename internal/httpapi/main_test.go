@@ -70,6 +70,8 @@ type envOpts struct {
 	strictMainnet bool
 	// caps per account (0: the defaults)
 	maxWallets, maxEndpoints int
+	// publicChain serves as on devnet/mainnet: no faucet.
+	publicChain bool
 	// selfOrigin makes the API's DASHBOARD_ORIGIN its own URL (for a
 	// browser), instead of dashboardOrigin.
 	selfOrigin bool
@@ -139,8 +141,13 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	if o.selfOrigin {
 		origin = "http://" + listener.Addr().String()
 	}
+	var faucet httpapi.Faucet = balances
+	if o.publicChain {
+		faucet = nil
+	}
 	h, closeOps := httpapi.New(httpapi.Deps{
-		DB: apiDB, Redis: apiRedis, Sealer: sealer, Log: o.log,
+		Faucet: faucet,
+		DB:     apiDB, Redis: apiRedis, Sealer: sealer, Log: o.log,
 		Balances: balances,
 		Ops:      o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
 		SlackSigningSecret: slackSecret, RateLimits: o.limits,

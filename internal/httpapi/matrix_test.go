@@ -219,6 +219,7 @@ func matrixSamples(hookURL string) map[string]any {
 		"update-policy":           map[string]any{"max_tx_usdc": 10},
 		"send":                    map[string]any{"to": newAddress(), "amount": 1},
 		"preview-send":            map[string]any{"to": newAddress(), "amount": 1},
+		"fund-wallet":             map[string]any{"usdc": 1, "sol": 0.01},
 		"approve":                 map[string]any{"note": "n"},
 		"reject":                  map[string]any{"note": "n"},
 		"create-webhook-endpoint": map[string]any{"url": hookURL, "events": []string{"tx.sent"}},

@@ -30,11 +30,11 @@ const sendGrace = 5 * time.Second
 type sendInput struct {
 	ID             string `path:"id" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
 	IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Optional. A unique string (1 to 255 printable ASCII characters, e.g. a UUID) that makes the send safe to retry for 24 hours (a send parked for approval: while its approval is open and 24 hours after it is decided): a repeat with the same body answers the first answer again (with Idempotent-Replayed: true) and pays nothing more; with another body 422; while the first is still in progress 409. A first attempt that answered 503 \"nothing was sent\" or 502 may be retried with the same key." example:"6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f"`
-	Body           sendBody
+	Body           SendBody
 }
 
-// sendBody is the body of a send and of its preview.
-type sendBody struct {
+// SendBody is the body of a send and of its preview.
+type SendBody struct {
 	To     string  `json:"to" minLength:"32" maxLength:"64" doc:"Recipient's Solana address (base58, 32 bytes). Its USDC token account is created if missing, paid by the wallet." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	Amount Amount  `json:"amount" doc:"USDC to send, greater than 0, at most 6 decimal places." example:"1.5"`
 	Memo   *string `json:"memo,omitempty" maxLength:"200" doc:"Optional note of at most 200 characters, written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422." example:"invoice 1234"`
@@ -56,7 +56,10 @@ type sendOutput struct {
 
 type previewInput struct {
 	ID   string `path:"id" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
-	Body sendBody
+	Body struct {
+		SendBody
+		Policy *PolicyInput `json:"policy,omitempty" doc:"Optional: a proposed policy change, read like PATCH /agents/{id}/policy (omitted fields keep the wallet's values). The answer is what the send would do were it saved; nothing is saved."`
+	}
 }
 
 type previewOutput struct {
@@ -77,7 +80,7 @@ func (s *server) registerSend(api huma.API) {
 		Method:      http.MethodPost,
 		Path:        Prefix + "/agents/{id}/send/preview",
 		Summary:     "Preview a send",
-		Description: "Answers what POST /agents/{id}/send with this body would do now under the wallet's policy, with the day's figures, " +
+		Description: "Answers what POST /agents/{id}/send with this body would do now under the wallet's policy (or under a proposed change of it, `policy`), with the day's figures, " +
 			"writing nothing and reserving nothing. It checks the policy only: whether the wallet holds the USDC and SOL is checked by the send itself.",
 		Tags:         []string{"Payments"},
 		MaxBodyBytes: MaxBodyBytes + 1,
@@ -105,7 +108,7 @@ func (s *server) registerSend(api huma.API) {
 
 // parseSend validates a send's wallet id and body into a request of the
 // caller's account (not yet recorded).
-func (s *server) parseSend(ctx context.Context, walletParam string, in *sendBody) (payment.Request, error) {
+func (s *server) parseSend(ctx context.Context, walletParam string, in *SendBody) (payment.Request, error) {
 	// A valid address is the canonical spelling of its key, so it is
 	// stored and compared as sent.
 	if err := policy.ValidAddress(in.To); err != nil {
@@ -155,11 +158,19 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *sendBody
 }
 
 func (s *server) previewSend(ctx context.Context, in *previewInput) (*previewOutput, error) {
-	r, err := s.parseSend(ctx, in.ID, &in.Body)
+	r, err := s.parseSend(ctx, in.ID, &in.Body.SendBody)
 	if err != nil {
 		return nil, err
 	}
-	p, err := payment.PreviewSend(ctx, s.DB, r.AccountID, r.WalletID, r.To, r.Amount)
+	var proposed *policy.Patch
+	if in.Body.Policy != nil {
+		c, err := patchFromInput(in.Body.Policy)
+		if err != nil {
+			return nil, err
+		}
+		proposed = &c
+	}
+	p, err := payment.PreviewSend(ctx, s.DB, r.AccountID, r.WalletID, r.To, r.Amount, proposed)
 	if err != nil {
 		return nil, s.submitFailed(ctx, err)
 	}

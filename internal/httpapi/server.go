@@ -73,6 +73,9 @@ type Deps struct {
 	// endpoints (409 past them); 0 takes wallet.DefaultMaxWallets and
 	// webhook.DefaultMaxEndpoints.
 	MaxWallets, MaxWebhookEndpoints int
+	// Faucet funds wallets on a local chain (POST /wallets/{id}/fund);
+	// nil on public chains, where that route answers 409.
+	Faucet Faucet
 }
 
 // RedisClient is the API's Redis client for url: dials and calls bounded

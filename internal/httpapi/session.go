@@ -91,6 +91,9 @@ type sessionView struct {
 	Network   string            `json:"network"`
 	CSRFToken string            `json:"csrf_token"`
 	Accounts  []auth.Membership `json:"accounts"`
+	// LocalChain: the service runs on a local chain, where the wallet page
+	// offers test funds.
+	LocalChain bool `json:"local_chain"`
 }
 
 // registerSession mounts the sign-in routes.
@@ -222,7 +225,7 @@ func (s *server) signInVerify(w http.ResponseWriter, r *http.Request) {
 		SameSite: http.SameSiteStrictMode, MaxAge: int(auth.SessionAbsolute.Seconds()),
 	})
 	writeJSON(w, http.StatusOK, sessionView{Address: body.Address, AccountID: ms[0].AccountID, Role: ms[0].Role,
-		Network: string(ms[0].Network), CSRFToken: sess.CSRFToken, Accounts: ms})
+		Network: string(ms[0].Network), CSRFToken: sess.CSRFToken, Accounts: ms, LocalChain: s.Faucet != nil})
 }
 
 // auditSignIn records a sign-in event in every account of address.
@@ -275,7 +278,7 @@ func (s *server) sessionRead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, sessionView{Address: p.User, AccountID: p.AccountID, Role: p.Role,
-		Network: string(p.Network), CSRFToken: csrf, Accounts: ms})
+		Network: string(p.Network), CSRFToken: csrf, Accounts: ms, LocalChain: s.Faucet != nil})
 }
 
 // sessionSwitch moves the session to another account of its address.

@@ -7,11 +7,32 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
 type balanceOutput struct {
 	Body Balance
+}
+
+// Faucet adds test funds on a local chain; *solana.Clients implements it.
+type Faucet interface {
+	Fund(ctx context.Context, network solana.Network, owner string, add usdc.Micros, lamports uint64) (solana.Balance, error)
+}
+
+// Funding bounds: generous for development, small next to any real sum.
+const (
+	MaxFundUSDC = 1_000_000 * usdc.Unit
+	MaxFundSOL  = 100 * usdc.Unit // micro-SOL, as the body is read
+)
+
+type fundInput struct {
+	ID   string `path:"id" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	Body struct {
+		USDC *Amount `json:"usdc,omitempty" doc:"USDC to add, at most 1,000,000." example:"100"`
+		SOL  *Amount `json:"sol,omitempty" doc:"SOL to add (for fees), at most 100, at most 6 decimals." example:"1"`
+	}
 }
 
 // Wallet is a wallet of the account as listed by GET /wallets, and the
@@ -60,6 +81,17 @@ func (s *server) registerWallets(api huma.API) {
 	})
 
 	huma.Register(api, huma.Operation{
+		OperationID:  "fund-wallet",
+		Method:       http.MethodPost,
+		Path:         Prefix + "/wallets/{id}/fund",
+		Summary:      "Fund a wallet on a local chain",
+		Description:  "Development only: adds test USDC and SOL to the wallet on the local chain the service runs against (SOLANA_LOCAL_CHAIN), and answers the new balance. On devnet and mainnet it answers 409: send funds to the wallet's address instead.",
+		Tags:         []string{"Wallets"},
+		MaxBodyBytes: MaxBodyBytes + 1,
+		Errors:       []int{400, 401, 404, 409, 413, 422, 502},
+	}, s.fund)
+
+	huma.Register(api, huma.Operation{
 		OperationID: "get-wallet-balance",
 		Method:      http.MethodGet,
 		Path:        Prefix + "/wallets/{id}/balance",
@@ -78,4 +110,42 @@ func (s *server) registerWallets(api huma.API) {
 		}
 		return &balanceOutput{Body: *b}, nil
 	})
+}
+
+func (s *server) fund(ctx context.Context, in *fundInput) (*balanceOutput, error) {
+	var add, sol usdc.Micros
+	for _, f := range []struct {
+		name string
+		in   *Amount
+		max  usdc.Micros
+		out  *usdc.Micros
+	}{{"usdc", in.Body.USDC, MaxFundUSDC, &add}, {"sol", in.Body.SOL, MaxFundSOL, &sol}} {
+		if f.in == nil {
+			continue
+		}
+		m, err := f.in.Micros(f.name)
+		if err != nil {
+			return nil, err
+		}
+		if m > f.max {
+			return nil, fieldError(f.name, "must be at most "+f.max.String())
+		}
+		*f.out = m
+	}
+	if add == 0 && sol == 0 {
+		return nil, fieldError("usdc", "give usdc or sol greater than 0")
+	}
+	w, err := s.wallet(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if s.Faucet == nil {
+		return nil, errorf(http.StatusConflict, "funding exists only on a local chain: send USDC and SOL to the wallet's address "+w.Pubkey)
+	}
+	b, err := s.Faucet.Fund(ctx, principal(ctx).Network, w.Pubkey, add, uint64(sol)*1000)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	s.log.InfoContext(ctx, "wallet funded on the local chain", "wallet_id", w.ID, "usdc", add, "sol_micros", sol, "by", principal(ctx).ActorID())
+	return &balanceOutput{Body: Balance{SOL: SOL(b.Lamports), USDC: USDC(b.USDC)}}, nil
 }

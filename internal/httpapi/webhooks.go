@@ -3,6 +3,7 @@ package httpapi
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -139,6 +140,9 @@ type deliveryOutput struct {
 	Body struct {
 		DeliveryOut
 		AttemptLog []AttemptOut `json:"attempt_log" doc:"Every attempt, oldest first."`
+		// The envelope, not a Slack message: a Slack body carries the
+		// endpoint's button token, which readers of the log must not see.
+		Payload json.RawMessage `json:"payload" doc:"The event as the JSON format POSTs it ({event, event_id, timestamp, data}, the bytes that are signed); a Slack endpoint receives a message rendered from it." example:"{\"event\":\"tx.sent\",\"event_id\":\"evt_1f2e3d4c-5b6a-4978-8695-a4b3c2d1e0f9\",\"timestamp\":\"2026-06-02T12:00:00Z\",\"data\":{}}"`
 	}
 }
 
@@ -199,6 +203,12 @@ func (s *server) registerWebhooks(api huma.API) {
 		OperationID: "get-delivery", Method: http.MethodGet, Path: Prefix + "/deliveries/{id}",
 		Summary: "Get a delivery with its attempts", Tags: []string{tag}, Errors: []int{401, 404},
 	}, s.getDelivery)
+	huma.Register(api, huma.Operation{
+		OperationID: "test-webhook-endpoint", Method: http.MethodPost, Path: Prefix + "/webhook-endpoints/{id}/test",
+		Summary: "Send a test event", Tags: []string{tag}, DefaultStatus: http.StatusAccepted,
+		Description: "Queues a `webhook.test` event to this endpoint alone, whatever kinds it subscribes to, and answers its delivery; follow it in the delivery log. 409 when the endpoint is disabled.",
+		Errors:      []int{401, 404, 409},
+	}, s.testEndpoint)
 	huma.Register(api, huma.Operation{
 		OperationID: "replay-delivery", Method: http.MethodPost, Path: Prefix + "/deliveries/{id}/replay",
 		Summary: "Replay a delivery", Tags: []string{tag}, DefaultStatus: http.StatusCreated,
@@ -369,13 +379,34 @@ func (s *server) getDelivery(ctx context.Context, in *endpointIDInput) (*deliver
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
+	ev, err := webhook.EventOf(ctx, s.DB, &d)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	body, err := webhook.Body(&ev)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
 	out := &deliveryOutput{}
 	out.Body.DeliveryOut = deliveryOf(&d)
+	out.Body.Payload = body
 	out.Body.AttemptLog = make([]AttemptOut, len(as))
 	for i, a := range as {
 		out.Body.AttemptLog[i] = AttemptOut{N: a.N, At: a.At.UTC(), StatusCode: a.StatusCode, LatencyMs: a.LatencyMs, Error: a.Error, ResponseHead: a.ResponseHead}
 	}
 	return out, nil
+}
+
+func (s *server) testEndpoint(ctx context.Context, in *endpointIDInput) (*replayOutput, error) {
+	id, ok := parseID(in.ID)
+	if !ok {
+		return nil, s.fail(ctx, webhook.ErrEndpointNotFound)
+	}
+	d, err := webhook.SendTest(ctx, s.DB, principal(ctx).AccountID, id)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &replayOutput{Body: deliveryOf(&d)}, nil
 }
 
 func (s *server) replay(ctx context.Context, in *endpointIDInput) (*replayOutput, error) {

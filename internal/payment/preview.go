@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,10 +25,24 @@ type Preview struct {
 // account exactly as a worker would at this moment (the database's clock
 // places it in its UTC day), writing nothing and reserving nothing. It
 // does not lock the wallet: a send decided meanwhile may change the answer.
-func PreviewSend(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, to string, amount usdc.Micros) (Preview, error) {
+// A non-nil proposed patch is applied to the wallet's policy first (what
+// the send would do were that change saved); an invalid result is a
+// *wallet.FieldError under "policy.".
+func PreviewSend(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, to string, amount usdc.Micros, proposed *policy.Patch) (Preview, error) {
 	w, err := wallet.Get(ctx, db, accountID, id)
 	if err != nil {
 		return Preview{}, err
+	}
+	p := w.Policy()
+	if proposed != nil {
+		p = p.Apply(*proposed)
+		if err := p.Validate(); err != nil {
+			var fe *policy.FieldError
+			if errors.As(err, &fe) {
+				return Preview{}, &wallet.FieldError{Field: "policy." + fe.Field, Msg: fe.Msg}
+			}
+			return Preview{}, err
+		}
 	}
 	if w.Pubkey == to {
 		return Preview{}, ErrSelfSend
@@ -40,7 +55,6 @@ func PreviewSend(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, to st
 	if err != nil {
 		return Preview{}, err
 	}
-	p := w.Policy()
 	d := p.Evaluate(policy.Request{To: to, Amount: amount, Frozen: w.State == wallet.Frozen, SpentToday: spent})
 	return Preview{Decision: d, Policy: p, SpentToday: spent}, nil
 }

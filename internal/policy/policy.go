@@ -4,7 +4,11 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	sol "github.com/gagliardetto/solana-go"
 
@@ -22,7 +26,13 @@ type Policy struct {
 	ApprovalThreshold usdc.Micros
 	// Allowlist of recipient addresses (base58); empty means unrestricted.
 	Allowlist []string
+	// Labels name some allowlist entries (an address book for the people
+	// who approve and edit); they never change a decision.
+	Labels map[string]string
 }
+
+// MaxLabel bounds an allowlist entry's label, in characters.
+const MaxLabel = 100
 
 // MaxAllowlist bounds the allowlist so a policy stays a small row.
 const MaxAllowlist = 1000
@@ -77,6 +87,19 @@ func (p Policy) Validate() error {
 		}
 		seen[addr] = i
 	}
+	for _, addr := range slices.Sorted(maps.Keys(p.Labels)) {
+		field := "allowlist_labels." + truncate(addr)
+		if _, ok := seen[addr]; !ok {
+			return &FieldError{field, "labels an address that is not on the allowlist"}
+		}
+		l := p.Labels[addr]
+		if n := utf8.RuneCountInString(l); n == 0 || n > MaxLabel || strings.TrimSpace(l) != l {
+			return &FieldError{field, fmt.Sprintf("must be 1 to %d characters without surrounding spaces", MaxLabel)}
+		}
+		if strings.ContainsFunc(l, unicode.IsControl) {
+			return &FieldError{field, "must not contain control characters"}
+		}
+	}
 	return nil
 }
 
@@ -99,12 +122,14 @@ func truncate(s string) string {
 }
 
 // Patch changes some fields of a policy; nil fields keep their value (an
-// empty, non-nil Allowlist clears it).
+// empty, non-nil Allowlist clears it). Non-nil Labels replace the labels;
+// nil keeps those of the addresses still allowed.
 type Patch struct {
 	DailyLimit        *usdc.Micros
 	MaxTx             *usdc.Micros
 	ApprovalThreshold *usdc.Micros
 	Allowlist         []string
+	Labels            map[string]string
 }
 
 // Apply returns p with c's fields changed; the result is not validated.
@@ -121,6 +146,17 @@ func (p Policy) Apply(c Patch) Policy {
 	if c.Allowlist != nil {
 		p.Allowlist = c.Allowlist
 	}
+	if c.Labels != nil {
+		p.Labels = c.Labels
+	} else if p.Labels != nil {
+		kept := make(map[string]string, len(p.Labels))
+		for _, a := range p.Allowlist {
+			if l, ok := p.Labels[a]; ok {
+				kept[a] = l
+			}
+		}
+		p.Labels = kept
+	}
 	return p
 }
 
@@ -131,9 +167,13 @@ func (p Policy) Doc() map[string]any {
 	if allow == nil {
 		allow = []string{}
 	}
+	labels := p.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
 	return map[string]any{
 		"daily_limit_usdc": p.DailyLimit, "max_tx_usdc": p.MaxTx,
-		"approval_threshold_usdc": p.ApprovalThreshold, "allowlist": allow,
+		"approval_threshold_usdc": p.ApprovalThreshold, "allowlist": allow, "allowlist_labels": labels,
 	}
 }
 
@@ -142,7 +182,9 @@ func (p Policy) Doc() map[string]any {
 // raised, an address added to a non-empty allowlist, or a non-empty
 // allowlist emptied (an empty one allows every recipient). Restricting an
 // unrestricted wallet, lowering a value or removing entries from a list
-// that stays non-empty tighten it.
+// that stays non-empty tighten it. Relabelling an entry that stays is
+// refused too: approvers read those labels, so whoever may only tighten
+// must not rename a recipient.
 func Loosening(before, after Policy) string {
 	for _, f := range []struct {
 		name          string
@@ -165,6 +207,9 @@ func Loosening(before, after Policy) string {
 	for _, a := range after.Allowlist {
 		if !slices.Contains(before.Allowlist, a) {
 			return fmt.Sprintf("add an address to the allowlist (%s)", a)
+		}
+		if before.Labels[a] != after.Labels[a] {
+			return fmt.Sprintf("change an allowlist entry's label (%s)", a)
 		}
 	}
 	return ""

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/google/uuid"
@@ -68,7 +69,8 @@ func UpdatePolicy(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, acto
 			return nil
 		}
 		w.DailyLimit, w.MaxTx, w.ApprovalThreshold, w.Allowlist = after.DailyLimit, after.MaxTx, after.ApprovalThreshold, after.Allowlist
-		_, err = tx.NewUpdate().Model(&w).Column("daily_limit_micros", "max_tx_micros", "approval_threshold_micros", "allowlist").
+		w.AllowlistLabels = labelsOf(after)
+		_, err = tx.NewUpdate().Model(&w).Column("daily_limit_micros", "max_tx_micros", "approval_threshold_micros", "allowlist", "allowlist_labels").
 			WherePK().Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("update policy: %w", err)
@@ -81,7 +83,7 @@ func UpdatePolicy(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, acto
 
 func samePolicy(a, b policy.Policy) bool {
 	return a.DailyLimit == b.DailyLimit && a.MaxTx == b.MaxTx && a.ApprovalThreshold == b.ApprovalThreshold &&
-		slices.Equal(a.Allowlist, b.Allowlist)
+		slices.Equal(a.Allowlist, b.Allowlist) && maps.Equal(a.Labels, b.Labels)
 }
 
 // SetState freezes or unfreezes a wallet with an audit entry (before and

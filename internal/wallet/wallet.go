@@ -87,19 +87,20 @@ func validate(label string, p policy.Policy) error {
 type Wallet struct {
 	bun.BaseModel `bun:"table:wallets"`
 
-	ID                uuid.UUID   `bun:"id,pk,type:uuid"`
-	AccountID         uuid.UUID   `bun:"account_id,type:uuid"`
-	Kind              string      `bun:"kind"`
-	Label             string      `bun:"label"`
-	Pubkey            string      `bun:"pubkey"`
-	State             State       `bun:"state"`
-	DailyLimit        usdc.Micros `bun:"daily_limit_micros"`
-	MaxTx             usdc.Micros `bun:"max_tx_micros"`
-	ApprovalThreshold usdc.Micros `bun:"approval_threshold_micros"`
-	Allowlist         []string    `bun:"allowlist,array"`
-	SecretKeyID       string      `bun:"secret_key_id"`
-	SecretSealed      []byte      `bun:"secret_sealed"`
-	CreatedAt         time.Time   `bun:"created_at"`
+	ID                uuid.UUID         `bun:"id,pk,type:uuid"`
+	AccountID         uuid.UUID         `bun:"account_id,type:uuid"`
+	Kind              string            `bun:"kind"`
+	Label             string            `bun:"label"`
+	Pubkey            string            `bun:"pubkey"`
+	State             State             `bun:"state"`
+	DailyLimit        usdc.Micros       `bun:"daily_limit_micros"`
+	MaxTx             usdc.Micros       `bun:"max_tx_micros"`
+	ApprovalThreshold usdc.Micros       `bun:"approval_threshold_micros"`
+	Allowlist         []string          `bun:"allowlist,array"`
+	AllowlistLabels   map[string]string `bun:"allowlist_labels,type:jsonb"`
+	SecretKeyID       string            `bun:"secret_key_id"`
+	SecretSealed      []byte            `bun:"secret_sealed"`
+	CreatedAt         time.Time         `bun:"created_at"`
 }
 
 // Policy returns the wallet's spending policy.
@@ -109,7 +110,16 @@ func (w *Wallet) Policy() policy.Policy {
 		MaxTx:             w.MaxTx,
 		ApprovalThreshold: w.ApprovalThreshold,
 		Allowlist:         w.Allowlist,
+		Labels:            w.AllowlistLabels,
 	}
+}
+
+// labelsOf is p's labels as stored: never NULL.
+func labelsOf(p policy.Policy) map[string]string {
+	if p.Labels == nil {
+		return map[string]string{}
+	}
+	return p.Labels
 }
 
 // PublicKey is the wallet's Solana address.
@@ -161,6 +171,7 @@ func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID,
 		MaxTx:             p.MaxTx,
 		ApprovalThreshold: p.ApprovalThreshold,
 		Allowlist:         allow,
+		AllowlistLabels:   labelsOf(p),
 		SecretKeyID:       sealed.KeyID,
 		SecretSealed:      sealed.Ciphertext,
 		CreatedAt:         nowUTC(),
@@ -217,6 +228,9 @@ type Page struct {
 	Limit     int
 	AfterTime time.Time
 	AfterID   uuid.UUID
+	// Search keeps wallets whose label contains it (any case) or whose
+	// address starts with it.
+	Search string
 }
 
 // List returns the account's wallets that p selects, newest first: only
@@ -234,6 +248,10 @@ func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, only []uuid.UUID
 	}
 	if !p.AfterTime.IsZero() {
 		q = q.Where("(created_at, id) < (?, ?)", p.AfterTime, p.AfterID)
+	}
+	if p.Search != "" {
+		// Literal text, no pattern: strpos and starts_with know no wildcards.
+		q = q.Where("(strpos(lower(label), lower(?)) > 0 OR starts_with(pubkey, ?))", p.Search, p.Search)
 	}
 	err := q.Scan(ctx)
 	if err != nil {

@@ -232,14 +232,50 @@ func queueTest(ctx context.Context, tx bun.Tx, e *Endpoint, at time.Time) error 
 	if !e.Enabled {
 		return nil
 	}
-	ev, err := Emit(ctx, tx, e.AccountID, at, KindTest, map[string]any{"endpoint_id": e.ID, "message": "test delivery: this endpoint was saved"})
+	_, err := queueEvent(ctx, tx, e, at, "test delivery: this endpoint was saved")
+	return err
+}
+
+// queueEvent records a webhook.test event saying message and its delivery
+// to e alone.
+func queueEvent(ctx context.Context, tx bun.Tx, e *Endpoint, at time.Time, message string) (Delivery, error) {
+	ev, err := Emit(ctx, tx, e.AccountID, at, KindTest, map[string]any{"endpoint_id": e.ID, "message": message})
 	if err != nil {
-		return err
+		return Delivery{}, err
 	}
-	if err := insertDelivery(ctx, tx, &Delivery{ID: uuid.New(), AccountID: e.AccountID, EndpointID: e.ID, EventID: ev.ID}); err != nil {
-		return err
+	d := Delivery{ID: uuid.New(), AccountID: e.AccountID, EndpointID: e.ID, EventID: ev.ID, EventKind: KindTest}
+	if err := insertDelivery(ctx, tx, &d); err != nil {
+		return Delivery{}, err
 	}
-	return notify(ctx, tx)
+	return d, notify(ctx, tx)
+}
+
+// SendTest queues a webhook.test event to a live, enabled endpoint of the
+// account (whatever kinds it subscribes to), for a person checking that
+// the receiver works.
+func SendTest(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Delivery, error) {
+	var d Delivery
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		e, err := GetEndpoint(ctx, tx, accountID, id)
+		if err != nil {
+			return err
+		}
+		if !e.Enabled {
+			return ErrEndpointDisabled
+		}
+		d, err = queueEvent(ctx, tx, &e, time.Now().UTC(), "test delivery: sent on request")
+		return err
+	})
+	return d, err
+}
+
+// EventOf reads a delivery's event.
+func EventOf(ctx context.Context, db bun.IDB, d *Delivery) (Event, error) {
+	var ev Event
+	if err := db.NewSelect().Model(&ev).Where("id = ? AND account_id = ?", d.EventID, d.AccountID).Scan(ctx); err != nil {
+		return Event{}, fmt.Errorf("read event: %w", err)
+	}
+	return ev, nil
 }
 
 // GetEndpoint reads a live endpoint of the account.

@@ -152,18 +152,33 @@ export class AgentWallet {
         ...(data.transaction_status ? { transactionStatus: data.transaction_status } : {}),
       };
     },
-    preview: (id: string, input: Omit<SendInput, 'idempotencyKey'>): Promise<Preview> =>
+    /** What a send would do now; with `policy`, were that policy change saved. Writes nothing. */
+    preview: (id: string, input: Omit<SendInput, 'idempotencyKey'> & { policy?: PolicyInput }): Promise<Preview> =>
       this.do(
         this.api.POST('/api/public/v1/agents/{id}/send/preview', {
           params: { path: { id } },
-          body: { to: input.to, amount: input.amount, ...(input.memo ? { memo: input.memo } : {}) },
+          body: {
+            to: input.to,
+            amount: input.amount,
+            ...(input.memo ? { memo: input.memo } : {}),
+            ...(input.policy ? { policy: input.policy } : {}),
+          },
         }),
       ),
+    /** Agents whose label contains q (any case) or whose address starts with it, page after page. */
+    search: (q: string, pageSize = 100) =>
+      this.pages<Agent>(async (cursor) => {
+        const d = await this.do(this.api.GET('/api/public/v1/agents', { params: { query: { q, limit: pageSize, cursor } } }));
+        return { items: d.agents, next: d.next_cursor };
+      }),
   };
 
   readonly wallets = {
     list: async (): Promise<Wallet[]> => (await this.do(this.api.GET('/api/public/v1/wallets'))).wallets,
     balance: (id: string): Promise<Balance> => this.do(this.api.GET('/api/public/v1/wallets/{id}/balance', { params: { path: { id } } })),
+    /** Adds test USDC and SOL on a local chain (a 409 ConflictError elsewhere); answers the new balance. */
+    fund: (id: string, amounts: { usdc?: number; sol?: number }): Promise<Balance> =>
+      this.do(this.api.POST('/api/public/v1/wallets/{id}/fund', { params: { path: { id } }, body: amounts })),
   };
 
   readonly transactions = {
@@ -265,6 +280,9 @@ export class AgentWallet {
     delete: async (id: string): Promise<void> => {
       await this.do(this.api.DELETE('/api/public/v1/webhook-endpoints/{id}', { params: { path: { id } } }));
     },
+    /** Queues a webhook.test event to the endpoint; answers its delivery. */
+    test: (id: string): Promise<Delivery> =>
+      this.do(this.api.POST('/api/public/v1/webhook-endpoints/{id}/test', { params: { path: { id } } })),
     rotateSecret: (id: string): Promise<WebhookEndpointWithSecret> =>
       this.do(this.api.POST('/api/public/v1/webhook-endpoints/{id}/rotate-secret', { params: { path: { id } } })),
     deliveries: (endpointId: string, filter: { status?: Delivery['status']; pageSize?: number } = {}) =>

@@ -119,7 +119,7 @@ export interface paths {
         put?: never;
         /**
          * Preview a send
-         * @description Answers what POST /agents/{id}/send with this body would do now under the wallet's policy, with the day's figures, writing nothing and reserving nothing. It checks the policy only: whether the wallet holds the USDC and SOL is checked by the send itself.
+         * @description Answers what POST /agents/{id}/send with this body would do now under the wallet's policy (or under a proposed change of it, `policy`), with the day's figures, writing nothing and reserving nothing. It checks the policy only: whether the wallet holds the USDC and SOL is checked by the send itself.
          */
         post: operations["preview-send"];
         delete?: never;
@@ -514,6 +514,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/wallets/{id}/fund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fund a wallet on a local chain
+         * @description Development only: adds test USDC and SOL to the wallet on the local chain the service runs against (SOLANA_LOCAL_CHAIN), and answers the new balance. On devnet and mainnet it answers 409: send funds to the wallet's address instead.
+         */
+        post: operations["fund-wallet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -591,6 +611,26 @@ export interface paths {
          * @description Answers the new secret (shown only now). For 24 hours the old secret keeps signing beside it (X-Service-Signature-Previous and a second webhook-signature), so receivers can switch without losing events.
          */
         post: operations["rotate-webhook-secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Queues a `webhook.test` event to this endpoint alone, whatever kinds it subscribes to, and answers its delivery; follow it in the delivery log. 409 when the endpoint is disabled.
+         */
+        post: operations["test-webhook-endpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1221,6 +1261,16 @@ export interface components {
              */
             last_attempt_at: string | null;
             /**
+             * @description The event as the JSON format POSTs it ({event, event_id, timestamp, data}, the bytes that are signed); a Slack endpoint receives a message rendered from it.
+             * @example {
+             *       "data": {},
+             *       "event": "tx.sent",
+             *       "event_id": "evt_1f2e3d4c-5b6a-4978-8695-a4b3c2d1e0f9",
+             *       "timestamp": "2026-06-02T12:00:00Z"
+             *     }
+             */
+            payload: unknown;
+            /**
              * @description The delivery this one replays, or null.
              * @example null
              */
@@ -1405,6 +1455,18 @@ export interface components {
              * @example https://hooks.slack.com/services/T000/B000/XXXX
              */
             url: string;
+        };
+        FundInputBody: {
+            /**
+             * @description SOL to add (for fees), at most 100, at most 6 decimals.
+             * @example 1
+             */
+            sol?: number;
+            /**
+             * @description USDC to add, at most 1,000,000.
+             * @example 100
+             */
+            usdc?: number;
         };
         Key: {
             /**
@@ -1592,6 +1654,13 @@ export interface components {
              */
             allowlist: string[];
             /**
+             * @description Labels of some allowlist entries (address → label); {} when none.
+             * @example {}
+             */
+            allowlist_labels: {
+                [key: string]: string;
+            };
+            /**
              * @description Sends of at least this amount wait for human approval.
              * @example 10
              */
@@ -1616,6 +1685,15 @@ export interface components {
              */
             allowlist?: string[] | null;
             /**
+             * @description Optional labels of allowlist entries (an address book): address → label of 1 to 100 characters; every address must be on the allowlist. Given, it replaces the labels; omitted, the addresses that stay keep theirs. Labels never change a decision; whoever may only tighten a policy may label new entries but not relabel kept ones.
+             * @example {
+             *       "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM": "Acme invoices"
+             *     }
+             */
+            allowlist_labels?: {
+                [key: string]: string;
+            } | null;
+            /**
              * @description Sends of at least this amount wait for human approval; 0 sends every payment to approval. Default 10.
              * @example 10
              */
@@ -1630,6 +1708,25 @@ export interface components {
              * @example 25
              */
             max_tx_usdc?: number;
+        };
+        PreviewInputBody: {
+            /**
+             * @description USDC to send, greater than 0, at most 6 decimal places.
+             * @example 1.5
+             */
+            amount: number;
+            /**
+             * @description Optional note of at most 200 characters, written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422.
+             * @example invoice 1234
+             */
+            memo?: string;
+            /** @description Optional: a proposed policy change, read like PATCH /agents/{id}/policy (omitted fields keep the wallet's values). The answer is what the send would do were it saved; nothing is saved. */
+            policy?: components["schemas"]["PolicyInput"];
+            /**
+             * @description Recipient's Solana address (base58, 32 bytes). Its USDC token account is created if missing, paid by the wallet.
+             * @example 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
+             */
+            to: string;
         };
         PreviewOutputBody: {
             /**
@@ -1953,6 +2050,8 @@ export interface operations {
                 limit?: number;
                 /** @description Where to continue: the next_cursor of the previous page. */
                 cursor?: string;
+                /** @description Only wallets whose label contains this text (any case) or whose address starts with it. */
+                q?: string;
             };
             header?: never;
             path?: never;
@@ -2516,7 +2615,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SendBody"];
+                "application/json": components["schemas"]["PreviewInputBody"];
             };
         };
         responses: {
@@ -4252,6 +4351,8 @@ export interface operations {
                 limit?: number;
                 /** @description Where to continue: the next_cursor of the previous page. */
                 cursor?: string;
+                /** @description Only wallets whose label contains this text (any case) or whose address starts with it. */
+                q?: string;
             };
             header?: never;
             path?: never;
@@ -4347,6 +4448,123 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "fund-wallet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Wallet id (UUIDv4). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FundInputBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Balance"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; approver keys: refused; viewer keys: refused. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4974,6 +5192,92 @@ export interface operations {
             };
             /** @description Service Unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "test-webhook-endpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; approver keys: refused; viewer keys: refused. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
