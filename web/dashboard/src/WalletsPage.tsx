@@ -151,7 +151,8 @@ export function WalletsPage({ session }: { session: Session }) {
           ))}
         </ul>
       )}
-      {hasMore && (
+      {/* Not while a search waits to start: a page of the old list would join the new one. */}
+      {hasMore && q === text.trim() && (
         <button type="button" onClick={more}>
           More wallets
         </button>

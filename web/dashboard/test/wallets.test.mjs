@@ -18,6 +18,13 @@ const openWallet = async (p) => {
   await p.goto(`${BASE}/dashboard/wallets/${wallet.id}`);
   await p.getByRole('heading', { level: 1, name: LABEL }).waitFor();
 };
+// The list pages by 50: the wallet is found by its label, wherever it would be.
+const rowInList = async (p) => {
+  await p.getByRole('searchbox', { name: 'Search' }).fill(LABEL);
+  const row = p.locator(`[data-wallet="${wallet.id}"]`);
+  await row.waitFor();
+  return row;
+};
 const headerState = (p) => p.getByRole('heading', { level: 1 }).getByTestId('state');
 
 test('an owner creates a wallet with its policy and lands on its page', async () => {
@@ -63,12 +70,12 @@ test('search by label and by address prefix narrows the list as the API does', a
   for (const q of [LABEL.slice(3).toUpperCase(), wallet.pubkey.slice(0, 6)]) {
     const want = await ids(q);
     assert.deepEqual(want, [wallet.id], `the API's answer to q=${q}`);
-    await p.getByLabel('Search').fill(q);
+    await p.getByRole('searchbox', { name: 'Search' }).fill(q);
     await eventually(`the list for ${q}`, async () => JSON.stringify(await shown()) === JSON.stringify(want));
-    await p.getByLabel('Search').fill('');
+    await p.getByRole('searchbox', { name: 'Search' }).fill('');
     await eventually('every wallet again', async () => (await shown()).length === all.length);
   }
-  await p.getByLabel('Search').fill('no-such-wallet-anywhere');
+  await p.getByRole('searchbox', { name: 'Search' }).fill('no-such-wallet-anywhere');
   await p.getByText('No wallet matches').waitFor();
   await p.context().close();
 });
@@ -106,7 +113,7 @@ test('freeze on the page blocks the agent (403 wallet_frozen) and shows on the l
   assert.equal(blocked.body.reason, 'wallet_frozen');
 
   await p.getByRole('link', { name: '← All wallets' }).click();
-  const row = p.locator(`[data-wallet="${wallet.id}"]`);
+  const row = await rowInList(p);
   await row.getByTestId('state').filter({ hasText: 'frozen' }).waitFor();
   await row.getByRole('link', { name: LABEL }).click();
   await p.getByRole('button', { name: 'Unfreeze…' }).click();
@@ -208,7 +215,7 @@ test('roles: a viewer only reads; an approver may freeze but not unfreeze nor ed
   const v = await page(viewer);
   await signIn(v);
   await v.getByRole('link', { name: 'Wallets', exact: true }).click();
-  await v.locator(`[data-wallet="${wallet.id}"]`).waitFor();
+  await rowInList(v);
   assert.equal(await v.getByRole('button', { name: 'New wallet…' }).count(), 0);
   assert.equal(await v.getByRole('form', { name: 'Create a wallet' }).count(), 0);
   await openWallet(v);
@@ -241,7 +248,7 @@ test('usable at 375 px: no sideways scroll on the list and the wallet page', asy
   const p = await page(owner, { width: 375, height: 740 });
   await signIn(p);
   await p.getByRole('link', { name: 'Wallets', exact: true }).click();
-  await p.locator(`[data-wallet="${wallet.id}"]`).waitFor();
+  await rowInList(p);
   await p.getByRole('button', { name: 'New wallet…' }).click();
   await p.getByRole('form', { name: 'Create a wallet' }).getByRole('button', { name: 'Add address' }).click();
   assert.ok((await sideways(p)) <= 0, `the list scrolls sideways by ${await sideways(p)} px`);
@@ -250,6 +257,47 @@ test('usable at 375 px: no sideways scroll on the list and the wallet page', asy
   await p.getByRole('region', { name: 'Transactions' }).locator('tr[data-signature]').first().waitFor();
   assert.ok((await sideways(p)) <= 0, `the wallet page scrolls sideways by ${await sideways(p)} px`);
   await p.screenshot({ path: `${SHOTS}wallet-phone.png`, fullPage: true });
+  await p.context().close();
+});
+
+test('a wallet created with an allowlist keeps its addresses and labels; the list pages by cursor', async () => {
+  const p = await page(owner);
+  await signIn(p);
+  await p.goto(`${BASE}/dashboard/wallets`);
+  await p.getByRole('button', { name: 'New wallet…' }).click();
+  const form = p.getByRole('form', { name: 'Create a wallet' });
+  const tag = `paged-${Date.now().toString(36)}`;
+  const [a, b] = [newAddress(), newAddress()];
+  await form.getByLabel('Label', { exact: true }).fill(`${tag}-book`);
+  await form.getByRole('button', { name: 'Add address' }).click();
+  await form.getByLabel('Address 1', { exact: true }).fill(a);
+  await form.getByLabel('Label 1 (optional)').fill('Landlord');
+  await form.getByRole('button', { name: 'Add address' }).click();
+  await form.getByLabel('Address 2', { exact: true }).fill(b);
+  await form.getByRole('button', { name: 'Create wallet' }).click();
+  await p.waitForURL(/\/dashboard\/wallets\/[0-9a-f-]{36}$/);
+  const made = (await api('GET', `/agents/${p.url().split('/').pop()}`, ADMIN_KEY)).body;
+  assert.deepEqual([made.policy.allowlist, made.policy.allowlist_labels], [[a, b], { [a]: 'Landlord' }]);
+
+  // 50 more through the API: a search for the tag fills a page, and More brings the rest.
+  for (let i = 0; i < 50; i++) {
+    const r = await api('POST', '/agents', ADMIN_KEY, { label: `${tag}-${i}` });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+  }
+  // The newest wallet does not match: the first page unfiltered differs from the search's.
+  assert.equal((await api('POST', '/agents', ADMIN_KEY, { label: `other-${Date.now()}` })).status, 201);
+  const first = (await api('GET', `/agents?limit=50&q=${tag}`, ADMIN_KEY)).body;
+  assert.ok(first.next_cursor, 'one page holds them all');
+  const rest = (await api('GET', `/agents?limit=50&q=${tag}&cursor=${encodeURIComponent(first.next_cursor)}`, ADMIN_KEY)).body;
+  const want = [...first.agents, ...rest.agents].map((x) => x.id);
+  assert.equal(want.length, 51);
+  await p.goto(`${BASE}/dashboard/wallets`);
+  await p.getByRole('searchbox', { name: 'Search' }).fill(tag);
+  const shown = () => p.locator('[data-wallet]').evaluateAll((lis) => lis.map((li) => li.dataset.wallet));
+  await eventually('the first page', async () => JSON.stringify(await shown()) === JSON.stringify(first.agents.map((x) => x.id)));
+  await p.getByRole('button', { name: 'More wallets' }).click();
+  await eventually('both pages', async () => JSON.stringify(await shown()) === JSON.stringify(want));
+  assert.equal(await p.getByRole('button', { name: 'More wallets' }).count(), 0);
   await p.context().close();
 });
 
