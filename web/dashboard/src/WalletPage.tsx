@@ -116,7 +116,8 @@ function Freeze({ agent, session, onChanged }: { agent: Agent; session: Session;
         (confirming ? (
           <div className="confirm" role="alertdialog" aria-label={frozen ? 'Confirm unfreeze' : 'Confirm freeze'}>
             <p>{frozen ? `Unfreeze ${agent.label}? Its agents can send again, within the policy.` : `Freeze ${agent.label}? Every send is blocked until an owner unfreezes it.`}</p>
-            <button type="button" className={frozen ? 'primary' : 'danger'} onClick={act} disabled={busy}>
+            {/* Focus moves to the confirmation, so the keyboard goes on from where it was. */}
+            <button type="button" className={frozen ? 'primary' : 'danger'} onClick={act} disabled={busy} autoFocus>
               {frozen ? 'Confirm unfreeze' : 'Confirm freeze'}
             </button>
             <button type="button" onClick={() => setConfirming(false)} disabled={busy}>
@@ -144,8 +145,10 @@ function Fund({ id, onFunded }: { id: string; onFunded: (b: Balance) => void }) 
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const [done, setDone] = useState<Balance | null>(null);
-  const issue = (s: string) => (s.trim() === '' ? '' : amountProblem(s));
-  const problems = { usdc: issue(amounts.usdc), sol: issue(amounts.sol) };
+  // The API's caps for one call: 1,000,000 USDC and 100 SOL.
+  const issue = (s: string, max: number, unit: string) =>
+    s.trim() === '' ? '' : amountProblem(s) || (Number(s) > max ? `At most ${max.toLocaleString('en-US')} ${unit} at a time.` : '');
+  const problems = { usdc: issue(amounts.usdc, 1_000_000, 'USDC'), sol: issue(amounts.sol, 100, 'SOL') };
   const nothing = !(Number(amounts.usdc) > 0) && !(Number(amounts.sol) > 0);
 
   async function fund() {

@@ -88,6 +88,9 @@ test('fund on localnet: the new balance on the page, through the API and on chai
   assert.equal(await receive.getByRole('img', { name: `QR code of the address ${wallet.pubkey}` }).locator('path').count(), 1);
   const fund = receive.getByRole('form', { name: 'Fund on localnet' });
   await fund.getByLabel('USDC', { exact: true }).fill('12.5');
+  await fund.getByLabel('SOL', { exact: true }).fill('101');
+  await fund.getByText('At most 100 SOL at a time.').waitFor();
+  assert.ok(await fund.getByRole('button', { name: 'Fund' }).isDisabled());
   await fund.getByLabel('SOL', { exact: true }).fill('1');
   await fund.getByRole('button', { name: 'Fund' }).click();
   await fund.getByRole('status').filter({ hasText: '12.5 USDC' }).waitFor();
@@ -223,6 +226,7 @@ test('roles: a viewer only reads; an approver may freeze but not unfreeze nor ed
   assert.equal(await v.getByRole('region', { name: 'Policy', exact: true }).getByRole('textbox').count(), 0);
   assert.equal(await v.getByRole('button', { name: /Freeze|Unfreeze|Fund|Save/ }).count(), 0);
   assert.equal(await v.getByRole('form', { name: 'Fund on localnet' }).count(), 0);
+  await v.screenshot({ path: `${SHOTS}wallet-viewer.png`, fullPage: true });
   await v.context().close();
 
   const a = await page(approver);
@@ -230,10 +234,10 @@ test('roles: a viewer only reads; an approver may freeze but not unfreeze nor ed
   await openWallet(a);
   assert.equal(await a.getByRole('region', { name: 'Policy', exact: true }).getByRole('textbox').count(), 0);
   assert.equal(await a.getByRole('form', { name: 'Fund on localnet' }).count(), 0);
-  // By keyboard: the freeze button, then the confirmation.
+  // By keyboard: Enter on the freeze button moves the focus to the confirmation; Enter again.
   await a.getByRole('button', { name: 'Freeze…' }).focus();
   await a.keyboard.press('Enter');
-  await a.getByRole('button', { name: 'Confirm freeze' }).focus();
+  await eventually('the confirmation focused', () => a.evaluate(() => document.activeElement?.textContent === 'Confirm freeze'));
   await a.keyboard.press('Enter');
   await headerState(a).filter({ hasText: 'frozen' }).waitFor();
   assert.equal(await a.getByRole('button', { name: /Unfreeze/ }).count(), 0);
