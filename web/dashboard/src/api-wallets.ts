@@ -1,18 +1,17 @@
 // The wallet pages' calls to the public API. Types come from the SDK's
 // schema (generated from openapi.yaml), so the dashboard and the SDK read
-// the same shapes; the few fields the API gained after the last generation
-// are added here as optional until the schema is generated again.
+// the same shapes.
 import type { components } from '../../../sdk/typescript/src/schema';
-import { API, type Approval, type Session, type Transaction, call, listAudit, type AuditEntry } from './api';
+import { API, type Approval, type AuditEntry, type Session, type Transaction, call, listAudit } from './api';
 
 type Schemas = components['schemas'];
 
 /** Labels names allowlisted addresses: address → label (only labelled ones). */
 export type Labels = Record<string, string>;
-export type Policy = Schemas['Policy'] & { allowlist_labels?: Labels | null };
-export type PolicyInput = Schemas['PolicyInput'] & { allowlist_labels?: Labels | null };
+export type Policy = Schemas['Policy'];
+export type PolicyInput = Schemas['PolicyInput'];
 export type Balance = Schemas['Balance'];
-export type Agent = Omit<Schemas['Agent'], 'policy'> & { policy: Policy };
+export type Agent = Schemas['Agent'];
 export type Preview = Schemas['PreviewOutputBody'];
 export type SendBody = Schemas['SendBody'];
 
@@ -36,7 +35,7 @@ export const updatePolicy = (id: string, patch: PolicyInput) => call<Agent>('PAT
 export const previewSend = (id: string, body: SendBody, policy?: PolicyInput) =>
   call<Preview>('POST', `${agentPath(id)}/send/preview`, policy ? { ...body, policy } : body);
 /** fundWallet mints test USDC and airdrops SOL to the wallet (local chains only: 409 elsewhere). */
-export const fundWallet = (id: string, amounts: { usdc?: number; sol?: number }) =>
+export const fundWallet = (id: string, amounts: Schemas['FundInputBody']) =>
   call<Balance>('POST', `${API}/wallets/${encodeURIComponent(id)}/fund`, amounts);
 
 export const walletTransactions = (id: string) =>
