@@ -4,11 +4,22 @@
 # chooses which one runs, e.g. `docker run agentwallet worker`.
 # The `localnet` stage is the local Solana chain used by docker-compose.yml.
 #
-#   docker build -t agentwallet .                       # api / worker / scheduler
+#   docker build -t agentwallet .                       # api (with the dashboard) / worker / scheduler
 #   docker build -t agentwallet-localnet --target localnet .
 
 ARG GO_VERSION=1.26
 ARG NODE_VERSION=20
+
+# ---------------------------------------------------------------- dashboard
+# The web app the api embeds (internal/dashboard/dist/app); its types come
+# from the SDK's generated schema.
+FROM node:${NODE_VERSION}-bookworm-slim AS dashboard
+WORKDIR /src/web/dashboard
+COPY web/dashboard/package.json web/dashboard/package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY sdk/typescript/src/schema.ts /src/sdk/typescript/src/schema.ts
+COPY web/dashboard/ ./
+RUN npm run build
 
 # ---------------------------------------------------------------- build
 FROM golang:${GO_VERSION}-bookworm AS build
@@ -19,6 +30,7 @@ RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY cmd ./cmd
 COPY internal ./internal
 COPY migrations ./migrations
+COPY --from=dashboard /src/internal/dashboard/dist/app ./internal/dashboard/dist/app
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     go build -trimpath -ldflags='-s -w' -o /out/ ./cmd/api ./cmd/worker ./cmd/scheduler

@@ -94,6 +94,12 @@ build: dashboard ## build bin/api (with the dashboard), bin/worker and bin/sched
 openapi: ## regenerate openapi/openapi.yaml and openapi/openapi-3.0.yaml
 	$(GO) run ./cmd/api openapi --dir openapi
 
+.PHONY: screenshots
+screenshots: ## copy the browser walk's screenshots (make test, or DASHBOARD_TESTS=walk) into docs/screenshots
+	@test -d web/dashboard/test/screenshots/walk || { echo "no screenshots yet: run make test (or DASHBOARD_TESTS=walk go test -run TestDashboardInBrowser ./internal/httpapi)"; exit 1; }
+	@mkdir -p docs/screenshots
+	cp web/dashboard/test/screenshots/walk/*.png docs/screenshots/
+
 .PHONY: docs
 docs: ## rewrite docs/permissions.md from the permission table (internal/auth)
 	$(GO) test ./internal/auth -run TestPermissionsDocIsCurrent -count=1 -update

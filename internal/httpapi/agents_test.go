@@ -46,7 +46,7 @@ func TestCreateListGetAgent(t *testing.T) {
 	if _, err := time.Parse(time.RFC3339, a1["created_at"].(string)); err != nil || !strings.HasSuffix(a1["created_at"].(string), "Z") {
 		t.Fatalf("created_at %v is not ISO 8601 UTC", a1["created_at"])
 	}
-	wantPolicy := map[string]any{"daily_limit_usdc": 100.0, "max_tx_usdc": 25.0, "approval_threshold_usdc": 10.0, "allowlist": []any{}}
+	wantPolicy := map[string]any{"daily_limit_usdc": 100.0, "max_tx_usdc": 25.0, "approval_threshold_usdc": 10.0, "allowlist": []any{}, "allowlist_labels": map[string]any{}}
 	if fmt.Sprint(a1["policy"]) != fmt.Sprint(wantPolicy) {
 		t.Fatalf("default policy %v, want %v", a1["policy"], wantPolicy)
 	}

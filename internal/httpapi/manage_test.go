@@ -26,7 +26,7 @@ func TestPatchPolicy(t *testing.T) {
 	path := "/api/public/v1/agents/" + id + "/policy"
 
 	a := e.patchPolicy(id, map[string]any{"max_tx_usdc": 40.5, "allowlist": []string{addrA}})
-	want := map[string]any{"daily_limit_usdc": 100.0, "max_tx_usdc": 40.5, "approval_threshold_usdc": 10.0, "allowlist": []any{addrA}}
+	want := map[string]any{"daily_limit_usdc": 100.0, "max_tx_usdc": 40.5, "approval_threshold_usdc": 10.0, "allowlist": []any{addrA}, "allowlist_labels": map[string]any{}}
 	if fmt.Sprint(a["policy"]) != fmt.Sprint(want) || a["id"] != id || a["balance"] != nil {
 		t.Fatalf("patched %v", a)
 	}

@@ -1,19 +1,682 @@
+import { useEffect, useState } from 'react';
 import type { Session } from './api';
+import {
+  type Delivery,
+  type DeliveryStatus,
+  type Endpoint,
+  type EndpointSettings,
+  type EndpointWithSecret,
+  type Format,
+  EVENTS,
+  STATUSES,
+  createEndpoint,
+  deleteEndpoint,
+  getDelivery,
+  getEndpoint,
+  listDeliveries,
+  listEndpoints,
+  replayDelivery,
+  rotateSecret,
+  testEndpoint,
+  updateEndpoint,
+} from './api-webhooks';
+import { useCursorList } from './cursor';
+import { Link } from './Inbox';
+import { usePoll } from './poll';
+import { navigate } from './router';
+import './webhooks.css';
 
-/** WebhooksPage lists the account's webhook endpoints (being built). */
-export function WebhooksPage(_: { session: Session }) {
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/** stamp is a time to the second: attempts often come seconds apart. */
+function stamp(iso: string | null): string {
+  if (!iso) return '—';
+  return new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }) + ' UTC';
+}
+
+/** badge maps a delivery's status onto the shared badge colours. */
+const badge = (s: DeliveryStatus) => `badge ${s === 'succeeded' ? 'sent' : s === 'failed' ? 'rejected' : 'pending'}`;
+
+/** Secret shows a signing secret once, with a copy button: only a sealed copy is kept. */
+function Secret({ shown, title, onDone }: { shown: EndpointWithSecret; title: string; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
   return (
-    <main>
+    <div role="dialog" aria-modal="true" aria-label={title} className="decide">
+      <h2>{title}</h2>
+      <p>
+        <strong>Copy this signing secret now.</strong> It will not be shown again. Verify each request's{' '}
+        <code className="inline">X-Service-Signature</code> header: <code className="inline">sha256=</code> and the hex HMAC-SHA256 of the raw
+        body, keyed by this secret.
+      </p>
+      <code data-testid="new-secret">{shown.secret}</code>
+      {shown.previous_secret_expires_at && <p className="notice">The previous secret also signs until {stamp(shown.previous_secret_expires_at)}.</p>}
+      <div className="buttons">
+        <button
+          type="button"
+          className="primary"
+          autoFocus
+          onClick={async () => {
+            await navigator.clipboard.writeText(shown.secret).catch(() => undefined);
+            setCopied(true);
+          }}
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+        <button type="button" onClick={onDone}>
+          Done
+        </button>
+      </div>
+    </div>
+  );
+}
+
+type Draft = { url: string; format: Format; events: string[]; description: string; enabled: boolean; approvers: string };
+
+const blank: Draft = { url: '', format: 'json', events: [], description: '', enabled: true, approvers: '' };
+
+const draftOf = (e: Endpoint): Draft => ({
+  url: e.url,
+  format: e.format,
+  events: e.events,
+  description: e.description ?? '',
+  enabled: e.enabled,
+  approvers: e.slack_approvers.join(', '),
+});
+
+/**
+ * settingsOf is the body of a create or a PATCH: every field, so what the
+ * form shows is what is saved (an empty description clears it on a PATCH).
+ */
+const settingsOf = (d: Draft, creating: boolean): EndpointSettings => ({
+  url: d.url.trim(),
+  format: d.format,
+  events: EVENTS.map((e) => e.kind).filter((k) => d.events.includes(k)),
+  ...(d.description.trim() || !creating ? { description: d.description.trim() } : {}),
+  enabled: d.enabled,
+  ...(d.format === 'slack' ? { slack_approvers: d.approvers.split(/[\s,]+/).filter(Boolean) } : {}),
+});
+
+/** EndpointForm edits an endpoint's settings, for a new endpoint or an existing one. */
+function EndpointForm({
+  initial,
+  creating,
+  label,
+  submit,
+  onSubmit,
+  onCancel,
+}: {
+  initial: Draft;
+  creating: boolean;
+  label: string;
+  submit: string;
+  onSubmit: (s: EndpointSettings) => Promise<boolean>;
+  onCancel: () => void;
+}) {
+  const [d, setD] = useState<Draft>(initial);
+  const [busy, setBusy] = useState(false);
+  const valid = d.url.trim() !== '' && d.events.length > 0;
+  return (
+    <form
+      className="wh-form"
+      aria-label={label}
+      onSubmit={async (e) => {
+        e.preventDefault();
+        if (!valid || busy) return;
+        setBusy(true);
+        if (await onSubmit(settingsOf(d, creating))) setD(initial);
+        setBusy(false);
+      }}
+    >
+      <label>
+        URL <input type="url" required value={d.url} maxLength={2048} placeholder="https://example.com/hooks" onChange={(e) => setD({ ...d, url: e.target.value })} />
+      </label>
+      <label>
+        Format{' '}
+        <select value={d.format} onChange={(e) => setD({ ...d, format: e.target.value as Format })}>
+          <option value="json">json (signed JSON envelope)</option>
+          <option value="slack">slack (Slack incoming webhook)</option>
+        </select>
+      </label>
+      <fieldset className="scope wh-events">
+        <legend>Events</legend>
+        {EVENTS.map((ev) => (
+          <label key={ev.kind}>
+            <input
+              type="checkbox"
+              checked={d.events.includes(ev.kind)}
+              onChange={(e) => setD({ ...d, events: e.target.checked ? [...d.events, ev.kind] : d.events.filter((k) => k !== ev.kind) })}
+            />{' '}
+            <code className="inline">{ev.kind}</code> <span className="notice">{ev.what}</span>
+          </label>
+        ))}
+      </fieldset>
+      {d.format === 'slack' && (
+        <label>
+          Slack approvers{' '}
+          <input value={d.approvers} placeholder="U024BE7LH, U0G9QF9C6 (empty: anyone in the channel)" onChange={(e) => setD({ ...d, approvers: e.target.value })} />
+        </label>
+      )}
+      <label>
+        Description <input value={d.description} maxLength={500} onChange={(e) => setD({ ...d, description: e.target.value })} />
+      </label>
+      <label className="wh-check">
+        <input type="checkbox" checked={d.enabled} onChange={(e) => setD({ ...d, enabled: e.target.checked })} /> Enabled
+      </label>
+      <div className="buttons">
+        <button type="submit" className="primary" disabled={!valid || busy}>
+          {submit}
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+        {d.events.length === 0 && <span className="warn">Pick at least one event.</span>}
+      </div>
+    </form>
+  );
+}
+
+/** WebhooksPage lists the account's webhook endpoints; owners create them. */
+export function WebhooksPage({ session }: { session: Session }) {
+  const owner = session.role === 'owner';
+  const [endpoints, setEndpoints] = useState<Endpoint[] | null>(null);
+  const [error, setError] = useState('');
+  const [created, setCreated] = useState<EndpointWithSecret | null>(null);
+  const [adding, setAdding] = useState(false);
+
+  async function load() {
+    try {
+      setEndpoints(await listEndpoints());
+    } catch (e) {
+      setError(message(e));
+    }
+  }
+  useEffect(() => {
+    void load();
+  }, []);
+
+  return (
+    <main className="wide">
       <h1>Webhooks</h1>
+      <p className="notice">
+        Endpoints receive the account's events as signed POSTs (JSON) or as Slack messages. Saving one sends it a <code className="inline">webhook.test</code>{' '}
+        event.{!owner && ' Only owners change them.'}
+      </p>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {created && (
+        <Secret
+          shown={created}
+          title="New endpoint's signing secret"
+          onDone={() => {
+            setCreated(null);
+            void load();
+          }}
+        />
+      )}
+      {owner &&
+        (adding ? (
+          <EndpointForm
+            initial={blank}
+            creating
+            label="Create an endpoint"
+            submit="Create endpoint"
+            onCancel={() => setAdding(false)}
+            onSubmit={async (s) => {
+              setError('');
+              try {
+                setCreated(await createEndpoint(s));
+                setAdding(false);
+                await load();
+                return true;
+              } catch (e) {
+                setError(message(e));
+                return false;
+              }
+            }}
+          />
+        ) : (
+          <button type="button" className="primary" onClick={() => setAdding(true)}>
+            Add an endpoint…
+          </button>
+        ))}
+      {endpoints === null ? (
+        !error && <p>Loading…</p>
+      ) : endpoints.length === 0 ? (
+        <p className="notice">No endpoints.</p>
+      ) : (
+        <table className="audit wh-endpoints" aria-label="Endpoints">
+          <thead>
+            <tr>
+              <th scope="col">URL</th>
+              <th scope="col">Format</th>
+              <th scope="col">State</th>
+              <th scope="col">Events</th>
+              <th scope="col">Description</th>
+            </tr>
+          </thead>
+          <tbody>
+            {endpoints.map((e) => (
+              <tr key={e.id} data-endpoint={e.id}>
+                <td className="wh-url">
+                  <Link to={`/webhooks/${e.id}`}>{e.url}</Link>
+                </td>
+                <td>{e.format}</td>
+                <td>
+                  <span className={e.enabled ? 'badge sent' : 'badge'}>{e.enabled ? 'enabled' : 'disabled'}</span>
+                </td>
+                <td>{e.events.join(', ')}</td>
+                <td>{e.description || <span className="notice">—</span>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </main>
   );
 }
 
-/** WebhookPage is one endpoint and its delivery log (being built). */
-export function WebhookPage(_: { id: string; session: Session }) {
+/** WebhookPage is one endpoint: its settings (owners change them) and its delivery log. */
+export function WebhookPage({ id, session }: { id: string; session: Session }) {
+  const owner = session.role === 'owner';
+  const [endpoint, setEndpoint] = useState<Endpoint | null>(null);
+  const [error, setError] = useState('');
+  const [missing, setMissing] = useState('');
+  const [editing, setEditing] = useState(false);
+  const [confirm, setConfirm] = useState<'rotate' | 'delete' | null>(null);
+  const [rotated, setRotated] = useState<EndpointWithSecret | null>(null);
+  const [done, setDone] = useState('');
+  // Bumped after anything that adds a delivery, so the log reloads at once.
+  const [bump, setBump] = useState(0);
+
+  useEffect(() => {
+    getEndpoint(id)
+      .then(setEndpoint)
+      .catch((e) => setMissing(message(e)));
+  }, [id]);
+
+  async function act(what: () => Promise<string>) {
+    setError('');
+    setDone('');
+    try {
+      setDone(await what());
+      setConfirm(null);
+      setBump((n) => n + 1);
+      return true;
+    } catch (e) {
+      setError(message(e));
+      return false;
+    }
+  }
+
+  async function remove() {
+    setError('');
+    try {
+      await deleteEndpoint(id);
+      navigate('/webhooks');
+    } catch (e) {
+      setError(message(e));
+    }
+  }
+
+  if (missing) {
+    return (
+      <main>
+        <h1>Webhook endpoint</h1>
+        <p className="error">Could not load this endpoint: {missing}</p>
+        <Link to="/webhooks">All endpoints</Link>
+      </main>
+    );
+  }
+  if (!endpoint) {
+    return (
+      <main>
+        <h1>Webhook endpoint</h1>
+        <p>Loading…</p>
+      </main>
+    );
+  }
   return (
-    <main>
+    <main className="wide detail">
+      <p className="wh-back">
+        <Link to="/webhooks">← Webhooks</Link>
+      </p>
       <h1>Webhook endpoint</h1>
+      <p className="wh-url wh-title">
+        <code>{endpoint.url}</code>
+      </p>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      <p role="status" className={done ? 'ok' : 'wh-quiet'}>
+        {done}
+      </p>
+      {rotated && <Secret shown={rotated} title="New signing secret" onDone={() => setRotated(null)} />}
+      {editing ? (
+        <EndpointForm
+          initial={draftOf(endpoint)}
+          creating={false}
+          label="Edit the endpoint"
+          submit="Save"
+          onCancel={() => setEditing(false)}
+          onSubmit={(s) =>
+            act(async () => {
+              const e = await updateEndpoint(id, s);
+              setEndpoint(e);
+              setEditing(false);
+              return e.enabled ? 'Saved. A test event is on its way.' : 'Saved. The endpoint is disabled: it receives nothing new.';
+            })
+          }
+        />
+      ) : (
+        <dl aria-label="Settings">
+          <dt>Format</dt>
+          <dd>{endpoint.format}</dd>
+          <dt>State</dt>
+          <dd data-testid="state">{endpoint.enabled ? 'enabled' : 'disabled: receives nothing new'}</dd>
+          <dt>Events</dt>
+          <dd data-testid="events">{endpoint.events.join(', ')}</dd>
+          <dt>Description</dt>
+          <dd data-testid="description">{endpoint.description || '—'}</dd>
+          {endpoint.format === 'slack' && (
+            <>
+              <dt>Slack approvers</dt>
+              <dd>{endpoint.slack_approvers.length ? endpoint.slack_approvers.join(', ') : 'anyone in the channel'}</dd>
+            </>
+          )}
+          <dt>Created</dt>
+          <dd>{stamp(endpoint.created_at)}</dd>
+          <dt>Changed</dt>
+          <dd>{stamp(endpoint.updated_at)}</dd>
+          {endpoint.previous_secret_expires_at && (
+            <>
+              <dt>Previous secret</dt>
+              <dd>still signs until {stamp(endpoint.previous_secret_expires_at)}</dd>
+            </>
+          )}
+        </dl>
+      )}
+      {owner && !editing && (
+        <div className="wh-actions">
+          {confirm ? (
+            <div className="confirm">
+              <p>
+                {confirm === 'rotate'
+                  ? 'A new signing secret replaces this one; the old one keeps signing beside it for 24 hours.'
+                  : 'The endpoint receives nothing new. Its delivery log stays readable through the API.'}
+              </p>
+              <button
+                type="button"
+                className="danger"
+                onClick={() =>
+                  confirm === 'rotate'
+                    ? act(async () => {
+                        setRotated(await rotateSecret(id));
+                        setEndpoint(await getEndpoint(id));
+                        return 'The secret was rotated.';
+                      })
+                    : remove()
+                }
+              >
+                {confirm === 'rotate' ? 'Confirm rotation' : 'Confirm delete'}
+              </button>
+              <button type="button" onClick={() => setConfirm(null)}>
+                Cancel
+              </button>
+            </div>
+          ) : (
+            <div className="buttons">
+              <button
+                type="button"
+                onClick={() => {
+                  setDone('');
+                  setEditing(true);
+                }}
+              >
+                Edit
+              </button>
+              <button
+                type="button"
+                disabled={!endpoint.enabled}
+                title={endpoint.enabled ? undefined : 'A disabled endpoint receives nothing: enable it first'}
+                onClick={() =>
+                  act(async () => {
+                    await testEndpoint(id);
+                    return 'Test event queued.';
+                  })
+                }
+              >
+                Send test event
+              </button>
+              <button type="button" onClick={() => setConfirm('rotate')}>
+                Rotate secret…
+              </button>
+              <button type="button" className="danger" onClick={() => setConfirm('delete')}>
+                Delete…
+              </button>
+            </div>
+          )}
+        </div>
+      )}
+      <DeliveryLog
+        endpointID={id}
+        format={endpoint.format}
+        owner={owner}
+        bump={bump}
+        onReplayed={(text) => {
+          setError('');
+          setDone(text);
+        }}
+        onError={setError}
+      />
     </main>
+  );
+}
+
+/** DeliveryLog is the endpoint's deliveries, newest first, filtered by status. */
+function DeliveryLog({
+  endpointID,
+  format,
+  owner,
+  bump,
+  onReplayed,
+  onError,
+}: {
+  endpointID: string;
+  format: Format;
+  owner: boolean;
+  bump: number;
+  onReplayed: (text: string) => void;
+  onError: (text: string) => void;
+}) {
+  const [status, setStatus] = useState<DeliveryStatus | ''>('');
+  return (
+    <section aria-label="Delivery log">
+      <h2>Delivery log</h2>
+      <div className="filters">
+        <label>
+          Status{' '}
+          <select value={status} onChange={(e) => setStatus(e.target.value as DeliveryStatus | '')}>
+            <option value="">any</option>
+            {STATUSES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+      </div>
+      {/* Keyed by the filter: a new filter starts from its own first page. */}
+      <Deliveries
+        key={status}
+        endpointID={endpointID}
+        format={format}
+        status={status}
+        owner={owner}
+        bump={bump}
+        onReplayed={onReplayed}
+        onError={onError}
+      />
+    </section>
+  );
+}
+
+/**
+ * Deliveries pages the log by cursor and polls its first page, so new
+ * deliveries appear and statuses change without a reload. The polled page
+ * replaces what it covers; older pages follow it.
+ */
+function Deliveries({
+  endpointID,
+  format,
+  status,
+  owner,
+  bump,
+  onReplayed,
+  onError,
+}: {
+  endpointID: string;
+  format: Format;
+  status: DeliveryStatus | '';
+  owner: boolean;
+  bump: number;
+  onReplayed: (text: string) => void;
+  onError: (text: string) => void;
+}) {
+  const paged = useCursorList(async (cursor?: string) => {
+    const p = await listDeliveries(endpointID, status, cursor);
+    return { items: p.deliveries, next: p.next_cursor };
+  }, [endpointID, status]);
+  const fresh = usePoll(() => listDeliveries(endpointID, status), [endpointID, status, bump]);
+  const [open, setOpen] = useState<string[]>([]);
+
+  let shown: Delivery[] | null = paged.items;
+  if (fresh.data) {
+    const first = fresh.data.deliveries;
+    const seen = new Set(first.map((d) => d.id));
+    const oldest = first.length ? Date.parse(first[first.length - 1].created_at) : Infinity;
+    // The first page is the truth for the span it covers; what left it (another status now) goes.
+    shown =
+      fresh.data.next_cursor === null
+        ? first
+        : [...first, ...(paged.items ?? []).filter((d) => !seen.has(d.id) && Date.parse(d.created_at) <= oldest)];
+  }
+
+  async function replay(d: Delivery) {
+    try {
+      const r = await replayDelivery(d.id);
+      fresh.set(await listDeliveries(endpointID, status));
+      onReplayed(`Replayed ${d.event} as a new delivery (${r.id.slice(0, 8)}).`);
+    } catch (e) {
+      onError(message(e));
+    }
+  }
+
+  const error = paged.error || fresh.error;
+  return (
+    <>
+      {error && <p className="error">Could not load the deliveries: {error}</p>}
+      {shown === null ? (
+        !error && <p>Loading…</p>
+      ) : shown.length === 0 ? (
+        <p className="notice">No deliveries{status ? ` ${status}` : ''}.</p>
+      ) : (
+        <ul className="wh-deliveries" aria-label="Deliveries">
+          {shown.map((d) => {
+            const expanded = open.includes(d.id);
+            return (
+              <li key={d.id} data-delivery={d.id} data-status={d.status} data-event-id={d.event_id}>
+                <div className="wh-summary">
+                  <span className={badge(d.status)}>{d.status}</span>
+                  <code className="inline">{d.event}</code>
+                  <span className="notice">
+                    {stamp(d.created_at)} · {d.attempts} {d.attempts === 1 ? 'attempt' : 'attempts'}
+                    {d.replay_of && ' · replay'}
+                  </span>
+                  <span className="buttons">
+                    <button
+                      type="button"
+                      aria-expanded={expanded}
+                      aria-controls={`delivery-${d.id}`}
+                      onClick={() => setOpen(expanded ? open.filter((x) => x !== d.id) : [...open, d.id])}
+                    >
+                      {expanded ? 'Hide' : 'Details'}
+                    </button>
+                    {owner && (
+                      <button type="button" onClick={() => replay(d)}>
+                        Replay
+                      </button>
+                    )}
+                  </span>
+                </div>
+                {expanded && <DeliveryDetail id={d.id} format={format} />}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {paged.hasMore && (
+        <button type="button" onClick={paged.more}>
+          Load more
+        </button>
+      )}
+    </>
+  );
+}
+
+/** DeliveryDetail is one delivery's attempts as a timeline and the body it POSTs; polled while open. */
+function DeliveryDetail({ id, format }: { id: string; format: Format }) {
+  const { data: d, error } = usePoll(() => getDelivery(id), [id]);
+  return (
+    <div className="wh-detail" id={`delivery-${id}`}>
+      {error && <p className="error">Could not load the delivery: {error}</p>}
+      {d === null ? (
+        !error && <p>Loading…</p>
+      ) : (
+        <>
+          <p className="notice">
+            Event <code className="inline">{d.event_id}</code> · delivery <code className="inline">{d.id}</code>
+            {d.replay_of && (
+              <>
+                {' '}
+                · replays <code className="inline">{d.replay_of}</code>
+              </>
+            )}
+            {d.completed_at && <> · completed {stamp(d.completed_at)}</>}
+          </p>
+          <h3>Attempts</h3>
+          {d.attempt_log.length === 0 ? (
+            <p className="notice">No attempt yet.</p>
+          ) : (
+            <ol className="wh-timeline" aria-label="Attempts">
+              {d.attempt_log.map((a) => {
+                const ok = a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
+                return (
+                  <li key={a.n} data-attempt={a.n} className={ok ? 'wh-ok' : 'wh-bad'}>
+                    <div className="wh-attempt">
+                      <strong>#{a.n}</strong>
+                      <span>{stamp(a.at)}</span>
+                      <span className={ok ? 'badge sent' : 'badge rejected'} data-testid="status-code">
+                        {a.status_code ?? 'no answer'}
+                      </span>
+                      <span>{a.latency_ms} ms</span>
+                    </div>
+                    {a.error && <p className="wh-error">{a.error}</p>}
+                    {a.response_head && <pre className="wh-head">{a.response_head}</pre>}
+                  </li>
+                );
+              })}
+            </ol>
+          )}
+          <h3>Payload</h3>
+          {format === 'slack' && <p className="notice">The event as a JSON endpoint gets it; this Slack endpoint gets a message made from it.</p>}
+          <pre className="wh-payload" data-testid="payload">
+            {JSON.stringify(d.payload, null, 2)}
+          </pre>
+        </>
+      )}
+    </div>
   );
 }

@@ -2,7 +2,21 @@
 // The session cookie authenticates every call; unsafe ones carry the
 // session's CSRF token (the server also checks their Origin).
 
+import type { components } from '../../../sdk/typescript/src/schema';
+
 export const API = '/api/public/v1';
+
+// The public API's types are the SDK's, generated from the OpenAPI document.
+type Schemas = components['schemas'];
+export type Approval = Schemas['Approval'];
+export type ApprovalContext = Schemas['ApprovalContext'];
+export type AuditEntry = Schemas['AuditEntry'];
+export type AuditVerification = Schemas['AuditVerificationOutputBody'];
+export type Analytics = Schemas['AnalyticsOutputBody'];
+export type User = Schemas['UserOut'];
+export type Key = Schemas['Key'];
+export type NewKey = Schemas['NewKey'];
+export type Transaction = Schemas['Transaction'];
 export const SESSION = '/api/dashboard/v1/session';
 
 export type Role = 'owner' | 'approver' | 'viewer';
@@ -20,44 +34,11 @@ export interface Session {
   network: 'devnet' | 'mainnet';
   csrf_token: string;
   accounts: Membership[];
+  /** The service runs on a local chain: the wallet page offers test funds. */
+  local_chain: boolean;
 }
 
-export interface Approval {
-  id: string;
-  wallet_id: string;
-  agent_label: string;
-  amount: number;
-  to: string;
-  memo: string | null;
-  status: 'pending' | 'signing' | 'sent' | 'rejected' | 'expired';
-  reason: string | null;
-  reason_detail: string | null;
-  signature: string | null;
-  requested_by: string | null;
-  approved_by: string | null;
-  rejected_by: string | null;
-  note: string | null;
-  created_at: string;
-  expires_at: string;
-  decided_at: string | null;
-  transaction_status: 'pending' | 'confirmed' | 'failed' | null;
-}
 
-export interface ApprovalContext {
-  wallet: { id: string; label: string; pubkey: string; state: 'active' | 'frozen' };
-  recipient: { address: string; first_payment: boolean; on_allowlist: boolean; allowlist_empty: boolean };
-  requester: { id: string; label: string | null; prefix: string } | null;
-  if_approved_now: {
-    outcome: 'sent' | 'blocked';
-    reason: string | null;
-    remaining_today_usdc: number;
-    remaining_today_after_usdc: number;
-  };
-  webhook: {
-    event: unknown;
-    deliveries: { endpoint_id: string; url: string; format: string; status: string; attempts: number }[];
-  };
-}
 
 export class ApiError extends Error {
   constructor(
@@ -117,25 +98,7 @@ export const approve = (id: string, note: string) =>
 export const reject = (id: string, note: string) =>
   call<Approval>('POST', `${API}/approvals/${encodeURIComponent(id)}/reject`, note ? { note } : {});
 
-export interface AuditEntry {
-  id: string;
-  seq: number;
-  at: string;
-  actor: string;
-  action: string;
-  target: string;
-  details: unknown;
-  prev_hash: string;
-  hash: string;
-}
 
-export interface AuditVerification {
-  intact: boolean;
-  entries: number;
-  verified_through_seq: number;
-  first_break?: { seq: number; entry_id: string; problem: string };
-  verified_at: string;
-}
 
 export const listAudit = (filter: { action?: string; target?: string }, cursor?: string) => {
   const q = new URLSearchParams({ limit: '50' });
@@ -146,15 +109,6 @@ export const listAudit = (filter: { action?: string; target?: string }, cursor?:
 };
 export const verifyAudit = () => call<AuditVerification>('GET', `${API}/audit-log/verification`);
 
-export interface Analytics {
-  from: string;
-  to: string;
-  spend: { day: string; wallet_id: string; amount_usdc: number; transactions: number }[];
-  wallets: { id: string; label: string; daily_limit_usdc: number }[];
-  approvals: { day: string; approved: number; rejected: number; expired: number; median_decision_seconds: number | null }[];
-  median_decision_seconds: number | null;
-  blocked: { reason: string; count: number }[];
-}
 
 export const getAnalytics = (from: string, to: string) => {
   const q = new URLSearchParams();
@@ -163,11 +117,6 @@ export const getAnalytics = (from: string, to: string) => {
   return call<Analytics>('GET', `${API}/analytics?${q}`);
 };
 
-export interface User {
-  address: string;
-  role: Role;
-  created_at: string;
-}
 
 const userPath = (address: string) => `${API}/users/${encodeURIComponent(address)}`;
 export const listUsers = () => call<{ users: User[] }>('GET', `${API}/users`);
@@ -175,24 +124,7 @@ export const addUser = (address: string, role: Role) => call<User>('POST', `${AP
 export const changeUser = (address: string, role: Role) => call<User>('PATCH', userPath(address), { role });
 export const removeUser = (address: string) => call<void>('DELETE', userPath(address));
 
-export interface Key {
-  id: string;
-  prefix: string;
-  role: 'agent' | 'admin';
-  wallet_ids: string[] | null;
-  label: string | null;
-  can_approve: boolean;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-  replaced_by: string | null;
-}
 
-export interface NewKey {
-  id: string;
-  key: string;
-  prefix: string;
-}
 
 export const listKeys = (cursor?: string) => {
   const q = new URLSearchParams({ limit: '100' });
@@ -205,17 +137,6 @@ export const revokeKey = (id: string) => call<unknown>('DELETE', `${API}/keys/${
 export const listWalletLabels = () =>
   call<{ agents: { id: string; label: string }[] }>('GET', `${API}/agents?limit=100`).then((r) => r.agents);
 
-export interface Transaction {
-  id: string;
-  signature: string;
-  amount: number;
-  counterparty: string;
-  status: 'pending' | 'confirmed' | 'failed';
-  memo: string | null;
-  created_at: string;
-  wallet_id: string;
-  approval_id: string | null;
-}
 
 export const listTransactions = (f: { wallet_id?: string; status?: string; since?: string; until?: string }, cursor?: string) => {
   const q = new URLSearchParams({ limit: '50' });
