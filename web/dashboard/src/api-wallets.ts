@@ -16,7 +16,7 @@ export type Preview = Schemas['PreviewOutputBody'];
 export type SendBody = Schemas['SendBody'];
 
 /** localChain says whether the service runs on a local chain (funding allowed). */
-export const localChain = (s: Session) => (s as Session & { local_chain?: boolean }).local_chain === true;
+export const localChain = (s: Session) => s.local_chain === true;
 
 const agentPath = (id: string) => `${API}/agents/${encodeURIComponent(id)}`;
 
