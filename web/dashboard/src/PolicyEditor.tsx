@@ -280,7 +280,15 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
       <div className="try-fields">
         <div className="field address">
           <label htmlFor="try-to">To</label>
-          <input id="try-to" value={to} spellCheck={false} autoComplete="off" aria-invalid={toProblem !== ''} aria-describedby="try-to-note" onChange={(e) => setTo(e.target.value)} />
+          <input
+            id="try-to"
+            value={to}
+            spellCheck={false}
+            autoComplete="off"
+            aria-invalid={toProblem !== ''}
+            aria-describedby="try-to-note"
+            onChange={(e) => setTo(e.target.value)}
+          />
           <span id="try-to-note" className={toProblem ? 'field-error' : 'hint'}>
             {toProblem}
           </span>
@@ -288,7 +296,15 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
         <div className="field">
           <label htmlFor="try-amount">Amount</label>
           <span className="unit">
-            <input id="try-amount" inputMode="decimal" autoComplete="off" value={amount} aria-invalid={amountIssue !== ''} aria-describedby="try-amount-note" onChange={(e) => setAmount(e.target.value)} />{' '}
+            <input
+              id="try-amount"
+              inputMode="decimal"
+              autoComplete="off"
+              value={amount}
+              aria-invalid={amountIssue !== ''}
+              aria-describedby="try-amount-note"
+              onChange={(e) => setAmount(e.target.value)}
+            />{' '}
             USDC
           </span>
           <span id="try-amount-note" className={amountIssue ? 'field-error' : 'hint'}>
@@ -355,12 +371,26 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
 export function PolicyEditor({ agent, onSaved }: { agent: Agent; onSaved: (a: Agent) => void }) {
   const current = agent.policy;
   const [draft, setDraft] = useState<Draft>(() => draftOf(current));
+  // base is the policy the draft started from. When the page sees another
+  // policy (someone else saved one), an untouched draft follows it; an
+  // edited one stays, and its changes are then shown against the new one.
+  const [base, setBase] = useState(current);
+  const [moved, setMoved] = useState(false);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState(false);
   const problems = problemsOf(draft);
   const next = problems.any ? null : proposedOf(draft);
   const changes = next ? changesOf(current, next) : [];
+
+  const currentKey = JSON.stringify(current);
+  useEffect(() => {
+    if (JSON.stringify(base) === currentKey) return;
+    const untouched = !problemsOf(draft).any && changesOf(base, proposedOf(draft)).length === 0;
+    if (untouched) setDraft(draftOf(current));
+    else setMoved(true);
+    setBase(current);
+  }, [currentKey]);
 
   async function save() {
     if (!next || changes.length === 0) return;
@@ -370,6 +400,8 @@ export function PolicyEditor({ agent, onSaved }: { agent: Agent; onSaved: (a: Ag
     try {
       const a = await updatePolicy(agent.id, patchOf(current, next));
       setDraft(draftOf(a.policy));
+      setBase(a.policy);
+      setMoved(false);
       setSaved(true);
       onSaved(a);
     } catch (e) {
@@ -402,6 +434,11 @@ export function PolicyEditor({ agent, onSaved }: { agent: Agent; onSaved: (a: Ag
       </form>
       <section className="changes" aria-label="Changes">
         <h3>Changes</h3>
+        {moved && (
+          <p className="warn" role="status">
+            The policy was changed by someone else while you edited it: the changes below are against the policy as it is now.
+          </p>
+        )}
         {problems.any ? (
           <p className="field-error">Fix the errors above to see the changes and save.</p>
         ) : changes.length === 0 ? (
@@ -425,6 +462,7 @@ export function PolicyEditor({ agent, onSaved }: { agent: Agent; onSaved: (a: Ag
           disabled={busy || (changes.length === 0 && !problems.any)}
           onClick={() => {
             setDraft(draftOf(current));
+            setMoved(false);
             setError('');
           }}
         >

@@ -115,7 +115,11 @@ function Freeze({ agent, session, onChanged }: { agent: Agent; session: Session;
       {may &&
         (confirming ? (
           <div className="confirm" role="alertdialog" aria-label={frozen ? 'Confirm unfreeze' : 'Confirm freeze'}>
-            <p>{frozen ? `Unfreeze ${agent.label}? Its agents can send again, within the policy.` : `Freeze ${agent.label}? Every send is blocked until an owner unfreezes it.`}</p>
+            <p>
+              {frozen
+                ? `Unfreeze ${agent.label}? Its agents can send again, within the policy.`
+                : `Freeze ${agent.label}? Every send is blocked until an owner unfreezes it.`}
+            </p>
             {/* Focus moves to the confirmation, so the keyboard goes on from where it was. */}
             <button type="button" className={frozen ? 'primary' : 'danger'} onClick={act} disabled={busy} autoFocus>
               {frozen ? 'Confirm unfreeze' : 'Confirm freeze'}
@@ -224,7 +228,13 @@ function HistoryEntry({ e }: { e: AuditEntry }) {
   const d = (e.details ?? {}) as { before?: unknown; after?: unknown };
   const changes = e.action === 'policy.updated' && isPolicy(d.before) && isPolicy(d.after) ? changesOf(d.before, d.after) : null;
   const what =
-    e.action === 'wallet.frozen' ? 'froze the wallet' : e.action === 'wallet.unfrozen' ? 'unfroze the wallet' : changes?.length ? 'changed the policy:' : 'saved the policy';
+    e.action === 'wallet.frozen'
+      ? 'froze the wallet'
+      : e.action === 'wallet.unfrozen'
+        ? 'unfroze the wallet'
+        : changes?.length
+          ? 'changed the policy:'
+          : 'saved the policy';
   return (
     <li data-action={e.action} data-actor={e.actor}>
       <p>

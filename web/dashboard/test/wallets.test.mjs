@@ -211,6 +211,18 @@ test('the policy editor: checked while typed, the changes old → new, a send tr
   await entry.waitFor();
   assert.equal((await entry.locator('[data-change="max_tx_usdc"]').textContent()).replace(/\s+/g, ' '), 'Max per send: 20 USDC → 8 USDC');
   assert.ok((await entry.locator('[data-change="added"]').textContent()).includes(friend));
+
+  // Someone else saves meanwhile: an untouched editor follows; an edited one says so.
+  const patch = async (body) => assert.equal((await api('PATCH', `/agents/${wallet.id}/policy`, ADMIN_KEY, body)).status, 200);
+  await patch({ daily_limit_usdc: 35 });
+  await eventually('the editor follows', async () => (await policy.getByLabel('Daily limit').inputValue()) === '35');
+  await policy.getByLabel('Approval from').fill('4');
+  await patch({ daily_limit_usdc: 30 });
+  await policy.getByText('changed by someone else').waitFor({ timeout: 10000 });
+  assert.equal((await diff.locator('[data-change="daily_limit_usdc"]').textContent()).replace(/\s+/g, ' '), 'Daily limit: 30 USDC → 35 USDC');
+  await policy.getByRole('button', { name: 'Discard changes' }).click();
+  assert.equal(await policy.getByLabel('Daily limit').inputValue(), '30');
+  assert.equal(await policy.getByText('changed by someone else').count(), 0);
   await p.context().close();
 });
 
