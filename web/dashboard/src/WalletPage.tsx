@@ -69,20 +69,26 @@ function StateBadge({ state }: { state: Agent['state'] }) {
   );
 }
 
+/** CopyButton copies text and says whether it could (the clipboard needs a secure page and leave). */
 function CopyButton({ text, what }: { text: string; what: string }) {
-  const [copied, setCopied] = useState(false);
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+  const shown = { idle: 'Copy', copied: 'Copied', failed: 'Copy failed: select the text' }[state];
   return (
     <button
       type="button"
       className="small"
-      aria-label={`Copy ${what}`}
+      aria-label={state === 'idle' ? `Copy ${what}` : shown}
       onClick={async () => {
-        await navigator.clipboard?.writeText(text).catch(() => undefined);
-        setCopied(true);
-        setTimeout(() => setCopied(false), 2000);
+        try {
+          await navigator.clipboard.writeText(text);
+          setState('copied');
+        } catch {
+          setState('failed');
+        }
+        setTimeout(() => setState('idle'), 2500);
       }}
     >
-      {copied ? 'Copied' : 'Copy'}
+      {shown}
     </button>
   );
 }
