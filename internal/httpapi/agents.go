@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -95,6 +97,10 @@ type walletPageQuery struct {
 // query asks for one.
 func (s *server) wallets(ctx context.Context, in *walletPageQuery) ([]wallet.Wallet, pageCursor, error) {
 	pr := principal(ctx)
+	// PostgreSQL refuses NUL and invalid UTF-8 in text: say so, not 500.
+	if !utf8.ValidString(in.Q) || strings.ContainsRune(in.Q, 0) {
+		return nil, pageCursor{}, inputError("query", "q", "must be UTF-8 text without NUL characters")
+	}
 	if in.Limit == 0 && in.Cursor == "" {
 		ws, err := wallet.List(ctx, s.DB, pr.AccountID, pr.Wallets, wallet.Page{Search: in.Q})
 		return ws, pageCursor{}, s.failQuiet(ctx, err)

@@ -86,8 +86,10 @@ func TestWalletSearch(t *testing.T) {
 	if got := labels("/api/public/v1/agents?q=research", k["key"].(string)); !slices.Equal(got, []string{"research-2"}) {
 		t.Errorf("scoped search: %v", got)
 	}
-	status, body := e.do("GET", "/api/public/v1/agents?q="+strings.Repeat("x", 101), e.key, nil)
-	wantError(t, status, body, http.StatusUnprocessableEntity, "")
+	for _, bad := range []string{strings.Repeat("x", 101), "%00", "%FF"} {
+		status, body := e.do("GET", "/api/public/v1/agents?q="+bad, e.key, nil)
+		wantError(t, status, body, http.StatusUnprocessableEntity, "")
+	}
 }
 
 func urlQuery(s string) string {

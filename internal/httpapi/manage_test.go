@@ -318,6 +318,7 @@ func FuzzListQueries(f *testing.F) {
 	f.Add("", "", "")
 	f.Add("2026-01-01", "", "2026-12-31")
 	f.Add("0001-01-01", "", "9999-12-31")
+	f.Add("", "%_\\", "'; DROP TABLE wallets; --")
 	e := newEnv(f)
 	f.Fuzz(func(t *testing.T, cursor, action, target string) {
 		for _, path := range []string{
@@ -327,6 +328,8 @@ func FuzzListQueries(f *testing.F) {
 			"/api/public/v1/audit-log?action=" + url.QueryEscape(action),
 			"/api/public/v1/audit-log?target=" + url.QueryEscape(target),
 			"/api/public/v1/analytics?from=" + url.QueryEscape(cursor) + "&to=" + url.QueryEscape(target),
+			"/api/public/v1/agents?limit=5&q=" + url.QueryEscape(target),
+			"/api/public/v1/wallets?q=" + url.QueryEscape(action) + "&cursor=" + url.QueryEscape(cursor),
 		} {
 			status, raw := e.with(t).doRaw("GET", path, e.key, nil)
 			if status != 200 && (status < 400 || status >= 500 || !strings.Contains(string(raw), `"error"`)) {
@@ -337,7 +340,8 @@ func FuzzListQueries(f *testing.F) {
 }
 
 func FuzzPatchPolicy(f *testing.F) {
-	for _, s := range []string{`{}`, `{"max_tx_usdc":1}`, `{"allowlist":[]}`, `{"allowlist":null}`, `{"daily_limit_usdc":1e999}`, `[]`, `{`, `{"max_tx_usdc":"1"}`} {
+	for _, s := range []string{`{}`, `{"max_tx_usdc":1}`, `{"allowlist":[]}`, `{"allowlist":null}`, `{"daily_limit_usdc":1e999}`, `[]`, `{`, `{"max_tx_usdc":"1"}`,
+		`{"allowlist_labels":{}}`, `{"allowlist_labels":null}`, `{"allowlist_labels":{"x":"y"}}`, `{"allowlist_labels":[]}`, `{"allowlist_labels":{"a":1}}`} {
 		f.Add(s)
 	}
 	e := newEnv(f)

@@ -1,10 +1,347 @@
+import { useEffect, useRef, useState } from 'react';
 import type { Approval, Session } from './api';
+import {
+  type Agent,
+  type Analytics,
+  type Balance,
+  type Transaction,
+  eachLimited,
+  getBalance,
+  getDaySpend,
+  listAgents,
+  recentTransactions,
+} from './api-overview';
+import { Link } from './Inbox';
+import { short, usdc, when } from './format';
+import './overview.css';
 
-/** OverviewPage is the account at a glance (being built). */
-export function OverviewPage(_: { session: Session; pending: Approval[] | null }) {
+/**
+ * LOW_SOL is the SOL balance under which a wallet is flagged: every send
+ * pays its fee in SOL (about 0.000005 SOL a signature) and, when the
+ * recipient has no USDC token account yet, its rent (about 0.002 SOL).
+ * 0.01 SOL covers a few first payments to new recipients; below it the
+ * next sends may fail for want of fees.
+ */
+const LOW_SOL = 0.01;
+
+/** REFRESH_MS paces the page: slower than the 2 s lists, as balances are chain reads. */
+const REFRESH_MS = 12_000;
+/** BALANCE_CONCURRENCY caps the balance reads in flight (each one is an RPC call). */
+const BALANCE_CONCURRENCY = 4;
+/**
+ * BALANCE_READS_PER_MINUTE keeps a large account under the API's 120 reads
+ * a minute per user (the approvals count already polls every 2 s): with
+ * many wallets the balances refresh less often than the rest.
+ */
+const BALANCE_READS_PER_MINUTE = 50;
+const WALLETS_SHOWN = 50;
+const TRANSACTIONS_SHOWN = 10;
+const APPROVALS_SHOWN = 5;
+
+type Loaded<T> = { data: T | null; error: string };
+/** BalanceRead is a wallet's last good balance and the latest read's failure, if it failed. */
+type BalanceRead = { balance: Balance | null; error: string };
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+const amount = (n: number, digits = 6) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
+/** sol shows whole lamports (9 decimals), so a tiny balance never rounds to 0. */
+const sol = (n: number) => `${amount(n, 9)} SOL`;
+
+/** keep is the next Loaded after a read: new data, or the last data with the failure. */
+function keep<T, R>(prev: Loaded<T>, r: PromiseSettledResult<R>, pick: (v: R) => T): Loaded<T> {
+  return r.status === 'fulfilled' ? { data: pick(r.value), error: '' } : { data: prev.data, error: message(r.reason) };
+}
+
+/**
+ * useOverview loads the wallets, today's spend and the newest transactions
+ * every REFRESH_MS (not while the tab is hidden), then the wallets'
+ * balances a few at a time; refresh() starts a round now.
+ */
+function useOverview() {
+  const [wallets, setWallets] = useState<Loaded<{ agents: Agent[]; more: boolean }>>({ data: null, error: '' });
+  const [spend, setSpend] = useState<Loaded<Analytics>>({ data: null, error: '' });
+  const [txs, setTxs] = useState<Loaded<Transaction[]>>({ data: null, error: '' });
+  const [balances, setBalances] = useState<Map<string, BalanceRead>>(new Map());
+  const [updated, setUpdated] = useState<Date | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [kick, setKick] = useState(0);
+  const read = useRef({ at: 0, ids: new Set<string>() });
+
+  useEffect(() => {
+    let live = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const round = async (all: boolean) => {
+      setBusy(true);
+      const today = new Date().toISOString().slice(0, 10);
+      const [a, s, t] = await Promise.allSettled([listAgents(WALLETS_SHOWN), getDaySpend(today), recentTransactions(TRANSACTIONS_SHOWN)]);
+      if (!live) return;
+      setWallets((prev) => keep(prev, a, (v) => ({ agents: v.agents, more: !!v.next_cursor })));
+      setSpend((prev) => keep(prev, s, (v) => v));
+      setTxs((prev) => keep(prev, t, (v) => v.transactions));
+      if (a.status === 'fulfilled') {
+        // All balances when due; else only wallets never read (a new one shows at once).
+        const ids = a.value.agents.map((w) => w.id);
+        const every = Math.max(REFRESH_MS, (ids.length * 60_000) / BALANCE_READS_PER_MINUTE);
+        const due = all || Date.now() - read.current.at >= every - 1000;
+        if (due) read.current.at = Date.now();
+        await eachLimited(
+          due ? ids : ids.filter((id) => !read.current.ids.has(id)),
+          BALANCE_CONCURRENCY,
+          getBalance,
+          (id, r) => {
+            if (!live) return;
+            read.current.ids.add(id);
+            setBalances((m) =>
+              new Map(m).set(id, r.status === 'fulfilled' ? { balance: r.value, error: '' } : { balance: m.get(id)?.balance ?? null, error: message(r.reason) }),
+            );
+          },
+          () => live,
+        );
+      }
+      if (!live) return;
+      setUpdated(new Date());
+      setBusy(false);
+    };
+    const loop = async (first: boolean) => {
+      if (first || !document.hidden) await round(first);
+      if (live) timer = setTimeout(() => loop(false), REFRESH_MS);
+    };
+    loop(true);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [kick]);
+
+  return { wallets, spend, txs, balances, updated, busy, refresh: () => setKick((k) => k + 1) };
+}
+
+/** OverviewPage is the account at a glance: network, wallets, what waits and what went out. */
+export function OverviewPage({ session, pending }: { session: Session; pending: Approval[] | null }) {
+  const o = useOverview();
+  const agents = o.wallets.data?.agents ?? null;
+  const label = new Map((agents ?? []).map((a) => [a.id, a.label]));
+  const low = (agents ?? []).filter((a) => {
+    const b = o.balances.get(a.id)?.balance;
+    return b != null && b.sol < LOW_SOL;
+  });
+  const unread = (agents ?? []).filter((a) => {
+    const r = o.balances.get(a.id);
+    return r != null && r.balance === null && r.error !== '';
+  });
+  const checking = agents !== null && agents.some((a) => !o.balances.has(a.id));
+
   return (
-    <main>
-      <h1>Overview</h1>
+    <main className="wide overview">
+      <div className="ov-head">
+        <h1>Overview</h1>
+        <p className="ov-updated">
+          {o.updated ? `Updated ${o.updated.toISOString().slice(11, 19)} UTC` : 'Loading…'}
+          {/* Never disabled: a disabled button would drop the keyboard's focus; a click mid-round starts over. */}
+          <button type="button" onClick={o.refresh} aria-busy={o.busy}>
+            {o.busy ? 'Refreshing…' : 'Refresh'}
+          </button>
+        </p>
+      </div>
+
+      <Network network={session.network} />
+
+      <div className="ov-grid">
+        <section className={`ov-card ov-low${low.length > 0 ? ' ov-alert' : ''}`} aria-labelledby="ov-low" data-section="low-sol">
+          <h2 id="ov-low">{low.length > 0 ? `⚠ Low on SOL for fees (${low.length})` : 'Low on SOL for fees'}</h2>
+          {agents === null ? (
+            <p className="notice">{o.wallets.error ? 'Unknown: the wallets could not be loaded.' : 'Loading…'}</p>
+          ) : agents.length === 0 ? (
+            <p className="notice">None: no wallets yet.</p>
+          ) : low.length === 0 ? (
+            <p className="notice">
+              {checking
+                ? 'Checking balances…'
+                : unread.length === agents.length
+                  ? 'Unknown: no balance could be read.'
+                  : unread.length > 0
+                    ? `None among the wallets read: each has at least ${sol(LOW_SOL)}.`
+                    : `None: every wallet has at least ${sol(LOW_SOL)}.`}
+            </p>
+          ) : (
+            <>
+              <p>Sends from these may fail: fees and new recipients' token accounts are paid in SOL. Send each at least {sol(LOW_SOL)}.</p>
+              <ul className="ov-list">
+                {low.map((a) => (
+                  <li key={a.id} data-wallet={a.id}>
+                    <Link to={`/wallets/${a.id}`}>{a.label}</Link> <code title={a.pubkey}>{short(a.pubkey)}</code>{' '}
+                    <strong>{sol(o.balances.get(a.id)?.balance?.sol ?? 0)}</strong>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+          {unread.length > 0 && (
+            <p className="ov-unread">
+              Not checked: the balance of{' '}
+              {unread.length > 5 ? `${unread.length} wallets` : unread.map((a) => a.label).join(', ')} could not be read.
+            </p>
+          )}
+        </section>
+
+        <Pending pending={pending} />
+
+        <section className="ov-card ov-wide" aria-labelledby="ov-wallets">
+          <h2 id="ov-wallets">Wallets</h2>
+          {o.wallets.error && <p className="error">Could not load wallets: {o.wallets.error}</p>}
+          {o.spend.error && <p className="error">Could not load today's spend: {o.spend.error}</p>}
+          {agents === null ? (
+            !o.wallets.error && <p className="notice">Loading…</p>
+          ) : agents.length === 0 ? (
+            <p className="notice">No wallets yet: create one with POST /agents.</p>
+          ) : (
+            <ul className="ov-wallets" aria-label="Wallets">
+              {agents.map((a) => (
+                <WalletCard key={a.id} agent={a} read={o.balances.get(a.id)} spent={spentToday(o.spend.data, a.id)} />
+              ))}
+            </ul>
+          )}
+          <p className="ov-more">
+            {o.wallets.data?.more && `Showing the newest ${WALLETS_SHOWN}. `}
+            <Link to="/wallets">All wallets</Link>
+          </p>
+        </section>
+
+        <section className="ov-card ov-wide" aria-labelledby="ov-txs">
+          <h2 id="ov-txs">Recent transactions</h2>
+          {o.txs.error && <p className="error">Could not load transactions: {o.txs.error}</p>}
+          {o.txs.data === null ? (
+            !o.txs.error && <p className="notice">Loading…</p>
+          ) : o.txs.data.length === 0 ? (
+            <p className="notice">No transactions yet.</p>
+          ) : (
+            <ul className="ov-txs" aria-label="Recent transactions">
+              {o.txs.data.map((t) => (
+                <li key={t.id} data-signature={t.signature}>
+                  <strong>{usdc(t.amount)}</strong>
+                  <span className={`badge ${t.status === 'confirmed' ? 'sent' : t.status === 'failed' ? 'rejected' : 'pending'}`}>{t.status}</span>
+                  <span>
+                    {label.get(t.wallet_id) ?? short(t.wallet_id)} to <code title={t.counterparty}>{short(t.counterparty)}</code>
+                  </span>
+                  {t.memo && <span className="memo">“{t.memo}”</span>}
+                  <span className="ov-time">{when(t.created_at)}</span>
+                </li>
+              ))}
+            </ul>
+          )}
+          <p className="ov-more">
+            <Link to="/transactions">All transactions</Link>
+          </p>
+        </section>
+      </div>
     </main>
+  );
+}
+
+/** spentToday is a wallet's spend on the analytics' (single) day, or null when unknown. */
+function spentToday(a: Analytics | null, id: string): number | null {
+  if (!a) return null;
+  return a.spend.filter((s) => s.wallet_id === id && s.day === a.to).reduce((n, s) => n + s.amount_usdc, 0);
+}
+
+/** Network says loudly whether payments here move real money. */
+function Network({ network }: { network: Session['network'] }) {
+  return network === 'mainnet' ? (
+    <section className="ov-network live" aria-label="Network" data-network="mainnet">
+      <strong>Mainnet: REAL MONEY</strong>
+      <span>Every payment sent or approved in this account moves real USDC.</span>
+    </section>
+  ) : (
+    <section className="ov-network test" aria-label="Network" data-network="devnet">
+      <strong>Devnet: test tokens</strong>
+      <span>Payments in this account move devnet USDC, which has no value.</span>
+    </section>
+  );
+}
+
+function WalletCard({ agent: a, read, spent }: { agent: Agent; read: BalanceRead | undefined; spent: number | null }) {
+  const b = read?.balance ?? null;
+  const value = (n: number | undefined, show: (n: number) => string) =>
+    b && n !== undefined ? show(n) : read?.error ? <span className="ov-unavailable" title={read.error}>unavailable</span> : '…';
+  return (
+    <li className={`ov-wallet ${a.state}`} data-wallet={a.id}>
+      <div className="ov-wallet-top">
+        <Link to={`/wallets/${a.id}`}>{a.label}</Link>
+        <span className={`ov-state ${a.state}`}>{a.state}</span>
+      </div>
+      <code title={a.pubkey}>{short(a.pubkey)}</code>
+      <dl className="ov-balance">
+        <div>
+          <dt>USDC</dt>
+          <dd data-field="usdc">{value(b?.usdc, usdc)}</dd>
+        </div>
+        <div>
+          <dt>SOL</dt>
+          <dd data-field="sol" className={b && b.sol < LOW_SOL ? 'ov-low-value' : undefined}>
+            {value(b?.sol, sol)}
+          </dd>
+        </div>
+      </dl>
+      {b && read?.error && (
+        <p className="notice ov-stale" title={read.error}>
+          Balance not refreshed: {read.error}
+        </p>
+      )}
+      <SpendMeter label={a.label} spent={spent} limit={a.policy.daily_limit_usdc} />
+    </li>
+  );
+}
+
+/** SpendMeter is today's (UTC) spend against the daily limit, amber from 80 %, red at the limit. */
+function SpendMeter({ label, spent, limit }: { label: string; spent: number | null; limit: number }) {
+  if (spent === null) return <p className="notice">Today's spend: unavailable</p>;
+  const share = limit > 0 ? Math.min(1, spent / limit) : 1;
+  const text = `${amount(spent)} of ${usdc(limit)} today`;
+  return (
+    <div className="ov-spend">
+      <span data-field="spend">{text}</span>
+      <div
+        className={`ov-meter${share >= 1 ? ' full' : share >= 0.8 ? ' high' : ''}`}
+        role="meter"
+        aria-label={`${label}: spend today against the daily limit`}
+        aria-valuemin={0}
+        aria-valuemax={limit}
+        aria-valuenow={spent}
+        aria-valuetext={text}
+      >
+        <i style={{ width: `${share * 100}%` }} />
+      </div>
+    </div>
+  );
+}
+
+/** Pending is the approvals waiting for a person, newest first (App polls them). */
+function Pending({ pending }: { pending: Approval[] | null }) {
+  // App's list is one page of 50: at 50 there may be more.
+  const count = pending === null ? '…' : pending.length >= 50 ? '50+' : String(pending.length);
+  return (
+    <section className={`ov-card${pending && pending.length > 0 ? ' ov-waiting' : ''}`} aria-labelledby="ov-pending" data-section="pending">
+      <h2 id="ov-pending">
+        Pending approvals <span className="ov-count" data-field="pending-count">{count}</span>
+      </h2>
+      {pending === null ? (
+        <p className="notice">Loading…</p>
+      ) : pending.length === 0 ? (
+        <p className="notice">Nothing waits for a decision.</p>
+      ) : (
+        <ul className="ov-list">
+          {pending.slice(0, APPROVALS_SHOWN).map((a) => (
+            <li key={a.id} data-approval={a.id}>
+              <Link to={`/approvals/${a.id}`}>{usdc(a.amount)}</Link> from {a.agent_label} to <code title={a.to}>{short(a.to)}</code>
+              {a.memo && <span className="memo"> “{a.memo}”</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+      <p className="ov-more">
+        {pending && pending.length > APPROVALS_SHOWN && `${pending.length - APPROVALS_SHOWN}${pending.length >= 50 ? '+' : ''} more. `}
+        <Link to="/approvals">All pending approvals</Link>
+      </p>
+    </section>
   );
 }
