@@ -1,10 +1,162 @@
+import { useEffect, useState } from 'react';
 import type { Session } from './api';
+import { createAgent, listAgents } from './api-wallets';
+import { useCursorList } from './cursor';
+import { Link } from './Inbox';
+import { PolicyFields, policySummary } from './PolicyEditor';
+import { DEFAULT_DRAFT, type Draft, inputOf, problemsOf, proposedOf } from './policy-draft';
+import { navigate } from './router';
+import './wallets.css';
 
-/** WalletsPage lists the account's wallets (being built). */
-export function WalletsPage(_: { session: Session }) {
+/** SEARCH_DELAY is how long typing must pause before the list is asked again. */
+const SEARCH_DELAY = 300;
+
+/** CreateWallet is the owners' form for a new wallet and its policy; it opens the new wallet's page. */
+function CreateWallet({ onClose }: { onClose: () => void }) {
+  const [label, setLabel] = useState('');
+  const [draft, setDraft] = useState<Draft>(DEFAULT_DRAFT);
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const problems = problemsOf(draft);
+  const labelProblem = label.trim() === '' ? 'Give the wallet a name.' : label.trim().length > 100 ? 'At most 100 characters.' : '';
+  const [touched, setTouched] = useState(false);
+
+  async function create() {
+    setTouched(true);
+    if (labelProblem || problems.any) return;
+    setBusy(true);
+    setError('');
+    try {
+      const a = await createAgent(label.trim(), inputOf(proposedOf(draft)));
+      navigate(`/wallets/${a.id}`);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+      setBusy(false);
+    }
+  }
+
   return (
-    <main>
+    <form
+      className="create-wallet"
+      aria-label="Create a wallet"
+      noValidate
+      onSubmit={(e) => {
+        e.preventDefault();
+        void create();
+      }}
+    >
+      <h2>New wallet</h2>
+      <div className="field">
+        <label htmlFor="new-label">Label</label>
+        <input
+          id="new-label"
+          value={label}
+          maxLength={120}
+          autoComplete="off"
+          aria-invalid={touched && labelProblem !== ''}
+          aria-describedby="new-label-note"
+          onChange={(e) => setLabel(e.target.value)}
+        />
+        <span id="new-label-note" className={touched && labelProblem ? 'field-error' : 'hint'}>
+          {touched && labelProblem ? labelProblem : 'A name people and agents know it by.'}
+        </span>
+      </div>
+      <PolicyFields prefix="new" draft={draft} problems={problems} onChange={setDraft} />
+      {error && (
+        <p role="alert" className="error">
+          Not created: {error}
+        </p>
+      )}
+      <div className="buttons">
+        <button type="submit" className="primary" disabled={busy || problems.any || (touched && labelProblem !== '')}>
+          {busy ? 'Creating…' : 'Create wallet'}
+        </button>
+        <button type="button" onClick={onClose} disabled={busy}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** WalletsPage lists the account's wallets, searchable by label or address; owners create new ones. */
+export function WalletsPage({ session }: { session: Session }) {
+  const owner = session.role === 'owner';
+  const [text, setText] = useState('');
+  const [q, setQ] = useState('');
+  const [creating, setCreating] = useState(false);
+
+  // Searching waits for a pause in typing: one request per search, not per key.
+  useEffect(() => {
+    const t = setTimeout(() => setQ(text.trim()), SEARCH_DELAY);
+    return () => clearTimeout(t);
+  }, [text]);
+
+  const { items, error, more, hasMore } = useCursorList(async (cursor?: string) => {
+    const p = await listAgents(q, cursor);
+    return { items: p.agents, next: p.next_cursor ?? null };
+  }, [q]);
+
+  return (
+    <main className="wide wallets-page">
       <h1>Wallets</h1>
+      {owner &&
+        (creating ? (
+          <CreateWallet onClose={() => setCreating(false)} />
+        ) : (
+          <p>
+            <button type="button" className="primary" onClick={() => setCreating(true)}>
+              New wallet…
+            </button>
+          </p>
+        ))}
+      <form
+        className="filters"
+        role="search"
+        aria-label="Search wallets"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setQ(text.trim());
+        }}
+      >
+        <label htmlFor="wallet-search">Search</label>
+        <input
+          id="wallet-search"
+          type="search"
+          value={text}
+          placeholder="label or address"
+          autoComplete="off"
+          spellCheck={false}
+          onChange={(e) => setText(e.target.value)}
+        />
+      </form>
+      {error && <p className="error">Could not load the wallets: {error}</p>}
+      {items === null ? (
+        !error && <p>Loading…</p>
+      ) : items.length === 0 ? (
+        <p className="notice">{q ? `No wallet matches “${q}”.` : 'No wallets yet.'}</p>
+      ) : (
+        <ul className="wallet-list" aria-label="Wallets" aria-busy={q !== text.trim()}>
+          {items.map((a) => (
+            <li key={a.id} data-wallet={a.id}>
+              <div className="wallet-head">
+                <Link to={`/wallets/${a.id}`}>{a.label}</Link>{' '}
+                <span className={`badge ${a.state === 'frozen' ? 'rejected' : 'sent'}`} data-testid="state">
+                  {a.state}
+                </span>
+              </div>
+              <code className="address">{a.pubkey}</code>
+              <span className="summary">{policySummary(a.policy)}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+      {/* Not while a search waits to start: a page of the old list would join the new one. */}
+      {hasMore && q === text.trim() && (
+        <button type="button" onClick={more}>
+          More wallets
+        </button>
+      )}
     </main>
   );
 }
