@@ -181,9 +181,17 @@ func deref(s *string) string {
 // ListApprovals answers a page of approvals (status "" for all), newest
 // first, and the next cursor.
 func (c *Client) ListApprovals(ctx context.Context, status string, p Page) ([]Approval, string, error) {
+	return c.ListWalletApprovals(ctx, "", status, p)
+}
+
+// ListWalletApprovals is ListApprovals of one wallet ("" for every wallet).
+func (c *Client) ListWalletApprovals(ctx context.Context, walletID, status string, p Page) ([]Approval, string, error) {
 	q := p.query()
 	if status != "" {
 		q.Set("status", status)
+	}
+	if walletID != "" {
+		q.Set("wallet_id", walletID)
 	}
 	var out struct {
 		Approvals  []Approval

@@ -96,7 +96,8 @@ type approvalOutput struct {
 }
 
 type listApprovalsInput struct {
-	Status string `query:"status" enum:"pending,signing,sent,rejected,expired" doc:"Only approvals with this status." example:"pending"`
+	Status   string `query:"status" enum:"pending,signing,sent,rejected,expired" doc:"Only approvals with this status." example:"pending"`
+	WalletID string `query:"wallet_id" doc:"Only this wallet's approvals (UUIDv4). Another account's wallet answers 404." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
 	PageQuery
 }
 
@@ -168,7 +169,15 @@ func (s *server) listApprovals(ctx context.Context, in *listApprovalsInput) (*li
 	}
 	n := in.size()
 	pr := principal(ctx)
-	as, err := approval.List(ctx, s.DB, pr.AccountID, pr.Wallets, in.Status, after, n+1)
+	wallets := pr.Wallets
+	if in.WalletID != "" {
+		id, err := s.walletFilter(ctx, in.WalletID)
+		if err != nil {
+			return nil, err
+		}
+		wallets = []uuid.UUID{id}
+	}
+	as, err := approval.List(ctx, s.DB, pr.AccountID, wallets, in.Status, after, n+1)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}

@@ -317,3 +317,45 @@ func TestWebhookTestEvent(t *testing.T) {
 	status, body = e.do("POST", endpointsPath+"/"+ep+"/test", otherKey, nil)
 	wantError(t, status, body, http.StatusNotFound, "")
 }
+
+func TestApprovalsByWallet(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	a, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
+	b, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
+	mine := []string{e.park(a, newAddress(), 1), e.park(a, newAddress(), 2)}
+	e.park(b, newAddress(), 3)
+	ids := func(query string) []string {
+		t.Helper()
+		status, body := e.do("GET", approvalsPath+query, e.key, nil)
+		if status != http.StatusOK {
+			t.Fatalf("%s: %d %v", query, status, body)
+		}
+		var out []string
+		for _, ap := range body["approvals"].([]any) {
+			out = append(out, ap.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	if got := ids("?wallet_id=" + a); !slices.Equal(got, []string{mine[1], mine[0]}) {
+		t.Fatalf("wallet a's approvals: %v, want %v", got, mine)
+	}
+	if got := ids("?wallet_id=" + a + "&limit=1"); !slices.Equal(got, mine[1:]) {
+		t.Fatalf("a page of them: %v", got)
+	}
+	if got := ids("?wallet_id=" + b + "&status=sent"); len(got) != 0 {
+		t.Fatalf("with a status: %v", got)
+	}
+	status, body := e.do("GET", approvalsPath+"?wallet_id=nope", e.key, nil)
+	wantError(t, status, body, http.StatusUnprocessableEntity, "wallet_id")
+	status, body = e.do("GET", approvalsPath+"?wallet_id="+uuid.NewString(), e.key, nil)
+	wantError(t, status, body, http.StatusNotFound, "")
+	// A key scoped to b does not learn of a's approvals: 404.
+	status, k := e.do("POST", "/api/public/v1/keys", e.key, map[string]any{"wallet_ids": []string{b}})
+	if status != http.StatusCreated {
+		t.Fatal(status, k)
+	}
+	status, body = e.do("GET", approvalsPath+"?wallet_id="+a, k["key"].(string), nil)
+	wantError(t, status, body, http.StatusNotFound, "")
+}

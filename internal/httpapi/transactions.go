@@ -108,13 +108,8 @@ func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput
 		return nil, inputError("query", "until", "must be between 1970 and 9999")
 	}
 	if in.WalletID != "" {
-		id, err := uuid.Parse(in.WalletID)
+		id, err := s.walletFilter(ctx, in.WalletID)
 		if err != nil {
-			return nil, inputError("query", "wallet_id", "must be a wallet id (UUID)")
-		}
-		// Another account's wallet, or one outside the key's scope, is
-		// not found, never an empty list.
-		if _, err := s.wallet(ctx, in.WalletID); err != nil {
 			return nil, err
 		}
 		f.WalletID = uuid.NullUUID{UUID: id, Valid: true}
@@ -155,4 +150,17 @@ func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput
 		out.Body.NextCursor = pageCursor{set: true, next: next}
 	}
 	return out, nil
+}
+
+// walletFilter reads a wallet_id query parameter. Another account's wallet,
+// or one outside the key's scope, is not found, never an empty list.
+func (s *server) walletFilter(ctx context.Context, raw string) (uuid.UUID, error) {
+	id, err := uuid.Parse(raw)
+	if err != nil {
+		return uuid.Nil, inputError("query", "wallet_id", "must be a wallet id (UUID)")
+	}
+	if _, err := s.wallet(ctx, raw); err != nil {
+		return uuid.Nil, err
+	}
+	return id, nil
 }

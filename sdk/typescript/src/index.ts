@@ -204,11 +204,18 @@ export class AgentWallet {
   };
 
   readonly approvals = {
-    list: (filter: { status?: Approval['status']; pageSize?: number } = {}) =>
+    list: (filter: { status?: Approval['status']; walletId?: string; pageSize?: number } = {}) =>
       this.pages<Approval>(async (cursor) => {
         const d = await this.do(
           this.api.GET('/api/public/v1/approvals', {
-            params: { query: { limit: filter.pageSize ?? 50, ...(cursor ? { cursor } : {}), ...(filter.status ? { status: filter.status } : {}) } },
+            params: {
+              query: {
+                limit: filter.pageSize ?? 50,
+                ...(cursor ? { cursor } : {}),
+                ...(filter.status ? { status: filter.status } : {}),
+                ...(filter.walletId ? { wallet_id: filter.walletId } : {}),
+              },
+            },
           }),
         );
         return { items: d.approvals, next: d.next_cursor };

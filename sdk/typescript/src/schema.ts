@@ -2836,6 +2836,8 @@ export interface operations {
             query?: {
                 /** @description Only approvals with this status. */
                 status?: "pending" | "signing" | "sent" | "rejected" | "expired";
+                /** @description Only this wallet's approvals (UUIDv4). Another account's wallet answers 404. */
+                wallet_id?: string;
                 /** @description Where to continue: the next_cursor of the previous page. Omit for the first page. */
                 cursor?: string;
                 /** @description Page size, 1 to 100. */

@@ -41,16 +41,9 @@ export const fundWallet = (id: string, amounts: Schemas['FundInputBody']) =>
 export const walletTransactions = (id: string) =>
   call<{ transactions: Transaction[] }>('GET', `${API}/transactions?${new URLSearchParams({ wallet_id: id, limit: '20' })}`).then((r) => r.transactions);
 
-/**
- * walletApprovals is the wallet's latest approvals. GET /approvals has no
- * wallet filter in the OpenAPI document (only status): the page asks for
- * wallet_id anyway and keeps only this wallet's rows, from a page large
- * enough that a busy other wallet rarely hides them.
- */
+/** walletApprovals is the wallet's latest approvals, newest first. */
 export const walletApprovals = (id: string) =>
-  call<{ approvals: Approval[] }>('GET', `${API}/approvals?${new URLSearchParams({ wallet_id: id, limit: '100' })}`).then((r) =>
-    r.approvals.filter((a) => a.wallet_id === id).slice(0, 20),
-  );
+  call<{ approvals: Approval[] }>('GET', `${API}/approvals?${new URLSearchParams({ wallet_id: id, limit: '20' })}`).then((r) => r.approvals);
 
 export const HISTORY_ACTIONS = ['policy.updated', 'wallet.frozen', 'wallet.unfrozen'] as const;
 

@@ -1,7 +1,7 @@
 // A list the API pages by cursor: the first page on each change of deps,
 // more on demand. deps decide when the list starts over (fetchPage is new
 // on every render).
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 
 export type Page<T> = { items: T[]; next: string | null };
 
@@ -10,10 +10,15 @@ export function useCursorList<T>(fetchPage: (cursor?: string) => Promise<Page<T>
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState('');
   const fail = (e: unknown) => setError(e instanceof Error ? e.message : String(e));
+  // Which list is on screen: a page asked for by "more" before the list
+  // started over (a new filter) belongs to the old one and is dropped.
+  const generation = useRef(0);
 
   useEffect(() => {
     let live = true;
+    generation.current++;
     setItems(null);
+    setCursor(null);
     setError('');
     fetchPage()
       .then((p) => live && (setItems(p.items), setCursor(p.next)))
@@ -25,12 +30,14 @@ export function useCursorList<T>(fetchPage: (cursor?: string) => Promise<Page<T>
 
   async function more() {
     if (!cursor) return;
+    const asked = generation.current;
     try {
       const p = await fetchPage(cursor);
+      if (asked !== generation.current) return;
       setItems((xs) => [...(xs ?? []), ...p.items]);
       setCursor(p.next);
     } catch (e) {
-      fail(e);
+      if (asked === generation.current) fail(e);
     }
   }
 
