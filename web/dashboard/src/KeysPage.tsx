@@ -1,32 +1,16 @@
 import { useEffect, useState } from 'react';
 import { type Key, type NewKey, type Session, createKey, listKeys, listWalletLabels, revokeKey, rotateKey } from './api';
 import { when } from './format';
+import { ShownOnce } from './ShownOnce';
 
-/** Shown shows a new key once, with a copy button; it is never shown again. */
+/** Shown shows a new key once; it is never shown again. */
 function Shown({ created, onDone }: { created: NewKey; onDone: () => void }) {
-  const [copied, setCopied] = useState(false);
   return (
-    <div role="dialog" aria-modal="true" aria-label="New key" className="decide">
+    <ShownOnce title="New key" value={created.key} testId="new-key" onDone={onDone}>
       <p>
         <strong>Copy this key now.</strong> Only its hash is stored: it will not be shown again.
       </p>
-      <code data-testid="new-key">{created.key}</code>
-      <div className="buttons">
-        <button
-          type="button"
-          className="primary"
-          onClick={async () => {
-            await navigator.clipboard.writeText(created.key).catch(() => undefined);
-            setCopied(true);
-          }}
-        >
-          {copied ? 'Copied' : 'Copy'}
-        </button>
-        <button type="button" onClick={onDone}>
-          Done
-        </button>
-      </div>
-    </div>
+    </ShownOnce>
   );
 }
 

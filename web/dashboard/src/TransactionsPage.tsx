@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { type Session, listTransactions, listWalletLabels } from './api';
+import { type Session, type Transaction, listTransactions, listWalletLabels } from './api';
 import { useCursorList } from './cursor';
 import { Link } from './Inbox';
 import { explorer, short, usdc, when } from './format';
@@ -105,18 +105,10 @@ export function TransactionsPage({ session }: { session: Session }) {
                 </td>
                 <td>{t.memo ?? ''}</td>
                 <td>
-                  <span className={`badge ${t.status === 'confirmed' ? 'sent' : t.status === 'failed' ? 'rejected' : 'pending'}`}>{t.status}</span>
+                  <TxStatus status={t.status} />
                 </td>
                 <td>
-                  <a href={explorer(t.signature, session.network)} target="_blank" rel="noreferrer">
-                    Explorer
-                  </a>
-                  {t.approval_id && (
-                    <>
-                      {' · '}
-                      <Link to={`/approvals/${t.approval_id}`}>Approval</Link>
-                    </>
-                  )}
+                  <TxLinks t={t} network={session.network} />
                 </td>
               </tr>
             ))}
@@ -129,5 +121,27 @@ export function TransactionsPage({ session }: { session: Session }) {
         </button>
       )}
     </main>
+  );
+}
+
+/** TxStatus is a transaction's status as a badge. */
+export function TxStatus({ status }: { status: Transaction['status'] }) {
+  return <span className={`badge ${status === 'confirmed' ? 'sent' : status === 'failed' ? 'rejected' : 'pending'}`}>{status}</span>;
+}
+
+/** TxLinks links a transaction on the explorer, and to the approval it came from. */
+export function TxLinks({ t, network }: { t: Transaction; network: string }) {
+  return (
+    <>
+      <a href={explorer(t.signature, network)} target="_blank" rel="noreferrer">
+        Explorer
+      </a>
+      {t.approval_id && (
+        <>
+          {' · '}
+          <Link to={`/approvals/${t.approval_id}`}>Approval</Link>
+        </>
+      )}
+    </>
   );
 }

@@ -13,9 +13,10 @@ import {
   walletHistory,
   walletTransactions,
 } from './api-wallets';
-import { actor, explorer, short, usdc, when } from './format';
+import { actor, short, usdc, when } from './format';
 import { Link } from './Inbox';
 import { Diff, PolicyEditor, PolicyView } from './PolicyEditor';
+import { TxLinks, TxStatus } from './TransactionsPage';
 import { amountProblem, changesOf } from './policy-draft';
 import { QR } from './qr';
 import './wallets.css';
@@ -401,18 +402,10 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
                     <code title={t.counterparty}>{short(t.counterparty)}</code>
                   </td>
                   <td>
-                    <span className={`badge ${t.status === 'confirmed' ? 'sent' : t.status === 'failed' ? 'rejected' : 'pending'}`}>{t.status}</span>
+                    <TxStatus status={t.status} />
                   </td>
                   <td>
-                    <a href={explorer(t.signature, session.network)} target="_blank" rel="noreferrer">
-                      Explorer
-                    </a>
-                    {t.approval_id && (
-                      <>
-                        {' · '}
-                        <Link to={`/approvals/${t.approval_id}`}>Approval</Link>
-                      </>
-                    )}
+                    <TxLinks t={t} network={session.network} />
                   </td>
                 </tr>
               ))}

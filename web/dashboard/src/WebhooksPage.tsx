@@ -24,6 +24,7 @@ import { useCursorList } from './cursor';
 import { Link } from './Inbox';
 import { usePoll } from './poll';
 import { navigate } from './router';
+import { ShownOnce } from './ShownOnce';
 import './webhooks.css';
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -37,36 +38,18 @@ function stamp(iso: string | null): string {
 /** badge maps a delivery's status onto the shared badge colours. */
 const badge = (s: DeliveryStatus) => `badge ${s === 'succeeded' ? 'sent' : s === 'failed' ? 'rejected' : 'pending'}`;
 
-/** Secret shows a signing secret once, with a copy button: only a sealed copy is kept. */
+/** Secret shows a signing secret once: only a sealed copy is kept. */
 function Secret({ shown, title, onDone }: { shown: EndpointWithSecret; title: string; onDone: () => void }) {
-  const [copied, setCopied] = useState(false);
   return (
-    <div role="dialog" aria-modal="true" aria-label={title} className="decide">
+    <ShownOnce title={title} value={shown.secret} testId="new-secret" onDone={onDone}>
       <h2>{title}</h2>
       <p>
         <strong>Copy this signing secret now.</strong> It will not be shown again. Verify each request's{' '}
         <code className="inline">X-Service-Signature</code> header: <code className="inline">sha256=</code> and the hex HMAC-SHA256 of the raw
         body, keyed by this secret.
       </p>
-      <code data-testid="new-secret">{shown.secret}</code>
       {shown.previous_secret_expires_at && <p className="notice">The previous secret also signs until {stamp(shown.previous_secret_expires_at)}.</p>}
-      <div className="buttons">
-        <button
-          type="button"
-          className="primary"
-          autoFocus
-          onClick={async () => {
-            await navigator.clipboard.writeText(shown.secret).catch(() => undefined);
-            setCopied(true);
-          }}
-        >
-          {copied ? 'Copied' : 'Copy'}
-        </button>
-        <button type="button" onClick={onDone}>
-          Done
-        </button>
-      </div>
-    </div>
+    </ShownOnce>
   );
 }
 
