@@ -62,7 +62,7 @@ func TestCreateListGetAgent(t *testing.T) {
 	if status != http.StatusCreated {
 		t.Fatalf("create with policy: %d %v", status, a2)
 	}
-	wantPolicy = map[string]any{"daily_limit_usdc": 50.5, "max_tx_usdc": 0.000001, "approval_threshold_usdc": 0.0, "allowlist": []any{addrA, addrB}}
+	wantPolicy = map[string]any{"daily_limit_usdc": 50.5, "max_tx_usdc": 0.000001, "approval_threshold_usdc": 0.0, "allowlist": []any{addrA, addrB}, "allowlist_labels": map[string]any{}}
 	if fmt.Sprint(a2["policy"]) != fmt.Sprint(wantPolicy) {
 		t.Fatalf("policy %v, want %v", a2["policy"], wantPolicy)
 	}
@@ -72,7 +72,7 @@ func TestCreateListGetAgent(t *testing.T) {
 	if status != http.StatusCreated {
 		t.Fatalf("create partial: %d %v", status, a3)
 	}
-	wantPolicy = map[string]any{"daily_limit_usdc": 100.0, "max_tx_usdc": 5.0, "approval_threshold_usdc": 10.0, "allowlist": []any{}}
+	wantPolicy = map[string]any{"daily_limit_usdc": 100.0, "max_tx_usdc": 5.0, "approval_threshold_usdc": 10.0, "allowlist": []any{}, "allowlist_labels": map[string]any{}}
 	if fmt.Sprint(a3["policy"]) != fmt.Sprint(wantPolicy) {
 		t.Fatalf("partial policy %v, want %v", a3["policy"], wantPolicy)
 	}
