@@ -149,10 +149,11 @@ type Approval struct {
 type ApprovalContext struct {
 	Wallet    Wallet `json:"wallet"`
 	Recipient struct {
-		Address        string `json:"address"`
-		FirstPayment   bool   `json:"first_payment"`
-		OnAllowlist    bool   `json:"on_allowlist"`
-		AllowlistEmpty bool   `json:"allowlist_empty"`
+		Address        string  `json:"address"`
+		FirstPayment   bool    `json:"first_payment"`
+		OnAllowlist    bool    `json:"on_allowlist"`
+		AllowlistEmpty bool    `json:"allowlist_empty"`
+		Label          *string `json:"label"`
 	} `json:"recipient"`
 	Requester *struct {
 		ID     string  `json:"id"`

@@ -19,10 +19,11 @@ import (
 type ApprovalContext struct {
 	Wallet    Wallet `json:"wallet" doc:"The paying wallet."`
 	Recipient struct {
-		Address        string `json:"address" doc:"The recipient." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
-		FirstPayment   bool   `json:"first_payment" doc:"No payment from this wallet has gone to this address before (pending or confirmed)." example:"true"`
-		OnAllowlist    bool   `json:"on_allowlist" doc:"The address is on the wallet's allowlist." example:"false"`
-		AllowlistEmpty bool   `json:"allowlist_empty" doc:"The wallet's allowlist is empty: any recipient is allowed." example:"true"`
+		Address        string  `json:"address" doc:"The recipient." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+		FirstPayment   bool    `json:"first_payment" doc:"No payment from this wallet has gone to this address before (pending or confirmed)." example:"true"`
+		OnAllowlist    bool    `json:"on_allowlist" doc:"The address is on the wallet's allowlist." example:"false"`
+		AllowlistEmpty bool    `json:"allowlist_empty" doc:"The wallet's allowlist is empty: any recipient is allowed." example:"true"`
+		Label          *string `json:"label" nullable:"true" doc:"The address's label in the wallet's address book (allowlist_labels), or null." example:"Acme invoices"`
 	} `json:"recipient" doc:"The recipient and what the wallet knows of it."`
 	Requester     *KeyRef `json:"requester" doc:"The key that made the send, or null."`
 	IfApprovedNow struct {
@@ -85,6 +86,9 @@ func (s *server) approvalContext(ctx context.Context, in *approvalIDInput) (*app
 	c.Recipient.Address = a.To
 	c.Recipient.AllowlistEmpty = len(w.Allowlist) == 0
 	c.Recipient.OnAllowlist = slices.Contains(w.Allowlist, a.To)
+	if l, ok := w.AllowlistLabels[a.To]; ok && c.Recipient.OnAllowlist {
+		c.Recipient.Label = &l
+	}
 	prior, err := s.DB.NewSelect().Table("transactions").
 		Where("wallet_id = ? AND counterparty = ? AND status IN (?, ?)", w.ID, a.To, payment.TxPending, payment.TxConfirmed).Exists(ctx)
 	if err != nil {

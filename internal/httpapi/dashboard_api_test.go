@@ -358,4 +358,18 @@ func TestApprovalsByWallet(t *testing.T) {
 	}
 	status, body = e.do("GET", approvalsPath+"?wallet_id="+a, k["key"].(string), nil)
 	wantError(t, status, body, http.StatusNotFound, "")
+
+	// The approval's context names a recipient by its address-book label.
+	vendor := newAddress()
+	c, _ := e.agent(map[string]any{"approval_threshold_usdc": 0, "allowlist": []string{vendor},
+		"allowlist_labels": map[string]string{vendor: "Data vendor"}}, 10_000_000)
+	ap := e.park(c, vendor, 1)
+	status, ctx := e.do("GET", approvalsPath+"/"+ap+"/context", e.key, nil)
+	if r := ctx["recipient"].(map[string]any); status != http.StatusOK || r["label"] != "Data vendor" || r["on_allowlist"] != true {
+		t.Fatalf("context: %d %v", status, ctx)
+	}
+	status, ctx = e.do("GET", approvalsPath+"/"+mine[0]+"/context", e.key, nil)
+	if r := ctx["recipient"].(map[string]any); status != http.StatusOK || r["label"] != nil {
+		t.Fatalf("context without a label: %d %v", status, ctx)
+	}
 }

@@ -884,6 +884,11 @@ export interface components {
              */
             first_payment: boolean;
             /**
+             * @description The address's label in the wallet's address book (allowlist_labels), or null.
+             * @example Acme invoices
+             */
+            label: string | null;
+            /**
              * @description The address is on the wallet's allowlist.
              * @example false
              */

@@ -74,7 +74,9 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
                 {ctx.recipient.allowlist_empty
                   ? 'The wallet has no allowlist (any recipient)'
                   : ctx.recipient.on_allowlist
-                    ? 'On the allowlist'
+                    ? ctx.recipient.label
+                      ? `On the allowlist as “${ctx.recipient.label}”`
+                      : 'On the allowlist'
                     : 'Not on the allowlist'}
               </li>
             </ul>

@@ -31,6 +31,9 @@ export const owner = keyOf(env('OWNER_SEED'));
 export const approver = keyOf(env('APPROVER_SEED'));
 export const viewer = keyOf(env('VIEWER_SEED'));
 export const stranger = keyOf(env('STRANGER_SEED'));
+// The owner of the walk's own account, and that account's admin key.
+export const demo = keyOf(env('DEMO_SEED'));
+export const DEMO_KEY = env('DEMO_KEY');
 
 let browser;
 export const consoleErrors = [];

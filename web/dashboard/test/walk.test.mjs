@@ -1,13 +1,13 @@
 // A walk through every page of the dashboard at desktop and phone width,
-// as an owner: each page loads without a console error and without
-// scrolling sideways, and leaves a screenshot (test/screenshots/walk/; make
-// screenshots copies them to docs/screenshots/). It runs after the other
-// files, so the account has wallets, payments, approvals and deliveries.
+// as the owner of an account of its own that it first fills through the
+// API: each page loads without a console error and without scrolling
+// sideways, and leaves a screenshot (test/screenshots/walk/; make
+// screenshots copies them to docs/screenshots/).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
-import { ADMIN_KEY, BASE, SHOTS, WALLET_ID, api, assertNoConsoleErrors, owner, page, park, signIn, useBrowser } from './lib.mjs';
+import { BASE, DEMO_KEY, SHOTS, api, assertNoConsoleErrors, demo, eventually, newAddress, page, signIn, useBrowser } from './lib.mjs';
 
 useBrowser();
 
@@ -26,24 +26,72 @@ const WIDTHS = [
   { name: 'phone', width: 375, height: 740 },
 ];
 
-/** pages lists every page with a path that shows real data. */
-async function pages() {
-  const { id: approval } = await park(1.2, 'walk');
-  const { status, body } = await api('POST', '/webhook-endpoints', ADMIN_KEY, {
-    url: `http://127.0.0.1:${receiver.address().port}/hook`,
-    events: ['tx.sent', 'approval.pending'],
-    description: 'walk receiver',
+/** ok calls the API with the demo account's key and wants the status (or one of them). */
+async function ok(status, method, path, body, key = DEMO_KEY) {
+  const r = await api(method, path, key, body);
+  assert.ok([status].flat().includes(r.status), `${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/**
+ * team fills the walk's own account as a small team would: three agents
+ * with funds and policies (an address book among them), payments sent,
+ * one waiting, one approved, one rejected, one blocked, a frozen wallet,
+ * a webhook endpoint with its deliveries, people and keys. It answers the
+ * pages to visit.
+ */
+async function team() {
+  const vendor = newAddress();
+  const cloud = newAddress();
+  const hook = await ok(201, 'POST', '/webhook-endpoints', {
+    url: `http://127.0.0.1:${receiver.address().port}/hooks/payments`,
+    events: ['tx.sent', 'tx.blocked', 'approval.pending', 'approval.approved', 'approval.rejected'],
+    description: 'payments backend',
   });
-  assert.equal(status, 201, JSON.stringify(body));
+  const research = await ok(201, 'POST', '/agents', {
+    label: 'research-bot',
+    policy: {
+      daily_limit_usdc: 200,
+      max_tx_usdc: 50,
+      approval_threshold_usdc: 20,
+      allowlist: [vendor, cloud],
+      allowlist_labels: { [vendor]: 'Data vendor (invoices)', [cloud]: 'GPU cloud' },
+    },
+  });
+  const support = await ok(201, 'POST', '/agents', { label: 'support-agent' });
+  const travel = await ok(201, 'POST', '/agents', { label: 'travel-booker', policy: { daily_limit_usdc: 500, max_tx_usdc: 300, approval_threshold_usdc: 100 } });
+  await ok(200, 'POST', `/wallets/${research.id}/fund`, { usdc: 500, sol: 1 });
+  await ok(200, 'POST', `/wallets/${support.id}/fund`, { usdc: 120, sol: 0.5 });
+  await ok(200, 'POST', `/wallets/${travel.id}/fund`, { usdc: 40 }); // no SOL: low on fees
+  const agent = (await ok(201, 'POST', '/keys', { role: 'agent', label: 'agents runtime' })).key;
+  await ok(201, 'POST', '/keys', { role: 'agent', label: 'research-bot only', wallet_ids: [research.id] });
+  const send = (w, to, amount, memo, status = 200) => ok(status, 'POST', `/agents/${w.id}/send`, { to, amount, memo }, agent);
+  await send(research, vendor, 12.5, 'invoice 2026-114');
+  await send(research, cloud, 3.2, 'GPU hours, Nov 23');
+  await send(support, newAddress(), 4.2, 'refund #1182');
+  await send(support, newAddress(), 30, 'goodwill credit', 403); // over max per send
+  const approved = await send(research, cloud, 24, 'reserved instance', 202);
+  await ok([200, 202], 'POST', `/approvals/${approved.approval_id}/approve`, { note: 'planned spend' });
+  const rejected = await send(support, newAddress(), 15, 'customer asked twice', 202);
+  await ok(200, 'POST', `/approvals/${rejected.approval_id}/reject`, { note: 'duplicate request' });
+  const waiting = await send(research, vendor, 35, 'annual data license', 202);
+  await ok(200, 'PATCH', `/agents/${research.id}/policy`, { max_tx_usdc: 40 });
+  await ok(200, 'POST', `/agents/${travel.id}/freeze`);
+  await ok(201, 'POST', '/users', { address: newAddress(), role: 'approver' });
+  await ok(201, 'POST', '/users', { address: newAddress(), role: 'viewer' });
+  await eventually('the payments confirmed', async () => {
+    const { transactions } = await ok(200, 'GET', '/transactions');
+    return transactions.length === 4 && transactions.every((t) => t.status === 'confirmed');
+  }, 30000);
   return [
     ['overview', '/'],
     ['approvals', '/approvals'],
-    ['approval', `/approvals/${approval}`],
+    ['approval', `/approvals/${waiting.approval_id}`],
     ['wallets', '/wallets'],
-    ['wallet', `/wallets/${WALLET_ID}`],
+    ['wallet', `/wallets/${research.id}`],
     ['transactions', '/transactions'],
     ['webhooks', '/webhooks'],
-    ['webhook', `/webhooks/${body.id}`],
+    ['webhook', `/webhooks/${hook.id}`],
     ['keys', '/keys'],
     ['users', '/users'],
     ['audit', '/audit'],
@@ -52,14 +100,20 @@ async function pages() {
 }
 
 test('every page at desktop and phone width: no console error, no sideways scroll', async () => {
-  const all = await pages();
+  const all = await team();
   for (const size of WIDTHS) {
-    const p = await page(owner, size);
+    const p = await page(demo, size);
     await signIn(p);
     for (const [name, path] of all) {
       await p.goto(`${BASE}/dashboard${path}`);
       await p.locator('main h1').first().waitFor();
       await p.waitForLoadState('networkidle');
+      if (name === 'approval') await p.getByText('On the allowlist as “Data vendor (invoices)”').waitFor();
+      if (name === 'webhook') {
+        // One delivery open: its attempts and payload are the page's point.
+        await p.getByRole('button', { name: 'Details' }).first().click();
+        await p.getByText('Attempts').first().waitFor();
+      }
       await p.waitForTimeout(300); // the last answers render
       assert.equal(await p.getByText('Loading…').count(), 0, `${name} at ${size.name} still loading`);
       await p.screenshot({ path: `${WALK}${name}-${size.name}.png`, fullPage: true });
