@@ -32,16 +32,16 @@ type Policy struct {
 	AllowlistLabels map[string]string `json:"allowlist_labels"`
 }
 
-// PolicyInput is a policy in a create or a patch: nil fields are left out
-// (defaults on create, unchanged on a patch; an empty, non-nil Allowlist
-// clears it).
+// PolicyInput is a policy in a create or a patch: nil fields are sent as
+// null or left out (defaults on create, unchanged on a patch). A non-nil
+// Allowlist replaces the allowlist and a non-nil AllowlistLabels the
+// labels, empty ones included (which clear them): so neither omits empty.
 type PolicyInput struct {
-	DailyLimitUSDC        *Amount  `json:"daily_limit_usdc,omitempty"`
-	MaxTxUSDC             *Amount  `json:"max_tx_usdc,omitempty"`
-	ApprovalThresholdUSDC *Amount  `json:"approval_threshold_usdc,omitempty"`
-	Allowlist             []string `json:"allowlist,omitempty"`
-	// AllowlistLabels, when non-nil, replaces the entries' labels.
-	AllowlistLabels map[string]string `json:"allowlist_labels,omitempty"`
+	DailyLimitUSDC        *Amount           `json:"daily_limit_usdc,omitempty"`
+	MaxTxUSDC             *Amount           `json:"max_tx_usdc,omitempty"`
+	ApprovalThresholdUSDC *Amount           `json:"approval_threshold_usdc,omitempty"`
+	Allowlist             []string          `json:"allowlist"`
+	AllowlistLabels       map[string]string `json:"allowlist_labels"`
 }
 
 // Wallet is a wallet of the account.

@@ -189,7 +189,8 @@ they act as ` + "`user:<address>`" + `).
   its transactions, approvals and audit entries) answers 404, and lists leave them out.
 - **tighten only**: a change that only tightens the policy (a lower limit or threshold, an allowlist set on an
   unrestricted wallet, entries removed from a list that stays non-empty); anything that loosens it (a limit or
-  threshold raised, an address added to a non-empty allowlist, the allowlist emptied) is refused whole.
+  threshold raised, an address added to a non-empty allowlist, the allowlist emptied) is refused whole, and
+  so is setting or changing an entry's label (approvers read those names).
 - **own keys only**: the key itself and the keys it created.
 - **refused**: 403 ` + "`{\"error\": \"...\"}`" + ` naming what is missing, nothing changes, and an audit entry
   ` + "`permission.denied`" + ` records the attempt.

@@ -22,7 +22,7 @@ type PolicyInput struct {
 	MaxTxUSDC             *Amount           `json:"max_tx_usdc,omitempty" doc:"Cap on one send, in USDC. Default 25." example:"25"`
 	ApprovalThresholdUSDC *Amount           `json:"approval_threshold_usdc,omitempty" doc:"Sends of at least this amount wait for human approval; 0 sends every payment to approval. Default 10." example:"10"`
 	Allowlist             []string          `json:"allowlist,omitempty" nullable:"true" maxItems:"1000" doc:"Recipient addresses (base58) the wallet may pay; empty means any. No duplicates." example:"[\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\"]"`
-	AllowlistLabels       map[string]string `json:"allowlist_labels,omitempty" nullable:"true" maxProperties:"1000" doc:"Optional labels of allowlist entries (an address book): address → label of 1 to 100 characters; every address must be on the allowlist. Given, it replaces the labels; omitted, the addresses that stay keep theirs. Labels never change a decision; whoever may only tighten a policy may label new entries but not relabel kept ones." example:"{\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\":\"Acme invoices\"}"`
+	AllowlistLabels       map[string]string `json:"allowlist_labels,omitempty" nullable:"true" maxProperties:"1000" doc:"Optional labels of allowlist entries (an address book): address → label of 1 to 100 characters; every address must be on the allowlist. Given, it replaces the labels; omitted, the addresses that stay keep theirs. Labels never change a decision; whoever may only tighten a policy (agent keys) may not set or change any label." example:"{\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\":\"Acme invoices\"}"`
 }
 
 // Policy is a wallet's spending policy as returned.

@@ -71,6 +71,20 @@ func TestGoClientEndToEnd(t *testing.T) {
 	if got, err := admin.UpdatePolicy(ctx, a.ID, client.PolicyInput{MaxTxUSDC: &cap}); err != nil || got.Policy.MaxTxUSDC.String() != "20" {
 		t.Fatalf("patch: %+v %v", got, err)
 	}
+	// Labels: set with the allowlist, kept by a patch without them, cleared by an empty map.
+	payee := newAddress()
+	if got, err := admin.UpdatePolicy(ctx, a.ID, client.PolicyInput{Allowlist: []string{payee}, AllowlistLabels: map[string]string{payee: "payee"}}); err != nil || got.Policy.AllowlistLabels[payee] != "payee" {
+		t.Fatalf("labels: %+v %v", got, err)
+	}
+	if got, err := admin.UpdatePolicy(ctx, a.ID, client.PolicyInput{MaxTxUSDC: &cap}); err != nil || got.Policy.AllowlistLabels[payee] != "payee" {
+		t.Fatalf("labels kept: %+v %v", got, err)
+	}
+	if got, err := admin.UpdatePolicy(ctx, a.ID, client.PolicyInput{AllowlistLabels: map[string]string{}}); err != nil || len(got.Policy.AllowlistLabels) != 0 || len(got.Policy.Allowlist) != 1 {
+		t.Fatalf("labels cleared: %+v %v", got, err)
+	}
+	if got, err := admin.UpdatePolicy(ctx, a.ID, client.PolicyInput{Allowlist: []string{}}); err != nil || len(got.Policy.Allowlist) != 0 {
+		t.Fatalf("allowlist cleared: %+v %v", got, err)
+	}
 
 	// An agent key, scoped to the wallet, as an agent would hold it.
 	k, err := admin.CreateKey(ctx, client.KeyRequest{WalletIDs: []string{a.ID}})

@@ -139,6 +139,8 @@ func TestAllowlistLabels(t *testing.T) {
 		{"allowlist_labels": map[string]string{a: " padded"}},     // spaces
 		{"allowlist_labels": map[string]string{a: "tab\there"}},   // control
 		{"allowlist_labels": map[string]string{a: strings.Repeat("é", 101)}},
+		{"allowlist_labels": map[string]string{a: "Acme\u202einvoices"}}, // a bidi override
+		{"allowlist_labels": map[string]string{a: "Ac\u200bme"}},         // zero-width
 	} {
 		status, body := e.do("PATCH", policyPath, e.key, bad)
 		wantError(t, status, body, http.StatusUnprocessableEntity, "allowlist_labels")
@@ -156,15 +158,18 @@ func TestAllowlistLabels(t *testing.T) {
 	if got := labelsOf(w); status != http.StatusOK || len(got) != 1 || got[c] != "Cloud" {
 		t.Fatalf("agent narrowing: %d %v", status, w)
 	}
-	// On an unrestricted wallet, an agent's new allowlist may come labelled.
+	// Restricting an open wallet, an agent may not name the recipients
+	// either: only unlabelled entries.
 	status, w2 := e.do("POST", "/api/public/v1/agents", e.key, map[string]any{"label": "open"})
 	if status != http.StatusCreated {
 		t.Fatal(status, w2)
 	}
-	status, w2 = e.do("PATCH", "/api/public/v1/agents/"+w2["id"].(string)+"/policy", agentKey,
-		map[string]any{"allowlist": []string{a}, "allowlist_labels": map[string]string{a: "Acme"}})
-	if status != http.StatusOK || labelsOf(w2)[a] != "Acme" {
-		t.Fatalf("agent restricting with labels: %d %v", status, w2)
+	open := "/api/public/v1/agents/" + w2["id"].(string) + "/policy"
+	status, body = e.do("PATCH", open, agentKey, map[string]any{"allowlist": []string{a}, "allowlist_labels": map[string]string{a: "Acme"}})
+	wantError(t, status, body, http.StatusForbidden, "label")
+	status, w2 = e.do("PATCH", open, agentKey, map[string]any{"allowlist": []string{a}})
+	if status != http.StatusOK || len(labelsOf(w2)) != 0 || len(w2["policy"].(map[string]any)["allowlist"].([]any)) != 1 {
+		t.Fatalf("agent restricting without labels: %d %v", status, w2)
 	}
 }
 
@@ -205,11 +210,12 @@ func TestPreviewUnderProposedPolicy(t *testing.T) {
 	}
 	for _, bad := range []map[string]any{
 		{"max_tx_usdc": -1},
+		{"max_tx_usdc": 0.0000001},
 		{"allowlist": []string{"not-an-address"}},
 		{"allowlist_labels": map[string]string{other: "not on the list"}},
 	} {
 		status, body := e.do("POST", path, e.key, map[string]any{"to": to, "amount": 1, "policy": bad})
-		wantError(t, status, body, http.StatusUnprocessableEntity, "")
+		wantError(t, status, body, http.StatusUnprocessableEntity, "policy.")
 	}
 	// The wallet's policy is untouched.
 	_, w := e.do("GET", "/api/public/v1/agents/"+id, e.key, nil)
@@ -249,8 +255,13 @@ func TestFundOnLocalChain(t *testing.T) {
 	if got := e.chainUSDC(pubkey); got != 20*usdc.Unit {
 		t.Fatalf("refusals changed the chain: %s", got)
 	}
-	status, body := e.do("POST", "/api/public/v1/wallets/"+uuid.NewString()+"/fund", e.key, map[string]any{"usdc": 1})
-	wantError(t, status, body, http.StatusNotFound, "")
+	_, otherKey := e.newAccount(solana.Devnet)
+	_, theirs := e.do("POST", "/api/public/v1/agents", otherKey, map[string]any{"label": "theirs"})
+	var body map[string]any
+	for _, id := range []string{uuid.NewString(), theirs["id"].(string)} {
+		status, body = e.do("POST", "/api/public/v1/wallets/"+id+"/fund", e.key, map[string]any{"usdc": 1})
+		wantError(t, status, body, http.StatusNotFound, "")
+	}
 
 	// A service on a public chain has no faucet: 409 naming the address.
 	pub := newEnv(t, envOpts{publicChain: true})
@@ -349,8 +360,12 @@ func TestApprovalsByWallet(t *testing.T) {
 	}
 	status, body := e.do("GET", approvalsPath+"?wallet_id=nope", e.key, nil)
 	wantError(t, status, body, http.StatusUnprocessableEntity, "wallet_id")
-	status, body = e.do("GET", approvalsPath+"?wallet_id="+uuid.NewString(), e.key, nil)
-	wantError(t, status, body, http.StatusNotFound, "")
+	_, otherKey := e.newAccount(solana.Devnet)
+	_, theirs := e.do("POST", "/api/public/v1/agents", otherKey, map[string]any{"label": "theirs"})
+	for _, id := range []string{uuid.NewString(), theirs["id"].(string)} {
+		status, body = e.do("GET", approvalsPath+"?wallet_id="+id, e.key, nil)
+		wantError(t, status, body, http.StatusNotFound, "")
+	}
 	// A key scoped to b does not learn of a's approvals: 404.
 	status, k := e.do("POST", "/api/public/v1/keys", e.key, map[string]any{"wallet_ids": []string{b}})
 	if status != http.StatusCreated {

@@ -165,6 +165,14 @@ func (s *server) previewSend(ctx context.Context, in *previewInput) (*previewOut
 	var proposed *policy.Patch
 	if in.Body.Policy != nil {
 		c, err := patchFromInput(in.Body.Policy)
+		var fe *Error
+		if errors.As(err, &fe) {
+			fe.Message = "policy." + fe.Message // the fields are the proposal's
+			for i := range fe.Details {
+				fe.Details[i].Location = strings.Replace(fe.Details[i].Location, "body.", "body.policy.", 1)
+			}
+			return nil, fe
+		}
 		if err != nil {
 			return nil, err
 		}

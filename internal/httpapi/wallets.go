@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -143,7 +144,12 @@ func (s *server) fund(ctx context.Context, in *fundInput) (*balanceOutput, error
 		return nil, errorf(http.StatusConflict, "funding exists only on a local chain: send USDC and SOL to the wallet's address "+w.Pubkey)
 	}
 	b, err := s.Faucet.Fund(ctx, principal(ctx).Network, w.Pubkey, add, uint64(sol)*1000)
-	if err != nil {
+	switch {
+	case errors.Is(err, solana.ErrNotLocalChain):
+		return nil, errorf(http.StatusConflict, err.Error()+": send USDC and SOL to the wallet's address "+w.Pubkey)
+	case errors.Is(err, solana.ErrFundTooLarge):
+		return nil, fieldError("usdc", err.Error())
+	case err != nil:
 		return nil, s.fail(ctx, err)
 	}
 	s.log.InfoContext(ctx, "wallet funded on the local chain", "wallet_id", w.ID, "usdc", add, "sol_micros", sol, "by", principal(ctx).ActorID())

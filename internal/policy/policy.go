@@ -96,8 +96,10 @@ func (p Policy) Validate() error {
 		if n := utf8.RuneCountInString(l); n == 0 || n > MaxLabel || strings.TrimSpace(l) != l {
 			return &FieldError{field, fmt.Sprintf("must be 1 to %d characters without surrounding spaces", MaxLabel)}
 		}
-		if strings.ContainsFunc(l, unicode.IsControl) {
-			return &FieldError{field, "must not contain control characters"}
+		// Control and format characters (bidi overrides, zero-width) could
+		// make a label read as another to an approver.
+		if strings.ContainsFunc(l, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) {
+			return &FieldError{field, "must not contain control or invisible formatting characters"}
 		}
 	}
 	return nil
@@ -182,9 +184,9 @@ func (p Policy) Doc() map[string]any {
 // raised, an address added to a non-empty allowlist, or a non-empty
 // allowlist emptied (an empty one allows every recipient). Restricting an
 // unrestricted wallet, lowering a value or removing entries from a list
-// that stays non-empty tighten it. Relabelling an entry that stays is
-// refused too: approvers read those labels, so whoever may only tighten
-// must not rename a recipient.
+// that stays non-empty tighten it. Setting or changing any entry's label
+// is refused too: approvers read those labels, so whoever may only tighten
+// must not name a recipient (an unlabelled entry it may add as above).
 func Loosening(before, after Policy) string {
 	for _, f := range []struct {
 		name          string
@@ -198,6 +200,13 @@ func Loosening(before, after Policy) string {
 			return fmt.Sprintf("raise a policy limit (%s from %s to %s)", f.name, f.before, f.after)
 		}
 	}
+	// Labels first: naming a recipient, even on a wallet being restricted,
+	// is a person's call (approvers trust those names).
+	for _, a := range after.Allowlist {
+		if before.Labels[a] != after.Labels[a] {
+			return fmt.Sprintf("label an allowlist entry (%s)", a)
+		}
+	}
 	if len(before.Allowlist) == 0 {
 		return ""
 	}
@@ -207,9 +216,6 @@ func Loosening(before, after Policy) string {
 	for _, a := range after.Allowlist {
 		if !slices.Contains(before.Allowlist, a) {
 			return fmt.Sprintf("add an address to the allowlist (%s)", a)
-		}
-		if before.Labels[a] != after.Labels[a] {
-			return fmt.Sprintf("change an allowlist entry's label (%s)", a)
 		}
 	}
 	return ""

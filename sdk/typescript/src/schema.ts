@@ -1690,7 +1690,7 @@ export interface components {
              */
             allowlist?: string[] | null;
             /**
-             * @description Optional labels of allowlist entries (an address book): address → label of 1 to 100 characters; every address must be on the allowlist. Given, it replaces the labels; omitted, the addresses that stay keep theirs. Labels never change a decision; whoever may only tighten a policy may label new entries but not relabel kept ones.
+             * @description Optional labels of allowlist entries (an address book): address → label of 1 to 100 characters; every address must be on the allowlist. Given, it replaces the labels; omitted, the addresses that stay keep theirs. Labels never change a decision; whoever may only tighten a policy (agent keys) may not set or change any label.
              * @example {
              *       "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM": "Acme invoices"
              *     }
