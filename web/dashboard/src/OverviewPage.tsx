@@ -65,7 +65,7 @@ function useOverview() {
   const [updated, setUpdated] = useState<Date | null>(null);
   const [busy, setBusy] = useState(false);
   const [kick, setKick] = useState(0);
-  const read = useRef({ at: 0, ids: new Set<string>() });
+  const read = useRef({ at: 0, ids: new Set<string>(), failed: new Set<string>() });
 
   useEffect(() => {
     let live = true;
@@ -79,18 +79,22 @@ function useOverview() {
       setSpend((prev) => keep(prev, s, (v) => v));
       setTxs((prev) => keep(prev, t, (v) => v.transactions));
       if (a.status === 'fulfilled') {
-        // All balances when due; else only wallets never read (a new one shows at once).
+        // All balances when due; else only wallets never read (a new one
+        // shows at once) or whose last read failed: a Refresh click does
+        // not get past the pacing.
         const ids = a.value.agents.map((w) => w.id);
         const every = Math.max(REFRESH_MS, (ids.length * 60_000) / BALANCE_READS_PER_MINUTE);
         const due = all || Date.now() - read.current.at >= every - 1000;
         if (due) read.current.at = Date.now();
         await eachLimited(
-          due ? ids : ids.filter((id) => !read.current.ids.has(id)),
+          due ? ids : ids.filter((id) => !read.current.ids.has(id) || read.current.failed.has(id)),
           BALANCE_CONCURRENCY,
           getBalance,
           (id, r) => {
             if (!live) return;
             read.current.ids.add(id);
+            if (r.status === 'fulfilled') read.current.failed.delete(id);
+            else read.current.failed.add(id);
             setBalances((m) =>
               new Map(m).set(id, r.status === 'fulfilled' ? { balance: r.value, error: '' } : { balance: m.get(id)?.balance ?? null, error: message(r.reason) }),
             );
@@ -103,7 +107,8 @@ function useOverview() {
       setBusy(false);
     };
     const loop = async (first: boolean) => {
-      if (first || !document.hidden) await round(first);
+      // Only the page's first round reads every balance regardless.
+      if (first || !document.hidden) await round(first && kick === 0);
       if (live) timer = setTimeout(() => loop(false), REFRESH_MS);
     };
     loop(true);

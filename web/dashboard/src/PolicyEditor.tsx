@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { type Agent, type Policy, type PolicyInput, type Preview, previewSend, updatePolicy } from './api-wallets';
 import { addressProblem } from './base58';
 import { short, usdc } from './format';
@@ -239,7 +239,10 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const policyKey = JSON.stringify(proposed);
-  // A result is about the policy it was asked under: a change drops it.
+  // A result is about the policy it was asked under: a change drops it,
+  // and an answer to a question about an older draft is not shown.
+  const current = useRef(policyKey);
+  current.current = policyKey;
   useEffect(() => {
     setResult(null);
   }, [policyKey]);
@@ -253,9 +256,10 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
     setBusy(true);
     setError('');
     const body = { to: to.trim(), amount: Number(amount.trim()), ...(memo.trim() ? { memo: memo.trim() } : {}) };
+    const asked = policyKey;
     try {
       const [next, now] = await Promise.all([previewSend(walletId, body, proposed), changed ? previewSend(walletId, body) : Promise.resolve(null)]);
-      setResult({ next, now });
+      if (asked === current.current) setResult({ next, now });
     } catch (e) {
       setResult(null);
       setError(message(e));

@@ -609,9 +609,9 @@ function Deliveries({
   );
 }
 
-/** DeliveryDetail is one delivery's attempts as a timeline and the body it POSTs; polled while open. */
+/** DeliveryDetail is one delivery's attempts as a timeline and the body it POSTs; polled while open and pending. */
 function DeliveryDetail({ id, format }: { id: string; format: Format }) {
-  const { data: d, error } = usePoll(() => getDelivery(id), [id]);
+  const { data: d, error } = usePoll(() => getDelivery(id), [id], (v) => v.status !== 'pending');
   return (
     <div className="wh-detail" id={`delivery-${id}`}>
       {error && <p className="error">Could not load the delivery: {error}</p>}

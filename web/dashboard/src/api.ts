@@ -96,9 +96,11 @@ export const signOut = () => {
   cancelInflight();
   return call<void>('DELETE', SESSION);
 };
-export const switchAccount = (accountID: string) => {
+export const switchAccount = async (accountID: string) => {
   cancelInflight();
-  return call<Session>('POST', `${SESSION}/account`, { account_id: accountID });
+  const s = await call<Session>('POST', `${SESSION}/account`, { account_id: accountID });
+  cancelInflight(); // and those started while the switch was under way
+  return s;
 };
 
 export const listApprovals = (status?: string, cursor?: string) => {

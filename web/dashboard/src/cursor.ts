@@ -13,6 +13,7 @@ export function useCursorList<T>(fetchPage: (cursor?: string) => Promise<Page<T>
   // Which list is on screen: a page asked for by "more" before the list
   // started over (a new filter) belongs to the old one and is dropped.
   const generation = useRef(0);
+  const loading = useRef(false); // one "more" at a time: a double click asks once
 
   useEffect(() => {
     let live = true;
@@ -29,8 +30,9 @@ export function useCursorList<T>(fetchPage: (cursor?: string) => Promise<Page<T>
   }, deps);
 
   async function more() {
-    if (!cursor) return;
+    if (!cursor || loading.current) return;
     const asked = generation.current;
+    loading.current = true;
     try {
       const p = await fetchPage(cursor);
       if (asked !== generation.current) return;
@@ -38,6 +40,8 @@ export function useCursorList<T>(fetchPage: (cursor?: string) => Promise<Page<T>
       setCursor(p.next);
     } catch (e) {
       if (asked === generation.current) fail(e);
+    } finally {
+      loading.current = false;
     }
   }
 

@@ -40,6 +40,9 @@ export function amountProblem(s: string, positive = false): string {
   if (t === '') return 'Enter an amount.';
   if (!/^\d+(\.\d+)?$/.test(t)) return 'A number of USDC, like 25 or 2.5.';
   if (/\.\d{7,}$/.test(t)) return 'At most 6 decimals.';
+  // Amounts travel as JSON numbers: past 15 significant digits a double
+  // would send another amount than the one typed.
+  if (t.replace('.', '').replace(/^0+/, '').length > 15) return 'Too many digits.';
   if (Number(t) > 1e12) return 'Too large.';
   if (positive && Number(t) === 0) return 'More than 0.';
   return '';
