@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"net/http"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -97,9 +95,8 @@ type walletPageQuery struct {
 // query asks for one.
 func (s *server) wallets(ctx context.Context, in *walletPageQuery) ([]wallet.Wallet, pageCursor, error) {
 	pr := principal(ctx)
-	// PostgreSQL refuses NUL and invalid UTF-8 in text: say so, not 500.
-	if !utf8.ValidString(in.Q) || strings.ContainsRune(in.Q, 0) {
-		return nil, pageCursor{}, inputError("query", "q", "must be UTF-8 text without NUL characters")
+	if err := checkText("query", "q", in.Q); err != nil {
+		return nil, pageCursor{}, err
 	}
 	if in.Limit == 0 && in.Cursor == "" {
 		ws, err := wallet.List(ctx, s.DB, pr.AccountID, pr.Wallets, wallet.Page{Search: in.Q})
@@ -213,38 +210,17 @@ func (s *server) createAgent(ctx context.Context, in *createAgentInput) (*agentO
 // policyFromInput applies the defaults to a partial policy; wallet.Create
 // validates the result.
 func policyFromInput(in *PolicyInput) (policy.Policy, error) {
-	p := policy.Default()
 	if in == nil {
-		return p, nil
+		return policy.Default(), nil
 	}
-	for _, f := range []struct {
-		name string
-		in   *Amount
-		out  *int64
-	}{
-		{"policy.daily_limit_usdc", in.DailyLimitUSDC, (*int64)(&p.DailyLimit)},
-		{"policy.max_tx_usdc", in.MaxTxUSDC, (*int64)(&p.MaxTx)},
-		{"policy.approval_threshold_usdc", in.ApprovalThresholdUSDC, (*int64)(&p.ApprovalThreshold)},
-	} {
-		if f.in == nil {
-			continue
-		}
-		m, err := f.in.Micros(f.name)
-		if err != nil {
-			return p, err
-		}
-		*f.out = int64(m)
-	}
-	if in.Allowlist != nil {
-		p.Allowlist = in.Allowlist
-	}
-	p.Labels = in.AllowlistLabels
-	return p, nil
+	c, err := patchFromInput(in, "policy.")
+	return policy.Default().Apply(c), err
 }
 
 // patchFromInput reads a partial policy: omitted (or null) fields keep
-// their value; an empty allowlist clears it.
-func patchFromInput(in *PolicyInput) (policy.Patch, error) {
+// their value; an empty allowlist clears it. Errors name the body's fields
+// under prefix (where the policy sits in the body).
+func patchFromInput(in *PolicyInput, prefix string) (policy.Patch, error) {
 	var c policy.Patch
 	for _, f := range []struct {
 		name string
@@ -258,7 +234,7 @@ func patchFromInput(in *PolicyInput) (policy.Patch, error) {
 		if f.in == nil {
 			continue
 		}
-		m, err := f.in.Micros(f.name)
+		m, err := f.in.Micros(prefix + f.name)
 		if err != nil {
 			return c, err
 		}
@@ -275,7 +251,7 @@ type patchPolicyInput struct {
 }
 
 func (s *server) patchPolicy(ctx context.Context, in *patchPolicyInput) (*agentOutput, error) {
-	c, err := patchFromInput(&in.Body)
+	c, err := patchFromInput(&in.Body, "")
 	if err != nil {
 		return nil, err
 	}

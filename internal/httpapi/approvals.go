@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -78,8 +77,8 @@ func (s *server) parseAction(ctx context.Context, in *approvalActionInput) (uuid
 		if utf8.RuneCountInString(*in.Body.Note) > approval.MaxNote {
 			return uuid.Nil, nil, fieldError("note", fmt.Sprintf("must be at most %d characters", approval.MaxNote))
 		}
-		if strings.ContainsRune(*in.Body.Note, 0) {
-			return uuid.Nil, nil, fieldError("note", "must not contain NUL characters")
+		if err := checkText("body", "note", *in.Body.Note); err != nil {
+			return uuid.Nil, nil, err
 		}
 		note = in.Body.Note
 	}

@@ -102,8 +102,8 @@ func (s *server) listAudit(ctx context.Context, in *auditInput) (*auditOutput, e
 	if in.Action != "" && !slices.Contains(audit.Actions, in.Action) {
 		return nil, errorf(http.StatusUnprocessableEntity, "action: must be one of "+strings.Join(audit.Actions, ", "))
 	}
-	if strings.ContainsRune(in.Target, 0) {
-		return nil, errorf(http.StatusUnprocessableEntity, "target: must not contain NUL characters")
+	if err := checkText("query", "target", in.Target); err != nil {
+		return nil, err
 	}
 	pr := principal(ctx)
 	f := audit.Filter{Action: in.Action, Target: in.Target, Wallets: pr.Wallets, Limit: in.size() + 1}

@@ -90,6 +90,11 @@ func TestWalletSearch(t *testing.T) {
 		status, body := e.do("GET", "/api/public/v1/agents?q="+bad, e.key, nil)
 		wantError(t, status, body, http.StatusUnprocessableEntity, "")
 	}
+	// The same check guards the audit log's target.
+	for _, bad := range []string{"%00", "%FF"} {
+		status, body := e.do("GET", "/api/public/v1/audit-log?target="+bad, e.key, nil)
+		wantError(t, status, body, http.StatusUnprocessableEntity, "target")
+	}
 }
 
 func urlQuery(s string) string {

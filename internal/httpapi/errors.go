@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -48,6 +49,18 @@ func fieldError(field, msg string) *Error { return inputError("body", field, msg
 func inputError(part, field, msg string) *Error {
 	return &Error{status: http.StatusUnprocessableEntity, Message: field + ": " + msg,
 		Details: []ErrorDetail{{Location: part + "." + field, Message: msg}}}
+}
+
+// checkText refuses what PostgreSQL refuses in text (NUL, invalid UTF-8)
+// with a 422 naming the field, so it never reaches the database as a 500.
+func checkText(part, field, s string) error {
+	switch {
+	case strings.ContainsRune(s, 0):
+		return inputError(part, field, "must not contain NUL characters")
+	case !utf8.ValidString(s):
+		return inputError(part, field, "must be UTF-8 text")
+	}
+	return nil
 }
 
 var installErrors sync.Once

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -126,8 +125,8 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *SendBody
 		if utf8.RuneCountInString(*memo) > payment.MaxMemo {
 			return payment.Request{}, fieldError("memo", fmt.Sprintf("must be at most %d characters", payment.MaxMemo))
 		}
-		if strings.ContainsRune(*memo, 0) {
-			return payment.Request{}, fieldError("memo", "must not contain NUL characters")
+		if err := checkText("body", "memo", *memo); err != nil {
+			return payment.Request{}, err
 		}
 		if *memo == "" {
 			memo = nil
@@ -164,15 +163,7 @@ func (s *server) previewSend(ctx context.Context, in *previewInput) (*previewOut
 	}
 	var proposed *policy.Patch
 	if in.Body.Policy != nil {
-		c, err := patchFromInput(in.Body.Policy)
-		var fe *Error
-		if errors.As(err, &fe) {
-			fe.Message = "policy." + fe.Message // the fields are the proposal's
-			for i := range fe.Details {
-				fe.Details[i].Location = strings.Replace(fe.Details[i].Location, "body.", "body.policy.", 1)
-			}
-			return nil, fe
-		}
+		c, err := patchFromInput(in.Body.Policy, "policy.")
 		if err != nil {
 			return nil, err
 		}

@@ -379,10 +379,7 @@ func (s *server) getDelivery(ctx context.Context, in *endpointIDInput) (*deliver
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	ev, err := webhook.EventOf(ctx, s.DB, &d)
-	if err != nil {
-		return nil, s.fail(ctx, err)
-	}
+	ev := d.Event()
 	body, err := webhook.Body(&ev)
 	if err != nil {
 		return nil, s.fail(ctx, err)

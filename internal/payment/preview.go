@@ -2,7 +2,6 @@ package payment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -36,11 +35,7 @@ func PreviewSend(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, to st
 	p := w.Policy()
 	if proposed != nil {
 		p = p.Apply(*proposed)
-		if err := p.Validate(); err != nil {
-			var fe *policy.FieldError
-			if errors.As(err, &fe) {
-				return Preview{}, &wallet.FieldError{Field: "policy." + fe.Field, Msg: fe.Msg}
-			}
+		if err := wallet.CheckPolicy(p, "policy."); err != nil {
 			return Preview{}, err
 		}
 	}

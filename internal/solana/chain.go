@@ -17,6 +17,12 @@ const (
 	TestnetGenesisHash = "4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY"
 )
 
+// PublicGenesis says whether h is a public cluster's genesis hash; any
+// other is a local chain's.
+func PublicGenesis(h string) bool {
+	return h == MainnetGenesisHash || h == DevnetGenesisHash || h == TestnetGenesisHash
+}
+
 // GenesisHash is the network's cluster genesis hash.
 func (n Network) GenesisHash() string {
 	if n == Mainnet {
@@ -101,10 +107,10 @@ func (c *Client) VerifyChain(ctx context.Context) error {
 	var verdict error
 	switch h := got.String(); {
 	case h == c.network.GenesisHash():
-	case c.chain.check.LocalChain && h != MainnetGenesisHash && h != DevnetGenesisHash && h != TestnetGenesisHash:
+	case c.chain.check.LocalChain && !PublicGenesis(h):
 	default:
 		verdict = &WrongChainError{Variable: c.chain.check.Variable, Network: c.network, URL: c.redacted, Got: h,
-			Local: h != MainnetGenesisHash && h != DevnetGenesisHash && h != TestnetGenesisHash}
+			Local: !PublicGenesis(h)}
 	}
 	if verdict == nil {
 		c.chain.verdict.Store(nil)

@@ -38,8 +38,7 @@ func (c Clients) Fund(ctx context.Context, network Network, owner string, add us
 	if err != nil {
 		return Balance{}, cl.rpcError("getGenesisHash", err)
 	}
-	switch h.String() {
-	case MainnetGenesisHash, DevnetGenesisHash, TestnetGenesisHash:
+	if PublicGenesis(h.String()) {
 		return Balance{}, ErrNotLocalChain
 	}
 	b, err := cl.Balance(ctx, pk)

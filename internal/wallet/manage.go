@@ -50,11 +50,7 @@ func UpdatePolicy(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, acto
 		}
 		before := w.Policy()
 		after := before.Apply(c)
-		if err := after.Validate(); err != nil {
-			var fe *policy.FieldError
-			if errors.As(err, &fe) {
-				return &FieldError{fe.Field, fe.Msg}
-			}
+		if err := CheckPolicy(after, ""); err != nil {
 			return err
 		}
 		if after.Allowlist == nil {

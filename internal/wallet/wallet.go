@@ -72,14 +72,18 @@ func validate(label string, p policy.Policy) error {
 	if msg := LabelProblem(label); msg != "" {
 		return &FieldError{"label", msg}
 	}
-	if err := p.Validate(); err != nil {
-		var fe *policy.FieldError
-		if errors.As(err, &fe) {
-			return &FieldError{"policy." + fe.Field, fe.Msg}
-		}
-		return err
+	return CheckPolicy(p, "policy.")
+}
+
+// CheckPolicy validates p; a problem is a *FieldError naming the field
+// under prefix (where the policy sits in the request).
+func CheckPolicy(p policy.Policy, prefix string) error {
+	err := p.Validate()
+	var fe *policy.FieldError
+	if errors.As(err, &fe) {
+		return &FieldError{prefix + fe.Field, fe.Msg}
 	}
-	return nil
+	return err
 }
 
 // Wallet is an agent wallet row. The sealed secret is not loaded by Get or

@@ -51,6 +51,14 @@ type Delivery struct {
 	CompletedAt   bun.NullTime  `bun:"completed_at"`
 
 	EventKind string `bun:"event_kind,scanonly"` // on reads
+	// The event's data and time, read by GetDelivery only.
+	EventData json.RawMessage `bun:"event_data,scanonly"`
+	EventAt   time.Time       `bun:"event_at,scanonly"`
+}
+
+// Event is the delivery's event as GetDelivery read it.
+func (d *Delivery) Event() Event {
+	return Event{ID: d.EventID, AccountID: d.AccountID, Kind: d.EventKind, Data: d.EventData, CreatedAt: d.EventAt}
 }
 
 // Attempt is one POST of a delivery.

@@ -269,15 +269,6 @@ func SendTest(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Deliver
 	return d, err
 }
 
-// EventOf reads a delivery's event.
-func EventOf(ctx context.Context, db bun.IDB, d *Delivery) (Event, error) {
-	var ev Event
-	if err := db.NewSelect().Model(&ev).Where("id = ? AND account_id = ?", d.EventID, d.AccountID).Scan(ctx); err != nil {
-		return Event{}, fmt.Errorf("read event: %w", err)
-	}
-	return ev, nil
-}
-
 // GetEndpoint reads a live endpoint of the account.
 func GetEndpoint(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Endpoint, error) {
 	var e Endpoint

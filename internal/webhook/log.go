@@ -48,11 +48,11 @@ func ListDeliveries(ctx context.Context, db bun.IDB, accountID, endpointID uuid.
 	return ds, nil
 }
 
-// GetDelivery reads a delivery of the account with its attempts, oldest
-// first.
+// GetDelivery reads a delivery of the account, with its event (Event),
+// and its attempts, oldest first.
 func GetDelivery(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Delivery, []Attempt, error) {
 	var d Delivery
-	err := db.NewSelect().Model(&d).ColumnExpr("d.*, ev.kind AS event_kind").
+	err := db.NewSelect().Model(&d).ColumnExpr("d.*, ev.kind AS event_kind, ev.data AS event_data, ev.created_at AS event_at").
 		Join("JOIN events AS ev ON ev.id = d.event_id").
 		Where("d.id = ? AND d.account_id = ?", id, accountID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
