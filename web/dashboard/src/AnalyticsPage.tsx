@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { type Analytics, getAnalytics } from './api';
-import { usdc } from './format';
+import { errorText, usdc } from './format';
 
 const COLORS = ['#0b57d0', '#2e7d32', '#b3261e', '#7a4100', '#6a1b9a', '#00838f', '#5d4037', '#455a64'];
 
@@ -27,7 +27,7 @@ export function AnalyticsPage() {
         setData(d);
         setDraft({ from: d.from, to: d.to });
       })
-      .catch((e) => live && setError(e instanceof Error ? e.message : String(e)));
+      .catch((e) => live && setError(errorText(e)));
     return () => {
       live = false;
     };

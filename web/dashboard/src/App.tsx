@@ -13,6 +13,7 @@ import { WalletPage } from './WalletPage';
 import { WalletsPage } from './WalletsPage';
 import { WebhookPage, WebhooksPage } from './WebhooksPage';
 import { usePath } from './router';
+import { errorText } from './format';
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
@@ -46,7 +47,7 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
       await signOut();
     } catch (e) {
       if (!(e instanceof ApiError && e.status === 401)) {
-        setFailure(e instanceof Error ? e.message : String(e));
+        setFailure(errorText(e));
         return;
       }
     }
@@ -57,7 +58,7 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
     try {
       adopt(await switchAccount(accountID));
     } catch (e) {
-      setFailure(e instanceof Error ? e.message : String(e));
+      setFailure(errorText(e));
     }
   }
 

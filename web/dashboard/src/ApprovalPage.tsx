@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { type Session, approve, getApproval, getContext, reject } from './api';
-import { actor, countdown, explorer, usdc, when } from './format';
+import { actor, countdown, errorText, usdc, when, explorer } from './format';
 import { Link } from './Inbox';
 import { usePoll } from './poll';
 
@@ -27,7 +27,7 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
       if (data) set({ ...data, approval });
       setConfirming(false);
     } catch (e) {
-      setFailure(e instanceof Error ? e.message : String(e));
+      setFailure(errorText(e));
     } finally {
       setBusy(false);
     }

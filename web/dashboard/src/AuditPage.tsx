@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { type AuditVerification, listAudit, verifyAudit } from './api';
 import { useCursorList } from './cursor';
-import { actor, when } from './format';
+import { actor, errorText, when } from './format';
 
 // Suggestions for the action filter; the API refuses an unknown one with
 // the full list, which the page shows.
@@ -36,7 +36,7 @@ export function AuditPage() {
     try {
       setChain(await verifyAudit());
     } catch (e) {
-      setChainError(e instanceof Error ? e.message : String(e));
+      setChainError(errorText(e));
     }
   }
   useEffect(() => {

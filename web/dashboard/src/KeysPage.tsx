@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { type Key, type NewKey, type Session, createKey, listKeys, listWalletLabels, revokeKey, rotateKey } from './api';
-import { when } from './format';
+import { errorText, when } from './format';
 import { ShownOnce } from './ShownOnce';
 
 /** Shown shows a new key once; it is never shown again. */
@@ -30,7 +30,7 @@ export function KeysPage({ session }: { session: Session }) {
     try {
       setKeys((await listKeys()).keys);
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
     }
   }
   useEffect(() => {
@@ -49,7 +49,7 @@ export function KeysPage({ session }: { session: Session }) {
       await load();
       return true;
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
       return false;
     }
   }

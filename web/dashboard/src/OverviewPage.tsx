@@ -1,18 +1,8 @@
 import { useEffect, useRef, useState } from 'react';
-import type { Approval, Session } from './api';
-import {
-  type Agent,
-  type Analytics,
-  type Balance,
-  type Transaction,
-  eachLimited,
-  getBalance,
-  getDaySpend,
-  listAgents,
-  recentTransactions,
-} from './api-overview';
+import { type Agent, type Analytics, type Approval, type Balance, type Session, type Transaction, listAgents, listTransactions } from './api';
+import { eachLimited, getBalance, getDaySpend } from './api-overview';
 import { Link } from './Inbox';
-import { short, usdc, when } from './format';
+import { errorText, short, usdc, when } from './format';
 import './overview.css';
 
 /**
@@ -42,14 +32,13 @@ type Loaded<T> = { data: T | null; error: string };
 /** BalanceRead is a wallet's last good balance and the latest read's failure, if it failed. */
 type BalanceRead = { balance: Balance | null; error: string };
 
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 const amount = (n: number, digits = 6) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
 /** sol shows whole lamports (9 decimals), so a tiny balance never rounds to 0. */
 const sol = (n: number) => `${amount(n, 9)} SOL`;
 
 /** keep is the next Loaded after a read: new data, or the last data with the failure. */
 function keep<T, R>(prev: Loaded<T>, r: PromiseSettledResult<R>, pick: (v: R) => T): Loaded<T> {
-  return r.status === 'fulfilled' ? { data: pick(r.value), error: '' } : { data: prev.data, error: message(r.reason) };
+  return r.status === 'fulfilled' ? { data: pick(r.value), error: '' } : { data: prev.data, error: errorText(r.reason) };
 }
 
 /**
@@ -73,7 +62,7 @@ function useOverview() {
     const round = async (all: boolean) => {
       setBusy(true);
       const today = new Date().toISOString().slice(0, 10);
-      const [a, s, t] = await Promise.allSettled([listAgents(WALLETS_SHOWN), getDaySpend(today), recentTransactions(TRANSACTIONS_SHOWN)]);
+      const [a, s, t] = await Promise.allSettled([listAgents('', undefined, WALLETS_SHOWN), getDaySpend(today), listTransactions({}, undefined, TRANSACTIONS_SHOWN)]);
       if (!live) return;
       setWallets((prev) => keep(prev, a, (v) => ({ agents: v.agents, more: !!v.next_cursor })));
       setSpend((prev) => keep(prev, s, (v) => v));
@@ -96,7 +85,7 @@ function useOverview() {
             if (r.status === 'fulfilled') read.current.failed.delete(id);
             else read.current.failed.add(id);
             setBalances((m) =>
-              new Map(m).set(id, r.status === 'fulfilled' ? { balance: r.value, error: '' } : { balance: m.get(id)?.balance ?? null, error: message(r.reason) }),
+              new Map(m).set(id, r.status === 'fulfilled' ? { balance: r.value, error: '' } : { balance: m.get(id)?.balance ?? null, error: errorText(r.reason) }),
             );
           },
           () => live,

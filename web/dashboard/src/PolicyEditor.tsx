@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'react';
-import { type Agent, type Policy, type PolicyInput, type Preview, previewSend, updatePolicy } from './api-wallets';
+import type { Agent } from './api';
+import { type Policy, type PolicyInput, type Preview, previewSend, updatePolicy } from './api-wallets';
 import { addressProblem } from './base58';
-import { short, usdc } from './format';
+import { errorText, short, usdc } from './format';
 import {
   type Change,
   type Draft,
@@ -19,7 +20,6 @@ import {
   proposedOf,
 } from './policy-draft';
 
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** AmountField is one USDC amount with its problem said beside it as it is typed. */
 function AmountField(props: { id: string; label: string; hint: string; value: string; problem: string; onChange: (v: string) => void }) {
@@ -262,7 +262,7 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
       if (asked === current.current) setResult({ next, now });
     } catch (e) {
       setResult(null);
-      setError(message(e));
+      setError(errorText(e));
     } finally {
       setBusy(false);
     }
@@ -409,7 +409,7 @@ export function PolicyEditor({ agent, onSaved }: { agent: Agent; onSaved: (a: Ag
       setSaved(true);
       onSaved(a);
     } catch (e) {
-      setError(message(e));
+      setError(errorText(e));
     } finally {
       setBusy(false);
     }

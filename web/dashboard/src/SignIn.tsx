@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import type { Wallet } from '@wallet-standard/base';
 import type { Session } from './api';
 import { onWalletsChange, signIn, solanaWallets } from './siws';
+import { errorText } from './format';
 
 export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   const [wallets, setWallets] = useState<Wallet[]>(solanaWallets);
@@ -15,7 +16,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
     try {
       onSignedIn(await signIn(w));
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
     } finally {
       setBusy('');
     }

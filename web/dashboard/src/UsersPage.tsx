@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { type Role, type Session, type User, addUser, changeUser, listUsers, removeUser } from './api';
-import { when } from './format';
+import { errorText, when } from './format';
 
 const ROLES: Role[] = ['owner', 'approver', 'viewer'];
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
@@ -18,7 +18,7 @@ export function UsersPage({ session }: { session: Session }) {
     try {
       setUsers((await listUsers()).users);
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
     }
   }
   useEffect(() => {
@@ -32,7 +32,7 @@ export function UsersPage({ session }: { session: Session }) {
       await load();
       return true;
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
       return false;
     }
   }

@@ -1,66 +1,24 @@
-import { useEffect, useRef, useState } from 'react';
-import type { AuditEntry, Session } from './api';
+import { useEffect, useState } from 'react';
+import type { Agent, AuditEntry, Balance, Session } from './api';
 import {
-  type Agent,
-  type Balance,
   type Policy,
   freezeAgent,
   fundWallet,
   getAgent,
-  localChain,
   unfreezeAgent,
   walletApprovals,
   walletHistory,
   walletTransactions,
 } from './api-wallets';
-import { actor, short, usdc, when } from './format';
+import { actor, errorText, short, usdc, when } from './format';
 import { Link } from './Inbox';
 import { Diff, PolicyEditor, PolicyView } from './PolicyEditor';
 import { TxLinks, TxStatus } from './TransactionsPage';
 import { amountProblem, changesOf } from './policy-draft';
+import { usePoll } from './poll';
 import { QR } from './qr';
 import './wallets.css';
 
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
-
-/**
- * useRefreshed loads now, every ms while shown and again when deps change;
- * a failure keeps the last data. The wallet's balance is read from the
- * chain on each load, so the page asks less often than the inbox does.
- * set (an action's answer) wins over loads already under way, which may
- * have read the wallet before the action.
- */
-function useRefreshed<T>(load: () => Promise<T>, deps: unknown[], ms: number) {
-  const [data, setData] = useState<T | null>(null);
-  const [error, setError] = useState('');
-  const generation = useRef(0);
-  useEffect(() => {
-    let stop = false;
-    const run = async () => {
-      const g = generation.current;
-      try {
-        const v = await load();
-        if (!stop && g === generation.current) {
-          setData(v);
-          setError('');
-        }
-      } catch (e) {
-        if (!stop) setError(message(e));
-      }
-    };
-    void run();
-    const t = setInterval(run, ms);
-    return () => {
-      stop = true;
-      clearInterval(t);
-    };
-  }, deps);
-  const set = (v: T) => {
-    generation.current++;
-    setData(v);
-  };
-  return { data, error, set };
-}
 
 function StateBadge({ state }: { state: Agent['state'] }) {
   return (
@@ -109,7 +67,7 @@ function Freeze({ agent, session, onChanged }: { agent: Agent; session: Session;
       onChanged(await (frozen ? unfreezeAgent(agent.id) : freezeAgent(agent.id)));
       setConfirming(false);
     } catch (e) {
-      setError(message(e));
+      setError(errorText(e));
     } finally {
       setBusy(false);
     }
@@ -174,7 +132,7 @@ function Fund({ id, onFunded }: { id: string; onFunded: (b: Balance) => void }) 
       setDone(b);
       onFunded(b);
     } catch (e) {
-      setError(message(e));
+      setError(errorText(e));
     } finally {
       setBusy(false);
     }
@@ -255,14 +213,16 @@ function HistoryEntry({ e }: { e: AuditEntry }) {
 /** WalletPage is one wallet: its address, balance, state, policy and what happened to it. */
 export function WalletPage({ id, session }: { id: string; session: Session }) {
   const owner = session.role === 'owner';
-  const { data: agent, error, set } = useRefreshed(() => getAgent(id), [id], 5000);
-  const { data: activity, error: activityError } = useRefreshed(
+  // The wallet's balance is read from the chain on each load, and its
+  // lists cost reads too: both less often than the inbox.
+  const { data: agent, error, set } = usePoll(() => getAgent(id), [id], { every: 5000 });
+  const { data: activity, error: activityError } = usePoll(
     async () => {
       const [txs, approvals] = await Promise.all([walletTransactions(id), walletApprovals(id)]);
       return { txs, approvals };
     },
     [id],
-    10000,
+    { every: 10000 },
   );
   const [history, setHistory] = useState<AuditEntry[] | null>(null);
   const [historyError, setHistoryError] = useState('');
@@ -277,7 +237,7 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
         setHistory(h);
         setHistoryError('');
       })
-      .catch((e) => live && setHistoryError(message(e)));
+      .catch((e) => live && setHistoryError(errorText(e)));
     return () => {
       live = false;
     };
@@ -342,7 +302,7 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
             <p className="address-line">
               <code>{agent.pubkey}</code> <CopyButton text={agent.pubkey} what="address to receive" />
             </p>
-            {localChain(session) && owner && <Fund id={agent.id} onFunded={(b) => set({ ...agent, balance: b })} />}
+            {session.local_chain && owner && <Fund id={agent.id} onFunded={(b) => set({ ...agent, balance: b })} />}
           </div>
         </div>
       </section>

@@ -1,12 +1,14 @@
 import { useEffect, useState } from 'react';
 import type { Session } from './api';
-import { createAgent, listAgents } from './api-wallets';
+import { listAgents } from './api';
+import { createAgent } from './api-wallets';
 import { useCursorList } from './cursor';
 import { Link } from './Inbox';
 import { PolicyFields, policySummary } from './PolicyEditor';
 import { DEFAULT_DRAFT, type Draft, inputOf, problemsOf, proposedOf } from './policy-draft';
 import { navigate } from './router';
 import './wallets.css';
+import { errorText } from './format';
 
 /** SEARCH_DELAY is how long typing must pause before the list is asked again. */
 const SEARCH_DELAY = 300;
@@ -30,7 +32,7 @@ function CreateWallet({ onClose }: { onClose: () => void }) {
       const a = await createAgent(label.trim(), inputOf(proposedOf(draft)));
       navigate(`/wallets/${a.id}`);
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
       setBusy(false);
     }
   }

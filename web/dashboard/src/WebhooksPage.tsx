@@ -26,8 +26,8 @@ import { usePoll } from './poll';
 import { navigate } from './router';
 import { ShownOnce } from './ShownOnce';
 import './webhooks.css';
+import { errorText } from './format';
 
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** stamp is a time to the second: attempts often come seconds apart. */
 function stamp(iso: string | null): string {
@@ -170,7 +170,7 @@ export function WebhooksPage({ session }: { session: Session }) {
     try {
       setEndpoints(await listEndpoints());
     } catch (e) {
-      setError(message(e));
+      setError(errorText(e));
     }
   }
   useEffect(() => {
@@ -215,7 +215,7 @@ export function WebhooksPage({ session }: { session: Session }) {
                 await load();
                 return true;
               } catch (e) {
-                setError(message(e));
+                setError(errorText(e));
                 return false;
               }
             }}
@@ -277,7 +277,7 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
   useEffect(() => {
     getEndpoint(id)
       .then(setEndpoint)
-      .catch((e) => setMissing(message(e)));
+      .catch((e) => setMissing(errorText(e)));
   }, [id]);
 
   async function act(what: () => Promise<string>) {
@@ -289,7 +289,7 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
       setBump((n) => n + 1);
       return true;
     } catch (e) {
-      setError(message(e));
+      setError(errorText(e));
       return false;
     }
   }
@@ -300,7 +300,7 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
       await deleteEndpoint(id);
       navigate('/webhooks');
     } catch (e) {
-      setError(message(e));
+      setError(errorText(e));
     }
   }
 
@@ -553,7 +553,7 @@ function Deliveries({
       fresh.set(await listDeliveries(endpointID, status));
       onReplayed(`Replayed ${d.event} as a new delivery (${r.id.slice(0, 8)}).`);
     } catch (e) {
-      onError(message(e));
+      onError(errorText(e));
     }
   }
 
@@ -611,7 +611,7 @@ function Deliveries({
 
 /** DeliveryDetail is one delivery's attempts as a timeline and the body it POSTs; polled while open and pending. */
 function DeliveryDetail({ id, format }: { id: string; format: Format }) {
-  const { data: d, error } = usePoll(() => getDelivery(id), [id], (v) => v.status !== 'pending');
+  const { data: d, error } = usePoll(() => getDelivery(id), [id], { done: (v) => v.status !== 'pending' });
   return (
     <div className="wh-detail" id={`delivery-${id}`}>
       {error && <p className="error">Could not load the delivery: {error}</p>}

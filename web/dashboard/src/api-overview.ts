@@ -2,28 +2,13 @@
 // wallet's live balance (a chain read per wallet), today's spend and the
 // newest transactions. The types are the SDK's, generated from
 // openapi/openapi.yaml, so a change of the API shows up here at build time.
-import type { components } from '../../../sdk/typescript/src/schema';
-import { API, call } from './api';
-
-type Schemas = components['schemas'];
-export type Agent = Schemas['Agent'];
-export type Balance = Schemas['Balance'];
-export type Analytics = Schemas['AnalyticsOutputBody'];
-export type Transaction = Schemas['Transaction'];
-
-/** listAgents is the first page of the account's wallets, newest first. */
-export const listAgents = (limit: number) =>
-  call<Schemas['ListAgentsOutputBody']>('GET', `${API}/agents?${new URLSearchParams({ limit: String(limit) })}`);
+import { API, type Analytics, type Balance, call } from './api';
 
 /** getBalance reads one wallet's SOL and USDC from the chain (no cache on the server). */
 export const getBalance = (id: string) => call<Balance>('GET', `${API}/wallets/${encodeURIComponent(id)}/balance`);
 
 /** getDaySpend is the analytics of one UTC day (YYYY-MM-DD): spend per wallet. */
 export const getDaySpend = (day: string) => call<Analytics>('GET', `${API}/analytics?${new URLSearchParams({ from: day, to: day })}`);
-
-/** recentTransactions is the account's newest transactions. */
-export const recentTransactions = (limit: number) =>
-  call<Schemas['TransactionsOutputBody']>('GET', `${API}/transactions?${new URLSearchParams({ limit: String(limit) })}`);
 
 /**
  * eachLimited calls fn on every item with at most limit calls in flight

@@ -1,31 +1,17 @@
 // The wallet pages' calls to the public API. Types come from the SDK's
 // schema (generated from openapi.yaml), so the dashboard and the SDK read
 // the same shapes.
-import type { components } from '../../../sdk/typescript/src/schema';
-import { API, type Approval, type AuditEntry, type Session, type Transaction, call, listAudit } from './api';
-
-type Schemas = components['schemas'];
+import { API, type Agent, type Approval, type AuditEntry, type Balance, type Schemas, call, listAudit, listTransactions } from './api';
 
 /** Labels names allowlisted addresses: address → label (only labelled ones). */
 export type Labels = Record<string, string>;
 export type Policy = Schemas['Policy'];
 export type PolicyInput = Schemas['PolicyInput'];
-export type Balance = Schemas['Balance'];
-export type Agent = Schemas['Agent'];
 export type Preview = Schemas['PreviewOutputBody'];
 export type SendBody = Schemas['SendBody'];
 
-/** localChain says whether the service runs on a local chain (funding allowed). */
-export const localChain = (s: Session) => s.local_chain === true;
-
 const agentPath = (id: string) => `${API}/agents/${encodeURIComponent(id)}`;
 
-export const listAgents = (q: string, cursor?: string) => {
-  const p = new URLSearchParams({ limit: '50' });
-  if (q) p.set('q', q);
-  if (cursor) p.set('cursor', cursor);
-  return call<{ agents: Agent[]; next_cursor?: string | null }>('GET', `${API}/agents?${p}`);
-};
 export const getAgent = (id: string) => call<Agent>('GET', agentPath(id));
 export const createAgent = (label: string, policy: PolicyInput) => call<Agent>('POST', `${API}/agents`, { label, policy });
 export const freezeAgent = (id: string) => call<Agent>('POST', `${agentPath(id)}/freeze`);
@@ -38,8 +24,7 @@ export const previewSend = (id: string, body: SendBody, policy?: PolicyInput) =>
 export const fundWallet = (id: string, amounts: Schemas['FundInputBody']) =>
   call<Balance>('POST', `${API}/wallets/${encodeURIComponent(id)}/fund`, amounts);
 
-export const walletTransactions = (id: string) =>
-  call<{ transactions: Transaction[] }>('GET', `${API}/transactions?${new URLSearchParams({ wallet_id: id, limit: '20' })}`).then((r) => r.transactions);
+export const walletTransactions = (id: string) => listTransactions({ wallet_id: id }, undefined, 20).then((r) => r.transactions);
 
 /** walletApprovals is the wallet's latest approvals, newest first. */
 export const walletApprovals = (id: string) =>

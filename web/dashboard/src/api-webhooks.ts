@@ -1,10 +1,7 @@
 // The webhook endpoints and their deliveries, through the public REST API
 // (the same call() as the other pages: session cookie and CSRF token).
 // The types are the SDK's, generated from the OpenAPI document.
-import type { components } from '../../../sdk/typescript/src/schema';
-import { API, call } from './api';
-
-type Schemas = components['schemas'];
+import { API, type Schemas, call } from './api';
 export type Endpoint = Schemas['WebhookEndpoint'];
 export type EndpointWithSecret = Schemas['EndpointWithSecret'];
 export type EndpointSettings = Schemas['EndpointBody'];

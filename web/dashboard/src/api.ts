@@ -7,7 +7,9 @@ import type { components } from '../../../sdk/typescript/src/schema';
 export const API = '/api/public/v1';
 
 // The public API's types are the SDK's, generated from the OpenAPI document.
-type Schemas = components['schemas'];
+export type Schemas = components['schemas'];
+export type Agent = Schemas['Agent'];
+export type Balance = Schemas['Balance'];
 export type Approval = Schemas['Approval'];
 export type ApprovalContext = Schemas['ApprovalContext'];
 export type AuditEntry = Schemas['AuditEntry'];
@@ -155,9 +157,16 @@ export const revokeKey = (id: string) => call<unknown>('DELETE', `${API}/keys/${
 export const listWalletLabels = () =>
   call<{ agents: { id: string; label: string }[] }>('GET', `${API}/agents?limit=100`).then((r) => r.agents);
 
+/** listAgents is a page of the wallets, newest first; q keeps those whose label contains it or whose address starts with it. */
+export const listAgents = (q: string, cursor?: string, limit = 50) => {
+  const p = new URLSearchParams({ limit: String(limit) });
+  if (q) p.set('q', q);
+  if (cursor) p.set('cursor', cursor);
+  return call<Schemas['ListAgentsOutputBody']>('GET', `${API}/agents?${p}`);
+};
 
-export const listTransactions = (f: { wallet_id?: string; status?: string; since?: string; until?: string }, cursor?: string) => {
-  const q = new URLSearchParams({ limit: '50' });
+export const listTransactions = (f: { wallet_id?: string; status?: string; since?: string; until?: string }, cursor?: string, limit = 50) => {
+  const q = new URLSearchParams({ limit: String(limit) });
   for (const [k, v] of Object.entries(f)) if (v) q.set(k, v);
   if (cursor) q.set('cursor', cursor);
   return call<{ transactions: Transaction[]; next_cursor: string | null }>('GET', `${API}/transactions?${q}`);

@@ -2,6 +2,7 @@
 // more on demand. deps decide when the list starts over (fetchPage is new
 // on every render).
 import { useEffect, useRef, useState } from 'react';
+import { errorText } from './format';
 
 export type Page<T> = { items: T[]; next: string | null };
 
@@ -9,7 +10,7 @@ export function useCursorList<T>(fetchPage: (cursor?: string) => Promise<Page<T>
   const [items, setItems] = useState<T[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState('');
-  const fail = (e: unknown) => setError(e instanceof Error ? e.message : String(e));
+  const fail = (e: unknown) => setError(errorText(e));
   // Which list is on screen: a page asked for by "more" before the list
   // started over (a new filter) belongs to the old one and is dropped.
   const generation = useRef(0);

@@ -33,3 +33,6 @@ export function actor(a: string | null): string {
   if (a.startsWith('key_')) return `key ${a.slice(4, 12)}…`;
   return a;
 }
+
+/** errorText is what a failure says, for the page. */
+export const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
