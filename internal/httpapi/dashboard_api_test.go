@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -63,7 +64,7 @@ func TestWalletSearch(t *testing.T) {
 		{"nothing like it", nil},
 	} {
 		for _, route := range []string{"/api/public/v1/agents", "/api/public/v1/wallets"} {
-			if got := labels(route+"?q="+urlQuery(c.q), e.key); !slices.Equal(got, c.want) {
+			if got := labels(route+"?q="+url.QueryEscape(c.q), e.key); !slices.Equal(got, c.want) {
 				t.Errorf("%s?q=%q: %v, want %v", route, c.q, got, c.want)
 			}
 		}
@@ -79,11 +80,8 @@ func TestWalletSearch(t *testing.T) {
 		t.Fatalf("second page: %v", p2)
 	}
 	// A scoped key searches only its wallet.
-	status, k := e.do("POST", "/api/public/v1/keys", e.key, map[string]any{"wallet_ids": []string{ids["research-2"]}})
-	if status != http.StatusCreated {
-		t.Fatalf("scoped key: %d %v", status, k)
-	}
-	if got := labels("/api/public/v1/agents?q=research", k["key"].(string)); !slices.Equal(got, []string{"research-2"}) {
+	scoped := e.newKey(e.key, map[string]any{"wallet_ids": []string{ids["research-2"]}})["key"].(string)
+	if got := labels("/api/public/v1/agents?q=research", scoped); !slices.Equal(got, []string{"research-2"}) {
 		t.Errorf("scoped search: %v", got)
 	}
 	for _, bad := range []string{strings.Repeat("x", 101), "%00", "%FF"} {
@@ -97,9 +95,15 @@ func TestWalletSearch(t *testing.T) {
 	}
 }
 
-func urlQuery(s string) string {
-	r := strings.NewReplacer("%", "%25", "&", "%26", "+", "%2B", " ", "+", "#", "%23")
-	return r.Replace(s)
+// othersWallet is the id of a wallet of another account.
+func (e *env) othersWallet() string {
+	e.t.Helper()
+	_, key := e.newAccount(solana.Devnet)
+	status, w := e.do("POST", "/api/public/v1/agents", key, map[string]any{"label": "theirs"})
+	if status != http.StatusCreated {
+		e.t.Fatalf("another account's wallet: %d %v", status, w)
+	}
+	return w["id"].(string)
 }
 
 func TestAllowlistLabels(t *testing.T) {
@@ -260,10 +264,8 @@ func TestFundOnLocalChain(t *testing.T) {
 	if got := e.chainUSDC(pubkey); got != 20*usdc.Unit {
 		t.Fatalf("refusals changed the chain: %s", got)
 	}
-	_, otherKey := e.newAccount(solana.Devnet)
-	_, theirs := e.do("POST", "/api/public/v1/agents", otherKey, map[string]any{"label": "theirs"})
 	var body map[string]any
-	for _, id := range []string{uuid.NewString(), theirs["id"].(string)} {
+	for _, id := range []string{uuid.NewString(), e.othersWallet()} {
 		status, body = e.do("POST", "/api/public/v1/wallets/"+id+"/fund", e.key, map[string]any{"usdc": 1})
 		wantError(t, status, body, http.StatusNotFound, "")
 	}
@@ -365,18 +367,13 @@ func TestApprovalsByWallet(t *testing.T) {
 	}
 	status, body := e.do("GET", approvalsPath+"?wallet_id=nope", e.key, nil)
 	wantError(t, status, body, http.StatusUnprocessableEntity, "wallet_id")
-	_, otherKey := e.newAccount(solana.Devnet)
-	_, theirs := e.do("POST", "/api/public/v1/agents", otherKey, map[string]any{"label": "theirs"})
-	for _, id := range []string{uuid.NewString(), theirs["id"].(string)} {
+	for _, id := range []string{uuid.NewString(), e.othersWallet()} {
 		status, body = e.do("GET", approvalsPath+"?wallet_id="+id, e.key, nil)
 		wantError(t, status, body, http.StatusNotFound, "")
 	}
 	// A key scoped to b does not learn of a's approvals: 404.
-	status, k := e.do("POST", "/api/public/v1/keys", e.key, map[string]any{"wallet_ids": []string{b}})
-	if status != http.StatusCreated {
-		t.Fatal(status, k)
-	}
-	status, body = e.do("GET", approvalsPath+"?wallet_id="+a, k["key"].(string), nil)
+	scoped := e.newKey(e.key, map[string]any{"wallet_ids": []string{b}})["key"].(string)
+	status, body = e.do("GET", approvalsPath+"?wallet_id="+a, scoped, nil)
 	wantError(t, status, body, http.StatusNotFound, "")
 
 	// The approval's context names a recipient by its address-book label.
