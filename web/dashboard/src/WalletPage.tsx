@@ -20,7 +20,8 @@ import { QR } from './qr';
 import './wallets.css';
 
 
-function StateBadge({ state }: { state: Agent['state'] }) {
+/** StateBadge is a wallet's state, wherever the wallet appears. */
+export function StateBadge({ state }: { state: Agent['state'] }) {
   return (
     <span className={`badge ${state === 'frozen' ? 'rejected' : 'sent'}`} data-testid="state">
       {state}

@@ -1,14 +1,14 @@
 import { useEffect, useState } from 'react';
-import type { Session } from './api';
-import { listAgents } from './api';
+import { type Session, listAgents } from './api';
 import { createAgent } from './api-wallets';
 import { useCursorList } from './cursor';
 import { Link } from './Inbox';
 import { PolicyFields, policySummary } from './PolicyEditor';
 import { DEFAULT_DRAFT, type Draft, inputOf, problemsOf, proposedOf } from './policy-draft';
-import { navigate } from './router';
-import './wallets.css';
 import { errorText } from './format';
+import { navigate } from './router';
+import { StateBadge } from './WalletPage';
+import './wallets.css';
 
 /** SEARCH_DELAY is how long typing must pause before the list is asked again. */
 const SEARCH_DELAY = 300;
@@ -143,9 +143,7 @@ export function WalletsPage({ session }: { session: Session }) {
             <li key={a.id} data-wallet={a.id}>
               <div className="wallet-head">
                 <Link to={`/wallets/${a.id}`}>{a.label}</Link>{' '}
-                <span className={`badge ${a.state === 'frozen' ? 'rejected' : 'sent'}`} data-testid="state">
-                  {a.state}
-                </span>
+                <StateBadge state={a.state} />
               </div>
               <code className="address">{a.pubkey}</code>
               <span className="summary">{policySummary(a.policy)}</span>
@@ -153,8 +151,7 @@ export function WalletsPage({ session }: { session: Session }) {
           ))}
         </ul>
       )}
-      {/* Not while a search waits to start: a page of the old list would join the new one. */}
-      {hasMore && q === text.trim() && (
+      {hasMore && (
         <button type="button" onClick={more}>
           More wallets
         </button>

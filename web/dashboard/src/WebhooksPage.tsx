@@ -25,8 +25,8 @@ import { Link } from './Inbox';
 import { usePoll } from './poll';
 import { navigate } from './router';
 import { ShownOnce } from './ShownOnce';
-import './webhooks.css';
 import { errorText } from './format';
+import './webhooks.css';
 
 
 /** stamp is a time to the second: attempts often come seconds apart. */

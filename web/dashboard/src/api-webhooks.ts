@@ -6,7 +6,6 @@ export type Endpoint = Schemas['WebhookEndpoint'];
 export type EndpointWithSecret = Schemas['EndpointWithSecret'];
 export type EndpointSettings = Schemas['EndpointBody'];
 export type Delivery = Schemas['DeliveryOut'];
-export type Attempt = Schemas['AttemptOut'];
 export type DeliveryStatus = Delivery['status'];
 export type Format = Endpoint['format'];
 

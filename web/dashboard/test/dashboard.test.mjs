@@ -3,7 +3,7 @@
 // passes the URLs, keys and the users' wallet seeds in the environment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addressOf, BASE, API, AGENT_KEY, ADMIN_KEY, WALLET_ID, SHOTS, owner, viewer, stranger, page, signIn, api, newAddress, park, chainUSDC, eventually, useBrowser, assertNoConsoleErrors } from './lib.mjs';
+import { addressOf, ADMIN_KEY, AGENT_KEY, API, api, assertNoConsoleErrors, BASE, chainUSDC, eventually, newAddress, owner, page, park, SHOTS, sideways, signIn, stranger, useBrowser, viewer, WALLET_ID } from './lib.mjs';
 
 useBrowser();
 
@@ -103,7 +103,7 @@ test('usable at phone width (375 px) and by keyboard', async () => {
   await signIn(p);
   await p.goto(`${BASE}/dashboard/approvals/${id}`);
   await p.getByRole('button', { name: 'Approve…' }).waitFor();
-  const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await sideways(p);
   assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px at 375 px`);
   await p.screenshot({ path: `${SHOTS}phone.png`, fullPage: true });
   // Keyboard: Tab reaches the Reject button and Enter presses it.
@@ -159,7 +159,7 @@ test('the audit log: entries as the API has them, filtered, with the chain verif
   await p.screenshot({ path: `${SHOTS}audit.png`, fullPage: true });
 
   await p.setViewportSize({ width: 375, height: 800 });
-  const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await sideways(p);
   assert.equal(overflow, 0, 'horizontal scroll at 375 px');
   await p.screenshot({ path: `${SHOTS}audit-phone.png`, fullPage: true });
   await p.context().close();
@@ -201,7 +201,7 @@ test('analytics: the tables beside the charts have the numbers of the API', asyn
   await p.getByLabel('To', { exact: true }).fill('');
   await p.getByRole('button', { name: 'Show', exact: true }).click();
   await p.getByRole('table', { name: 'Spend per day' }).waitFor();
-  const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await sideways(p);
   assert.equal(overflow, 0, 'horizontal scroll at 375 px');
   await p.screenshot({ path: `${SHOTS}analytics-phone.png`, fullPage: true });
   await p.context().close();
@@ -249,7 +249,7 @@ test('users: an owner adds a person by address, changes the role and removes the
   assert.equal(await v.getByRole('button', { name: 'Remove' }).count(), 0);
   assert.equal(await v.getByRole('combobox').count(), 0);
   await v.setViewportSize({ width: 375, height: 800 });
-  const overflow = await v.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await sideways(v);
   assert.equal(overflow, 0, 'horizontal scroll at 375 px');
   await v.screenshot({ path: `${SHOTS}users-viewer-phone.png`, fullPage: true });
   await v.context().close();
@@ -308,7 +308,7 @@ test('keys: an owner creates a scoped key shown once that works, rotates it and 
   assert.equal(await v.getByRole('form', { name: 'Create a key' }).count(), 0);
   assert.equal(await v.getByRole('button', { name: /Rotate|Revoke/ }).count(), 0);
   await v.setViewportSize({ width: 375, height: 800 });
-  const overflow = await v.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await sideways(v);
   assert.equal(overflow, 0, 'horizontal scroll at 375 px');
   await v.context().close();
 });

@@ -96,15 +96,21 @@ export async function park(amount, memo) {
   return { id: body.approval_id, to };
 }
 
+/** rpc calls the localnet's JSON-RPC and wants an answer without error. */
+export async function rpc(method, params) {
+  const res = await fetch(RPC, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const body = await res.json();
+  assert.equal(body.error, undefined, JSON.stringify(body));
+  return body.result;
+}
+
 export async function chainUSDC(owner) {
-  const res = await fetch(RPC, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTokenAccountsByOwner', params: [owner, { mint: USDC_MINT }, { encoding: 'jsonParsed' }] }),
-  });
-  const { result } = await res.json();
+  const result = await rpc('getTokenAccountsByOwner', [owner, { mint: USDC_MINT }, { encoding: 'jsonParsed' }]);
   return result.value.reduce((n, a) => n + Number(a.account.data.parsed.info.tokenAmount.amount), 0);
 }
+
+/** sideways is how far page p scrolls sideways, in px (0 when it fits). */
+export const sideways = (p) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
 export async function eventually(what, fn, ms = 10000) {
   const end = Date.now() + ms;

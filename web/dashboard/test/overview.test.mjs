@@ -2,7 +2,7 @@
 // low-SOL warning follows the chain, and it fits a phone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { consoleErrors, AGENT_KEY, ADMIN_KEY, WALLET_ID, RPC, SHOTS, owner, viewer, page, signIn, api, newAddress, park, eventually, useBrowser, assertNoConsoleErrors } from './lib.mjs';
+import { ADMIN_KEY, AGENT_KEY, api, assertNoConsoleErrors, consoleErrors, eventually, newAddress, owner, page, park, rpc, SHOTS, sideways, signIn, useBrowser, viewer, WALLET_ID } from './lib.mjs';
 
 useBrowser();
 
@@ -55,14 +55,6 @@ async function expectPending(p) {
 }
 
 let sent; // the small send's signature
-
-/** rpc calls the localnet's JSON-RPC. */
-async function rpc(method, params) {
-  const res = await fetch(RPC, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  const body = await res.json();
-  assert.equal(body.error, undefined, JSON.stringify(body));
-  return body.result;
-}
 
 test('the overview: wallets with live balances and today’s spend, pending approvals and recent transactions as the API has them', async () => {
   const small = await api('POST', `/agents/${WALLET_ID}/send`, AGENT_KEY, { to: newAddress(), amount: 0.5, memo: 'overview small' });
@@ -177,7 +169,7 @@ test('the overview at phone width (375 px): one column, no sideways scroll', asy
   await signIn(p);
   await p.getByRole('list', { name: 'Wallets' }).locator(`[data-wallet="${WALLET_ID}"] [data-field="sol"]`).filter({ hasText: 'SOL' }).waitFor();
   await p.getByRole('list', { name: 'Recent transactions' }).waitFor();
-  const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await sideways(p);
   assert.equal(overflow, 0, `the page scrolls sideways by ${overflow} px at 375 px`);
   await p.screenshot({ path: `${SHOTS}overview-phone.png`, fullPage: true });
   // Keyboard: Tab reaches the wallet's link and Enter follows it.

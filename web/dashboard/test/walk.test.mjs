@@ -7,7 +7,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
-import { BASE, DEMO_KEY, SHOTS, api, assertNoConsoleErrors, demo, eventually, newAddress, page, signIn, useBrowser } from './lib.mjs';
+import { api, assertNoConsoleErrors, BASE, demo, DEMO_KEY, eventually, newAddress, page, SHOTS, sideways, signIn, useBrowser } from './lib.mjs';
 
 useBrowser();
 
@@ -117,7 +117,7 @@ test('every page at desktop and phone width: no console error, no sideways scrol
       await p.waitForTimeout(300); // the last answers render
       assert.equal(await p.getByText('Loading…').count(), 0, `${name} at ${size.name} still loading`);
       await p.screenshot({ path: `${WALK}${name}-${size.name}.png`, fullPage: true });
-      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await sideways(p);
       assert.ok(overflow <= 0, `${name} scrolls sideways by ${overflow} px at ${size.width} px`);
     }
     await p.context().close();

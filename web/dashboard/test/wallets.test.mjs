@@ -5,7 +5,7 @@
 // Each step is checked against the API and, for money, the chain.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addressOf, BASE, AGENT_KEY, ADMIN_KEY, WALLET_ID, SHOTS, owner, approver, viewer, page, signIn, api, newAddress, chainUSDC, eventually, useBrowser, assertNoConsoleErrors } from './lib.mjs';
+import { addressOf, ADMIN_KEY, AGENT_KEY, api, approver, assertNoConsoleErrors, BASE, chainUSDC, eventually, newAddress, owner, page, SHOTS, sideways, signIn, useBrowser, viewer, WALLET_ID } from './lib.mjs';
 
 useBrowser();
 
@@ -13,7 +13,6 @@ const LABEL = `treasury-${Date.now().toString(36)}`;
 const OWNER = `user:${addressOf(owner)}`;
 let wallet; // { id, pubkey } of the wallet the owner creates
 
-const sideways = (p) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 const openWallet = async (p) => {
   await p.goto(`${BASE}/dashboard/wallets/${wallet.id}`);
   await p.getByRole('heading', { level: 1, name: LABEL }).waitFor();

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { createHmac } from 'node:crypto';
-import { BASE, ADMIN_KEY, SHOTS, owner, approver, viewer, page, signIn, api, park, eventually, useBrowser, assertNoConsoleErrors } from './lib.mjs';
+import { ADMIN_KEY, api, approver, assertNoConsoleErrors, BASE, eventually, owner, page, park, SHOTS, sideways, signIn, useBrowser, viewer } from './lib.mjs';
 
 useBrowser();
 
@@ -44,7 +44,6 @@ const sign = (secret, raw) => `sha256=${createHmac('sha256', secret).update(raw)
 const testsFor = (id) => received.filter((r) => r.body?.event === 'webhook.test' && r.body.data?.endpoint_id === id);
 const deliveries = async (id, q = '') => (await api('GET', `/webhook-endpoints/${id}/deliveries?limit=20${q}`, ADMIN_KEY)).body.deliveries;
 const shownDeliveries = (p) => p.locator('ul[aria-label="Deliveries"] > li').evaluateAll((lis) => lis.map((li) => li.dataset.delivery));
-const overflow = (p) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
 // Shared by the tests below, in order: the endpoint the owner creates and its secret.
 let endpoint;
@@ -263,7 +262,7 @@ test('usable at 375 px (no sideways scroll) and by keyboard', async () => {
   await p.locator(`tr[data-endpoint="${endpoint.id}"]`).waitFor();
   await p.getByRole('button', { name: 'Add an endpoint…' }).click();
   await p.getByRole('form', { name: 'Create an endpoint' }).getByLabel('URL').fill(hookURL);
-  assert.ok((await overflow(p)) <= 0, `the list scrolls sideways by ${await overflow(p)} px at 375 px`);
+  assert.ok((await sideways(p)) <= 0, `the list scrolls sideways by ${await sideways(p)} px at 375 px`);
   await p.screenshot({ path: `${SHOTS}webhooks-phone.png`, fullPage: true });
 
   await p.goto(`${BASE}/dashboard/webhooks/${endpoint.id}`);
@@ -278,7 +277,7 @@ test('usable at 375 px (no sideways scroll) and by keyboard', async () => {
   await p.locator('[aria-expanded="true"]').first().waitFor();
   await p.locator('ol[aria-label="Attempts"]').first().waitFor();
   await p.getByTestId('payload').first().waitFor();
-  assert.ok((await overflow(p)) <= 0, `the endpoint page scrolls sideways by ${await overflow(p)} px at 375 px`);
+  assert.ok((await sideways(p)) <= 0, `the endpoint page scrolls sideways by ${await sideways(p)} px at 375 px`);
   await p.screenshot({ path: `${SHOTS}webhook-phone.png`, fullPage: true });
   await p.context().close();
 });
