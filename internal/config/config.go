@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agentwallet/agentwallet/internal/ratelimit"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
@@ -111,6 +112,11 @@ type API struct {
 	// RateLimitAnonymous (RATE_LIMIT_ANONYMOUS) bounds requests without a
 	// valid key per client address and minute.
 	RateLimitAnonymous int
+	// TrustedProxies (TRUSTED_PROXIES: CIDRs or addresses, comma
+	// separated) are the reverse proxies whose X-Forwarded-For names the
+	// client address that requests without a key are counted under. Empty
+	// (the default) trusts none: the TCP peer is the client.
+	TrustedProxies ratelimit.Proxies
 	// MaxWallets (MAX_WALLETS_PER_ACCOUNT) and MaxWebhookEndpoints
 	// (MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT) cap an account's wallets and
 	// live webhook endpoints.
@@ -183,6 +189,7 @@ func LoadAPI(getenv Getenv) (API, error) {
 		RateLimitWrite:      r.integer("RATE_LIMIT_WRITE", 60, 1, 1_000_000),
 		RateLimitSend:       r.integer("RATE_LIMIT_SEND", 30, 1, 1_000_000),
 		RateLimitAnonymous:  r.integer("RATE_LIMIT_ANONYMOUS", 60, 1, 1_000_000),
+		TrustedProxies:      r.proxies("TRUSTED_PROXIES"),
 		MaxWallets:          r.integer("MAX_WALLETS_PER_ACCOUNT", 10_000, 1, 10_000_000),
 		MaxWebhookEndpoints: r.integer("MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT", 50, 1, 10_000),
 	}
@@ -311,6 +318,14 @@ func (r *reader) integer(name string, def, lo, hi int) int {
 		return def
 	}
 	return n
+}
+
+func (r *reader) proxies(name string) ratelimit.Proxies {
+	ps, err := ratelimit.ParseProxies(r.str(name, ""))
+	if err != nil {
+		r.fail(name, err.Error())
+	}
+	return ps
 }
 
 func (r *reader) url(name, def string, schemes ...string) string {

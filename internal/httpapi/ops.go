@@ -37,10 +37,12 @@ const RequestTimeout = 30 * time.Second
 // QueuesPath is where asynqmon is mounted.
 const QueuesPath = "/ops/queues"
 
-// httpMetrics counts and times requests by route pattern.
+// httpMetrics counts and times requests by route pattern, and counts
+// refused sign-ins by reason (they are not audited: see signInVerify).
 type httpMetrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	requests       *prometheus.CounterVec
+	duration       *prometheus.HistogramVec
+	signInRefusals *prometheus.CounterVec
 }
 
 func newHTTPMetrics() httpMetrics {
@@ -52,6 +54,9 @@ func newHTTPMetrics() httpMetrics {
 			Name: "http_request_duration_seconds", Help: "HTTP request latency by route pattern.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route", "method"}),
+		signInRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dashboard_sign_in_refusals_total", Help: "Refused dashboard sign-in requests (challenge and sign-in) by reason.",
+		}, []string{"reason"}),
 	}
 }
 
@@ -60,7 +65,7 @@ func newHTTPMetrics() httpMetrics {
 func (s *server) registerOps(mux *http.ServeMux) func() {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		s.metrics.requests, s.metrics.duration)
+		s.metrics.requests, s.metrics.duration, s.metrics.signInRefusals)
 	closers := []func(){}
 
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

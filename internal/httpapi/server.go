@@ -10,11 +10,8 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math"
-	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -73,6 +70,10 @@ type Deps struct {
 	// endpoints (409 past them); 0 takes wallet.DefaultMaxWallets and
 	// webhook.DefaultMaxEndpoints.
 	MaxWallets, MaxWebhookEndpoints int
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client address that requests without a key are counted under;
+	// nil trusts none (the TCP peer is the client).
+	TrustedProxies ratelimit.Proxies
 	// Faucet funds wallets on a local chain (POST /wallets/{id}/fund);
 	// nil on public chains, where that route answers 409.
 	Faucet Faucet
@@ -264,7 +265,7 @@ func (s *server) authenticate(api huma.API) func(huma.Context, func(huma.Context
 		switch {
 		case errors.Is(err, auth.ErrUnauthorized):
 			// Counted per client address: guessing keys is limited too.
-			if s.limit(api, ctx, "ip:"+clientAddr(ctx.RemoteAddr()), ratelimit.Anonymous, false) {
+			if s.limit(api, ctx, "ip:"+s.humaClient(ctx), ratelimit.Anonymous, false) {
 				ctx.SetHeader("WWW-Authenticate", `Bearer realm="api"`)
 				huma.WriteErr(api, ctx, http.StatusUnauthorized, "Unauthorized")
 			}
@@ -272,7 +273,7 @@ func (s *server) authenticate(api huma.API) func(huma.Context, func(huma.Context
 			// The key could not be checked (database down or slow): the
 			// caller may retry; never a 500 or a guess.
 			s.log.WarnContext(ctx.Context(), "authentication unavailable", "err", err)
-			s.setLimitHeaders(ctx, s.unknownLimit(bucketOf(ctx.Operation())))
+			limitAnswer{result: s.unknownLimit(bucketOf(ctx.Operation()))}.headers(ctx.SetHeader)
 			huma.WriteErr(api, ctx, http.StatusServiceUnavailable, "authentication unavailable; try again")
 		default:
 			if s.limit(api, ctx, p.ActorID(), bucketOf(ctx.Operation()), true) {
@@ -296,14 +297,6 @@ func bucketOf(op *huma.Operation) ratelimit.Bucket {
 	return ratelimit.Write
 }
 
-// clientAddr is the host of a remote address (host:port).
-func clientAddr(remote string) string {
-	if host, _, err := net.SplitHostPort(remote); err == nil {
-		return host
-	}
-	return remote
-}
-
 // limit counts the request under key in bucket and sets the rate-limit
 // headers (they stay on every answer, errors included). Over the limit it
 // answers 429 with Retry-After and returns false. Without Redis a keyed
@@ -311,26 +304,10 @@ func clientAddr(remote string) string {
 // queue a send or an approve needs is down anyway; an unkeyed one goes on
 // to its 401.
 func (s *server) limit(api huma.API, ctx huma.Context, key string, bucket ratelimit.Bucket, failClosed bool) bool {
-	if s.limiter == nil {
-		return true
-	}
-	c, cancel := context.WithTimeout(ctx.Context(), limitTimeout)
-	r, err := s.limiter.Allow(c, key, bucket)
-	cancel()
-	if err != nil {
-		s.log.WarnContext(ctx.Context(), "rate limiter unavailable", "bucket", bucket, "err", err)
-		s.setLimitHeaders(ctx, s.limiter.Unknown(bucket))
-		if !failClosed {
-			return true
-		}
-		ctx.SetHeader("Retry-After", "1")
-		huma.WriteErr(api, ctx, http.StatusServiceUnavailable, "rate limiter unavailable; try again")
-		return false
-	}
-	s.setLimitHeaders(ctx, r)
-	if !r.Allowed {
-		ctx.SetHeader("Retry-After", strconv.Itoa(int(math.Ceil(r.RetryAfter(time.Now()).Seconds()))))
-		huma.WriteErr(api, ctx, http.StatusTooManyRequests, "Rate limited")
+	a := s.count(ctx.Context(), key, bucket, failClosed)
+	a.headers(ctx.SetHeader)
+	if a.status != 0 {
+		huma.WriteErr(api, ctx, a.status, a.message)
 		return false
 	}
 	return true
@@ -342,16 +319,6 @@ func (s *server) unknownLimit(b ratelimit.Bucket) ratelimit.Result {
 		return ratelimit.Result{}
 	}
 	return s.limiter.Unknown(b)
-}
-
-// setLimitHeaders puts a count's x-ratelimit-* headers on the answer.
-func (s *server) setLimitHeaders(ctx huma.Context, r ratelimit.Result) {
-	if r.Limit == 0 {
-		return
-	}
-	ctx.SetHeader("x-ratelimit-limit", strconv.Itoa(r.Limit))
-	ctx.SetHeader("x-ratelimit-remaining", strconv.Itoa(r.Remaining))
-	ctx.SetHeader("x-ratelimit-reset", strconv.FormatInt(r.Reset.Unix(), 10))
 }
 
 // refuseBody holds operations that take no body to having none: a body

@@ -1,12 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -105,31 +108,61 @@ func (s *server) registerSession(mux *http.ServeMux) {
 	mux.HandleFunc("DELETE "+SessionPath, s.signOut)
 }
 
-// anonymousLimit counts a sign-in request in its address's anonymous
-// bucket; false when it was answered (429, or 503 without Redis).
-func (s *server) anonymousLimit(w http.ResponseWriter, r *http.Request) bool {
-	if s.limiter == nil {
-		return true
-	}
-	c, cancel := context.WithTimeout(r.Context(), limitTimeout)
-	res, err := s.limiter.Allow(c, "ip:"+clientAddr(r.RemoteAddr), ratelimit.Anonymous)
-	cancel()
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "rate limiter unavailable; try again")
+// signInGuard admits a request to the sign-in routes, or answers it and
+// returns false. It must come from the dashboard's origin (403) with a
+// JSON body (415): a page on another site can post a JSON-looking body
+// through a <form enctype=text/plain>, but not as application/json, and
+// fetch cannot send that type across sites without a CORS preflight the
+// service never grants; so no other site can start or finish a sign-in
+// in a visitor's browser (login CSRF). These checks come before the
+// count, so such a page cannot spend a visitor's bucket either. Then the
+// request counts in its client's anonymous bucket, whose headers every
+// later answer carries (429 past it, 503 without Redis, which sign-in
+// needs anyway).
+func (s *server) signInGuard(w http.ResponseWriter, r *http.Request) bool {
+	if o := r.Header.Get("Origin"); o == "" || o != s.DashboardOrigin {
+		s.refuseSignIn(r.Context(), "cross_origin", "Origin", r.Header.Get("Origin"))
+		writeError(w, http.StatusForbidden, "cross-origin request refused: sign-in needs the dashboard's Origin")
 		return false
 	}
-	if !res.Allowed {
-		w.Header().Set("Retry-After", "60")
-		writeError(w, http.StatusTooManyRequests, "Rate limited")
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		s.refuseSignIn(r.Context(), "not_json", "Content-Type", r.Header.Get("Content-Type"))
+		writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return false
 	}
-	return true
+	return s.limitHTTP(w, r, "ip:"+s.requestClient(r), ratelimit.Anonymous, true)
+}
+
+// signInReasons names each sign-in refusal in the refusals metric.
+var signInReasons = map[error]string{
+	auth.ErrSignInUnknown:   "unknown_request",
+	auth.ErrSignInExpired:   "expired",
+	auth.ErrSignInMessage:   "wrong_message",
+	auth.ErrSignInSignature: "bad_signature",
+	auth.ErrSignInAddress:   "bad_address",
+	auth.ErrSignInNoUser:    "no_user",
+}
+
+// refuseSignIn logs a refused sign-in request and counts it by reason.
+// Refusals are not audited: the caller proved nothing, and an entry under
+// the address it named would let anyone write into a person's accounts.
+func (s *server) refuseSignIn(ctx context.Context, reason string, args ...any) {
+	s.metrics.signInRefusals.WithLabelValues(reason).Inc()
+	s.log.InfoContext(ctx, "sign-in refused", append([]any{"reason", reason}, args...)...)
 }
 
 // signInChallenge issues a Sign-In With Solana input for the configured
-// origin and keeps it by nonce for SignInLifetime.
+// origin and keeps it by nonce for SignInLifetime. It takes no body: an
+// empty one or {}.
 func (s *server) signInChallenge(w http.ResponseWriter, r *http.Request) {
-	if !s.anonymousLimit(w, r) {
+	if !s.signInGuard(w, r) {
+		return
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 4<<10))
+	var body map[string]json.RawMessage
+	if err != nil || len(bytes.TrimSpace(raw)) > 0 && (json.Unmarshal(raw, &body) != nil || len(body) > 0) {
+		s.refuseSignIn(r.Context(), "malformed")
+		writeError(w, http.StatusBadRequest, "this route takes no body: send {}")
 		return
 	}
 	in, err := auth.NewSignIn(s.DashboardOrigin, time.Now())
@@ -138,7 +171,7 @@ func (s *server) signInChallenge(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "the dashboard's origin is not configured (DASHBOARD_ORIGIN)")
 		return
 	}
-	raw, _ := json.Marshal(in.Input())
+	raw, _ = json.Marshal(in.Input())
 	ok, err := s.Redis.SetNX(r.Context(), signInKey(in.Nonce), raw, auth.SignInLifetime).Result()
 	if err != nil || !ok {
 		writeError(w, http.StatusServiceUnavailable, "sign-in is unavailable; try again")
@@ -149,10 +182,11 @@ func (s *server) signInChallenge(w http.ResponseWriter, r *http.Request) {
 
 // signInVerify takes the input of the posted nonce exactly once, checks
 // that the address signed exactly its text, and that the address is a
-// user of an account; then it starts a session (cookie and CSRF token).
-// Every refusal is 401; the known address's accounts log it.
+// user of an account; then it starts a session (cookie and CSRF token),
+// audited as session.signed_in. Every refusal is 401, logged and counted
+// (refuseSignIn), never audited.
 func (s *server) signInVerify(w http.ResponseWriter, r *http.Request) {
-	if !s.anonymousLimit(w, r) {
+	if !s.signInGuard(w, r) {
 		return
 	}
 	var body struct {
@@ -164,19 +198,20 @@ func (s *server) signInVerify(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(io.LimitReader(r.Body, 16<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
+		s.refuseSignIn(r.Context(), "malformed")
 		writeError(w, http.StatusBadRequest, "malformed JSON body: want nonce, address, message and signature")
 		return
 	}
 	message, err1 := base64.StdEncoding.DecodeString(body.Message)
 	signature, err2 := base64.StdEncoding.DecodeString(body.Signature)
 	if err1 != nil || err2 != nil || body.Nonce == "" {
+		s.refuseSignIn(r.Context(), "malformed")
 		writeError(w, http.StatusBadRequest, "nonce, and message and signature in base64, are required")
 		return
 	}
 	ctx := r.Context()
 	refuse := func(reason error) {
-		s.auditSignIn(ctx, body.Address, audit.ActionSignInFailed, map[string]any{"reason": reason.Error()})
-		s.log.InfoContext(ctx, "sign-in refused", "reason", reason)
+		s.refuseSignIn(ctx, cmp.Or(signInReasons[reason], "other"), "address", body.Address)
 		writeError(w, http.StatusUnauthorized, reason.Error())
 	}
 	raw, err := s.Redis.GetDel(ctx, signInKey(body.Nonce)).Bytes()
@@ -226,19 +261,6 @@ func (s *server) signInVerify(w http.ResponseWriter, r *http.Request) {
 	})
 	writeJSON(w, http.StatusOK, sessionView{Address: body.Address, AccountID: ms[0].AccountID, Role: ms[0].Role,
 		Network: string(ms[0].Network), CSRFToken: sess.CSRFToken, Accounts: ms, LocalChain: s.Faucet != nil})
-}
-
-// auditSignIn records a sign-in event in every account of address.
-func (s *server) auditSignIn(ctx context.Context, address, action string, details map[string]any) {
-	ms, err := auth.Memberships(ctx, s.DB, address)
-	if err != nil {
-		return
-	}
-	for _, m := range ms {
-		if err := audit.Append(ctx, s.DB, m.AccountID, time.Now(), auth.UserActorID(address), action, "user:"+address, details); err != nil {
-			s.log.ErrorContext(ctx, "audit a sign-in", "err", err)
-		}
-	}
 }
 
 // session resolves the request's session (nil and answered when there is

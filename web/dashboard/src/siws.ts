@@ -59,7 +59,9 @@ function base64(bytes: Uint8Array): string {
 
 /** signIn runs the whole sign-in with wallet and answers the new session. */
 export async function signIn(wallet: Wallet): Promise<Session> {
-  const { input } = await call<{ input: SignInInput }>('POST', `${SESSION}/challenge`);
+  // {} as JSON: the sign-in routes take only application/json (with the
+  // dashboard's Origin), which another site's page cannot send.
+  const { input } = await call<{ input: SignInInput }>('POST', `${SESSION}/challenge`, {});
   let address: string;
   let message: Uint8Array;
   let signature: Uint8Array;
