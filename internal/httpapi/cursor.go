@@ -118,7 +118,7 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 // PageQuery is the query of a paginated list (embedded in list inputs).
 type PageQuery struct {
 	Cursor string `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page. Omit for the first page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
-	Limit  int    `query:"limit" minimum:"1" maximum:"100" default:"50" doc:"Page size, 1 to 100." example:"50"`
+	Limit  int    `query:"limit" minimum:"1" maximum:"100" default:"50" doc:"Page size, 1 to 100. A page also ends early, with next_cursor, before it passes 1 MiB of JSON." example:"50"`
 }
 
 func (q PageQuery) size() int {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/policy"
@@ -149,6 +150,26 @@ func TestSecReview03BareAgentListIsABoundedPage(t *testing.T) {
 			exactlyOnce(t, c.path, got, ids)
 		}
 	}
+	// The Go client's whole lists follow the cursors.
+	c := client.New(e.url, agentKey, client.WithRetries(0))
+	as, err := c.ListAgents(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := c.ListWallets(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromClient []string
+	for i := range as {
+		fromClient = append(fromClient, as[i].ID)
+	}
+	exactlyOnce(t, "client.ListAgents", fromClient, ids)
+	fromClient = nil
+	for i := range ws {
+		fromClient = append(fromClient, ws[i].ID)
+	}
+	exactlyOnce(t, "client.ListWallets", fromClient, ids)
 	// limit still asks for up to 500, and past it is refused.
 	if got, pages := e.readPages(agentsPath+"?limit=500", "agents", e.key); pages != 1 || len(got) != 230 {
 		t.Fatalf("limit=500: %d pages, %d agents", pages, len(got))

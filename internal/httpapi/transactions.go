@@ -40,7 +40,7 @@ type listTransactionsInput struct {
 	Status   string    `query:"status" enum:"pending,confirmed,failed" doc:"Only transactions with this status." example:"confirmed"`
 	Since    time.Time `query:"since" doc:"Only transactions created at or after this time (ISO 8601)." example:"2026-04-01T00:00:00Z"`
 	Until    time.Time `query:"until" doc:"Only transactions created before this time (ISO 8601)." example:"2026-04-02T00:00:00Z"`
-	Limit    int       `query:"limit" minimum:"1" maximum:"500" doc:"Page size, 1 to 500 (100 when omitted)." example:"100"`
+	Limit    int       `query:"limit" minimum:"1" maximum:"500" doc:"Page size, 1 to 500 (100 when omitted). A page also ends early, with next_cursor, before it passes 1 MiB of JSON." example:"100"`
 	Cursor   string    `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
 }
 
