@@ -84,12 +84,9 @@ type listAgentsOutput struct {
 	}
 }
 
-// Wallet pages: DefaultWalletPage wallets unless limit asks for 1 to
-// MaxWalletPage, and never more than MaxPageBytes of JSON.
-const (
-	DefaultWalletPage = 100
-	MaxWalletPage     = 500
-)
+// DefaultWalletPage is a page of wallets unless limit asks for 1 to 500;
+// a page never passes MaxPageBytes of JSON either.
+const DefaultWalletPage = 100
 
 // walletPageQuery pages GET /agents and GET /wallets. Without parameters
 // the answer is the first page: an account may hold 10,000 wallets, each
