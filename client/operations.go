@@ -9,11 +9,39 @@ import (
 
 // Agents and wallets.
 
-// ListAgents lists every agent wallet of the account, newest first.
+// ListAgents lists every agent wallet of the account, newest first,
+// reading page after page (the service answers GET /agents a page at a
+// time). An account may hold 10,000 wallets: ListAgentsPage reads one.
 func (c *Client) ListAgents(ctx context.Context) ([]Agent, error) {
-	var out struct{ Agents []Agent }
-	_, err := c.call(ctx, http.MethodGet, "/agents", nil, nil, &out, nil, false)
-	return out.Agents, err
+	return all(ctx, c.ListAgentsPage)
+}
+
+// ListAgentsPage answers a page of the agent wallets, newest first, and
+// the next page's cursor ("" after the last).
+func (c *Client) ListAgentsPage(ctx context.Context, p Page) ([]Agent, string, error) {
+	var out struct {
+		Agents     []Agent
+		NextCursor *string `json:"next_cursor"`
+	}
+	_, err := c.call(ctx, http.MethodGet, "/agents", p.query(), nil, &out, nil, false)
+	return out.Agents, deref(out.NextCursor), err
+}
+
+// all reads every page of a list.
+func all[T any](ctx context.Context, page func(context.Context, Page) ([]T, string, error)) ([]T, error) {
+	var items []T
+	p := Page{Limit: 500}
+	for {
+		got, next, err := page(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, got...)
+		if next == "" {
+			return items, nil
+		}
+		p.Cursor = next
+	}
 }
 
 // CreateAgent makes an agent wallet with label and policy (nil: defaults).
@@ -55,11 +83,21 @@ func (c *Client) UnfreezeAgent(ctx context.Context, id string) (*Agent, error) {
 	return &out, err
 }
 
-// ListWallets lists the account's wallets without policies or balances.
+// ListWallets lists every wallet of the account without policies or
+// balances, reading page after page.
 func (c *Client) ListWallets(ctx context.Context) ([]Wallet, error) {
-	var out struct{ Wallets []Wallet }
-	_, err := c.call(ctx, http.MethodGet, "/wallets", nil, nil, &out, nil, false)
-	return out.Wallets, err
+	return all(ctx, c.ListWalletsPage)
+}
+
+// ListWalletsPage answers a page of the wallets, newest first, and the
+// next page's cursor ("" after the last).
+func (c *Client) ListWalletsPage(ctx context.Context, p Page) ([]Wallet, string, error) {
+	var out struct {
+		Wallets    []Wallet
+		NextCursor *string `json:"next_cursor"`
+	}
+	_, err := c.call(ctx, http.MethodGet, "/wallets", p.query(), nil, &out, nil, false)
+	return out.Wallets, deref(out.NextCursor), err
 }
 
 // SearchAgents answers a page of the agents whose label contains q (any

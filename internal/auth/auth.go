@@ -150,6 +150,20 @@ const MaxAgentKeys = 100
 // ErrTooManyKeys refuses an agent key past MaxAgentKeys.
 var ErrTooManyKeys = fmt.Errorf("the account holds %d live agent keys, the most it may; revoke one first", MaxAgentKeys)
 
+// DefaultMaxKeysByAgents is how many live keys agent keys may have created
+// in an account unless configured otherwise: an agent may mint keys for
+// its helpers, but never fill MaxAgentKeys (each key is its own rate-limit
+// bucket).
+const DefaultMaxKeysByAgents = 20
+
+// TooManyByAgentsError refuses a key an agent key asks for past the live
+// keys agent keys may have created.
+type TooManyByAgentsError struct{ Max int }
+
+func (e *TooManyByAgentsError) Error() string {
+	return fmt.Sprintf("agent keys have created %d live keys in this account, the most they may; revoke one first, or have an admin key or an owner create it", e.Max)
+}
+
 // KeySpec is what a new key may do.
 type KeySpec struct {
 	Role Role // "" makes an agent key
@@ -170,9 +184,11 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 // CreateKeyBy makes a key on behalf of principal by, within what by may
 // give: only an admin makes admin keys, and a scoped key makes keys
 // inside its own scope (a key without wallet_ids takes the creator's).
-// Refusals are *Denied, bad input *FieldError. It locks the account row
-// to count its live agent keys, so tx must be a transaction.
-func CreateKeyBy(ctx context.Context, tx bun.Tx, by Principal, spec KeySpec) (APIKey, string, error) {
+// Refusals are *Denied, bad input *FieldError. An agent key makes one
+// only while the live keys agent keys created number fewer than
+// maxByAgents (0: no cap; past it *TooManyByAgentsError). It locks the
+// account row to count its live keys, so tx must be a transaction.
+func CreateKeyBy(ctx context.Context, tx bun.Tx, by Principal, spec KeySpec, maxByAgents int) (APIKey, string, error) {
 	if spec.Role == "" {
 		spec.Role = RoleAgent
 	}
@@ -205,6 +221,19 @@ func CreateKeyBy(ctx context.Context, tx bun.Tx, by Principal, spec KeySpec) (AP
 		}
 		if live >= MaxAgentKeys {
 			return APIKey{}, "", ErrTooManyKeys
+		}
+	}
+	if by.Role == RoleAgent && maxByAgents > 0 {
+		// created_by names the key that made a key (a rotation keeps it,
+		// and hands a rotated key's keys to its successor, of the same
+		// role), so this counts every live key agent keys made.
+		live, err := tx.NewSelect().TableExpr("api_keys AS k").Join("JOIN api_keys AS c ON c.id = k.created_by").
+			Where("k.account_id = ? AND k.revoked_at IS NULL AND c.role = ?", by.AccountID, RoleAgent).Count(ctx)
+		if err != nil {
+			return APIKey{}, "", fmt.Errorf("count keys by agent keys: %w", err)
+		}
+		if live >= int64(maxByAgents) {
+			return APIKey{}, "", &TooManyByAgentsError{Max: maxByAgents}
 		}
 	}
 	// A key a user made has no creator key: only keys manage "their" keys.

@@ -83,8 +83,9 @@ var (
 // docs/permissions.md prints it (a test keeps both equal). An operation
 // missing here is refused to everyone.
 var Permissions = map[string]Rule{
-	"list-agents":    {What: "list wallets", Wallets: true, Access: readAll},
-	"create-agent":   {What: "create wallets", Wallets: true, Access: access(UnscopedOnly, Refused, Refused)},
+	"list-agents": {What: "list wallets", Wallets: true, Access: readAll},
+	"create-agent": {What: "create wallets", Wallets: true, Access: access(UnscopedOnly, Refused, Refused),
+		Note: "agent keys together create at most 100 wallets per account by default (`MAX_WALLETS_BY_AGENT_KEYS`; 409 past it)"},
 	"get-agent":      {What: "read wallets", Wallets: true, Access: readAll},
 	"update-policy":  {What: "loosen a policy", Wallets: true, Access: agentsTight},
 	"freeze-agent":   {What: "freeze wallets", Wallets: true, Access: access(Allowed, Allowed, Refused)},
@@ -108,7 +109,8 @@ var Permissions = map[string]Rule{
 	"verify-audit-log": {What: "verify the audit log", Access: humansRead},
 	"list-keys":        {What: "list other keys", Access: access(OwnKeys, Allowed, Allowed)},
 	"create-key": {What: "create admin keys", Access: agentsToo,
-		Note: "only an admin key or an owner makes admin keys; a scoped key makes keys within its scope"},
+		Note: "only an admin key or an owner makes admin keys; a scoped key makes keys within its scope; " +
+			"agent keys together have at most 20 live keys of their making per account by default (`MAX_KEYS_BY_AGENT_KEYS`; 409 past it)"},
 	"rotate-key": {What: "rotate other keys", Access: access(OwnKeys, Refused, Refused)},
 	"revoke-key": {What: "revoke other keys", Access: access(OwnKeys, Refused, Refused)},
 	// Webhook endpoints are the humans' channels (Slack approval buttons

@@ -65,10 +65,29 @@ func CheckUser(address string, role Role) error {
 // newAddressProbe is a valid address, to check a role on its own.
 const newAddressProbe = "11111111111111111111111111111111"
 
-// AddUser makes address a user of the account with role.
+// MaxUsers bounds an account's dashboard users: GET /users lists them
+// whole (about 130 bytes each).
+const MaxUsers = 1000
+
+// ErrTooManyUsers refuses a user past MaxUsers.
+var ErrTooManyUsers = fmt.Errorf("the account has %d users, the most it may; remove one first", MaxUsers)
+
+// AddUser makes address a user of the account with role. It counts the
+// account's users under the account row's lock (past MaxUsers
+// ErrTooManyUsers): in a transaction, concurrent adds cannot pass it.
 func AddUser(ctx context.Context, db bun.IDB, accountID uuid.UUID, address string, role Role) (User, error) {
 	if err := CheckUser(address, role); err != nil {
 		return User{}, err
+	}
+	if _, err := db.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", accountID).Exec(ctx); err != nil {
+		return User{}, fmt.Errorf("lock account: %w", err)
+	}
+	n, err := db.NewSelect().Table("users").Where("account_id = ?", accountID).Count(ctx)
+	if err != nil {
+		return User{}, fmt.Errorf("count users: %w", err)
+	}
+	if n >= MaxUsers {
+		return User{}, ErrTooManyUsers
 	}
 	u := User{AccountID: accountID, Address: address, Role: role, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
 	res, err := db.NewInsert().Model(&u).On("CONFLICT DO NOTHING").Exec(ctx)

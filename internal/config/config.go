@@ -119,8 +119,14 @@ type API struct {
 	TrustedProxies ratelimit.Proxies
 	// MaxWallets (MAX_WALLETS_PER_ACCOUNT) and MaxWebhookEndpoints
 	// (MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT) cap an account's wallets and
-	// live webhook endpoints.
+	// live webhook endpoints. The endpoints are listed whole, so at most
+	// 100 (about 10 KiB each at worst).
 	MaxWallets, MaxWebhookEndpoints int
+	// MaxWalletsByAgents (MAX_WALLETS_BY_AGENT_KEYS) and MaxKeysByAgents
+	// (MAX_KEYS_BY_AGENT_KEYS) cap, per account, the wallets agent keys
+	// created and the live keys agent keys created, so agents cannot fill
+	// the account's caps.
+	MaxWalletsByAgents, MaxKeysByAgents int
 }
 
 // Webhooks configures webhook delivery.
@@ -191,7 +197,9 @@ func LoadAPI(getenv Getenv) (API, error) {
 		RateLimitAnonymous:  r.integer("RATE_LIMIT_ANONYMOUS", 60, 1, 1_000_000),
 		TrustedProxies:      r.proxies("TRUSTED_PROXIES"),
 		MaxWallets:          r.integer("MAX_WALLETS_PER_ACCOUNT", 10_000, 1, 10_000_000),
-		MaxWebhookEndpoints: r.integer("MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT", 50, 1, 10_000),
+		MaxWebhookEndpoints: r.integer("MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT", 50, 1, 100),
+		MaxWalletsByAgents:  r.integer("MAX_WALLETS_BY_AGENT_KEYS", 100, 1, 10_000_000),
+		MaxKeysByAgents:     r.integer("MAX_KEYS_BY_AGENT_KEYS", 20, 1, 100),
 	}
 	if c.SendTimeout < 100*time.Millisecond || c.SendTimeout > 20*time.Second {
 		r.fail("SEND_TIMEOUT", "want between 100ms and 20s (a request may take at most 30s)")

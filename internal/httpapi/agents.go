@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/policy"
@@ -78,45 +79,46 @@ type agentOutput struct {
 
 type listAgentsOutput struct {
 	Body struct {
-		Agents     []Agent    `json:"agents" doc:"The account's agent wallets, newest first."`
-		NextCursor pageCursor `json:"next_cursor,omitzero" doc:"When limit or cursor is given: pass as cursor for the next page; null on the last page. Absent otherwise." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
+		Agents     []Agent `json:"agents" doc:"A page of the account's agent wallets, newest first."`
+		NextCursor *string `json:"next_cursor" nullable:"true" doc:"Pass as cursor for the next page; null on the last page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
 	}
 }
 
-// walletPageQuery pages GET /agents and GET /wallets; without either
-// parameter the answer is every wallet, as in the first version.
+// DefaultWalletPage is a page of wallets unless limit asks for 1 to 500;
+// a page never passes MaxPageBytes of JSON either.
+const DefaultWalletPage = 100
+
+// walletPageQuery pages GET /agents and GET /wallets. Without parameters
+// the answer is the first page: an account may hold 10,000 wallets, each
+// with a 1,000-entry allowlist.
 type walletPageQuery struct {
-	Limit  int    `query:"limit" minimum:"1" maximum:"500" doc:"Page size, 1 to 500. With limit or cursor the answer is a page with next_cursor; without both, every wallet (each may carry a 1,000-entry allowlist: page a large account)." example:"100"`
-	Cursor string `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
+	Limit  int    `query:"limit" minimum:"1" maximum:"500" doc:"Page size, 1 to 500; 100 when omitted. A page also ends early, with next_cursor, before it passes 1 MiB of JSON (wallets with long allowlists)." example:"100"`
+	Cursor string `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page. Omit for the first page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
 	Q      string `query:"q" maxLength:"100" doc:"Only wallets whose label contains this text (any case) or whose address starts with it." example:"research"`
 }
 
-// wallets lists the wallets the caller reaches, a page of them when the
-// query asks for one.
-func (s *server) wallets(ctx context.Context, in *walletPageQuery) ([]wallet.Wallet, pageCursor, error) {
+// walletPage answers a page of the wallets the caller reaches, as item
+// makes them, and the cursor of the next page (nil on the last).
+func walletPage[O any](ctx context.Context, s *server, in *walletPageQuery, item func(*wallet.Wallet) O) ([]O, *string, error) {
 	pr := principal(ctx)
 	if err := checkText("query", "q", in.Q); err != nil {
-		return nil, pageCursor{}, err
+		return nil, nil, err
 	}
-	if in.Limit == 0 && in.Cursor == "" {
-		ws, err := wallet.List(ctx, s.DB, pr.AccountID, pr.Wallets, wallet.Page{Search: in.Q})
-		return ws, pageCursor{}, s.failQuiet(ctx, err)
-	}
-	n := cmp.Or(in.Limit, TransactionsLimit)
+	n := cmp.Or(in.Limit, DefaultWalletPage)
 	p := wallet.Page{Limit: n + 1, Search: in.Q}
 	if in.Cursor != "" {
 		at, id, err := parseTimeCursor(in.Cursor)
 		if err != nil {
-			return nil, pageCursor{}, err
+			return nil, nil, err
 		}
 		p.AfterTime, p.AfterID = at, id
 	}
 	ws, err := wallet.List(ctx, s.DB, pr.AccountID, pr.Wallets, p)
 	if err != nil {
-		return nil, pageCursor{}, s.fail(ctx, err)
+		return nil, nil, s.fail(ctx, err)
 	}
-	ws, next := page(ws, n, func(w *wallet.Wallet) string { return timeCursor(w.CreatedAt, w.ID) })
-	return ws, pageCursor{set: true, next: next}, nil
+	out, next := page(ws, n, func(w *wallet.Wallet) string { return timeCursor(w.CreatedAt, w.ID) }, item)
+	return out, next, nil
 }
 
 type agentIDInput struct {
@@ -125,11 +127,12 @@ type agentIDInput struct {
 
 func (s *server) registerAgents(api huma.API) {
 	huma.Register(api, huma.Operation{
-		OperationID:   "create-agent",
-		Method:        http.MethodPost,
-		Path:          Prefix + "/agents",
-		Summary:       "Create an agent wallet",
-		Description:   "Makes a new Solana keypair server-side (the secret is sealed and never returned) with an optional policy. An account holds at most 10,000 wallets by default (409 past that).",
+		OperationID: "create-agent",
+		Method:      http.MethodPost,
+		Path:        Prefix + "/agents",
+		Summary:     "Create an agent wallet",
+		Description: "Makes a new Solana keypair server-side (the secret is sealed and never returned) with an optional policy. " +
+			"An account holds at most 10,000 wallets by default, of which agent keys may create at most 100 (409 past either; admin keys and owners may still create the rest).",
 		Tags:          []string{"Agents"},
 		DefaultStatus: http.StatusCreated,
 		MaxBodyBytes:  MaxBodyBytes + 1,
@@ -141,9 +144,10 @@ func (s *server) registerAgents(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        Prefix + "/agents",
 		Summary:     "List agent wallets",
-		Description: "All agent wallets of the account, newest first; `limit` and `cursor` page them (keyset, like GET /transactions).",
-		Tags:        []string{"Agents"},
-		Errors:      []int{400, 401, 422},
+		Description: "The account's agent wallets, newest first, a page at a time: 100 unless `limit` says otherwise, and never more than 1 MiB of JSON (a page ends early, with `next_cursor`, before the wallet that would pass it). " +
+			"Pass `next_cursor` as `cursor` for the next page (keyset, like GET /transactions); it is null on the last.",
+		Tags:   []string{"Agents"},
+		Errors: []int{400, 401, 422},
 	}, s.listAgents)
 
 	huma.Register(api, huma.Operation{
@@ -199,7 +203,9 @@ func (s *server) createAgent(ctx context.Context, in *createAgentInput) (*agentO
 		return nil, err
 	}
 	pr := principal(ctx)
-	w, err := wallet.Create(ctx, s.DB, s.Sealer, pr.AccountID, pr.ActorID(), in.Body.Label, p, cmp.Or(s.MaxWallets, wallet.DefaultMaxWallets))
+	by := wallet.Creator{Actor: pr.ActorID(), Key: uuid.NullUUID{UUID: pr.KeyID, Valid: pr.KeyID != uuid.Nil}, Agent: pr.Role == auth.RoleAgent}
+	caps := wallet.Caps{Total: cmp.Or(s.MaxWallets, wallet.DefaultMaxWallets), ByAgents: cmp.Or(s.MaxWalletsByAgents, wallet.DefaultMaxByAgents)}
+	w, err := wallet.CreateBy(ctx, s.DB, s.Sealer, pr.AccountID, by, in.Body.Label, p, caps)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -296,16 +302,12 @@ func (s *server) setState(state wallet.State) func(context.Context, *agentIDInpu
 }
 
 func (s *server) listAgents(ctx context.Context, in *walletPageQuery) (*listAgentsOutput, error) {
-	ws, next, err := s.wallets(ctx, in)
+	agents, next, err := walletPage(ctx, s, in, agentOf)
 	if err != nil {
 		return nil, err
 	}
 	out := &listAgentsOutput{}
-	out.Body.NextCursor = next
-	out.Body.Agents = make([]Agent, len(ws))
-	for i := range ws {
-		out.Body.Agents[i] = agentOf(&ws[i])
-	}
+	out.Body.Agents, out.Body.NextCursor = agents, next
 	return out, nil
 }
 

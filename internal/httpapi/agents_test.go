@@ -319,7 +319,8 @@ func TestCreateRefusedWhenWorkersLackTheKey(t *testing.T) {
 }
 
 // GET /agents and GET /wallets page with limit and cursor (the plain
-// answer stays every wallet, without next_cursor); wallets and webhook
+// answer is the first page of 100, here every wallet with next_cursor
+// null); wallets and webhook
 // endpoints are capped per account, concurrent creates included.
 func TestWalletListsAndCaps(t *testing.T) {
 	t.Parallel()
@@ -336,7 +337,7 @@ func TestWalletListsAndCaps(t *testing.T) {
 
 	for path, field := range map[string]string{"/api/public/v1/agents": "agents", "/api/public/v1/wallets": "wallets"} {
 		status, all := e.do("GET", path, e.key, nil)
-		if _, has := all["next_cursor"]; status != 200 || has || len(all[field].([]any)) != 5 {
+		if next, has := all["next_cursor"]; status != 200 || !has || next != nil || len(all[field].([]any)) != 5 {
 			t.Fatalf("%s: %d %v", path, status, all)
 		}
 		var seen []string

@@ -181,11 +181,7 @@ func (s *server) listApprovals(ctx context.Context, in *listApprovalsInput) (*li
 		return nil, s.fail(ctx, err)
 	}
 	out := &listApprovalsOutput{}
-	as, out.Body.NextCursor = page(as, n, func(a *approval.Approval) string { return timeCursor(a.CreatedAt, a.ID) })
-	out.Body.Approvals = make([]Approval, len(as))
-	for i := range as {
-		out.Body.Approvals[i] = approvalOf(&as[i])
-	}
+	out.Body.Approvals, out.Body.NextCursor = page(as, n, func(a *approval.Approval) string { return timeCursor(a.CreatedAt, a.ID) }, approvalOf)
 	return out, nil
 }
 

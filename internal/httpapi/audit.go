@@ -119,13 +119,13 @@ func (s *server) listAudit(ctx context.Context, in *auditInput) (*auditOutput, e
 		return nil, s.fail(ctx, err)
 	}
 	out := &auditOutput{}
-	es, out.Body.NextCursor = page(es, in.size(), func(e *audit.Entry) string { return seqCursor(e.Seq) })
-	out.Body.Entries = make([]AuditEntry, len(es))
-	for i, e := range es {
-		out.Body.Entries[i] = AuditEntry{
-			ID: e.ID.String(), Seq: e.Seq, At: e.At.UTC(), Actor: e.Actor, Action: e.Action, Target: e.Target,
-			Details: e.Details, PrevHash: hex.EncodeToString(e.PrevHash), Hash: hex.EncodeToString(e.Hash),
-		}
-	}
+	out.Body.Entries, out.Body.NextCursor = page(es, in.size(), func(e *audit.Entry) string { return seqCursor(e.Seq) }, auditEntryOf)
 	return out, nil
+}
+
+func auditEntryOf(e *audit.Entry) AuditEntry {
+	return AuditEntry{
+		ID: e.ID.String(), Seq: e.Seq, At: e.At.UTC(), Actor: e.Actor, Action: e.Action, Target: e.Target,
+		Details: e.Details, PrevHash: hex.EncodeToString(e.PrevHash), Hash: hex.EncodeToString(e.Hash),
+	}
 }

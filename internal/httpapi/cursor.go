@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -64,21 +65,60 @@ func parseSeqCursor(s string) (int64, error) {
 var errBadCursor = &Error{status: http.StatusBadRequest, Message: "cursor: not a cursor this API returned",
 	Details: []ErrorDetail{{Location: "query.cursor", Message: "not a cursor this API returned"}}}
 
-// page cuts rows, read with one row more than n, to n rows, and when
-// there was more returns the cursor after the last row kept.
-func page[T any](rows []T, n int, cursor func(*T) string) ([]T, *string) {
-	if len(rows) <= n {
-		return rows, nil
+// MaxPageBytes bounds the JSON body of one page of any list: a page ends
+// early, with a next_cursor, before the item that would take it past.
+// One item alone may pass it (a page always holds one, or the list could
+// not go on); the largest single items are audit entries of a policy
+// change between two full address books (see docs/decisions.md).
+const MaxPageBytes = 1 << 20
+
+// pageItemBytes is what a page's items may take of MaxPageBytes: the rest
+// is for the envelope ({"agents":[…],"next_cursor":"…"}).
+const pageItemBytes = MaxPageBytes - 1024
+
+// page converts rows, read with one row more than n, to at most n items
+// whose JSON fits pageItemBytes, and when rows remain returns the cursor
+// after the last item kept.
+func page[T, O any](rows []T, n int, cursor func(*T) string, item func(*T) O) ([]O, *string) {
+	out := make([]O, 0, min(len(rows), n))
+	var size countingWriter
+	enc := json.NewEncoder(&size)
+	enc.SetEscapeHTML(false) // as huma writes bodies
+	for i := range rows {
+		if i == n {
+			break
+		}
+		o := item(&rows[i])
+		before := size
+		if err := enc.Encode(o); err != nil {
+			// Unmarshalable: huma reports it when it writes the body.
+			size = before
+		}
+		if len(out) > 0 && size > pageItemBytes {
+			break
+		}
+		out = append(out, o)
 	}
-	rows = rows[:n]
-	c := cursor(&rows[n-1])
-	return rows, &c
+	if len(out) == len(rows) {
+		return out, nil
+	}
+	c := cursor(&rows[len(out)-1])
+	return out, &c
+}
+
+// countingWriter counts bytes written (each item's JSON and its newline,
+// which stands for the comma between items).
+type countingWriter int
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	*w += countingWriter(len(p))
+	return len(p), nil
 }
 
 // PageQuery is the query of a paginated list (embedded in list inputs).
 type PageQuery struct {
 	Cursor string `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page. Omit for the first page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
-	Limit  int    `query:"limit" minimum:"1" maximum:"100" default:"50" doc:"Page size, 1 to 100." example:"50"`
+	Limit  int    `query:"limit" minimum:"1" maximum:"100" default:"50" doc:"Page size, 1 to 100. A page also ends early, with next_cursor, before it passes 1 MiB of JSON." example:"50"`
 }
 
 func (q PageQuery) size() int {

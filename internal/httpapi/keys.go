@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -145,7 +146,7 @@ func (s *server) registerKeys(api huma.API) {
 			"An agent key may send, read, tighten its wallets' policies, freeze and reject, but never approve a payment or loosen a rule " +
 			"(otherwise an agent could mint a key and approve its own sends); `wallet_ids` limits it to some wallets. " +
 			"A key limited to some wallets creates keys only within them (403 otherwise). The full key is in this answer only. " +
-			"An account holds at most 100 live agent keys (409 past that: revoke one first).",
+			"An account holds at most 100 live agent keys, and agent keys may have created at most 20 live keys by default (409 past either: revoke one first; admin keys and owners are not held to the second).",
 		Tags:          []string{"Keys"},
 		DefaultStatus: http.StatusCreated,
 		MaxBodyBytes:  MaxBodyBytes + 1,
@@ -191,11 +192,7 @@ func (s *server) listKeys(ctx context.Context, in *PageQuery) (*listKeysOutput, 
 		return nil, s.fail(ctx, err)
 	}
 	out := &listKeysOutput{}
-	ks, out.Body.NextCursor = page(ks, n, func(k *auth.APIKey) string { return timeCursor(k.CreatedAt, k.ID) })
-	out.Body.Keys = make([]Key, len(ks))
-	for i := range ks {
-		out.Body.Keys[i] = keyOf(&ks[i])
-	}
+	out.Body.Keys, out.Body.NextCursor = page(ks, n, func(k *auth.APIKey) string { return timeCursor(k.CreatedAt, k.ID) }, keyOf)
 	return out, nil
 }
 
@@ -209,7 +206,7 @@ func (s *server) createKey(ctx context.Context, in *createKeyInput) (*newKeyOutp
 	var secret string
 	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		k, secret, err = auth.CreateKeyBy(ctx, tx, pr, spec)
+		k, secret, err = auth.CreateKeyBy(ctx, tx, pr, spec, cmp.Or(s.MaxKeysByAgents, auth.DefaultMaxKeysByAgents))
 		if err != nil {
 			return err
 		}
@@ -297,6 +294,9 @@ func keyErr(err error) *Error {
 		return errorf(http.StatusConflict, "key is already revoked")
 	case errors.Is(err, auth.ErrTooManyKeys):
 		return errorf(http.StatusConflict, auth.ErrTooManyKeys.Error())
+	}
+	if tooMany := (*auth.TooManyByAgentsError)(nil); errors.As(err, &tooMany) {
+		return errorf(http.StatusConflict, tooMany.Error())
 	}
 	return nil
 }

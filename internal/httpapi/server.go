@@ -74,6 +74,10 @@ type Deps struct {
 	// the client address that requests without a key are counted under;
 	// nil trusts none (the TCP peer is the client).
 	TrustedProxies ratelimit.Proxies
+	// MaxWalletsByAgents and MaxKeysByAgents cap the wallets and the live
+	// keys that agent keys create in an account (409 past them); 0 takes
+	// wallet.DefaultMaxByAgents and auth.DefaultMaxKeysByAgents.
+	MaxWalletsByAgents, MaxKeysByAgents int
 	// Faucet funds wallets on a local chain (POST /wallets/{id}/fund);
 	// nil on public chains, where that route answers 409.
 	Faucet Faucet

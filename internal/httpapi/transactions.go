@@ -40,7 +40,7 @@ type listTransactionsInput struct {
 	Status   string    `query:"status" enum:"pending,confirmed,failed" doc:"Only transactions with this status." example:"confirmed"`
 	Since    time.Time `query:"since" doc:"Only transactions created at or after this time (ISO 8601)." example:"2026-04-01T00:00:00Z"`
 	Until    time.Time `query:"until" doc:"Only transactions created before this time (ISO 8601)." example:"2026-04-02T00:00:00Z"`
-	Limit    int       `query:"limit" minimum:"1" maximum:"500" doc:"Page size, 1 to 500 (100 when omitted)." example:"100"`
+	Limit    int       `query:"limit" minimum:"1" maximum:"500" doc:"Page size, 1 to 500 (100 when omitted). A page also ends early, with next_cursor, before it passes 1 MiB of JSON." example:"100"`
 	Cursor   string    `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
 }
 
@@ -130,26 +130,32 @@ func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput
 		return nil, s.fail(ctx, err)
 	}
 	out := &transactionsOutput{}
+	if plain {
+		// The spec's answer: at most TransactionsLimit transactions of at
+		// most a few KiB each (a memo is 200 characters), no cursor.
+		out.Body.Transactions = make([]Transaction, len(ts))
+		for i := range ts {
+			out.Body.Transactions[i] = transactionOf(&ts[i])
+		}
+		return out, nil
+	}
 	var next *string
-	if !plain {
-		ts, next = page(ts, n, func(t *payment.Transaction) string { return timeCursor(t.CreatedAt, t.ID) })
-	}
-	out.Body.Transactions = make([]Transaction, len(ts))
-	for i, t := range ts {
-		out.Body.Transactions[i] = Transaction{
-			ID: t.ID.String(), Signature: t.Signature, Kind: t.Kind, Direction: t.Direction,
-			Amount: USDC(t.Amount), Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
-			CreatedAt: t.CreatedAt.UTC(), WalletID: t.WalletID.String(),
-		}
-		if t.ApprovalID.Valid {
-			id := approval.PublicID(t.ApprovalID.UUID)
-			out.Body.Transactions[i].ApprovalID = &id
-		}
-	}
-	if !plain {
-		out.Body.NextCursor = pageCursor{set: true, next: next}
-	}
+	out.Body.Transactions, next = page(ts, n, func(t *payment.Transaction) string { return timeCursor(t.CreatedAt, t.ID) }, transactionOf)
+	out.Body.NextCursor = pageCursor{set: true, next: next}
 	return out, nil
+}
+
+func transactionOf(t *payment.Transaction) Transaction {
+	out := Transaction{
+		ID: t.ID.String(), Signature: t.Signature, Kind: t.Kind, Direction: t.Direction,
+		Amount: USDC(t.Amount), Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
+		CreatedAt: t.CreatedAt.UTC(), WalletID: t.WalletID.String(),
+	}
+	if t.ApprovalID.Valid {
+		id := approval.PublicID(t.ApprovalID.UUID)
+		out.ApprovalID = &id
+	}
+	return out
 }
 
 // walletFilter reads a wallet_id query parameter. Another account's wallet,

@@ -55,7 +55,7 @@ func (s *server) registerUsers(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID: "list-users", Method: http.MethodGet, Path: Prefix + "/users",
 		Summary: "List dashboard users", Tags: []string{tag}, Errors: []int{401, 403},
-		Description: "The account's dashboard users: Solana addresses that sign in with their wallet, each with a role.",
+		Description: "The account's dashboard users, every one (an account has at most 1,000, so the answer stays under about 130 KB): Solana addresses that sign in with their wallet, each with a role.",
 	}, func(ctx context.Context, _ *struct{}) (*listUsersOutput, error) {
 		us, err := auth.ListUsers(ctx, s.DB, principal(ctx).AccountID)
 		if err != nil {
@@ -71,7 +71,7 @@ func (s *server) registerUsers(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID: "create-user", Method: http.MethodPost, Path: Prefix + "/users",
 		Summary: "Add a dashboard user", Tags: []string{tag}, DefaultStatus: http.StatusCreated, MaxBodyBytes: MaxBodyBytes + 1,
-		Description: "Makes an address a user of the account with a role; it may then sign in. 409 when it already is one.",
+		Description: "Makes an address a user of the account with a role; it may then sign in. 409 when it already is one, or when the account has 1,000 users (the most it may).",
 		Errors:      []int{400, 401, 403, 409, 413, 422},
 	}, func(ctx context.Context, in *createUserInput) (*userOutput, error) {
 		pr := principal(ctx)
@@ -145,6 +145,8 @@ func userErr(err error) *Error {
 		return errorf(http.StatusConflict, auth.ErrUserExists.Error())
 	case errors.Is(err, auth.ErrLastOwner):
 		return errorf(http.StatusConflict, auth.ErrLastOwner.Error())
+	case errors.Is(err, auth.ErrTooManyUsers):
+		return errorf(http.StatusConflict, auth.ErrTooManyUsers.Error())
 	}
 	return nil
 }

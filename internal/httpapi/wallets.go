@@ -53,8 +53,8 @@ func walletOf(w *wallet.Wallet) Wallet {
 
 type listWalletsOutput struct {
 	Body struct {
-		Wallets    []Wallet   `json:"wallets" doc:"Every wallet of the account, newest first."`
-		NextCursor pageCursor `json:"next_cursor,omitzero" doc:"When limit or cursor is given: pass as cursor for the next page; null on the last page. Absent otherwise." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
+		Wallets    []Wallet `json:"wallets" doc:"A page of the account's wallets, newest first."`
+		NextCursor *string  `json:"next_cursor" nullable:"true" doc:"Pass as cursor for the next page; null on the last page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
 	}
 }
 
@@ -64,20 +64,16 @@ func (s *server) registerWallets(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        Prefix + "/wallets",
 		Summary:     "List wallets",
-		Description: "Every wallet of the account, newest first, without policies or balances; `limit` and `cursor` page them.",
+		Description: "The account's wallets, newest first, without policies or balances, a page at a time like GET /agents (100 unless `limit` says otherwise; `next_cursor` continues).",
 		Tags:        []string{"Wallets"},
 		Errors:      []int{400, 401, 422},
 	}, func(ctx context.Context, in *walletPageQuery) (*listWalletsOutput, error) {
-		ws, next, err := s.wallets(ctx, in)
+		ws, next, err := walletPage(ctx, s, in, walletOf)
 		if err != nil {
 			return nil, err
 		}
 		out := &listWalletsOutput{}
-		out.Body.NextCursor = next
-		out.Body.Wallets = make([]Wallet, len(ws))
-		for i := range ws {
-			out.Body.Wallets[i] = walletOf(&ws[i])
-		}
+		out.Body.Wallets, out.Body.NextCursor = ws, next
 		return out, nil
 	})
 

@@ -362,11 +362,7 @@ func (s *server) listDeliveries(ctx context.Context, in *listDeliveriesInput) (*
 		return nil, s.fail(ctx, err)
 	}
 	out := &listDeliveriesOutput{}
-	ds, out.Body.NextCursor = page(ds, n, func(d *webhook.Delivery) string { return timeCursor(d.CreatedAt, d.ID) })
-	out.Body.Deliveries = make([]DeliveryOut, len(ds))
-	for i := range ds {
-		out.Body.Deliveries[i] = deliveryOf(&ds[i])
-	}
+	out.Body.Deliveries, out.Body.NextCursor = page(ds, n, func(d *webhook.Delivery) string { return timeCursor(d.CreatedAt, d.ID) }, deliveryOf)
 	return out, nil
 }
 

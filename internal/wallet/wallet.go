@@ -105,6 +105,8 @@ type Wallet struct {
 	SecretKeyID       string            `bun:"secret_key_id"`
 	SecretSealed      []byte            `bun:"secret_sealed"`
 	CreatedAt         time.Time         `bun:"created_at"`
+	// CreatedBy is the API key that created the wallet; none for a person.
+	CreatedBy uuid.NullUUID `bun:"created_by,type:uuid"`
 }
 
 // Policy returns the wallet's spending policy.
@@ -140,19 +142,52 @@ type Sealer interface {
 // configured otherwise: well above normal use, yet a bound.
 const DefaultMaxWallets = 10_000
 
-// TooManyError refuses a wallet past the account's cap.
-type TooManyError struct{ Max int }
+// DefaultMaxByAgents is how many wallets agent keys may create in an
+// account unless configured otherwise: enough for an agent to make its own
+// wallets, small next to DefaultMaxWallets, so agents cannot fill it.
+const DefaultMaxByAgents = 100
+
+// TooManyError refuses a wallet past the account's cap, or (ByAgents) past
+// the cap of the wallets agent keys created.
+type TooManyError struct {
+	Max      int
+	ByAgents bool
+}
 
 func (e *TooManyError) Error() string {
+	if e.ByAgents {
+		return fmt.Sprintf("agent keys have created %d wallets in this account, the most they may; an admin key or an owner may create more", e.Max)
+	}
 	return fmt.Sprintf("the account holds %d wallets, the most it may", e.Max)
 }
 
-// Create makes a new agent wallet: a fresh keypair whose secret is sealed
-// before it is stored, with its audit entry by actor. An invalid label or
-// policy is a *FieldError; past max wallets in the account (0: no cap) a
-// *TooManyError, counted under the account row's lock so concurrent
-// creates cannot pass it.
+// Caps bound an account's wallets: Total, whoever created them, and
+// ByAgents, those agent keys created (0: no cap).
+type Caps struct {
+	Total, ByAgents int
+}
+
+// Creator is who makes a wallet: Actor as the audit log names it; Key the
+// API key (none for a person), and Agent whether that key is an agent key
+// (its wallets count against Caps.ByAgents).
+type Creator struct {
+	Actor string
+	Key   uuid.NullUUID
+	Agent bool
+}
+
+// Create makes a wallet as CreateBy does, by actor without a key, with at
+// most max wallets in the account (0: no cap).
 func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID, actor, label string, p policy.Policy, max int) (Wallet, error) {
+	return CreateBy(ctx, db, sealer, accountID, Creator{Actor: actor}, label, p, Caps{Total: max})
+}
+
+// CreateBy makes a new agent wallet: a fresh keypair whose secret is
+// sealed before it is stored, with its audit entry by the creator. An
+// invalid label or policy is a *FieldError; past a cap a *TooManyError,
+// counted under the account row's lock so concurrent creates cannot pass
+// it.
+func CreateBy(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID, by Creator, label string, p policy.Policy, caps Caps) (Wallet, error) {
 	if err := validate(label, p); err != nil {
 		return Wallet{}, err
 	}
@@ -179,25 +214,16 @@ func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID,
 		SecretKeyID:       sealed.KeyID,
 		SecretSealed:      sealed.Ciphertext,
 		CreatedAt:         nowUTC(),
+		CreatedBy:         by.Key,
 	}
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if max > 0 {
-			if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", accountID).Exec(ctx); err != nil {
-				return fmt.Errorf("lock account: %w", err)
-			}
-			// A statement of its own: its snapshot follows the lock.
-			n, err := tx.NewSelect().Table("wallets").Where("account_id = ?", accountID).Count(ctx)
-			if err != nil {
-				return fmt.Errorf("count wallets: %w", err)
-			}
-			if n >= int64(max) {
-				return &TooManyError{Max: max}
-			}
+		if err := checkCaps(ctx, tx, accountID, by, caps); err != nil {
+			return err
 		}
 		if _, err := tx.NewInsert().Model(&w).Exec(ctx); err != nil {
 			return fmt.Errorf("insert wallet: %w", err)
 		}
-		return audit.Append(ctx, tx, accountID, w.CreatedAt, actor, audit.ActionWalletCreated, Target(w.ID),
+		return audit.Append(ctx, tx, accountID, w.CreatedAt, by.Actor, audit.ActionWalletCreated, Target(w.ID),
 			map[string]any{"wallet_id": w.ID, "label": label, "pubkey": w.Pubkey, "policy": w.Policy().Doc()})
 	})
 	if err != nil {
@@ -205,6 +231,40 @@ func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID,
 	}
 	w.SecretSealed = nil
 	return w, nil
+}
+
+// checkCaps refuses a wallet past caps, under the account row's lock.
+func checkCaps(ctx context.Context, tx bun.Tx, accountID uuid.UUID, by Creator, caps Caps) error {
+	byAgents := by.Agent && caps.ByAgents > 0
+	if caps.Total <= 0 && !byAgents {
+		return nil
+	}
+	if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", accountID).Exec(ctx); err != nil {
+		return fmt.Errorf("lock account: %w", err)
+	}
+	// Statements of their own: their snapshots follow the lock.
+	if caps.Total > 0 {
+		n, err := tx.NewSelect().Table("wallets").Where("account_id = ?", accountID).Count(ctx)
+		if err != nil {
+			return fmt.Errorf("count wallets: %w", err)
+		}
+		if n >= int64(caps.Total) {
+			return &TooManyError{Max: caps.Total}
+		}
+	}
+	if byAgents {
+		// A key's role never changes (a rotation keeps it). The role's
+		// text: this package cannot import auth, which imports it.
+		n, err := tx.NewSelect().TableExpr("wallets AS w").Join("JOIN api_keys AS k ON k.id = w.created_by").
+			Where("w.account_id = ? AND k.role = 'agent'", accountID).Count(ctx)
+		if err != nil {
+			return fmt.Errorf("count wallets by agent keys: %w", err)
+		}
+		if n >= int64(caps.ByAgents) {
+			return &TooManyError{Max: caps.ByAgents, ByAgents: true}
+		}
+	}
+	return nil
 }
 
 // nowUTC is the time as Postgres keeps it (microseconds).

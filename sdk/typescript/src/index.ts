@@ -117,8 +117,16 @@ export class AgentWallet {
     }
   }
 
+  /** Reads every item of an async iterator. */
+  private async collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+    const out: T[] = [];
+    for await (const it of items) out.push(it);
+    return out;
+  }
+
   readonly agents = {
-    list: async (): Promise<Agent[]> => (await this.do(this.api.GET('/api/public/v1/agents'))).agents,
+    /** Every agent wallet, newest first: the service answers a page at a time, and this reads them all (`search('')` iterates instead). */
+    list: (): Promise<Agent[]> => this.collect(this.agentPages('', 500)),
     create: (label: string, policy?: PolicyInput): Promise<Agent> =>
       this.do(this.api.POST('/api/public/v1/agents', { body: policy ? { label, policy } : { label } })),
     get: (id: string): Promise<Agent> => this.do(this.api.GET('/api/public/v1/agents/{id}', { params: { path: { id } } })),
@@ -166,15 +174,26 @@ export class AgentWallet {
         }),
       ),
     /** Agents whose label contains q (any case) or whose address starts with it, page after page. */
-    search: (q: string, pageSize = 100) =>
-      this.pages<Agent>(async (cursor) => {
-        const d = await this.do(this.api.GET('/api/public/v1/agents', { params: { query: { q, limit: pageSize, cursor } } }));
-        return { items: d.agents, next: d.next_cursor };
-      }),
+    search: (q: string, pageSize = 100) => this.agentPages(q, pageSize),
   };
 
+  private agentPages(q: string, pageSize: number): AsyncGenerator<Agent> {
+    return this.pages<Agent>(async (cursor) => {
+      const query = { limit: pageSize, ...(q ? { q } : {}), ...(cursor ? { cursor } : {}) };
+      const d = await this.do(this.api.GET('/api/public/v1/agents', { params: { query } }));
+      return { items: d.agents, next: d.next_cursor };
+    });
+  }
+
   readonly wallets = {
-    list: async (): Promise<Wallet[]> => (await this.do(this.api.GET('/api/public/v1/wallets'))).wallets,
+    /** Every wallet, newest first, read page after page. */
+    list: (): Promise<Wallet[]> =>
+      this.collect(
+        this.pages<Wallet>(async (cursor) => {
+          const d = await this.do(this.api.GET('/api/public/v1/wallets', { params: { query: { limit: 500, ...(cursor ? { cursor } : {}) } } }));
+          return { items: d.wallets, next: d.next_cursor };
+        }),
+      ),
     balance: (id: string): Promise<Balance> => this.do(this.api.GET('/api/public/v1/wallets/{id}/balance', { params: { path: { id } } })),
     /** Adds test USDC and SOL on a local chain (a 409 ConflictError elsewhere); answers the new balance. */
     fund: (id: string, amounts: { usdc?: number; sol?: number }): Promise<Balance> =>

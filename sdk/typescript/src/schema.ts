@@ -13,13 +13,13 @@ export interface paths {
         };
         /**
          * List agent wallets
-         * @description All agent wallets of the account, newest first; `limit` and `cursor` page them (keyset, like GET /transactions).
+         * @description The account's agent wallets, newest first, a page at a time: 100 unless `limit` says otherwise, and never more than 1 MiB of JSON (a page ends early, with `next_cursor`, before the wallet that would pass it). Pass `next_cursor` as `cursor` for the next page (keyset, like GET /transactions); it is null on the last.
          */
         get: operations["list-agents"];
         put?: never;
         /**
          * Create an agent wallet
-         * @description Makes a new Solana keypair server-side (the secret is sealed and never returned) with an optional policy. An account holds at most 10,000 wallets by default (409 past that).
+         * @description Makes a new Solana keypair server-side (the secret is sealed and never returned) with an optional policy. An account holds at most 10,000 wallets by default, of which agent keys may create at most 100 (409 past either; admin keys and owners may still create the rest).
          */
         post: operations["create-agent"];
         delete?: never;
@@ -357,7 +357,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description A new key of the calling key's account, an agent key unless the body asks for an admin key (which only an admin key may create, 403 otherwise). An agent key may send, read, tighten its wallets' policies, freeze and reject, but never approve a payment or loosen a rule (otherwise an agent could mint a key and approve its own sends); `wallet_ids` limits it to some wallets. A key limited to some wallets creates keys only within them (403 otherwise). The full key is in this answer only. An account holds at most 100 live agent keys (409 past that: revoke one first).
+         * @description A new key of the calling key's account, an agent key unless the body asks for an admin key (which only an admin key may create, 403 otherwise). An agent key may send, read, tighten its wallets' policies, freeze and reject, but never approve a payment or loosen a rule (otherwise an agent could mint a key and approve its own sends); `wallet_ids` limits it to some wallets. A key limited to some wallets creates keys only within them (403 otherwise). The full key is in this answer only. An account holds at most 100 live agent keys, and agent keys may have created at most 20 live keys by default (409 past either: revoke one first; admin keys and owners are not held to the second).
          */
         post: operations["create-key"];
         delete?: never;
@@ -435,13 +435,13 @@ export interface paths {
         };
         /**
          * List dashboard users
-         * @description The account's dashboard users: Solana addresses that sign in with their wallet, each with a role.
+         * @description The account's dashboard users, every one (an account has at most 1,000, so the answer stays under about 130 KB): Solana addresses that sign in with their wallet, each with a role.
          */
         get: operations["list-users"];
         put?: never;
         /**
          * Add a dashboard user
-         * @description Makes an address a user of the account with a role; it may then sign in. 409 when it already is one.
+         * @description Makes an address a user of the account with a role; it may then sign in. 409 when it already is one, or when the account has 1,000 users (the most it may).
          */
         post: operations["create-user"];
         delete?: never;
@@ -483,7 +483,7 @@ export interface paths {
         };
         /**
          * List wallets
-         * @description Every wallet of the account, newest first, without policies or balances; `limit` and `cursor` page them.
+         * @description The account's wallets, newest first, without policies or balances, a page at a time like GET /agents (100 unless `limit` says otherwise; `next_cursor` continues).
          */
         get: operations["list-wallets"];
         put?: never;
@@ -1549,13 +1549,13 @@ export interface components {
             prefix: string;
         };
         ListAgentsOutputBody: {
-            /** @description The account's agent wallets, newest first. */
+            /** @description A page of the account's agent wallets, newest first. */
             agents: components["schemas"]["Agent"][];
             /**
-             * @description When limit or cursor is given: pass as cursor for the next page; null on the last page. Absent otherwise.
+             * @description Pass as cursor for the next page; null on the last page.
              * @example MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU
              */
-            next_cursor?: string | null;
+            next_cursor: string | null;
         };
         ListApprovalsOutputBody: {
             /** @description Newest first. */
@@ -1594,11 +1594,11 @@ export interface components {
         };
         ListWalletsOutputBody: {
             /**
-             * @description When limit or cursor is given: pass as cursor for the next page; null on the last page. Absent otherwise.
+             * @description Pass as cursor for the next page; null on the last page.
              * @example MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU
              */
-            next_cursor?: string | null;
-            /** @description Every wallet of the account, newest first. */
+            next_cursor: string | null;
+            /** @description A page of the account's wallets, newest first. */
             wallets: components["schemas"]["Wallet"][];
         };
         NewKey: {
@@ -2051,9 +2051,9 @@ export interface operations {
     "list-agents": {
         parameters: {
             query?: {
-                /** @description Page size, 1 to 500. With limit or cursor the answer is a page with next_cursor; without both, every wallet (each may carry a 1,000-entry allowlist: page a large account). */
+                /** @description Page size, 1 to 500; 100 when omitted. A page also ends early, with next_cursor, before it passes 1 MiB of JSON (wallets with long allowlists). */
                 limit?: number;
-                /** @description Where to continue: the next_cursor of the previous page. */
+                /** @description Where to continue: the next_cursor of the previous page. Omit for the first page. */
                 cursor?: string;
                 /** @description Only wallets whose label contains this text (any case) or whose address starts with it. */
                 q?: string;
@@ -2160,7 +2160,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: unscoped keys only; approver keys: refused; viewer keys: refused. */
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: unscoped keys only; approver keys: refused; viewer keys: refused; agent keys together create at most 100 wallets per account by default (`MAX_WALLETS_BY_AGENT_KEYS`; 409 past it). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2845,7 +2845,7 @@ export interface operations {
                 wallet_id?: string;
                 /** @description Where to continue: the next_cursor of the previous page. Omit for the first page. */
                 cursor?: string;
-                /** @description Page size, 1 to 100. */
+                /** @description Page size, 1 to 100. A page also ends early, with next_cursor, before it passes 1 MiB of JSON. */
                 limit?: number;
             };
             header?: never;
@@ -3298,7 +3298,7 @@ export interface operations {
                 target?: string;
                 /** @description Where to continue: the next_cursor of the previous page. Omit for the first page. */
                 cursor?: string;
-                /** @description Page size, 1 to 100. */
+                /** @description Page size, 1 to 100. A page also ends early, with next_cursor, before it passes 1 MiB of JSON. */
                 limit?: number;
             };
             header?: never;
@@ -3587,7 +3587,7 @@ export interface operations {
             query?: {
                 /** @description Where to continue: the next_cursor of the previous page. Omit for the first page. */
                 cursor?: string;
-                /** @description Page size, 1 to 100. */
+                /** @description Page size, 1 to 100. A page also ends early, with next_cursor, before it passes 1 MiB of JSON. */
                 limit?: number;
             };
             header?: never;
@@ -3701,7 +3701,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused by the permission table (docs/permissions.md), nothing changed: approver keys: refused; viewer keys: refused; only an admin key or an owner makes admin keys; a scoped key makes keys within its scope. */
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: approver keys: refused; viewer keys: refused; only an admin key or an owner makes admin keys; a scoped key makes keys within its scope; agent keys together have at most 20 live keys of their making per account by default (`MAX_KEYS_BY_AGENT_KEYS`; 409 past it). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3931,7 +3931,7 @@ export interface operations {
                 since?: string;
                 /** @description Only transactions created before this time (ISO 8601). */
                 until?: string;
-                /** @description Page size, 1 to 500 (100 when omitted). */
+                /** @description Page size, 1 to 500 (100 when omitted). A page also ends early, with next_cursor, before it passes 1 MiB of JSON. */
                 limit?: number;
                 /** @description Where to continue: the next_cursor of the previous page. */
                 cursor?: string;
@@ -4354,9 +4354,9 @@ export interface operations {
     "list-wallets": {
         parameters: {
             query?: {
-                /** @description Page size, 1 to 500. With limit or cursor the answer is a page with next_cursor; without both, every wallet (each may carry a 1,000-entry allowlist: page a large account). */
+                /** @description Page size, 1 to 500; 100 when omitted. A page also ends early, with next_cursor, before it passes 1 MiB of JSON (wallets with long allowlists). */
                 limit?: number;
-                /** @description Where to continue: the next_cursor of the previous page. */
+                /** @description Where to continue: the next_cursor of the previous page. Omit for the first page. */
                 cursor?: string;
                 /** @description Only wallets whose label contains this text (any case) or whose address starts with it. */
                 q?: string;
@@ -5036,7 +5036,7 @@ export interface operations {
                 status?: "pending" | "succeeded" | "failed";
                 /** @description Where to continue: the next_cursor of the previous page. Omit for the first page. */
                 cursor?: string;
-                /** @description Page size, 1 to 100. */
+                /** @description Page size, 1 to 100. A page also ends early, with next_cursor, before it passes 1 MiB of JSON. */
                 limit?: number;
             };
             header?: never;
