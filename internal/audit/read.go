@@ -14,15 +14,32 @@ import (
 type Filter struct {
 	Action string
 	Target string
-	// Wallets, when not nil, keeps only the entries about these wallets
-	// (their target, or the wallet_id of their details): a key's wallet
-	// scope.
-	Wallets   []uuid.UUID
+	// Agent, when not nil, keeps only what an agent key may read.
+	Agent     *AgentView
 	BeforeSeq int64 // 0: from the newest
 	Limit     int
 }
 
-// List returns the account's entries newest first.
+// AgentView is what an agent key reads of its account's log: an allowlist
+// by target, so people (user:…, sessions), webhook endpoints, other keys
+// and anything added later stay the humans' and the admins'.
+//
+//   - wallet:<id> of a wallet it reaches;
+//   - approval:ap_… whose details name a wallet it reaches;
+//   - key:key_… of its own keys (OwnKeys);
+//
+// and of permission.denied entries only its own keys' attempts (the
+// details of a refusal name the refused key and its role).
+type AgentView struct {
+	// Wallets it reaches; nil: every wallet of the account.
+	Wallets []uuid.UUID
+	// OwnKeys selects the actor ids (key_<uuid>) of the agent's own keys,
+	// as a subquery (auth.OwnKeyActors).
+	OwnKeys *bun.SelectQuery
+}
+
+// List returns the account's entries newest first. The filter is one SQL
+// condition, so a page is never short for what it leaves out.
 func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Filter) ([]Entry, error) {
 	es := []Entry{}
 	q := db.NewSelect().Model(&es).Where("account_id = ?", accountID).Order("seq DESC").Limit(int64(f.Limit))
@@ -32,13 +49,22 @@ func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Filter) ([]Ent
 	if f.Target != "" {
 		q = q.Where("target = ?", f.Target)
 	}
-	if f.Wallets != nil {
-		targets := make([]string, len(f.Wallets))
-		ids := make([]string, len(f.Wallets))
-		for i, id := range f.Wallets {
-			targets[i], ids[i] = "wallet:"+id.String(), id.String()
-		}
-		q = q.Where("(target IN (?) OR details->>'wallet_id' IN (?))", bun.List(targets), bun.List(ids))
+	if v := f.Agent; v != nil {
+		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			if v.Wallets == nil {
+				q = q.WhereOr("starts_with(target, 'wallet:') OR starts_with(target, 'approval:')")
+			} else {
+				targets := make([]string, len(v.Wallets))
+				ids := make([]string, len(v.Wallets))
+				for i, id := range v.Wallets {
+					targets[i], ids[i] = "wallet:"+id.String(), id.String()
+				}
+				q = q.WhereOr("target IN (?)", bun.List(targets)).
+					WhereOr("starts_with(target, 'approval:') AND details->>'wallet_id' IN (?)", bun.List(ids))
+			}
+			return q.WhereOr("starts_with(target, 'key:') AND substr(target, 5) IN (?)", v.OwnKeys)
+		})
+		q = q.Where("(action <> ? OR actor IN (?))", ActionPermissionDenied, v.OwnKeys)
 	}
 	if f.BeforeSeq > 0 {
 		q = q.Where("seq < ?", f.BeforeSeq)

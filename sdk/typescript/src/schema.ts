@@ -274,7 +274,7 @@ export interface paths {
         };
         /**
          * Read the audit log
-         * @description The account's append-only, hash-chained audit log, newest first, optionally by action or target. A key limited to some wallets sees only the entries about them. Each entry's hash covers its fields and the previous entry's hash, so an edit anywhere breaks the chain (`api audit verify`).
+         * @description The account's append-only, hash-chained audit log, newest first, optionally by action or target. Humans and admin keys read every entry. An agent key reads only entries about the wallets it reaches (target wallet:<id>), approvals of those wallets, and its own keys (its rotation lineage and the keys it created, as GET /keys lists them), and of refusals (permission.denied) only its own keys'; never users, sessions, webhook endpoints or other keys. To an agent key a person is user or slack, without the address or id. Each entry's hash covers its fields and the previous entry's hash, so an edit anywhere breaks the chain (`api audit verify`).
          */
         get: operations["list-audit-log"];
         put?: never;
@@ -737,7 +737,7 @@ export interface components {
              */
             amount: number;
             /**
-             * @description Who approved it: key_… (API key), usr_… (dashboard user), slack:<user id>; null unless approved.
+             * @description Who approved it: key_<uuid> (API key), user:<address> (dashboard user), slack:<user id>; null unless approved. Agent keys read a person as user or slack, without the address or id.
              * @example key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e
              */
             approved_by: string | null;
@@ -786,7 +786,7 @@ export interface components {
              */
             reason_detail: string | null;
             /**
-             * @description Who rejected it: key_…, usr_…, slack:<user id>, or system; null unless rejected.
+             * @description Who rejected it: key_<uuid>, user:<address>, slack:<user id>, or system; null unless rejected. Agent keys read a person as user or slack, without the address or id.
              * @example system
              */
             rejected_by: string | null;
@@ -1003,7 +1003,7 @@ export interface components {
              */
             action: string;
             /**
-             * @description Who acted: key_… (API key), usr_… (dashboard user), slack:<user id>, or system.
+             * @description Who acted: key_<uuid> (API key), user:<address> (dashboard user), slack:<user id>, or system. Agent keys read a person as user or slack, without the address or id (in details too), so those entries' hashes cannot be recomputed from their answer.
              * @example key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e
              */
             actor: string;
@@ -1048,7 +1048,7 @@ export interface components {
              */
             seq: number;
             /**
-             * @description What it acted on: wallet:<id>, approval:ap_…, or key:key_….
+             * @description What it acted on: wallet:<id>, approval:ap_…, key:key_…, user:<address>, or webhook_endpoint:<id>.
              * @example wallet:5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
              */
             target: string;
