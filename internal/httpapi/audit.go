@@ -45,19 +45,24 @@ type auditOutput struct {
 // AuditBreak is the first link of a chain that does not hold.
 type AuditBreak struct {
 	Seq     int64  `json:"seq" doc:"The broken entry's position." example:"43"`
-	EntryID string `json:"entry_id" format:"uuid" doc:"The broken entry's id." example:"3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7"`
-	Problem string `json:"problem" doc:"What does not hold: a sequence gap, a prev_hash that is not the previous entry's hash, or a hash that does not match the entry's contents." example:"hash does not match the entry's contents (edited)"`
+	EntryID string `json:"entry_id" format:"uuid" doc:"The broken entry's id (the nil UUID when the entry is missing)." example:"3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7"`
+	Problem string `json:"problem" doc:"What does not hold: a sequence gap, a prev_hash that is not the previous entry's hash, a hash that does not match the entry's contents, or an entry verified at the checkpoint that is missing or has another hash." example:"hash does not match the entry's contents (edited)"`
 }
 
 type auditVerificationOutput struct {
 	Body struct {
-		Intact          bool        `json:"intact" doc:"Every entry's hash matches its contents and its predecessor's hash, with no gap." example:"true"`
-		Entries         int         `json:"entries" doc:"Entries read, the broken one included." example:"42"`
-		VerifiedThrough int64       `json:"verified_through_seq" doc:"The last seq of the intact prefix (0 when the log is empty or its first entry is broken)." example:"42"`
+		Intact          bool        `json:"intact" doc:"No break found: every entry checked, now or by an earlier verification, matches its contents and its predecessor's hash, with no gap. Once false it stays false (the break stays reported)." example:"true"`
+		FromSeq         int64       `json:"from_seq" doc:"This check started after this entry, the checkpoint an earlier verification reached (0: from the first entry)." example:"40"`
+		Entries         int         `json:"entries" doc:"Entries read after from_seq, the broken one included." example:"2"`
+		VerifiedThrough int64       `json:"verified_through_seq" doc:"The last seq of the intact prefix as far as verified (0 when the log is empty or its first entry is broken)." example:"42"`
+		More            bool        `json:"more" doc:"Entries after verified_through_seq were left for the next call (at most 10000 are read per call): call again." example:"false"`
 		FirstBreak      *AuditBreak `json:"first_break,omitempty" doc:"The first broken entry; absent when intact."`
 		VerifiedAt      time.Time   `json:"verified_at" doc:"When this check ran, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
 	}
 }
+
+// MaxVerifyEntries bounds the entries one verification call reads.
+const MaxVerifyEntries = 10_000
 
 func (s *server) registerAudit(api huma.API) {
 	huma.Register(api, huma.Operation{
@@ -79,8 +84,10 @@ func (s *server) registerAudit(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        Prefix + "/audit-log/verification",
 		Summary:     "Verify the audit log's hash chain",
-		Description: "Walks the account's whole chain from its first entry, recomputing every hash, and answers how far it holds: " +
-			"verified through entry N, or the first broken entry and what is wrong with it. " +
+		Description: "Verifies the account's chain from where the last verification stopped (its checkpoint), recomputing every hash, at most 10000 entries per call, " +
+			"and answers how far it holds: verified through entry N (`more` when entries remain: call again), or the first broken entry and what is wrong with it, " +
+			"which every later call reports. It also checks that the checkpoint's entry kept its hash, so a rewrite of the entries before it is found; " +
+			"an edit before the checkpoint behind the database's append-only triggers, hashes left alone, is found by a full walk (`api audit verify --full`). " +
 			"The chain is the account's, across every wallet: admin keys and dashboard users may run it, agent keys may not.",
 		Tags:   []string{"Audit"},
 		Errors: []int{401, 403},
@@ -88,13 +95,15 @@ func (s *server) registerAudit(api huma.API) {
 }
 
 func (s *server) verifyAudit(ctx context.Context, _ *struct{}) (*auditVerificationOutput, error) {
-	st, err := audit.VerifyAccount(ctx, s.DB, principal(ctx).AccountID)
+	st, err := audit.Check(ctx, s.DB, principal(ctx).AccountID, audit.CheckOptions{Max: MaxVerifyEntries})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
 	out := &auditVerificationOutput{}
 	out.Body.Intact = st.Break == nil
+	out.Body.FromSeq = st.From
 	out.Body.Entries = st.Entries
+	out.Body.More = st.More
 	out.Body.VerifiedThrough = st.VerifiedThrough
 	out.Body.VerifiedAt = time.Now().UTC().Truncate(time.Second)
 	if b := st.Break; b != nil {

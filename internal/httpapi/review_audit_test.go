@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/httpapi"
 )
 
 // auditReader is who reads the audit log in a test: a key, or a session's
@@ -252,5 +256,71 @@ func TestSecReview01AgentKeysReadNoPeopleOrOtherKeysInTheAuditLog(t *testing.T) 
 	ks := e.listKeys(next["key"].(string))
 	if len(ks) != 3 || ks[agentID] == nil || ks[childID] == nil || ks[next["id"].(string)] == nil {
 		t.Fatalf("the successor's keys: %v", ks)
+	}
+}
+
+// GET /audit-log/verification reads only what was appended since the last
+// call (its checkpoint), at most httpapi.MaxVerifyEntries a call: a
+// second call over a long chain reads only the new entries. A break after
+// the checkpoint is found and stays reported.
+func TestSecReview15VerificationReadsOnlyNewEntries(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	appendN := func(n int) {
+		t.Helper()
+		_, err := e.db.ExecContext(t.Context(), `SELECT audit_append(gen_random_uuid(), ?, now(), 'system', 'policy.updated',
+			'wallet:w', json_build_object('i', i)) FROM generate_series(1, ?) AS i`, e.account.ID, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	verify := func(from, entries, through int, more, intact bool) map[string]any {
+		t.Helper()
+		status, body := e.do("GET", "/api/public/v1/audit-log/verification", e.key, nil)
+		if status != 200 || body["from_seq"] != float64(from) || body["entries"] != float64(entries) ||
+			body["verified_through_seq"] != float64(through) || body["more"] != more || body["intact"] != intact {
+			t.Fatalf("verification: %d %v, want from %d, %d entries, through %d, more %v, intact %v", status, body, from, entries, through, more, intact)
+		}
+		return body
+	}
+	checkpoint := func() int64 {
+		t.Helper()
+		var seq int64
+		if err := e.db.NewRaw("SELECT seq FROM audit_checkpoints WHERE account_id = ?", e.account.ID).Scan(t.Context(), &seq); err != nil {
+			t.Fatal(err)
+		}
+		return seq
+	}
+	n := httpapi.MaxVerifyEntries + 500
+	appendN(n)
+	verify(0, httpapi.MaxVerifyEntries, httpapi.MaxVerifyEntries, true, true)
+	verify(httpapi.MaxVerifyEntries, 500, n, false, true)
+	if seq := checkpoint(); seq != int64(n) {
+		t.Fatalf("checkpoint %d", seq)
+	}
+	appendN(3)
+	verify(n, 3, n+3, false, true)
+	verify(n+3, 0, n+3, false, true)
+
+	// An edit after the checkpoint, behind the append-only triggers.
+	appendN(4)
+	err := e.db.RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL session_replication_role = replica"); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE audit_log SET details = '{"i":0}' WHERE account_id = ? AND seq = ?`, e.account.ID, n+5)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := verify(n+3, 2, n+4, false, false)
+	if brk := body["first_break"].(map[string]any); brk["seq"] != float64(n+5) || !strings.Contains(brk["problem"].(string), "edited") {
+		t.Fatalf("break %v", brk)
+	}
+	appendN(1)
+	body = verify(n+4, 0, n+4, false, false)
+	if brk := body["first_break"].(map[string]any); brk["seq"] != float64(n+5) {
+		t.Fatalf("the break is no longer reported: %v", body)
 	}
 }

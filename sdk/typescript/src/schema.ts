@@ -294,7 +294,7 @@ export interface paths {
         };
         /**
          * Verify the audit log's hash chain
-         * @description Walks the account's whole chain from its first entry, recomputing every hash, and answers how far it holds: verified through entry N, or the first broken entry and what is wrong with it. The chain is the account's, across every wallet: admin keys and dashboard users may run it, agent keys may not.
+         * @description Verifies the account's chain from where the last verification stopped (its checkpoint), recomputing every hash, at most 10000 entries per call, and answers how far it holds: verified through entry N (`more` when entries remain: call again), or the first broken entry and what is wrong with it, which every later call reports. It also checks that the checkpoint's entry kept its hash, so a rewrite of the entries before it is found; an edit before the checkpoint behind the database's append-only triggers, hashes left alone, is found by a full walk (`api audit verify --full`). The chain is the account's, across every wallet: admin keys and dashboard users may run it, agent keys may not.
          */
         get: operations["verify-audit-log"];
         put?: never;
@@ -980,12 +980,12 @@ export interface components {
         AuditBreak: {
             /**
              * Format: uuid
-             * @description The broken entry's id.
+             * @description The broken entry's id (the nil UUID when the entry is missing).
              * @example 3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7
              */
             entry_id: string;
             /**
-             * @description What does not hold: a sequence gap, a prev_hash that is not the previous entry's hash, or a hash that does not match the entry's contents.
+             * @description What does not hold: a sequence gap, a prev_hash that is not the previous entry's hash, a hash that does not match the entry's contents, or an entry verified at the checkpoint that is missing or has another hash.
              * @example hash does not match the entry's contents (edited)
              */
             problem: string;
@@ -1065,17 +1065,28 @@ export interface components {
         AuditVerificationOutputBody: {
             /**
              * Format: int64
-             * @description Entries read, the broken one included.
-             * @example 42
+             * @description Entries read after from_seq, the broken one included.
+             * @example 2
              */
             entries: number;
             /** @description The first broken entry; absent when intact. */
             first_break?: components["schemas"]["AuditBreak"];
             /**
-             * @description Every entry's hash matches its contents and its predecessor's hash, with no gap.
+             * Format: int64
+             * @description This check started after this entry, the checkpoint an earlier verification reached (0: from the first entry).
+             * @example 40
+             */
+            from_seq: number;
+            /**
+             * @description No break found: every entry checked, now or by an earlier verification, matches its contents and its predecessor's hash, with no gap. Once false it stays false (the break stays reported).
              * @example true
              */
             intact: boolean;
+            /**
+             * @description Entries after verified_through_seq were left for the next call (at most 10000 are read per call): call again.
+             * @example false
+             */
+            more: boolean;
             /**
              * Format: date-time
              * @description When this check ran, ISO 8601 UTC.
@@ -1084,7 +1095,7 @@ export interface components {
             verified_at: string;
             /**
              * Format: int64
-             * @description The last seq of the intact prefix (0 when the log is empty or its first entry is broken).
+             * @description The last seq of the intact prefix as far as verified (0 when the log is empty or its first entry is broken).
              * @example 42
              */
             verified_through_seq: number;
