@@ -1,7 +1,6 @@
 package audit_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -19,22 +18,6 @@ func appendN(t testing.TB, db bun.IDB, acct uuid.UUID, n int) {
 	t.Helper()
 	_, err := db.ExecContext(t.Context(), `SELECT audit_append(gen_random_uuid(), ?, now(), 'system', 'policy.updated',
 		'wallet:w', json_build_object('i', i)) FROM generate_series(1, ?) AS i`, acct, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// behindTriggers runs stmt (with args) as only the table's owner could:
-// with the append-only triggers off for this transaction.
-func behindTriggers(t testing.TB, db *bun.DB, stmt string, args ...any) {
-	t.Helper()
-	err := db.RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.ExecContext(ctx, "SET LOCAL session_replication_role = replica"); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, stmt, args...)
-		return err
-	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +78,7 @@ func TestSecReview15CheckReadsOnlyNewEntries(t *testing.T) {
 
 	// An edit after the checkpoint.
 	appendN(t, db, acct, 4)
-	behindTriggers(t, db, `UPDATE audit_log SET details = '{"i":0}' WHERE account_id = ? AND seq = 2505`, acct)
+	pgtest.BehindTriggers(t, db, `UPDATE audit_log SET details = '{"i":0}' WHERE account_id = ? AND seq = 2505`, acct)
 	st := check(audit.ChainState{From: 2503, Entries: 2, VerifiedThrough: 2504, Break: &audit.Break{}})
 	if st.Break.Seq != 2505 || !strings.Contains(st.Break.Problem, "edited") {
 		t.Fatalf("break %+v", st.Break)
@@ -144,7 +127,7 @@ func TestSecReview15CheckpointsAndFullWalks(t *testing.T) {
 	for i := 1; i < len(es); i++ {
 		es[i].PrevHash = es[i-1].Hash
 		es[i].Hash = es[i].ComputeHash()
-		behindTriggers(t, db, "UPDATE audit_log SET details = ?::json, prev_hash = ?, hash = ? WHERE id = ?",
+		pgtest.BehindTriggers(t, db, "UPDATE audit_log SET details = ?::json, prev_hash = ?, hash = ? WHERE id = ?",
 			string(es[i].Details), es[i].PrevHash, es[i].Hash, es[i].ID)
 	}
 	for _, full := range []bool{false, true} {
@@ -157,7 +140,7 @@ func TestSecReview15CheckpointsAndFullWalks(t *testing.T) {
 	removed := newAccount(t, db)
 	appendN(t, db, removed, 5)
 	check(removed, false)
-	behindTriggers(t, db, "DELETE FROM audit_log WHERE account_id = ? AND seq >= 4", removed)
+	pgtest.BehindTriggers(t, db, "DELETE FROM audit_log WHERE account_id = ? AND seq >= 4", removed)
 	if st := check(removed, false); st.Break == nil || st.Break.Seq != 5 || !strings.Contains(st.Break.Problem, "missing") || st.Entries != 0 {
 		t.Fatalf("removed entries: %+v", st)
 	}
@@ -172,7 +155,7 @@ func TestSecReview15CheckpointsAndFullWalks(t *testing.T) {
 	if err := db.NewRaw("SELECT details::text FROM audit_log WHERE account_id = ? AND seq = 2", edited).Scan(ctx, &orig); err != nil {
 		t.Fatal(err)
 	}
-	behindTriggers(t, db, `UPDATE audit_log SET details = '{"i":0}' WHERE account_id = ? AND seq = 2`, edited)
+	pgtest.BehindTriggers(t, db, `UPDATE audit_log SET details = '{"i":0}' WHERE account_id = ? AND seq = 2`, edited)
 	if st := check(edited, false); st.Break != nil || st.Entries != 0 {
 		t.Fatalf("an edit before the checkpoint is the full walk's: %+v", st)
 	}
@@ -186,7 +169,7 @@ func TestSecReview15CheckpointsAndFullWalks(t *testing.T) {
 		t.Fatalf("checkpoint %d, break %d", seq, brk)
 	}
 	// Restored, the chain is whole for a full walk, which clears the break.
-	behindTriggers(t, db, "UPDATE audit_log SET details = ?::json WHERE account_id = ? AND seq = 2", orig, edited)
+	pgtest.BehindTriggers(t, db, "UPDATE audit_log SET details = ?::json WHERE account_id = ? AND seq = 2", orig, edited)
 	if st := check(edited, true); st.Break != nil || st.VerifiedThrough != 5 {
 		t.Fatalf("restored, full walk: %+v", st)
 	}

@@ -51,7 +51,7 @@ type AuditBreak struct {
 
 type auditVerificationOutput struct {
 	Body struct {
-		Intact          bool        `json:"intact" doc:"No break found: every entry checked, now or by an earlier verification, matches its contents and its predecessor's hash, with no gap. Once false it stays false (the break stays reported)." example:"true"`
+		Intact          bool        `json:"intact" doc:"No break found: every entry checked, now or by an earlier verification, matches its contents and its predecessor's hash, with no gap. Once false it stays false: the break stays reported until a full walk (api audit verify --full) finds the chain whole." example:"true"`
 		FromSeq         int64       `json:"from_seq" doc:"This check started after this entry, the checkpoint an earlier verification reached (0: from the first entry)." example:"40"`
 		Entries         int         `json:"entries" doc:"Entries read after from_seq, the broken one included." example:"2"`
 		VerifiedThrough int64       `json:"verified_through_seq" doc:"The last seq of the intact prefix as far as verified (0 when the log is empty or its first entry is broken)." example:"42"`

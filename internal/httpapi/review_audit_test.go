@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/pgtest"
 )
 
 // auditReader is who reads the audit log in a test: a key, or a session's
@@ -304,16 +302,7 @@ func TestSecReview15VerificationReadsOnlyNewEntries(t *testing.T) {
 
 	// An edit after the checkpoint, behind the append-only triggers.
 	appendN(4)
-	err := e.db.RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.ExecContext(ctx, "SET LOCAL session_replication_role = replica"); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `UPDATE audit_log SET details = '{"i":0}' WHERE account_id = ? AND seq = ?`, e.account.ID, n+5)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pgtest.BehindTriggers(t, e.db, `UPDATE audit_log SET details = '{"i":0}' WHERE account_id = ? AND seq = ?`, e.account.ID, n+5)
 	body := verify(n+3, 2, n+4, false, false)
 	if brk := body["first_break"].(map[string]any); brk["seq"] != float64(n+5) || !strings.Contains(brk["problem"].(string), "edited") {
 		t.Fatalf("break %v", brk)

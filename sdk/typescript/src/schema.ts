@@ -1078,7 +1078,7 @@ export interface components {
              */
             from_seq: number;
             /**
-             * @description No break found: every entry checked, now or by an earlier verification, matches its contents and its predecessor's hash, with no gap. Once false it stays false (the break stays reported).
+             * @description No break found: every entry checked, now or by an earlier verification, matches its contents and its predecessor's hash, with no gap. Once false it stays false: the break stays reported until a full walk (api audit verify --full) finds the chain whole.
              * @example true
              */
             intact: boolean;
