@@ -195,8 +195,10 @@ type AuditEntry struct {
 // AuditVerification is how far an account's audit chain holds.
 type AuditVerification struct {
 	Intact          bool  `json:"intact"`
-	Entries         int   `json:"entries"`
+	FromSeq         int64 `json:"from_seq"` // the checkpoint this call started after
+	Entries         int   `json:"entries"`  // read after FromSeq
 	VerifiedThrough int64 `json:"verified_through_seq"`
+	More            bool  `json:"more"` // entries remain past VerifiedThrough: call again
 	FirstBreak      *struct {
 		Seq     int64  `json:"seq"`
 		EntryID string `json:"entry_id"`

@@ -19,7 +19,7 @@ import (
 
 // `api audit verify` passes an intact log; after one byte of one stored
 // entry's details is flipped (behind the append-only trigger's back, as
-// only the table's owner can), it names that entry and fails.
+// only the table's owner can), `--full` names that entry and fails.
 func TestAuditVerify(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewURL(t, true)
@@ -65,14 +65,14 @@ func TestAuditVerify(t *testing.T) {
 		}
 	}
 	out.Reset()
-	err = run(ctx, []string{"audit", "verify"}, getenv, &out)
+	err = run(ctx, []string{"audit", "verify", "--full"}, getenv, &out)
 	if !errors.Is(err, errChainBroken) || !strings.Contains(out.String(), "entry "+victim.ID.String()+" (seq 2): hash does not match") ||
 		!strings.Contains(out.String(), "1 broken") {
 		t.Fatalf("tampered: %v %q", err, out.String())
 	}
 	// The other account's chain is intact.
 	out.Reset()
-	if err := run(ctx, []string{"audit", "verify", "--account", other.ID.String()}, getenv, &out); err != nil || !strings.Contains(out.String(), "checked 1 entries in 1 account chain(s): 0 broken") {
+	if err := run(ctx, []string{"audit", "verify", "--full", "--account", other.ID.String()}, getenv, &out); err != nil || !strings.Contains(out.String(), "checked 1 entries in 1 account chain(s): 0 broken") {
 		t.Fatalf("other account: %v %q", err, out.String())
 	}
 	for _, args := range [][]string{{"audit"}, {"audit", "check"}, {"audit", "verify", "--account", "x"}} {

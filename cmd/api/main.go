@@ -6,7 +6,8 @@
 //	api bootstrap --network devnet       create an account and print its key
 //	api openapi --dir openapi            write the OpenAPI documents
 //	api keys create --account ID         create an admin key (may approve)
-//	api audit verify [--account ID]      check the audit log's hash chains
+//	api audit verify [--account ID]      check the audit log's hash chains from their checkpoints
+//	                 [--full]            or from their first entries
 package main
 
 import (
@@ -78,7 +79,7 @@ func run(ctx context.Context, args []string, getenv config.Getenv, stdout io.Wri
 	case "mcp":
 		return mcpCmd(ctx, getenv)
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: api [serve | migrate up|down|status|unlock | bootstrap --network devnet|mainnet [--quiet] | openapi --dir DIR | keys create --account ID [--quiet] | users add|remove --account ID --address ADDR [--role owner|approver|viewer] | mcp | audit verify [--account ID]]")
+		fmt.Fprintln(stdout, "usage: api [serve | migrate up|down|status|unlock | bootstrap --network devnet|mainnet [--quiet] | openapi --dir DIR | keys create --account ID [--quiet] | users add|remove --account ID --address ADDR [--role owner|approver|viewer] | mcp | audit verify [--account ID] [--full]]")
 		return nil
 	}
 	return fmt.Errorf("unknown command %q (try: serve, migrate, bootstrap, openapi, keys, users, mcp, audit)", cmd)
@@ -363,10 +364,11 @@ var errChainBroken = errors.New("audit log chain broken")
 
 func auditCmd(ctx context.Context, args []string, getenv config.Getenv, stdout io.Writer) error {
 	if len(args) == 0 || args[0] != "verify" {
-		return errors.New("usage: api audit verify [--account ID]")
+		return errors.New("usage: api audit verify [--account ID] [--full]")
 	}
 	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
 	accountFlag := fs.String("account", "", "verify only this account's chain (default: every account)")
+	full := fs.Bool("full", false, "walk each chain from its first entry, trusting no checkpoint (finds entries edited behind the triggers before the checkpoint)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -383,7 +385,7 @@ func auditCmd(ctx context.Context, args []string, getenv config.Getenv, stdout i
 		return err
 	}
 	defer db.Close()
-	rep, err := audit.Verify(ctx, db, account)
+	rep, err := audit.Verify(ctx, db, account, *full)
 	if err != nil {
 		return err
 	}

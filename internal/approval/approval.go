@@ -139,7 +139,7 @@ const labelColumn = "(SELECT label FROM wallets WHERE wallets.id = approvals.wal
 func target(id uuid.UUID) string { return "approval:" + PublicID(id) }
 
 // Start approves: pending → signing, by actor (an API key's "key_…", a
-// dashboard user's "usr_…" or "slack:<user>") whose key lineage is
+// dashboard user's "user:<address>" or "slack:<user>") whose key lineage is
 // lineage (invalid for actors that are not keys); a key of the
 // requester's lineage is refused (ErrRequester). The payment engine then
 // evaluates the policy again and signs, or rejects. An approval past its

@@ -65,7 +65,7 @@ type Entry struct {
 	AccountID uuid.UUID       `bun:"account_id,type:uuid"`
 	Seq       int64           `bun:"seq"`
 	At        time.Time       `bun:"at"`
-	Actor     string          `bun:"actor"`  // key_…, usr_…, slack:…, system
+	Actor     string          `bun:"actor"`  // key_<uuid>, user:<address>, slack:<user id>, system
 	Action    string          `bun:"action"` // e.g. send.sent
 	Target    string          `bun:"target"` // what it acted on, e.g. wallet:<id>
 	Details   json.RawMessage `bun:"details,type:json"`

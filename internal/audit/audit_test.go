@@ -62,7 +62,7 @@ func TestChainUnderConcurrency(t *testing.T) {
 		}
 		prev = e.Hash
 	}
-	rep, err := audit.Verify(ctx, db, nil)
+	rep, err := audit.Verify(ctx, db, nil, false)
 	if err != nil || rep.Accounts != 2 || rep.Entries != 40 || len(rep.Breaks) != 0 {
 		t.Fatalf("verify %+v %v", rep, err)
 	}

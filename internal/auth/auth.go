@@ -107,6 +107,13 @@ func (p Principal) Reaches(id uuid.UUID) bool { return p.Wallets.Reaches(id) }
 // CanApprove reports whether the principal's role may approve payments.
 func (p Principal) CanApprove() bool { return Can(p, "approve") == Allowed }
 
+// ReadsPeople reports whether the principal may read about people and
+// other keys: the account's users, their sessions, who decided an approval
+// by name, every key's history. Whoever may list the users may (humans,
+// admin keys); agent keys read only their wallets' and their own keys'
+// history, and a person there without the address.
+func (p Principal) ReadsPeople() bool { return Can(p, "list-users") == Allowed }
+
 // Describe names the principal's role in refusals.
 func (p Principal) Describe() string {
 	if p.User != "" {

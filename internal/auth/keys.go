@@ -27,16 +27,16 @@ type KeyPage struct {
 	AfterID   uuid.UUID
 }
 
-// ListKeys returns the keys of by's account that by may manage (an agent
-// key: itself and the keys it created), revoked ones included, newest
-// first (creation time, then id).
+// ListKeys returns the keys of by's account that by may see (an agent
+// key: its own keys, ownKeys), revoked ones included, newest first
+// (creation time, then id).
 func ListKeys(ctx context.Context, db bun.IDB, by Principal, p KeyPage) ([]APIKey, error) {
 	ks := []APIKey{}
 	q := db.NewSelect().Model(&ks).ExcludeColumn("hash").
 		Where("account_id = ?", by.AccountID).
 		Order("created_at DESC", "id DESC").Limit(int64(p.Limit))
 	if Can(by, "list-keys") == OwnKeys {
-		q = q.Where("id = ? OR created_by = ?", by.KeyID, by.KeyID)
+		q = ownKeys(q, by)
 	}
 	if !p.AfterTime.IsZero() {
 		q = q.Where("(created_at, id) < (?, ?)", p.AfterTime, p.AfterID)
@@ -45,6 +45,20 @@ func ListKeys(ctx context.Context, db bun.IDB, by Principal, p KeyPage) ([]APIKe
 		return nil, fmt.Errorf("list api keys: %w", err)
 	}
 	return ks, nil
+}
+
+// ownKeys keeps, of the account's keys, an agent key's own: its rotation
+// lineage (itself and the keys it replaced) and the keys it created (a
+// rotation hands those to the successor). GET /keys lists them and the
+// audit log shows their entries, to the agent key and to no other.
+func ownKeys(q *bun.SelectQuery, by Principal) *bun.SelectQuery {
+	return q.Where("account_id = ?", by.AccountID).Where("(lineage = ? OR created_by = ?)", by.Lineage, by.KeyID)
+}
+
+// OwnKeyActors selects the actor ids (key_<uuid>) of by's own keys
+// (ownKeys), as a subquery for the audit log's filter.
+func OwnKeyActors(db bun.IDB, by Principal) *bun.SelectQuery {
+	return ownKeys(db.NewSelect().Table("api_keys").ColumnExpr("'key_' || id::text"), by)
 }
 
 // lockKey reads one key of the account for update.

@@ -37,7 +37,8 @@ const (
 	// TightenOnly: allowed when the change only tightens the policy; a
 	// change that loosens anything is refused whole.
 	TightenOnly Access = "tighten only"
-	// OwnKeys: only the key itself and the keys it created.
+	// OwnKeys: only the key itself and the keys it created (to read: also
+	// the keys it replaced, its rotation lineage).
 	OwnKeys Access = "own keys only"
 	// UnscopedOnly: allowed unless the principal is limited to some
 	// wallets (a scoped key cannot create wallets outside its scope).
@@ -77,6 +78,15 @@ var (
 	agentsTight = access(TightenOnly, Refused, Refused)
 )
 
+// Notes of rows that agent keys read less of: people and keys are the
+// humans' business (list-users, list-keys), so the audit log is read by an
+// allowlist of targets and a person is named by kind only.
+const (
+	personHidden   = "agent keys read a person who decided as `user` or `slack`, without the address or id"
+	agentAuditView = "agent keys read only entries about their wallets, those wallets' approvals and their own keys (their lineage and the keys they made), " +
+		"and their own refusals; never users, sessions, webhook endpoints or other keys, and a person as `user` or `slack`, without the address or id"
+)
+
 // Permissions is the permission table: every public operation, by its
 // OpenAPI operationId, and what each role may do with it. It is the one
 // place the rules live: the API enforces it before any handler runs, and
@@ -97,13 +107,13 @@ var Permissions = map[string]Rule{
 	"send":                 {What: "send", Wallets: true, Access: agentsToo},
 	"preview-send":         {What: "preview sends", Wallets: true, Access: readAll},
 	"list-transactions":    {What: "list transactions", Wallets: true, Access: readAll},
-	"list-approvals":       {What: "list approvals", Wallets: true, Access: readAll},
-	"get-approval":         {What: "read approvals", Wallets: true, Access: readAll},
+	"list-approvals":       {What: "list approvals", Wallets: true, Access: readAll, Note: personHidden},
+	"get-approval":         {What: "read approvals", Wallets: true, Access: readAll, Note: personHidden},
 	"get-approval-context": {What: "read an approval's context", Wallets: true, Access: humansRead},
 	"approve": {What: "approve payments", Wallets: true, Access: approvers,
 		Note: "never by a key of the requester's lineage"},
 	"reject":         {What: "reject payments", Wallets: true, Access: access(Allowed, Allowed, Refused)},
-	"list-audit-log": {What: "read the audit log", Wallets: true, Access: readAll},
+	"list-audit-log": {What: "read the audit log", Wallets: true, Access: readAll, Note: agentAuditView},
 	"get-analytics":  {What: "read analytics", Wallets: true, Access: readAll},
 	// The chain spans every wallet of the account: the humans' check.
 	"verify-audit-log": {What: "verify the audit log", Access: humansRead},
@@ -193,7 +203,8 @@ they act as ` + "`user:<address>`" + `).
   unrestricted wallet, entries removed from a list that stays non-empty); anything that loosens it (a limit or
   threshold raised, an address added to a non-empty allowlist, the allowlist emptied) is refused whole, and
   so is setting or changing an entry's label (approvers read those names).
-- **own keys only**: the key itself and the keys it created.
+- **own keys only**: the key itself and the keys it created; reading (` + "`list-keys`" + `, and the audit entries of
+  ` + "`list-audit-log`" + `) also the keys it replaced (its rotation lineage).
 - **refused**: 403 ` + "`{\"error\": \"...\"}`" + ` naming what is missing, nothing changes, and an audit entry
   ` + "`permission.denied`" + ` records the attempt.
 

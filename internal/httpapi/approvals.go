@@ -30,8 +30,8 @@ type Approval struct {
 	ReasonDetail *string    `json:"reason_detail" nullable:"true" doc:"The rule (exceeds_daily_limit, exceeds_max_tx, recipient_not_allowed, wallet_frozen) or the node's message behind reason, or null." example:"exceeds_daily_limit"`
 	Signature    *string    `json:"signature" nullable:"true" doc:"The transaction's signature once signed, or null." example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"`
 	RequestedBy  *string    `json:"requested_by" nullable:"true" doc:"The API key that made the send (key_…); it cannot approve it." example:"key_8a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
-	ApprovedBy   *string    `json:"approved_by" nullable:"true" doc:"Who approved it: key_… (API key), usr_… (dashboard user), slack:<user id>; null unless approved." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
-	RejectedBy   *string    `json:"rejected_by" nullable:"true" doc:"Who rejected it: key_…, usr_…, slack:<user id>, or system; null unless rejected." example:"system"`
+	ApprovedBy   *string    `json:"approved_by" nullable:"true" doc:"Who approved it: key_<uuid> (API key), user:<address> (dashboard user), slack:<user id>; null unless approved. Agent keys read a person as user or slack, without the address or id." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
+	RejectedBy   *string    `json:"rejected_by" nullable:"true" doc:"Who rejected it: key_<uuid>, user:<address>, slack:<user id>, or system; null unless rejected. Agent keys read a person as user or slack, without the address or id." example:"system"`
 	Note         *string    `json:"note" nullable:"true" doc:"The approver's or rejecter's note, or null." example:"over budget this week"`
 	CreatedAt    time.Time  `json:"created_at" doc:"When the send was parked, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
 	ExpiresAt    time.Time  `json:"expires_at" doc:"When it expires if still pending (7 days after creation)." example:"2026-04-08T12:00:00Z"`
@@ -57,6 +57,21 @@ func approvalOf(a *approval.Approval) Approval {
 		out.DecidedAt = &t
 	}
 	return out
+}
+
+// seenBy is a as pr may read it: to a principal that may not read about
+// people (agent keys), a person who decided is user or slack, without the
+// address or id.
+func (a Approval) seenBy(pr auth.Principal) Approval {
+	if !pr.ReadsPeople() {
+		for _, p := range []**string{&a.RequestedBy, &a.ApprovedBy, &a.RejectedBy} {
+			if *p != nil {
+				v := hidePerson(**p)
+				*p = &v
+			}
+		}
+	}
+	return a
 }
 
 type approvalIDInput struct {
@@ -181,7 +196,8 @@ func (s *server) listApprovals(ctx context.Context, in *listApprovalsInput) (*li
 		return nil, s.fail(ctx, err)
 	}
 	out := &listApprovalsOutput{}
-	out.Body.Approvals, out.Body.NextCursor = page(as, n, func(a *approval.Approval) string { return timeCursor(a.CreatedAt, a.ID) }, approvalOf)
+	out.Body.Approvals, out.Body.NextCursor = page(as, n, func(a *approval.Approval) string { return timeCursor(a.CreatedAt, a.ID) },
+		func(a *approval.Approval) Approval { return approvalOf(a).seenBy(pr) })
 	return out, nil
 }
 
@@ -190,7 +206,7 @@ func (s *server) getApproval(ctx context.Context, in *approvalIDInput) (*approva
 	if err != nil {
 		return nil, err
 	}
-	return &approvalOutput{Status: http.StatusOK, Body: approvalOf(&a)}, nil
+	return &approvalOutput{Status: http.StatusOK, Body: approvalOf(&a).seenBy(principal(ctx))}, nil
 }
 
 // approval reads an approval of a wallet the caller reaches; any other id
@@ -236,7 +252,7 @@ func (s *server) reject(ctx context.Context, in *approvalActionInput) (*approval
 		return nil, s.fail(ctx, err)
 	}
 	s.log.InfoContext(ctx, "approval rejected", "approval_id", id, "by", pr.ActorID())
-	return &approvalOutput{Status: http.StatusOK, Body: approvalOf(&a)}, nil
+	return &approvalOutput{Status: http.StatusOK, Body: approvalOf(&a).seenBy(pr)}, nil
 }
 
 // approve moves the approval to signing, hands it to a worker and waits
@@ -255,7 +271,7 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 	if err != nil {
 		return nil, err
 	}
-	out := &approvalOutput{Status: http.StatusOK, Body: approvalOf(&a)}
+	out := &approvalOutput{Status: http.StatusOK, Body: approvalOf(&a).seenBy(pr)}
 	if a.Status == approval.Signing {
 		out.Status = http.StatusAccepted
 	}

@@ -94,7 +94,8 @@ func documentPermissions(api huma.API) {
 					limits = append(limits, fmt.Sprintf("%s keys: %s", role, a))
 				}
 			}
-			if rule.Note != "" {
+			// A note alone limits what is read, not who may call.
+			if rule.Note != "" && len(limits) > 0 {
 				limits = append(limits, rule.Note)
 			}
 			if len(limits) == 0 {

@@ -246,7 +246,7 @@ func TestScopedAgentKey(t *testing.T) {
 	for _, it := range entries {
 		en := it.(map[string]any)
 		d := en["details"].(map[string]any)
-		if en["target"] != "wallet:"+in && d["wallet_id"] != in {
+		if en["target"] != "wallet:"+in && d["wallet_id"] != in && en["target"] != "key:"+k["id"].(string) {
 			t.Fatalf("audit entry about another wallet than %s (out %s): %v", in, out, en)
 		}
 	}

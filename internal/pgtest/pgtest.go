@@ -142,3 +142,20 @@ func randomHex(n int) string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// BehindTriggers runs stmt with the tables' triggers off for its
+// transaction (session_replication_role = replica), as only the database's
+// owner could: how a test tampers with the append-only audit log.
+func BehindTriggers(t testing.TB, db *bun.DB, stmt string, args ...any) {
+	t.Helper()
+	err := db.RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL session_replication_role = replica"); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, stmt, args...)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}

@@ -274,7 +274,7 @@ export interface paths {
         };
         /**
          * Read the audit log
-         * @description The account's append-only, hash-chained audit log, newest first, optionally by action or target. A key limited to some wallets sees only the entries about them. Each entry's hash covers its fields and the previous entry's hash, so an edit anywhere breaks the chain (`api audit verify`).
+         * @description The account's append-only, hash-chained audit log, newest first, optionally by action or target. Humans and admin keys read every entry. An agent key reads only entries about the wallets it reaches (target wallet:<id>), approvals of those wallets, and its own keys (its rotation lineage and the keys it created, as GET /keys lists them), and of refusals (permission.denied) only its own keys'; never users, sessions, webhook endpoints or other keys. To an agent key a person is user or slack, without the address or id. Each entry's hash covers its fields and the previous entry's hash, so an edit anywhere breaks the chain (`api audit verify`).
          */
         get: operations["list-audit-log"];
         put?: never;
@@ -294,7 +294,7 @@ export interface paths {
         };
         /**
          * Verify the audit log's hash chain
-         * @description Walks the account's whole chain from its first entry, recomputing every hash, and answers how far it holds: verified through entry N, or the first broken entry and what is wrong with it. The chain is the account's, across every wallet: admin keys and dashboard users may run it, agent keys may not.
+         * @description Verifies the account's chain from where the last verification stopped (its checkpoint), recomputing every hash, at most 10000 entries per call, and answers how far it holds: verified through entry N (`more` when entries remain: call again), or the first broken entry and what is wrong with it, which every later call reports. It also checks that the checkpoint's entry kept its hash, so a rewrite of the entries before it is found; an edit before the checkpoint behind the database's append-only triggers, hashes left alone, is found by a full walk (`api audit verify --full`). The chain is the account's, across every wallet: admin keys and dashboard users may run it, agent keys may not.
          */
         get: operations["verify-audit-log"];
         put?: never;
@@ -737,7 +737,7 @@ export interface components {
              */
             amount: number;
             /**
-             * @description Who approved it: key_… (API key), usr_… (dashboard user), slack:<user id>; null unless approved.
+             * @description Who approved it: key_<uuid> (API key), user:<address> (dashboard user), slack:<user id>; null unless approved. Agent keys read a person as user or slack, without the address or id.
              * @example key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e
              */
             approved_by: string | null;
@@ -786,7 +786,7 @@ export interface components {
              */
             reason_detail: string | null;
             /**
-             * @description Who rejected it: key_…, usr_…, slack:<user id>, or system; null unless rejected.
+             * @description Who rejected it: key_<uuid>, user:<address>, slack:<user id>, or system; null unless rejected. Agent keys read a person as user or slack, without the address or id.
              * @example system
              */
             rejected_by: string | null;
@@ -980,12 +980,12 @@ export interface components {
         AuditBreak: {
             /**
              * Format: uuid
-             * @description The broken entry's id.
+             * @description The broken entry's id (the nil UUID when the entry is missing).
              * @example 3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7
              */
             entry_id: string;
             /**
-             * @description What does not hold: a sequence gap, a prev_hash that is not the previous entry's hash, or a hash that does not match the entry's contents.
+             * @description What does not hold: a sequence gap, a prev_hash that is not the previous entry's hash, a hash that does not match the entry's contents, or an entry verified at the checkpoint that is missing or has another hash.
              * @example hash does not match the entry's contents (edited)
              */
             problem: string;
@@ -1003,7 +1003,7 @@ export interface components {
              */
             action: string;
             /**
-             * @description Who acted: key_… (API key), usr_… (dashboard user), slack:<user id>, or system.
+             * @description Who acted: key_<uuid> (API key), user:<address> (dashboard user), slack:<user id>, or system. Agent keys read a person as user or slack, without the address or id (in details too), so those entries' hashes cannot be recomputed from their answer.
              * @example key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e
              */
             actor: string;
@@ -1048,7 +1048,7 @@ export interface components {
              */
             seq: number;
             /**
-             * @description What it acted on: wallet:<id>, approval:ap_…, or key:key_….
+             * @description What it acted on: wallet:<id>, approval:ap_…, key:key_…, user:<address>, or webhook_endpoint:<id>.
              * @example wallet:5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
              */
             target: string;
@@ -1065,17 +1065,28 @@ export interface components {
         AuditVerificationOutputBody: {
             /**
              * Format: int64
-             * @description Entries read, the broken one included.
-             * @example 42
+             * @description Entries read after from_seq, the broken one included.
+             * @example 2
              */
             entries: number;
             /** @description The first broken entry; absent when intact. */
             first_break?: components["schemas"]["AuditBreak"];
             /**
-             * @description Every entry's hash matches its contents and its predecessor's hash, with no gap.
+             * Format: int64
+             * @description This check started after this entry, the checkpoint an earlier verification reached (0: from the first entry).
+             * @example 40
+             */
+            from_seq: number;
+            /**
+             * @description No break found: every entry checked, now or by an earlier verification, matches its contents and its predecessor's hash, with no gap. Once false it stays false: the break stays reported until a full walk (api audit verify --full) finds the chain whole.
              * @example true
              */
             intact: boolean;
+            /**
+             * @description Entries after verified_through_seq were left for the next call (at most 10000 are read per call): call again.
+             * @example false
+             */
+            more: boolean;
             /**
              * Format: date-time
              * @description When this check ran, ISO 8601 UTC.
@@ -1084,7 +1095,7 @@ export interface components {
             verified_at: string;
             /**
              * Format: int64
-             * @description The last seq of the intact prefix (0 when the log is empty or its first entry is broken).
+             * @description The last seq of the intact prefix as far as verified (0 when the log is empty or its first entry is broken).
              * @example 42
              */
             verified_through_seq: number;

@@ -53,7 +53,8 @@ export function AuditPage() {
           <p>Verifying the chain…</p>
         ) : chain.intact ? (
           <p className="ok" role="status">
-            Chain verified through entry {chain.verified_through_seq} ({when(chain.verified_at)}).
+            Chain verified through entry {chain.verified_through_seq} ({when(chain.verified_at)})
+            {chain.more ? '; newer entries are left for the next check: verify again.' : '.'}
           </p>
         ) : (
           <p className="error" role="alert">
