@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
