@@ -158,10 +158,10 @@ func TestStartRefusals(t *testing.T) {
 	if _, err := approval.Start(ctx, db, acct.ID, a.ID, p.ActorID(), p.Ancestry, nil); !errors.Is(err, approval.ErrRequester) {
 		t.Fatalf("requester: %v", err)
 	}
-	if _, err := approval.Start(ctx, db, acct.ID, a.ID, "key_successor", []string{p.Requester()}, nil); !errors.Is(err, approval.ErrRequester) {
+	if _, err := approval.Start(ctx, db, acct.ID, a.ID, "key_successor", []string{auth.KeyActorID(p.Lineage)}, nil); !errors.Is(err, approval.ErrRequester) {
 		t.Fatalf("a key of the requester's lineage: %v", err)
 	}
-	if _, err := approval.Start(ctx, db, acct.ID, a.ID, "key_minted", []string{"key_" + uuid.NewString(), p.Requester()}, nil); !errors.Is(err, approval.ErrRequester) {
+	if _, err := approval.Start(ctx, db, acct.ID, a.ID, "key_minted", []string{"key_" + uuid.NewString(), auth.KeyActorID(p.Lineage)}, nil); !errors.Is(err, approval.ErrRequester) {
 		t.Fatalf("a key the requester minted: %v", err)
 	}
 	if _, err := approval.Start(ctx, db, other.ID, a.ID, "key_x", nil, nil); !errors.Is(err, approval.ErrNotFound) {

@@ -130,16 +130,6 @@ type Principal struct {
 	SessionID uuid.UUID
 }
 
-// Requester is how a payment the principal asks for names its requester
-// for the requester rule: key_<lineage root> for a key (so no rotation of
-// it approves), user:<address> for a person.
-func (p Principal) Requester() string {
-	if p.User != "" {
-		return UserActorID(p.User)
-	}
-	return KeyActorID(p.Lineage)
-}
-
 // Scoped reports whether the principal reaches only some wallets.
 func (p Principal) Scoped() bool { return p.Wallets != nil }
 
@@ -195,14 +185,27 @@ type creator struct {
 }
 
 // creatorOf is the creator record of a key made by p, its ancestry read
-// from p's key row (the stored one, whatever p was built from).
+// from p's key row (the stored one, whatever p was built from). The
+// caller holds the account row's lock, as RemoveUser does: a creator
+// revoked or removed while this waited for it is ErrUnauthorized, so no
+// key is made that the removal would have revoked.
 func creatorOf(ctx context.Context, tx bun.Tx, p Principal) (creator, error) {
 	if p.User != "" {
+		still, err := tx.NewSelect().Table("users").Where("account_id = ? AND address = ?", p.AccountID, p.User).Exists(ctx)
+		if err != nil {
+			return creator{}, fmt.Errorf("check the creating user: %w", err)
+		}
+		if !still {
+			return creator{}, ErrUnauthorized
+		}
 		u := p.User
 		return creator{user: &u, ancestry: []string{UserActorID(p.User)}}, nil
 	}
 	var k APIKey
-	err := tx.NewSelect().Model(&k).Column("lineage", "ancestors").Where("id = ?", p.KeyID).Scan(ctx)
+	err := tx.NewSelect().Model(&k).Column("lineage", "ancestors").Where("id = ? AND revoked_at IS NULL", p.KeyID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return creator{}, ErrUnauthorized
+	}
 	if err != nil {
 		return creator{}, fmt.Errorf("read the creating key's ancestry: %w", err)
 	}

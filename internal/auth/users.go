@@ -144,6 +144,12 @@ func RemoveUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address str
 	if u.Role == RoleOwner && owners <= 1 {
 		return User{}, nil, ErrLastOwner
 	}
+	// Key creation (CreateKeyBy) and rotation wait on the account row:
+	// none can add a descendant of the user that the revocation below
+	// would not see.
+	if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", accountID).Exec(ctx); err != nil {
+		return User{}, nil, fmt.Errorf("lock account: %w", err)
+	}
 	if _, err := tx.NewDelete().Model(&u).WherePK().Exec(ctx); err != nil {
 		return User{}, nil, fmt.Errorf("delete user: %w", err)
 	}

@@ -308,6 +308,10 @@ func keyErr(err error) *Error {
 		return errorf(http.StatusConflict, "key is already revoked")
 	case errors.Is(err, auth.ErrTooManyKeys):
 		return errorf(http.StatusConflict, auth.ErrTooManyKeys.Error())
+	case errors.Is(err, auth.ErrUnauthorized):
+		// The creating key was revoked, or the user removed, while the
+		// request waited: as if it had come a moment later.
+		return errorf(http.StatusUnauthorized, "Unauthorized")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
@@ -274,5 +275,52 @@ func TestSecReview11DashboardKeysRecordTheirCreator(t *testing.T) {
 	}
 	if seen != len(want) {
 		t.Fatalf("listed %d of %d keys: %v", seen, len(want), list)
+	}
+}
+
+// A person's removal racing their keys' mints and rotations leaves no
+// live key descending from them: every key made or rotated before the
+// removal is revoked by it, every one after is refused (401).
+func TestSecReview11RemovalRacesMinting(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.session(auth.RoleOwner)
+	owner, address := e.session(auth.RoleOwner)
+	_, adminKey, _ := e.mint("", owner, map[string]any{"role": "admin"})
+	var agents []string
+	for range 4 {
+		id, _, _ := e.mint(adminKey, nil, nil)
+		agents = append(agents, id)
+	}
+	var wg sync.WaitGroup
+	statuses := make(chan int, 16)
+	for i := range 8 {
+		wg.Go(func() {
+			var status int
+			if i%2 == 0 {
+				status, _ = e.do("POST", keysPath, adminKey, map[string]any{"role": "admin"})
+			} else {
+				status, _ = e.do("POST", keysPath+"/"+agents[i/2]+"/rotate", adminKey, nil)
+			}
+			statuses <- status
+		})
+	}
+	wg.Go(func() {
+		status, body := e.do("DELETE", usersPath+"/"+address, e.key, nil)
+		if status != http.StatusNoContent {
+			t.Errorf("remove: %d %v", status, body)
+		}
+	})
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != http.StatusCreated && s != http.StatusOK && s != http.StatusUnauthorized && s != http.StatusConflict {
+			t.Fatalf("a racing mint or rotation answered %d", s)
+		}
+	}
+	live, err := e.db.NewSelect().Table("api_keys").
+		Where("account_id = ? AND revoked_at IS NULL AND ancestors @> ARRAY[?]::text[]", e.account.ID, auth.UserActorID(address)).Count(t.Context())
+	if err != nil || live != 0 {
+		t.Fatalf("%d live keys descend from the removed person (%v)", live, err)
 	}
 }
