@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -275,9 +276,12 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 func (s *server) approveAs(ctx context.Context, accountID, id uuid.UUID, actor string, ancestry []string, note *string) (approval.Approval, error) {
 	if _, err := approval.Start(ctx, s.DB, accountID, id, actor, ancestry, note); err != nil {
 		if errors.Is(err, approval.ErrRequester) {
-			return approval.Approval{}, s.denied(ctx, &auth.Denied{Op: "approve", Target: "approval:" + approval.PublicID(id),
-				Reason: "Requester cannot approve: this payment was requested by you, or by the key or person this key descends from " +
-					"(rotated from, or minted by, directly or through other keys); another person or an admin key of another line must approve it"})
+			reason := "Requester cannot approve: this payment was requested by this key, a key it was rotated from, or the key or person that made it " +
+				"(directly or through other keys); approve with another admin key, or as a person"
+			if strings.HasPrefix(actor, "user:") {
+				reason = "Requester cannot approve: you asked for this payment; another person, or an admin key you did not make, must approve it"
+			}
+			return approval.Approval{}, s.denied(ctx, &auth.Denied{Op: "approve", Target: "approval:" + approval.PublicID(id), Reason: reason})
 		}
 		return approval.Approval{}, s.fail(ctx, err)
 	}
