@@ -155,10 +155,12 @@ type ApprovalContext struct {
 		AllowlistEmpty bool    `json:"allowlist_empty"`
 		Label          *string `json:"label"`
 	} `json:"recipient"`
+	// Requester is who made the send: a key (ID key_…, with its label and
+	// prefix) or a dashboard user (ID user:<address>, no prefix).
 	Requester *struct {
 		ID     string  `json:"id"`
 		Label  *string `json:"label"`
-		Prefix string  `json:"prefix"`
+		Prefix *string `json:"prefix"`
 	} `json:"requester"`
 	IfApprovedNow struct {
 		Outcome                 string      `json:"outcome"`
@@ -253,6 +255,9 @@ type Key struct {
 	LastUsedAt *time.Time `json:"last_used_at"`
 	RevokedAt  *time.Time `json:"revoked_at"`
 	ReplacedBy *string    `json:"replaced_by"`
+	// CreatedBy is who made it: key_…, user:<address>, or nil for the
+	// command line.
+	CreatedBy *string `json:"created_by"`
 }
 
 // NewKey is a key as made: the only answer with the full key.
@@ -262,7 +267,8 @@ type NewKey struct {
 	Prefix    string    `json:"prefix"`
 	CreatedAt time.Time `json:"created_at"`
 	KeyAccess
-	Replaces *string `json:"replaces,omitempty"`
+	Replaces  *string `json:"replaces,omitempty"`
+	CreatedBy *string `json:"created_by"`
 }
 
 // KeyRequest is what a new key may do (all optional: an agent key of
@@ -330,6 +336,9 @@ type User struct {
 	Address   string    `json:"address"`
 	Role      string    `json:"role"`
 	CreatedAt time.Time `json:"created_at"`
+	// LiveKeys counts the live keys that descend from the user; removing
+	// the user revokes them.
+	LiveKeys int `json:"live_keys"`
 }
 
 // Page asks for a page of a list: Limit rows after Cursor (a previous

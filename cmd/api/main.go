@@ -433,6 +433,7 @@ func usersCmd(ctx context.Context, args []string, getenv config.Getenv, stdout i
 		return err
 	}
 	var id uuid.UUID
+	var revoked []auth.APIKey
 	err := inAccount(ctx, getenv, *accountFlag, func(ctx context.Context, tx bun.Tx, a auth.Account) error {
 		id = a.ID
 		if args[0] == "add" {
@@ -443,12 +444,10 @@ func usersCmd(ctx context.Context, args []string, getenv config.Getenv, stdout i
 			return audit.Append(ctx, tx, id, time.Now(), "system", audit.ActionUserAdded, "user:"+u.Address,
 				map[string]any{"address": u.Address, "role": u.Role, "via": "api users add"})
 		}
-		u, err := auth.RemoveUser(ctx, tx, id, *address)
-		if err != nil {
-			return err
-		}
-		return audit.Append(ctx, tx, id, time.Now(), "system", audit.ActionUserRemoved, "user:"+u.Address,
-			map[string]any{"address": u.Address, "role": u.Role, "via": "api users remove"})
+		via := "api users remove"
+		var err error
+		revoked, err = httpapi.RemoveUser(ctx, tx, id, *address, "system", &via)
+		return err
 	})
 	if err != nil {
 		return err
@@ -456,7 +455,10 @@ func usersCmd(ctx context.Context, args []string, getenv config.Getenv, stdout i
 	if args[0] == "add" {
 		fmt.Fprintf(stdout, "%s is now %s of account %s: it signs in to the dashboard with that wallet.\n", *address, *role, id)
 	} else {
-		fmt.Fprintf(stdout, "%s is no longer a user of account %s.\n", *address, id)
+		fmt.Fprintf(stdout, "%s is no longer a user of account %s; %d API key(s) it made (directly or through its keys) were revoked.\n", *address, id, len(revoked))
+		for _, k := range revoked {
+			fmt.Fprintf(stdout, "  revoked %s (%s…)\n", auth.KeyActorID(k.ID), k.Prefix)
+		}
 	}
 	return nil
 }

@@ -16,11 +16,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/usdc"
@@ -67,14 +69,18 @@ type Approval struct {
 	WalletID    uuid.UUID     `bun:"wallet_id,type:uuid"`
 	RequestID   uuid.NullUUID `bun:"request_id,type:uuid"`
 	RequestedBy uuid.NullUUID `bun:"requested_by,type:uuid"` // the API key of the send
-	// RequestedLineage is that key's rotation lineage: no key of it may
-	// approve.
+	// RequestedLineage is that key's rotation lineage: no key descending
+	// from it may approve.
 	RequestedLineage uuid.NullUUID `bun:"requested_lineage,type:uuid"`
-	Amount           usdc.Micros   `bun:"amount_micros"`
-	To               string        `bun:"to_address"`
-	Memo             *string       `bun:"memo"`
-	Status           string        `bun:"status"`
-	Reason           *string       `bun:"reason"`
+	// RequestedByUser is the address of the dashboard user who made the
+	// send (RequestedBy is NULL then): no key descending from them, nor
+	// they, may approve.
+	RequestedByUser *string     `bun:"requested_by_user"`
+	Amount          usdc.Micros `bun:"amount_micros"`
+	To              string      `bun:"to_address"`
+	Memo            *string     `bun:"memo"`
+	Status          string      `bun:"status"`
+	Reason          *string     `bun:"reason"`
 	// ReasonDetail is the policy rule or the node's message of a system
 	// rejection.
 	ReasonDetail *string      `bun:"reason_detail"`
@@ -104,22 +110,42 @@ func ParseID(s string) (uuid.UUID, bool) {
 	return id, err == nil
 }
 
-// Requester is the actor id of the key that made the send ("key_<uuid>"),
-// or "" when it was not made with a key.
+// Requester is the actor that made the send: "key_<uuid>" (the key
+// itself) or "user:<address>", or "" when unknown (sends recorded before
+// people were).
 func (a *Approval) Requester() string {
-	if !a.RequestedBy.Valid {
-		return ""
+	switch {
+	case a.RequestedBy.Valid:
+		return "key_" + a.RequestedBy.UUID.String()
+	case a.RequestedByUser != nil:
+		return "user:" + *a.RequestedByUser
 	}
-	return "key_" + a.RequestedBy.UUID.String()
+	return ""
 }
+
+// RequesterLineage is the requester as the requester rule compares it
+// with an approver's ancestry: "key_<lineage root>" or "user:<address>".
+func (a *Approval) RequesterLineage() string {
+	switch {
+	case a.RequestedLineage.Valid:
+		return "key_" + a.RequestedLineage.UUID.String()
+	case a.RequestedByUser != nil:
+		return "user:" + *a.RequestedByUser
+	}
+	return ""
+}
+
+// requesterSQL is RequesterLineage in SQL.
+const requesterSQL = `COALESCE('key_' || requested_lineage::text, 'user:' || requested_by_user)`
 
 // ErrNotFound means no approval with that id in that account; another
 // account's approval is indistinguishable from a missing one.
 var ErrNotFound = errors.New("approval not found")
 
-// ErrRequester refuses an approve by a key of the lineage of the key that
-// made the send (that key, or one rotated from it): an agent holding its
-// key must not wave its own payments through.
+// ErrRequester refuses an approve by the payment's requester: the person
+// who made the send, or a key descending from the requester (the
+// requesting key, one rotated from it, a key it or they minted): no one
+// waves their own payments through.
 var ErrRequester = errors.New("requester cannot approve")
 
 // NotPendingError refuses acting on an approval that is no longer pending.
@@ -139,19 +165,24 @@ const labelColumn = "(SELECT label FROM wallets WHERE wallets.id = approvals.wal
 func target(id uuid.UUID) string { return "approval:" + PublicID(id) }
 
 // Start approves: pending → signing, by actor (an API key's "key_…", a
-// dashboard user's "user:<address>" or "slack:<user>") whose key lineage is
-// lineage (invalid for actors that are not keys); a key of the
-// requester's lineage is refused (ErrRequester). The payment engine then
-// evaluates the policy again and signs, or rejects. An approval past its
-// lifetime is expired on the spot and refused.
-func Start(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor string, lineage uuid.NullUUID, note *string) (Approval, error) {
+// dashboard user's "user:<address>" or "slack:<user>") whose ancestry is
+// ancestry (auth.Principal.Ancestry; a Slack actor's is empty): an
+// approver whose ancestry holds the requester is refused (ErrRequester),
+// in the same conditional UPDATE, so no change of state slips between
+// the check and the move. The payment engine then evaluates the policy
+// again and signs, or rejects. An approval past its lifetime is expired
+// on the spot and refused.
+func Start(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor string, ancestry []string, note *string) (Approval, error) {
 	var a Approval
+	if ancestry == nil {
+		ancestry = []string{}
+	}
 	err := db.NewRaw(`UPDATE approvals SET status = ?, approved_by = ?, note = ?, decided_at = now()
 		WHERE id = ? AND account_id = ? AND status = ? AND expires_at > now()
-		AND (requested_lineage IS NULL OR requested_lineage IS DISTINCT FROM ?)
-		RETURNING *, `+labelColumn, Signing, actor, note, id, accountID, Pending, lineage).Scan(ctx, &a)
+		AND (`+requesterSQL+` = ANY(?::text[])) IS NOT TRUE
+		RETURNING *, `+labelColumn, Signing, actor, note, id, accountID, Pending, pgdialect.Array(ancestry)).Scan(ctx, &a)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Approval{}, refusal(ctx, db, accountID, id, lineage)
+		return Approval{}, refusal(ctx, db, accountID, id, ancestry)
 	}
 	if err != nil {
 		return Approval{}, fmt.Errorf("approve: %w", err)
@@ -159,9 +190,9 @@ func Start(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor strin
 	return a, nil
 }
 
-// refusal explains why a transition from pending did not happen; lineage
-// is the approver's (invalid for a reject, or an actor that is no key).
-func refusal(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, lineage uuid.NullUUID) error {
+// refusal explains why a transition from pending did not happen;
+// ancestry is the approver's (nil for a reject).
+func refusal(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, ancestry []string) error {
 	var a Approval
 	err := db.NewSelect().Model(&a).Where("id = ? AND account_id = ?", id, accountID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -170,7 +201,7 @@ func refusal(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, lineage u
 	if err != nil {
 		return fmt.Errorf("read approval: %w", err)
 	}
-	if lineage.Valid && a.RequestedLineage == lineage {
+	if r := a.RequesterLineage(); r != "" && slices.Contains(ancestry, r) {
 		return ErrRequester
 	}
 	if a.Status == Pending {
@@ -218,7 +249,7 @@ func Reject(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor stri
 			map[string]any{"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To, "note": note})
 	})
 	if errors.Is(err, sql.ErrNoRows) {
-		return Approval{}, refusal(ctx, db, accountID, id, uuid.NullUUID{})
+		return Approval{}, refusal(ctx, db, accountID, id, nil)
 	}
 	if err != nil {
 		return Approval{}, fmt.Errorf("reject approval: %w", err)

@@ -55,7 +55,7 @@ func TestTransitions(t *testing.T) {
 		from map[string]string
 	}{
 		{"approve", func(id uuid.UUID) (bool, error) {
-			_, err := approval.Start(ctx, db, acct.ID, id, approver, uuid.NullUUID{}, nil)
+			_, err := approval.Start(ctx, db, acct.ID, id, approver, nil, nil)
 			return err == nil, ignoreRefusal(err)
 		}, map[string]string{"pending": approval.Signing}},
 		{"reject", func(id uuid.UUID) (bool, error) {
@@ -155,13 +155,16 @@ func TestStartRefusals(t *testing.T) {
 	if _, err := db.NewInsert().Model(&a).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := approval.Start(ctx, db, acct.ID, a.ID, p.ActorID(), lineage, nil); !errors.Is(err, approval.ErrRequester) {
+	if _, err := approval.Start(ctx, db, acct.ID, a.ID, p.ActorID(), p.Ancestry, nil); !errors.Is(err, approval.ErrRequester) {
 		t.Fatalf("requester: %v", err)
 	}
-	if _, err := approval.Start(ctx, db, acct.ID, a.ID, "key_successor", lineage, nil); !errors.Is(err, approval.ErrRequester) {
+	if _, err := approval.Start(ctx, db, acct.ID, a.ID, "key_successor", []string{auth.KeyActorID(p.Lineage)}, nil); !errors.Is(err, approval.ErrRequester) {
 		t.Fatalf("a key of the requester's lineage: %v", err)
 	}
-	if _, err := approval.Start(ctx, db, other.ID, a.ID, "key_x", uuid.NullUUID{}, nil); !errors.Is(err, approval.ErrNotFound) {
+	if _, err := approval.Start(ctx, db, acct.ID, a.ID, "key_minted", []string{"key_" + uuid.NewString(), auth.KeyActorID(p.Lineage)}, nil); !errors.Is(err, approval.ErrRequester) {
+		t.Fatalf("a key the requester minted: %v", err)
+	}
+	if _, err := approval.Start(ctx, db, other.ID, a.ID, "key_x", nil, nil); !errors.Is(err, approval.ErrNotFound) {
 		t.Fatalf("other account: %v", err)
 	}
 	if _, err := approval.Reject(ctx, db, other.ID, a.ID, "key_x", nil); !errors.Is(err, approval.ErrNotFound) {

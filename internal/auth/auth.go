@@ -54,9 +54,14 @@ type APIKey struct {
 	Hash      []byte     `bun:"hash"`
 	CreatedAt time.Time  `bun:"created_at"`
 	RevokedAt *time.Time `bun:"revoked_at"`
-	// CreatedBy is the key that made this one through the API; nil for
-	// keys made by the command line (`api bootstrap`, `api keys create`).
+	// CreatedBy is the key that made this one through the API (after a
+	// rotation of that key, its successor, which manages it); nil for keys
+	// made by a person or by the command line (`api bootstrap`, `api keys
+	// create`).
 	CreatedBy uuid.NullUUID `bun:"created_by,type:uuid"`
+	// CreatedByUser is the address of the dashboard user who made it, or
+	// nil.
+	CreatedByUser *string `bun:"created_by_user"`
 	// LastUsedAt is refreshed by authentication at most once a minute.
 	LastUsedAt *time.Time `bun:"last_used_at"`
 	// ReplacedBy is the key a rotation made in this one's place.
@@ -68,6 +73,29 @@ type APIKey struct {
 	// Lineage is the first key of its rotation chain (itself, unless a
 	// rotation made it).
 	Lineage uuid.UUID `bun:"lineage,type:uuid"`
+	// Ancestors are the lineage actors the key descends from besides its
+	// own lineage: its creator's ancestry (the creating key's, or
+	// user:<address>); none for keys of the command line. Removing a
+	// person revokes the keys whose ancestors name them.
+	Ancestors []string `bun:"ancestors,array"`
+}
+
+// Ancestry is the key's lineage (key_<root>) and its ancestors: no key may
+// approve a payment whose requester is in its ancestry.
+func (k *APIKey) Ancestry() []string {
+	return append([]string{KeyActorID(k.Lineage)}, k.Ancestors...)
+}
+
+// Creator names who made the key: key_<id>, user:<address>, or "" for
+// the command line.
+func (k *APIKey) Creator() string {
+	switch {
+	case k.CreatedByUser != nil:
+		return UserActorID(*k.CreatedByUser)
+	case k.CreatedBy.Valid:
+		return KeyActorID(k.CreatedBy.UUID)
+	}
+	return ""
 }
 
 // CanApprove reports whether the key may approve payments: admin keys
@@ -89,9 +117,13 @@ type Principal struct {
 	Role      Role
 	// Wallets the principal reaches; nil: every wallet of the account.
 	Wallets WalletScope
-	// Lineage is the key's rotation lineage (the requester rule compares
-	// it).
+	// Lineage is the key's rotation lineage: a payment it requests names
+	// key_<Lineage> as its requester.
 	Lineage uuid.UUID
+	// Ancestry is the lineage actors the principal descends from (a key's
+	// APIKey.Ancestry; a person's is user:<address>): it may not approve
+	// a payment whose requester is among them.
+	Ancestry []string
 	// User is a dashboard user's address (then KeyID and Lineage are
 	// zero), acting through SessionID.
 	User      string
@@ -147,7 +179,44 @@ func CreateAccount(ctx context.Context, db bun.IDB, network solana.Network) (Acc
 // bootstrap` and `api keys create`) and returns its full text, which is
 // never stored and cannot be shown again.
 func CreateKey(ctx context.Context, db bun.IDB, account Account) (APIKey, string, error) {
-	return createKey(ctx, db, account, KeySpec{Role: RoleAdmin}, uuid.NullUUID{}, uuid.Nil)
+	return createKey(ctx, db, account, KeySpec{Role: RoleAdmin}, creator{}, uuid.Nil)
+}
+
+// creator is who makes a key: a key (its id and ancestry), a person (its
+// address; its ancestry is user:<address>), or neither (the command
+// line). A rotation passes the old key's creator record and ancestors.
+type creator struct {
+	key      uuid.NullUUID
+	user     *string
+	ancestry []string
+}
+
+// creatorOf is the creator record of a key made by p, its ancestry read
+// from p's key row (the stored one, whatever p was built from). The
+// caller holds the account row's lock, as RemoveUser does: a creator
+// revoked or removed while this waited for it is ErrUnauthorized, so no
+// key is made that the removal would have revoked.
+func creatorOf(ctx context.Context, tx bun.Tx, p Principal) (creator, error) {
+	if p.User != "" {
+		still, err := tx.NewSelect().Table("users").Where("account_id = ? AND address = ?", p.AccountID, p.User).Exists(ctx)
+		if err != nil {
+			return creator{}, fmt.Errorf("check the creating user: %w", err)
+		}
+		if !still {
+			return creator{}, ErrUnauthorized
+		}
+		u := p.User
+		return creator{user: &u, ancestry: []string{UserActorID(p.User)}}, nil
+	}
+	var k APIKey
+	err := tx.NewSelect().Model(&k).Column("lineage", "ancestors").Where("id = ? AND revoked_at IS NULL", p.KeyID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return creator{}, ErrUnauthorized
+	}
+	if err != nil {
+		return creator{}, fmt.Errorf("read the creating key's ancestry: %w", err)
+	}
+	return creator{key: uuid.NullUUID{UUID: p.KeyID, Valid: true}, ancestry: k.Ancestry()}, nil
 }
 
 // MaxAgentKeys bounds an account's live agent keys: rate limits count per
@@ -243,8 +312,13 @@ func CreateKeyBy(ctx context.Context, tx bun.Tx, by Principal, spec KeySpec, max
 			return APIKey{}, "", &TooManyByAgentsError{Max: maxByAgents}
 		}
 	}
-	// A key a user made has no creator key: only keys manage "their" keys.
-	return createKey(ctx, tx, Account{ID: by.AccountID, Network: by.Network}, spec, uuid.NullUUID{UUID: by.KeyID, Valid: by.KeyID != uuid.Nil}, uuid.Nil)
+	// A key a user made has no creator key (only keys manage "their"
+	// keys), but records the user: it descends from them.
+	c, err := creatorOf(ctx, tx, by)
+	if err != nil {
+		return APIKey{}, "", err
+	}
+	return createKey(ctx, tx, Account{ID: by.AccountID, Network: by.Network}, spec, c, uuid.Nil)
 }
 
 // checkSpec validates a new key's spec against its creator, filling in an
@@ -290,9 +364,10 @@ func checkSpec(by Principal, spec *KeySpec) error {
 	return nil
 }
 
-// createKey inserts a key made by `by` (none: the command line) in
-// lineage (uuid.Nil: a new lineage, rooted at the key itself).
-func createKey(ctx context.Context, db bun.IDB, account Account, spec KeySpec, by uuid.NullUUID, lineage uuid.UUID) (APIKey, string, error) {
+// createKey inserts a key made by `by` (zero: the command line) in
+// lineage (uuid.Nil: a new lineage, rooted at the key itself); its
+// ancestors are by's ancestry.
+func createKey(ctx context.Context, db bun.IDB, account Account, spec KeySpec, by creator, lineage uuid.UUID) (APIKey, string, error) {
 	raw := make([]byte, keyBytes)
 	if _, err := rand.Read(raw); err != nil {
 		return APIKey{}, "", err
@@ -300,19 +375,26 @@ func createKey(ctx context.Context, db bun.IDB, account Account, spec KeySpec, b
 	secret := prefixFor(account.Network) + base58.Encode(raw)
 	sum := sha256.Sum256([]byte(secret))
 	k := APIKey{
-		ID:        uuid.New(),
-		AccountID: account.ID,
-		Prefix:    secret[:len(TestPrefix)+6],
-		Hash:      sum[:],
-		CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
-		CreatedBy: by,
-		Role:      spec.Role,
-		Wallets:   spec.Wallets,
-		Label:     spec.Label,
-		Lineage:   lineage,
+		ID:            uuid.New(),
+		AccountID:     account.ID,
+		Prefix:        secret[:len(TestPrefix)+6],
+		Hash:          sum[:],
+		CreatedAt:     time.Now().UTC().Truncate(time.Microsecond),
+		CreatedBy:     by.key,
+		CreatedByUser: by.user,
+		Role:          spec.Role,
+		Wallets:       spec.Wallets,
+		Label:         spec.Label,
+		Lineage:       lineage,
 	}
 	if k.Lineage == uuid.Nil {
 		k.Lineage = k.ID
+	}
+	k.Ancestors = []string{}
+	for _, a := range by.ancestry {
+		if a != KeyActorID(k.Lineage) && !slices.Contains(k.Ancestors, a) {
+			k.Ancestors = append(k.Ancestors, a)
+		}
 	}
 	if _, err := db.NewInsert().Model(&k).Exec(ctx); err != nil {
 		return APIKey{}, "", fmt.Errorf("insert api key: %w", err)
@@ -359,20 +441,21 @@ func Authenticate(ctx context.Context, db bun.IDB, key string) (Principal, error
 	// revoked key matches nothing: rotation and revocation take effect on
 	// the next request, on every api instance, since nothing is cached.
 	err := db.NewRaw(`WITH k AS (
-			SELECT k.id, k.account_id, a.network, k.role, k.wallet_ids, k.lineage, k.last_used_at
+			SELECT k.id, k.account_id, a.network, k.role, k.wallet_ids, k.lineage, k.ancestors, k.last_used_at
 			FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id
 			WHERE k.hash = ? AND k.revoked_at IS NULL),
 		touch AS (
 			UPDATE api_keys SET last_used_at = now() FROM k
 			WHERE api_keys.id = k.id AND (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute'))
-		SELECT id, account_id, network, role, wallet_ids, lineage FROM k`, sum[:]).
-		Scan(ctx, &p.KeyID, &p.AccountID, &p.Network, &p.Role, pgdialect.Array(&p.Wallets), &p.Lineage)
+		SELECT id, account_id, network, role, wallet_ids, lineage, ancestors FROM k`, sum[:]).
+		Scan(ctx, &p.KeyID, &p.AccountID, &p.Network, &p.Role, pgdialect.Array(&p.Wallets), &p.Lineage, pgdialect.Array(&p.Ancestry))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, ErrUnauthorized
 	}
 	if err != nil {
 		return Principal{}, fmt.Errorf("look up api key: %w", err)
 	}
+	p.Ancestry = append([]string{KeyActorID(p.Lineage)}, p.Ancestry...)
 	// A key's prefix must agree with its account's network.
 	if !strings.HasPrefix(key, prefixFor(p.Network)) {
 		return Principal{}, ErrUnauthorized

@@ -87,9 +87,17 @@ func mayManage(by Principal, op string, k *APIKey) error {
 }
 
 // Rotate revokes key id of by's account and makes its replacement in the
-// same lineage, with the same role, scope, label and creator, in tx. The old key is refused from the next request on. It returns the
-// old key as revoked, the new one, and the new key's full text.
+// same lineage, with the same role, scope, label, creator and ancestry, in
+// tx. The old key is refused from the next request on. It returns the old
+// key as revoked, the new one, and the new key's full text.
 func Rotate(ctx context.Context, tx bun.Tx, by Principal, id uuid.UUID) (old, fresh APIKey, secret string, err error) {
+	// Shared with other rotations, exclusive with RemoveUser: a key its
+	// creator's removal revokes is not replaced by a successor that
+	// removal would miss.
+	if _, err = tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR SHARE", by.AccountID).Exec(ctx); err != nil {
+		err = fmt.Errorf("lock account: %w", err)
+		return
+	}
 	old, err = lockKey(ctx, tx, by.AccountID, id)
 	if err != nil {
 		return
@@ -102,7 +110,9 @@ func Rotate(ctx context.Context, tx bun.Tx, by Principal, id uuid.UUID) (old, fr
 		return
 	}
 	spec := KeySpec{Role: old.Role, Wallets: old.Wallets, Label: old.Label}
-	fresh, secret, err = createKey(ctx, tx, Account{ID: by.AccountID, Network: by.Network}, spec, old.CreatedBy, old.Lineage)
+	// Same lineage and creator: the same ancestry.
+	c := creator{key: old.CreatedBy, user: old.CreatedByUser, ancestry: old.Ancestors}
+	fresh, secret, err = createKey(ctx, tx, Account{ID: by.AccountID, Network: by.Network}, spec, c, old.Lineage)
 	if err != nil {
 		return
 	}

@@ -111,7 +111,7 @@ var Permissions = map[string]Rule{
 	"get-approval":         {What: "read approvals", Wallets: true, Access: readAll, Note: personHidden},
 	"get-approval-context": {What: "read an approval's context", Wallets: true, Access: humansRead},
 	"approve": {What: "approve payments", Wallets: true, Access: approvers,
-		Note: "never by a key of the requester's lineage"},
+		Note: "never by the payment's requester, nor by a key descending from it (rotated from it, or minted by it or by such a key)"},
 	"reject":         {What: "reject payments", Wallets: true, Access: access(Allowed, Allowed, Refused)},
 	"list-audit-log": {What: "read the audit log", Wallets: true, Access: readAll, Note: agentAuditView},
 	"get-analytics":  {What: "read analytics", Wallets: true, Access: readAll},
@@ -208,8 +208,12 @@ they act as ` + "`user:<address>`" + `).
 - **refused**: 403 ` + "`{\"error\": \"...\"}`" + ` naming what is missing, nothing changes, and an audit entry
   ` + "`permission.denied`" + ` records the attempt.
 
-A payment's requester never approves it: no key of the requesting key's lineage (the key and every key
-rotated from it) may approve, whatever its role.
+A payment's requester never approves it, whatever the role: the requester is the key (by its rotation
+lineage) or the person (` + "`user:<address>`" + `) that made the send, and no principal descending from it may
+approve: the requesting key and every key rotated from it, every key the requester minted (through the
+API or, for a person, in the dashboard), and every key those minted in turn. A person may approve the
+payments of an agent key they made (the person does not descend from the agent). Removing a
+person revokes the keys that descend from them.
 
 | operation | agent key | scoped agent key | admin key | owner | approver | viewer | also |
 | --- | --- | --- | --- | --- | --- | --- | --- |

@@ -30,12 +30,17 @@ var UserRoles = []Role{RoleOwner, RoleApprover, RoleViewer}
 
 // User is a Solana address with a role in an account.
 type User struct {
-	bun.BaseModel `bun:"table:users"`
+	bun.BaseModel `bun:"table:users,alias:u"`
 
 	AccountID uuid.UUID `bun:"account_id,pk,type:uuid"`
 	Address   string    `bun:"address,pk"`
 	Role      Role      `bun:"role"`
 	CreatedAt time.Time `bun:"created_at"`
+
+	// LiveKeys counts, on reads, the live keys that descend from the user
+	// (made by them, or by a key they made): removing the user revokes
+	// them.
+	LiveKeys int `bun:"live_keys,scanonly"`
 }
 
 // UserActorID names a user in audit entries and approvals.
@@ -137,36 +142,60 @@ func SetRole(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address string
 	return
 }
 
-// RemoveUser removes a user from the account; never its last owner.
-func RemoveUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address string) (User, error) {
+// RemoveUser removes a user from the account (never its last owner) and
+// revokes, in tx, the live keys that descend from them: the keys they
+// made, the keys those made, and so on, rotations included. It returns
+// the user and the keys it revoked. A person who leaves takes the power
+// they handed out with them.
+func RemoveUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address string) (User, []APIKey, error) {
 	owners, err := lockOwners(ctx, tx, accountID)
 	if err != nil {
-		return User{}, err
+		return User{}, nil, err
 	}
 	var u User
 	err = tx.NewSelect().Model(&u).Where("account_id = ? AND address = ?", accountID, address).For("UPDATE").Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return User{}, ErrUserNotFound
+		return User{}, nil, ErrUserNotFound
 	}
 	if err != nil {
-		return User{}, err
+		return User{}, nil, err
 	}
 	if u.Role == RoleOwner && owners <= 1 {
-		return User{}, ErrLastOwner
+		return User{}, nil, ErrLastOwner
+	}
+	// Key creation (CreateKeyBy) and rotation wait on the account row:
+	// none can add a descendant of the user that the revocation below
+	// would not see.
+	if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", accountID).Exec(ctx); err != nil {
+		return User{}, nil, fmt.Errorf("lock account: %w", err)
 	}
 	if _, err := tx.NewDelete().Model(&u).WherePK().Exec(ctx); err != nil {
-		return User{}, fmt.Errorf("delete user: %w", err)
+		return User{}, nil, fmt.Errorf("delete user: %w", err)
 	}
 	// Its sessions in this account end now.
 	_, err = tx.NewUpdate().Table("sessions").Set("ended_at = now()").
 		Where("address = ? AND account_id = ? AND ended_at IS NULL", address, accountID).Exec(ctx)
-	return u, err
+	if err != nil {
+		return User{}, nil, fmt.Errorf("end sessions: %w", err)
+	}
+	revoked := []APIKey{}
+	err = tx.NewRaw(`UPDATE api_keys SET revoked_at = now()
+		WHERE account_id = ? AND revoked_at IS NULL AND ancestors @> ARRAY[?]::text[]
+		RETURNING id, account_id, prefix, created_at, revoked_at, created_by, created_by_user, role, label, lineage, ancestors`,
+		accountID, UserActorID(address)).Scan(ctx, &revoked)
+	if err != nil {
+		return User{}, nil, fmt.Errorf("revoke the user's keys: %w", err)
+	}
+	return u, revoked, nil
 }
 
 // ListUsers returns the account's users, owners first, then by address.
 func ListUsers(ctx context.Context, db bun.IDB, accountID uuid.UUID) ([]User, error) {
 	us := []User{}
-	err := db.NewSelect().Model(&us).Where("account_id = ?", accountID).
+	err := db.NewSelect().Model(&us).ColumnExpr("u.*").
+		ColumnExpr(`(SELECT count(*) FROM api_keys AS k WHERE k.account_id = u.account_id AND k.revoked_at IS NULL
+			AND k.ancestors @> ARRAY['user:' || u.address]) AS live_keys`).
+		Where("account_id = ?", accountID).
 		OrderExpr("role = 'owner' DESC, role = 'approver' DESC, address").Scan(ctx)
 	return us, err
 }
@@ -257,6 +286,7 @@ func SessionPrincipal(ctx context.Context, db bun.IDB, token string) (Principal,
 	if err != nil {
 		return Principal{}, "", fmt.Errorf("look up session: %w", err)
 	}
+	p.Ancestry = []string{UserActorID(p.User)}
 	return p, csrf, nil
 }
 

@@ -25,7 +25,7 @@ type ApprovalContext struct {
 		AllowlistEmpty bool    `json:"allowlist_empty" doc:"The wallet's allowlist is empty: any recipient is allowed." example:"true"`
 		Label          *string `json:"label" nullable:"true" doc:"The address's label in the wallet's address book (allowlist_labels), or null." example:"Acme invoices"`
 	} `json:"recipient" doc:"The recipient and what the wallet knows of it."`
-	Requester     *KeyRef `json:"requester" doc:"The key that made the send, or null."`
+	Requester     *RequesterRef `json:"requester" doc:"Who made the send (a key, or a dashboard user), or null when unknown."`
 	IfApprovedNow struct {
 		Outcome                 string  `json:"outcome" enum:"sent,blocked" doc:"What approving would do now: the policy is checked again at approval." example:"sent"`
 		Reason                  *string `json:"reason" nullable:"true" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit" doc:"When blocked: the rule." example:"exceeds_daily_limit"`
@@ -38,11 +38,12 @@ type ApprovalContext struct {
 	} `json:"webhook" doc:"The approval.pending event and where it was delivered."`
 }
 
-// KeyRef names an API key for humans.
-type KeyRef struct {
-	ID     string  `json:"id" doc:"The key (key_…)." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
-	Label  *string `json:"label" nullable:"true" doc:"Its label, or null." example:"research bot"`
-	Prefix string  `json:"prefix" doc:"Its first characters." example:"svc_test_4vJ9JU"`
+// RequesterRef names who asked for a payment, for humans: an API key or a
+// person.
+type RequesterRef struct {
+	ID     string  `json:"id" doc:"The key (key_…) or the dashboard user (user:<address>)." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
+	Label  *string `json:"label" nullable:"true" doc:"The key's label, or null (always null for a person)." example:"research bot"`
+	Prefix *string `json:"prefix" nullable:"true" doc:"The key's first characters; null for a person." example:"svc_test_4vJ9JU"`
 }
 
 // EventDeliveryOut is an event's delivery to one endpoint.
@@ -63,7 +64,7 @@ func (s *server) registerApprovalContext(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        Prefix + "/approvals/{id}/context",
 		Summary:     "Get what a human needs to decide an approval",
-		Description: "The wallet, whether the recipient is new or on the allowlist, the key that asked, what approving would do now " +
+		Description: "The wallet, whether the recipient is new or on the allowlist, the key or person that asked, what approving would do now " +
 			"(the policy checked as at approval), and the approval.pending event as delivered with its delivery per endpoint. For humans and admin keys.",
 		Tags:   []string{"Approvals"},
 		Errors: []int{401, 403, 404},
@@ -95,10 +96,13 @@ func (s *server) approvalContext(ctx context.Context, in *approvalIDInput) (*app
 		return nil, s.fail(ctx, err)
 	}
 	c.Recipient.FirstPayment = !prior
-	if a.RequestedBy.Valid {
+	switch {
+	case a.RequestedBy.Valid:
 		if k, err := auth.GetKey(ctx, s.DB, pr.AccountID, a.RequestedBy.UUID); err == nil {
-			c.Requester = &KeyRef{ID: auth.KeyActorID(k.ID), Label: k.Label, Prefix: k.Prefix}
+			c.Requester = &RequesterRef{ID: auth.KeyActorID(k.ID), Label: k.Label, Prefix: &k.Prefix}
 		}
+	case a.RequestedByUser != nil:
+		c.Requester = &RequesterRef{ID: auth.UserActorID(*a.RequestedByUser)}
 	}
 	p, err := payment.PreviewSend(ctx, s.DB, pr.AccountID, w.ID, a.To, a.Amount, nil)
 	if err != nil {

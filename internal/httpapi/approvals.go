@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -29,7 +30,7 @@ type Approval struct {
 	Reason       *string    `json:"reason" nullable:"true" enum:"policy_violation_at_approval,refused_by_node,transaction_failed" doc:"Why the system rejected it, or null: policy_violation_at_approval (the policy, checked again at approval, blocks it; reason_detail names the rule), refused_by_node (the node's simulation refused it, e.g. not enough USDC), transaction_failed (it expired or failed before it was sent)." example:"policy_violation_at_approval"`
 	ReasonDetail *string    `json:"reason_detail" nullable:"true" doc:"The rule (exceeds_daily_limit, exceeds_max_tx, recipient_not_allowed, wallet_frozen) or the node's message behind reason, or null." example:"exceeds_daily_limit"`
 	Signature    *string    `json:"signature" nullable:"true" doc:"The transaction's signature once signed, or null." example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"`
-	RequestedBy  *string    `json:"requested_by" nullable:"true" doc:"The API key that made the send (key_…); it cannot approve it." example:"key_8a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
+	RequestedBy  *string    `json:"requested_by" nullable:"true" doc:"Who made the send: the API key (key_…) or the dashboard user (user:<address>); null for sends recorded before people were. Neither it nor any key descending from it (rotated from it, or minted by it or by such a key) may approve it. Agent keys read a person as user, without the address." example:"key_8a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
 	ApprovedBy   *string    `json:"approved_by" nullable:"true" doc:"Who approved it: key_<uuid> (API key), user:<address> (dashboard user), slack:<user id>; null unless approved. Agent keys read a person as user or slack, without the address or id." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
 	RejectedBy   *string    `json:"rejected_by" nullable:"true" doc:"Who rejected it: key_<uuid>, user:<address>, slack:<user id>, or system; null unless rejected. Agent keys read a person as user or slack, without the address or id." example:"system"`
 	Note         *string    `json:"note" nullable:"true" doc:"The approver's or rejecter's note, or null." example:"over budget this week"`
@@ -150,7 +151,9 @@ func (s *server) registerApprovals(api huma.API) {
 		Description: "Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), " +
 			"then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). " +
 			"202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). " +
-			"Only admin keys may approve (403 for agent keys), and no key of the requesting key's lineage (that key, or one rotated from it) may approve its payment (403 `Requester cannot approve`). " +
+			"Only admin keys, owners and approvers may approve (403 for agent keys and viewers). The payment's requester (`requested_by`) may not approve it, " +
+			"nor may any key descending from the requester: the requesting key's rotations, and every key the requester (key or person) minted, directly or through keys it minted " +
+			"(403 `Requester cannot approve`, audited as permission.denied). A person may approve the payments of an agent key they made. " +
 			"409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent).",
 		Tags:         []string{"Approvals"},
 		MaxBodyBytes: MaxBodyBytes + 1,
@@ -267,7 +270,7 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 		return nil, err
 	}
 	pr := principal(ctx)
-	a, err := s.approveAs(ctx, pr.AccountID, id, pr.ActorID(), uuid.NullUUID{UUID: pr.Lineage, Valid: pr.Lineage != uuid.Nil}, note)
+	a, err := s.approveAs(ctx, pr.AccountID, id, pr.ActorID(), pr.Ancestry, note)
 	if err != nil {
 		return nil, err
 	}
@@ -278,14 +281,19 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 	return out, nil
 }
 
-// approveAs is every approve (API key, Slack button): the conditional
-// move to signing, the worker's task, and the wait for its outcome.
-// lineage is the approving key's (invalid for an actor that is no key).
-func (s *server) approveAs(ctx context.Context, accountID, id uuid.UUID, actor string, lineage uuid.NullUUID, note *string) (approval.Approval, error) {
-	if _, err := approval.Start(ctx, s.DB, accountID, id, actor, lineage, note); err != nil {
+// approveAs is every approve (API key, dashboard user, Slack button): the
+// conditional move to signing, the worker's task, and the wait for its
+// outcome. ancestry is the approver's (auth.Principal.Ancestry; none for
+// a Slack user, who is never a requester).
+func (s *server) approveAs(ctx context.Context, accountID, id uuid.UUID, actor string, ancestry []string, note *string) (approval.Approval, error) {
+	if _, err := approval.Start(ctx, s.DB, accountID, id, actor, ancestry, note); err != nil {
 		if errors.Is(err, approval.ErrRequester) {
-			return approval.Approval{}, s.denied(ctx, &auth.Denied{Op: "approve", Target: "approval:" + approval.PublicID(id),
-				Reason: "Requester cannot approve: this payment was requested by this key's lineage (the key or one rotated from it); approve with another admin key"})
+			reason := "Requester cannot approve: this payment was requested by this key, a key it was rotated from, or the key or person that made it " +
+				"(directly or through other keys); approve with another admin key, or as a person"
+			if strings.HasPrefix(actor, "user:") {
+				reason = "Requester cannot approve: you asked for this payment; another person, or an admin key you did not make, must approve it"
+			}
+			return approval.Approval{}, s.denied(ctx, &auth.Denied{Op: "approve", Target: "approval:" + approval.PublicID(id), Reason: reason})
 		}
 		return approval.Approval{}, s.fail(ctx, err)
 	}

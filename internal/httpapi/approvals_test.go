@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
@@ -477,7 +475,7 @@ func TestSweepReleasesAbandonedApprove(t *testing.T) {
 	apID := e.park(id, newAddress(), 1)
 	uid, _ := approval.ParseID(apID)
 	ctx := context.Background()
-	if _, err := approval.Start(ctx, e.db, e.account.ID, uid, "key_other", uuid.NullUUID{}, nil); err != nil {
+	if _, err := approval.Start(ctx, e.db, e.account.ID, uid, "key_other", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	st, err := approval.Sweep(ctx, e.db, time.Now(), approval.AbandonedAfter)

@@ -46,11 +46,19 @@ type Key struct {
 	LastUsedAt *time.Time `json:"last_used_at" nullable:"true" doc:"When the key last authenticated a request (to the minute), or null if never." example:"2026-04-02T08:30:00Z"`
 	RevokedAt  *time.Time `json:"revoked_at" nullable:"true" doc:"When the key was revoked or rotated away; null while it works." example:"2026-04-03T09:00:00Z"`
 	ReplacedBy *string    `json:"replaced_by" nullable:"true" doc:"The key a rotation made in its place, or null." example:"key_2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f"`
+	CreatedBy  *string    `json:"created_by" nullable:"true" doc:"Who made the key: a key (key_…; once that key is rotated, its successor, which manages it) or a dashboard user (user:<address>); null for keys of the command line. A key descends from its creator: it may not approve its creator's payments, and removing the user revokes it." example:"user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+}
+
+func creatorOf(k *auth.APIKey) *string {
+	if c := k.Creator(); c != "" {
+		return &c
+	}
+	return nil
 }
 
 func keyOf(k *auth.APIKey) Key {
 	out := Key{ID: auth.KeyActorID(k.ID), Prefix: k.Prefix, KeyAccess: accessOf(k), CreatedAt: k.CreatedAt.UTC(),
-		LastUsedAt: utc(k.LastUsedAt), RevokedAt: utc(k.RevokedAt)}
+		LastUsedAt: utc(k.LastUsedAt), RevokedAt: utc(k.RevokedAt), CreatedBy: creatorOf(k)}
 	if k.ReplacedBy.Valid {
 		r := auth.KeyActorID(k.ReplacedBy.UUID)
 		out.ReplacedBy = &r
@@ -73,7 +81,8 @@ type NewKey struct {
 	Prefix    string    `json:"prefix" doc:"The key's first characters, to recognize it later." example:"svc_test_4vJ9JU"`
 	CreatedAt time.Time `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
 	KeyAccess
-	Replaces *string `json:"replaces,omitempty" doc:"On rotation: the key this one replaces, now revoked; the new key keeps its role, scope and label." example:"key_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
+	Replaces  *string `json:"replaces,omitempty" doc:"On rotation: the key this one replaces, now revoked; the new key keeps its role, scope, label and creator." example:"key_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
+	CreatedBy *string `json:"created_by" nullable:"true" doc:"Who made the key: a key (key_…; once that key is rotated, its successor, which manages it) or a dashboard user (user:<address>); null for keys of the command line. A key descends from its creator: it may not approve its creator's payments, and removing the user revokes it." example:"user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 }
 
 type createKeyInput struct {
@@ -145,6 +154,8 @@ func (s *server) registerKeys(api huma.API) {
 		Description: "A new key of the calling key's account, an agent key unless the body asks for an admin key (which only an admin key may create, 403 otherwise). " +
 			"An agent key may send, read, tighten its wallets' policies, freeze and reject, but never approve a payment or loosen a rule " +
 			"(otherwise an agent could mint a key and approve its own sends); `wallet_ids` limits it to some wallets. " +
+			"A new key descends from its creator (`created_by`): it never approves a payment its creator, or a key or person its creator descends from, requested; " +
+			"a key made by a dashboard user is revoked when that user is removed. " +
 			"A key limited to some wallets creates keys only within them (403 otherwise). The full key is in this answer only. " +
 			"An account holds at most 100 live agent keys, and agent keys may have created at most 20 live keys by default (409 past either: revoke one first; admin keys and owners are not held to the second).",
 		Tags:          []string{"Keys"},
@@ -159,7 +170,7 @@ func (s *server) registerKeys(api huma.API) {
 		Path:        Prefix + "/keys/{id}/rotate",
 		Summary:     "Rotate an API key",
 		Description: "Revokes the key at once (refused from the next request on) and returns its replacement, of the same kind, shown only in this answer. " +
-			"The replacement keeps the key's role, wallet scope, label and lineage (so it cannot approve what the old key requested). " +
+			"The replacement keeps the key's role, wallet scope, label, creator and lineage (so it cannot approve what the old key requested). " +
 			"A key may rotate itself. An agent key may rotate only itself and the keys it created (403 otherwise; the keys it created pass to its successor); admin keys may rotate any key. 409 when the key is already revoked.",
 		Tags:   []string{"Keys"},
 		Errors: []int{401, 403, 404, 409},
@@ -213,7 +224,7 @@ func (s *server) createKey(ctx context.Context, in *createKeyInput) (*newKeyOutp
 		id := auth.KeyActorID(k.ID)
 		a := accessOf(&k)
 		return audit.Append(ctx, tx, pr.AccountID, k.CreatedAt, pr.ActorID(), audit.ActionKeyCreated, "key:"+id,
-			map[string]any{"key_id": id, "prefix": k.Prefix, "role": a.Role, "wallet_ids": a.WalletIDs, "label": a.Label})
+			map[string]any{"key_id": id, "prefix": k.Prefix, "role": a.Role, "wallet_ids": a.WalletIDs, "label": a.Label, "ancestry": k.Ancestry()})
 	})
 	if err != nil {
 		return nil, s.fail(ctx, err)
@@ -223,7 +234,7 @@ func (s *server) createKey(ctx context.Context, in *createKeyInput) (*newKeyOutp
 }
 
 func newKeyOf(k *auth.APIKey, secret string) NewKey {
-	return NewKey{ID: auth.KeyActorID(k.ID), Key: secret, Prefix: k.Prefix, CreatedAt: k.CreatedAt.UTC(), KeyAccess: accessOf(k)}
+	return NewKey{ID: auth.KeyActorID(k.ID), Key: secret, Prefix: k.Prefix, CreatedAt: k.CreatedAt.UTC(), KeyAccess: accessOf(k), CreatedBy: creatorOf(k)}
 }
 
 // parseKeyID reads a key id: key_<uuid> as the API prints it, or the bare
@@ -294,6 +305,10 @@ func keyErr(err error) *Error {
 		return errorf(http.StatusConflict, "key is already revoked")
 	case errors.Is(err, auth.ErrTooManyKeys):
 		return errorf(http.StatusConflict, auth.ErrTooManyKeys.Error())
+	case errors.Is(err, auth.ErrUnauthorized):
+		// The creating key was revoked, or the user removed, while the
+		// request waited: as if it had come a moment later.
+		return errorf(http.StatusUnauthorized, "Unauthorized")
 	}
 	if tooMany := (*auth.TooManyByAgentsError)(nil); errors.As(err, &tooMany) {
 		return errorf(http.StatusConflict, tooMany.Error())

@@ -24,7 +24,7 @@ func (e *env) listKeys(key string) map[string]map[string]any {
 		m := k.(map[string]any)
 		for field := range m {
 			switch field {
-			case "id", "prefix", "role", "wallet_ids", "label", "can_approve", "created_at", "last_used_at", "revoked_at", "replaced_by":
+			case "id", "prefix", "role", "wallet_ids", "label", "can_approve", "created_at", "last_used_at", "revoked_at", "replaced_by", "created_by":
 			default:
 				e.t.Fatalf("listed key has field %q: %v", field, m)
 			}

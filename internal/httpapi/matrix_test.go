@@ -508,6 +508,54 @@ func TestPermissionMatrix(t *testing.T) {
 		}
 	}
 
+	// The requester rule, for people and minted keys: an approve whose
+	// approver descends from the payment's requester is refused (the
+	// requester itself, a key it minted, a key that key minted), and a
+	// person may approve the payments of an agent key they made.
+	owner := principals[len(principals)-len(auth.UserRoles)].hdr
+	mint := func(key string, hdr http.Header, body any) string {
+		status, raw, _ := e.request("POST", keysPath, key, body, hdr)
+		var k map[string]any
+		_ = json.Unmarshal(raw, &k)
+		if status != http.StatusCreated {
+			t.Fatalf("mint: %d %s", status, raw)
+		}
+		return k["key"].(string)
+	}
+	parkAs := func(key string, hdr http.Header) string {
+		status, raw, _ := e.request("POST", fmt.Sprintf(sendPath, in), key, map[string]any{"to": newAddress(), "amount": 2}, hdr)
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
+		if status != http.StatusAccepted {
+			t.Fatalf("park: %d %s", status, raw)
+		}
+		return body["approval_id"].(string)
+	}
+	adminBody := map[string]any{"role": "admin"}
+	_, requester := e.adminKey()
+	minted := mint(requester, nil, adminBody)
+	grandchild := mint(minted, nil, adminBody)
+	byRequester, byOwner := parkAs(requester, nil), parkAs("", owner)
+	ownersKey := mint("", owner, adminBody)
+	ownersAgent := mint("", owner, nil)
+	approvePath := approvalsPath + "/%s/approve"
+	for _, r := range []struct {
+		name, key string
+		hdr       http.Header
+		ap        string
+	}{
+		{"the requesting admin key", requester, nil, byRequester},
+		{"an admin key the requester minted", minted, nil, byRequester},
+		{"an admin key minted by a key the requester minted", grandchild, nil, byRequester},
+		{"the requesting owner", "", owner, byOwner},
+		{"an admin key the requesting owner minted", ownersKey, nil, byOwner},
+	} {
+		refused = append(refused, matrixRun{matrixCase: matrixCase{name: "approve as " + r.name + " (requester rule)", method: "POST",
+			path: fmt.Sprintf(approvePath, r.ap), key: r.key, header: r.hdr, status: http.StatusForbidden, want: "Requester cannot approve"}})
+	}
+	allowed = append(allowed, matrixRun{matrixCase: matrixCase{name: "approve as an owner, its agent key's payment (requester rule)", method: "POST",
+		path: approvalsPath + "/{id}/approve", header: owner, status: http.StatusOK}, fresh: func() string { return parkAs(ownersAgent, nil) }})
+
 	check := func(c matrixRun) {
 		t.Helper()
 		if c.fresh != nil {
@@ -524,6 +572,8 @@ func TestPermissionMatrix(t *testing.T) {
 			t.Errorf("%s: %s %s → %d, want %d (%s)", c.name, c.method, c.path, status, c.status, raw)
 		case c.status != http.StatusOK && body["error"] == nil:
 			t.Errorf("%s: %d without an error body: %s", c.name, status, raw)
+		case c.want != "" && !strings.Contains(fmt.Sprint(body["error"]), c.want):
+			t.Errorf("%s: error %v, want %q", c.name, body["error"], c.want)
 		}
 	}
 	before := e.stableSnapshot()

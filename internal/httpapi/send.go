@@ -148,12 +148,19 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *SendBody
 	if err != nil {
 		return payment.Request{}, err
 	}
-	return payment.Request{
+	r := payment.Request{
 		ID: uuid.New(), AccountID: pr.AccountID, WalletID: walletID,
 		KeyID:      uuid.NullUUID{UUID: pr.KeyID, Valid: pr.KeyID != uuid.Nil},
 		KeyLineage: uuid.NullUUID{UUID: pr.Lineage, Valid: pr.Lineage != uuid.Nil},
 		Network:    pr.Network, To: in.To, Amount: amount, Memo: memo,
-	}, nil
+	}
+	if pr.User != "" {
+		// A person's send has them as requester: audited under their
+		// name, and they may not approve it.
+		u := pr.User
+		r.UserAddress = &u
+	}
+	return r, nil
 }
 
 func (s *server) previewSend(ctx context.Context, in *previewInput) (*previewOutput, error) {

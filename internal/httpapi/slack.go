@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/webhook"
@@ -141,7 +139,9 @@ func (s *server) slackAct(ctx context.Context, ep *webhook.Endpoint, c webhook.S
 	var a approval.Approval
 	var err error
 	if c.Action == webhook.SlackApprove {
-		a, err = s.approveAs(ctx, ep.AccountID, id, actor, uuid.NullUUID{}, nil)
+		// A Slack user is never a payment's requester: sends come from
+		// keys and dashboard sessions.
+		a, err = s.approveAs(ctx, ep.AccountID, id, actor, []string{actor}, nil)
 	} else {
 		a, err = approval.Reject(ctx, s.DB, ep.AccountID, id, actor, nil)
 		err = s.failQuiet(ctx, err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
@@ -18,10 +19,11 @@ type UserOut struct {
 	Address   string    `json:"address" doc:"The user's Solana address (base58); it signs in with it." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	Role      string    `json:"role" enum:"owner,approver,viewer" doc:"owner: everything, users and admin keys included; approver: approve, reject, freeze, read; viewer: read." example:"approver"`
 	CreatedAt time.Time `json:"created_at" doc:"When it was added, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
+	LiveKeys  int       `json:"live_keys" doc:"Live API keys that descend from this user: made by them in the dashboard, or by a key they made (and so on). Removing the user revokes them." example:"2"`
 }
 
 func userOf(u *auth.User) UserOut {
-	return UserOut{Address: u.Address, Role: string(u.Role), CreatedAt: u.CreatedAt.UTC()}
+	return UserOut{Address: u.Address, Role: string(u.Role), CreatedAt: u.CreatedAt.UTC(), LiveKeys: u.LiveKeys}
 }
 
 type userOutput struct{ Body UserOut }
@@ -117,23 +119,50 @@ func (s *server) registerUsers(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID: "delete-user", Method: http.MethodDelete, Path: Prefix + "/users/{address}",
 		Summary: "Remove a dashboard user", Tags: []string{tag}, DefaultStatus: http.StatusNoContent,
-		Description: "Its sessions in this account end at once. 409 for the account's last owner.",
-		Errors:      []int{401, 403, 404, 409},
+		Description: "Its sessions in this account end at once, and the API keys that descend from it (made by it, or by a key it made, and so on; " +
+			"`live_keys` in the user list counts them) are revoked in the same change, each with a `key.revoked` audit entry by the caller. " +
+			"409 for the account's last owner.",
+		Errors: []int{401, 403, 404, 409},
 	}, func(ctx context.Context, in *userAddressInput) (*struct{}, error) {
 		pr := principal(ctx)
 		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			u, err := auth.RemoveUser(ctx, tx, pr.AccountID, in.Address)
-			if err != nil {
-				return err
-			}
-			return audit.Append(ctx, tx, pr.AccountID, time.Now(), pr.ActorID(), audit.ActionUserRemoved, "user:"+u.Address,
-				map[string]any{"address": u.Address, "role": u.Role})
+			_, err := RemoveUser(ctx, tx, pr.AccountID, in.Address, pr.ActorID(), nil)
+			return err
 		})
 		if err != nil {
 			return nil, s.fail(ctx, err)
 		}
 		return nil, nil
 	})
+}
+
+// RemoveUser removes a user in tx as actor, revoking the keys that
+// descend from them, and audits it: user.removed listing the revoked
+// keys, and one key.revoked per key (so each key's history shows it).
+// via, when set, is added to the details (the command line's name). It
+// returns the revoked keys. The API and `api users remove` share it.
+func RemoveUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address, actor string, via *string) ([]auth.APIKey, error) {
+	u, revoked, err := auth.RemoveUser(ctx, tx, accountID, address)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	ids := make([]string, len(revoked))
+	for i, k := range revoked {
+		ids[i] = auth.KeyActorID(k.ID)
+		details := map[string]any{"key_id": ids[i], "prefix": k.Prefix, "reason": "its creator " + auth.UserActorID(u.Address) + " was removed"}
+		if via != nil {
+			details["via"] = *via
+		}
+		if err := audit.Append(ctx, tx, accountID, now, actor, audit.ActionKeyRevoked, "key:"+ids[i], details); err != nil {
+			return nil, err
+		}
+	}
+	details := map[string]any{"address": u.Address, "role": u.Role, "revoked_keys": ids}
+	if via != nil {
+		details["via"] = *via
+	}
+	return revoked, audit.Append(ctx, tx, accountID, now, actor, audit.ActionUserRemoved, "user:"+u.Address, details)
 }
 
 // userErr maps the users' refusals; nil when err is not one of them.

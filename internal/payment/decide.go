@@ -171,9 +171,14 @@ func (e *Engine) announce(ctx context.Context, id uuid.UUID, o *Outcome) {
 	}
 }
 
+// actorOf is who made the send, as audit entries name them: the key, or
+// the dashboard user.
 func actorOf(r *Request) string {
-	if r.KeyID.Valid {
+	switch {
+	case r.KeyID.Valid:
 		return "key_" + r.KeyID.UUID.String()
+	case r.UserAddress != nil:
+		return "user:" + *r.UserAddress
 	}
 	return "system"
 }
@@ -216,7 +221,7 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wall
 	a := approval.Approval{
 		ID: uuid.New(), AccountID: r.AccountID, WalletID: r.WalletID,
 		RequestID:   uuid.NullUUID{UUID: r.ID, Valid: true},
-		RequestedBy: r.KeyID, RequestedLineage: r.KeyLineage,
+		RequestedBy: r.KeyID, RequestedLineage: r.KeyLineage, RequestedByUser: r.UserAddress,
 		Amount: r.Amount, To: r.To, Memo: r.Memo,
 		Status: approval.Pending, CreatedAt: at, ExpiresAt: at.Add(approval.Lifetime),
 	}
@@ -444,7 +449,18 @@ func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 		}
 	}
 	details := map[string]any{"transaction_id": t.ID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "error": why}
-	if err := audit.Append(ctx, tx, t.AccountID, at, "system", audit.ActionSendFailed, wallet.Target(t.WalletID), details); err != nil {
+	// Under the payment's requester, like its send.sent: the key or
+	// person who asked for it (system when it is unknown).
+	var actor string
+	err = tx.NewRaw(`SELECT COALESCE('key_' || r.key_id::text, 'user:' || r.user_address,
+			'key_' || a.requested_by::text, 'user:' || a.requested_by_user, 'system')
+		FROM (SELECT 1) AS one
+		LEFT JOIN send_requests AS r ON r.id = ?
+		LEFT JOIN approvals AS a ON a.id = ?`, t.RequestID, t.ApprovalID).Scan(ctx, &actor)
+	if err != nil {
+		return false, fmt.Errorf("read the payment's requester: %w", err)
+	}
+	if err := audit.Append(ctx, tx, t.AccountID, at, actor, audit.ActionSendFailed, wallet.Target(t.WalletID), details); err != nil {
 		return false, err
 	}
 	// Never silent: whoever was told "sent" hears that it failed.

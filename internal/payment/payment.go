@@ -40,11 +40,14 @@ type Request struct {
 	KeyID     uuid.NullUUID `bun:"key_id,type:uuid"`
 	// KeyLineage is the requesting key's rotation lineage: no key of it
 	// may approve the payment if it is parked.
-	KeyLineage uuid.NullUUID  `bun:"key_lineage,type:uuid"`
-	Network    solana.Network `bun:"network"`
-	To         string         `bun:"to_address"`
-	Amount     usdc.Micros    `bun:"amount_micros"`
-	Memo       *string        `bun:"memo"`
+	KeyLineage uuid.NullUUID `bun:"key_lineage,type:uuid"`
+	// UserAddress is the dashboard user who made the send (KeyID is
+	// NULL then): its audit entries and approval name them.
+	UserAddress *string        `bun:"user_address"`
+	Network     solana.Network `bun:"network"`
+	To          string         `bun:"to_address"`
+	Amount      usdc.Micros    `bun:"amount_micros"`
+	Memo        *string        `bun:"memo"`
 	// IdempotencyKey is the client's Idempotency-Key, or nil.
 	IdempotencyKey *string      `bun:"idempotency_key"`
 	State          string       `bun:"state"`

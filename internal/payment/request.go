@@ -44,13 +44,13 @@ func insert(ctx context.Context, db bun.IDB, r *Request, wait time.Duration) (in
 	}
 	err = db.NewRaw(`WITH w AS (SELECT id, pubkey FROM wallets WHERE id = ? AND account_id = ?),
 		ins AS (
-			INSERT INTO send_requests (id, account_id, wallet_id, key_id, key_lineage, network, to_address, amount_micros, memo, idempotency_key, state, deadline)
-			SELECT ?, ?, w.id, ?, ?, ?, ?, ?, ?, ?, ?, now() + ? * interval '1 microsecond' FROM w WHERE w.pubkey <> ?
+			INSERT INTO send_requests (id, account_id, wallet_id, key_id, key_lineage, user_address, network, to_address, amount_micros, memo, idempotency_key, state, deadline)
+			SELECT ?, ?, w.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + ? * interval '1 microsecond' FROM w WHERE w.pubkey <> ?
 			ON CONFLICT (account_id, idempotency_key) WHERE `+liveKey+` DO NOTHING
 			RETURNING created_at, deadline)
 		SELECT w.pubkey, ins.created_at, ins.deadline FROM w LEFT JOIN ins ON true`,
 		r.WalletID, r.AccountID,
-		r.ID, r.AccountID, r.KeyID, r.KeyLineage, r.Network, r.To, r.Amount, r.Memo, r.IdempotencyKey, StateQueued, wait.Microseconds(), r.To,
+		r.ID, r.AccountID, r.KeyID, r.KeyLineage, r.UserAddress, r.Network, r.To, r.Amount, r.Memo, r.IdempotencyKey, StateQueued, wait.Microseconds(), r.To,
 	).Scan(ctx, &row.Pubkey, &row.CreatedAt, &row.Deadline)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):

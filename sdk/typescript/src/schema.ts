@@ -216,7 +216,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a pending payment
-         * @description Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). 202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). Only admin keys may approve (403 for agent keys), and no key of the requesting key's lineage (that key, or one rotated from it) may approve its payment (403 `Requester cannot approve`). 409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent).
+         * @description Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). 202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). Only admin keys, owners and approvers may approve (403 for agent keys and viewers). The payment's requester (`requested_by`) may not approve it, nor may any key descending from the requester: the requesting key's rotations, and every key the requester (key or person) minted, directly or through keys it minted (403 `Requester cannot approve`, audited as permission.denied). A person may approve the payments of an agent key they made. 409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent).
          */
         post: operations["approve"];
         delete?: never;
@@ -234,7 +234,7 @@ export interface paths {
         };
         /**
          * Get what a human needs to decide an approval
-         * @description The wallet, whether the recipient is new or on the allowlist, the key that asked, what approving would do now (the policy checked as at approval), and the approval.pending event as delivered with its delivery per endpoint. For humans and admin keys.
+         * @description The wallet, whether the recipient is new or on the allowlist, the key or person that asked, what approving would do now (the policy checked as at approval), and the approval.pending event as delivered with its delivery per endpoint. For humans and admin keys.
          */
         get: operations["get-approval-context"];
         put?: never;
@@ -357,7 +357,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description A new key of the calling key's account, an agent key unless the body asks for an admin key (which only an admin key may create, 403 otherwise). An agent key may send, read, tighten its wallets' policies, freeze and reject, but never approve a payment or loosen a rule (otherwise an agent could mint a key and approve its own sends); `wallet_ids` limits it to some wallets. A key limited to some wallets creates keys only within them (403 otherwise). The full key is in this answer only. An account holds at most 100 live agent keys, and agent keys may have created at most 20 live keys by default (409 past either: revoke one first; admin keys and owners are not held to the second).
+         * @description A new key of the calling key's account, an agent key unless the body asks for an admin key (which only an admin key may create, 403 otherwise). An agent key may send, read, tighten its wallets' policies, freeze and reject, but never approve a payment or loosen a rule (otherwise an agent could mint a key and approve its own sends); `wallet_ids` limits it to some wallets. A new key descends from its creator (`created_by`): it never approves a payment its creator, or a key or person its creator descends from, requested; a key made by a dashboard user is revoked when that user is removed. A key limited to some wallets creates keys only within them (403 otherwise). The full key is in this answer only. An account holds at most 100 live agent keys, and agent keys may have created at most 20 live keys by default (409 past either: revoke one first; admin keys and owners are not held to the second).
          */
         post: operations["create-key"];
         delete?: never;
@@ -397,7 +397,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate an API key
-         * @description Revokes the key at once (refused from the next request on) and returns its replacement, of the same kind, shown only in this answer. The replacement keeps the key's role, wallet scope, label and lineage (so it cannot approve what the old key requested). A key may rotate itself. An agent key may rotate only itself and the keys it created (403 otherwise; the keys it created pass to its successor); admin keys may rotate any key. 409 when the key is already revoked.
+         * @description Revokes the key at once (refused from the next request on) and returns its replacement, of the same kind, shown only in this answer. The replacement keeps the key's role, wallet scope, label, creator and lineage (so it cannot approve what the old key requested). A key may rotate itself. An agent key may rotate only itself and the keys it created (403 otherwise; the keys it created pass to its successor); admin keys may rotate any key. 409 when the key is already revoked.
          */
         post: operations["rotate-key"];
         delete?: never;
@@ -462,7 +462,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a dashboard user
-         * @description Its sessions in this account end at once. 409 for the account's last owner.
+         * @description Its sessions in this account end at once, and the API keys that descend from it (made by it, or by a key it made, and so on; `live_keys` in the user list counts them) are revoked in the same change, each with a `key.revoked` audit entry by the caller. 409 for the account's last owner.
          */
         delete: operations["delete-user"];
         options?: never;
@@ -791,7 +791,7 @@ export interface components {
              */
             rejected_by: string | null;
             /**
-             * @description The API key that made the send (key_…); it cannot approve it.
+             * @description Who made the send: the API key (key_…) or the dashboard user (user:<address>); null for sends recorded before people were. Neither it nor any key descending from it (rotated from it, or minted by it or by such a key) may approve it. Agent keys read a person as user, without the address.
              * @example key_8a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d
              */
             requested_by: string | null;
@@ -836,8 +836,8 @@ export interface components {
             if_approved_now: components["schemas"]["ApprovalContextIfApprovedNowStruct"];
             /** @description The recipient and what the wallet knows of it. */
             recipient: components["schemas"]["ApprovalContextRecipientStruct"];
-            /** @description The key that made the send, or null. */
-            requester: components["schemas"]["KeyRef"];
+            /** @description Who made the send (a key, or a dashboard user), or null when unknown. */
+            requester: components["schemas"]["RequesterRef"];
             /** @description The paying wallet. */
             wallet: components["schemas"]["Wallet"];
             /** @description The approval.pending event and where it was delivered. */
@@ -1497,6 +1497,11 @@ export interface components {
              */
             created_at: string;
             /**
+             * @description Who made the key: a key (key_…; once that key is rotated, its successor, which manages it) or a dashboard user (user:<address>); null for keys of the command line. A key descends from its creator: it may not approve its creator's payments, and removing the user revokes it.
+             * @example user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
+             */
+            created_by: string | null;
+            /**
              * @description The key's id (key_…).
              * @example key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e
              */
@@ -1541,23 +1546,6 @@ export interface components {
              *     ]
              */
             wallet_ids: string[] | null;
-        };
-        KeyRef: {
-            /**
-             * @description The key (key_…).
-             * @example key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e
-             */
-            id: string;
-            /**
-             * @description Its label, or null.
-             * @example research bot
-             */
-            label: string | null;
-            /**
-             * @description Its first characters.
-             * @example svc_test_4vJ9JU
-             */
-            prefix: string;
         };
         ListAgentsOutputBody: {
             /** @description A page of the account's agent wallets, newest first. */
@@ -1625,6 +1613,11 @@ export interface components {
              */
             created_at: string;
             /**
+             * @description Who made the key: a key (key_…; once that key is rotated, its successor, which manages it) or a dashboard user (user:<address>); null for keys of the command line. A key descends from its creator: it may not approve its creator's payments, and removing the user revokes it.
+             * @example user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
+             */
+            created_by: string | null;
+            /**
              * @description The key's id (key_…): how audit entries and approvals name it.
              * @example key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e
              */
@@ -1645,7 +1638,7 @@ export interface components {
              */
             prefix: string;
             /**
-             * @description On rotation: the key this one replaces, now revoked; the new key keeps its role, scope and label.
+             * @description On rotation: the key this one replaces, now revoked; the new key keeps its role, scope, label and creator.
              * @example key_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d
              */
             replaces?: string;
@@ -1782,6 +1775,23 @@ export interface components {
              * @example 97.5
              */
             spent_today_usdc: number;
+        };
+        RequesterRef: {
+            /**
+             * @description The key (key_…) or the dashboard user (user:<address>).
+             * @example key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e
+             */
+            id: string;
+            /**
+             * @description The key's label, or null (always null for a person).
+             * @example research bot
+             */
+            label: string | null;
+            /**
+             * @description The key's first characters; null for a person.
+             * @example svc_test_4vJ9JU
+             */
+            prefix: string | null;
         };
         SendBody: {
             /**
@@ -1945,6 +1955,12 @@ export interface components {
              * @example 2026-04-01T12:00:00Z
              */
             created_at: string;
+            /**
+             * Format: int64
+             * @description Live API keys that descend from this user: made by them in the dashboard, or by a key they made (and so on). Removing the user revokes them.
+             * @example 2
+             */
+            live_keys: number;
             /**
              * @description owner: everything, users and admin keys included; approver: approve, reject, freeze, read; viewer: read.
              * @example approver
@@ -3041,7 +3057,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; viewer keys: refused; never by a key of the requester's lineage. */
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; viewer keys: refused; never by the payment's requester, nor by a key descending from it (rotated from it, or minted by it or by such a key). */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -85,7 +85,7 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
         <dt>Memo</dt>
         <dd>{a.memo ?? '—'}</dd>
         <dt>Asked by</dt>
-        <dd>{ctx?.requester ? (ctx.requester.label ?? ctx.requester.prefix) : actor(a.requested_by)}</dd>
+        <dd>{ctx?.requester ? (ctx.requester.label ?? ctx.requester.prefix ?? actor(ctx.requester.id)) : actor(a.requested_by)}</dd>
         <dt>Asked</dt>
         <dd>{when(a.created_at)}</dd>
         {pending ? (

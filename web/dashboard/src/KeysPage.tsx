@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { type Key, type NewKey, type Session, createKey, listKeys, listWalletLabels, revokeKey, rotateKey } from './api';
-import { errorText, when } from './format';
+import { actor, errorText, when } from './format';
 import { ShownOnce } from './ShownOnce';
 
 /** Shown shows a new key once; it is never shown again. */
@@ -118,6 +118,7 @@ export function KeysPage({ session }: { session: Session }) {
               <th scope="col">Key</th>
               <th scope="col">Role</th>
               <th scope="col">Wallets</th>
+              <th scope="col">Made by</th>
               <th scope="col">Last used</th>
               <th scope="col">State</th>
               {owner && <th scope="col">Actions</th>}
@@ -131,6 +132,7 @@ export function KeysPage({ session }: { session: Session }) {
                 </td>
                 <td>{k.role}</td>
                 <td>{k.wallet_ids ? k.wallet_ids.map((id) => name.get(id) ?? id.slice(0, 8)).join(', ') : 'all'}</td>
+                <td data-testid="made-by">{k.created_by === `user:${session.address}` ? 'you' : k.created_by ? actor(k.created_by) : 'command line'}</td>
                 <td>{when(k.last_used_at)}</td>
                 <td>{k.revoked_at ? (k.replaced_by ? 'rotated' : 'revoked') : 'active'}</td>
                 {owner && (

@@ -108,6 +108,11 @@ export function UsersPage({ session }: { session: Session }) {
                   <td>
                     {removing === u.address ? (
                       <span className="confirm">
+                        {u.live_keys > 0 && (
+                          <p>
+                            Also revokes the {u.live_keys === 1 ? 'API key' : `${u.live_keys} API keys`} they made (directly or through their keys).
+                          </p>
+                        )}
                         <button type="button" className="danger" onClick={() => act(() => removeUser(u.address)).then(() => setRemoving(null))}>
                           Confirm removal
                         </button>

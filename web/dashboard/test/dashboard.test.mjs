@@ -3,6 +3,7 @@
 // passes the URLs, keys and the users' wallet seeds in the environment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import nacl from 'tweetnacl';
 import { addressOf, ADMIN_KEY, AGENT_KEY, API, api, assertNoConsoleErrors, BASE, chainUSDC, eventually, newAddress, owner, page, park, SHOTS, sideways, signIn, stranger, useBrowser, viewer, WALLET_ID } from './lib.mjs';
 
 useBrowser();
@@ -232,6 +233,28 @@ test('users: an owner adds a person by address, changes the role and removes the
   await row.waitFor({ state: 'detached' });
   assert.equal(await roleOf(person), undefined);
 
+  // An owner who made a key in the dashboard takes it with them: the
+  // removal says so and revokes it.
+  const maker = nacl.sign.keyPair();
+  const makerAddress = addressOf(maker);
+  assert.equal((await api('POST', '/users', ADMIN_KEY, { address: makerAddress, role: 'owner' })).status, 201);
+  const m = await page(maker);
+  await signIn(m);
+  await m.getByRole('link', { name: 'Keys', exact: true }).click();
+  await m.getByRole('form', { name: 'Create a key' }).getByRole('button', { name: 'Create key' }).click();
+  const made = m.getByRole('dialog', { name: 'New key' });
+  const makerKey = await made.getByTestId('new-key').textContent();
+  await made.getByRole('button', { name: 'Done' }).click();
+  await m.context().close();
+  assert.equal((await api('GET', '/agents', makerKey)).status, 200);
+  await p.reload();
+  const makerRow = p.locator(`tr[data-address="${makerAddress}"]`);
+  await makerRow.getByRole('button', { name: 'Remove' }).click();
+  await makerRow.getByText('Also revokes the API key they made').waitFor();
+  await makerRow.getByRole('button', { name: 'Confirm removal' }).click();
+  await makerRow.waitFor({ state: 'detached' });
+  assert.equal((await api('GET', '/agents', makerKey)).status, 401, 'the removed owner\'s key still works');
+
   const users = (await api('GET', '/users', ADMIN_KEY)).body.users;
   const me = addressOf(owner);
   if (users.filter((u) => u.role === 'owner').length === 1) {
@@ -284,8 +307,9 @@ test('keys: an owner creates a scoped key shown once that works, rotates it and 
 
   const keys = (await api('GET', '/keys?limit=100', ADMIN_KEY)).body.keys;
   const made = keys.find((k) => k.label === 'browser bot' && !k.revoked_at);
-  assert.deepEqual([made.role, made.wallet_ids], ['agent', [WALLET_ID]]);
+  assert.deepEqual([made.role, made.wallet_ids, made.created_by], ['agent', [WALLET_ID], `user:${addressOf(owner)}`]);
   const row = p.locator(`tr[data-key="${made.id}"]`);
+  assert.equal(await row.getByTestId('made-by').textContent(), 'you');
   await row.getByRole('button', { name: 'Rotate' }).click();
   await row.getByRole('button', { name: 'Confirm rotate' }).click();
   const second = await shown();
