@@ -212,7 +212,9 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 		if !validIdempotencyKey(key) {
 			return nil, inputError("header", "Idempotency-Key", "must be 1 to 255 printable ASCII characters")
 		}
-		r.IdempotencyKey = &key
+		pr := principal(ctx)
+		scope := payment.IdempotencyScope(pr.Lineage, pr.User)
+		r.IdempotencyKey, r.IdempotencyScope = &key, &scope
 		prior, err := payment.SubmitOnce(ctx, s.DB, &r, s.sendWait, sendGrace)
 		if err != nil {
 			return nil, s.submitFailed(ctx, err)
