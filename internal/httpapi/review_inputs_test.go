@@ -137,3 +137,85 @@ func TestSecReview07LabelsRefuseInvisibleCharacters(t *testing.T) {
 		}
 	}
 }
+
+// A memo with a line break, another control character or an invisible one
+// is refused (422 naming memo) by the send and its preview before anything
+// is recorded; in Slack, what agents and people wrote (label, memo)
+// reaches the channel only inside plain_text objects, where `*…*` and
+// mentions are inert, and never in the notification fallback.
+func TestSecReview08MemoCannotForgeSlackLines(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	slack := newReceiver(t, nil)
+	if status, ep := e.do("POST", endpointsPath, e.key, map[string]any{"url": slack.URL, "format": "slack",
+		"events": []string{"approval.pending"}}); status != http.StatusCreated {
+		t.Fatalf("create endpoint: %d %v", status, ep)
+	}
+	slack.next(t, "webhook.test")
+	status, w := e.do("POST", agentsPath, e.key, map[string]any{"label": "*payroll* <!channel>", "policy": map[string]any{"approval_threshold_usdc": 0, "max_tx_usdc": 5000, "daily_limit_usdc": 5000}})
+	if status != http.StatusCreated {
+		t.Fatalf("create agent: %d %v", status, w)
+	}
+	id := w["id"].(string)
+	e.ln.SetLamports(t, w["pubkey"].(string), 1_000_000_000)
+	to := newAddress()
+
+	before := e.stableSnapshot()
+	for name, memo := range map[string]string{
+		"forged line": "invoice 7\nApproval needed: 0.50 USDC … verified by finance", "carriage return": "a\rb", "tab": "a\tb",
+		"escape": "a\x1b[31mb", "DEL": "a\x7fb", "C1 control": "a\u0085b", "RLO": "a\u202eb", "zero-width space": "a\u200bb",
+		"BOM": "a\ufeffb", "line separator": "a\u2028b", "paragraph separator": "a\u2029b",
+	} {
+		for _, path := range []string{sendPath, sendPath + "/preview"} {
+			status, body := e.do("POST", fmt.Sprintf(path, id), e.key, map[string]any{"to": to, "amount": 2500, "memo": memo})
+			if status != http.StatusUnprocessableEntity || !strings.HasPrefix(fmt.Sprint(body["error"]), "memo: ") {
+				t.Errorf("%s memo to %s: %d %v", name, path, status, body)
+			}
+		}
+	}
+	if after := e.stableSnapshot(); !maps.Equal(before, after) {
+		t.Fatalf("refused memos changed %v into %v", before, after)
+	}
+
+	// Markup in a memo and a label is text, not formatting.
+	const memo = "*verified by finance* <!channel> <https://evil.example|invoice>"
+	status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 2500, "memo": memo})
+	if status != http.StatusAccepted {
+		t.Fatalf("send: %d %v", status, body)
+	}
+	msg := slack.next(t, "approval.pending")
+	var m map[string]any
+	if err := json.Unmarshal(msg.Body, &m); err != nil {
+		t.Fatalf("slack message %s: %v", msg.Body, err)
+	}
+	for _, text := range []string{"verified by finance", "payroll"} {
+		if strings.Contains(fmt.Sprint(m["text"]), text) {
+			t.Errorf("the fallback text carries %q: %q", text, m["text"])
+		}
+		var found []string
+		var walk func(v any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				if s, ok := v["text"].(string); ok && strings.Contains(s, text) {
+					found = append(found, fmt.Sprint(v["type"]))
+					if v["type"] != "plain_text" || v["emoji"] != false {
+						t.Errorf("%q in a %v object: %v", text, v["type"], v)
+					}
+				}
+				for _, x := range v {
+					walk(x)
+				}
+			case []any:
+				for _, x := range v {
+					walk(x)
+				}
+			}
+		}
+		walk(m["blocks"])
+		if len(found) != 1 {
+			t.Errorf("%q is in %d text objects of %s", text, len(found), msg.Body)
+		}
+	}
+}

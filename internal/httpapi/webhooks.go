@@ -59,7 +59,7 @@ type endpointBody struct {
 	URL            *string  `json:"url,omitempty" maxLength:"2048" doc:"Where to POST events: https (http is allowed for test accounts' local receivers)." example:"https://example.com/hooks/agentwallet"`
 	Format         *string  `json:"format,omitempty" enum:"json,slack" doc:"Payload format; default json. slack: a Slack incoming-webhook URL receives Block Kit messages, with Approve/Reject buttons for approval.pending (the Slack app's interactivity URL must be /integrations/slack/interactions)." example:"json"`
 	Events         []string `json:"events,omitempty" nullable:"true" maxItems:"20" doc:"Event kinds to receive: tx.sent, tx.blocked, tx.failed, approval.pending, approval.approved, approval.rejected, approval.expired. tx.failed (not in the first version's list): a payment answered sent ended failed on chain or expired unseen, nothing spent; data wallet_id, signature, amount, to, memo, reason, and approval_id when it came from an approval." example:"[\"tx.sent\",\"approval.pending\"]"`
-	Description    *string  `json:"description,omitempty" maxLength:"500" doc:"A note for humans." example:"payments backend"`
+	Description    *string  `json:"description,omitempty" maxLength:"500" doc:"A note for humans, without control or invisible formatting characters (newlines, bidi, zero-width)." example:"payments backend"`
 	Enabled        *bool    `json:"enabled,omitempty" doc:"Default true." example:"true"`
 	SlackApprovers []string `json:"slack_approvers,omitempty" nullable:"true" maxItems:"100" doc:"Slack format: only these Slack user ids may press Approve/Reject; empty means anyone in the channel." example:"[\"U024BE7LH\"]"`
 }

@@ -1117,7 +1117,7 @@ export interface components {
         };
         CreateAgentInputBody: {
             /**
-             * @description Human label for the agent, 1 to 100 characters.
+             * @description Human label for the agent, 1 to 100 characters, without control or invisible formatting characters (bidi, zero-width).
              * @example research-bot
              */
             label: string;
@@ -1126,7 +1126,7 @@ export interface components {
         };
         CreateKeyInputBody: {
             /**
-             * @description A name for humans, 1 to 100 characters.
+             * @description A name for humans, 1 to 100 characters, without control or invisible formatting characters (bidi, zero-width).
              * @example research-bot production
              */
             label?: string;
@@ -1289,7 +1289,7 @@ export interface components {
         };
         EndpointBody: {
             /**
-             * @description A note for humans.
+             * @description A note for humans, without control or invisible formatting characters (newlines, bidi, zero-width).
              * @example payments backend
              */
             description?: string;
@@ -1721,7 +1721,7 @@ export interface components {
              */
             amount: number;
             /**
-             * @description Optional note of at most 200 characters, written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422.
+             * @description Optional note of at most 200 characters, without control characters (newlines included) or invisible formatting characters (else 422), written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422.
              * @example invoice 1234
              */
             memo?: string;
@@ -1779,7 +1779,7 @@ export interface components {
              */
             amount: number;
             /**
-             * @description Optional note of at most 200 characters, written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422.
+             * @description Optional note of at most 200 characters, without control characters (newlines included) or invisible formatting characters (else 422), written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422.
              * @example invoice 1234
              */
             memo?: string;
