@@ -219,3 +219,84 @@ func TestSecReview08MemoCannotForgeSlackLines(t *testing.T) {
 		}
 	}
 }
+
+// A Slack endpoint's URL is a credential for the approvers' channel:
+// owners and admin keys read it whole, viewers and approvers masked
+// (scheme, host, the path's last 4 characters) in every answer that
+// carries it. A JSON endpoint's URL is shown to all of them.
+func TestSecReview10SlackURLsMaskedForViewersAndApprovers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	slack := newReceiver(t, nil)
+	slackURL := slack.URL + "/services/T0SECRET/B0SECRET/XXXXSECRETabcd"
+	status, ep := e.do("POST", endpointsPath, e.key, map[string]any{"url": slackURL, "format": "slack", "events": []string{"approval.pending"}})
+	if status != http.StatusCreated || ep["url"] != slackURL {
+		t.Fatalf("create: %d %v", status, ep)
+	}
+	slack.next(t, "webhook.test")
+	plain := newReceiver(t, nil)
+	jsonID, _ := e.createEndpoint(plain.URL+"/hooks/x", "tx.sent")
+	wallet, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
+	apID := e.park(wallet, newAddress(), 1)
+	slack.next(t, "approval.pending")
+	masked := slack.URL + "/…/abcd"
+	epID := ep["id"].(string)
+
+	owner, _ := e.session(auth.RoleOwner)
+	approver, _ := e.session(auth.RoleApprover)
+	viewer, _ := e.session(auth.RoleViewer)
+	for _, who := range []struct {
+		name string
+		key  string
+		hdr  http.Header
+		want string
+	}{
+		{"admin key", e.key, nil, slackURL}, {"owner", "", owner, slackURL},
+		{"approver", "", approver, masked}, {"viewer", "", viewer, masked},
+	} {
+		get := func(path string) map[string]any {
+			t.Helper()
+			status, raw, _ := e.request("GET", path, who.key, nil, who.hdr)
+			var body map[string]any
+			if err := json.Unmarshal(raw, &body); status != 200 || err != nil {
+				t.Fatalf("%s GET %s: %d %s", who.name, path, status, raw)
+			}
+			if who.want == masked && strings.Contains(string(raw), "SECRET") {
+				t.Errorf("%s GET %s carries the URL: %s", who.name, path, raw)
+			}
+			return body
+		}
+		list := get(endpointsPath)["endpoints"].([]any)
+		urls := map[string]any{}
+		for _, x := range list {
+			urls[x.(map[string]any)["id"].(string)] = x.(map[string]any)["url"]
+		}
+		if urls[epID] != who.want || urls[jsonID] != plain.URL+"/hooks/x" {
+			t.Errorf("%s list: %v", who.name, urls)
+		}
+		if got := get(endpointsPath + "/" + epID)["url"]; got != who.want {
+			t.Errorf("%s get: %v", who.name, got)
+		}
+		ds := get(approvalsPath + "/" + apID + "/context")["webhook"].(map[string]any)["deliveries"].([]any)
+		if len(ds) != 1 || ds[0].(map[string]any)["url"] != who.want {
+			t.Errorf("%s approval context deliveries: %v", who.name, ds)
+		}
+		for _, d := range e.deliveries(e.key, epID, "") {
+			get("/api/public/v1/deliveries/" + d["id"].(string))
+		}
+		get(endpointsPath + "/" + epID + "/deliveries")
+		get("/api/public/v1/audit-log")
+	}
+	// Those who may change it read it in the change's answer.
+	status, raw, _ := e.request("PATCH", endpointsPath+"/"+epID, "", map[string]any{"description": "approvals"}, owner)
+	if status != 200 || !strings.Contains(string(raw), `"url":"`+slackURL+`"`) {
+		t.Fatalf("owner's update: %d %s", status, raw)
+	}
+	for _, hdr := range []http.Header{approver, viewer} {
+		status, raw, _ := e.request("PATCH", endpointsPath+"/"+epID, "", map[string]any{"description": "x"}, hdr)
+		if status != http.StatusForbidden || strings.Contains(string(raw), "SECRET") {
+			t.Fatalf("update by a reader: %d %s", status, raw)
+		}
+	}
+}

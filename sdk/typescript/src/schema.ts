@@ -1387,7 +1387,7 @@ export interface components {
              */
             updated_at: string;
             /**
-             * @description Where events are POSTed.
+             * @description Where events are POSTed. A Slack endpoint's URL is masked (https://hooks.slack.com/…/abcd) for viewers and approvers: it lets its holder post into the channel.
              * @example https://example.com/hooks/agentwallet
              */
             url: string;
@@ -1456,7 +1456,7 @@ export interface components {
              */
             status: "pending" | "succeeded" | "failed";
             /**
-             * @description The endpoint's URL.
+             * @description The endpoint's URL; a Slack one masked (https://hooks.slack.com/…/abcd) for viewers and approvers.
              * @example https://hooks.slack.com/services/T000/B000/XXXX
              */
             url: string;
@@ -2034,7 +2034,7 @@ export interface components {
              */
             updated_at: string;
             /**
-             * @description Where events are POSTed.
+             * @description Where events are POSTed. A Slack endpoint's URL is masked (https://hooks.slack.com/…/abcd) for viewers and approvers: it lets its holder post into the channel.
              * @example https://example.com/hooks/agentwallet
              */
             url: string;
