@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 )
 
@@ -298,5 +300,89 @@ func TestSecReview10SlackURLsMaskedForViewersAndApprovers(t *testing.T) {
 		if status != http.StatusForbidden || strings.Contains(string(raw), "SECRET") {
 			t.Fatalf("update by a reader: %d %s", status, raw)
 		}
+	}
+}
+
+// A signed Slack click replayed within the signing window (the same
+// timestamp and body) is answered as the first one was and changes
+// nothing twice: one approve, one audit entry, one message update. A new
+// click (another timestamp) is served as usual.
+func TestSecReview12SlackClickReplayChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	slack := newReceiver(t, nil)
+	responses := newReceiver(t, nil)
+	if status, ep := e.do("POST", endpointsPath, e.key, map[string]any{"url": slack.URL, "format": "slack",
+		"events": []string{"approval.pending"}, "slack_approvers": []string{"U0APPROVER"}}); status != http.StatusCreated {
+		t.Fatalf("create: %d %v", status, ep)
+	}
+	slack.next(t, "webhook.test")
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
+	apID := e.park(id, newAddress(), 3)
+	var m struct {
+		Blocks []struct {
+			Elements []struct{ Value string }
+		}
+	}
+	if msg := slack.next(t, "approval.pending"); json.Unmarshal(msg.Body, &m) != nil || len(m.Blocks) != 2 {
+		t.Fatalf("slack message %s", msg.Body)
+	}
+	button := m.Blocks[1].Elements[0].Value
+
+	at := time.Now()
+	if status := e.slackClick(button, "approve", "T0HUMANS", "U0APPROVER", responses.URL, at, slackSecret); status != 200 {
+		t.Fatalf("click: %d", status)
+	}
+	if r := responses.any(t); !strings.Contains(string(r.Body), "Approved by <@U0APPROVER> and sent") {
+		t.Fatalf("update %s", r.Body)
+	}
+	audited := func() int {
+		var n int
+		if err := e.db.NewRaw("SELECT count(*) FROM audit_log WHERE action LIKE 'approval.%' OR action = 'permission.denied'").Scan(t.Context(), &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before, entries := e.stableSnapshot(), audited()
+	for range 3 {
+		if status := e.slackClick(button, "approve", "T0HUMANS", "U0APPROVER", responses.URL, at, slackSecret); status != 200 {
+			t.Fatalf("replayed click: %d", status)
+		}
+	}
+	// A refused click's replay gets the refusal again, and is not audited
+	// twice either.
+	for range 2 {
+		if status := e.slackClick(button, "approve", "T0AGENTS", "U0APPROVER", responses.URL, at, slackSecret); status != 401 {
+			t.Fatalf("click from another workspace: %d", status)
+		}
+	}
+	select {
+	case r := <-responses.arrive:
+		t.Fatalf("a replay updated the message again: %s", r.Body)
+	case <-time.After(2 * time.Second):
+	}
+	if n := audited(); n != entries+1 {
+		t.Fatalf("%d approval and refusal entries after the replays, want %d (one refusal)", n, entries+1)
+	}
+	if len(e.auditOf(audit.ActionPermissionDenied)) != 1 {
+		t.Fatalf("permission.denied entries: %v", e.auditOf(audit.ActionPermissionDenied))
+	}
+	if after := e.stableSnapshot(); !maps.Equal(before, after) {
+		t.Fatalf("replays changed %v into %v", before, after)
+	}
+	if n := e.countRows("transactions"); n != 1 {
+		t.Fatalf("%d transactions", n)
+	}
+	if s := e.approvalStatus(apID); s != "sent" {
+		t.Fatalf("approval %s", s)
+	}
+	// Another click (a new timestamp) is a new request: it is answered
+	// (the approval is decided) through response_url.
+	if status := e.slackClick(button, "approve", "T0HUMANS", "U0APPROVER", responses.URL, at.Add(time.Second), slackSecret); status != 200 {
+		t.Fatalf("new click: %d", status)
+	}
+	if r := responses.any(t); !strings.Contains(string(r.Body), "Nothing changed") {
+		t.Fatalf("new click's update %s", r.Body)
 	}
 }
