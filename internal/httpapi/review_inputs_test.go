@@ -13,6 +13,8 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/ratelimit"
 )
 
 // One Idempotency-Key value used by two keys scoped to different wallets:
@@ -384,5 +386,53 @@ func TestSecReview12SlackClickReplayChangesNothing(t *testing.T) {
 	}
 	if r := responses.any(t); !strings.Contains(string(r.Body), "Nothing changed") {
 		t.Fatalf("new click's update %s", r.Body)
+	}
+}
+
+// WEBHOOK_ALLOW_PRIVATE lets test accounts' endpoints reach private
+// addresses and nothing else: an API configured with it still refuses a
+// Slack click whose response_url is not on https://hooks.slack.com/ (400,
+// nothing changes); only the tests' own setting points it elsewhere.
+func TestSecReview13ResponseURLAlwaysSlack(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	slack := newReceiver(t, nil)
+	responses := newReceiver(t, nil)
+	if status, ep := e.do("POST", endpointsPath, e.key, map[string]any{"url": slack.URL, "format": "slack",
+		"events": []string{"approval.pending"}}); status != http.StatusCreated {
+		t.Fatalf("create: %d %v", status, ep)
+	}
+	slack.next(t, "webhook.test")
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
+	apID := e.park(id, newAddress(), 3)
+	var m struct {
+		Blocks []struct {
+			Elements []struct{ Value string }
+		}
+	}
+	if msg := slack.next(t, "approval.pending"); json.Unmarshal(msg.Body, &m) != nil || len(m.Blocks) != 2 {
+		t.Fatalf("slack message %s", msg.Body)
+	}
+	button := m.Blocks[1].Elements[0].Value
+
+	// The service as the binaries build it, with WEBHOOK_ALLOW_PRIVATE.
+	h, closeOps := httpapi.New(httpapi.Deps{DB: e.db, Redis: e.rdb, WebhookAllowPrivate: true, SlackSigningSecret: slackSecret,
+		RateLimits: &ratelimit.Limits{Read: 1000, Write: 1000, Send: 1000}})
+	t.Cleanup(closeOps)
+	prod := e.with(t)
+	prod.url = newTestServer(t, h)
+	for _, u := range []string{responses.URL + "/actions/x", "https://hooks.slack.com.evil.example/actions/x", "http://hooks.slack.com/actions/x"} {
+		if status := prod.slackClick(button, "approve", "T0HUMANS", "U0APPROVER", u, time.Now(), slackSecret); status != http.StatusBadRequest {
+			t.Errorf("response_url %s: %d", u, status)
+		}
+	}
+	select {
+	case r := <-responses.arrive:
+		t.Fatalf("the service posted to the clicker's response_url: %s", r.Body)
+	case <-time.After(time.Second):
+	}
+	if s := e.approvalStatus(apID); s != "pending" {
+		t.Fatalf("refused clicks changed the approval: %s", s)
 	}
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -147,10 +148,12 @@ func (s *server) answeredClick(signature string, rec *statusRecorder) {
 
 func slackClickKey(signature string) string { return "slack:click:" + signature }
 
-// slackResponseURLAllowed keeps the message update on Slack's own host
-// (tests and local setups with WebhookAllowPrivate may use any URL).
+// slackResponseURLAllowed keeps the message update on Slack's own host,
+// always (tests name their receivers with SlackResponseURLPrefix): a
+// response_url elsewhere would make the service POST where the clicker
+// says.
 func (s *server) slackResponseURLAllowed(u string) bool {
-	return strings.HasPrefix(u, "https://hooks.slack.com/") || (s.WebhookAllowPrivate && (strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")))
+	return strings.HasPrefix(u, cmp.Or(s.SlackResponseURLPrefix, "https://hooks.slack.com/"))
 }
 
 // slackMessage replaces the original message, or, when replace is false,
@@ -255,7 +258,7 @@ func (s *server) failQuiet(ctx context.Context, err error) error {
 
 // slackClient is the client for response_url updates, made once.
 func (s *server) slackClient() *http.Client {
-	s.slackOnce.Do(func() { s.slackHTTP = webhook.Client(s.WebhookAllowPrivate) })
+	s.slackOnce.Do(func() { s.slackHTTP = webhook.Client(s.SlackResponseURLPrefix != "") })
 	return s.slackHTTP
 }
 
