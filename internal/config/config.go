@@ -131,9 +131,10 @@ type API struct {
 
 // Webhooks configures webhook delivery.
 type Webhooks struct {
-	// WEBHOOK_ALLOW_PRIVATE: test (devnet) accounts' webhooks may reach
-	// loopback and private addresses (local receivers). Live accounts
-	// never may.
+	// WEBHOOK_ALLOW_PRIVATE: test (devnet) accounts' webhook endpoints
+	// may be saved with, and delivered to, loopback and private addresses
+	// (local receivers). Live accounts never may, and it does not apply to
+	// Slack's response_url.
 	AllowPrivate bool
 	// DashboardOrigin (DASHBOARD_ORIGIN, scheme://host[:port]) is where the
 	// dashboard is served: the Sign-In With Solana domain, the only origin

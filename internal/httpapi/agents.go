@@ -68,7 +68,7 @@ func agentOf(w *wallet.Wallet) Agent {
 
 type createAgentInput struct {
 	Body struct {
-		Label  string       `json:"label" minLength:"1" maxLength:"100" doc:"Human label for the agent, 1 to 100 characters." example:"research-bot"`
+		Label  string       `json:"label" minLength:"1" maxLength:"100" doc:"Human label for the agent, 1 to 100 characters, without control or invisible formatting characters (bidi, zero-width)." example:"research-bot"`
 		Policy *PolicyInput `json:"policy,omitempty" doc:"Spending policy; omitted fields take their defaults."`
 	}
 }

@@ -49,7 +49,7 @@ type RequesterRef struct {
 // EventDeliveryOut is an event's delivery to one endpoint.
 type EventDeliveryOut struct {
 	EndpointID string `json:"endpoint_id" format:"uuid" doc:"The endpoint." example:"7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
-	URL        string `json:"url" doc:"The endpoint's URL." example:"https://hooks.slack.com/services/T000/B000/XXXX"`
+	URL        string `json:"url" doc:"The endpoint's URL; a Slack one masked (https://hooks.slack.com/…/abcd) for viewers and approvers." example:"https://hooks.slack.com/services/T000/B000/XXXX"`
 	Format     string `json:"format" enum:"json,slack" doc:"Its format." example:"slack"`
 	DeliveryID string `json:"delivery_id" format:"uuid" doc:"The (newest) delivery." example:"3c2b1a0f-9e8d-4c7b-a6f5-e4d3c2b1a0f9"`
 	Status     string `json:"status" enum:"pending,succeeded,failed" doc:"Where the delivery stands." example:"succeeded"`
@@ -124,7 +124,7 @@ func (s *server) approvalContext(ctx context.Context, in *approvalIDInput) (*app
 	}
 	c.Webhook.Deliveries = make([]EventDeliveryOut, len(ds))
 	for i, d := range ds {
-		c.Webhook.Deliveries[i] = EventDeliveryOut{EndpointID: d.EndpointID.String(), URL: d.URL, Format: d.Format,
+		c.Webhook.Deliveries[i] = EventDeliveryOut{EndpointID: d.EndpointID.String(), URL: hookURL(pr, d.Format, d.URL), Format: d.Format,
 			DeliveryID: d.DeliveryID.String(), Status: d.Status, Attempts: d.Attempts}
 	}
 	if ev != nil {

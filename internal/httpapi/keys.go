@@ -89,7 +89,7 @@ type createKeyInput struct {
 	Body *struct {
 		Role      *string  `json:"role,omitempty" enum:"agent,admin" doc:"agent (the default) or admin. Only an admin key may create an admin key." example:"agent"`
 		WalletIDs []string `json:"wallet_ids,omitempty" nullable:"true" minItems:"1" maxItems:"1000" doc:"Limit an agent key to these wallets of the account. Omitted: every wallet, or, from a key limited to some wallets, that key's wallets (a key never gives more than it has)." example:"[\"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21\"]"`
-		Label     *string  `json:"label,omitempty" maxLength:"100" doc:"A name for humans, 1 to 100 characters." example:"research-bot production"`
+		Label     *string  `json:"label,omitempty" maxLength:"100" doc:"A name for humans, 1 to 100 characters, without control or invisible formatting characters (bidi, zero-width)." example:"research-bot production"`
 	}
 }
 

@@ -150,7 +150,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		DB:     apiDB, Redis: apiRedis, Sealer: sealer, Log: o.log,
 		Balances: balances,
 		Ops:      o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
-		SlackSigningSecret: slackSecret, RateLimits: o.limits,
+		SlackSigningSecret: slackSecret, SlackResponseURLPrefix: "http://127.0.0.1:", RateLimits: o.limits,
 		MaxWallets: o.maxWallets, MaxWebhookEndpoints: o.maxEndpoints, DashboardOrigin: origin,
 	})
 	srv := &httptest.Server{Listener: listener, Config: &http.Server{Handler: h}}

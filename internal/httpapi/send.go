@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -36,7 +37,7 @@ type sendInput struct {
 type SendBody struct {
 	To     string  `json:"to" minLength:"32" maxLength:"64" doc:"Recipient's Solana address (base58, 32 bytes). Its USDC token account is created if missing, paid by the wallet." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	Amount Amount  `json:"amount" doc:"USDC to send, greater than 0, at most 6 decimal places." example:"1.5"`
-	Memo   *string `json:"memo,omitempty" maxLength:"200" doc:"Optional note of at most 200 characters, written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422." example:"invoice 1234"`
+	Memo   *string `json:"memo,omitempty" maxLength:"200" doc:"Optional note of at most 200 characters, without control characters (newlines included) or invisible formatting characters (else 422), written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422." example:"invoice 1234"`
 }
 
 type sendOutput struct {
@@ -127,6 +128,11 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *SendBody
 		}
 		if err := checkText("body", "memo", *memo); err != nil {
 			return payment.Request{}, err
+		}
+		// Approvers read the memo (dashboard, Slack): a newline or an
+		// invisible character could forge a line or disguise the text.
+		if strings.ContainsFunc(*memo, policy.Deceptive) {
+			return payment.Request{}, fieldError("memo", "must not contain control characters (newlines included) or invisible formatting characters")
 		}
 		if *memo == "" {
 			memo = nil
@@ -219,7 +225,9 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 		if !validIdempotencyKey(key) {
 			return nil, inputError("header", "Idempotency-Key", "must be 1 to 255 printable ASCII characters")
 		}
-		r.IdempotencyKey = &key
+		pr := principal(ctx)
+		scope := payment.IdempotencyScope(pr.Lineage, pr.User)
+		r.IdempotencyKey, r.IdempotencyScope = &key, &scope
 		prior, err := payment.SubmitOnce(ctx, s.DB, &r, s.sendWait, sendGrace)
 		if err != nil {
 			return nil, s.submitFailed(ctx, err)

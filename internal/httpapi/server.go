@@ -59,6 +59,11 @@ type Deps struct {
 	WebhookAllowPrivate bool
 	// SlackSigningSecret verifies Slack button clicks; empty refuses them.
 	SlackSigningSecret string
+	// SlackResponseURLPrefix replaces https://hooks.slack.com/ as where a
+	// click's response_url must point, and lets the message update reach
+	// it on any address. Tests set it to their local receivers; no setting
+	// of the binaries does (WEBHOOK_ALLOW_PRIVATE never applies here).
+	SlackResponseURLPrefix string
 	// RateLimits per key and minute; nil disables limiting (the api binary
 	// always sets them).
 	RateLimits *ratelimit.Limits

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
@@ -42,11 +45,32 @@ func (s *server) slackInteraction(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "could not read request body")
 		return
 	}
-	err = webhook.VerifySlack(s.SlackSigningSecret, r.Header.Get("X-Slack-Request-Timestamp"), r.Header.Get("X-Slack-Signature"), body, time.Now())
+	signature := r.Header.Get("X-Slack-Signature")
+	err = webhook.VerifySlack(s.SlackSigningSecret, r.Header.Get("X-Slack-Request-Timestamp"), signature, body, time.Now())
 	if err != nil {
 		writeError(w, http.StatusUnauthorized, "Unauthorized")
 		return
 	}
+	first, answered, err := s.firstClick(r.Context(), signature)
+	if err != nil {
+		s.log.WarnContext(r.Context(), "record a Slack click", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "the service could not check this click; try again")
+		return
+	}
+	if !first {
+		// A replay of a request already taken (Slack's retry, or a copy
+		// replayed within the window): the first one acted, this one
+		// gets its answer and does nothing.
+		if answered/100 == 2 || answered == 0 {
+			w.WriteHeader(http.StatusOK)
+		} else {
+			writeError(w, answered, "this Slack request was already answered")
+		}
+		return
+	}
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	w = rec
+	defer s.answeredClick(signature, rec)
 	click, err := webhook.ParseSlackClick(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "not an approval button press: "+err.Error())
@@ -77,10 +101,58 @@ func (s *server) slackInteraction(w http.ResponseWriter, r *http.Request) {
 	}()
 }
 
-// slackResponseURLAllowed keeps the message update on Slack's own host
-// (tests and local setups with WebhookAllowPrivate may use any URL).
+// slackClickTTL is how long a click is remembered: its signature is
+// accepted while its timestamp is within webhook.SlackWindow of now, at
+// most twice the window after it is first seen.
+const slackClickTTL = 2 * webhook.SlackWindow
+
+// firstClick records a signed click (its signature stands for its
+// timestamp and body) and reports whether it is the first time it is seen;
+// if not, answered is the status the first one got (0 while it is being
+// answered). A replay must not act, audit or update the message twice.
+func (s *server) firstClick(ctx context.Context, signature string) (first bool, answered int, err error) {
+	if s.Redis == nil {
+		return true, 0, nil
+	}
+	key := slackClickKey(signature)
+	first, err = s.Redis.SetNX(ctx, key, 0, slackClickTTL).Result()
+	if err != nil || first {
+		return first, 0, err
+	}
+	answered, err = s.Redis.Get(ctx, key).Int()
+	if errors.Is(err, redis.Nil) {
+		return false, 0, nil
+	}
+	return false, answered, err
+}
+
+// answeredClick records the status a first click got, for its replays; a
+// 503 (the service could not check it) is forgotten so a retry is served.
+func (s *server) answeredClick(signature string, rec *statusRecorder) {
+	if s.Redis == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var err error
+	if rec.status == http.StatusServiceUnavailable {
+		err = s.Redis.Del(ctx, slackClickKey(signature)).Err()
+	} else {
+		err = s.Redis.SetArgs(ctx, slackClickKey(signature), rec.status, redis.SetArgs{KeepTTL: true, Mode: "XX"}).Err()
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "record a Slack click's answer", "err", err)
+	}
+}
+
+func slackClickKey(signature string) string { return "slack:click:" + signature }
+
+// slackResponseURLAllowed keeps the message update on Slack's own host,
+// always (tests name their receivers with SlackResponseURLPrefix): a
+// response_url elsewhere would make the service POST where the clicker
+// says.
 func (s *server) slackResponseURLAllowed(u string) bool {
-	return strings.HasPrefix(u, "https://hooks.slack.com/") || (s.WebhookAllowPrivate && (strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")))
+	return strings.HasPrefix(u, cmp.Or(s.SlackResponseURLPrefix, "https://hooks.slack.com/"))
 }
 
 // slackMessage replaces the original message, or, when replace is false,
@@ -187,7 +259,7 @@ func (s *server) failQuiet(ctx context.Context, err error) error {
 
 // slackClient is the client for response_url updates, made once.
 func (s *server) slackClient() *http.Client {
-	s.slackOnce.Do(func() { s.slackHTTP = webhook.Client(s.WebhookAllowPrivate) })
+	s.slackOnce.Do(func() { s.slackHTTP = webhook.Client(s.SlackResponseURLPrefix != "") })
 	return s.slackHTTP
 }
 

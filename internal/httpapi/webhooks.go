@@ -11,6 +11,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
+	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
@@ -18,7 +19,7 @@ import (
 // WebhookEndpoint is a receiver of the account's events.
 type WebhookEndpoint struct {
 	ID             string    `json:"id" format:"uuid" doc:"Endpoint id." example:"7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
-	URL            string    `json:"url" doc:"Where events are POSTed." example:"https://example.com/hooks/agentwallet"`
+	URL            string    `json:"url" doc:"Where events are POSTed. A Slack endpoint's URL is masked (https://hooks.slack.com/…/abcd) for viewers and approvers: it lets its holder post into the channel." example:"https://example.com/hooks/agentwallet"`
 	Format         string    `json:"format" enum:"json,slack" doc:"json: the signed JSON envelope; slack: a Slack message." example:"json"`
 	Events         []string  `json:"events" doc:"The event kinds it receives." example:"[\"tx.sent\",\"approval.pending\"]"`
 	Description    *string   `json:"description" nullable:"true" doc:"A note for humans, or null." example:"payments backend"`
@@ -30,9 +31,21 @@ type WebhookEndpoint struct {
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at" nullable:"true" doc:"Until when the previous secret still signs beside the new one (after a rotation), or null." example:"2026-06-03T12:00:00Z"`
 }
 
-func endpointOf(e *webhook.Endpoint) WebhookEndpoint {
+// hookURL is an endpoint's URL as pr may read it: a Slack incoming-webhook
+// URL lets its holder post into the approvers' channel as the app, so only
+// owners and admin keys (who may change it anyway) read it whole; viewers
+// and approvers get it masked (webhook.MaskURL).
+func hookURL(pr auth.Principal, format, raw string) string {
+	if format != webhook.FormatSlack || pr.Role == auth.RoleOwner || pr.Role == auth.RoleAdmin {
+		return raw
+	}
+	return webhook.MaskURL(raw)
+}
+
+// endpointOf is e as the caller of ctx may read it.
+func endpointOf(ctx context.Context, e *webhook.Endpoint) WebhookEndpoint {
 	out := WebhookEndpoint{
-		ID: e.ID.String(), URL: e.URL, Format: e.Format, Events: e.Events, Description: e.Description,
+		ID: e.ID.String(), URL: hookURL(principal(ctx), e.Format, e.URL), Format: e.Format, Events: e.Events, Description: e.Description,
 		Enabled: e.Enabled, SlackApprovers: e.SlackApprovers, CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(),
 	}
 	if out.Events == nil {
@@ -59,7 +72,7 @@ type endpointBody struct {
 	URL            *string  `json:"url,omitempty" maxLength:"2048" doc:"Where to POST events: https (http is allowed for test accounts' local receivers)." example:"https://example.com/hooks/agentwallet"`
 	Format         *string  `json:"format,omitempty" enum:"json,slack" doc:"Payload format; default json. slack: a Slack incoming-webhook URL receives Block Kit messages, with Approve/Reject buttons for approval.pending (the Slack app's interactivity URL must be /integrations/slack/interactions)." example:"json"`
 	Events         []string `json:"events,omitempty" nullable:"true" maxItems:"20" doc:"Event kinds to receive: tx.sent, tx.blocked, tx.failed, approval.pending, approval.approved, approval.rejected, approval.expired. tx.failed (not in the first version's list): a payment answered sent ended failed on chain or expired unseen, nothing spent; data wallet_id, signature, amount, to, memo, reason, and approval_id when it came from an approval." example:"[\"tx.sent\",\"approval.pending\"]"`
-	Description    *string  `json:"description,omitempty" maxLength:"500" doc:"A note for humans." example:"payments backend"`
+	Description    *string  `json:"description,omitempty" maxLength:"500" doc:"A note for humans, without control or invisible formatting characters (newlines, bidi, zero-width)." example:"payments backend"`
 	Enabled        *bool    `json:"enabled,omitempty" doc:"Default true." example:"true"`
 	SlackApprovers []string `json:"slack_approvers,omitempty" nullable:"true" maxItems:"100" doc:"Slack format: only these Slack user ids may press Approve/Reject; empty means anyone in the channel." example:"[\"U024BE7LH\"]"`
 }
@@ -263,7 +276,7 @@ func (s *server) createEndpoint(ctx context.Context, in *createEndpointInput) (*
 		return nil, s.fail(ctx, err)
 	}
 	s.log.InfoContext(ctx, "webhook endpoint created", "endpoint_id", e.ID, "by", pr.ActorID())
-	return &endpointSecretOutput{Body: EndpointWithSecret{WebhookEndpoint: endpointOf(&e), Secret: secret}}, nil
+	return &endpointSecretOutput{Body: EndpointWithSecret{WebhookEndpoint: endpointOf(ctx, &e), Secret: secret}}, nil
 }
 
 func (s *server) listEndpoints(ctx context.Context, _ *struct{}) (*listEndpointsOutput, error) {
@@ -274,7 +287,7 @@ func (s *server) listEndpoints(ctx context.Context, _ *struct{}) (*listEndpoints
 	out := &listEndpointsOutput{}
 	out.Body.Endpoints = make([]WebhookEndpoint, len(es))
 	for i := range es {
-		out.Body.Endpoints[i] = endpointOf(&es[i])
+		out.Body.Endpoints[i] = endpointOf(ctx, &es[i])
 	}
 	return out, nil
 }
@@ -297,7 +310,7 @@ func (s *server) getEndpoint(ctx context.Context, in *endpointIDInput) (*endpoin
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &endpointOutput{Body: endpointOf(&e)}, nil
+	return &endpointOutput{Body: endpointOf(ctx, &e)}, nil
 }
 
 func (s *server) updateEndpoint(ctx context.Context, in *updateEndpointInput) (*endpointOutput, error) {
@@ -313,7 +326,7 @@ func (s *server) updateEndpoint(ctx context.Context, in *updateEndpointInput) (*
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &endpointOutput{Body: endpointOf(&e)}, nil
+	return &endpointOutput{Body: endpointOf(ctx, &e)}, nil
 }
 
 func (s *server) deleteEndpoint(ctx context.Context, in *endpointIDInput) (*struct{}, error) {
@@ -340,7 +353,7 @@ func (s *server) rotateSecret(ctx context.Context, in *endpointIDInput) (*endpoi
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &endpointSecretOutput{Body: EndpointWithSecret{WebhookEndpoint: endpointOf(&e), Secret: secret}}, nil
+	return &endpointSecretOutput{Body: EndpointWithSecret{WebhookEndpoint: endpointOf(ctx, &e), Secret: secret}}, nil
 }
 
 func (s *server) listDeliveries(ctx context.Context, in *listDeliveriesInput) (*listDeliveriesOutput, error) {

@@ -49,12 +49,15 @@ type Request struct {
 	Amount      usdc.Micros    `bun:"amount_micros"`
 	Memo        *string        `bun:"memo"`
 	// IdempotencyKey is the client's Idempotency-Key, or nil.
-	IdempotencyKey *string      `bun:"idempotency_key"`
-	State          string       `bun:"state"`
-	Outcome        *Outcome     `bun:"outcome,type:jsonb"`
-	CreatedAt      time.Time    `bun:"created_at"`
-	Deadline       time.Time    `bun:"deadline"`
-	DecidedAt      bun.NullTime `bun:"decided_at"`
+	IdempotencyKey *string `bun:"idempotency_key"`
+	// IdempotencyScope is whose the IdempotencyKey is (see the function
+	// IdempotencyScope): only its own requests replay or refuse it.
+	IdempotencyScope *string      `bun:"idempotency_scope"`
+	State            string       `bun:"state"`
+	Outcome          *Outcome     `bun:"outcome,type:jsonb"`
+	CreatedAt        time.Time    `bun:"created_at"`
+	Deadline         time.Time    `bun:"deadline"`
+	DecidedAt        bun.NullTime `bun:"decided_at"`
 }
 
 // Status is the kind of answer a send gets.

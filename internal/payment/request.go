@@ -44,13 +44,13 @@ func insert(ctx context.Context, db bun.IDB, r *Request, wait time.Duration) (in
 	}
 	err = db.NewRaw(`WITH w AS (SELECT id, pubkey FROM wallets WHERE id = ? AND account_id = ?),
 		ins AS (
-			INSERT INTO send_requests (id, account_id, wallet_id, key_id, key_lineage, user_address, network, to_address, amount_micros, memo, idempotency_key, state, deadline)
-			SELECT ?, ?, w.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + ? * interval '1 microsecond' FROM w WHERE w.pubkey <> ?
-			ON CONFLICT (account_id, idempotency_key) WHERE `+liveKey+` DO NOTHING
+			INSERT INTO send_requests (id, account_id, wallet_id, key_id, key_lineage, user_address, network, to_address, amount_micros, memo, idempotency_key, idempotency_scope, state, deadline)
+			SELECT ?, ?, w.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + ? * interval '1 microsecond' FROM w WHERE w.pubkey <> ?
+			ON CONFLICT (account_id, idempotency_scope, idempotency_key) WHERE `+liveKey+` DO NOTHING
 			RETURNING created_at, deadline)
 		SELECT w.pubkey, ins.created_at, ins.deadline FROM w LEFT JOIN ins ON true`,
 		r.WalletID, r.AccountID,
-		r.ID, r.AccountID, r.KeyID, r.KeyLineage, r.UserAddress, r.Network, r.To, r.Amount, r.Memo, r.IdempotencyKey, StateQueued, wait.Microseconds(), r.To,
+		r.ID, r.AccountID, r.KeyID, r.KeyLineage, r.UserAddress, r.Network, r.To, r.Amount, r.Memo, r.IdempotencyKey, r.IdempotencyScope, StateQueued, wait.Microseconds(), r.To,
 	).Scan(ctx, &row.Pubkey, &row.CreatedAt, &row.Deadline)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -80,8 +80,20 @@ var ErrKeyReused = errors.New("the Idempotency-Key was already used with a diffe
 // decided or broadcast.
 var ErrInFlight = errors.New("a request with this Idempotency-Key is still in progress")
 
-// SubmitOnce is Submit for a request carrying an Idempotency-Key (DESIGN
-// §2.5). The first request with the key is recorded (prior nil). A later
+// IdempotencyScope names whose an Idempotency-Key is: a key's rotation
+// lineage (a rotated key replays its predecessor's sends), or a dashboard
+// user. Keys are unique per scope, so no caller learns of, or can squat,
+// another's values.
+func IdempotencyScope(lineage uuid.UUID, user string) string {
+	if user != "" {
+		return "user:" + user
+	}
+	return "key_" + lineage.String()
+}
+
+// SubmitOnce is Submit for a request carrying an Idempotency-Key and its
+// IdempotencyScope (DESIGN §2.5). The first request with the key in its
+// scope is recorded (prior nil). A later
 // one with the same body gets the first one's final outcome as prior and
 // records nothing; with another body ErrKeyReused; while the first is
 // undecided, or decided and still within its wait for the broadcast
@@ -106,8 +118,8 @@ func SubmitOnce(ctx context.Context, db bun.IDB, r *Request, wait, grace time.Du
 					SELECT 1 FROM approvals AS a WHERE a.request_id = r.id
 					AND (a.status IN ('pending', 'signing') OR a.decided_at >= now() - ?0 * interval '1 microsecond')) AS expired,
 				r.deadline < now() AS overdue, r.deadline + ?1 * interval '1 microsecond' > now() AS waiting
-			FROM send_requests AS r WHERE r.account_id = ?2 AND r.idempotency_key = ?3 AND `+liveKey,
-			IdempotencyRetention.Microseconds(), grace.Microseconds(), r.AccountID, r.IdempotencyKey).
+			FROM send_requests AS r WHERE r.account_id = ?2 AND r.idempotency_scope = ?3 AND r.idempotency_key = ?4 AND `+liveKey,
+			IdempotencyRetention.Microseconds(), grace.Microseconds(), r.AccountID, r.IdempotencyScope, r.IdempotencyKey).
 			Scan(ctx, &held)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):

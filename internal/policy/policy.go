@@ -96,13 +96,20 @@ func (p Policy) Validate() error {
 		if n := utf8.RuneCountInString(l); n == 0 || n > MaxLabel || strings.TrimSpace(l) != l {
 			return &FieldError{field, fmt.Sprintf("must be 1 to %d characters without surrounding spaces", MaxLabel)}
 		}
-		// Control and format characters (bidi overrides, zero-width) could
-		// make a label read as another to an approver.
-		if strings.ContainsFunc(l, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) {
+		if strings.ContainsFunc(l, Deceptive) {
 			return &FieldError{field, "must not contain control or invisible formatting characters"}
 		}
 	}
 	return nil
+}
+
+// Deceptive reports the characters refused in text that humans read to
+// decide (labels, memos): control characters (newlines included), format
+// characters (Cf: bidi overrides and isolates, zero-width ones, U+FEFF)
+// and line or paragraph separators. They can make one text read as
+// another, or forge lines, in the dashboard or a Slack message.
+func Deceptive(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 
 // ValidAddress checks that s is a base58 Solana address of 32 bytes.

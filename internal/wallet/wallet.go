@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	sol "github.com/gagliardetto/solana-go"
@@ -60,8 +59,10 @@ func LabelProblem(label string) string {
 		return "must not be blank"
 	case utf8.RuneCountInString(label) > MaxLabel:
 		return fmt.Sprintf("must be at most %d characters", MaxLabel)
-	case strings.IndexFunc(label, unicode.IsControl) >= 0:
-		return "must not contain control characters"
+	case strings.ContainsFunc(label, policy.Deceptive):
+		// Approvers read labels: an invisible or direction-changing
+		// character could make one read as another.
+		return "must not contain control or invisible formatting characters"
 	}
 	return ""
 }

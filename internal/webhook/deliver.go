@@ -349,6 +349,24 @@ func (d *Deliverer) post(ctx context.Context, client *http.Client, ep *Endpoint,
 	return a
 }
 
+// MaskURL is a Slack incoming-webhook URL as shown to those who may not
+// post with it: scheme, host and the path's last 4 characters
+// (https://hooks.slack.com/…/abcd), enough to tell two apart. The path is
+// the credential: whoever holds it posts into the approvers' channel.
+func MaskURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "…"
+	}
+	tail := strings.TrimRight(u.EscapedPath(), "/")
+	if r := []rune(tail); len(r) > 4 {
+		tail = string(r[len(r)-4:])
+	} else {
+		tail = ""
+	}
+	return u.Scheme + "://" + u.Host + "/…/" + tail
+}
+
 // RedactURL keeps an endpoint URL's path and query, which may hold a
 // token (a Slack webhook's is in its path), out of the log: only the
 // scheme and host remain.

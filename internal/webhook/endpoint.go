@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 )
 
@@ -123,8 +124,15 @@ func (s *Settings) validate() error {
 			}
 		}
 	}
-	if s.Description != nil && (len([]rune(*s.Description)) > 500 || strings.ContainsRune(*s.Description, 0)) {
-		return &FieldError{"description", "must be at most 500 characters, without NUL"}
+	if s.Description != nil {
+		// Viewers and approvers read it beside the endpoint's events: the
+		// same rule as the labels they read.
+		if len([]rune(*s.Description)) > 500 {
+			return &FieldError{"description", "must be at most 500 characters"}
+		}
+		if strings.ContainsFunc(*s.Description, policy.Deceptive) {
+			return &FieldError{"description", "must not contain control or invisible formatting characters"}
+		}
 	}
 	return nil
 }

@@ -44,6 +44,12 @@ func slackEscape(s string) string {
 // Block Kit message with Approve and Reject buttons; for other kinds a
 // plain section. `text` is the notification fallback.
 //
+// The section's mrkdwn text carries only what the service wrote (amounts,
+// addresses, signatures, reasons, actor ids). What people and agents wrote
+// (the agent's label, the memo) is each in its own
+// plain_text field, where Slack renders no markup, mention or link, so it
+// cannot forge a line of the message.
+//
 // dashboard (the dashboard's origin, "" for none) links the approval's own
 // page from an approval.pending message.
 func SlackBody(ev *Event, endpointID uuid.UUID, token, dashboard string) ([]byte, error) {
@@ -53,20 +59,18 @@ func SlackBody(ev *Event, endpointID uuid.UUID, token, dashboard string) ([]byte
 	if err := dec.Decode(&d); err != nil {
 		return nil, fmt.Errorf("event %s data: %w", ev.ID, err)
 	}
-	str := func(k string) string {
+	raw := func(k string) string {
 		if v, ok := d[k]; ok && v != nil {
-			return slackEscape(fmt.Sprint(v))
+			return fmt.Sprint(v)
 		}
 		return ""
 	}
+	str := func(k string) string { return slackEscape(raw(k)) }
 	amount := str("amount") + " USDC"
 	var text string
 	switch ev.Kind {
 	case KindApprovalPending:
-		text = fmt.Sprintf("Approval needed: %s from %s to %s", amount, str("agent_label"), str("to"))
-		if dashboard != "" {
-			text += fmt.Sprintf("\n<%s/dashboard/approvals/%s|Open it in the dashboard>", dashboard, url.PathEscape(str("approval_id")))
-		}
+		text = fmt.Sprintf("Approval needed: %s to %s", amount, str("to"))
 	case KindApprovalApproved:
 		text = fmt.Sprintf("Approved and sent: %s to %s (%s)", amount, str("to"), str("signature"))
 	case KindApprovalRejected:
@@ -82,10 +86,22 @@ func SlackBody(ev *Event, endpointID uuid.UUID, token, dashboard string) ([]byte
 	default:
 		text = fmt.Sprintf("%s (%s)", ev.Kind, PublicEventID(ev.ID))
 	}
-	if m := str("memo"); m != "" {
-		text += "\nMemo: " + m
+	section := map[string]any{"type": "section"}
+	shown := text
+	if ev.Kind == KindApprovalPending && dashboard != "" {
+		shown += fmt.Sprintf("\n<%s/dashboard/approvals/%s|Open it in the dashboard>", dashboard, url.PathEscape(str("approval_id")))
 	}
-	section := map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text}}
+	section["text"] = map[string]any{"type": "mrkdwn", "text": shown}
+	var fields []any
+	for _, f := range []struct{ key, name string }{{"agent_label", "Agent"}, {"memo", "Memo"}} {
+		if v := raw(f.key); v != "" {
+			// Slack reads &, < and > as entities in every text object.
+			fields = append(fields, map[string]any{"type": "plain_text", "emoji": false, "text": f.name + ": " + slackEscape(v)})
+		}
+	}
+	if len(fields) > 0 {
+		section["fields"] = fields
+	}
 	blocks := []any{section}
 	if ev.Kind == KindApprovalPending {
 		v, _ := json.Marshal(slackButtonValue{ApprovalID: fmt.Sprint(d["approval_id"]), EndpointID: endpointID.String(), Token: token})
@@ -96,6 +112,7 @@ func SlackBody(ev *Event, endpointID uuid.UUID, token, dashboard string) ([]byte
 		blocks = append(blocks, map[string]any{"type": "actions", "block_id": "approval",
 			"elements": []any{button(SlackApprove, "Approve", "primary"), button(SlackReject, "Reject", "danger")}})
 	}
+	// The fallback (notifications) is the service's own line only.
 	return json.Marshal(map[string]any{"text": text, "blocks": blocks})
 }
 

@@ -43,8 +43,13 @@ func TestVerifySlack(t *testing.T) {
 	}
 }
 
+type textObject struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
 // The approval.pending message carries buttons whose click parses back to
-// the approval and the endpoint; user text is escaped.
+// the approval and the endpoint; user text is escaped, in plain_text.
 func TestSlackMessageAndClick(t *testing.T) {
 	t.Parallel()
 	ep := uuid.New()
@@ -57,7 +62,9 @@ func TestSlackMessageAndClick(t *testing.T) {
 	var msg struct {
 		Text   string `json:"text"`
 		Blocks []struct {
-			Type     string `json:"type"`
+			Type     string       `json:"type"`
+			Text     textObject   `json:"text"`
+			Fields   []textObject `json:"fields"`
 			Elements []struct {
 				ActionID string `json:"action_id"`
 				Value    string `json:"value"`
@@ -67,9 +74,15 @@ func TestSlackMessageAndClick(t *testing.T) {
 	if err := json.Unmarshal(body, &msg); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(msg.Text, "1000000 USDC") || !strings.Contains(msg.Text, "bot &lt;!channel&gt;") || !strings.Contains(msg.Text, "a&amp;b") ||
-		!strings.Contains(msg.Text, "<https://wallet.example.com/dashboard/approvals/ap_1|Open it in the dashboard>") {
+	if msg.Text != "Approval needed: 1000000 USDC to 9WzD" {
 		t.Fatalf("text %q", msg.Text)
+	}
+	// The label and memo are escaped plain_text fields; the section's
+	// mrkdwn is the service's own text and the dashboard link.
+	if s := msg.Blocks[0]; s.Text.Type != "mrkdwn" || !strings.Contains(s.Text.Text, "<https://wallet.example.com/dashboard/approvals/ap_1|Open it in the dashboard>") ||
+		strings.Contains(s.Text.Text, "bot") || len(s.Fields) != 2 || s.Fields[0] != (textObject{"plain_text", "Agent: bot &lt;!channel&gt;"}) ||
+		s.Fields[1] != (textObject{"plain_text", "Memo: a&amp;b"}) {
+		t.Fatalf("section %+v", s)
 	}
 	if len(msg.Blocks) != 2 || msg.Blocks[1].Type != "actions" || len(msg.Blocks[1].Elements) != 2 {
 		t.Fatalf("blocks %s", body)

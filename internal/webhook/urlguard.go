@@ -18,14 +18,20 @@ var ErrForbiddenAddress = errors.New("webhook URLs must reach a public address")
 
 // blocked are the ranges no live account's webhook may reach: this host,
 // private networks, link-local (cloud metadata sits at 169.254.169.254),
-// carrier-grade NAT and other special-purpose ranges.
+// carrier-grade NAT and other special-purpose ranges. The IPv6 forms that
+// embed an IPv4 address are refused whole, whatever address they carry:
+// IPv4-compatible (::/96, deprecated), IPv4-translated (::ffff:0:0:0/96),
+// NAT64 (64:ff9b::/96, 64:ff9b:1::/48), Teredo (2001::/32, in 2001::/23)
+// and 6to4 (2002::/16, deprecated): a host or relay that unwraps them may
+// deliver to the private IPv4 inside. IPv4-mapped addresses (::ffff:0:0/96)
+// are unmapped and checked as IPv4.
 var blocked = func() []netip.Prefix {
 	var ps []netip.Prefix
 	for _, s := range []string{
 		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
 		"192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24",
 		"203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-		"::/128", "::1/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32",
+		"::/96", "::ffff:0:0:0/96", "2002::/16", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32",
 		"fc00::/7", "fe80::/10", "ff00::/8",
 	} {
 		ps = append(ps, netip.MustParsePrefix(s))

@@ -103,3 +103,44 @@ func canceled() context.Context {
 	cancel()
 	return ctx
 }
+
+// The IPv6 forms that embed an IPv4 address are refused whole (a relay or
+// host that unwraps them could reach the private address inside): 6to4,
+// IPv4-compatible, IPv4-translated, NAT64 and Teredo; mapped addresses are
+// checked as the IPv4 they are. Ordinary global IPv6 stays allowed.
+func TestSecReview13SSRFGuardRefusesEmbeddedIPv4(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		ip, form string
+		public   bool
+	}{
+		{"2002:7f00:1::1", "6to4 of 127.0.0.1", false},
+		{"2002:a00:1::", "6to4 of 10.0.0.1", false},
+		{"2002:a9fe:a9fe::1", "6to4 of 169.254.169.254", false},
+		{"2002:c0a8:101::1", "6to4 of 192.168.1.1", false},
+		{"2002:808:808::1", "6to4 of 8.8.8.8 (deprecated, refused whole)", false},
+		{"::7f00:1", "IPv4-compatible 127.0.0.1", false},
+		{"::a00:1", "IPv4-compatible 10.0.0.1", false},
+		{"::a9fe:a9fe", "IPv4-compatible 169.254.169.254", false},
+		{"::808:808", "IPv4-compatible 8.8.8.8 (deprecated, refused whole)", false},
+		{"::ffff:0:7f00:1", "IPv4-translated 127.0.0.1", false},
+		{"::ffff:0:808:808", "IPv4-translated 8.8.8.8", false},
+		{"::ffff:7f00:1", "IPv4-mapped 127.0.0.1", false},
+		{"::ffff:a9fe:a9fe", "IPv4-mapped 169.254.169.254", false},
+		{"::ffff:808:808", "IPv4-mapped 8.8.8.8", true},
+		{"64:ff9b::a00:1", "NAT64 of 10.0.0.1", false},
+		{"64:ff9b:1::a00:1", "local NAT64 of 10.0.0.1", false},
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo", false},
+		{"2606:4700:4700::1111", "global", true},
+		{"2a00:1450:4001:80b::200e", "global", true},
+		{"2003::1", "global next to 6to4", true},
+	} {
+		if got := webhook.PublicAddress(netip.MustParseAddr(c.ip)); got != c.public {
+			t.Errorf("%s (%s): public %v, want %v", c.ip, c.form, got, c.public)
+		}
+		u := "https://[" + c.ip + "]/hook"
+		if err := webhook.CheckURL(context.Background(), u, true, false); (err == nil) != c.public {
+			t.Errorf("CheckURL %s (%s): %v", u, c.form, err)
+		}
+	}
+}

@@ -1128,7 +1128,7 @@ export interface components {
         };
         CreateAgentInputBody: {
             /**
-             * @description Human label for the agent, 1 to 100 characters.
+             * @description Human label for the agent, 1 to 100 characters, without control or invisible formatting characters (bidi, zero-width).
              * @example research-bot
              */
             label: string;
@@ -1137,7 +1137,7 @@ export interface components {
         };
         CreateKeyInputBody: {
             /**
-             * @description A name for humans, 1 to 100 characters.
+             * @description A name for humans, 1 to 100 characters, without control or invisible formatting characters (bidi, zero-width).
              * @example research-bot production
              */
             label?: string;
@@ -1300,7 +1300,7 @@ export interface components {
         };
         EndpointBody: {
             /**
-             * @description A note for humans.
+             * @description A note for humans, without control or invisible formatting characters (newlines, bidi, zero-width).
              * @example payments backend
              */
             description?: string;
@@ -1398,7 +1398,7 @@ export interface components {
              */
             updated_at: string;
             /**
-             * @description Where events are POSTed.
+             * @description Where events are POSTed. A Slack endpoint's URL is masked (https://hooks.slack.com/…/abcd) for viewers and approvers: it lets its holder post into the channel.
              * @example https://example.com/hooks/agentwallet
              */
             url: string;
@@ -1467,7 +1467,7 @@ export interface components {
              */
             status: "pending" | "succeeded" | "failed";
             /**
-             * @description The endpoint's URL.
+             * @description The endpoint's URL; a Slack one masked (https://hooks.slack.com/…/abcd) for viewers and approvers.
              * @example https://hooks.slack.com/services/T000/B000/XXXX
              */
             url: string;
@@ -1725,7 +1725,7 @@ export interface components {
              */
             amount: number;
             /**
-             * @description Optional note of at most 200 characters, written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422.
+             * @description Optional note of at most 200 characters, without control characters (newlines included) or invisible formatting characters (else 422), written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422.
              * @example invoice 1234
              */
             memo?: string;
@@ -1800,7 +1800,7 @@ export interface components {
              */
             amount: number;
             /**
-             * @description Optional note of at most 200 characters, written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422.
+             * @description Optional note of at most 200 characters, without control characters (newlines included) or invisible formatting characters (else 422), written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422.
              * @example invoice 1234
              */
             memo?: string;
@@ -2061,7 +2061,7 @@ export interface components {
              */
             updated_at: string;
             /**
-             * @description Where events are POSTed.
+             * @description Where events are POSTed. A Slack endpoint's URL is masked (https://hooks.slack.com/…/abcd) for viewers and approvers: it lets its holder post into the channel.
              * @example https://example.com/hooks/agentwallet
              */
             url: string;

@@ -1,0 +1,438 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/ratelimit"
+)
+
+// One Idempotency-Key value used by two keys scoped to different wallets:
+// each key gets its own payment and never hears of the other's (no 422, no
+// replay); a key's own repeat, and its rotated successor's, replay its
+// answer. A dashboard user's value is its own too.
+func TestSecReview06IdempotencyKeysBelongToTheirKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	w1, _ := e.agent(nil, 10_000_000)
+	w2, _ := e.agent(nil, 10_000_000)
+	k1 := e.newKey(e.key, map[string]any{"wallet_ids": []string{w1}})
+	k2 := e.newKey(e.key, map[string]any{"wallet_ids": []string{w2}})
+	idem := uuid.NewString()
+	// sendTo sends 1 USDC to `to` from wallet with idem, authenticated by
+	// key or by a session's headers.
+	sendTo := func(to, key, wallet string, hdr http.Header) (int, map[string]any, string) {
+		t.Helper()
+		h := http.Header{"Idempotency-Key": {idem}}
+		for k, v := range hdr {
+			h[k] = v
+		}
+		status, raw, got := e.request("POST", fmt.Sprintf(sendPath, wallet), key, map[string]any{"to": to, "amount": 1}, h)
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
+		return status, body, got.Get("Idempotent-Replayed")
+	}
+	to := newAddress()
+
+	s1, b1, r1 := sendTo(to, k1["key"].(string), w1, nil)
+	if s1 != http.StatusOK || b1["status"] != "sent" || r1 != "" {
+		t.Fatalf("first key: %d %v %q", s1, b1, r1)
+	}
+	// The squatting attempt in reverse: the other key's value is not
+	// visible, it just pays (another body, another wallet).
+	s2, b2, r2 := sendTo(newAddress(), k2["key"].(string), w2, nil)
+	if s2 != http.StatusOK || b2["status"] != "sent" || r2 != "" || b2["signature"] == b1["signature"] {
+		t.Fatalf("second key, same value: %d %v %q (first %v)", s2, b2, r2, b1)
+	}
+	if n := e.countRows("transactions"); n != 2 {
+		t.Fatalf("%d transactions, want one per key", n)
+	}
+	// Each key's repeat replays its own answer.
+	if s, b, r := sendTo(to, k1["key"].(string), w1, nil); s != http.StatusOK || r != "true" || b["signature"] != b1["signature"] {
+		t.Fatalf("first key's replay: %d %v %q", s, b, r)
+	}
+	// Another body under the first key's value is still 422 for it.
+	if s, b, _ := sendTo(newAddress(), k1["key"].(string), w1, nil); s != http.StatusUnprocessableEntity {
+		t.Fatalf("first key, other body: %d %v", s, b)
+	}
+	// A rotated key keeps its predecessor's replays.
+	status, rotated := e.do("POST", keysPath+"/"+k1["id"].(string)+"/rotate", e.key, nil)
+	if status != http.StatusOK {
+		t.Fatalf("rotate: %d %v", status, rotated)
+	}
+	if s, b, r := sendTo(to, rotated["key"].(string), w1, nil); s != http.StatusOK || r != "true" || b["signature"] != b1["signature"] {
+		t.Fatalf("rotated key's replay: %d %v %q", s, b, r)
+	}
+	// A dashboard user's value is the user's: the same value pays anew.
+	owner, _ := e.session(auth.RoleOwner)
+	s3, b3, r3 := sendTo(to, "", w1, owner)
+	if s3 != http.StatusOK || r3 != "" || b3["signature"] == b1["signature"] {
+		t.Fatalf("owner session, same value: %d %v %q", s3, b3, r3)
+	}
+	if s, b, r := sendTo(to, "", w1, owner); s != http.StatusOK || r != "true" || b["signature"] != b3["signature"] {
+		t.Fatalf("owner session's replay: %d %v %q", s, b, r)
+	}
+	if n := e.countRows("transactions"); n != 3 {
+		t.Fatalf("%d transactions, want 3", n)
+	}
+}
+
+// Every text an approver reads beside a payment refuses invisible and
+// direction-changing characters (422 naming the field, nothing recorded):
+// wallet labels, key labels, allowlist labels and webhook descriptions.
+func TestSecReview07LabelsRefuseInvisibleCharacters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	hook := newReceiver(t, nil)
+	wallet, _ := e.agent(nil, 0)
+	epID, _ := e.createEndpoint(hook.URL, "tx.sent")
+	chars := map[string]string{
+		"LRE U+202A": "\u202a", "RLE U+202B": "\u202b", "PDF U+202C": "\u202c", "LRO U+202D": "\u202d", "RLO U+202E": "\u202e",
+		"LRI U+2066": "\u2066", "RLI U+2067": "\u2067", "FSI U+2068": "\u2068", "PDI U+2069": "\u2069",
+		"ZWSP U+200B": "\u200b", "ZWNJ U+200C": "\u200c", "ZWJ U+200D": "\u200d", "LRM U+200E": "\u200e", "RLM U+200F": "\u200f",
+		"BOM U+FEFF": "\ufeff", "soft hyphen U+00AD (Cf)": "\u00ad", "ALM U+061C (Cf)": "\u061c", "word joiner U+2060 (Cf)": "\u2060",
+		"line separator U+2028": "\u2028", "newline": "\n", "DEL": "\x7f",
+	}
+	fields := []struct {
+		name, method, path, field string
+		body                      func(label string) map[string]any
+	}{
+		{"wallet label", "POST", agentsPath, "label", func(l string) map[string]any { return map[string]any{"label": l} }},
+		{"key label", "POST", keysPath, "label", func(l string) map[string]any { return map[string]any{"label": l} }},
+		{"allowlist label", "PATCH", agentsPath + "/" + wallet + "/policy", "allowlist_labels",
+			func(l string) map[string]any {
+				to := newAddress()
+				return map[string]any{"allowlist": []string{to}, "allowlist_labels": map[string]string{to: l}}
+			}},
+		{"new endpoint's description", "POST", endpointsPath, "description",
+			func(l string) map[string]any {
+				return map[string]any{"url": hook.URL, "events": []string{"tx.sent"}, "description": l}
+			}},
+		{"endpoint description", "PATCH", endpointsPath + "/" + epID, "description",
+			func(l string) map[string]any { return map[string]any{"description": l} }},
+	}
+	for _, f := range fields {
+		before := e.stableSnapshot()
+		for name, c := range chars {
+			label := "Acme " + c + "invoices"
+			status, body := e.do(f.method, f.path, e.key, f.body(label))
+			if status != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(body["error"]), f.field) ||
+				!strings.Contains(fmt.Sprint(body["error"]), "invisible") {
+				t.Errorf("%s with %s: %d %v", f.name, name, status, body)
+			}
+		}
+		if after := e.stableSnapshot(); !maps.Equal(before, after) {
+			t.Errorf("%s: refusals changed %v into %v", f.name, before, after)
+		}
+		// The same text without them is fine.
+		if status, body := e.do(f.method, f.path, e.key, f.body("Acme invoices — März")); status/100 != 2 {
+			t.Errorf("%s, plain: %d %v", f.name, status, body)
+		}
+	}
+}
+
+// A memo with a line break, another control character or an invisible one
+// is refused (422 naming memo) by the send and its preview before anything
+// is recorded; in Slack, what agents and people wrote (label, memo)
+// reaches the channel only inside plain_text objects, where `*…*` and
+// mentions are inert, and never in the notification fallback.
+func TestSecReview08MemoCannotForgeSlackLines(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	slack := newReceiver(t, nil)
+	if status, ep := e.do("POST", endpointsPath, e.key, map[string]any{"url": slack.URL, "format": "slack",
+		"events": []string{"approval.pending"}}); status != http.StatusCreated {
+		t.Fatalf("create endpoint: %d %v", status, ep)
+	}
+	slack.next(t, "webhook.test")
+	status, w := e.do("POST", agentsPath, e.key, map[string]any{"label": "*payroll* <!channel>", "policy": map[string]any{"approval_threshold_usdc": 0, "max_tx_usdc": 5000, "daily_limit_usdc": 5000}})
+	if status != http.StatusCreated {
+		t.Fatalf("create agent: %d %v", status, w)
+	}
+	id := w["id"].(string)
+	e.ln.SetLamports(t, w["pubkey"].(string), 1_000_000_000)
+	to := newAddress()
+
+	before := e.stableSnapshot()
+	for name, memo := range map[string]string{
+		"forged line": "invoice 7\nApproval needed: 0.50 USDC … verified by finance", "carriage return": "a\rb", "tab": "a\tb",
+		"escape": "a\x1b[31mb", "DEL": "a\x7fb", "C1 control": "a\u0085b", "RLO": "a\u202eb", "zero-width space": "a\u200bb",
+		"BOM": "a\ufeffb", "line separator": "a\u2028b", "paragraph separator": "a\u2029b",
+	} {
+		for _, path := range []string{sendPath, sendPath + "/preview"} {
+			status, body := e.do("POST", fmt.Sprintf(path, id), e.key, map[string]any{"to": to, "amount": 2500, "memo": memo})
+			if status != http.StatusUnprocessableEntity || !strings.HasPrefix(fmt.Sprint(body["error"]), "memo: ") {
+				t.Errorf("%s memo to %s: %d %v", name, path, status, body)
+			}
+		}
+	}
+	if after := e.stableSnapshot(); !maps.Equal(before, after) {
+		t.Fatalf("refused memos changed %v into %v", before, after)
+	}
+
+	// Markup in a memo and a label is text, not formatting.
+	const memo = "*verified by finance* <!channel> <https://evil.example|invoice>"
+	status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 2500, "memo": memo})
+	if status != http.StatusAccepted {
+		t.Fatalf("send: %d %v", status, body)
+	}
+	msg := slack.next(t, "approval.pending")
+	var m map[string]any
+	if err := json.Unmarshal(msg.Body, &m); err != nil {
+		t.Fatalf("slack message %s: %v", msg.Body, err)
+	}
+	for _, text := range []string{"verified by finance", "payroll"} {
+		if strings.Contains(fmt.Sprint(m["text"]), text) {
+			t.Errorf("the fallback text carries %q: %q", text, m["text"])
+		}
+		var found []string
+		var walk func(v any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				if s, ok := v["text"].(string); ok && strings.Contains(s, text) {
+					found = append(found, fmt.Sprint(v["type"]))
+					if v["type"] != "plain_text" || v["emoji"] != false {
+						t.Errorf("%q in a %v object: %v", text, v["type"], v)
+					}
+				}
+				for _, x := range v {
+					walk(x)
+				}
+			case []any:
+				for _, x := range v {
+					walk(x)
+				}
+			}
+		}
+		walk(m["blocks"])
+		if len(found) != 1 {
+			t.Errorf("%q is in %d text objects of %s", text, len(found), msg.Body)
+		}
+	}
+}
+
+// A Slack endpoint's URL is a credential for the approvers' channel:
+// owners and admin keys read it whole, viewers and approvers masked
+// (scheme, host, the path's last 4 characters) in every answer that
+// carries it. A JSON endpoint's URL is shown to all of them.
+func TestSecReview10SlackURLsMaskedForViewersAndApprovers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	slack := newReceiver(t, nil)
+	slackURL := slack.URL + "/services/T0SECRET/B0SECRET/XXXXSECRETabcd"
+	status, ep := e.do("POST", endpointsPath, e.key, map[string]any{"url": slackURL, "format": "slack", "events": []string{"approval.pending"}})
+	if status != http.StatusCreated || ep["url"] != slackURL {
+		t.Fatalf("create: %d %v", status, ep)
+	}
+	slack.next(t, "webhook.test")
+	plain := newReceiver(t, nil)
+	jsonID, _ := e.createEndpoint(plain.URL+"/hooks/x", "tx.sent")
+	wallet, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
+	apID := e.park(wallet, newAddress(), 1)
+	slack.next(t, "approval.pending")
+	masked := slack.URL + "/…/abcd"
+	epID := ep["id"].(string)
+
+	owner, _ := e.session(auth.RoleOwner)
+	approver, _ := e.session(auth.RoleApprover)
+	viewer, _ := e.session(auth.RoleViewer)
+	for _, who := range []struct {
+		name string
+		key  string
+		hdr  http.Header
+		want string
+	}{
+		{"admin key", e.key, nil, slackURL}, {"owner", "", owner, slackURL},
+		{"approver", "", approver, masked}, {"viewer", "", viewer, masked},
+	} {
+		get := func(path string) map[string]any {
+			t.Helper()
+			status, raw, _ := e.request("GET", path, who.key, nil, who.hdr)
+			var body map[string]any
+			if err := json.Unmarshal(raw, &body); status != 200 || err != nil {
+				t.Fatalf("%s GET %s: %d %s", who.name, path, status, raw)
+			}
+			if who.want == masked && strings.Contains(string(raw), "SECRET") {
+				t.Errorf("%s GET %s carries the URL: %s", who.name, path, raw)
+			}
+			return body
+		}
+		list := get(endpointsPath)["endpoints"].([]any)
+		urls := map[string]any{}
+		for _, x := range list {
+			urls[x.(map[string]any)["id"].(string)] = x.(map[string]any)["url"]
+		}
+		if urls[epID] != who.want || urls[jsonID] != plain.URL+"/hooks/x" {
+			t.Errorf("%s list: %v", who.name, urls)
+		}
+		if got := get(endpointsPath + "/" + epID)["url"]; got != who.want {
+			t.Errorf("%s get: %v", who.name, got)
+		}
+		ds := get(approvalsPath + "/" + apID + "/context")["webhook"].(map[string]any)["deliveries"].([]any)
+		if len(ds) != 1 || ds[0].(map[string]any)["url"] != who.want {
+			t.Errorf("%s approval context deliveries: %v", who.name, ds)
+		}
+		for _, d := range e.deliveries(e.key, epID, "") {
+			get("/api/public/v1/deliveries/" + d["id"].(string))
+		}
+		get(endpointsPath + "/" + epID + "/deliveries")
+		get("/api/public/v1/audit-log")
+	}
+	// Those who may change it read it in the change's answer.
+	status, raw, _ := e.request("PATCH", endpointsPath+"/"+epID, "", map[string]any{"description": "approvals"}, owner)
+	if status != 200 || !strings.Contains(string(raw), `"url":"`+slackURL+`"`) {
+		t.Fatalf("owner's update: %d %s", status, raw)
+	}
+	for _, hdr := range []http.Header{approver, viewer} {
+		status, raw, _ := e.request("PATCH", endpointsPath+"/"+epID, "", map[string]any{"description": "x"}, hdr)
+		if status != http.StatusForbidden || strings.Contains(string(raw), "SECRET") {
+			t.Fatalf("update by a reader: %d %s", status, raw)
+		}
+	}
+}
+
+// A signed Slack click replayed within the signing window (the same
+// timestamp and body) is answered as the first one was and changes
+// nothing twice: one approve, one audit entry, one message update. A new
+// click (another timestamp) is served as usual.
+func TestSecReview12SlackClickReplayChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	slack := newReceiver(t, nil)
+	responses := newReceiver(t, nil)
+	if status, ep := e.do("POST", endpointsPath, e.key, map[string]any{"url": slack.URL, "format": "slack",
+		"events": []string{"approval.pending"}, "slack_approvers": []string{"U0APPROVER"}}); status != http.StatusCreated {
+		t.Fatalf("create: %d %v", status, ep)
+	}
+	slack.next(t, "webhook.test")
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
+	apID := e.park(id, newAddress(), 3)
+	var m struct {
+		Blocks []struct {
+			Elements []struct{ Value string }
+		}
+	}
+	if msg := slack.next(t, "approval.pending"); json.Unmarshal(msg.Body, &m) != nil || len(m.Blocks) != 2 {
+		t.Fatalf("slack message %s", msg.Body)
+	}
+	button := m.Blocks[1].Elements[0].Value
+
+	at := time.Now()
+	if status := e.slackClick(button, "approve", "T0HUMANS", "U0APPROVER", responses.URL, at, slackSecret); status != 200 {
+		t.Fatalf("click: %d", status)
+	}
+	if r := responses.any(t); !strings.Contains(string(r.Body), "Approved by <@U0APPROVER> and sent") {
+		t.Fatalf("update %s", r.Body)
+	}
+	audited := func() int {
+		var n int
+		if err := e.db.NewRaw("SELECT count(*) FROM audit_log WHERE action LIKE 'approval.%' OR action = 'permission.denied'").Scan(t.Context(), &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before, entries := e.stableSnapshot(), audited()
+	for range 3 {
+		if status := e.slackClick(button, "approve", "T0HUMANS", "U0APPROVER", responses.URL, at, slackSecret); status != 200 {
+			t.Fatalf("replayed click: %d", status)
+		}
+	}
+	// A refused click's replay gets the refusal again, and is not audited
+	// twice either.
+	for range 2 {
+		if status := e.slackClick(button, "approve", "T0AGENTS", "U0APPROVER", responses.URL, at, slackSecret); status != 401 {
+			t.Fatalf("click from another workspace: %d", status)
+		}
+	}
+	select {
+	case r := <-responses.arrive:
+		t.Fatalf("a replay updated the message again: %s", r.Body)
+	case <-time.After(2 * time.Second):
+	}
+	if n := audited(); n != entries+1 {
+		t.Fatalf("%d approval and refusal entries after the replays, want %d (one refusal)", n, entries+1)
+	}
+	if len(e.auditOf(audit.ActionPermissionDenied)) != 1 {
+		t.Fatalf("permission.denied entries: %v", e.auditOf(audit.ActionPermissionDenied))
+	}
+	if after := e.stableSnapshot(); !maps.Equal(before, after) {
+		t.Fatalf("replays changed %v into %v", before, after)
+	}
+	if n := e.countRows("transactions"); n != 1 {
+		t.Fatalf("%d transactions", n)
+	}
+	if s := e.approvalStatus(apID); s != "sent" {
+		t.Fatalf("approval %s", s)
+	}
+	// Another click (a new timestamp) is a new request: it is answered
+	// (the approval is decided) through response_url.
+	if status := e.slackClick(button, "approve", "T0HUMANS", "U0APPROVER", responses.URL, at.Add(time.Second), slackSecret); status != 200 {
+		t.Fatalf("new click: %d", status)
+	}
+	if r := responses.any(t); !strings.Contains(string(r.Body), "Nothing changed") {
+		t.Fatalf("new click's update %s", r.Body)
+	}
+}
+
+// WEBHOOK_ALLOW_PRIVATE lets test accounts' endpoints reach private
+// addresses and nothing else: an API configured with it still refuses a
+// Slack click whose response_url is not on https://hooks.slack.com/ (400,
+// nothing changes); only the tests' own setting points it elsewhere.
+func TestSecReview13ResponseURLAlwaysSlack(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	slack := newReceiver(t, nil)
+	responses := newReceiver(t, nil)
+	if status, ep := e.do("POST", endpointsPath, e.key, map[string]any{"url": slack.URL, "format": "slack",
+		"events": []string{"approval.pending"}}); status != http.StatusCreated {
+		t.Fatalf("create: %d %v", status, ep)
+	}
+	slack.next(t, "webhook.test")
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
+	apID := e.park(id, newAddress(), 3)
+	var m struct {
+		Blocks []struct {
+			Elements []struct{ Value string }
+		}
+	}
+	if msg := slack.next(t, "approval.pending"); json.Unmarshal(msg.Body, &m) != nil || len(m.Blocks) != 2 {
+		t.Fatalf("slack message %s", msg.Body)
+	}
+	button := m.Blocks[1].Elements[0].Value
+
+	// The service as the binaries build it, with WEBHOOK_ALLOW_PRIVATE.
+	h, closeOps := httpapi.New(httpapi.Deps{DB: e.db, Redis: e.rdb, WebhookAllowPrivate: true, SlackSigningSecret: slackSecret,
+		RateLimits: &ratelimit.Limits{Read: 1000, Write: 1000, Send: 1000}})
+	t.Cleanup(closeOps)
+	prod := e.with(t)
+	prod.url = newTestServer(t, h)
+	for _, u := range []string{responses.URL + "/actions/x", "https://hooks.slack.com.evil.example/actions/x", "http://hooks.slack.com/actions/x"} {
+		if status := prod.slackClick(button, "approve", "T0HUMANS", "U0APPROVER", u, time.Now(), slackSecret); status != http.StatusBadRequest {
+			t.Errorf("response_url %s: %d", u, status)
+		}
+	}
+	select {
+	case r := <-responses.arrive:
+		t.Fatalf("the service posted to the clicker's response_url: %s", r.Body)
+	case <-time.After(time.Second):
+	}
+	if s := e.approvalStatus(apID); s != "pending" {
+		t.Fatalf("refused clicks changed the approval: %s", s)
+	}
+}
