@@ -216,7 +216,7 @@ func TestSecReview03PagesStayUnderTheByteBudget(t *testing.T) {
 		_, _ = rand.Read(hash)
 		id := uuid.New()
 		keys[i] = auth.APIKey{ID: id, AccountID: e.account.ID, Prefix: "svc_test_bulk00", Hash: hash, Role: auth.RoleAgent,
-			Wallets: scope, Lineage: id, CreatedAt: time.Now().UTC().Truncate(time.Microsecond).Add(-time.Duration(i) * time.Second)}
+			Wallets: scope, Lineage: id, Ancestors: []string{}, CreatedAt: time.Now().UTC().Truncate(time.Microsecond).Add(-time.Duration(i) * time.Second)}
 		keyIDs = append(keyIDs, auth.KeyActorID(id))
 	}
 	if _, err := e.db.NewInsert().Model(&keys).Exec(ctx); err != nil {
