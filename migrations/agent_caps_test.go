@@ -2,8 +2,6 @@ package migrations_test
 
 import (
 	"context"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,19 +23,7 @@ func TestAgentCapsMigrationCreditsExistingWallets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	run := func(name string) {
-		t.Helper()
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, stmt := range strings.Split(string(b), "--bun:split") {
-			if _, err := db.ExecContext(ctx, stmt); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-		}
-	}
-	run("0012_agent_caps.tx.down.sql")
+	runFile(t, db, "0012_agent_caps.tx.down.sql")
 	acct, byKey, byPerson, key := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	if _, err := db.ExecContext(ctx, `INSERT INTO accounts (id, network) VALUES (?, 'devnet')`, acct); err != nil {
 		t.Fatal(err)
@@ -55,7 +41,7 @@ func TestAgentCapsMigrationCreditsExistingWallets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run("0012_agent_caps.tx.up.sql")
+	runFile(t, db, "0012_agent_caps.tx.up.sql")
 	got := map[uuid.UUID]uuid.NullUUID{}
 	rows, err := db.QueryContext(ctx, "SELECT id, created_by FROM wallets WHERE account_id = ?", acct)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/postgres"
@@ -74,19 +75,7 @@ func TestRolesMigrationKeepsExistingKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	run := func(name string) {
-		t.Helper()
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, stmt := range strings.Split(string(b), "--bun:split") {
-			if _, err := db.ExecContext(ctx, stmt); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-		}
-	}
-	run("0006_roles.tx.down.sql")
+	runFile(t, db, "0006_roles.tx.down.sql")
 	acct, wallet, op, op2, op3, agent := uuid.New(), uuid.New(), uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	for _, q := range []string{
 		`INSERT INTO accounts (id, network) VALUES ('` + acct.String() + `', 'devnet')`,
@@ -115,7 +104,7 @@ func TestRolesMigrationKeepsExistingKeys(t *testing.T) {
 		VALUES (?, ?, ?, ?, ?, 1, 'to', 'pending', now(), now() + interval '1 day')`, uuid.New(), acct, wallet, req, op2); err != nil {
 		t.Fatal(err)
 	}
-	run("0006_roles.tx.up.sql")
+	runFile(t, db, "0006_roles.tx.up.sql")
 
 	got := map[uuid.UUID]string{}
 	rows, err := db.QueryContext(ctx, "SELECT id, role || ' ' || lineage::text FROM api_keys")
@@ -138,5 +127,20 @@ func TestRolesMigrationKeepsExistingKeys(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT r.key_lineage, a.requested_lineage FROM send_requests AS r JOIN approvals AS a ON a.request_id = r.id").
 		Scan(&reqLineage, &apLineage); err != nil || reqLineage != op || apLineage != op {
 		t.Fatalf("recorded lineages %s %s (%v), want %s", reqLineage, apLineage, err, op)
+	}
+}
+
+// runFile executes a migration file's statements on db, as the migrator
+// would, without recording it.
+func runFile(t *testing.T, db *bun.DB, name string) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range strings.Split(string(b), "--bun:split") {
+		if _, err := db.ExecContext(context.Background(), stmt); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 	}
 }

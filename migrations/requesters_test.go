@@ -2,9 +2,7 @@ package migrations_test
 
 import (
 	"context"
-	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -25,19 +23,7 @@ func TestRequestersMigrationGivesKeysTheirAncestors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	run := func(name string) {
-		t.Helper()
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, stmt := range strings.Split(string(b), "--bun:split") {
-			if _, err := db.ExecContext(ctx, stmt); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-		}
-	}
-	run("0011_requesters.tx.down.sql")
+	runFile(t, db, "0011_requesters.tx.down.sql")
 	acct := uuid.New()
 	if _, err := db.ExecContext(ctx, `INSERT INTO accounts (id, network) VALUES (?, 'devnet')`, acct); err != nil {
 		t.Fatal(err)
@@ -54,7 +40,7 @@ func TestRequestersMigrationGivesKeysTheirAncestors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run("0011_requesters.tx.up.sql")
+	runFile(t, db, "0011_requesters.tx.up.sql")
 	want := map[uuid.UUID][]string{
 		root: {}, root2: {}, child: {"key_" + root.String()},
 		grandchild: {"key_" + child.String(), "key_" + root.String()}, late: {"key_" + root.String()},

@@ -12,8 +12,6 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
-	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -22,13 +20,7 @@ import (
 // only the table's owner can), `--full` names that entry and fails.
 func TestAuditVerify(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewURL(t, true)
-	getenv := func(k string) string { return map[string]string{"DATABASE_URL": url, "LOG_LEVEL": "error"}[k] }
-	db, err := postgres.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, getenv := migrated(t)
 	ctx := context.Background()
 	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
 	other, _ := auth.CreateAccount(ctx, db, solana.Devnet)
@@ -65,7 +57,7 @@ func TestAuditVerify(t *testing.T) {
 		}
 	}
 	out.Reset()
-	err = run(ctx, []string{"audit", "verify", "--full"}, getenv, &out)
+	err := run(ctx, []string{"audit", "verify", "--full"}, getenv, &out)
 	if !errors.Is(err, errChainBroken) || !strings.Contains(out.String(), "entry "+victim.ID.String()+" (seq 2): hash does not match") ||
 		!strings.Contains(out.String(), "1 broken") {
 		t.Fatalf("tampered: %v %q", err, out.String())

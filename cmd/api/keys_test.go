@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
@@ -18,13 +19,7 @@ import (
 // existing account, with an audit entry; an unknown account is an error.
 func TestKeysCreate(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewURL(t, true)
-	getenv := func(k string) string { return map[string]string{"DATABASE_URL": url}[k] }
-	db, err := postgres.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, getenv := migrated(t)
 	ctx := context.Background()
 	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
 
@@ -53,13 +48,7 @@ func TestKeysCreate(t *testing.T) {
 // owner comes to be); `api users remove` never removes the last owner.
 func TestUsersCommand(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewURL(t, true)
-	getenv := func(k string) string { return map[string]string{"DATABASE_URL": url}[k] }
-	db, err := postgres.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, getenv := migrated(t)
 	ctx := context.Background()
 	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
 	const addr = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"
@@ -92,4 +81,17 @@ func TestMCPCommandNeedsAKey(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "AGENTWALLET_API_KEY") {
 		t.Fatalf("err %v", err)
 	}
+}
+
+// migrated is a migrated database of this test's own and the environment
+// that points the command at it.
+func migrated(t *testing.T) (*bun.DB, func(string) string) {
+	t.Helper()
+	url := pgtest.NewURL(t, true)
+	db, err := postgres.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, func(k string) string { return map[string]string{"DATABASE_URL": url, "LOG_LEVEL": "error"}[k] }
 }

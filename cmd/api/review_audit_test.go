@@ -13,7 +13,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -23,13 +22,7 @@ import (
 // checkpointed run (and the API) then report.
 func TestSecReview15FullWalkFindsABreakBeforeTheCheckpoint(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewURL(t, true)
-	getenv := func(k string) string { return map[string]string{"DATABASE_URL": url, "LOG_LEVEL": "error"}[k] }
-	db, err := postgres.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, getenv := migrated(t)
 	ctx := context.Background()
 	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
 	for i := range 5 {

@@ -10,8 +10,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
-	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -19,13 +17,7 @@ import (
 // keys made, in the same change, and says so; other keys keep working.
 func TestSecReview11UsersRemoveRevokesTheirKeys(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewURL(t, true)
-	getenv := func(k string) string { return map[string]string{"DATABASE_URL": url}[k] }
-	db, err := postgres.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, getenv := migrated(t)
 	ctx := context.Background()
 	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
 	_, operator, err := auth.CreateKey(ctx, db, acct)
