@@ -315,22 +315,7 @@ func TestSecReview12SlackClickReplayChangesNothing(t *testing.T) {
 	e.startWorker()
 	slack := newReceiver(t, nil)
 	responses := newReceiver(t, nil)
-	if status, ep := e.do("POST", endpointsPath, e.key, map[string]any{"url": slack.URL, "format": "slack",
-		"events": []string{"approval.pending"}, "slack_approvers": []string{"U0APPROVER"}}); status != http.StatusCreated {
-		t.Fatalf("create: %d %v", status, ep)
-	}
-	slack.next(t, "webhook.test")
-	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
-	apID := e.park(id, newAddress(), 3)
-	var m struct {
-		Blocks []struct {
-			Elements []struct{ Value string }
-		}
-	}
-	if msg := slack.next(t, "approval.pending"); json.Unmarshal(msg.Body, &m) != nil || len(m.Blocks) != 2 {
-		t.Fatalf("slack message %s", msg.Body)
-	}
-	button := m.Blocks[1].Elements[0].Value
+	apID, button := e.slackApproval(slack, map[string]any{"slack_approvers": []string{"U0APPROVER"}})
 
 	at := time.Now()
 	if status := e.slackClick(button, "approve", "T0HUMANS", "U0APPROVER", responses.URL, at, slackSecret); status != 200 {
@@ -399,22 +384,7 @@ func TestSecReview13ResponseURLAlwaysSlack(t *testing.T) {
 	e.startWorker()
 	slack := newReceiver(t, nil)
 	responses := newReceiver(t, nil)
-	if status, ep := e.do("POST", endpointsPath, e.key, map[string]any{"url": slack.URL, "format": "slack",
-		"events": []string{"approval.pending"}}); status != http.StatusCreated {
-		t.Fatalf("create: %d %v", status, ep)
-	}
-	slack.next(t, "webhook.test")
-	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
-	apID := e.park(id, newAddress(), 3)
-	var m struct {
-		Blocks []struct {
-			Elements []struct{ Value string }
-		}
-	}
-	if msg := slack.next(t, "approval.pending"); json.Unmarshal(msg.Body, &m) != nil || len(m.Blocks) != 2 {
-		t.Fatalf("slack message %s", msg.Body)
-	}
-	button := m.Blocks[1].Elements[0].Value
+	apID, button := e.slackApproval(slack, nil)
 
 	// The service as the binaries build it, with WEBHOOK_ALLOW_PRIVATE.
 	h, closeOps := httpapi.New(httpapi.Deps{DB: e.db, Redis: e.rdb, WebhookAllowPrivate: true, SlackSigningSecret: slackSecret,
@@ -435,4 +405,28 @@ func TestSecReview13ResponseURLAlwaysSlack(t *testing.T) {
 	if s := e.approvalStatus(apID); s != "pending" {
 		t.Fatalf("refused clicks changed the approval: %s", s)
 	}
+}
+
+// slackApproval makes a Slack endpoint (with extra fields) posting to
+// slack, parks a payment, and answers its approval id and the Approve
+// button's value from the message the endpoint received.
+func (e *env) slackApproval(slack *receiver, extra map[string]any) (apID, button string) {
+	e.t.Helper()
+	body := map[string]any{"url": slack.URL, "format": "slack", "events": []string{"approval.pending"}}
+	maps.Copy(body, extra)
+	if status, ep := e.do("POST", endpointsPath, e.key, body); status != http.StatusCreated {
+		e.t.Fatalf("create: %d %v", status, ep)
+	}
+	slack.next(e.t, "webhook.test")
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
+	apID = e.park(id, newAddress(), 3)
+	var m struct {
+		Blocks []struct {
+			Elements []struct{ Value string }
+		}
+	}
+	if msg := slack.next(e.t, "approval.pending"); json.Unmarshal(msg.Body, &m) != nil || len(m.Blocks) != 2 {
+		e.t.Fatalf("slack message %s", msg.Body)
+	}
+	return apID, m.Blocks[1].Elements[0].Value
 }
