@@ -597,5 +597,52 @@ func TestPermissionMatrix(t *testing.T) {
 			c.after()
 		}
 	}
+
+	// Reads of people and keys: list-audit-log gives agent keys, scoped or
+	// not, no entry about a person, a session, a webhook endpoint or
+	// another key, and no person's address; admin keys and every dashboard
+	// role read them.
+	person := newAddress()
+	if status, body := e.do("POST", usersPath, e.key, map[string]any{"address": person, "role": "viewer"}); status != http.StatusCreated {
+		t.Fatalf("add user: %d %v", status, body)
+	}
+	for _, p := range principals {
+		if p.foreign || p.outside {
+			continue
+		}
+		// An agent key's own keys are the ones GET /keys lists to it.
+		own := map[string]bool{}
+		if p.as.Role == auth.RoleAgent {
+			ids, _ := e.readPages(keysPath, "keys", p.key)
+			for _, id := range ids {
+				own["key:"+id] = true
+			}
+		}
+		entries, raw := e.readAudit(auditReader{key: p.key, hdr: p.hdr}, "")
+		var people, keys int
+		for _, en := range entries {
+			action, target := en["action"].(string), en["target"].(string)
+			switch {
+			case strings.HasPrefix(action, "user.") || strings.HasPrefix(action, "session.") || strings.HasPrefix(target, "webhook_endpoint:"):
+				people++
+			case strings.HasPrefix(target, "key:") && !own[target]:
+				keys++
+			}
+		}
+		if p.as.Role == auth.RoleAgent {
+			if people+keys != 0 || strings.Contains(raw, person) {
+				t.Errorf("list-audit-log as %s: %d entries about people or endpoints, %d about other keys", p.name, people, keys)
+			}
+			for _, q := range []string{"action=user.added", "action=key.created&target=" + adminID} {
+				if es, _ := e.readAudit(auditReader{key: p.key}, q); len(es) != 0 {
+					t.Errorf("list-audit-log?%s as %s: %d entries", q, p.name, len(es))
+				}
+			}
+			continue
+		}
+		if people == 0 || keys == 0 || !strings.Contains(raw, person) {
+			t.Errorf("list-audit-log as %s: %d entries about people or endpoints, %d about other keys, want some of each", p.name, people, keys)
+		}
+	}
 	t.Logf("%d operations, %d refused and %d allowed cases", len(ops), len(refused), len(allowed))
 }
