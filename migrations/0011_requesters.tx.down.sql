@@ -1,8 +1,8 @@
-ALTER TABLE approvals DROP COLUMN requested_by_user;
+ALTER TABLE approvals DROP COLUMN requested_by_user, DROP COLUMN requesters;
 
 --bun:split
 
-ALTER TABLE send_requests DROP COLUMN user_address;
+ALTER TABLE send_requests DROP COLUMN user_address, DROP COLUMN requesters;
 
 --bun:split
 

@@ -16,8 +16,19 @@ ALTER TABLE api_keys ADD COLUMN ancestors text[] NOT NULL DEFAULT '{}';
 
 --bun:split
 
+-- Keys a person made in the dashboard before this: their key.created
+-- entry (of the lineage's first key, so rotations follow) names the person.
+UPDATE api_keys AS k SET created_by_user = substr(a.actor, 6)
+FROM audit_log AS a
+WHERE a.account_id = k.account_id AND a.action = 'key.created'
+    AND a.target = 'key:key_' || k.lineage::text AND a.actor LIKE 'user:%';
+
+--bun:split
+
 WITH RECURSIVE tree (id, lineage, ancestors, depth) AS (
-    SELECT k.id, k.lineage, '{}'::text[], 1 FROM api_keys AS k WHERE k.created_by IS NULL
+    SELECT k.id, k.lineage,
+        CASE WHEN k.created_by_user IS NULL THEN '{}'::text[] ELSE ARRAY['user:' || k.created_by_user] END, 1
+    FROM api_keys AS k WHERE k.created_by IS NULL
     UNION ALL
     SELECT k.id, k.lineage, t.ancestors || ('key_' || t.lineage::text), t.depth + 1
     FROM tree AS t JOIN api_keys AS k ON k.created_by = t.id
@@ -38,4 +49,12 @@ ALTER TABLE send_requests ADD COLUMN user_address text;
 
 --bun:split
 
-ALTER TABLE approvals ADD COLUMN requested_by_user text;
+-- Who may not approve the payment: the requester (key_<lineage> or
+-- user:<address>) and, when the requester is an admin key, everyone it
+-- descends from (its creator holds it too, so its payments are the
+-- creator's own). NULL on requests made before it: the requester alone.
+ALTER TABLE send_requests ADD COLUMN requesters text[];
+
+--bun:split
+
+ALTER TABLE approvals ADD COLUMN requested_by_user text, ADD COLUMN requesters text[];

@@ -2,8 +2,7 @@
 -- (key_<lineage>, so a rotated key keeps its predecessor's replays) or the
 -- dashboard user (user:<address>). Unique per (account, key) let one agent
 -- learn that another used a value, and squat it to fail the other's sends.
-ALTER TABLE send_requests ADD COLUMN idempotency_scope text
-    CHECK (idempotency_key IS NULL OR idempotency_scope IS NOT NULL);
+ALTER TABLE send_requests ADD COLUMN idempotency_scope text;
 
 --bun:split
 
@@ -12,6 +11,12 @@ ALTER TABLE send_requests ADD COLUMN idempotency_scope text
 -- no principal, so their values are released.
 UPDATE send_requests SET idempotency_scope = coalesce('key_' || key_lineage::text, 'unrecorded')
     WHERE idempotency_key IS NOT NULL;
+
+--bun:split
+
+-- After the backfill: checked against the rows as they are then.
+ALTER TABLE send_requests ADD CONSTRAINT send_requests_idempotency_scope
+    CHECK (idempotency_key IS NULL OR idempotency_scope IS NOT NULL);
 
 --bun:split
 

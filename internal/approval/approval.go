@@ -75,12 +75,16 @@ type Approval struct {
 	// RequestedByUser is the address of the dashboard user who made the
 	// send (RequestedBy is NULL then): no key descending from them, nor
 	// they, may approve.
-	RequestedByUser *string     `bun:"requested_by_user"`
-	Amount          usdc.Micros `bun:"amount_micros"`
-	To              string      `bun:"to_address"`
-	Memo            *string     `bun:"memo"`
-	Status          string      `bun:"status"`
-	Reason          *string     `bun:"reason"`
+	RequestedByUser *string `bun:"requested_by_user"`
+	// Requesters are the actors who may not approve it (payment.Request's
+	// Requesters); nil on approvals made before they were recorded: then
+	// RequesterLineage alone.
+	Requesters []string    `bun:"requesters,array"`
+	Amount     usdc.Micros `bun:"amount_micros"`
+	To         string      `bun:"to_address"`
+	Memo       *string     `bun:"memo"`
+	Status     string      `bun:"status"`
+	Reason     *string     `bun:"reason"`
 	// ReasonDetail is the policy rule or the node's message of a system
 	// rejection.
 	ReasonDetail *string      `bun:"reason_detail"`
@@ -135,8 +139,18 @@ func (a *Approval) RequesterLineage() string {
 	return ""
 }
 
-// requesterSQL is RequesterLineage in SQL.
-const requesterSQL = `COALESCE('key_' || requested_lineage::text, 'user:' || requested_by_user)`
+// Refuses reports whether an approver of this ancestry is refused by the
+// requester rule: one of the payment's requesters is in it.
+func (a *Approval) Refuses(ancestry []string) bool {
+	rs := a.Requesters
+	if rs == nil {
+		rs = []string{a.RequesterLineage()}
+	}
+	return slices.ContainsFunc(rs, func(r string) bool { return r != "" && slices.Contains(ancestry, r) })
+}
+
+// requestersSQL is Refuses's list in SQL.
+const requestersSQL = `COALESCE(requesters, ARRAY[COALESCE('key_' || requested_lineage::text, 'user:' || requested_by_user)])`
 
 // ErrNotFound means no approval with that id in that account; another
 // account's approval is indistinguishable from a missing one.
@@ -179,7 +193,7 @@ func Start(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor strin
 	}
 	err := db.NewRaw(`UPDATE approvals SET status = ?, approved_by = ?, note = ?, decided_at = now()
 		WHERE id = ? AND account_id = ? AND status = ? AND expires_at > now()
-		AND (`+requesterSQL+` = ANY(?::text[])) IS NOT TRUE
+		AND (`+requestersSQL+` && ?::text[]) IS NOT TRUE
 		RETURNING *, `+labelColumn, Signing, actor, note, id, accountID, Pending, pgdialect.Array(ancestry)).Scan(ctx, &a)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Approval{}, refusal(ctx, db, accountID, id, ancestry)
@@ -201,7 +215,7 @@ func refusal(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, ancestry 
 	if err != nil {
 		return fmt.Errorf("read approval: %w", err)
 	}
-	if r := a.RequesterLineage(); r != "" && slices.Contains(ancestry, r) {
+	if a.Refuses(ancestry) {
 		return ErrRequester
 	}
 	if a.Status == Pending {

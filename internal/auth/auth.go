@@ -130,6 +130,21 @@ type Principal struct {
 	SessionID uuid.UUID
 }
 
+// Requesters are who may not approve a payment p requests: p itself (a
+// key's lineage, key_<root>, or user:<address>) and, for an admin key,
+// everyone it descends from: its creator holds it, so an admin key's
+// payment is its creator's own. An agent key's creator may approve its
+// payments (agent keys cannot approve; humans delegate spending to them).
+func (p Principal) Requesters() []string {
+	switch {
+	case p.User != "":
+		return []string{UserActorID(p.User)}
+	case p.Role == RoleAdmin && len(p.Ancestry) > 0:
+		return slices.Clone(p.Ancestry)
+	}
+	return []string{KeyActorID(p.Lineage)}
+}
+
 // Scoped reports whether the principal reaches only some wallets.
 func (p Principal) Scoped() bool { return p.Wallets != nil }
 

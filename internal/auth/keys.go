@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,8 +88,8 @@ func mayManage(by Principal, op string, k *APIKey) error {
 }
 
 // Rotate revokes key id of by's account and makes its replacement in the
-// same lineage, with the same role, scope, label, creator and ancestry, in
-// tx. The old key is refused from the next request on. It returns the old
+// same lineage, with the same role, scope, label, creator and ancestry
+// (plus by's, when by is not of the key's lineage), in tx. The old key is refused from the next request on. It returns the old
 // key as revoked, the new one, and the new key's full text.
 func Rotate(ctx context.Context, tx bun.Tx, by Principal, id uuid.UUID) (old, fresh APIKey, secret string, err error) {
 	// Shared with other rotations, exclusive with RemoveUser: a key its
@@ -110,8 +111,18 @@ func Rotate(ctx context.Context, tx bun.Tx, by Principal, id uuid.UUID) (old, fr
 		return
 	}
 	spec := KeySpec{Role: old.Role, Wallets: old.Wallets, Label: old.Label}
-	// Same lineage and creator: the same ancestry.
-	c := creator{key: old.CreatedBy, user: old.CreatedByUser, ancestry: old.Ancestors}
+	// Same lineage and creator: the same ancestry, and the rotator's when
+	// it is another principal. It is handed the new secret, so the key
+	// descends from it too: it may not approve the key's payments (nor the
+	// key its payments), and removing it revokes the key.
+	c := creator{key: old.CreatedBy, user: old.CreatedByUser, ancestry: slices.Clone(old.Ancestors)}
+	if by.User != "" || by.Lineage != old.Lineage {
+		var r creator
+		if r, err = creatorOf(ctx, tx, by); err != nil {
+			return
+		}
+		c.ancestry = append(c.ancestry, r.ancestry...)
+	}
 	fresh, secret, err = createKey(ctx, tx, Account{ID: by.AccountID, Network: by.Network}, spec, c, old.Lineage)
 	if err != nil {
 		return

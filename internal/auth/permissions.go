@@ -111,7 +111,7 @@ var Permissions = map[string]Rule{
 	"get-approval":         {What: "read approvals", Wallets: true, Access: readAll, Note: personHidden},
 	"get-approval-context": {What: "read an approval's context", Wallets: true, Access: humansRead},
 	"approve": {What: "approve payments", Wallets: true, Access: approvers,
-		Note: "never by the payment's requester, nor by a key descending from it (rotated from it, or minted by it or by such a key)"},
+		Note: "never by the payment's requester, nor by a key descending from it (rotated by it or from it, or minted by it or by such a key); an admin key's payment never by its creators"},
 	"reject":         {What: "reject payments", Wallets: true, Access: access(Allowed, Allowed, Refused)},
 	"list-audit-log": {What: "read the audit log", Wallets: true, Access: readAll, Note: agentAuditView},
 	"get-analytics":  {What: "read analytics", Wallets: true, Access: readAll},
@@ -211,9 +211,11 @@ they act as ` + "`user:<address>`" + `).
 A payment's requester never approves it, whatever the role: the requester is the key (by its rotation
 lineage) or the person (` + "`user:<address>`" + `) that made the send, and no principal descending from it may
 approve: the requesting key and every key rotated from it, every key the requester minted (through the
-API or, for a person, in the dashboard), and every key those minted in turn. A person may approve the
-payments of an agent key they made (the person does not descend from the agent). Removing a
-person revokes the keys that descend from them.
+API or, for a person, in the dashboard), every key those minted in turn, and every key the requester
+rotated (whoever rotates a key is handed it). An admin key's payment is also its creators' own: the
+key or person that made it, and their other keys, may not approve it. A person may approve the
+payments of an agent key they made (agent keys cannot approve; that delegation is what they are
+for). Removing a person revokes the keys that descend from them.
 
 | operation | agent key | scoped agent key | admin key | owner | approver | viewer | also |
 | --- | --- | --- | --- | --- | --- | --- | --- |

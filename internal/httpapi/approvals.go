@@ -152,7 +152,8 @@ func (s *server) registerApprovals(api huma.API) {
 			"then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). " +
 			"202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). " +
 			"Only admin keys, owners and approvers may approve (403 for agent keys and viewers). The payment's requester (`requested_by`) may not approve it, " +
-			"nor may any key descending from the requester: the requesting key's rotations, and every key the requester (key or person) minted, directly or through keys it minted " +
+			"nor may any key descending from the requester: the requesting key's rotations, every key the requester (key or person) minted, directly or through keys it minted, " +
+			"and every key it rotated; nor, when the requester is an admin key, the key or person that made it and their other keys " +
 			"(403 `Requester cannot approve`, audited as permission.denied). A person may approve the payments of an agent key they made. " +
 			"409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent).",
 		Tags:         []string{"Approvals"},
@@ -288,10 +289,10 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 func (s *server) approveAs(ctx context.Context, accountID, id uuid.UUID, actor string, ancestry []string, note *string) (approval.Approval, error) {
 	if _, err := approval.Start(ctx, s.DB, accountID, id, actor, ancestry, note); err != nil {
 		if errors.Is(err, approval.ErrRequester) {
-			reason := "Requester cannot approve: this payment was requested by this key, a key it was rotated from, or the key or person that made it " +
-				"(directly or through other keys); approve with another admin key, or as a person"
+			reason := "Requester cannot approve: this payment was requested by this key, a key it was rotated from, the key or person that made or rotated it " +
+				"(directly or through other keys), or an admin key made by the same; approve with another admin key, or as a person"
 			if strings.HasPrefix(actor, "user:") {
-				reason = "Requester cannot approve: you asked for this payment; another person, or an admin key you did not make, must approve it"
+				reason = "Requester cannot approve: you asked for this payment, or an admin key you made did; another person, or an admin key you did not make, must approve it"
 			}
 			return approval.Approval{}, s.denied(ctx, &auth.Denied{Op: "approve", Target: "approval:" + approval.PublicID(id), Reason: reason})
 		}

@@ -46,19 +46,25 @@ type Key struct {
 	LastUsedAt *time.Time `json:"last_used_at" nullable:"true" doc:"When the key last authenticated a request (to the minute), or null if never." example:"2026-04-02T08:30:00Z"`
 	RevokedAt  *time.Time `json:"revoked_at" nullable:"true" doc:"When the key was revoked or rotated away; null while it works." example:"2026-04-03T09:00:00Z"`
 	ReplacedBy *string    `json:"replaced_by" nullable:"true" doc:"The key a rotation made in its place, or null." example:"key_2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f"`
-	CreatedBy  *string    `json:"created_by" nullable:"true" doc:"Who made the key: a key (key_…; once that key is rotated, its successor, which manages it) or a dashboard user (user:<address>); null for keys of the command line. A key descends from its creator: it may not approve its creator's payments, and removing the user revokes it." example:"user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	CreatedBy  *string    `json:"created_by" nullable:"true" doc:"Who made the key: a key (key_…; once that key is rotated, its successor, which manages it) or a dashboard user (user:<address>); null for keys of the command line. A key descends from its creator (and from whoever rotated it): it may not approve their payments, an admin key's payments may not be approved by them, and removing the user revokes it. Agent keys read a person as user, without the address." example:"user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 }
 
-func creatorOf(k *auth.APIKey) *string {
-	if c := k.Creator(); c != "" {
-		return &c
+func creatorSeenBy(pr auth.Principal, k *auth.APIKey) *string {
+	c := k.Creator()
+	if c == "" {
+		return nil
 	}
-	return nil
+	if !pr.ReadsPeople() {
+		c = hidePerson(c)
+	}
+	return &c
 }
 
-func keyOf(k *auth.APIKey) Key {
+// keyOf is k as pr reads it: agent keys read the person who made a key as
+// user, without the address (see hidePerson).
+func keyOf(pr auth.Principal, k *auth.APIKey) Key {
 	out := Key{ID: auth.KeyActorID(k.ID), Prefix: k.Prefix, KeyAccess: accessOf(k), CreatedAt: k.CreatedAt.UTC(),
-		LastUsedAt: utc(k.LastUsedAt), RevokedAt: utc(k.RevokedAt), CreatedBy: creatorOf(k)}
+		LastUsedAt: utc(k.LastUsedAt), RevokedAt: utc(k.RevokedAt), CreatedBy: creatorSeenBy(pr, k)}
 	if k.ReplacedBy.Valid {
 		r := auth.KeyActorID(k.ReplacedBy.UUID)
 		out.ReplacedBy = &r
@@ -82,7 +88,7 @@ type NewKey struct {
 	CreatedAt time.Time `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
 	KeyAccess
 	Replaces  *string `json:"replaces,omitempty" doc:"On rotation: the key this one replaces, now revoked; the new key keeps its role, scope, label and creator." example:"key_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`
-	CreatedBy *string `json:"created_by" nullable:"true" doc:"Who made the key: a key (key_…; once that key is rotated, its successor, which manages it) or a dashboard user (user:<address>); null for keys of the command line. A key descends from its creator: it may not approve its creator's payments, and removing the user revokes it." example:"user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	CreatedBy *string `json:"created_by" nullable:"true" doc:"Who made the key: a key (key_…; once that key is rotated, its successor, which manages it) or a dashboard user (user:<address>); null for keys of the command line. A key descends from its creator (and from whoever rotated it): it may not approve their payments, an admin key's payments may not be approved by them, and removing the user revokes it. Agent keys read a person as user, without the address." example:"user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 }
 
 type createKeyInput struct {
@@ -198,12 +204,14 @@ func (s *server) listKeys(ctx context.Context, in *PageQuery) (*listKeysOutput, 
 		}
 		q.AfterTime, q.AfterID = at, id
 	}
-	ks, err := auth.ListKeys(ctx, s.DB, principal(ctx), q)
+	pr := principal(ctx)
+	ks, err := auth.ListKeys(ctx, s.DB, pr, q)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
 	out := &listKeysOutput{}
-	out.Body.Keys, out.Body.NextCursor = page(ks, n, func(k *auth.APIKey) string { return timeCursor(k.CreatedAt, k.ID) }, keyOf)
+	out.Body.Keys, out.Body.NextCursor = page(ks, n, func(k *auth.APIKey) string { return timeCursor(k.CreatedAt, k.ID) },
+		func(k *auth.APIKey) Key { return keyOf(pr, k) })
 	return out, nil
 }
 
@@ -230,11 +238,11 @@ func (s *server) createKey(ctx context.Context, in *createKeyInput) (*newKeyOutp
 		return nil, s.fail(ctx, err)
 	}
 	s.log.InfoContext(ctx, "api key created", "key_id", k.ID, "by", pr.ActorID())
-	return &newKeyOutput{Body: newKeyOf(&k, secret)}, nil
+	return &newKeyOutput{Body: newKeyOf(pr, &k, secret)}, nil
 }
 
-func newKeyOf(k *auth.APIKey, secret string) NewKey {
-	return NewKey{ID: auth.KeyActorID(k.ID), Key: secret, Prefix: k.Prefix, CreatedAt: k.CreatedAt.UTC(), KeyAccess: accessOf(k), CreatedBy: creatorOf(k)}
+func newKeyOf(pr auth.Principal, k *auth.APIKey, secret string) NewKey {
+	return NewKey{ID: auth.KeyActorID(k.ID), Key: secret, Prefix: k.Prefix, CreatedAt: k.CreatedAt.UTC(), KeyAccess: accessOf(k), CreatedBy: creatorSeenBy(pr, k)}
 }
 
 // parseKeyID reads a key id: key_<uuid> as the API prints it, or the bare
@@ -265,7 +273,7 @@ func (s *server) rotateKey(ctx context.Context, in *keyIDInput) (*newKeyOutput, 
 		return nil, s.fail(ctx, err)
 	}
 	s.log.InfoContext(ctx, "api key rotated", "key_id", old.ID, "replaced_by", fresh.ID, "by", pr.ActorID())
-	out := &newKeyOutput{Body: newKeyOf(&fresh, secret)}
+	out := &newKeyOutput{Body: newKeyOf(pr, &fresh, secret)}
 	replaced := auth.KeyActorID(old.ID)
 	out.Body.Replaces = &replaced
 	return out, nil
@@ -293,7 +301,7 @@ func (s *server) revokeKey(ctx context.Context, in *keyIDInput) (*keyOutput, err
 		return nil, s.fail(ctx, err)
 	}
 	s.log.InfoContext(ctx, "api key revoked", "key_id", k.ID, "by", pr.ActorID())
-	return &keyOutput{Body: keyOf(&k)}, nil
+	return &keyOutput{Body: keyOf(pr, &k)}, nil
 }
 
 // keyErr maps the key rules' refusals; nil when err is not one of them.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -322,5 +323,108 @@ func TestSecReview11RemovalRacesMinting(t *testing.T) {
 		Where("account_id = ? AND revoked_at IS NULL AND ancestors @> ARRAY[?]::text[]", e.account.ID, auth.UserActorID(address)).Count(t.Context())
 	if err != nil || live != 0 {
 		t.Fatalf("%d live keys descend from the removed person (%v)", live, err)
+	}
+}
+
+// Whoever rotates a key is handed its new secret, so the successor
+// descends from them too: an admin key that requested a payment cannot
+// approve it with a key it rotated (one it did not make), nor can an
+// owner with a key they rotated; and removing the owner revokes the key
+// they rotated.
+func TestSecReview11RotatedKeysDescendFromTheirRotator(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 1}, 20_000_000)
+	_, requester := e.adminKey()
+	byKey := e.parkAs(id, requester, nil)
+	otherID, _ := e.adminKey()
+	status, rotated := e.do("POST", keysPath+"/"+otherID+"/rotate", requester, nil)
+	if status != http.StatusOK {
+		t.Fatalf("rotate: %d %v", status, rotated)
+	}
+	status, body := e.approve(byKey, rotated["key"].(string), nil)
+	wantError(t, status, body, http.StatusForbidden, "Requester cannot approve")
+
+	owner, address := e.session(auth.RoleOwner)
+	byOwner := e.parkAs(id, "", owner)
+	other2ID, _ := e.adminKey()
+	status, rotated2 := e.as("POST", keysPath+"/"+other2ID+"/rotate", "", owner, nil)
+	if status != http.StatusOK {
+		t.Fatalf("owner rotate: %d %v", status, rotated2)
+	}
+	status, body = e.approve(byOwner, rotated2["key"].(string), nil)
+	wantError(t, status, body, http.StatusForbidden, "Requester cannot approve")
+
+	e.session(auth.RoleOwner) // the last owner stays: another one
+	if status, body := e.do("DELETE", usersPath+"/"+address, e.key, nil); status != http.StatusNoContent {
+		t.Fatalf("remove: %d %v", status, body)
+	}
+	if status, _ := e.do("GET", keysPath, rotated2["key"].(string), nil); status != http.StatusUnauthorized {
+		t.Fatalf("the key a removed owner rotated: GET /keys %d, want 401", status)
+	}
+	// Another admin key approves both.
+	_, approver := e.adminKey()
+	for _, ap := range []string{byKey, byOwner} {
+		if status, body := e.approve(ap, approver, nil); status != http.StatusOK || body["status"] != "sent" {
+			t.Fatalf("approve %s by another admin key: %d %v", ap, status, body)
+		}
+	}
+}
+
+// An admin key's payment is its creator's own (the creator holds the key):
+// the admin key that minted it, and the owner who made it, are refused;
+// another owner approves. (A person may still approve the payments of an
+// agent key they made: agent keys cannot approve, and that delegation is
+// what they are for; the permission matrix covers it.)
+func TestSecReview11CreatorsCannotApproveTheirAdminKeysPayments(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 1}, 20_000_000)
+	_, creator := e.adminKey()
+	_, minted, _ := e.mint(creator, nil, map[string]any{"role": "admin"})
+	byMinted := e.parkAs(id, minted, nil)
+	status, body := e.approve(byMinted, creator, nil)
+	wantError(t, status, body, http.StatusForbidden, "Requester cannot approve")
+
+	owner, _ := e.session(auth.RoleOwner)
+	_, ownersKey, _ := e.mint("", owner, map[string]any{"role": "admin"})
+	byOwnersKey := e.parkAs(id, ownersKey, nil)
+	status, body = e.as("POST", approvalsPath+"/"+byOwnersKey+"/approve", "", owner, nil)
+	wantError(t, status, body, http.StatusForbidden, "Requester cannot approve")
+
+	other, _ := e.session(auth.RoleOwner)
+	for _, ap := range []string{byMinted, byOwnersKey} {
+		if status, body := e.as("POST", approvalsPath+"/"+ap+"/approve", "", other, nil); status != http.StatusOK || body["status"] != "sent" {
+			t.Fatalf("approve %s by another owner: %d %v", ap, status, body)
+		}
+	}
+}
+
+// An agent key made in the dashboard reads its maker as "user", never the
+// person's address: in GET /keys, its rotation's answer and the audit log.
+func TestSecReview01AgentKeysReadNoMakersAddress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner, address := e.session(auth.RoleOwner)
+	agentID, agentKey, _ := e.mint("", owner, nil)
+	status, raw, _ := e.request("GET", keysPath, agentKey, nil, nil)
+	if status != http.StatusOK || strings.Contains(string(raw), address) || !strings.Contains(string(raw), `"created_by":"user"`) {
+		t.Fatalf("GET /keys as the agent key: %d %s", status, raw)
+	}
+	status, raw, _ = e.request("POST", keysPath+"/"+agentID+"/rotate", agentKey, nil, nil)
+	if status != http.StatusOK || strings.Contains(string(raw), address) {
+		t.Fatalf("rotate as the agent key: %d %s", status, raw)
+	}
+	var rotated map[string]any
+	_ = json.Unmarshal(raw, &rotated)
+	if _, raws := e.readAudit(auditReader{key: rotated["key"].(string)}, ""); strings.Contains(raws, address) {
+		t.Fatalf("the audit log names the person to the agent key: %s", raws)
+	}
+	// The owner reads the address.
+	status, raw, _ = e.request("GET", keysPath, "", nil, owner)
+	if status != http.StatusOK || !strings.Contains(string(raw), `"created_by":"user:`+address+`"`) {
+		t.Fatalf("GET /keys as the owner: %d %s", status, raw)
 	}
 }

@@ -158,6 +158,7 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *SendBody
 		ID: uuid.New(), AccountID: pr.AccountID, WalletID: walletID,
 		KeyID:      uuid.NullUUID{UUID: pr.KeyID, Valid: pr.KeyID != uuid.Nil},
 		KeyLineage: uuid.NullUUID{UUID: pr.Lineage, Valid: pr.Lineage != uuid.Nil},
+		Requesters: pr.Requesters(),
 		Network:    pr.Network, To: in.To, Amount: amount, Memo: memo,
 	}
 	if pr.User != "" {

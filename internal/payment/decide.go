@@ -221,7 +221,7 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wall
 	a := approval.Approval{
 		ID: uuid.New(), AccountID: r.AccountID, WalletID: r.WalletID,
 		RequestID:   uuid.NullUUID{UUID: r.ID, Valid: true},
-		RequestedBy: r.KeyID, RequestedLineage: r.KeyLineage, RequestedByUser: r.UserAddress,
+		RequestedBy: r.KeyID, RequestedLineage: r.KeyLineage, RequestedByUser: r.UserAddress, Requesters: r.Requesters,
 		Amount: r.Amount, To: r.To, Memo: r.Memo,
 		Status: approval.Pending, CreatedAt: at, ExpiresAt: at.Add(approval.Lifetime),
 	}

@@ -43,11 +43,14 @@ type Request struct {
 	KeyLineage uuid.NullUUID `bun:"key_lineage,type:uuid"`
 	// UserAddress is the dashboard user who made the send (KeyID is
 	// NULL then): its audit entries and approval name them.
-	UserAddress *string        `bun:"user_address"`
-	Network     solana.Network `bun:"network"`
-	To          string         `bun:"to_address"`
-	Amount      usdc.Micros    `bun:"amount_micros"`
-	Memo        *string        `bun:"memo"`
+	UserAddress *string `bun:"user_address"`
+	// Requesters are the actors who may not approve the payment if it is
+	// parked (auth.Principal.Requesters).
+	Requesters []string       `bun:"requesters,array"`
+	Network    solana.Network `bun:"network"`
+	To         string         `bun:"to_address"`
+	Amount     usdc.Micros    `bun:"amount_micros"`
+	Memo       *string        `bun:"memo"`
 	// IdempotencyKey is the client's Idempotency-Key, or nil.
 	IdempotencyKey *string `bun:"idempotency_key"`
 	// IdempotencyScope is whose the IdempotencyKey is (see the function

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
@@ -44,13 +45,13 @@ func insert(ctx context.Context, db bun.IDB, r *Request, wait time.Duration) (in
 	}
 	err = db.NewRaw(`WITH w AS (SELECT id, pubkey FROM wallets WHERE id = ? AND account_id = ?),
 		ins AS (
-			INSERT INTO send_requests (id, account_id, wallet_id, key_id, key_lineage, user_address, network, to_address, amount_micros, memo, idempotency_key, idempotency_scope, state, deadline)
-			SELECT ?, ?, w.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + ? * interval '1 microsecond' FROM w WHERE w.pubkey <> ?
+			INSERT INTO send_requests (id, account_id, wallet_id, key_id, key_lineage, user_address, requesters, network, to_address, amount_micros, memo, idempotency_key, idempotency_scope, state, deadline)
+			SELECT ?, ?, w.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + ? * interval '1 microsecond' FROM w WHERE w.pubkey <> ?
 			ON CONFLICT (account_id, idempotency_scope, idempotency_key) WHERE `+liveKey+` DO NOTHING
 			RETURNING created_at, deadline)
 		SELECT w.pubkey, ins.created_at, ins.deadline FROM w LEFT JOIN ins ON true`,
 		r.WalletID, r.AccountID,
-		r.ID, r.AccountID, r.KeyID, r.KeyLineage, r.UserAddress, r.Network, r.To, r.Amount, r.Memo, r.IdempotencyKey, r.IdempotencyScope, StateQueued, wait.Microseconds(), r.To,
+		r.ID, r.AccountID, r.KeyID, r.KeyLineage, r.UserAddress, pgdialect.Array(r.Requesters), r.Network, r.To, r.Amount, r.Memo, r.IdempotencyKey, r.IdempotencyScope, StateQueued, wait.Microseconds(), r.To,
 	).Scan(ctx, &row.Pubkey, &row.CreatedAt, &row.Deadline)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):

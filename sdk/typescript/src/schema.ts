@@ -216,7 +216,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a pending payment
-         * @description Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). 202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). Only admin keys, owners and approvers may approve (403 for agent keys and viewers). The payment's requester (`requested_by`) may not approve it, nor may any key descending from the requester: the requesting key's rotations, and every key the requester (key or person) minted, directly or through keys it minted (403 `Requester cannot approve`, audited as permission.denied). A person may approve the payments of an agent key they made. 409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent).
+         * @description Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). 202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). Only admin keys, owners and approvers may approve (403 for agent keys and viewers). The payment's requester (`requested_by`) may not approve it, nor may any key descending from the requester: the requesting key's rotations, every key the requester (key or person) minted, directly or through keys it minted, and every key it rotated; nor, when the requester is an admin key, the key or person that made it and their other keys (403 `Requester cannot approve`, audited as permission.denied). A person may approve the payments of an agent key they made. 409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent).
          */
         post: operations["approve"];
         delete?: never;
@@ -1497,7 +1497,7 @@ export interface components {
              */
             created_at: string;
             /**
-             * @description Who made the key: a key (key_…; once that key is rotated, its successor, which manages it) or a dashboard user (user:<address>); null for keys of the command line. A key descends from its creator: it may not approve its creator's payments, and removing the user revokes it.
+             * @description Who made the key: a key (key_…; once that key is rotated, its successor, which manages it) or a dashboard user (user:<address>); null for keys of the command line. A key descends from its creator (and from whoever rotated it): it may not approve their payments, an admin key's payments may not be approved by them, and removing the user revokes it. Agent keys read a person as user, without the address.
              * @example user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
              */
             created_by: string | null;
@@ -1613,7 +1613,7 @@ export interface components {
              */
             created_at: string;
             /**
-             * @description Who made the key: a key (key_…; once that key is rotated, its successor, which manages it) or a dashboard user (user:<address>); null for keys of the command line. A key descends from its creator: it may not approve its creator's payments, and removing the user revokes it.
+             * @description Who made the key: a key (key_…; once that key is rotated, its successor, which manages it) or a dashboard user (user:<address>); null for keys of the command line. A key descends from its creator (and from whoever rotated it): it may not approve their payments, an admin key's payments may not be approved by them, and removing the user revokes it. Agent keys read a person as user, without the address.
              * @example user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
              */
             created_by: string | null;
@@ -3057,7 +3057,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; viewer keys: refused; never by the payment's requester, nor by a key descending from it (rotated from it, or minted by it or by such a key). */
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; viewer keys: refused; never by the payment's requester, nor by a key descending from it (rotated by it or from it, or minted by it or by such a key); an admin key's payment never by its creators. */
             403: {
                 headers: {
                     [name: string]: unknown;
