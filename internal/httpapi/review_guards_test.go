@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -370,5 +372,29 @@ func TestSecReview16SignInAnswersCarryRateLimitHeaders(t *testing.T) {
 	wantLimitHeaders(t, "sign-in 429", h, 3, 0)
 	if h.Get("Retry-After") == "" {
 		t.Fatalf("sign-in 429 without Retry-After: %v", h)
+	}
+}
+
+// The documents name people as the service writes them (user:<address>),
+// never usr_…, and say that unkeyed requests count in a bucket.
+func TestSecReview16DocumentsSayWhatTheServiceDoes(t *testing.T) {
+	t.Parallel()
+	v31, _, err := httpapi.OpenAPIDocuments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	decisions, err := os.ReadFile(filepath.Join("..", "..", "docs", "decisions.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, doc := range map[string]string{"the OpenAPI document": string(v31), "docs/decisions.md": string(decisions)} {
+		for _, stale := range []string{"usr_… (dashboard user)", "`usr_…` (dashboard user)", "usr_…, slack", "counts nowhere"} {
+			if strings.Contains(doc, stale) {
+				t.Errorf("%s says %q", name, stale)
+			}
+		}
+		if !strings.Contains(doc, "user:<address>") {
+			t.Errorf("%s never names a person as user:<address>", name)
+		}
 	}
 }
