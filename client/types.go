@@ -121,6 +121,9 @@ type Transaction struct {
 	CreatedAt    time.Time   `json:"created_at"`
 	WalletID     string      `json:"wallet_id"`
 	ApprovalID   *string     `json:"approval_id"`
+	// FeeLamports is the network fee the wallet pays when it lands (null
+	// for transactions signed before fees were recorded).
+	FeeLamports *int64 `json:"fee_lamports"`
 }
 
 // Approval is a payment parked for a human.

@@ -198,3 +198,45 @@ func (f *FeeCache) fetch(done chan struct{}, accounts []sol.PublicKey) {
 	f.mu.Unlock()
 	close(done)
 }
+
+// KnownAccounts remembers, for a while, owners whose token account was
+// seen to exist, so repeated payments to one recipient do not read it
+// again. A closed account stays "known" until its entry ages out; the
+// transfer then lacks the compute to create it and fails on chain, fee
+// paid and nothing moved, so entries live only minutes.
+type KnownAccounts struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu   sync.Mutex
+	seen map[sol.PublicKey]time.Time
+}
+
+// maxKnownAccounts bounds the memory: past it the set starts over.
+const maxKnownAccounts = 100_000
+
+// NewKnownAccounts keeps entries for ttl (zero means 10 minutes).
+func NewKnownAccounts(ttl time.Duration) *KnownAccounts {
+	if ttl <= 0 {
+		ttl = 10 * time.Minute
+	}
+	return &KnownAccounts{ttl: ttl, now: time.Now, seen: map[sol.PublicKey]time.Time{}}
+}
+
+// Has reports whether owner's token account was seen within the ttl.
+func (k *KnownAccounts) Has(owner sol.PublicKey) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	at, ok := k.seen[owner]
+	return ok && k.now().Sub(at) < k.ttl
+}
+
+// Add records that owner's token account exists now.
+func (k *KnownAccounts) Add(owner sol.PublicKey) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.seen) >= maxKnownAccounts {
+		clear(k.seen)
+	}
+	k.seen[owner] = k.now()
+}

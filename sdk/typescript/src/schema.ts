@@ -99,7 +99,7 @@ export interface paths {
         put?: never;
         /**
          * Send USDC
-         * @description Evaluates the wallet's policy and answers with the outcome: 200 `sent` (signed and broadcast), 202 `pending_approval` (a human must approve), or 403 `Blocked by policy` with `reason` and `remaining_today_usdc`. 422 when the wallet lacks the USDC or the SOL for fees (nothing is sent); 503 when the decision did not happen in time (the payment is cancelled and will never go out; safe to retry). Without an Idempotency-Key two calls make two payments; with one, a retry answers the first answer again (409 while the first is in progress, 422 if the body differs).
+         * @description Evaluates the wallet's policy and answers with the outcome: 200 `sent` (signed and broadcast), 202 `pending_approval` (a human must approve), or 403 `Blocked by policy` with `reason` and `remaining_today_usdc`. 422 when the wallet lacks the USDC or the SOL for fees (nothing is sent); 503 when the decision did not happen in time (the payment is cancelled and will never go out; safe to retry), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap (nothing signed or reserved; safe to retry later). Without an Idempotency-Key two calls make two payments; with one, a retry answers the first answer again (409 while the first is in progress, 422 if the body differs).
          */
         post: operations["send"];
         delete?: never;
@@ -1412,11 +1412,11 @@ export interface components {
              */
             error: string;
             /**
-             * @description Only when a send is blocked by policy: the rule that blocked it.
+             * @description When a send is blocked by policy (403): the rule that blocked it. When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market (nothing was signed or reserved).
              * @example exceeds_daily_limit
              * @enum {string}
              */
-            reason?: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit";
+            reason?: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "fee_cap_below_market";
             /**
              * @description Only when a send is blocked by policy: what the daily limit still allows today (UTC), in USDC.
              * @example 4.5
@@ -1891,6 +1891,12 @@ export interface components {
              * @enum {string}
              */
             direction: "send";
+            /**
+             * Format: int64
+             * @description The network fee in lamports, paid by the wallet when the transaction lands: 5,000 per signature plus the priority fee (its compute-unit price times the compute units it requests). Null for transactions signed before fees were recorded.
+             * @example 6050
+             */
+            fee_lamports: number | null;
             /**
              * Format: uuid
              * @description Record id.
