@@ -53,7 +53,9 @@ type env struct {
 	pgProxy, redisProxy *proxy // with envOpts.proxied
 	log                 *slog.Logger
 	sweeps              *payment.SweepGauge // counts the workers' sweeps, when set before startWorker
-	engine              func(*payment.Engine) // adjusts every engine newEngine makes (fee policy, caches), when set
+
+	// engine adjusts every engine newEngine makes (fee policy, caches), when set.
+	engine func(*payment.Engine)
 }
 
 type envOpts struct {

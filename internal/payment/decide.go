@@ -324,13 +324,13 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	if err != nil {
 		return nil, err
 	}
+	fee := int64(solana.TransferFeeLamports(units, transfer.ComputeUnitPrice))
 	t := Transaction{
 		ID: uuid.New(), AccountID: s.accountID, WalletID: s.walletID,
 		RequestID: s.requestID, ApprovalID: s.approvalID,
 		Network: s.network, Signature: sig.String(), Kind: "usdc", Direction: "send",
 		Amount: s.amount, Counterparty: s.to, Memo: s.memo, Status: TxPending,
-		SignedTx: raw, LastValidBlockHeight: bh.LastValidBlockHeight,
-		FeeLamports: new(int64(solana.TransferFeeLamports(units, transfer.ComputeUnitPrice))),
+		SignedTx: raw, LastValidBlockHeight: bh.LastValidBlockHeight, FeeLamports: &fee,
 		CreatedAt: at, UpdatedAt: at,
 	}
 	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
