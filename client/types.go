@@ -221,6 +221,8 @@ type Analytics struct {
 		WalletID     string  `json:"wallet_id"`
 		AmountUSDC   float64 `json:"amount_usdc"`
 		Transactions int     `json:"transactions"`
+		// FeeLamports: the network fees of the day's confirmed transactions.
+		FeeLamports int64 `json:"fee_lamports"`
 	} `json:"spend"`
 	Wallets []struct {
 		ID             string  `json:"id"`

@@ -15,6 +15,7 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 
+	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -126,6 +127,7 @@ func TestIssue22CongestedMarketSendsLandPayingTheMinimum(t *testing.T) {
 		}
 		shown[m["signature"].(string)] = fee
 	}
+	var total int64
 	for i, sig := range sigs {
 		e.settle(eng, sig, payment.TxConfirmed)
 		var row payment.Transaction
@@ -147,6 +149,7 @@ func TestIssue22CongestedMarketSendsLandPayingTheMinimum(t *testing.T) {
 			t.Errorf("send %d: fee on chain %d, recorded %v, shown %v; want %d (price %d × %d units + 5,000)",
 				i, got.Meta.Fee, row.FeeLamports, shown[sig], want, price, limit)
 		}
+		total += int64(got.Meta.Fee)
 		if got.Meta.Fee < 5_000+solana.PriorityFee(50_000, limit) {
 			t.Errorf("send %d paid %d lamports, below the market's minimum", i, got.Meta.Fee)
 		}
@@ -165,6 +168,14 @@ func TestIssue22CongestedMarketSendsLandPayingTheMinimum(t *testing.T) {
 		if have := e.chainUSDC(recipients[i]); have != wantUSDC {
 			t.Errorf("recipient %d holds %d", i, have)
 		}
+	}
+	// Fees per day: the day's confirmed transactions' fees, as charged.
+	a, err := client.New(e.url, e.key).GetAnalytics(t.Context(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Spend) != 1 || a.Spend[0].WalletID != id || a.Spend[0].FeeLamports != total || a.Spend[0].Transactions != n {
+		t.Fatalf("analytics spend %+v, want %d transactions and %d lamports of fees", a.Spend, n, total)
 	}
 }
 

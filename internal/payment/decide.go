@@ -300,15 +300,17 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	if s.memo != nil {
 		memo = *s.memo
 	}
-	transfer := solana.Transfer{
-		Owner: w.PublicKey(), To: to, Amount: s.amount, Memo: memo, Reference: s.reference(),
-		RecipientAccountExists: e.recipientExists(ctx, node, to),
-	}
+	transfer := solana.Transfer{Owner: w.PublicKey(), To: to, Amount: s.amount, Memo: memo, Reference: s.reference()}
+	// The fee reading (normally cached) and the recipient's account are
+	// read at once: a slow node costs the held locks one wait, not two.
+	market := make(chan []uint64, 1)
+	go func() { market <- e.readFees(ctx, node, s.network, transfer) }()
+	transfer.RecipientAccountExists = e.recipientExists(ctx, node, to)
 	units, err := solana.TransferComputeUnits(s.network, transfer)
 	if err != nil {
 		return nil, fmt.Errorf("compute units: %w", err)
 	}
-	if transfer.ComputeUnitPrice, err = e.price(ctx, node, s.network, transfer, units); err != nil {
+	if transfer.ComputeUnitPrice, err = e.price(ctx, s.network, <-market, units); err != nil {
 		return nil, err
 	}
 	unsigned, err := node.Client.BuildTransfer(transfer, bh)
@@ -367,29 +369,34 @@ func (e *Engine) recipientExists(ctx context.Context, node Node, to sol.PublicKe
 // errFeeAboveCap: the market is above the configured cap; nothing signed.
 type errFeeAboveCap struct{ *solana.FeeAboveCapError }
 
-// price is the transfer's compute-unit price from the network's fee
-// market (cached; a reading that fails falls back to the last one or the
-// floor, and says so in the log). A market above the cap is an
-// errFeeAboveCap: nothing is signed.
-func (e *Engine) price(ctx context.Context, node Node, network solana.Network, t solana.Transfer, units uint32) (uint64, error) {
+// readFees is the network's recent fee market for t's writable accounts
+// (cached; a reading that fails or does not come within feeReadWait falls
+// back to the last one, or to none, and says so in the log).
+func (e *Engine) readFees(ctx context.Context, node Node, network solana.Network, t solana.Transfer) []uint64 {
+	if node.Fees == nil {
+		return nil
+	}
+	accounts, err := solana.WritableAccounts(network, t)
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, feeReadWait)
+	defer cancel()
+	reading, err := node.Fees.Get(ctx, accounts)
+	if err != nil {
+		e.log().WarnContext(ctx, "fee market not read; priced from the last reading, or the floor without one",
+			"network", network, "last_reading", len(reading.Fees) > 0, "err", err)
+	}
+	return reading.Fees
+}
+
+// price is the compute-unit price of a transfer of units compute units
+// in the market recent, by the engine's fee policy. A market above the
+// cap is an errFeeAboveCap: nothing is signed.
+func (e *Engine) price(ctx context.Context, network solana.Network, recent []uint64, units uint32) (uint64, error) {
 	policy := e.Fees
 	if policy == (solana.FeePolicy{}) {
 		policy = solana.DefaultFeePolicy
-	}
-	var recent []uint64
-	if node.Fees != nil {
-		accounts, err := solana.WritableAccounts(network, t)
-		if err != nil {
-			return 0, err
-		}
-		fctx, cancel := context.WithTimeout(ctx, feeReadWait)
-		reading, err := node.Fees.Get(fctx, accounts)
-		cancel()
-		if err != nil {
-			e.log().WarnContext(ctx, "fee market not read; priced from the last reading, or the floor without one",
-				"network", network, "last_reading", !reading.At.IsZero() && len(reading.Fees) > 0, "err", err)
-		}
-		recent = reading.Fees
 	}
 	price, err := policy.Price(recent, units)
 	var over *solana.FeeAboveCapError

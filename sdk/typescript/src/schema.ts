@@ -157,7 +157,7 @@ export interface paths {
         };
         /**
          * Aggregate spend, approvals and blocks over a range of days
-         * @description Spend per UTC day per wallet (with each wallet's daily limit), approvals decided per day by outcome with the median time to a person's decision, and blocked sends by rule, over at most 366 days, aggregated in the database. A key limited to some wallets counts only theirs.
+         * @description Spend and network fees per UTC day per wallet (with each wallet's daily limit), approvals decided per day by outcome with the median time to a person's decision, and blocked sends by rule, over at most 366 days, aggregated in the database. A key limited to some wallets counts only theirs.
          */
         get: operations["get-analytics"];
         put?: never;
@@ -1850,6 +1850,12 @@ export interface components {
              * @example 2026-04-01
              */
             day: string;
+            /**
+             * Format: int64
+             * @description Network fees (base and priority) paid that day by the wallet's transactions that confirmed, in lamports.
+             * @example 18150
+             */
+            fee_lamports: number;
             /**
              * Format: int64
              * @description How many transactions.
