@@ -229,3 +229,44 @@ func TestIssue22FeeCapBelowMarketRefusesBeforeSigning(t *testing.T) {
 		t.Fatalf("reserved %d, want the one payment", r)
 	}
 }
+
+// An approved payment meeting a market above the cap is not signed: the
+// approve call answers 503 fee_cap_below_market at once, the approval is
+// pending again with nothing reserved, and approving it once the market
+// calms pays it once.
+func TestIssue22FeeCapBelowMarketLeavesApprovalPending(t *testing.T) {
+	t.Parallel()
+	ln := congested(t, 50_000)
+	e := newEnv(t, envOpts{ln: ln})
+	e.withFees(solana.FeePolicy{Percentile: 75, MaxMicroLamports: 10_000, MaxLamports: 1_000_000}, time.Millisecond)
+	eng, _ := e.startWorker()
+	_, approver := e.adminKey()
+	id, _ := e.agent(map[string]any{"daily_limit_usdc": 100, "max_tx_usdc": 10, "approval_threshold_usdc": 5}, 10_000_000)
+	to := newAddress()
+	apID := e.park(id, to, 6)
+
+	start := time.Now()
+	status, body := e.approve(apID, approver, nil)
+	if status != http.StatusServiceUnavailable || body["reason"] != "fee_cap_below_market" || !strings.Contains(body["error"].(string), "pending") {
+		t.Fatalf("approve over the cap: %d %v, want 503 fee_cap_below_market saying it is still pending", status, body)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("approve over the cap answered after %v; the worker announces it at once", took)
+	}
+	if st := e.approvalStatus(apID); st != "pending" {
+		t.Fatalf("approval %s after a market above the cap, want pending", st)
+	}
+	if n := e.countRows("transactions"); n != 0 {
+		t.Fatalf("%d transactions signed over the cap", n)
+	}
+	if r := e.reservedToday(id); r != 0 {
+		t.Fatalf("reserved %d over the cap", r)
+	}
+
+	ln.SetMinPriorityFee(t, 5_000)
+	status, body = e.approve(apID, approver, nil)
+	if status != http.StatusOK || body["status"] != "sent" {
+		t.Fatalf("approve within the cap: %d %v", status, body)
+	}
+	e.paidOnce(eng, apID, body["signature"].(string), to, 6_000_000)
+}

@@ -296,6 +296,17 @@ func (s *server) submitFailed(ctx context.Context, err error) error {
 	return s.fail(ctx, err)
 }
 
+// feeCapBelowMarket is the 503 of a payment the worker did not sign
+// because the network's priority fee market was above the cap; also says
+// what became of it (an approval stays pending).
+func feeCapBelowMarket(o *payment.Outcome, also string) *Error {
+	msg := o.Detail + "; nothing was signed or reserved"
+	if also != "" {
+		msg += ", " + also
+	}
+	return &Error{status: http.StatusServiceUnavailable, Reason: payment.CauseFeeCapBelowMarket, Message: msg + "; try again later"}
+}
+
 // sendAnswer maps a send's outcome to its HTTP answer.
 func sendAnswer(o *payment.Outcome) (*sendOutput, error) {
 	out := &sendOutput{}
@@ -321,8 +332,7 @@ func sendAnswer(o *payment.Outcome) (*sendOutput, error) {
 		return nil, errorf(http.StatusUnprocessableEntity, "the Solana node refused the transaction in simulation; nothing was sent: "+o.Detail)
 	case payment.Unavailable:
 		if o.Cause == payment.CauseFeeCapBelowMarket {
-			return nil, &Error{status: http.StatusServiceUnavailable, Reason: payment.CauseFeeCapBelowMarket,
-				Message: o.Detail + "; nothing was signed or reserved, try again later"}
+			return nil, feeCapBelowMarket(o, "")
 		}
 		return nil, errorf(http.StatusBadGateway, "the Solana RPC node did not answer; nothing was sent, it is safe to retry")
 	}

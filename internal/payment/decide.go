@@ -272,9 +272,7 @@ func (s *spend) reference() sol.PublicKey {
 // signTransfer builds and signs the transfer with a cached blockhash and
 // stores it (reserving its amount) before anything is broadcast. Without
 // a blockhash nothing is signed: errNoBlockhash; with the fee market above
-// the cap neither: errFeeAboveCap (an approval's execution is then retried
-// like one without a blockhash: the human's approval stands, and the
-// market may calm).
+// the cap neither: errFeeAboveCap.
 func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wallet.Wallet, s *spend, at time.Time) (*Transaction, error) {
 	// A node not (yet) verified to be of the network's chain is never
 	// signed for: a mainnet transfer "confirmed" by a local chain would
