@@ -302,7 +302,7 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	// The fee reading (normally cached) and the recipient's account are
 	// read at once: a slow node costs the held locks one wait, not two.
 	market := make(chan []uint64, 1)
-	go func() { market <- e.readFees(ctx, node, s.network, transfer) }()
+	go func(t solana.Transfer) { market <- e.readFees(ctx, node, s.network, t) }(transfer) // a copy: transfer changes below
 	transfer.RecipientAccountExists = e.recipientExists(ctx, node, to)
 	units, err := solana.TransferComputeUnits(s.network, transfer)
 	if err != nil {
