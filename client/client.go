@@ -86,6 +86,10 @@ type APIError struct {
 	Details []ErrorDetail
 	// RetryAfter is the wait a 429 or 503 asked for.
 	RetryAfter time.Duration
+	// Reason is the answer's reason, when it gives one: on a 503 send,
+	// fee_cap_below_market (the network's priority fee is above the
+	// service's cap; nothing was signed).
+	Reason string
 }
 
 // ErrorDetail names one failing field.
@@ -212,7 +216,7 @@ func errorOf(resp *http.Response, data []byte) error {
 	if err := dec.Decode(&body); err != nil || body.Error == "" {
 		body.Error = http.StatusText(resp.StatusCode)
 	}
-	e := APIError{Status: resp.StatusCode, Message: body.Error, Details: body.Details, RequestID: resp.Header.Get("X-Request-Id")}
+	e := APIError{Status: resp.StatusCode, Message: body.Error, Details: body.Details, RequestID: resp.Header.Get("X-Request-Id"), Reason: body.Reason}
 	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
 		e.RetryAfter = time.Duration(s) * time.Second
 	}

@@ -121,6 +121,9 @@ type Transaction struct {
 	CreatedAt    time.Time   `json:"created_at"`
 	WalletID     string      `json:"wallet_id"`
 	ApprovalID   *string     `json:"approval_id"`
+	// FeeLamports is the network fee the wallet pays when it lands (null
+	// for transactions signed before fees were recorded).
+	FeeLamports *int64 `json:"fee_lamports"`
 }
 
 // Approval is a payment parked for a human.
@@ -218,6 +221,8 @@ type Analytics struct {
 		WalletID     string  `json:"wallet_id"`
 		AmountUSDC   float64 `json:"amount_usdc"`
 		Transactions int     `json:"transactions"`
+		// FeeLamports: the network fees of the day's confirmed transactions.
+		FeeLamports int64 `json:"fee_lamports"`
 	} `json:"spend"`
 	Wallets []struct {
 		ID             string  `json:"id"`

@@ -3,16 +3,23 @@
 // LiteSVM. See README.md.
 //
 //   node server.js [--host 127.0.0.1] [--port 8899] [--slot-ms 400] [--state FILE]
+//                  [--min-priority-fee MICROLAMPORTS]   (or LOCALNET_MIN_PRIORITY_FEE)
 import { fileURLToPath } from 'node:url';
 import { startServer } from './lib/http.js';
 
 export { startServer } from './lib/http.js';
 export { USDC_MAINNET, USDC_DEVNET, MINT_AUTHORITY, FAUCET } from './lib/chain.js';
 
-const USAGE = 'usage: node server.js [--host 127.0.0.1] [--port 8899] [--slot-ms 400] [--state FILE]';
+const USAGE = 'usage: node server.js [--host 127.0.0.1] [--port 8899] [--slot-ms 400] [--state FILE] [--min-priority-fee MICROLAMPORTS]';
 
-export function parseArgs(argv) {
-  const opts = { host: '127.0.0.1', port: 8899, slotMs: 400, statePath: null };
+const parseFee = (v, what) => {
+  if (!/^[0-9]{1,19}$/.test(String(v).trim()) || BigInt(String(v).trim()) >= 1n << 64n) throw new Error(`invalid ${what}`);
+  return BigInt(String(v).trim());
+};
+
+export function parseArgs(argv, env = process.env) {
+  const opts = { host: '127.0.0.1', port: 8899, slotMs: 400, statePath: null, minPriorityFee: 0n };
+  if (env.LOCALNET_MIN_PRIORITY_FEE) opts.minPriorityFee = parseFee(env.LOCALNET_MIN_PRIORITY_FEE, 'LOCALNET_MIN_PRIORITY_FEE');
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i];
     let v;
@@ -42,6 +49,9 @@ export function parseArgs(argv) {
         opts.slotMs = s;
         break;
       }
+      case '--min-priority-fee':
+        opts.minPriorityFee = parseFee(next(), '--min-priority-fee');
+        break;
       case '--state':
         opts.statePath = next();
         break;

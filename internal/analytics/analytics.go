@@ -21,12 +21,16 @@ type Range struct {
 }
 
 // Spend is one wallet's sends on one day: the signed transactions that
-// did not fail (pending or confirmed), as the daily limit counts them.
+// did not fail (pending or confirmed), as the daily limit counts them,
+// and the network fees they paid.
 type Spend struct {
 	Day      time.Time   `bun:"day"`
 	WalletID uuid.UUID   `bun:"wallet_id"`
 	Amount   usdc.Micros `bun:"micros"`
 	Count    int         `bun:"n"`
+	// FeeLamports is the network fees of that day's transactions that
+	// confirmed (a fee is paid when a transaction lands).
+	FeeLamports int64 `bun:"fee_lamports"`
 }
 
 // Wallet is a wallet that spent in the range, with its current limit.
@@ -78,6 +82,7 @@ func Compute(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uui
 
 	err := scope(db.NewSelect().TableExpr("transactions").
 		ColumnExpr("(created_at AT TIME ZONE 'UTC')::date AS day, wallet_id, sum(amount_micros)::bigint AS micros, count(*) AS n").
+		ColumnExpr("coalesce(sum(fee_lamports) FILTER (WHERE status = 'confirmed'), 0)::bigint AS fee_lamports").
 		Where("account_id = ? AND created_at >= ? AND created_at < ? AND status <> 'failed'", accountID, from, until),
 		"wallet_id").GroupExpr("1, 2").OrderExpr("1, 2").Scan(ctx, &rep.Spend)
 	if err != nil {

@@ -163,6 +163,9 @@ type Worker struct {
 	Queues          string        // WORKER_QUEUES: comma separated, empty means all
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: time given to in-flight tasks
 	Webhooks
+	// PriorityFees: PRIORITY_FEE_PERCENTILE, PRIORITY_FEE_MIN_MICROLAMPORTS,
+	// PRIORITY_FEE_MAX_MICROLAMPORTS, PRIORITY_FEE_MAX_LAMPORTS.
+	PriorityFees solana.FeePolicy
 }
 
 // Scheduler configures cmd/scheduler.
@@ -230,6 +233,7 @@ func LoadWorker(getenv Getenv) (Worker, error) {
 		Queues:          r.str("WORKER_QUEUES", ""),
 		ShutdownTimeout: r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
 		Webhooks:        r.webhooks(),
+		PriorityFees:    r.priorityFees(),
 	}
 	if c.WalletMasterKey == "" {
 		r.fail("WALLET_MASTER_KEY", "is required (`worker keygen` prints one)")
@@ -327,6 +331,24 @@ func (r *reader) integer(name string, def, lo, hi int) int {
 		return def
 	}
 	return n
+}
+
+// priorityFees reads the fee policy; a maximum below the minimum names
+// the maximum.
+func (r *reader) priorityFees() solana.FeePolicy {
+	d := solana.DefaultFeePolicy
+	p := solana.FeePolicy{
+		Percentile:       r.integer("PRIORITY_FEE_PERCENTILE", d.Percentile, 1, 100),
+		MinMicroLamports: uint64(r.integer("PRIORITY_FEE_MIN_MICROLAMPORTS", int(d.MinMicroLamports), 0, 1_000_000_000_000)),
+		MaxMicroLamports: uint64(r.integer("PRIORITY_FEE_MAX_MICROLAMPORTS", int(d.MaxMicroLamports), 0, 1_000_000_000_000)),
+		// At most 10 SOL of priority fee on one payment.
+		MaxLamports: uint64(r.integer("PRIORITY_FEE_MAX_LAMPORTS", int(d.MaxLamports), 1, 10*solana.LamportsPerSOL)),
+	}
+	if p.MaxMicroLamports < p.MinMicroLamports {
+		r.fail("PRIORITY_FEE_MAX_MICROLAMPORTS", fmt.Sprintf("%d is below PRIORITY_FEE_MIN_MICROLAMPORTS (%d)", p.MaxMicroLamports, p.MinMicroLamports))
+		p.MaxMicroLamports = p.MinMicroLamports
+	}
+	return p
 }
 
 func (r *reader) proxies(name string) ratelimit.Proxies {

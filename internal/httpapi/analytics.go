@@ -25,6 +25,7 @@ type SpendDay struct {
 	WalletID string `json:"wallet_id" format:"uuid" doc:"The wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
 	Amount   USDC   `json:"amount_usdc" doc:"USDC sent that day: signed transactions that did not fail, as the daily limit counts them." example:"42.5"`
 	Count    int    `json:"transactions" doc:"How many transactions." example:"3"`
+	Fee      int64  `json:"fee_lamports" doc:"Network fees (base and priority) paid that day by the wallet's transactions that confirmed, in lamports." example:"18150"`
 }
 
 // AnalyticsWallet is a wallet that spent in the range.
@@ -67,7 +68,7 @@ func (s *server) registerAnalytics(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        Prefix + "/analytics",
 		Summary:     "Aggregate spend, approvals and blocks over a range of days",
-		Description: "Spend per UTC day per wallet (with each wallet's daily limit), approvals decided per day by outcome with the median time to a person's decision, " +
+		Description: "Spend and network fees per UTC day per wallet (with each wallet's daily limit), approvals decided per day by outcome with the median time to a person's decision, " +
 			fmt.Sprintf("and blocked sends by rule, over at most %d days, aggregated in the database. A key limited to some wallets counts only theirs.", MaxAnalyticsDays),
 		Tags:   []string{"Analytics"},
 		Errors: []int{401, 422},
@@ -89,7 +90,7 @@ func (s *server) getAnalytics(ctx context.Context, in *analyticsInput) (*analyti
 	b.From, b.To = r.From.Format(time.DateOnly), r.To.Format(time.DateOnly)
 	b.Spend = make([]SpendDay, len(rep.Spend))
 	for i, x := range rep.Spend {
-		b.Spend[i] = SpendDay{Day: x.Day.Format(time.DateOnly), WalletID: x.WalletID.String(), Amount: USDC(x.Amount), Count: x.Count}
+		b.Spend[i] = SpendDay{Day: x.Day.Format(time.DateOnly), WalletID: x.WalletID.String(), Amount: USDC(x.Amount), Count: x.Count, Fee: x.FeeLamports}
 	}
 	b.Wallets = make([]AnalyticsWallet, len(rep.Wallets))
 	for i, w := range rep.Wallets {

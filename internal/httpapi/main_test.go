@@ -53,6 +53,9 @@ type env struct {
 	pgProxy, redisProxy *proxy // with envOpts.proxied
 	log                 *slog.Logger
 	sweeps              *payment.SweepGauge // counts the workers' sweeps, when set before startWorker
+
+	// engine adjusts every engine newEngine makes (fee policy, caches), when set.
+	engine func(*payment.Engine)
 }
 
 type envOpts struct {
@@ -291,6 +294,9 @@ func (e *env) newEngine() *payment.Engine {
 	eng := &payment.Engine{DB: e.db, Redis: e.rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}, Sweeps: e.sweeps}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		eng.Nodes[n] = payment.NewNode(e.ln.URL, n, 5*time.Second)
+	}
+	if e.engine != nil {
+		e.engine(eng)
 	}
 	return eng
 }

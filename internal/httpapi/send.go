@@ -95,7 +95,8 @@ func (s *server) registerSend(api huma.API) {
 		Description: "Evaluates the wallet's policy and answers with the outcome: 200 `sent` (signed and broadcast), " +
 			"202 `pending_approval` (a human must approve), or 403 `Blocked by policy` with `reason` and `remaining_today_usdc`. " +
 			"422 when the wallet lacks the USDC or the SOL for fees (nothing is sent); 503 when the decision did not happen in time " +
-			"(the payment is cancelled and will never go out; safe to retry). Without an Idempotency-Key two calls make two payments; " +
+			"(the payment is cancelled and will never go out; safe to retry), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap " +
+			"(nothing signed or reserved; safe to retry later). Without an Idempotency-Key two calls make two payments; " +
 			"with one, a retry answers the first answer again (409 while the first is in progress, 422 if the body differs).",
 		Tags:         []string{"Payments"},
 		MaxBodyBytes: MaxBodyBytes + 1,
@@ -296,6 +297,17 @@ func (s *server) submitFailed(ctx context.Context, err error) error {
 	return s.fail(ctx, err)
 }
 
+// feeCapBelowMarket is the 503 of a payment the worker did not sign
+// because the network's priority fee market was above the cap; also says
+// what became of it (an approval stays pending).
+func feeCapBelowMarket(o *payment.Outcome, also string) *Error {
+	msg := o.Detail + "; nothing was signed or reserved"
+	if also != "" {
+		msg += ", " + also
+	}
+	return &Error{status: http.StatusServiceUnavailable, Reason: payment.CauseFeeCapBelowMarket, Message: msg + "; try again later"}
+}
+
 // sendAnswer maps a send's outcome to its HTTP answer.
 func sendAnswer(o *payment.Outcome) (*sendOutput, error) {
 	out := &sendOutput{}
@@ -320,6 +332,9 @@ func sendAnswer(o *payment.Outcome) (*sendOutput, error) {
 		}
 		return nil, errorf(http.StatusUnprocessableEntity, "the Solana node refused the transaction in simulation; nothing was sent: "+o.Detail)
 	case payment.Unavailable:
+		if o.Cause == payment.CauseFeeCapBelowMarket {
+			return nil, feeCapBelowMarket(o, "")
+		}
 		return nil, errorf(http.StatusBadGateway, "the Solana RPC node did not answer; nothing was sent, it is safe to retry")
 	}
 	return nil, fmt.Errorf("unknown send outcome %q", o.Status)

@@ -204,3 +204,31 @@ func (l *Localnet) SetFaults(t testing.TB, f Faults) {
 	t.Helper()
 	l.Call(t, nil, "localnet_setFaults", f)
 }
+
+// SetMinPriorityFee makes the chain a congested market (localnet_setMarket):
+// a transaction whose compute-unit price is below microLamports is accepted
+// by sendTransaction but never lands, and getRecentPrioritizationFees
+// answers microLamports for every recent slot. 0 clears it. Use only on a
+// private localnet (Start).
+func (l *Localnet) SetMinPriorityFee(t testing.TB, microLamports uint64) {
+	t.Helper()
+	l.Call(t, nil, "localnet_setMarket", map[string]any{"minPriorityFee": microLamports})
+}
+
+// Calls is how many times each RPC method was called since the start or
+// the last ResetCalls (localnet_getStats; the cheat methods are not
+// counted).
+func (l *Localnet) Calls(t testing.TB) map[string]int {
+	t.Helper()
+	var out struct {
+		Calls map[string]int `json:"calls"`
+	}
+	l.Call(t, &out, "localnet_getStats")
+	return out.Calls
+}
+
+// ResetCalls zeroes the counts Calls returns.
+func (l *Localnet) ResetCalls(t testing.TB) {
+	t.Helper()
+	l.Call(t, nil, "localnet_resetStats")
+}

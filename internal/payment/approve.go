@@ -27,9 +27,10 @@ import (
 // retry (the approve's wait may return it to pending meanwhile).
 func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 	var (
-		a    approval.Approval
-		node Node
-		txn  *Transaction
+		a      approval.Approval
+		node   Node
+		txn    *Transaction
+		capped *Outcome // the fee market was above the cap: returned to pending
 	)
 	err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
@@ -66,6 +67,15 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 			accountID: a.AccountID, walletID: a.WalletID, network: network, to: a.To, amount: a.Amount, memo: a.Memo,
 			approvalID: uuid.NullUUID{UUID: a.ID, Valid: true},
 		}, at)
+		var fc errFeeAboveCap
+		if errors.As(err, &fc) {
+			// Nothing signed: back to pending at once, the human's
+			// approval not spent on a market it cannot land in; the
+			// approve call answers why (503 fee_cap_below_market).
+			capped = &Outcome{Status: Unavailable, Cause: CauseFeeCapBelowMarket, Detail: fc.Error()}
+			_, err := approval.Release(ctx, tx, a.ID)
+			return err
+		}
 		var tl *solana.TooLargeError
 		if errors.As(err, &tl) {
 			// No node would take it: closed without spending.
@@ -86,7 +96,7 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 	if txn != nil {
 		e.broadcastApproval(ctx, node, txn)
 	}
-	e.announce(ctx, id, nil)
+	e.announce(ctx, id, capped)
 	return nil
 }
 

@@ -24,10 +24,14 @@ import (
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
-// Node is one network's RPC client and its blockhash cache.
+// Node is one network's RPC client, its blockhash cache and its fee
+// market reading.
 type Node struct {
 	Client      *solana.Client
 	Blockhashes *solana.BlockhashCache
+	Fees        *solana.FeeCache
+	// Recipients remembers the recipients whose token account exists.
+	Recipients *solana.KnownAccounts
 }
 
 // Engine is the worker side of the send path: decisions, signing,
@@ -37,8 +41,9 @@ type Engine struct {
 	Redis *redis.Client // announces final outcomes; nil disables
 	Keys  *signer.Keystore
 	Nodes map[solana.Network]Node
-	// ComputeUnitPrice is the priority fee, in micro-lamports per unit.
-	ComputeUnitPrice uint64
+	// Fees prices each transfer's priority fee from the market (the zero
+	// value: solana.DefaultFeePolicy).
+	Fees solana.FeePolicy
 	// FirstBroadcastGrace is how long after its commit the sweep leaves
 	// a transaction to its worker's first broadcast (0: 3 s).
 	FirstBroadcastGrace time.Duration
@@ -266,7 +271,8 @@ func (s *spend) reference() sol.PublicKey {
 
 // signTransfer builds and signs the transfer with a cached blockhash and
 // stores it (reserving its amount) before anything is broadcast. Without
-// a blockhash nothing is signed: errNoBlockhash.
+// a blockhash nothing is signed: errNoBlockhash; with the fee market above
+// the cap neither: errFeeAboveCap.
 func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wallet.Wallet, s *spend, at time.Time) (*Transaction, error) {
 	// A node not (yet) verified to be of the network's chain is never
 	// signed for: a mainnet transfer "confirmed" by a local chain would
@@ -292,10 +298,20 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	if s.memo != nil {
 		memo = *s.memo
 	}
-	unsigned, err := node.Client.BuildTransfer(solana.Transfer{
-		Owner: w.PublicKey(), To: to, Amount: s.amount, Memo: memo, ComputeUnitPrice: e.ComputeUnitPrice,
-		Reference: s.reference(),
-	}, bh)
+	transfer := solana.Transfer{Owner: w.PublicKey(), To: to, Amount: s.amount, Memo: memo, Reference: s.reference()}
+	// The fee reading (normally cached) and the recipient's account are
+	// read at once: a slow node costs the held locks one wait, not two.
+	market := make(chan []uint64, 1)
+	go func(t solana.Transfer) { market <- e.readFees(ctx, node, s.network, t) }(transfer) // a copy: transfer changes below
+	transfer.RecipientAccountExists = e.recipientExists(ctx, node, to)
+	units, err := solana.TransferComputeUnits(s.network, transfer)
+	if err != nil {
+		return nil, fmt.Errorf("compute units: %w", err)
+	}
+	if transfer.ComputeUnitPrice, err = e.price(ctx, s.network, <-market, units); err != nil {
+		return nil, err
+	}
+	unsigned, err := node.Client.BuildTransfer(transfer, bh)
 	if err != nil {
 		return nil, fmt.Errorf("build transfer: %w", err)
 	}
@@ -308,18 +324,86 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	if err != nil {
 		return nil, err
 	}
+	fee := int64(solana.TransferFeeLamports(units, transfer.ComputeUnitPrice))
 	t := Transaction{
 		ID: uuid.New(), AccountID: s.accountID, WalletID: s.walletID,
 		RequestID: s.requestID, ApprovalID: s.approvalID,
 		Network: s.network, Signature: sig.String(), Kind: "usdc", Direction: "send",
 		Amount: s.amount, Counterparty: s.to, Memo: s.memo, Status: TxPending,
-		SignedTx: raw, LastValidBlockHeight: bh.LastValidBlockHeight,
+		SignedTx: raw, LastValidBlockHeight: bh.LastValidBlockHeight, FeeLamports: &fee,
 		CreatedAt: at, UpdatedAt: at,
 	}
 	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("insert transaction: %w", err)
 	}
 	return &t, nil
+}
+
+// feeReadWait bounds the wait for a fee reading during a decision (it is
+// normally cached): the wallet's and the request's locks are held.
+const feeReadWait = time.Second
+
+// recipientExists reports whether to's token account is known to exist,
+// so the transfer requests no compute for creating it. Unknown (the node
+// did not answer in time) counts as missing: more compute requested, a
+// few hundred lamports more at most, never a transfer out of compute.
+func (e *Engine) recipientExists(ctx context.Context, node Node, to sol.PublicKey) bool {
+	if node.Recipients != nil && node.Recipients.Has(to) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, feeReadWait)
+	defer cancel()
+	ok, err := node.Client.TokenAccountExists(ctx, to)
+	if err != nil {
+		e.log().WarnContext(ctx, "recipient's token account not read; compute requested for creating it", "err", err)
+		return false
+	}
+	if ok && node.Recipients != nil {
+		node.Recipients.Add(to)
+	}
+	return ok
+}
+
+// errFeeAboveCap: the market is above the configured cap; nothing signed.
+type errFeeAboveCap struct{ *solana.FeeAboveCapError }
+
+// readFees is the network's recent fee market for t's writable accounts
+// (cached; a reading that fails or does not come within feeReadWait falls
+// back to the last one, or to none, and says so in the log).
+func (e *Engine) readFees(ctx context.Context, node Node, network solana.Network, t solana.Transfer) []uint64 {
+	if node.Fees == nil {
+		return nil
+	}
+	accounts, err := solana.WritableAccounts(network, t)
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, feeReadWait)
+	defer cancel()
+	reading, err := node.Fees.Get(ctx, accounts)
+	if err != nil {
+		e.log().WarnContext(ctx, "fee market not read; priced from the last reading, or the floor without one",
+			"network", network, "last_reading", len(reading.Fees) > 0, "err", err)
+	}
+	return reading.Fees
+}
+
+// price is the compute-unit price of a transfer of units compute units
+// in the market recent, by the engine's fee policy. A market above the
+// cap is an errFeeAboveCap: nothing is signed.
+func (e *Engine) price(ctx context.Context, network solana.Network, recent []uint64, units uint32) (uint64, error) {
+	policy := e.Fees
+	if policy == (solana.FeePolicy{}) {
+		policy = solana.DefaultFeePolicy
+	}
+	price, err := policy.Price(recent, units)
+	var over *solana.FeeAboveCapError
+	if errors.As(err, &over) {
+		e.log().WarnContext(ctx, "priority fee market above the cap; nothing signed", "network", network,
+			"market_microlamports", over.Market, "cap_microlamports", over.Cap)
+		return 0, errFeeAboveCap{over}
+	}
+	return price, err
 }
 
 // sign signs a send request's transfer and records it as sent.
@@ -330,6 +414,11 @@ func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *
 	}, at)
 	if errors.Is(err, errNoBlockhash) {
 		out := &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}
+		return nil, out, setOutcome(ctx, tx, r.ID, out)
+	}
+	var fc errFeeAboveCap
+	if errors.As(err, &fc) {
+		out := &Outcome{Status: Unavailable, Cause: CauseFeeCapBelowMarket, Detail: fc.Error(), RemainingToday: int64(d.RemainingToday)}
 		return nil, out, setOutcome(ctx, tx, r.ID, out)
 	}
 	var tl *solana.TooLargeError
@@ -486,7 +575,7 @@ func NewNode(url string, network solana.Network, timeout time.Duration) Node {
 
 // NodeOf is the node behind client, with its blockhash cache.
 func NodeOf(c *solana.Client) Node {
-	return Node{Client: c, Blockhashes: solana.NewBlockhashCache(c, 0)}
+	return Node{Client: c, Blockhashes: solana.NewBlockhashCache(c, 0), Fees: solana.NewFeeCache(c, 0), Recipients: solana.NewKnownAccounts(0)}
 }
 
 // RunBlockhashes keeps every node's blockhash fresh in the background

@@ -79,6 +79,11 @@ const (
 	Unavailable Status = "unavailable"
 )
 
+// CauseFeeCapBelowMarket is an Unavailable send whose network's priority
+// fee market was above the configured cap: a transaction within the cap
+// would not land, so nothing was signed or reserved.
+const CauseFeeCapBelowMarket = "fee_cap_below_market"
+
 // Outcome is the final answer to a send, stored on its request.
 type Outcome struct {
 	Status         Status        `json:"status"`
@@ -88,6 +93,9 @@ type Outcome struct {
 	RemainingToday int64         `json:"remaining_today_micros"`
 	// Short names what the wallet lacked ("USDC" or "SOL") when Refused.
 	Short string `json:"short,omitempty"`
+	// Cause says why a send was Unavailable when the node did answer:
+	// CauseFeeCapBelowMarket.
+	Cause string `json:"cause,omitempty"`
 	// Detail is the node's message when Refused or Unavailable.
 	Detail string `json:"detail,omitempty"`
 	// Broadcasting marks a Sent outcome whose first broadcast has not
@@ -123,6 +131,9 @@ type Transaction struct {
 	SignedTx             []byte         `bun:"signed_tx"`
 	LastValidBlockHeight uint64         `bun:"last_valid_block_height"`
 	Broadcasts           int            `bun:"broadcasts"`
+	// FeeLamports is the network fee it pays if it lands: the base fee and
+	// the priority fee on its requested compute units (null before 0015).
+	FeeLamports *int64 `bun:"fee_lamports"`
 	// RefusedAt: the node refused its first broadcast; it is never sent
 	// again, and fails (releasing its reservation) once its blockhash has
 	// expired.

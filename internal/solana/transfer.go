@@ -151,6 +151,10 @@ type Transfer struct {
 	Memo   string
 	// ComputeUnitPrice is the priority fee in micro-lamports per unit.
 	ComputeUnitPrice uint64
+	// RecipientAccountExists: the recipient's USDC account is known to
+	// exist, so the transfer requests no compute for creating it (the
+	// CreateIdempotent stays, and is then a no-op).
+	RecipientAccountExists bool
 	// Reference, when set, is added to the transfer as a read-only account
 	// (the Solana Pay convention; the token program ignores it). It makes
 	// two otherwise identical payments distinct transactions (ed25519 is
@@ -165,9 +169,97 @@ func ReferenceFor(id [16]byte) sol.PublicKey {
 	return sol.PublicKeyFromBytes(h[:])
 }
 
-// TransferComputeUnits bounds the transfer's compute: creating the ATA
-// (~25k), TransferChecked (~6k) and a memo of up to 200 characters.
-const TransferComputeUnits = 120_000
+// The compute a transfer needs, measured on the localnet (LiteSVM 1.5.0's
+// program builds: SPL Token as p-token, the Associated Token Account
+// program, Memo v2) with TestIssue22TransferComputeUnitsAreTightPerShape:
+//
+//	recipient's account exists, no memo, its bump 255:  4,895 units
+//	creating the recipient's account:                  +9,088
+//	each bump below 255 (one more find_program_address): +1,500
+//	a memo of n bytes:                                 +500 to +426+n
+//
+// The ATA program derives the recipient's address, trying bumps from 255
+// down, so the bump (known when the transaction is built) prices it
+// exactly. Networks still running the classic SPL Token program spend
+// more (TransferChecked about 6,200 units instead of ~100, and about 7,000
+// more to initialize an account; SIMD-0266): that allowance is added so a
+// transfer never runs out of compute there, and 10% on top.
+const (
+	unitsTransfer       = 4_900
+	unitsCreateAccount  = 9_100
+	unitsPerBumpTry     = 1_500
+	unitsMemo           = 550 // plus one per byte
+	unitsClassicToken   = 6_200
+	unitsClassicAccount = 7_000
+)
+
+// TransferComputeUnits is the compute-unit limit a transfer requests: a
+// tight bound for its shape (creating the recipient's token account or
+// not, its memo's length, the recipient account's bump). The priority fee
+// is paid on this limit, not on what runs.
+func TransferComputeUnits(network Network, t Transfer) (uint32, error) {
+	_, bump, err := sol.FindAssociatedTokenAddress(t.To, network.USDCMint())
+	if err != nil {
+		return 0, err
+	}
+	return transferUnits(bump, t.RecipientAccountExists, len(t.Memo)), nil
+}
+
+func transferUnits(bump uint8, exists bool, memoBytes int) uint32 {
+	u := unitsTransfer + unitsClassicToken + unitsPerBumpTry*(255-int(bump))
+	if !exists {
+		u += unitsCreateAccount + unitsClassicAccount
+	}
+	if memoBytes > 0 {
+		u += unitsMemo + memoBytes
+	}
+	u += u / 10
+	return uint32((u + 99) / 100 * 100)
+}
+
+// TransferFeeLamports is what the transfer's fee payer pays if it lands:
+// the base fee and the priority fee on its compute-unit limit.
+func TransferFeeLamports(units uint32, microLamports uint64) uint64 {
+	return BaseFeeLamports + PriorityFee(microLamports, units)
+}
+
+// WritableAccounts are the accounts a transfer writes (its fee payer, its
+// source and destination token accounts): the ones whose fee market
+// decides whether it lands.
+func WritableAccounts(network Network, t Transfer) ([]sol.PublicKey, error) {
+	mint := network.USDCMint()
+	src, _, err := sol.FindAssociatedTokenAddress(t.Owner, mint)
+	if err != nil {
+		return nil, err
+	}
+	dst, _, err := sol.FindAssociatedTokenAddress(t.To, mint)
+	if err != nil {
+		return nil, err
+	}
+	return []sol.PublicKey{t.Owner, src, dst}, nil
+}
+
+// TokenAccountExists reports whether owner's USDC token account exists
+// (at confirmed commitment), which makes its transfer cheaper in compute.
+func (c *Client) TokenAccountExists(ctx context.Context, owner sol.PublicKey) (bool, error) {
+	ata, _, err := sol.FindAssociatedTokenAddress(owner, c.network.USDCMint())
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	res, err := c.rpc.GetMultipleAccountsWithOpts(ctx, []sol.PublicKey{ata}, &rpc.GetMultipleAccountsOpts{
+		Encoding: sol.EncodingBase64, Commitment: rpc.CommitmentConfirmed,
+		DataSlice: &rpc.DataSlice{Offset: new(uint64(0)), Length: new(uint64(0))},
+	})
+	if err != nil {
+		return false, c.rpcError("getMultipleAccounts", err)
+	}
+	if res == nil || len(res.Value) != 1 {
+		return false, fmt.Errorf("%w: getMultipleAccounts: malformed answer", ErrRPC)
+	}
+	return res.Value[0] != nil && res.Value[0].Lamports > 0, nil
+}
 
 // BuildTransfer makes the unsigned transaction: ComputeBudget limit and
 // price → CreateIdempotent of the recipient's USDC account → TransferChecked
@@ -224,7 +316,7 @@ func buildTransfer(network Network, t Transfer, bh Blockhash) (*sol.Transaction,
 	if err != nil {
 		return nil, err
 	}
-	dst, _, err := sol.FindAssociatedTokenAddress(t.To, mint)
+	dst, bump, err := sol.FindAssociatedTokenAddress(t.To, mint)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +325,7 @@ func buildTransfer(network Network, t Transfer, bh Blockhash) (*sol.Transaction,
 		transfer.Accounts = append(transfer.Accounts, sol.Meta(t.Reference))
 	}
 	ixs := []sol.Instruction{
-		computebudget.NewSetComputeUnitLimitInstruction(TransferComputeUnits).Build(),
+		computebudget.NewSetComputeUnitLimitInstruction(transferUnits(bump, t.RecipientAccountExists, len(t.Memo))).Build(),
 		computebudget.NewSetComputeUnitPriceInstruction(t.ComputeUnitPrice).Build(),
 		associatedtokenaccount.NewCreateIdempotentInstruction(t.Owner, t.To, mint).Build(),
 		transfer.Build(),

@@ -76,6 +76,10 @@ export class Chain {
     this.txs = new Map(); // signature -> record
     this.addrIndex = new Map(); // address -> [signature] (oldest first)
     this.prioFees = new Map(); // slot -> [{ price, writable: Set }]
+    // A congested market (localnet_setMarket): sendTransaction drops a
+    // transaction whose compute-unit price is below this (µlamports), and
+    // every recent slot reports it as its minimum fee. 0n: uncongested.
+    this.minPriorityFee = 0n;
     this.transactionCount = 0;
     this.touched = new Set(); // accounts written via RPC (cheats, airdrops, transactions)
     this.dirty = false;
@@ -495,6 +499,10 @@ export class Chain {
         if (addresses.length && !addresses.some((a) => e.writable.has(a))) continue;
         if (min === null || e.price < min) min = e.price;
       }
+      // Congested: as if other traffic paying exactly the minimum had
+      // landed in every slot of the window, touching every account (and
+      // nothing cheaper could land), so each slot's minimum is the market's.
+      if (this.minPriorityFee > 0n) min = this.minPriorityFee;
       out.push({ slot: s, prioritizationFee: min ?? 0n });
     }
     return out;

@@ -9,7 +9,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Starts a localnet. Options: host, port (0 = any free port), slotMs,
- * statePath, saveIntervalMs, log (function(string) or null for silence).
+ * statePath, saveIntervalMs, log (function(string) or null for silence),
+ * minPriorityFee (µlamports per compute unit; a congested market, 0 = off).
  * Resolves to { url, host, port, chain, rpc, close() }.
  */
 export async function startServer(opts = {}) {
@@ -22,6 +23,7 @@ export async function startServer(opts = {}) {
 
   const chain = Chain.open({ statePath, log });
   const rpc = new Rpc(chain, { log, random: opts.random });
+  if (opts.minPriorityFee) chain.minPriorityFee = BigInt(opts.minPriorityFee);
 
   const server = http.createServer((req, res) => {
     handle(req, res).catch((e) => {

@@ -38,6 +38,7 @@ export class Rpc {
     this.log = log;
     this.random = random;
     this.faults = { ...DEFAULT_FAULTS };
+    this.calls = new Map(); // method -> count, for localnet_getStats
   }
 
   ctx() {
@@ -62,6 +63,7 @@ export class Rpc {
       return { jsonrpc: '2.0', error: invalidRequest().toJSON(), id };
     }
     const fn = Object.hasOwn(METHODS, req.method) ? METHODS[req.method] : null;
+    if (fn && !isExemptMethod(req.method)) this.calls.set(req.method, (this.calls.get(req.method) ?? 0) + 1);
     let resp;
     if (!fn) {
       resp = { jsonrpc: '2.0', error: { code: -32601, message: 'Method not found' }, id };
@@ -541,6 +543,15 @@ const METHODS = {
       this.log(`dropped ${sig.slice(0, 8)}…: ${!sigOk ? 'bad signature' : 'blockhash not found'}`);
       return sig; // a cluster would drop it silently
     }
+    const minFee = this.chain.minPriorityFee;
+    if (minFee > 0n) {
+      const { cuPrice } = this.chain.fee(parsed.message);
+      if (cuPrice < minFee) {
+        // A congested market: accepted, but no leader includes it.
+        this.log(`market: dropped ${sig.slice(0, 8)}…: ${cuPrice} µlamports/CU is below ${minFee}`);
+        return sig;
+      }
+    }
     if (this.faults.dropRate > 0 && this.random() < this.faults.dropRate) {
       this.log(`fault: dropped ${sig.slice(0, 8)}…`);
       return sig;
@@ -735,6 +746,27 @@ const METHODS = {
     this.faults = next;
     this.log(`faults: ${JSON.stringify(next)}`);
     return { ...next };
+  },
+
+  localnet_setMarket(params) {
+    const m = (Array.isArray(params) ? params[0] : params) ?? {};
+    if (typeof m !== 'object') throw invalidParams('Invalid params: expected a market object');
+    this.chain.minPriorityFee = m.minPriorityFee === undefined || m.minPriorityFee === null ? 0n : u64Param(m.minPriorityFee, 'minPriorityFee');
+    this.log(`market: minimum priority fee ${this.chain.minPriorityFee} µlamports/CU`);
+    return METHODS.localnet_getMarket.call(this);
+  },
+
+  localnet_getMarket() {
+    return { minPriorityFee: this.chain.minPriorityFee };
+  },
+
+  localnet_getStats() {
+    return { calls: Object.fromEntries([...this.calls].sort(([a], [b]) => (a < b ? -1 : 1))) };
+  },
+
+  localnet_resetStats() {
+    this.calls.clear();
+    return true;
   },
 
   localnet_getFaults() {

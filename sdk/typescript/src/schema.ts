@@ -99,7 +99,7 @@ export interface paths {
         put?: never;
         /**
          * Send USDC
-         * @description Evaluates the wallet's policy and answers with the outcome: 200 `sent` (signed and broadcast), 202 `pending_approval` (a human must approve), or 403 `Blocked by policy` with `reason` and `remaining_today_usdc`. 422 when the wallet lacks the USDC or the SOL for fees (nothing is sent); 503 when the decision did not happen in time (the payment is cancelled and will never go out; safe to retry). Without an Idempotency-Key two calls make two payments; with one, a retry answers the first answer again (409 while the first is in progress, 422 if the body differs).
+         * @description Evaluates the wallet's policy and answers with the outcome: 200 `sent` (signed and broadcast), 202 `pending_approval` (a human must approve), or 403 `Blocked by policy` with `reason` and `remaining_today_usdc`. 422 when the wallet lacks the USDC or the SOL for fees (nothing is sent); 503 when the decision did not happen in time (the payment is cancelled and will never go out; safe to retry), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap (nothing signed or reserved; safe to retry later). Without an Idempotency-Key two calls make two payments; with one, a retry answers the first answer again (409 while the first is in progress, 422 if the body differs).
          */
         post: operations["send"];
         delete?: never;
@@ -157,7 +157,7 @@ export interface paths {
         };
         /**
          * Aggregate spend, approvals and blocks over a range of days
-         * @description Spend per UTC day per wallet (with each wallet's daily limit), approvals decided per day by outcome with the median time to a person's decision, and blocked sends by rule, over at most 366 days, aggregated in the database. A key limited to some wallets counts only theirs.
+         * @description Spend and network fees per UTC day per wallet (with each wallet's daily limit), approvals decided per day by outcome with the median time to a person's decision, and blocked sends by rule, over at most 366 days, aggregated in the database. A key limited to some wallets counts only theirs.
          */
         get: operations["get-analytics"];
         put?: never;
@@ -216,7 +216,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a pending payment
-         * @description Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). 202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). Only admin keys, owners and approvers may approve (403 for agent keys and viewers). The payment's requester (`requested_by`) may not approve it, nor may any key descending from the requester: the requesting key's rotations, every key the requester (key or person) minted, directly or through keys it minted, and every key it rotated; nor, when the requester is an admin key, the key or person that made it and their other keys (403 `Requester cannot approve`, audited as permission.denied). A person may approve the payments of an agent key they made. 409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent).
+         * @description Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). 202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). Only admin keys, owners and approvers may approve (403 for agent keys and viewers). The payment's requester (`requested_by`) may not approve it, nor may any key descending from the requester: the requesting key's rotations, every key the requester (key or person) minted, directly or through keys it minted, and every key it rotated; nor, when the requester is an admin key, the key or person that made it and their other keys (403 `Requester cannot approve`, audited as permission.denied). A person may approve the payments of an agent key they made. 409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap (it stays pending, nothing was signed or reserved).
          */
         post: operations["approve"];
         delete?: never;
@@ -1412,11 +1412,11 @@ export interface components {
              */
             error: string;
             /**
-             * @description Only when a send is blocked by policy: the rule that blocked it.
+             * @description When a send is blocked by policy (403): the rule that blocked it. When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market (nothing was signed or reserved).
              * @example exceeds_daily_limit
              * @enum {string}
              */
-            reason?: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit";
+            reason?: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "fee_cap_below_market";
             /**
              * @description Only when a send is blocked by policy: what the daily limit still allows today (UTC), in USDC.
              * @example 4.5
@@ -1852,6 +1852,12 @@ export interface components {
             day: string;
             /**
              * Format: int64
+             * @description Network fees (base and priority) paid that day by the wallet's transactions that confirmed, in lamports.
+             * @example 18150
+             */
+            fee_lamports: number;
+            /**
+             * Format: int64
              * @description How many transactions.
              * @example 3
              */
@@ -1891,6 +1897,12 @@ export interface components {
              * @enum {string}
              */
             direction: "send";
+            /**
+             * Format: int64
+             * @description The network fee in lamports, paid by the wallet when the transaction lands: 5,000 per signature plus the priority fee (its compute-unit price times the compute units it requests). Null for transactions signed before fees were recorded.
+             * @example 6050
+             */
+            fee_lamports: number | null;
             /**
              * Format: uuid
              * @description Record id.

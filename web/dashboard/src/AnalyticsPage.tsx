@@ -128,6 +128,7 @@ function Report({ data }: { data: Analytics }) {
                   <th scope="col">Wallet</th>
                   <th scope="col">USDC</th>
                   <th scope="col">Transactions</th>
+                  <th scope="col">Fees (SOL)</th>
                   <th scope="col">Daily limit</th>
                 </tr>
               </thead>
@@ -140,6 +141,7 @@ function Report({ data }: { data: Analytics }) {
                     </td>
                     <td>{s.amount_usdc}</td>
                     <td>{s.transactions}</td>
+                    <td>{s.fee_lamports / 1e9}</td>
                     <td>{data.wallets.find((w) => w.id === s.wallet_id)?.daily_limit_usdc}</td>
                   </tr>
                 ))}

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { type Session, type Transaction, listTransactions, listWalletLabels } from './api';
 import { useCursorList } from './cursor';
 import { Link } from './Inbox';
-import { explorer, short, usdc, when } from './format';
+import { explorer, short, sol, usdc, when } from './format';
 
 type Filter = { wallet_id: string; status: string; since: string; until: string };
 
@@ -88,6 +88,7 @@ export function TransactionsPage({ session }: { session: Session }) {
               <th scope="col">When</th>
               <th scope="col">Wallet</th>
               <th scope="col">Amount</th>
+              <th scope="col">Network fee</th>
               <th scope="col">To</th>
               <th scope="col">Memo</th>
               <th scope="col">Status</th>
@@ -100,6 +101,7 @@ export function TransactionsPage({ session }: { session: Session }) {
                 <td>{when(t.created_at)}</td>
                 <td>{name.get(t.wallet_id) ?? short(t.wallet_id)}</td>
                 <td>{usdc(t.amount)}</td>
+                <td>{t.fee_lamports == null ? '—' : sol(t.fee_lamports)}</td>
                 <td>
                   <code title={t.counterparty}>{short(t.counterparty)}</code>
                 </td>

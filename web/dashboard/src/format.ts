@@ -2,6 +2,11 @@ export function usdc(n: number): string {
   return `${n.toLocaleString('en-US', { maximumFractionDigits: 6 })} USDC`;
 }
 
+/** sol shows lamports in SOL, exactly (a lamport is 10^-9 SOL). */
+export function sol(lamports: number): string {
+  return `${(lamports / 1e9).toLocaleString('en-US', { maximumFractionDigits: 9 })} SOL`;
+}
+
 export function short(address: string): string {
   return address.length > 12 ? `${address.slice(0, 4)}…${address.slice(-4)}` : address;
 }

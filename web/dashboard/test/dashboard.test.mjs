@@ -180,7 +180,14 @@ test('analytics: the tables beside the charts have the numbers of the API', asyn
   const label = Object.fromEntries(a.wallets.map((w) => [w.id, w]));
   assert.deepEqual(
     await rows('Spend per day'),
-    a.spend.map((s) => [s.day, label[s.wallet_id].label, String(s.amount_usdc), String(s.transactions), String(label[s.wallet_id].daily_limit_usdc)]),
+    a.spend.map((s) => [
+      s.day,
+      label[s.wallet_id].label,
+      String(s.amount_usdc),
+      String(s.transactions),
+      String(s.fee_lamports / 1e9),
+      String(label[s.wallet_id].daily_limit_usdc),
+    ]),
   );
   assert.deepEqual(
     (await rows('Approvals per day')).map((r) => r.slice(0, 4)),
@@ -346,6 +353,12 @@ test('transactions: the rows are those of the API, filters narrow them, and a pa
   await p.getByRole('table', { name: 'Transactions' }).waitFor();
   const shown = () => p.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.signature));
   assert.deepEqual(await shown(), all.map((t) => t.signature));
+  // Each row's network fee is the API's fee_lamports in SOL.
+  const fees = await p.locator('tbody tr td:nth-child(4)').allTextContents();
+  assert.deepEqual(
+    fees,
+    all.map((t) => (t.fee_lamports == null ? '—' : `${(t.fee_lamports / 1e9).toLocaleString('en-US', { maximumFractionDigits: 9 })} SOL`)),
+  );
 
   // The first row's status: a filter that keeps at least one row.
   const status = all[0].status;
