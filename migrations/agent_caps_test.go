@@ -8,8 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
-	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 )
 
 // 0012 credits the wallets of an existing database to the key whose
@@ -18,11 +16,7 @@ import (
 func TestAgentCapsMigrationCreditsExistingWallets(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := postgres.Open(pgtest.NewURL(t, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := migrated(t)
 	runFile(t, db, "0012_agent_caps.tx.down.sql")
 	acct, byKey, byPerson, key := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	if _, err := db.ExecContext(ctx, `INSERT INTO accounts (id, network) VALUES (?, 'devnet')`, acct); err != nil {

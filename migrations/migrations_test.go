@@ -70,11 +70,7 @@ func TestUpDownUp(t *testing.T) {
 func TestRolesMigrationKeepsExistingKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := postgres.Open(pgtest.NewURL(t, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := migrated(t)
 	runFile(t, db, "0006_roles.tx.down.sql")
 	acct, wallet, op, op2, op3, agent := uuid.New(), uuid.New(), uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	for _, q := range []string{
@@ -143,4 +139,15 @@ func runFile(t *testing.T, db *bun.DB, name string) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
+}
+
+// migrated is a migrated database of this test's own.
+func migrated(t *testing.T) *bun.DB {
+	t.Helper()
+	db, err := postgres.Open(pgtest.NewURL(t, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -7,9 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun/dialect/pgdialect"
-
-	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 )
 
 // 0011 gives existing keys their ancestors: the lineages of the keys that
@@ -18,11 +15,7 @@ import (
 func TestRequestersMigrationGivesKeysTheirAncestors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := postgres.Open(pgtest.NewURL(t, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := migrated(t)
 	runFile(t, db, "0011_requesters.tx.down.sql")
 	acct := uuid.New()
 	if _, err := db.ExecContext(ctx, `INSERT INTO accounts (id, network) VALUES (?, 'devnet')`, acct); err != nil {
@@ -64,11 +57,7 @@ func TestRequestersMigrationGivesKeysTheirAncestors(t *testing.T) {
 func TestRequestersMigrationRemembersDashboardKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := postgres.Open(pgtest.NewURL(t, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := migrated(t)
 	runFile(t, db, "0011_requesters.tx.down.sql")
 	acct, key, child := uuid.New(), uuid.New(), uuid.New()
 	person := "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"
@@ -105,11 +94,7 @@ func TestRequestersMigrationRemembersDashboardKeys(t *testing.T) {
 func TestIdempotencyScopeMigrationKeepsExistingKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := postgres.Open(pgtest.NewURL(t, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := migrated(t)
 	runFile(t, db, "0014_idempotency_scope.tx.down.sql")
 	acct, w, key, req := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	for _, q := range []struct {
