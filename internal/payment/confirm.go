@@ -198,7 +198,9 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 	if len(expired) > 0 {
 		// Not in the node's recent status cache: search its history
 		// before declaring them lost (a sweep may have been late).
-		statuses, err := node.Client.SignatureStatuses(ctx, true, signatures(expired))
+		// Height and statuses from one node (Settled): the height read
+		// above may come from a node ahead of the one answering here.
+		height, statuses, err := node.Client.Settled(ctx, signatures(expired))
 		if err != nil {
 			return err
 		}
@@ -206,6 +208,8 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 			t, s := &expired[i], statuses[i]
 			var err error
 			switch {
+			case !s.Found && height <= t.LastValidBlockHeight+expiryMargin:
+				// This node is behind the one that said expired: wait.
 			case s.Confirmed && s.Err != "":
 				err = e.settle(ctx, t, false, "rejected on chain: "+s.Err, st)
 			case s.Confirmed:

@@ -499,3 +499,21 @@ func (c *Client) BlockHeight(ctx context.Context) (uint64, error) {
 	}
 	return h, nil
 }
+
+// Settled is one node's answer on whether transactions may still land:
+// its block height and, searched through its history, their statuses.
+// Both come from the same node, read height first: a transaction that
+// node does not know after its height passed the transaction's last
+// valid height can never land. (A height from one node and statuses
+// from a lagging other would declare lost a transaction that landed.)
+func (c *Client) Settled(ctx context.Context, sigs []sol.Signature) (uint64, []Status, error) {
+	height, err := c.BlockHeight(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	statuses, err := c.SignatureStatuses(ctx, true, sigs)
+	if err != nil {
+		return 0, nil, err
+	}
+	return height, statuses, nil
+}
