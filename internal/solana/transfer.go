@@ -150,9 +150,9 @@ type Transfer struct {
 	// FeePayer, when set, pays the fees and the rent instead of Owner (fee
 	// sponsorship): it signs first, so the transaction has two signatures.
 	FeePayer sol.PublicKey
-	To     sol.PublicKey
-	Amount usdc.Micros
-	Memo   string
+	To       sol.PublicKey
+	Amount   usdc.Micros
+	Memo     string
 	// ComputeUnitPrice is the priority fee in micro-lamports per unit.
 	ComputeUnitPrice uint64
 	// RecipientAccountExists: the recipient's USDC account is known to
