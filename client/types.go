@@ -363,3 +363,17 @@ func (p Page) query() url.Values {
 	}
 	return q
 }
+
+// FeePayer is the account's fee payer (fee sponsorship).
+type FeePayer struct {
+	Enabled bool `json:"enabled"`
+	// Address is nil until it is first enabled.
+	Address *string `json:"address"`
+	// SOL is its live balance; nil before it has an address.
+	SOL               *json.Number `json:"sol"`
+	DailyBudgetSOL    json.Number  `json:"daily_budget_sol"`
+	SpentTodaySOL     json.Number  `json:"spent_today_sol"`
+	TransactionsToday int          `json:"transactions_today"`
+	// Low: enabled and its SOL is below one day's budget.
+	Low bool `json:"low"`
+}

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 
+	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
@@ -303,5 +305,43 @@ func TestIssue22SponsorPutValidation(t *testing.T) {
 	}
 	if n := e.countRows("wallets"); n != 0 {
 		t.Fatalf("%d wallets after enabling the fee payer, want 0", n)
+	}
+}
+
+// The Go client's fee payer methods, and the reason of a send over the
+// budget on its *APIError.
+func TestIssue22SponsorGoClient(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	ctx := context.Background()
+	admin := client.New(e.url, e.key, client.WithRetries(0))
+	if fp, err := admin.GetFeePayer(ctx); err != nil || fp.Enabled || fp.Address != nil || fp.DailyBudgetSOL.String() != "1" {
+		t.Fatalf("a fee payer never configured: %+v %v", fp, err)
+	}
+	if _, err := admin.FundFeePayer(ctx, "1"); err == nil || err.(*client.APIError).Status != http.StatusConflict {
+		t.Fatalf("fund before it exists: %v", err)
+	}
+	fp, err := admin.UpdateFeePayer(ctx, true, "0.000001")
+	if err != nil || !fp.Enabled || fp.Address == nil || fp.DailyBudgetSOL.String() != "0.000001" || !fp.Low {
+		t.Fatalf("enable: %+v %v", fp, err)
+	}
+	if b, err := admin.FundFeePayer(ctx, "0.5"); err != nil || b.SOL.String() != "0.5" {
+		t.Fatalf("fund: %+v %v", b, err)
+	}
+	if fp, err = admin.GetFeePayer(ctx); err != nil || fp.SOL == nil || fp.SOL.String() != "0.5" || fp.Low {
+		t.Fatalf("funded: %+v %v", fp, err)
+	}
+	id, _ := e.agent(nil, 5_000_000)
+	_, err = admin.Send(ctx, id, client.SendRequest{To: newAddress(), Amount: "1"})
+	var ae *client.APIError
+	if !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable || ae.Reason != "fee_payer_budget_exceeded" {
+		t.Fatalf("send over a 1,000-lamport budget: %v", err)
+	}
+	if fp, err = admin.UpdateFeePayer(ctx, false, ""); err != nil || fp.Enabled || fp.DailyBudgetSOL.String() != "0.000001" {
+		t.Fatalf("disable: %+v %v", fp, err)
+	}
+	if _, err := admin.Send(ctx, id, client.SendRequest{To: newAddress(), Amount: "1"}); err != nil {
+		t.Fatalf("send paid by the wallet with sponsorship off: %v", err)
 	}
 }
