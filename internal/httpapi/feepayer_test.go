@@ -345,3 +345,28 @@ func TestIssue22SponsorGoClient(t *testing.T) {
 		t.Fatalf("send paid by the wallet with sponsorship off: %v", err)
 	}
 }
+
+// A sponsored transfer is 96 bytes larger (the fee payer's signature and
+// address): a memo that just fits an unsponsored one answers 422 "memo
+// too long" when sponsored, with nothing signed or reserved.
+func TestIssue22SponsorMemoTooLongWhenSponsored(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, pubkey := e.agent(nil, 10_000_000)
+	e.ln.SetLamports(t, pubkey, 0)
+	e.sponsor("1", 1)
+	k := 200
+	for solana.CheckTransferSize(solana.Devnet, strings.Repeat("😀", k)) != nil {
+		k--
+	}
+	status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": newAddress(), "amount": 1, "memo": strings.Repeat("😀", k)})
+	wantError(t, status, body, http.StatusUnprocessableEntity, "memo too long")
+	if n := e.countRows("transactions"); n != 0 || e.reservedToday(id) != 0 {
+		t.Fatalf("%d transactions after a refusal", n)
+	}
+	status, body = e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": newAddress(), "amount": 1, "memo": strings.Repeat("😀", k-24)})
+	if status != http.StatusOK {
+		t.Fatalf("a memo 96 bytes shorter, sponsored: %d %v", status, body)
+	}
+}
