@@ -303,8 +303,10 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	}
 	transfer := solana.Transfer{Owner: w.PublicKey(), To: to, Amount: s.amount, Memo: memo, Reference: s.reference()}
 	// Sponsored or not is decided under the fee payer's lock below; this
-	// read (no lock: the fee reading may wait on the node) only names the
-	// fee payer among the accounts whose market is read.
+	// read (no lock: the fee reading may wait on the node) names the fee
+	// payer among the accounts whose market is read, and spares accounts
+	// without sponsorship the lock. Enabled after it, sponsorship starts
+	// with the next send.
 	if f, ok, err := feepayer.Get(ctx, tx, s.accountID); err != nil {
 		return nil, err
 	} else if ok && f.Enabled {
@@ -322,9 +324,12 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	if transfer.ComputeUnitPrice, err = e.price(ctx, s.network, <-market, units); err != nil {
 		return nil, err
 	}
-	payer, sponsored, err := e.sponsor(ctx, tx, s, &transfer, units, at)
-	if err != nil {
-		return nil, err
+	var payer *feepayer.FeePayer
+	var sponsored int64
+	if !transfer.FeePayer.IsZero() {
+		if payer, sponsored, err = e.sponsor(ctx, tx, s, &transfer, units, at); err != nil {
+			return nil, err
+		}
 	}
 	unsigned, err := node.Client.BuildTransfer(transfer, bh)
 	if err != nil {
@@ -385,12 +390,12 @@ func solString(lamports int64) string {
 }
 
 // sponsor decides, under the account's fee payer row lock (held until
-// the decision commits), whether the account's fee payer pays t: when it
-// is enabled, t gets it as FeePayer and its cost (the fee and, when the
-// recipient's token account may have to be made, its rent) is checked
-// against the day's budget with every earlier sponsored transaction of
-// the day counted; over it, errFeePayerBudget. Not enabled (or turned
-// off since the fee reading): the wallet pays, nil.
+// the decision commits), whether the account's fee payer pays t: still
+// enabled, its cost (the fee and, when the recipient's token account may
+// have to be made, its rent) is checked against the day's budget with
+// every earlier sponsored transaction of the day counted; over it,
+// errFeePayerBudget. Turned off since the fee reading: the wallet pays,
+// nil.
 func (e *Engine) sponsor(ctx context.Context, tx bun.Tx, s *spend, t *solana.Transfer, units uint32, at time.Time) (*feepayer.FeePayer, int64, error) {
 	f, ok, err := feepayer.Lock(ctx, tx, s.accountID)
 	if err != nil {
