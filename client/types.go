@@ -124,6 +124,9 @@ type Transaction struct {
 	// FeeLamports is the network fee the wallet pays when it lands (null
 	// for transactions signed before fees were recorded).
 	FeeLamports *int64 `json:"fee_lamports"`
+	// FeePayer is the account's fee payer that paid the fee (and a new
+	// recipient account's rent); nil when the wallet paid.
+	FeePayer *string `json:"fee_payer"`
 }
 
 // Approval is a payment parked for a human.

@@ -117,6 +117,10 @@ func TestIssue22SponsorAcceptance(t *testing.T) {
 		row.FeeLamports == nil || uint64(*row.FeeLamports) != fee {
 		t.Fatalf("recorded fee payer %v, sponsored %v, fee %v; want %s, %d, %d", row.FeePayer, row.SponsoredLamports, row.FeeLamports, feePayer, spent, fee)
 	}
+	_, list := e.do("GET", "/api/public/v1/transactions?wallet_id="+id, e.key, nil)
+	if shown := list["transactions"].([]any)[0].(map[string]any); shown["fee_payer"] != feePayer || shown["fee_lamports"] != float64(fee) {
+		t.Fatalf("GET /transactions shows %v, want fee_payer %s and fee_lamports %d", shown, feePayer, fee)
+	}
 	status, fp := e.do("GET", feePayerPath, e.key, nil)
 	if status != http.StatusOK || fp["spent_today_sol"] != float64(spent)/1e9 || fp["transactions_today"] != 1.0 ||
 		fp["sol"] != float64(before-spent)/1e9 || fp["daily_budget_sol"] != 0.01 || fp["low"] != false {

@@ -2000,10 +2000,15 @@ export interface components {
             direction: "send";
             /**
              * Format: int64
-             * @description The network fee in lamports, paid by the wallet when the transaction lands: 5,000 per signature plus the priority fee (its compute-unit price times the compute units it requests). Null for transactions signed before fees were recorded.
+             * @description The network fee in lamports, paid by the wallet (or by the account's fee payer, fee_payer) when the transaction lands: 5,000 per signature plus the priority fee (its compute-unit price times the compute units it requests). Null for transactions signed before fees were recorded.
              * @example 6050
              */
             fee_lamports: number | null;
+            /**
+             * @description The account's fee payer that signed it and pays its fee and, when the recipient had no USDC account, that account's rent (fee sponsorship); null when the wallet paid.
+             * @example 5tGqLDnFh8mnXGxMwHWRpY7yTQh1w6fDS3cGHQMgD7oB
+             */
+            fee_payer: string | null;
             /**
              * Format: uuid
              * @description Record id.
