@@ -17,7 +17,7 @@ import (
 type FeePayer struct {
 	Enabled bool    `json:"enabled" doc:"Whether the fee payer pays the network fee (and the rent of a recipient's new USDC account) of the account's sends, so agent wallets need no SOL." example:"true"`
 	Address *string `json:"address" nullable:"true" doc:"The fee payer's Solana address, to fund with SOL; null until it is first enabled." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
-	SOL     *SOL    `json:"sol" nullable:"true" doc:"Its SOL balance, read live; null before it has an address (or, on PUT, when the node did not answer)." example:"0.75"`
+	SOL     *SOL    `json:"sol" nullable:"true" doc:"Its SOL balance, read live; null before it has an address, or when the Solana node did not answer (the rest is still current)." example:"0.75"`
 	Budget  SOL     `json:"daily_budget_sol" doc:"The most SOL it may pay in fees and rent per UTC day; past it, sends answer 503 fee_payer_budget_exceeded." example:"1"`
 	Spent   SOL     `json:"spent_today_sol" doc:"What it paid or may still pay today (UTC): fee and rent of every transaction it signed today, landed or not." example:"0.0041"`
 	Count   int     `json:"transactions_today" doc:"How many transactions it signed today (UTC)." example:"2"`
@@ -48,11 +48,12 @@ func (s *server) registerFeePayer(api huma.API) {
 		Path:        Prefix + "/fee-payer",
 		Summary:     "Get the account's fee payer",
 		Description: "The fee payer (fee sponsorship): whether it is on, its address and live SOL balance, its daily budget and today's spend (UTC), " +
-			"and `low` when its balance is below one day's budget. Never configured: off, no address, the default budget.",
+			"and `low` when its balance is below one day's budget. Never configured: off, no address, the default budget. " +
+			"When the Solana node does not answer, `sol` is null and the rest is answered.",
 		Tags:   []string{"Fee payer"},
-		Errors: []int{401, 502},
+		Errors: []int{401},
 	}, func(ctx context.Context, _ *struct{}) (*feePayerOutput, error) {
-		out, err := s.feePayer(ctx, true)
+		out, err := s.feePayer(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -96,9 +97,9 @@ func (s *server) defaultFeePayerBudget() int64 {
 }
 
 // feePayer reads the account's fee payer, today's spend and, when it has
-// an address, its balance: a node failure fails the read when strict, and
-// leaves sol null otherwise.
-func (s *server) feePayer(ctx context.Context, strict bool) (*FeePayer, error) {
+// an address, its balance: a node failure leaves sol null (the budget and
+// the spend are the database's, and still worth showing).
+func (s *server) feePayer(ctx context.Context) (*FeePayer, error) {
 	p := principal(ctx)
 	f, ok, err := feepayer.Get(ctx, s.DB, p.AccountID)
 	if err != nil {
@@ -119,9 +120,6 @@ func (s *server) feePayer(ctx context.Context, strict bool) (*FeePayer, error) {
 	}
 	b, err := s.Balances.Balance(ctx, p.Network, *f.Pubkey)
 	if err != nil {
-		if strict {
-			return nil, s.fail(ctx, err)
-		}
 		s.log.WarnContext(ctx, "fee payer's balance not read", "err", err)
 		return out, nil
 	}
@@ -153,7 +151,7 @@ func (s *server) putFeePayer(ctx context.Context, in *putFeePayerInput) (*feePay
 		return nil, s.fail(ctx, err)
 	}
 	s.log.InfoContext(ctx, "fee payer updated", "enabled", c.Enabled, "by", p.ActorID())
-	out, err := s.feePayer(ctx, false)
+	out, err := s.feePayer(ctx)
 	if err != nil {
 		return nil, err
 	}

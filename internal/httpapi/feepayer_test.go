@@ -14,6 +14,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/agentwallet/agentwallet/client"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
@@ -372,5 +373,27 @@ func TestIssue22SponsorMemoTooLongWhenSponsored(t *testing.T) {
 	status, body = e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": newAddress(), "amount": 1, "memo": strings.Repeat("😀", k-24)})
 	if status != http.StatusOK {
 		t.Fatalf("a memo 96 bytes shorter, sponsored: %d %v", status, body)
+	}
+}
+
+// With the Solana node down, GET /fee-payer still answers the budget and
+// the day's spend (the database's), with sol null, at once.
+func TestIssue22SponsorGetWithNodeDown(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Start(t)
+	e := newEnv(t, envOpts{ln: ln})
+	addr := e.sponsor("0.5", 1)
+	ln.SetFaults(t, localnettest.Faults{Down: true})
+	start := time.Now()
+	status, fp := e.do("GET", feePayerPath, e.key, nil)
+	if status != http.StatusOK || fp["sol"] != nil || fp["address"] != addr || fp["enabled"] != true || fp["daily_budget_sol"] != 0.5 || fp["low"] != false {
+		t.Fatalf("GET /fee-payer with the node down: %d %v", status, fp)
+	}
+	if took := time.Since(start); took > 12*time.Second {
+		t.Fatalf("answered after %v", took)
+	}
+	ln.SetFaults(t, localnettest.Faults{})
+	if status, fp = e.do("GET", feePayerPath, e.key, nil); status != http.StatusOK || fp["sol"] != 1.0 {
+		t.Fatalf("GET /fee-payer with the node back: %d %v", status, fp)
 	}
 }

@@ -351,7 +351,7 @@ export interface paths {
         };
         /**
          * Get the account's fee payer
-         * @description The fee payer (fee sponsorship): whether it is on, its address and live SOL balance, its daily budget and today's spend (UTC), and `low` when its balance is below one day's budget. Never configured: off, no address, the default budget.
+         * @description The fee payer (fee sponsorship): whether it is on, its address and live SOL balance, its daily budget and today's spend (UTC), and `low` when its balance is below one day's budget. Never configured: off, no address, the default budget. When the Solana node does not answer, `sol` is null and the rest is answered.
          */
         get: operations["get-fee-payer"];
         /**
@@ -1538,7 +1538,7 @@ export interface components {
              */
             low: boolean;
             /**
-             * @description Its SOL balance, read live; null before it has an address (or, on PUT, when the node did not answer).
+             * @description Its SOL balance, read live; null before it has an address, or when the Solana node did not answer (the rest is still current).
              * @example 0.75
              */
             sol: number | null;
@@ -3765,15 +3765,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Bad Gateway */
-            502: {
                 headers: {
                     [name: string]: unknown;
                 };
