@@ -397,3 +397,15 @@ func TestIssue22SponsorGetWithNodeDown(t *testing.T) {
 		t.Fatalf("GET /fee-payer with the node back: %d %v", status, fp)
 	}
 }
+
+// A fee payer without the SOL for the fee: the node's preflight refuses
+// the send, and the answer names the fee payer, not the wallet.
+func TestIssue22SponsorFeePayerWithoutSOL(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, _ := e.agent(nil, 10_000_000)
+	e.sponsor("1", 0.000001)
+	status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": newAddress(), "amount": 1})
+	wantError(t, status, body, http.StatusUnprocessableEntity, "the account's fee payer needs SOL")
+}

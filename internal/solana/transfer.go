@@ -434,7 +434,8 @@ func (e *PreflightError) InsufficientFunds() (what string, ok bool) {
 	case strings.Contains(all, "error: insufficient funds"):
 		return "USDC", true // the token program's own log line
 	case strings.Contains(all, "insufficient lamports"), strings.Contains(all, "insufficientfundsforfee"),
-		strings.Contains(all, "insufficientfundsforrent"), strings.Contains(all, "attempt to debit an account but found no record of a prior credit"):
+		strings.Contains(all, "insufficientfundsforrent"), strings.Contains(all, "attempt to debit an account but found no record of a prior credit"),
+		strings.Contains(all, "insufficient funds for fee"), strings.Contains(all, "insufficient funds for rent"):
 		return "SOL", true
 	}
 	return "", false
