@@ -57,4 +57,6 @@ func TestIssue22SponsorFeePayersConstraints(t *testing.T) {
 }
 
 // checkViolation: err is Postgres refusing a CHECK constraint.
-func checkViolation(err error) bool { return err != nil && strings.Contains(err.Error(), "SQLSTATE 23514") }
+func checkViolation(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "SQLSTATE 23514")
+}
