@@ -88,7 +88,8 @@ type APIError struct {
 	RetryAfter time.Duration
 	// Reason is the answer's reason, when it gives one: on a 503 send,
 	// fee_cap_below_market (the network's priority fee is above the
-	// service's cap; nothing was signed).
+	// service's cap) or fee_payer_budget_exceeded (the account's fee
+	// payer has used up its daily budget); nothing was signed.
 	Reason string
 }
 

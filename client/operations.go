@@ -462,3 +462,35 @@ func (c *Client) DeleteUser(ctx context.Context, address string) error {
 	_, err := c.call(ctx, http.MethodDelete, "/users/"+url.PathEscape(address), nil, nil, nil, nil, true)
 	return err
 }
+
+// Fee payer.
+
+// GetFeePayer reads the account's fee payer: whether it pays the sends'
+// fees and rent, its address and live SOL, its daily budget and today's
+// spend.
+func (c *Client) GetFeePayer(ctx context.Context) (*FeePayer, error) {
+	var out FeePayer
+	_, err := c.call(ctx, http.MethodGet, "/fee-payer", nil, nil, &out, nil, false)
+	return &out, err
+}
+
+// UpdateFeePayer turns the fee payer on or off and, when budget is not
+// empty, sets its daily budget in SOL (owners and admin keys). Its wallet
+// is made the first time it is enabled.
+func (c *Client) UpdateFeePayer(ctx context.Context, enabled bool, budget Amount) (*FeePayer, error) {
+	body := map[string]any{"enabled": enabled}
+	if budget != "" {
+		body["daily_budget_sol"] = budget
+	}
+	var out FeePayer
+	_, err := c.call(ctx, http.MethodPut, "/fee-payer", nil, body, &out, nil, true)
+	return &out, err
+}
+
+// FundFeePayer adds test SOL to the fee payer when the service runs on a
+// local chain (an *APIError 409 elsewhere, or before it was enabled).
+func (c *Client) FundFeePayer(ctx context.Context, sol Amount) (*Balance, error) {
+	var out Balance
+	_, err := c.call(ctx, http.MethodPost, "/fee-payer/fund", nil, map[string]Amount{"sol": sol}, &out, nil, false)
+	return &out, err
+}

@@ -124,6 +124,9 @@ type Transaction struct {
 	// FeeLamports is the network fee the wallet pays when it lands (null
 	// for transactions signed before fees were recorded).
 	FeeLamports *int64 `json:"fee_lamports"`
+	// FeePayer is the account's fee payer that paid the fee (and a new
+	// recipient account's rent); nil when the wallet paid.
+	FeePayer *string `json:"fee_payer"`
 }
 
 // Approval is a payment parked for a human.
@@ -362,4 +365,18 @@ func (p Page) query() url.Values {
 		q.Set("cursor", p.Cursor)
 	}
 	return q
+}
+
+// FeePayer is the account's fee payer (fee sponsorship).
+type FeePayer struct {
+	Enabled bool `json:"enabled"`
+	// Address is nil until it is first enabled.
+	Address *string `json:"address"`
+	// SOL is its live balance; nil before it has an address.
+	SOL               *json.Number `json:"sol"`
+	DailyBudgetSOL    json.Number  `json:"daily_budget_sol"`
+	SpentTodaySOL     json.Number  `json:"spent_today_sol"`
+	TransactionsToday int          `json:"transactions_today"`
+	// Low: enabled and its SOL is below one day's budget.
+	Low bool `json:"low"`
 }

@@ -335,6 +335,9 @@ cat <<EOF
          "method":"surfnet_setTokenAccount","params":["'\$PUBKEY'","$DEVNET_USDC_MINT",{"amount":25000000}]}'
     curl -s \$SOLANA_RPC_URL -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,
          "method":"surfnet_setAccount","params":["'\$PUBKEY'",{"lamports":1000000000}]}'
+    # or let the account's fee payer pay fees and rent (agent wallets then need no SOL), funded here:
+    curl -s -X PUT -H "Authorization: Bearer \$API_KEY" -H 'Content-Type: application/json' -d '{"enabled":true}' \$API_URL/fee-payer
+    curl -s -H "Authorization: Bearer \$API_KEY" -H 'Content-Type: application/json' -d '{"sol":1}' \$API_URL/fee-payer/fund
     curl -s -H "Authorization: Bearer \$API_KEY" \$API_URL/agents/<id>
     # send 1.5 USDC (200 sent; 10 or more waits for approval: 202):
     curl -s -H "Authorization: Bearer \$API_KEY" -H 'Content-Type: application/json' \\

@@ -143,7 +143,7 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 		RateLimits: &ratelimit.Limits{Read: cfg.RateLimitRead, Write: cfg.RateLimitWrite, Send: cfg.RateLimitSend, Anonymous: cfg.RateLimitAnonymous},
 		MaxWallets: cfg.MaxWallets, MaxWebhookEndpoints: cfg.MaxWebhookEndpoints, DashboardOrigin: cfg.Webhooks.DashboardOrigin,
 		MaxWalletsByAgents: cfg.MaxWalletsByAgents, MaxKeysByAgents: cfg.MaxKeysByAgents,
-		TrustedProxies: cfg.TrustedProxies, Faucet: faucet,
+		TrustedProxies: cfg.TrustedProxies, Faucet: faucet, FeePayerDailyBudget: cfg.FeePayerDailyBudget,
 		Ops: httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword.Reveal(), RedisConnOpt: asynqOpt},
 	})
 	defer closeOps()

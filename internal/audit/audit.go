@@ -46,6 +46,9 @@ const (
 	ActionUserAdded    = "user.added"
 	ActionUserChanged  = "user.changed"
 	ActionUserRemoved  = "user.removed"
+	// ActionFeePayerUpdated: the account's fee payer turned on or off, or
+	// its daily budget changed (made, the first time it is enabled).
+	ActionFeePayerUpdated = "fee_payer.updated"
 )
 
 // Actions lists every action, for validating filters.
@@ -55,6 +58,7 @@ var Actions = []string{
 	ActionApprovalApproved, ActionApprovalRejected, ActionApprovalExpired,
 	ActionKeyCreated, ActionKeyRotated, ActionKeyRevoked, ActionPermissionDenied,
 	ActionSignedIn, ActionSignInFailed, ActionSignedOut, ActionUserAdded, ActionUserChanged, ActionUserRemoved,
+	ActionFeePayerUpdated,
 }
 
 // Entry is one audit record.

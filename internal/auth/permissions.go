@@ -135,6 +135,13 @@ var Permissions = map[string]Rule{
 	"get-delivery":            {What: "read webhook deliveries", Access: humansRead},
 	"replay-delivery":         {What: "replay webhook deliveries", Access: adminsOnly},
 	"test-webhook-endpoint":   {What: "send test events", Access: adminsOnly},
+	// The fee payer pays for every wallet's sends: only those who may
+	// fund and loosen anything turn it on or set its budget. Its state
+	// (address, balance, budget left) is readable by all, so an agent
+	// can tell why a send answered fee_payer_budget_exceeded.
+	"get-fee-payer":    {What: "read the fee payer", Access: readAll},
+	"update-fee-payer": {What: "manage the fee payer", Access: adminsOnly},
+	"fund-fee-payer":   {What: "fund the fee payer on a local chain", Access: adminsOnly},
 	// Users are the humans: an agent that could add one could approve.
 	"list-users":  {What: "read the account's users", Access: humansRead},
 	"create-user": {What: "manage users", Access: adminsOnly, Note: "the last owner is never removed or demoted"},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agentwallet/agentwallet/internal/feepayer"
 	"github.com/agentwallet/agentwallet/internal/ratelimit"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -127,6 +128,9 @@ type API struct {
 	// created and the live keys agent keys created, so agents cannot fill
 	// the account's caps.
 	MaxWalletsByAgents, MaxKeysByAgents int
+	// FeePayerDailyBudget (FEE_PAYER_DAILY_BUDGET_SOL, in SOL) is the
+	// daily budget, in lamports, of a fee payer enabled without one.
+	FeePayerDailyBudget int64
 }
 
 // Webhooks configures webhook delivery.
@@ -204,6 +208,7 @@ func LoadAPI(getenv Getenv) (API, error) {
 		MaxWebhookEndpoints: r.integer("MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT", 50, 1, 100),
 		MaxWalletsByAgents:  r.integer("MAX_WALLETS_BY_AGENT_KEYS", 100, 1, 10_000_000),
 		MaxKeysByAgents:     r.integer("MAX_KEYS_BY_AGENT_KEYS", 20, 1, 100),
+		FeePayerDailyBudget: r.feePayerBudget(),
 	}
 	if c.SendTimeout < 100*time.Millisecond || c.SendTimeout > 20*time.Second {
 		r.fail("SEND_TIMEOUT", "want between 100ms and 20s (a request may take at most 30s)")
@@ -349,6 +354,24 @@ func (r *reader) priorityFees() solana.FeePolicy {
 		p.MaxMicroLamports = p.MinMicroLamports
 	}
 	return p
+}
+
+// feePayerBudget reads FEE_PAYER_DAILY_BUDGET_SOL: above 0, at most
+// feepayer.MaxBudget, in lamports.
+func (r *reader) feePayerBudget() int64 {
+	const name = "FEE_PAYER_DAILY_BUDGET_SOL"
+	v := r.str(name, "")
+	if v == "" {
+		return feepayer.DefaultBudget
+	}
+	l, err := solana.ParseSOL(v)
+	switch {
+	case err != nil:
+		r.fail(name, fmt.Sprintf("%q %v", v, err))
+	case l <= 0 || l > feepayer.MaxBudget:
+		r.fail(name, fmt.Sprintf("%q: want above 0 and at most %d SOL", v, feepayer.MaxBudget/solana.LamportsPerSOL))
+	}
+	return l
 }
 
 func (r *reader) proxies(name string) ratelimit.Proxies {

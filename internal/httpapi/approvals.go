@@ -156,7 +156,8 @@ func (s *server) registerApprovals(api huma.API) {
 			"and every key it rotated; nor, when the requester is an admin key, the key or person that made it and their other keys " +
 			"(403 `Requester cannot approve`, audited as permission.denied). A person may approve the payments of an agent key they made. " +
 			"409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent), " +
-			"or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap (it stays pending, nothing was signed or reserved).",
+			"or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap, or `fee_payer_budget_exceeded` when the account's fee payer " +
+			"has used up its daily budget (it stays pending, nothing was signed or reserved).",
 		Tags:         []string{"Approvals"},
 		MaxBodyBytes: MaxBodyBytes + 1,
 		Responses: map[string]*huma.Response{
@@ -364,9 +365,9 @@ func (s *server) awaitApproval(ctx context.Context, accountID, id uuid.UUID, not
 		select {
 		case o := <-notified:
 			announced, notified = true, nil
-			if o != nil && o.Cause == payment.CauseFeeCapBelowMarket {
+			if unsignedCause(o) {
 				// The worker returned it to pending, nothing signed.
-				return approval.Approval{}, feeCapBelowMarket(o, "the approval is still pending")
+				return approval.Approval{}, notSigned(o, "the approval is still pending")
 			}
 		case <-tick.C:
 		case <-deadline.C:

@@ -25,7 +25,7 @@ type Error struct {
 	Message string        `json:"error" doc:"What went wrong, in one sentence." example:"label: expected length >= 1"`
 	Details []ErrorDetail `json:"details,omitempty" doc:"For validation errors: each failing field."`
 	// A blocked send says why and what is left, so an agent can adjust.
-	Reason             string `json:"reason,omitempty" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit,fee_cap_below_market" doc:"When a send is blocked by policy (403): the rule that blocked it. When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market (nothing was signed or reserved)." example:"exceeds_daily_limit"`
+	Reason             string `json:"reason,omitempty" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit,fee_cap_below_market,fee_payer_budget_exceeded" doc:"When a send is blocked by policy (403): the rule that blocked it. When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded (in both, nothing was signed or reserved)." example:"exceeds_daily_limit"`
 	RemainingTodayUSDC *USDC  `json:"remaining_today_usdc,omitempty" doc:"Only when a send is blocked by policy: what the daily limit still allows today (UTC), in USDC." example:"4.5"`
 }
 

@@ -220,6 +220,8 @@ func matrixSamples(hookURL string) map[string]any {
 		"send":                    map[string]any{"to": newAddress(), "amount": 1},
 		"preview-send":            map[string]any{"to": newAddress(), "amount": 1},
 		"fund-wallet":             map[string]any{"usdc": 1, "sol": 0.01},
+		"update-fee-payer":        map[string]any{"enabled": false, "daily_budget_sol": 1},
+		"fund-fee-payer":          map[string]any{"sol": 0.01},
 		"approve":                 map[string]any{"note": "n"},
 		"reject":                  map[string]any{"note": "n"},
 		"create-webhook-endpoint": map[string]any{"url": hookURL, "events": []string{"tx.sent"}},
@@ -416,6 +418,15 @@ func TestPermissionMatrix(t *testing.T) {
 		}
 		return delivery != ""
 	})
+	// The fee payer's wallet exists (fund-fee-payer funds it) but is off:
+	// the matrix's sends are the wallets' own.
+	for _, key := range []string{e.key, otherKey} {
+		for _, on := range []bool{true, false} {
+			if status, body := e.do("PUT", "/api/public/v1/fee-payer", key, map[string]any{"enabled": on}); status != http.StatusOK {
+				t.Fatalf("fee payer enabled=%v: %d %v", on, status, body)
+			}
+		}
+	}
 	samples := matrixSamples(hook.URL)
 	samples["update-policy"] = map[string]any{"max_tx_usdc": 20}           // tightens
 	loosen := map[string]any{"max_tx_usdc": 1000}                          // loosens

@@ -96,6 +96,7 @@ func (s *server) registerSend(api huma.API) {
 			"202 `pending_approval` (a human must approve), or 403 `Blocked by policy` with `reason` and `remaining_today_usdc`. " +
 			"422 when the wallet lacks the USDC or the SOL for fees (nothing is sent); 503 when the decision did not happen in time " +
 			"(the payment is cancelled and will never go out; safe to retry), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap " +
+			"or `fee_payer_budget_exceeded` when the account's fee payer has used up its daily budget " +
 			"(nothing signed or reserved; safe to retry later). Without an Idempotency-Key two calls make two payments; " +
 			"with one, a retry answers the first answer again (409 while the first is in progress, 422 if the body differs).",
 		Tags:         []string{"Payments"},
@@ -297,15 +298,26 @@ func (s *server) submitFailed(ctx context.Context, err error) error {
 	return s.fail(ctx, err)
 }
 
-// feeCapBelowMarket is the 503 of a payment the worker did not sign
-// because the network's priority fee market was above the cap; also says
-// what became of it (an approval stays pending).
-func feeCapBelowMarket(o *payment.Outcome, also string) *Error {
+// notSigned is the 503 of a payment the worker did not sign because the
+// network's priority fee market was above the cap, or the account's fee
+// payer had used up its daily budget (o.Cause, the reason); also says what
+// became of it (an approval stays pending).
+func notSigned(o *payment.Outcome, also string) *Error {
 	msg := o.Detail + "; nothing was signed or reserved"
 	if also != "" {
 		msg += ", " + also
 	}
-	return &Error{status: http.StatusServiceUnavailable, Reason: payment.CauseFeeCapBelowMarket, Message: msg + "; try again later"}
+	retry := "; try again later"
+	if o.Cause == payment.CauseFeePayerBudgetExceeded {
+		retry = "; an owner or admin key may raise the budget (PUT /fee-payer), or try again tomorrow (UTC)"
+	}
+	return &Error{status: http.StatusServiceUnavailable, Reason: o.Cause, Message: msg + retry}
+}
+
+// unsignedCause reports whether o is a payment the worker refused to sign
+// for a reason of its own (notSigned answers it).
+func unsignedCause(o *payment.Outcome) bool {
+	return o != nil && (o.Cause == payment.CauseFeeCapBelowMarket || o.Cause == payment.CauseFeePayerBudgetExceeded)
 }
 
 // sendAnswer maps a send's outcome to its HTTP answer.
@@ -329,11 +341,13 @@ func sendAnswer(o *payment.Outcome) (*sendOutput, error) {
 			return nil, errorf(http.StatusUnprocessableEntity, "insufficient USDC: the wallet's USDC balance is below the amount; nothing was sent")
 		case "SOL":
 			return nil, errorf(http.StatusUnprocessableEntity, "insufficient SOL: the wallet needs SOL for the network fee (and the rent of the recipient's USDC account if it must be created); nothing was sent")
+		case payment.ShortFeePayerSOL:
+			return nil, errorf(http.StatusUnprocessableEntity, "insufficient SOL: the account's fee payer needs SOL for the network fee (and the rent of the recipient's USDC account if it must be created); fund it (GET /fee-payer shows its address); nothing was sent")
 		}
 		return nil, errorf(http.StatusUnprocessableEntity, "the Solana node refused the transaction in simulation; nothing was sent: "+o.Detail)
 	case payment.Unavailable:
-		if o.Cause == payment.CauseFeeCapBelowMarket {
-			return nil, feeCapBelowMarket(o, "")
+		if unsignedCause(o) {
+			return nil, notSigned(o, "")
 		}
 		return nil, errorf(http.StatusBadGateway, "the Solana RPC node did not answer; nothing was sent, it is safe to retry")
 	}

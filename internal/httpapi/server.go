@@ -86,6 +86,10 @@ type Deps struct {
 	// Faucet funds wallets on a local chain (POST /wallets/{id}/fund);
 	// nil on public chains, where that route answers 409.
 	Faucet Faucet
+	// FeePayerDailyBudget is the daily budget, in lamports, of a fee
+	// payer enabled without one (FEE_PAYER_DAILY_BUDGET_SOL); 0 takes
+	// feepayer.DefaultBudget.
+	FeePayerDailyBudget int64
 }
 
 // RedisClient is the API's Redis client for url: dials and calls bounded
@@ -191,6 +195,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerAnalytics(api)
 	s.registerWebhooks(api)
 	s.registerUsers(api)
+	s.registerFeePayer(api)
 	documentRateLimits(api)
 	documentPermissions(api)
 	documentOtherSuccesses(api)

@@ -30,7 +30,8 @@ type Transaction struct {
 	CreatedAt    time.Time `json:"created_at" doc:"When it was signed, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
 	WalletID     string    `json:"wallet_id" format:"uuid" doc:"The sending wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
 	ApprovalID   *string   `json:"approval_id" nullable:"true" doc:"The approval it came from (ap_…), or null when the policy let it through directly." example:"ap_7c9e6679-7425-40de-944b-e07fc1f90ae7"`
-	FeeLamports  *int64    `json:"fee_lamports" nullable:"true" doc:"The network fee in lamports, paid by the wallet when the transaction lands: 5,000 per signature plus the priority fee (its compute-unit price times the compute units it requests). Null for transactions signed before fees were recorded." example:"6050"`
+	FeeLamports  *int64    `json:"fee_lamports" nullable:"true" doc:"The network fee in lamports, paid by the wallet (or by the account's fee payer, fee_payer) when the transaction lands: 5,000 per signature plus the priority fee (its compute-unit price times the compute units it requests). Null for transactions signed before fees were recorded." example:"6050"`
+	FeePayer     *string   `json:"fee_payer" nullable:"true" doc:"The account's fee payer that signed it and pays its fee and, when the recipient had no USDC account, that account's rent (fee sponsorship); null when the wallet paid." example:"5tGqLDnFh8mnXGxMwHWRpY7yTQh1w6fDS3cGHQMgD7oB"`
 }
 
 // MaxTransactionsPage is the largest page of GET /transactions.
@@ -150,7 +151,7 @@ func transactionOf(t *payment.Transaction) Transaction {
 	out := Transaction{
 		ID: t.ID.String(), Signature: t.Signature, Kind: t.Kind, Direction: t.Direction,
 		Amount: USDC(t.Amount), Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
-		CreatedAt: t.CreatedAt.UTC(), WalletID: t.WalletID.String(), FeeLamports: t.FeeLamports,
+		CreatedAt: t.CreatedAt.UTC(), WalletID: t.WalletID.String(), FeeLamports: t.FeeLamports, FeePayer: t.FeePayer,
 	}
 	if t.ApprovalID.Valid {
 		id := approval.PublicID(t.ApprovalID.UUID)

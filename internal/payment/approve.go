@@ -30,7 +30,7 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 		a      approval.Approval
 		node   Node
 		txn    *Transaction
-		capped *Outcome // the fee market was above the cap: returned to pending
+		capped *Outcome // the fee market was above the cap, or the fee payer's budget used up: returned to pending
 	)
 	err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
@@ -73,6 +73,15 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 			// approval not spent on a market it cannot land in; the
 			// approve call answers why (503 fee_cap_below_market).
 			capped = &Outcome{Status: Unavailable, Cause: CauseFeeCapBelowMarket, Detail: fc.Error()}
+			_, err := approval.Release(ctx, tx, a.ID)
+			return err
+		}
+		var fb errFeePayerBudget
+		if errors.As(err, &fb) {
+			// The same for the fee payer's budget: pending again,
+			// nothing signed; the approve call answers 503
+			// fee_payer_budget_exceeded.
+			capped = &Outcome{Status: Unavailable, Cause: CauseFeePayerBudgetExceeded, Detail: fb.Error()}
 			_, err := approval.Release(ctx, tx, a.ID)
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	sol "github.com/gagliardetto/solana-go"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/feepayer"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -272,7 +274,8 @@ func (s *spend) reference() sol.PublicKey {
 // signTransfer builds and signs the transfer with a cached blockhash and
 // stores it (reserving its amount) before anything is broadcast. Without
 // a blockhash nothing is signed: errNoBlockhash; with the fee market above
-// the cap neither: errFeeAboveCap.
+// the cap neither: errFeeAboveCap; nor past the fee payer's daily budget:
+// errFeePayerBudget.
 func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wallet.Wallet, s *spend, at time.Time) (*Transaction, error) {
 	// A node not (yet) verified to be of the network's chain is never
 	// signed for: a mainnet transfer "confirmed" by a local chain would
@@ -299,6 +302,16 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 		memo = *s.memo
 	}
 	transfer := solana.Transfer{Owner: w.PublicKey(), To: to, Amount: s.amount, Memo: memo, Reference: s.reference()}
+	// Sponsored or not is decided under the fee payer's lock below; this
+	// read (no lock: the fee reading may wait on the node) names the fee
+	// payer among the accounts whose market is read, and spares accounts
+	// without sponsorship the lock. Enabled after it, sponsorship starts
+	// with the next send.
+	if f, ok, err := feepayer.Get(ctx, tx, s.accountID); err != nil {
+		return nil, err
+	} else if ok && f.Enabled {
+		transfer.FeePayer = f.PublicKey()
+	}
 	// The fee reading (normally cached) and the recipient's account are
 	// read at once: a slow node costs the held locks one wait, not two.
 	market := make(chan []uint64, 1)
@@ -311,6 +324,13 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	if transfer.ComputeUnitPrice, err = e.price(ctx, s.network, <-market, units); err != nil {
 		return nil, err
 	}
+	var payer *feepayer.FeePayer
+	var sponsored int64
+	if !transfer.FeePayer.IsZero() {
+		if payer, sponsored, err = e.sponsor(ctx, tx, s, &transfer, units, at); err != nil {
+			return nil, err
+		}
+	}
 	unsigned, err := node.Client.BuildTransfer(transfer, bh)
 	if err != nil {
 		return nil, fmt.Errorf("build transfer: %w", err)
@@ -319,12 +339,21 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	if err != nil {
 		return nil, fmt.Errorf("open wallet %s secret: %w", w.ID, err)
 	}
-	raw, sig, err := solana.Sign(unsigned, secret)
-	clear(secret)
+	defer clear(secret)
+	var more []ed25519.PrivateKey
+	if payer != nil {
+		fps, err := e.Keys.Open(payer.Sealed(), ed25519.PublicKey(payer.PublicKey().Bytes()))
+		if err != nil {
+			return nil, fmt.Errorf("open the fee payer's secret: %w", err)
+		}
+		defer clear(fps)
+		more = append(more, fps)
+	}
+	raw, sig, err := solana.Sign(unsigned, secret, more...)
 	if err != nil {
 		return nil, err
 	}
-	fee := int64(solana.TransferFeeLamports(units, transfer.ComputeUnitPrice))
+	fee := int64(transfer.FeeLamports(units, transfer.ComputeUnitPrice))
 	t := Transaction{
 		ID: uuid.New(), AccountID: s.accountID, WalletID: s.walletID,
 		RequestID: s.requestID, ApprovalID: s.approvalID,
@@ -333,10 +362,64 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 		SignedTx: raw, LastValidBlockHeight: bh.LastValidBlockHeight, FeeLamports: &fee,
 		CreatedAt: at, UpdatedAt: at,
 	}
+	if payer != nil {
+		t.FeePayer, t.SponsoredLamports = payer.Pubkey, &sponsored
+	}
 	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("insert transaction: %w", err)
 	}
 	return &t, nil
+}
+
+// errFeePayerBudget: the account's fee payer would pass its daily budget
+// with this transfer; nothing signed.
+type errFeePayerBudget struct {
+	spent, cost, budget int64
+}
+
+func (e errFeePayerBudget) Error() string {
+	return fmt.Sprintf("the account's fee payer has spent %s of its daily budget of %s SOL, and this payment's fee and rent (%s SOL) would pass it",
+		solString(e.spent), solString(e.budget), solString(e.cost))
+}
+
+// solString is lamports as SOL, with no trailing zeros.
+func solString(lamports int64) string {
+	s := fmt.Sprintf("%d.%09d", lamports/solana.LamportsPerSOL, lamports%solana.LamportsPerSOL)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// sponsor decides, under the account's fee payer row lock (held until
+// the decision commits), whether the account's fee payer pays t: still
+// enabled, its cost (the fee and, when the recipient's token account may
+// have to be made, its rent) is checked against the day's budget with
+// every earlier sponsored transaction of the day counted; over it,
+// errFeePayerBudget. Turned off since the fee reading: the wallet pays,
+// nil.
+func (e *Engine) sponsor(ctx context.Context, tx bun.Tx, s *spend, t *solana.Transfer, units uint32, at time.Time) (*feepayer.FeePayer, int64, error) {
+	f, ok, err := feepayer.Lock(ctx, tx, s.accountID)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !ok || !f.Enabled {
+		t.FeePayer = sol.PublicKey{}
+		return nil, 0, nil
+	}
+	t.FeePayer = f.PublicKey()
+	cost := int64(t.FeeLamports(units, t.ComputeUnitPrice))
+	if !t.RecipientAccountExists {
+		cost += solana.TokenAccountRentLamports
+	}
+	spent, _, err := feepayer.SpentToday(ctx, tx, s.accountID, at)
+	if err != nil {
+		return nil, 0, err
+	}
+	if spent+cost > f.DailyBudget {
+		e.log().WarnContext(ctx, "fee payer's daily budget reached; nothing signed", "account_id", s.accountID,
+			"spent_lamports", spent, "cost_lamports", cost, "budget_lamports", f.DailyBudget)
+		return nil, 0, errFeePayerBudget{spent: spent, cost: cost, budget: f.DailyBudget}
+	}
+	return &f, cost, nil
 }
 
 // feeReadWait bounds the wait for a fee reading during a decision (it is
@@ -421,6 +504,11 @@ func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *
 		out := &Outcome{Status: Unavailable, Cause: CauseFeeCapBelowMarket, Detail: fc.Error(), RemainingToday: int64(d.RemainingToday)}
 		return nil, out, setOutcome(ctx, tx, r.ID, out)
 	}
+	var fb errFeePayerBudget
+	if errors.As(err, &fb) {
+		out := &Outcome{Status: Unavailable, Cause: CauseFeePayerBudgetExceeded, Detail: fb.Error(), RemainingToday: int64(d.RemainingToday)}
+		return nil, out, setOutcome(ctx, tx, r.ID, out)
+	}
 	var tl *solana.TooLargeError
 	if errors.As(err, &tl) {
 		// The API refuses such memos first; this holds if it did not.
@@ -466,6 +554,9 @@ func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *T
 	case errors.As(err, &pe) && !pe.BlockhashNotFound() && !pe.AlreadyProcessed():
 		out = &Outcome{Status: Refused, Detail: pe.Message}
 		out.Short, _ = pe.InsufficientFunds()
+		if out.Short == "SOL" && t.FeePayer != nil {
+			out.Short = ShortFeePayerSOL // the wallet pays neither fee nor rent
+		}
 		err := e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			refused, err := e.refuse(ctx, tx, t, "refused by the node: "+pe.Message)
 			if err != nil {

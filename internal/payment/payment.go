@@ -84,6 +84,15 @@ const (
 // would not land, so nothing was signed or reserved.
 const CauseFeeCapBelowMarket = "fee_cap_below_market"
 
+// CauseFeePayerBudgetExceeded is an Unavailable send that the account's
+// fee payer would have paid past its daily budget: nothing was signed or
+// reserved.
+const CauseFeePayerBudgetExceeded = "fee_payer_budget_exceeded"
+
+// ShortFeePayerSOL is a Refused sponsored send whose fee payer lacked the
+// SOL for the fee or the rent.
+const ShortFeePayerSOL = "fee_payer_SOL"
+
 // Outcome is the final answer to a send, stored on its request.
 type Outcome struct {
 	Status         Status        `json:"status"`
@@ -91,10 +100,11 @@ type Outcome struct {
 	ApprovalID     uuid.UUID     `json:"approval_id,omitzero"`
 	Reason         policy.Reason `json:"reason,omitempty"`
 	RemainingToday int64         `json:"remaining_today_micros"`
-	// Short names what the wallet lacked ("USDC" or "SOL") when Refused.
+	// Short names what the wallet lacked ("USDC" or "SOL") when Refused,
+	// or ShortFeePayerSOL: the account's fee payer lacked SOL.
 	Short string `json:"short,omitempty"`
 	// Cause says why a send was Unavailable when the node did answer:
-	// CauseFeeCapBelowMarket.
+	// CauseFeeCapBelowMarket or CauseFeePayerBudgetExceeded.
 	Cause string `json:"cause,omitempty"`
 	// Detail is the node's message when Refused or Unavailable.
 	Detail string `json:"detail,omitempty"`
@@ -134,6 +144,12 @@ type Transaction struct {
 	// FeeLamports is the network fee it pays if it lands: the base fee and
 	// the priority fee on its requested compute units (null before 0015).
 	FeeLamports *int64 `bun:"fee_lamports"`
+	// FeePayer is the account's fee payer that signed and pays it (nil:
+	// the wallet pays), and SponsoredLamports what it pays if it lands:
+	// the fee and the rent of the recipient's token account if the
+	// transfer may make it (counted against its daily budget).
+	FeePayer          *string `bun:"fee_payer"`
+	SponsoredLamports *int64  `bun:"sponsored_lamports"`
 	// RefusedAt: the node refused its first broadcast; it is never sent
 	// again, and fails (releasing its reservation) once its blockhash has
 	// expired.

@@ -143,12 +143,16 @@ func (b *BlockhashCache) Run(ctx context.Context) {
 }
 
 // Transfer is a USDC payment from an agent wallet, which also pays the
-// fees and the rent of the recipient's token account if it must be made.
+// fees and the rent of the recipient's token account if it must be made,
+// unless a fee payer does.
 type Transfer struct {
-	Owner  sol.PublicKey
-	To     sol.PublicKey
-	Amount usdc.Micros
-	Memo   string
+	Owner sol.PublicKey
+	// FeePayer, when set, pays the fees and the rent instead of Owner (fee
+	// sponsorship): it signs first, so the transaction has two signatures.
+	FeePayer sol.PublicKey
+	To       sol.PublicKey
+	Amount   usdc.Micros
+	Memo     string
 	// ComputeUnitPrice is the priority fee in micro-lamports per unit.
 	ComputeUnitPrice uint64
 	// RecipientAccountExists: the recipient's USDC account is known to
@@ -223,6 +227,38 @@ func TransferFeeLamports(units uint32, microLamports uint64) uint64 {
 	return BaseFeeLamports + PriorityFee(microLamports, units)
 }
 
+// Signatures is how many signatures t's transaction carries: the owner's,
+// and the fee payer's when another account pays.
+func (t Transfer) Signatures() int {
+	if t.FeePayer.IsZero() || t.FeePayer.Equals(t.Owner) {
+		return 1
+	}
+	return 2
+}
+
+// FeeLamports is what t pays if it lands with this compute-unit limit and
+// price: the base fee per signature and the priority fee.
+func (t Transfer) FeeLamports(units uint32, microLamports uint64) uint64 {
+	return BaseFeeLamports*uint64(t.Signatures()) + PriorityFee(microLamports, units)
+}
+
+// payer is who pays t's fees and rent.
+func (t Transfer) payer() sol.PublicKey {
+	if t.FeePayer.IsZero() {
+		return t.Owner
+	}
+	return t.FeePayer
+}
+
+// TokenAccountRentLamports is the rent-exempt minimum of a token account
+// (165 bytes), which its creator pays: (165 + 128 bytes of overhead) ×
+// 3,480 lamports per byte-year × 2 years, the runtime's Rent defaults
+// (solana-rent's DEFAULT_LAMPORTS_PER_BYTE_YEAR, DEFAULT_EXEMPTION_THRESHOLD
+// and ACCOUNT_STORAGE_OVERHEAD; getMinimumBalanceForRentExemption(165)
+// answers the same on devnet and mainnet). The sponsorship acceptance test
+// checks it against the localnet's balances.
+const TokenAccountRentLamports = (165 + 128) * 3_480 * 2
+
 // WritableAccounts are the accounts a transfer writes (its fee payer, its
 // source and destination token accounts): the ones whose fee market
 // decides whether it lands.
@@ -236,7 +272,7 @@ func WritableAccounts(network Network, t Transfer) ([]sol.PublicKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []sol.PublicKey{t.Owner, src, dst}, nil
+	return []sol.PublicKey{t.payer(), src, dst}, nil
 }
 
 // TokenAccountExists reports whether owner's USDC token account exists
@@ -263,7 +299,7 @@ func (c *Client) TokenAccountExists(ctx context.Context, owner sol.PublicKey) (b
 
 // BuildTransfer makes the unsigned transaction: ComputeBudget limit and
 // price → CreateIdempotent of the recipient's USDC account → TransferChecked
-// → Memo (when given), fee payer the wallet.
+// → Memo (when given), fee payer the wallet or t.FeePayer.
 func (c *Client) BuildTransfer(t Transfer, bh Blockhash) (*sol.Transaction, error) {
 	return buildTransfer(c.network, t, bh)
 }
@@ -327,23 +363,27 @@ func buildTransfer(network Network, t Transfer, bh Blockhash) (*sol.Transaction,
 	ixs := []sol.Instruction{
 		computebudget.NewSetComputeUnitLimitInstruction(transferUnits(bump, t.RecipientAccountExists, len(t.Memo))).Build(),
 		computebudget.NewSetComputeUnitPriceInstruction(t.ComputeUnitPrice).Build(),
-		associatedtokenaccount.NewCreateIdempotentInstruction(t.Owner, t.To, mint).Build(),
+		associatedtokenaccount.NewCreateIdempotentInstruction(t.payer(), t.To, mint).Build(),
 		transfer.Build(),
 	}
 	if t.Memo != "" {
 		ixs = append(ixs, memo.NewMemoInstruction([]byte(t.Memo), t.Owner).Build())
 	}
-	return sol.NewTransaction(ixs, bh.Hash, sol.TransactionPayer(t.Owner))
+	return sol.NewTransaction(ixs, bh.Hash, sol.TransactionPayer(t.payer()))
 }
 
-// Sign signs tx with the wallet's secret and returns the wire bytes and
-// the transaction's id (its first signature). A transaction over
+// Sign signs tx with the wallet's secret (and a fee payer's, when the
+// transfer has one) and returns the wire bytes and the transaction's id
+// (its first signature: the fee payer's). A transaction over
 // MaxTransactionSize is a *TooLargeError: no node would take it.
-func Sign(tx *sol.Transaction, secret ed25519.PrivateKey) ([]byte, sol.Signature, error) {
-	pk := sol.PrivateKey(secret)
-	owner := pk.PublicKey()
+func Sign(tx *sol.Transaction, secret ed25519.PrivateKey, more ...ed25519.PrivateKey) ([]byte, sol.Signature, error) {
+	keys := map[sol.PublicKey]sol.PrivateKey{}
+	for _, s := range append([]ed25519.PrivateKey{secret}, more...) {
+		pk := sol.PrivateKey(s)
+		keys[pk.PublicKey()] = pk
+	}
 	if _, err := tx.Sign(func(k sol.PublicKey) *sol.PrivateKey {
-		if k.Equals(owner) {
+		if pk, ok := keys[k]; ok {
 			return &pk
 		}
 		return nil
@@ -394,7 +434,8 @@ func (e *PreflightError) InsufficientFunds() (what string, ok bool) {
 	case strings.Contains(all, "error: insufficient funds"):
 		return "USDC", true // the token program's own log line
 	case strings.Contains(all, "insufficient lamports"), strings.Contains(all, "insufficientfundsforfee"),
-		strings.Contains(all, "insufficientfundsforrent"), strings.Contains(all, "attempt to debit an account but found no record of a prior credit"):
+		strings.Contains(all, "insufficientfundsforrent"), strings.Contains(all, "attempt to debit an account but found no record of a prior credit"),
+		strings.Contains(all, "insufficient funds for fee"), strings.Contains(all, "insufficient funds for rent"):
 		return "SOL", true
 	}
 	return "", false

@@ -99,7 +99,7 @@ export interface paths {
         put?: never;
         /**
          * Send USDC
-         * @description Evaluates the wallet's policy and answers with the outcome: 200 `sent` (signed and broadcast), 202 `pending_approval` (a human must approve), or 403 `Blocked by policy` with `reason` and `remaining_today_usdc`. 422 when the wallet lacks the USDC or the SOL for fees (nothing is sent); 503 when the decision did not happen in time (the payment is cancelled and will never go out; safe to retry), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap (nothing signed or reserved; safe to retry later). Without an Idempotency-Key two calls make two payments; with one, a retry answers the first answer again (409 while the first is in progress, 422 if the body differs).
+         * @description Evaluates the wallet's policy and answers with the outcome: 200 `sent` (signed and broadcast), 202 `pending_approval` (a human must approve), or 403 `Blocked by policy` with `reason` and `remaining_today_usdc`. 422 when the wallet lacks the USDC or the SOL for fees (nothing is sent); 503 when the decision did not happen in time (the payment is cancelled and will never go out; safe to retry), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap or `fee_payer_budget_exceeded` when the account's fee payer has used up its daily budget (nothing signed or reserved; safe to retry later). Without an Idempotency-Key two calls make two payments; with one, a retry answers the first answer again (409 while the first is in progress, 422 if the body differs).
          */
         post: operations["send"];
         delete?: never;
@@ -216,7 +216,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a pending payment
-         * @description Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). 202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). Only admin keys, owners and approvers may approve (403 for agent keys and viewers). The payment's requester (`requested_by`) may not approve it, nor may any key descending from the requester: the requesting key's rotations, every key the requester (key or person) minted, directly or through keys it minted, and every key it rotated; nor, when the requester is an admin key, the key or person that made it and their other keys (403 `Requester cannot approve`, audited as permission.denied). A person may approve the payments of an agent key they made. 409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap (it stays pending, nothing was signed or reserved).
+         * @description Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). 202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). Only admin keys, owners and approvers may approve (403 for agent keys and viewers). The payment's requester (`requested_by`) may not approve it, nor may any key descending from the requester: the requesting key's rotations, every key the requester (key or person) minted, directly or through keys it minted, and every key it rotated; nor, when the requester is an admin key, the key or person that made it and their other keys (403 `Requester cannot approve`, audited as permission.denied). A person may approve the payments of an agent key they made. 409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap, or `fee_payer_budget_exceeded` when the account's fee payer has used up its daily budget (it stays pending, nothing was signed or reserved).
          */
         post: operations["approve"];
         delete?: never;
@@ -336,6 +336,50 @@ export interface paths {
          * @description A new delivery of the same event (same event_id) to the same endpoint.
          */
         post: operations["replay-delivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/fee-payer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the account's fee payer
+         * @description The fee payer (fee sponsorship): whether it is on, its address and live SOL balance, its daily budget and today's spend (UTC), and `low` when its balance is below one day's budget. Never configured: off, no address, the default budget. When the Solana node does not answer, `sol` is null and the rest is answered.
+         */
+        get: operations["get-fee-payer"];
+        /**
+         * Turn the fee payer on or off and set its budget
+         * @description Owners and admin keys only. With `enabled` true, the account's sends are signed by the fee payer too, which pays their network fee and, when the recipient has no USDC account yet, its rent: agent wallets need no SOL. Its wallet (made and sealed like agent wallets; its key is opened only by the worker, and no route spends from it) is made the first time it is enabled; fund its address with SOL. A send that would take its spend today (UTC) past `daily_budget_sol` answers 503 `fee_payer_budget_exceeded`, nothing signed or reserved. Sends being signed when it changes finish as they began; the next ones see the change.
+         */
+        put: operations["update-fee-payer"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/fee-payer/fund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fund the fee payer on a local chain
+         * @description Development only: adds test SOL to the fee payer on the local chain the service runs against (SOLANA_LOCAL_CHAIN). 409 before it was first enabled, and on devnet and mainnet (send SOL to its address instead).
+         */
+        post: operations["fund-fee-payer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1412,11 +1456,11 @@ export interface components {
              */
             error: string;
             /**
-             * @description When a send is blocked by policy (403): the rule that blocked it. When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market (nothing was signed or reserved).
+             * @description When a send is blocked by policy (403): the rule that blocked it. When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded (in both, nothing was signed or reserved).
              * @example exceeds_daily_limit
              * @enum {string}
              */
-            reason?: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "fee_cap_below_market";
+            reason?: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "fee_cap_below_market" | "fee_payer_budget_exceeded";
             /**
              * @description Only when a send is blocked by policy: what the daily limit still allows today (UTC), in USDC.
              * @example 4.5
@@ -1471,6 +1515,51 @@ export interface components {
              * @example https://hooks.slack.com/services/T000/B000/XXXX
              */
             url: string;
+        };
+        FeePayer: {
+            /**
+             * @description The fee payer's Solana address, to fund with SOL; null until it is first enabled.
+             * @example 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
+             */
+            address: string | null;
+            /**
+             * @description The most SOL it may pay in fees and rent per UTC day; past it, sends answer 503 fee_payer_budget_exceeded.
+             * @example 1
+             */
+            daily_budget_sol: number;
+            /**
+             * @description Whether the fee payer pays the network fee (and the rent of a recipient's new USDC account) of the account's sends, so agent wallets need no SOL.
+             * @example true
+             */
+            enabled: boolean;
+            /**
+             * @description Enabled and its SOL balance is below one day's budget: fund it before it runs dry.
+             * @example false
+             */
+            low: boolean;
+            /**
+             * @description Its SOL balance, read live; null before it has an address, or when the Solana node did not answer (the rest is still current).
+             * @example 0.75
+             */
+            sol: number | null;
+            /**
+             * @description What it paid or may still pay today (UTC): fee and rent of every transaction it signed today, landed or not.
+             * @example 0.0041
+             */
+            spent_today_sol: number;
+            /**
+             * Format: int64
+             * @description How many transactions it signed today (UTC).
+             * @example 2
+             */
+            transactions_today: number;
+        };
+        FundFeePayerInputBody: {
+            /**
+             * @description SOL to add, above 0, at most 100, at most 6 decimals.
+             * @example 1
+             */
+            sol: number;
         };
         FundInputBody: {
             /**
@@ -1776,6 +1865,18 @@ export interface components {
              */
             spent_today_usdc: number;
         };
+        PutFeePayerInputBody: {
+            /**
+             * @description The daily budget in SOL: above 0, at most 100, at most 9 decimals. Default: the current one, or FEE_PAYER_DAILY_BUDGET_SOL for a new fee payer.
+             * @example 1
+             */
+            daily_budget_sol?: number;
+            /**
+             * @description Turn sponsorship on or off. The fee payer's wallet is made the first time it is enabled, and kept when it is turned off.
+             * @example true
+             */
+            enabled: boolean;
+        };
         RequesterRef: {
             /**
              * @description The key (key_…) or the dashboard user (user:<address>).
@@ -1899,10 +2000,15 @@ export interface components {
             direction: "send";
             /**
              * Format: int64
-             * @description The network fee in lamports, paid by the wallet when the transaction lands: 5,000 per signature plus the priority fee (its compute-unit price times the compute units it requests). Null for transactions signed before fees were recorded.
+             * @description The network fee in lamports, paid by the wallet (or by the account's fee payer, fee_payer) when the transaction lands: 5,000 per signature plus the priority fee (its compute-unit price times the compute units it requests). Null for transactions signed before fees were recorded.
              * @example 6050
              */
             fee_lamports: number | null;
+            /**
+             * @description The account's fee payer that signed it and pays its fee and, when the recipient had no USDC account, that account's rent (fee sponsorship); null when the wallet paid.
+             * @example 5tGqLDnFh8mnXGxMwHWRpY7yTQh1w6fDS3cGHQMgD7oB
+             */
+            fee_payer: string | null;
             /**
              * Format: uuid
              * @description Record id.
@@ -3612,6 +3718,245 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "get-fee-payer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeePayer"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "update-fee-payer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutFeePayerInputBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeePayer"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; approver keys: refused; viewer keys: refused. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "fund-fee-payer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FundFeePayerInputBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Balance"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; approver keys: refused; viewer keys: refused. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

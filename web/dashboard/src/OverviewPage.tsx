@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { type Agent, type Analytics, type Approval, type Balance, type Session, type Transaction, listAgents, listTransactions } from './api';
-import { eachLimited, getBalance, getDaySpend } from './api-overview';
+import { type FeePayer, eachLimited, fundFeePayer, getBalance, getDaySpend, getFeePayer, setFeePayer } from './api-overview';
 import { Link } from './Inbox';
 import { errorText, short, usdc, when } from './format';
 import './overview.css';
@@ -50,6 +50,7 @@ function useOverview() {
   const [wallets, setWallets] = useState<Loaded<{ agents: Agent[]; more: boolean }>>({ data: null, error: '' });
   const [spend, setSpend] = useState<Loaded<Analytics>>({ data: null, error: '' });
   const [txs, setTxs] = useState<Loaded<Transaction[]>>({ data: null, error: '' });
+  const [feePayer, setFeePayerState] = useState<Loaded<FeePayer>>({ data: null, error: '' });
   const [balances, setBalances] = useState<Map<string, BalanceRead>>(new Map());
   const [updated, setUpdated] = useState<Date | null>(null);
   const [busy, setBusy] = useState(false);
@@ -62,8 +63,14 @@ function useOverview() {
     const round = async (all: boolean) => {
       setBusy(true);
       const today = new Date().toISOString().slice(0, 10);
-      const [a, s, t] = await Promise.allSettled([listAgents('', undefined, WALLETS_SHOWN), getDaySpend(today), listTransactions({}, undefined, TRANSACTIONS_SHOWN)]);
+      const [a, s, t, f] = await Promise.allSettled([
+        listAgents('', undefined, WALLETS_SHOWN),
+        getDaySpend(today),
+        listTransactions({}, undefined, TRANSACTIONS_SHOWN),
+        getFeePayer(),
+      ]);
       if (!live) return;
+      setFeePayerState((prev) => keep(prev, f, (v) => v));
       setWallets((prev) => keep(prev, a, (v) => ({ agents: v.agents, more: !!v.next_cursor })));
       setSpend((prev) => keep(prev, s, (v) => v));
       setTxs((prev) => keep(prev, t, (v) => v.transactions));
@@ -107,7 +114,7 @@ function useOverview() {
     };
   }, [kick]);
 
-  return { wallets, spend, txs, balances, updated, busy, refresh: () => setKick((k) => k + 1) };
+  return { wallets, spend, txs, feePayer, balances, updated, busy, refresh: () => setKick((k) => k + 1) };
 }
 
 /** OverviewPage is the account at a glance: network, wallets, what waits and what went out. */
@@ -124,6 +131,10 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
     return r != null && r.balance === null && r.error !== '';
   });
   const checking = agents !== null && agents.some((a) => !o.balances.has(a.id));
+  // With fee sponsorship on, the wallets' SOL pays nothing: the fee payer's
+  // card (and its warning) stands in for the per-wallet list.
+  const fp = o.feePayer.data;
+  const sponsored = fp !== null && fp.enabled;
 
   return (
     <main className="wide overview">
@@ -141,42 +152,47 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
       <Network network={session.network} />
 
       <div className="ov-grid">
-        <section className={`ov-card ov-low${low.length > 0 ? ' ov-alert' : ''}`} aria-labelledby="ov-low" data-section="low-sol">
-          <h2 id="ov-low">{low.length > 0 ? `⚠ Low on SOL for fees (${low.length})` : 'Low on SOL for fees'}</h2>
-          {agents === null ? (
-            <p className="notice">{o.wallets.error ? 'Unknown: the wallets could not be loaded.' : 'Loading…'}</p>
-          ) : agents.length === 0 ? (
-            <p className="notice">None: no wallets yet.</p>
-          ) : low.length === 0 ? (
-            <p className="notice">
-              {checking
-                ? 'Checking balances…'
-                : unread.length === agents.length
-                  ? 'Unknown: no balance could be read.'
-                  : unread.length > 0
-                    ? `None among the wallets read: each has at least ${sol(LOW_SOL)}.`
-                    : `None: every wallet has at least ${sol(LOW_SOL)}.`}
-            </p>
-          ) : (
-            <>
-              <p>Sends from these may fail: fees and new recipients' token accounts are paid in SOL. Send each at least {sol(LOW_SOL)}.</p>
-              <ul className="ov-list">
-                {low.map((a) => (
-                  <li key={a.id} data-wallet={a.id}>
-                    <Link to={`/wallets/${a.id}`}>{a.label}</Link> <code title={a.pubkey}>{short(a.pubkey)}</code>{' '}
-                    <strong>{sol(o.balances.get(a.id)?.balance?.sol ?? 0)}</strong>
-                  </li>
-                ))}
-              </ul>
-            </>
-          )}
-          {unread.length > 0 && (
-            <p className="ov-unread">
-              Not checked: the balance of{' '}
-              {unread.length > 5 ? `${unread.length} wallets` : unread.map((a) => a.label).join(', ')} could not be read.
-            </p>
-          )}
-        </section>
+        {sponsored ? (
+          <FeePayerCard fp={fp} error={o.feePayer.error} session={session} onChange={o.refresh} />
+        ) : (
+          <section className={`ov-card ov-low${low.length > 0 ? ' ov-alert' : ''}`} aria-labelledby="ov-low" data-section="low-sol">
+            <h2 id="ov-low">{low.length > 0 ? `⚠ Low on SOL for fees (${low.length})` : 'Low on SOL for fees'}</h2>
+            {agents === null ? (
+              <p className="notice">{o.wallets.error ? 'Unknown: the wallets could not be loaded.' : 'Loading…'}</p>
+            ) : agents.length === 0 ? (
+              <p className="notice">None: no wallets yet.</p>
+            ) : low.length === 0 ? (
+              <p className="notice">
+                {checking
+                  ? 'Checking balances…'
+                  : unread.length === agents.length
+                    ? 'Unknown: no balance could be read.'
+                    : unread.length > 0
+                      ? `None among the wallets read: each has at least ${sol(LOW_SOL)}.`
+                      : `None: every wallet has at least ${sol(LOW_SOL)}.`}
+              </p>
+            ) : (
+              <>
+                <p>Sends from these may fail: fees and new recipients' token accounts are paid in SOL. Send each at least {sol(LOW_SOL)}.</p>
+                <ul className="ov-list">
+                  {low.map((a) => (
+                    <li key={a.id} data-wallet={a.id}>
+                      <Link to={`/wallets/${a.id}`}>{a.label}</Link> <code title={a.pubkey}>{short(a.pubkey)}</code>{' '}
+                      <strong>{sol(o.balances.get(a.id)?.balance?.sol ?? 0)}</strong>
+                    </li>
+                  ))}
+                </ul>
+              </>
+            )}
+            {unread.length > 0 && (
+              <p className="ov-unread">
+                Not checked: the balance of{' '}
+                {unread.length > 5 ? `${unread.length} wallets` : unread.map((a) => a.label).join(', ')} could not be read.
+              </p>
+            )}
+            {session.role === 'owner' && fp !== null && <SponsorOn onChange={o.refresh} />}
+          </section>
+        )}
 
         <Pending pending={pending} />
 
@@ -191,7 +207,7 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
           ) : (
             <ul className="ov-wallets" aria-label="Wallets">
               {agents.map((a) => (
-                <WalletCard key={a.id} agent={a} read={o.balances.get(a.id)} spent={spentToday(o.spend.data, a.id)} />
+                <WalletCard key={a.id} agent={a} read={o.balances.get(a.id)} spent={spentToday(o.spend.data, a.id)} sponsored={sponsored} />
               ))}
             </ul>
           )}
@@ -253,7 +269,7 @@ function Network({ network }: { network: Session['network'] }) {
   );
 }
 
-function WalletCard({ agent: a, read, spent }: { agent: Agent; read: BalanceRead | undefined; spent: number | null }) {
+function WalletCard({ agent: a, read, spent, sponsored }: { agent: Agent; read: BalanceRead | undefined; spent: number | null; sponsored: boolean }) {
   const b = read?.balance ?? null;
   const value = (n: number | undefined, show: (n: number) => string) =>
     b && n !== undefined ? show(n) : read?.error ? <span className="ov-unavailable" title={read.error}>unavailable</span> : '…';
@@ -271,7 +287,7 @@ function WalletCard({ agent: a, read, spent }: { agent: Agent; read: BalanceRead
         </div>
         <div>
           <dt>SOL</dt>
-          <dd data-field="sol" className={b && b.sol < LOW_SOL ? 'ov-low-value' : undefined}>
+          <dd data-field="sol" className={b && b.sol < LOW_SOL && !sponsored ? 'ov-low-value' : undefined}>
             {value(b?.sol, sol)}
           </dd>
         </div>
@@ -336,6 +352,151 @@ function Pending({ pending }: { pending: Approval[] | null }) {
         {pending && pending.length > APPROVALS_SHOWN && `${pending.length - APPROVALS_SHOWN}${pending.length >= 50 ? '+' : ''} more. `}
         <Link to="/approvals">All pending approvals</Link>
       </p>
+    </section>
+  );
+}
+
+/** useAct runs one owner action at a time and keeps its failure to show. */
+function useAct(onDone: () => void) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  const act = async (f: () => Promise<unknown>) => {
+    setBusy(true);
+    setError('');
+    try {
+      await f();
+      onDone();
+    } catch (e) {
+      setError(errorText(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, act };
+}
+
+/** SponsorOn offers owners fee sponsorship while it is off: one fee payer pays every wallet's fees. */
+function SponsorOn({ onChange }: { onChange: () => void }) {
+  const { busy, error, act } = useAct(onChange);
+  return (
+    <div className="ov-sponsor-off">
+      <p className="notice">Fee sponsorship is off: each wallet pays its own fees in SOL.</p>
+      <button type="button" disabled={busy} onClick={() => void act(() => setFeePayer({ enabled: true }))}>
+        {busy ? 'Turning on…' : 'Turn on fee sponsorship'}
+      </button>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/**
+ * FeePayerCard is the fee payer with sponsorship on: its address, SOL and
+ * today's spend against the daily budget, with a warning when its SOL is
+ * below one day's budget (the API's `low`). Owners set the budget, turn it
+ * off and, on a local chain, fund it.
+ */
+function FeePayerCard({ fp, error, session, onChange }: { fp: FeePayer; error: string; session: Session; onChange: () => void }) {
+  const { busy, error: actError, act } = useAct(onChange);
+  const [budget, setBudget] = useState(String(fp.daily_budget_sol));
+  const [fund, setFund] = useState('1');
+  const share = fp.daily_budget_sol > 0 ? Math.min(1, fp.spent_today_sol / fp.daily_budget_sol) : 1;
+  const text = `${sol(fp.spent_today_sol)} of ${sol(fp.daily_budget_sol)} today`;
+  const budgetIssue = /^\d+(\.\d{1,9})?$/.test(budget.trim()) && Number(budget) > 0 && Number(budget) <= 100 ? '' : 'Above 0 and at most 100 SOL, 9 decimals at most.';
+  const fundIssue = /^\d+(\.\d{1,6})?$/.test(fund.trim()) && Number(fund) > 0 && Number(fund) <= 100 ? '' : 'Above 0 and at most 100 SOL, 6 decimals at most.';
+  const owner = session.role === 'owner';
+  return (
+    <section className={`ov-card ov-low ov-fee-payer${fp.low ? ' ov-alert' : ''}`} aria-labelledby="ov-fp" data-section="fee-payer">
+      <h2 id="ov-fp">{fp.low ? '⚠ Fee payer low on SOL' : 'Fee payer'}</h2>
+      <p>Pays the network fee, and a new recipient's token account rent, for every wallet's sends: the wallets need no SOL.</p>
+      <dl className="ov-balance">
+        <div>
+          <dt>Address</dt>
+          <dd>
+            <code title={fp.address ?? ''} data-field="fee-payer-address">
+              {fp.address ? short(fp.address) : '—'}
+            </code>
+          </dd>
+        </div>
+        <div>
+          <dt>SOL</dt>
+          <dd data-field="fee-payer-sol" className={fp.low ? 'ov-low-value' : undefined}>
+            {fp.sol === null ? <span className="ov-unavailable">unavailable</span> : sol(fp.sol)}
+          </dd>
+        </div>
+      </dl>
+      <div className="ov-spend">
+        <span data-field="fee-payer-spend">
+          {text} ({fp.transactions_today} {fp.transactions_today === 1 ? 'transaction' : 'transactions'})
+        </span>
+        <div
+          className={`ov-meter${share >= 1 ? ' full' : share >= 0.8 ? ' high' : ''}`}
+          role="meter"
+          aria-label="Fee payer: spend today against the daily budget"
+          aria-valuemin={0}
+          aria-valuemax={fp.daily_budget_sol}
+          aria-valuenow={fp.spent_today_sol}
+          aria-valuetext={text}
+        >
+          <i style={{ width: `${share * 100}%` }} />
+        </div>
+      </div>
+      {fp.low && (
+        <p data-field="fee-payer-warning">
+          Its SOL is below one day's budget ({sol(fp.daily_budget_sol)}): send SOL to <code>{fp.address}</code> before sends fail for want of fees.
+        </p>
+      )}
+      {error && (
+        <p className="notice ov-stale" title={error}>
+          Not refreshed: {error}
+        </p>
+      )}
+      {owner && (
+        <div className="ov-fp-actions">
+          <form
+            aria-label="Daily budget"
+            noValidate
+            onSubmit={(e) => {
+              e.preventDefault();
+              void act(() => setFeePayer({ enabled: true, daily_budget_sol: Number(budget) }));
+            }}
+          >
+            <label htmlFor="fp-budget">Daily budget (SOL)</label>
+            <input id="fp-budget" inputMode="decimal" autoComplete="off" value={budget} aria-invalid={budgetIssue !== ''} onChange={(e) => setBudget(e.target.value)} />
+            <button type="submit" disabled={busy || budgetIssue !== ''}>
+              Save
+            </button>
+          </form>
+          {session.local_chain && (
+            <form
+              aria-label="Fund the fee payer on localnet"
+              noValidate
+              onSubmit={(e) => {
+                e.preventDefault();
+                void act(() => fundFeePayer(Number(fund)));
+              }}
+            >
+              <label htmlFor="fp-fund">Fund on localnet (SOL)</label>
+              <input id="fp-fund" inputMode="decimal" autoComplete="off" value={fund} aria-invalid={fundIssue !== ''} onChange={(e) => setFund(e.target.value)} />
+              <button type="submit" disabled={busy || fundIssue !== ''}>
+                Fund
+              </button>
+            </form>
+          )}
+          <button type="button" disabled={busy} onClick={() => void act(() => setFeePayer({ enabled: false }))}>
+            Turn off fee sponsorship
+          </button>
+          {(budgetIssue || fundIssue) && <p className="field-error">{budgetIssue || fundIssue}</p>}
+          {actError && (
+            <p role="alert" className="error">
+              {actError}
+            </p>
+          )}
+        </div>
+      )}
     </section>
   );
 }
