@@ -47,6 +47,10 @@ type Engine struct {
 	// FirstBroadcastGrace is how long after its commit the sweep leaves
 	// a transaction to its worker's first broadcast (0: 3 s).
 	FirstBroadcastGrace time.Duration
+	// MaxAttempts is how many transactions one payment may be signed as:
+	// its first, then one more each time the current one expired unseen
+	// (0: DefaultMaxAttempts). Only after the last expired does it fail.
+	MaxAttempts int
 	// Sweeps counts running sweeps; nil counts nothing.
 	Sweeps *SweepGauge
 	Now    func() time.Time
@@ -290,9 +294,40 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 		e.log().WarnContext(ctx, "no blockhash; nothing signed", "wallet_id", w.ID, "err", err)
 		return nil, errNoBlockhash
 	}
+	st, err := e.signSpend(ctx, node, w, s, bh, func(t solana.Transfer) []uint64 { return e.readFees(ctx, node, s.network, t) })
+	if err != nil {
+		return nil, err
+	}
+	t := Transaction{
+		ID: uuid.New(), AccountID: s.accountID, WalletID: s.walletID,
+		RequestID: s.requestID, ApprovalID: s.approvalID,
+		Network: s.network, Signature: st.signature, Kind: "usdc", Direction: "send",
+		Amount: s.amount, Counterparty: s.to, Memo: s.memo, Status: TxPending,
+		SignedTx: st.raw, LastValidBlockHeight: st.lastValid, FeeLamports: &st.fee, Attempts: 1,
+		CreatedAt: at, UpdatedAt: at,
+	}
+	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("insert transaction: %w", err)
+	}
+	return &t, nil
+}
+
+// signedTransfer is a spend's transfer built and signed, not yet stored.
+type signedTransfer struct {
+	raw       []byte
+	signature string
+	lastValid uint64 // its blockhash's last valid block height
+	fee       int64  // lamports it pays if it lands
+}
+
+// signSpend builds s's transfer on blockhash bh, priced from the market
+// that fees reads for it (by the engine's fee policy), and signs it with
+// w's key. A market above the cap is an errFeeAboveCap: nothing is
+// signed. The first send and a re-sign after expiry both sign here.
+func (e *Engine) signSpend(ctx context.Context, node Node, w *wallet.Wallet, s *spend, bh solana.Blockhash, fees func(solana.Transfer) []uint64) (signedTransfer, error) {
 	to, err := sol.PublicKeyFromBase58(s.to)
 	if err != nil {
-		return nil, fmt.Errorf("recipient %q: %w", s.to, err)
+		return signedTransfer{}, fmt.Errorf("recipient %q: %w", s.to, err)
 	}
 	memo := ""
 	if s.memo != nil {
@@ -302,41 +337,32 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	// The fee reading (normally cached) and the recipient's account are
 	// read at once: a slow node costs the held locks one wait, not two.
 	market := make(chan []uint64, 1)
-	go func(t solana.Transfer) { market <- e.readFees(ctx, node, s.network, t) }(transfer) // a copy: transfer changes below
+	go func(t solana.Transfer) { market <- fees(t) }(transfer) // a copy: transfer changes below
 	transfer.RecipientAccountExists = e.recipientExists(ctx, node, to)
 	units, err := solana.TransferComputeUnits(s.network, transfer)
 	if err != nil {
-		return nil, fmt.Errorf("compute units: %w", err)
+		return signedTransfer{}, fmt.Errorf("compute units: %w", err)
 	}
 	if transfer.ComputeUnitPrice, err = e.price(ctx, s.network, <-market, units); err != nil {
-		return nil, err
+		return signedTransfer{}, err
 	}
 	unsigned, err := node.Client.BuildTransfer(transfer, bh)
 	if err != nil {
-		return nil, fmt.Errorf("build transfer: %w", err)
+		return signedTransfer{}, fmt.Errorf("build transfer: %w", err)
 	}
 	secret, err := e.Keys.Open(signer.Sealed{KeyID: w.SecretKeyID, Ciphertext: w.SecretSealed}, ed25519.PublicKey(w.PublicKey().Bytes()))
 	if err != nil {
-		return nil, fmt.Errorf("open wallet %s secret: %w", w.ID, err)
+		return signedTransfer{}, fmt.Errorf("open wallet %s secret: %w", w.ID, err)
 	}
 	raw, sig, err := solana.Sign(unsigned, secret)
 	clear(secret)
 	if err != nil {
-		return nil, err
+		return signedTransfer{}, err
 	}
-	fee := int64(solana.TransferFeeLamports(units, transfer.ComputeUnitPrice))
-	t := Transaction{
-		ID: uuid.New(), AccountID: s.accountID, WalletID: s.walletID,
-		RequestID: s.requestID, ApprovalID: s.approvalID,
-		Network: s.network, Signature: sig.String(), Kind: "usdc", Direction: "send",
-		Amount: s.amount, Counterparty: s.to, Memo: s.memo, Status: TxPending,
-		SignedTx: raw, LastValidBlockHeight: bh.LastValidBlockHeight, FeeLamports: &fee,
-		CreatedAt: at, UpdatedAt: at,
-	}
-	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("insert transaction: %w", err)
-	}
-	return &t, nil
+	return signedTransfer{
+		raw: raw, signature: sig.String(), lastValid: bh.LastValidBlockHeight,
+		fee: int64(solana.TransferFeeLamports(units, transfer.ComputeUnitPrice)),
+	}, nil
 }
 
 // feeReadWait bounds the wait for a fee reading during a decision (it is

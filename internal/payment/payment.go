@@ -134,6 +134,11 @@ type Transaction struct {
 	// FeeLamports is the network fee it pays if it lands: the base fee and
 	// the priority fee on its requested compute units (null before 0015).
 	FeeLamports *int64 `bun:"fee_lamports"`
+	// Attempts counts the transactions signed for this payment: one more
+	// each time the current one expired unseen and was signed again
+	// (resign.go). Signature, SignedTx, LastValidBlockHeight and
+	// FeeLamports are the current attempt's.
+	Attempts int `bun:"attempts,nullzero"`
 	// RefusedAt: the node refused its first broadcast; it is never sent
 	// again, and fails (releasing its reservation) once its blockhash has
 	// expired.
@@ -205,11 +210,14 @@ func ListTransactions(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Tx
 }
 
 // TransactionStatus is the status of the account's transaction with
-// signature ("" when there is none).
+// signature ("" when there is none). A signature of an earlier attempt
+// (one that expired and was signed again) finds its payment's status.
 func TransactionStatus(ctx context.Context, db bun.IDB, accountID uuid.UUID, signature string) (string, error) {
 	var status string
 	err := db.NewSelect().Table("transactions").Column("status").
-		Where("account_id = ? AND signature = ?", accountID, signature).Scan(ctx, &status)
+		Where("account_id = ?", accountID).
+		Where("(signature = ? OR id = (SELECT transaction_id FROM transaction_attempts WHERE signature = ?))", signature, signature).
+		Scan(ctx, &status)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
