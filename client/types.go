@@ -124,6 +124,11 @@ type Transaction struct {
 	// FeeLamports is the network fee the wallet pays when it lands (null
 	// for transactions signed before fees were recorded).
 	FeeLamports *int64 `json:"fee_lamports"`
+	// Attempts counts the transactions signed for the payment (one more
+	// each time the current one expired unseen); PreviousSignatures are
+	// the expired ones', oldest first.
+	Attempts           int      `json:"attempts"`
+	PreviousSignatures []string `json:"previous_signatures"`
 }
 
 // Approval is a payment parked for a human.

@@ -145,6 +145,9 @@ type Transaction struct {
 	RefusedAt bun.NullTime `bun:"refused_at"`
 	CreatedAt time.Time    `bun:"created_at"`
 	UpdatedAt time.Time    `bun:"updated_at"`
+	// PreviousSignatures (list reads) are the signatures of its earlier,
+	// expired attempts, oldest first.
+	PreviousSignatures []string `bun:"previous_signatures,array,scanonly"`
 	// InGrace (sweep reads): committed less than firstBroadcastGrace ago
 	// on the database's clock.
 	InGrace bool `bun:"in_grace,scanonly"`
@@ -183,6 +186,8 @@ type TxFilter struct {
 func ListTransactions(ctx context.Context, db bun.IDB, accountID uuid.UUID, f TxFilter) ([]Transaction, error) {
 	ts := []Transaction{}
 	q := db.NewSelect().Model(&ts).ExcludeColumn("signed_tx").
+		ColumnExpr(`(SELECT array_agg(a.signature ORDER BY a.attempt) FROM transaction_attempts AS a
+			WHERE a.transaction_id = "transaction".id) AS previous_signatures`).
 		Where("account_id = ?", accountID).
 		Order("created_at DESC", "id DESC").Limit(int64(f.Limit))
 	if f.WalletID.Valid {
