@@ -54,6 +54,10 @@ type SweepStats struct {
 const (
 	MaxSweepChecks       = 4 * solana.MaxSignatureStatuses // per network
 	MaxSweepRebroadcasts = 64
+	// MaxSweepResigns bounds the re-signs of one sweep (each reads a
+	// blockhash, the fee market and the recipient's account, one at a
+	// time); the rest wait for the next sweep.
+	MaxSweepResigns = 16
 )
 
 // sweepLock is the advisory lock (per database) that lets one sweep run at
@@ -105,10 +109,10 @@ func (e *Engine) Sweep(ctx context.Context) (SweepStats, error) {
 		e.Sweeps.enter()
 		defer e.Sweeps.leave()
 	}
-	resend := MaxSweepRebroadcasts
+	resend, resign := MaxSweepRebroadcasts, MaxSweepResigns
 	var errs []error
 	for network, node := range e.Nodes {
-		st, err := e.sweepNetwork(ctx, network, node, &resend)
+		st, err := e.sweepNetwork(ctx, network, node, &resend, &resign)
 		total.Checked += st.Checked
 		total.Confirmed += st.Confirmed
 		total.Failed += st.Failed
@@ -122,8 +126,9 @@ func (e *Engine) Sweep(ctx context.Context) (SweepStats, error) {
 }
 
 // sweepNetwork sweeps one network's oldest MaxSweepChecks pending
-// transactions; resend is what remains of the sweep's re-broadcasts.
-func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node Node, resend *int) (SweepStats, error) {
+// transactions; resend and resign are what remain of the sweep's
+// re-broadcasts and re-signs.
+func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node Node, resend, resign *int) (SweepStats, error) {
 	var st SweepStats
 	// Another chain's statuses would confirm or fail transactions falsely.
 	if err := node.Client.ChainErr(); err != nil {
@@ -159,7 +164,7 @@ func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node 
 		}
 		last := batch[len(batch)-1]
 		after.at, after.id = last.CreatedAt, last.ID
-		if err := e.sweepBatch(ctx, node, height, batch, &st, resend); err != nil {
+		if err := e.sweepBatch(ctx, node, height, batch, &st, resend, resign); err != nil {
 			return st, err
 		}
 		if len(batch) < solana.MaxSignatureStatuses || st.Checked >= MaxSweepChecks {
@@ -168,7 +173,7 @@ func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node 
 	}
 }
 
-func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch []Transaction, st *SweepStats, budget *int) error {
+func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch []Transaction, st *SweepStats, budget, resigns *int) error {
 	st.Checked += len(batch)
 	statuses, err := node.Client.SignatureStatuses(ctx, false, signatures(batch))
 	if err != nil {
@@ -223,8 +228,12 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 			case !s.Found && !t.RefusedAt.IsZero() && t.Error != nil:
 				err = e.settle(ctx, t, false, *t.Error+"; its blockhash has expired", st)
 			case !s.Found && t.RefusedAt.IsZero() && t.Attempts < e.maxAttempts():
-				// It can never land: the same payment is signed again.
-				err = e.resign(ctx, node, height, t, st)
+				// It can never land: the same payment is signed again
+				// (by a later sweep past this one's bound).
+				if *resigns > 0 {
+					*resigns--
+					err = e.resign(ctx, node, height, t, st)
+				}
 			case !s.Found && t.Attempts > 1:
 				err = e.settle(ctx, t, false, fmt.Sprintf("expired: the blockhash of each of its %d attempts expired before it landed", t.Attempts), st)
 			case !s.Found:

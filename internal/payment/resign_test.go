@@ -339,3 +339,24 @@ func TestIssue22ResignCrashChild(t *testing.T) {
 	st, err := eng.Sweep(context.Background())
 	t.Fatalf("not killed at %s: sweep %+v %v", step, st, err)
 }
+
+// A wallet frozen since the send is not signed for again: the payment
+// fails at expiry, saying so.
+func TestIssue22ResignFrozenWalletFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newResignFixture(t, localnettest.Start(t))
+	f.sendUnseen(t)
+	if _, err := f.eng.DB.NewUpdate().Table("wallets").Set("state = ?", wallet.Frozen).Where("id = ?", f.w.ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := f.eng.Sweep(ctx); err != nil || st.Resigned != 0 || st.Failed != 1 {
+		t.Fatalf("sweep %+v %v", st, err)
+	}
+	if txn := f.row(t); txn.Status != payment.TxFailed || txn.Attempts != 1 || !strings.Contains(*txn.Error, "frozen") {
+		t.Fatalf("transaction %s, %d attempts, error %v", txn.Status, txn.Attempts, txn.Error)
+	}
+	if got := f.recipientUSDC(t); got != 0 {
+		t.Fatalf("recipient received %d", got)
+	}
+}
