@@ -360,3 +360,36 @@ func TestIssue22ResignFrozenWalletFails(t *testing.T) {
 		t.Fatalf("recipient received %d", got)
 	}
 }
+
+// A new attempt the node refuses (the wallet has no SOL left for the fee)
+// is never sent or signed again: it fails at its expiry with the node's
+// reason.
+func TestIssue22ResignRefusedAttemptFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ln := localnettest.Start(t)
+	f := newResignFixture(t, ln)
+	f.sendUnseen(t)
+	ln.SetLamports(t, f.w.Pubkey, 0)
+	if st, err := f.eng.Sweep(ctx); err != nil || st.Resigned != 1 {
+		t.Fatalf("sweep %+v %v", st, err)
+	}
+	if txn := f.row(t); txn.Attempts != 2 || txn.RefusedAt.IsZero() {
+		t.Fatalf("attempts %d, refused at %v", txn.Attempts, txn.RefusedAt)
+	}
+	ln.SetLamports(t, f.w.Pubkey, 1_000_000_000)
+	time.Sleep(5 * time.Millisecond)
+	if st, err := f.eng.Sweep(ctx); err != nil || st.Rebroadcast != 0 || st.Resigned != 0 {
+		t.Fatalf("sweep after the refusal %+v %v", st, err)
+	}
+	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
+	if st, err := f.eng.Sweep(ctx); err != nil || st.Failed != 1 || st.Resigned != 0 {
+		t.Fatalf("sweep after expiry %+v %v", st, err)
+	}
+	if txn := f.row(t); txn.Status != payment.TxFailed || txn.Attempts != 2 || !strings.Contains(*txn.Error, "refused by the node") {
+		t.Fatalf("transaction %s, %d attempts, error %v", txn.Status, txn.Attempts, txn.Error)
+	}
+	if got := f.recipientUSDC(t); got != 0 {
+		t.Fatalf("recipient received %d", got)
+	}
+}
