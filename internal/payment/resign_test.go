@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -392,4 +394,38 @@ func TestIssue22ResignRefusedAttemptFails(t *testing.T) {
 	if got := f.recipientUSDC(t); got != 0 {
 		t.Fatalf("recipient received %d", got)
 	}
+}
+
+// Two workers sweeping at once after the expiry: the payment is signed
+// again once, and lands once.
+func TestIssue22ResignConcurrentSweepsSignOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newResignFixture(t, localnettest.Start(t))
+	f.sendUnseen(t)
+	other := *f.eng
+	other.Nodes = map[solana.Network]payment.Node{solana.Devnet: payment.NewNode(f.ln.URL, solana.Devnet, 5*time.Second)}
+	var resigned atomic.Int32
+	deadline := time.Now().Add(30 * time.Second)
+	for f.row(t).Status != payment.TxConfirmed {
+		var wg sync.WaitGroup
+		for _, eng := range []*payment.Engine{f.eng, &other, f.eng, &other} {
+			wg.Go(func() {
+				st, err := eng.Sweep(ctx)
+				if err != nil {
+					t.Error(err)
+				}
+				resigned.Add(int32(st.Resigned))
+			})
+		}
+		wg.Wait()
+		if time.Now().After(deadline) {
+			t.Fatalf("transaction %s", f.row(t).Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := resigned.Load(); n != 1 {
+		t.Fatalf("signed again %d times", n)
+	}
+	f.checkLandedOnce(t)
 }
