@@ -127,6 +127,11 @@ type Transaction struct {
 	// FeePayer is the account's fee payer that paid the fee (and a new
 	// recipient account's rent); nil when the wallet paid.
 	FeePayer *string `json:"fee_payer"`
+	// Attempts counts the transactions signed for the payment (one more
+	// each time the current one expired unseen); PreviousSignatures are
+	// the expired ones', oldest first.
+	Attempts           int      `json:"attempts"`
+	PreviousSignatures []string `json:"previous_signatures"`
 }
 
 // Approval is a payment parked for a human.

@@ -88,7 +88,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	// verified as soon as it does, and signs nothing until then.
 	ctx, wrongChain := context.WithCancelCause(ctx)
 	defer wrongChain(nil)
-	engine := &payment.Engine{DB: db, Redis: rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}, Fees: cfg.PriorityFees, Log: log}
+	engine := &payment.Engine{DB: db, Redis: rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}, Fees: cfg.PriorityFees, MaxAttempts: cfg.SendMaxAttempts, Log: log}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		c := cfg.Client(n)
 		var wrong *solana.WrongChainError

@@ -28,12 +28,15 @@ const (
 	ActionSendBlocked         = "send.blocked"
 	ActionSendPendingApproval = "send.pending_approval"
 	ActionSendFailed          = "send.failed"
-	ActionApprovalApproved    = "approval.approved"
-	ActionApprovalRejected    = "approval.rejected"
-	ActionApprovalExpired     = "approval.expired"
-	ActionKeyCreated          = "key.created"
-	ActionKeyRotated          = "key.rotated"
-	ActionKeyRevoked          = "key.revoked"
+	// ActionSendResigned: a payment's transaction expired unseen and was
+	// signed again (a new attempt, a new signature).
+	ActionSendResigned     = "send.resigned"
+	ActionApprovalApproved = "approval.approved"
+	ActionApprovalRejected = "approval.rejected"
+	ActionApprovalExpired  = "approval.expired"
+	ActionKeyCreated       = "key.created"
+	ActionKeyRotated       = "key.rotated"
+	ActionKeyRevoked       = "key.revoked"
 	// ActionPermissionDenied: the permission table (or the requester
 	// rule) refused an operation; details name it and why.
 	ActionPermissionDenied = "permission.denied"
@@ -54,7 +57,7 @@ const (
 // Actions lists every action, for validating filters.
 var Actions = []string{
 	ActionWalletCreated, ActionPolicyUpdated, ActionWalletFrozen, ActionWalletUnfrozen,
-	ActionSendSent, ActionSendBlocked, ActionSendPendingApproval, ActionSendFailed,
+	ActionSendSent, ActionSendBlocked, ActionSendPendingApproval, ActionSendFailed, ActionSendResigned,
 	ActionApprovalApproved, ActionApprovalRejected, ActionApprovalExpired,
 	ActionKeyCreated, ActionKeyRotated, ActionKeyRevoked, ActionPermissionDenied,
 	ActionSignedIn, ActionSignInFailed, ActionSignedOut, ActionUserAdded, ActionUserChanged, ActionUserRemoved,

@@ -170,6 +170,10 @@ type Worker struct {
 	// PriorityFees: PRIORITY_FEE_PERCENTILE, PRIORITY_FEE_MIN_MICROLAMPORTS,
 	// PRIORITY_FEE_MAX_MICROLAMPORTS, PRIORITY_FEE_MAX_LAMPORTS.
 	PriorityFees solana.FeePolicy
+	// SEND_MAX_ATTEMPTS: how many transactions one payment may be signed
+	// as; a new one only after the current one expired unseen (1 never
+	// signs again).
+	SendMaxAttempts int
 }
 
 // Scheduler configures cmd/scheduler.
@@ -239,6 +243,7 @@ func LoadWorker(getenv Getenv) (Worker, error) {
 		ShutdownTimeout: r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
 		Webhooks:        r.webhooks(),
 		PriorityFees:    r.priorityFees(),
+		SendMaxAttempts: r.integer("SEND_MAX_ATTEMPTS", 3, 1, 10),
 	}
 	if c.WalletMasterKey == "" {
 		r.fail("WALLET_MASTER_KEY", "is required (`worker keygen` prints one)")

@@ -52,3 +52,19 @@ func TestIssue22PriorityFeeConfig(t *testing.T) {
 		t.Error("percentile 101 accepted")
 	}
 }
+
+func TestIssue22ResignMaxAttemptsConfig(t *testing.T) {
+	t.Parallel()
+	priv, _, _ := signer.GenerateMasterKey()
+	for raw, want := range map[string]int{"": 3, "1": 1, "5": 5} {
+		c, err := LoadWorker(env(map[string]string{"WALLET_MASTER_KEY": priv, "SEND_MAX_ATTEMPTS": raw}))
+		if err != nil || c.SendMaxAttempts != want {
+			t.Errorf("SEND_MAX_ATTEMPTS=%q: %d %v, want %d", raw, c.SendMaxAttempts, err, want)
+		}
+	}
+	for _, raw := range []string{"0", "11", "x"} {
+		if _, err := LoadWorker(env(map[string]string{"WALLET_MASTER_KEY": priv, "SEND_MAX_ATTEMPTS": raw})); err == nil || !strings.Contains(err.Error(), "SEND_MAX_ATTEMPTS") {
+			t.Errorf("SEND_MAX_ATTEMPTS=%q: %v", raw, err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/feepayer"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -110,7 +111,7 @@ func (s *server) feePayer(ctx context.Context) (*FeePayer, error) {
 		return out, nil
 	}
 	out.Enabled, out.Address, out.Budget = f.Enabled, f.Pubkey, SOL(f.DailyBudget)
-	spent, count, err := feepayer.SpentToday(ctx, s.DB, p.AccountID, time.Now())
+	spent, count, err := feepayer.SpentToday(ctx, s.DB, p.AccountID, time.Now(), uuid.Nil)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}

@@ -450,12 +450,13 @@ func TestSendWithoutWorkerIs503AndNeverExecutes(t *testing.T) {
 }
 
 // A node that silently drops every transaction: the send is answered
-// sent, the transaction fails once its blockhash expires, and the day's
-// reservation is released.
+// sent, the transaction fails once its blockhash expires (with no attempt
+// left), and the day's reservation is released.
 func TestDroppedTransactionFailsAndReleases(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t)
 	e := newEnv(t, envOpts{ln: ln})
+	e.engine = func(eng *payment.Engine) { eng.MaxAttempts = 1 } // signed once (re-signing: TestIssue22Resign*)
 	eng, _ := e.startWorker()
 	id, _ := e.agent(nil, 10_000_000)
 	to := newAddress()
@@ -625,6 +626,7 @@ func TestFailureAfterSentIsReported(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t)
 	e := newEnv(t, envOpts{ln: ln})
+	e.engine = func(eng *payment.Engine) { eng.MaxAttempts = 1 } // signed once (re-signing: TestIssue22Resign*)
 	eng, _ := e.startWorker()
 	hook := newReceiver(t, nil)
 	e.createEndpoint(hook.URL, "tx.failed")

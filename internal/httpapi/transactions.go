@@ -32,6 +32,9 @@ type Transaction struct {
 	ApprovalID   *string   `json:"approval_id" nullable:"true" doc:"The approval it came from (ap_…), or null when the policy let it through directly." example:"ap_7c9e6679-7425-40de-944b-e07fc1f90ae7"`
 	FeeLamports  *int64    `json:"fee_lamports" nullable:"true" doc:"The network fee in lamports, paid by the wallet (or by the account's fee payer, fee_payer) when the transaction lands: 5,000 per signature plus the priority fee (its compute-unit price times the compute units it requests). Null for transactions signed before fees were recorded." example:"6050"`
 	FeePayer     *string   `json:"fee_payer" nullable:"true" doc:"The account's fee payer that signed it and pays its fee and, when the recipient had no USDC account, that account's rent (fee sponsorship); null when the wallet paid." example:"5tGqLDnFh8mnXGxMwHWRpY7yTQh1w6fDS3cGHQMgD7oB"`
+	Attempts     int       `json:"attempts" minimum:"1" doc:"How many transactions were signed for this payment: 1, plus one each time the current one's blockhash expired before it landed and the payment was signed again (up to the worker's SEND_MAX_ATTEMPTS). signature and fee_lamports are the current attempt's." example:"1"`
+	// PreviousSignatures are never null: a payment signed once has none.
+	PreviousSignatures []string `json:"previous_signatures" doc:"The signatures of the earlier attempts, oldest first: each expired unseen and can never land. A send's Idempotency-Key replay keeps answering the first signature." example:"[]"`
 }
 
 // MaxTransactionsPage is the largest page of GET /transactions.
@@ -152,6 +155,10 @@ func transactionOf(t *payment.Transaction) Transaction {
 		ID: t.ID.String(), Signature: t.Signature, Kind: t.Kind, Direction: t.Direction,
 		Amount: USDC(t.Amount), Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
 		CreatedAt: t.CreatedAt.UTC(), WalletID: t.WalletID.String(), FeeLamports: t.FeeLamports, FeePayer: t.FeePayer,
+		Attempts: max(t.Attempts, 1), PreviousSignatures: t.PreviousSignatures,
+	}
+	if out.PreviousSignatures == nil {
+		out.PreviousSignatures = []string{}
 	}
 	if t.ApprovalID.Valid {
 		id := approval.PublicID(t.ApprovalID.UUID)

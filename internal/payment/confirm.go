@@ -41,6 +41,8 @@ func (e *Engine) firstBroadcastGrace() time.Duration {
 // SweepStats counts what one sweep did.
 type SweepStats struct {
 	Checked, Confirmed, Failed, Rebroadcast int
+	// Resigned: expired unseen and signed again (a new attempt recorded).
+	Resigned int
 	// Skipped: another sweep was running (in any worker); this one did
 	// nothing.
 	Skipped bool
@@ -52,6 +54,10 @@ type SweepStats struct {
 const (
 	MaxSweepChecks       = 4 * solana.MaxSignatureStatuses // per network
 	MaxSweepRebroadcasts = 64
+	// MaxSweepResigns bounds the re-signs of one sweep (each reads a
+	// blockhash, the fee market and the recipient's account, one at a
+	// time); the rest wait for the next sweep.
+	MaxSweepResigns = 16
 )
 
 // sweepLock is the advisory lock (per database) that lets one sweep run at
@@ -76,8 +82,10 @@ func (g *SweepGauge) Peak() int64 { return g.peak.Load() }
 // Sweep settles pending transactions: it asks the node for their statuses
 // (≤ 256 per call), confirms the landed ones (emitting tx.sent), fails the
 // ones the cluster rejected or whose blockhash expired unseen (releasing
-// their reservation), and re-broadcasts the same bytes of the rest. A new
-// signature is never made here. Only one sweep runs at a time across all
+// their reservation), and re-broadcasts the same bytes of the rest. A
+// payment whose transaction expired unseen is signed again (resign) up to
+// MaxAttempts transactions before it fails; nothing else makes a new
+// signature. Only one sweep runs at a time across all
 // workers (an advisory lock held in a transaction for the sweep's length,
 // released if its worker dies); a sweep that finds it held does nothing
 // (Skipped). Its work is bounded by MaxSweepChecks and
@@ -101,14 +109,15 @@ func (e *Engine) Sweep(ctx context.Context) (SweepStats, error) {
 		e.Sweeps.enter()
 		defer e.Sweeps.leave()
 	}
-	resend := MaxSweepRebroadcasts
+	resend, resign := MaxSweepRebroadcasts, MaxSweepResigns
 	var errs []error
 	for network, node := range e.Nodes {
-		st, err := e.sweepNetwork(ctx, network, node, &resend)
+		st, err := e.sweepNetwork(ctx, network, node, &resend, &resign)
 		total.Checked += st.Checked
 		total.Confirmed += st.Confirmed
 		total.Failed += st.Failed
 		total.Rebroadcast += st.Rebroadcast
+		total.Resigned += st.Resigned
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", network, err))
 		}
@@ -117,8 +126,9 @@ func (e *Engine) Sweep(ctx context.Context) (SweepStats, error) {
 }
 
 // sweepNetwork sweeps one network's oldest MaxSweepChecks pending
-// transactions; resend is what remains of the sweep's re-broadcasts.
-func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node Node, resend *int) (SweepStats, error) {
+// transactions; resend and resign are what remain of the sweep's
+// re-broadcasts and re-signs.
+func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node Node, resend, resign *int) (SweepStats, error) {
 	var st SweepStats
 	// Another chain's statuses would confirm or fail transactions falsely.
 	if err := node.Client.ChainErr(); err != nil {
@@ -137,7 +147,8 @@ func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node 
 	for {
 		var batch []Transaction
 		q := e.DB.NewSelect().Model(&batch).
-			Column("id", "account_id", "wallet_id", "approval_id", "signature", "signed_tx", "last_valid_block_height", "amount_micros", "counterparty", "memo", "error", "refused_at", "created_at").
+			Column("id", "account_id", "wallet_id", "request_id", "approval_id", "network", "signature", "signed_tx", "last_valid_block_height",
+				"amount_micros", "counterparty", "memo", "error", "refused_at", "attempts", "created_at").
 			// The grace runs from the commit, on the database's clock.
 			ColumnExpr("signed_at > clock_timestamp() - ? * interval '1 microsecond' AS in_grace", e.firstBroadcastGrace().Microseconds()).
 			Where("status = ? AND network = ?", TxPending, network).
@@ -153,7 +164,7 @@ func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node 
 		}
 		last := batch[len(batch)-1]
 		after.at, after.id = last.CreatedAt, last.ID
-		if err := e.sweepBatch(ctx, node, height, batch, &st, resend); err != nil {
+		if err := e.sweepBatch(ctx, node, height, batch, &st, resend, resign); err != nil {
 			return st, err
 		}
 		if len(batch) < solana.MaxSignatureStatuses || st.Checked >= MaxSweepChecks {
@@ -162,7 +173,7 @@ func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node 
 	}
 }
 
-func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch []Transaction, st *SweepStats, budget *int) error {
+func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch []Transaction, st *SweepStats, budget, resigns *int) error {
 	st.Checked += len(batch)
 	statuses, err := node.Client.SignatureStatuses(ctx, false, signatures(batch))
 	if err != nil {
@@ -216,6 +227,15 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 				err = e.settle(ctx, t, true, "", st)
 			case !s.Found && !t.RefusedAt.IsZero() && t.Error != nil:
 				err = e.settle(ctx, t, false, *t.Error+"; its blockhash has expired", st)
+			case !s.Found && t.RefusedAt.IsZero() && t.Attempts < e.maxAttempts():
+				// It can never land: the same payment is signed again
+				// (by a later sweep past this one's bound).
+				if *resigns > 0 {
+					*resigns--
+					err = e.resign(ctx, node, height, t, st)
+				}
+			case !s.Found && t.Attempts > 1:
+				err = e.settle(ctx, t, false, fmt.Sprintf("expired: the blockhash of each of its %d attempts expired before it landed", t.Attempts), st)
 			case !s.Found:
 				err = e.settle(ctx, t, false, "expired: the blockhash expired before the transaction landed", st)
 			}

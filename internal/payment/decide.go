@@ -49,6 +49,10 @@ type Engine struct {
 	// FirstBroadcastGrace is how long after its commit the sweep leaves
 	// a transaction to its worker's first broadcast (0: 3 s).
 	FirstBroadcastGrace time.Duration
+	// MaxAttempts is how many transactions one payment may be signed as:
+	// its first, then one more each time the current one expired unseen
+	// (0: DefaultMaxAttempts). Only after the last expired does it fail.
+	MaxAttempts int
 	// Sweeps counts running sweeps; nil counts nothing.
 	Sweeps *SweepGauge
 	Now    func() time.Time
@@ -293,9 +297,49 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 		e.log().WarnContext(ctx, "no blockhash; nothing signed", "wallet_id", w.ID, "err", err)
 		return nil, errNoBlockhash
 	}
+	st, err := e.signSpend(ctx, tx, node, w, s, bh, func(t solana.Transfer) []uint64 { return e.readFees(ctx, node, s.network, t) }, uuid.Nil, at)
+	if err != nil {
+		return nil, err
+	}
+	t := Transaction{
+		ID: uuid.New(), AccountID: s.accountID, WalletID: s.walletID,
+		RequestID: s.requestID, ApprovalID: s.approvalID,
+		Network: s.network, Signature: st.signature, Kind: "usdc", Direction: "send",
+		Amount: s.amount, Counterparty: s.to, Memo: s.memo, Status: TxPending,
+		SignedTx: st.raw, LastValidBlockHeight: st.lastValid, FeeLamports: &st.fee, Attempts: 1,
+		FeePayer: st.feePayer, SponsoredLamports: st.sponsored,
+		CreatedAt: at, UpdatedAt: at,
+	}
+	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("insert transaction: %w", err)
+	}
+	return &t, nil
+}
+
+// signedTransfer is a spend's transfer built and signed, not yet stored.
+type signedTransfer struct {
+	raw       []byte
+	signature string
+	lastValid uint64 // its blockhash's last valid block height
+	fee       int64  // lamports it pays if it lands
+	// feePayer is the account's fee payer that co-signed it (nil: the
+	// wallet pays) and sponsored what it is counted for in its budget.
+	feePayer  *string
+	sponsored *int64
+}
+
+// signSpend builds s's transfer on blockhash bh, priced from the market
+// that fees reads for it (by the engine's fee policy), and signs it with
+// w's key (and the account's fee payer's, when sponsorship is on; its
+// budget is checked under its row lock, held by tx). A market above the
+// cap is an errFeeAboveCap, a budget passed an errFeePayerBudget: nothing
+// is signed. The first send and a re-sign after expiry both sign here;
+// replacing is the transaction a re-sign replaces (its current attempt is
+// not counted against the budget twice), uuid.Nil at the first send.
+func (e *Engine) signSpend(ctx context.Context, tx bun.Tx, node Node, w *wallet.Wallet, s *spend, bh solana.Blockhash, fees func(solana.Transfer) []uint64, replacing uuid.UUID, at time.Time) (signedTransfer, error) {
 	to, err := sol.PublicKeyFromBase58(s.to)
 	if err != nil {
-		return nil, fmt.Errorf("recipient %q: %w", s.to, err)
+		return signedTransfer{}, fmt.Errorf("recipient %q: %w", s.to, err)
 	}
 	memo := ""
 	if s.memo != nil {
@@ -308,67 +352,59 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	// without sponsorship the lock. Enabled after it, sponsorship starts
 	// with the next send.
 	if f, ok, err := feepayer.Get(ctx, tx, s.accountID); err != nil {
-		return nil, err
+		return signedTransfer{}, err
 	} else if ok && f.Enabled {
 		transfer.FeePayer = f.PublicKey()
 	}
 	// The fee reading (normally cached) and the recipient's account are
 	// read at once: a slow node costs the held locks one wait, not two.
 	market := make(chan []uint64, 1)
-	go func(t solana.Transfer) { market <- e.readFees(ctx, node, s.network, t) }(transfer) // a copy: transfer changes below
+	go func(t solana.Transfer) { market <- fees(t) }(transfer) // a copy: transfer changes below
 	transfer.RecipientAccountExists = e.recipientExists(ctx, node, to)
 	units, err := solana.TransferComputeUnits(s.network, transfer)
 	if err != nil {
-		return nil, fmt.Errorf("compute units: %w", err)
+		return signedTransfer{}, fmt.Errorf("compute units: %w", err)
 	}
 	if transfer.ComputeUnitPrice, err = e.price(ctx, s.network, <-market, units); err != nil {
-		return nil, err
+		return signedTransfer{}, err
 	}
 	var payer *feepayer.FeePayer
 	var sponsored int64
 	if !transfer.FeePayer.IsZero() {
-		if payer, sponsored, err = e.sponsor(ctx, tx, s, &transfer, units, at); err != nil {
-			return nil, err
+		if payer, sponsored, err = e.sponsor(ctx, tx, s, &transfer, units, replacing, at); err != nil {
+			return signedTransfer{}, err
 		}
 	}
 	unsigned, err := node.Client.BuildTransfer(transfer, bh)
 	if err != nil {
-		return nil, fmt.Errorf("build transfer: %w", err)
+		return signedTransfer{}, fmt.Errorf("build transfer: %w", err)
 	}
 	secret, err := e.Keys.Open(signer.Sealed{KeyID: w.SecretKeyID, Ciphertext: w.SecretSealed}, ed25519.PublicKey(w.PublicKey().Bytes()))
 	if err != nil {
-		return nil, fmt.Errorf("open wallet %s secret: %w", w.ID, err)
+		return signedTransfer{}, fmt.Errorf("open wallet %s secret: %w", w.ID, err)
 	}
 	defer clear(secret)
 	var more []ed25519.PrivateKey
 	if payer != nil {
 		fps, err := e.Keys.Open(payer.Sealed(), ed25519.PublicKey(payer.PublicKey().Bytes()))
 		if err != nil {
-			return nil, fmt.Errorf("open the fee payer's secret: %w", err)
+			return signedTransfer{}, fmt.Errorf("open the fee payer's secret: %w", err)
 		}
 		defer clear(fps)
 		more = append(more, fps)
 	}
 	raw, sig, err := solana.Sign(unsigned, secret, more...)
 	if err != nil {
-		return nil, err
+		return signedTransfer{}, err
 	}
-	fee := int64(transfer.FeeLamports(units, transfer.ComputeUnitPrice))
-	t := Transaction{
-		ID: uuid.New(), AccountID: s.accountID, WalletID: s.walletID,
-		RequestID: s.requestID, ApprovalID: s.approvalID,
-		Network: s.network, Signature: sig.String(), Kind: "usdc", Direction: "send",
-		Amount: s.amount, Counterparty: s.to, Memo: s.memo, Status: TxPending,
-		SignedTx: raw, LastValidBlockHeight: bh.LastValidBlockHeight, FeeLamports: &fee,
-		CreatedAt: at, UpdatedAt: at,
+	st := signedTransfer{
+		raw: raw, signature: sig.String(), lastValid: bh.LastValidBlockHeight,
+		fee: int64(transfer.FeeLamports(units, transfer.ComputeUnitPrice)),
 	}
 	if payer != nil {
-		t.FeePayer, t.SponsoredLamports = payer.Pubkey, &sponsored
+		st.feePayer, st.sponsored = payer.Pubkey, &sponsored
 	}
-	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("insert transaction: %w", err)
-	}
-	return &t, nil
+	return st, nil
 }
 
 // errFeePayerBudget: the account's fee payer would pass its daily budget
@@ -396,7 +432,7 @@ func solString(lamports int64) string {
 // every earlier sponsored transaction of the day counted; over it,
 // errFeePayerBudget. Turned off since the fee reading: the wallet pays,
 // nil.
-func (e *Engine) sponsor(ctx context.Context, tx bun.Tx, s *spend, t *solana.Transfer, units uint32, at time.Time) (*feepayer.FeePayer, int64, error) {
+func (e *Engine) sponsor(ctx context.Context, tx bun.Tx, s *spend, t *solana.Transfer, units uint32, replacing uuid.UUID, at time.Time) (*feepayer.FeePayer, int64, error) {
 	f, ok, err := feepayer.Lock(ctx, tx, s.accountID)
 	if err != nil {
 		return nil, 0, err
@@ -410,7 +446,7 @@ func (e *Engine) sponsor(ctx context.Context, tx bun.Tx, s *spend, t *solana.Tra
 	if !t.RecipientAccountExists {
 		cost += solana.TokenAccountRentLamports
 	}
-	spent, _, err := feepayer.SpentToday(ctx, tx, s.accountID, at)
+	spent, _, err := feepayer.SpentToday(ctx, tx, s.accountID, at, replacing)
 	if err != nil {
 		return nil, 0, err
 	}

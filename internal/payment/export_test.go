@@ -11,3 +11,6 @@ func (e *Engine) Rebroadcast(ctx context.Context, ts []Transaction) SweepStats {
 	}
 	return st
 }
+
+// SetCrashPoint makes the re-sign path call f at each of its steps.
+func SetCrashPoint(f func(step string)) { crashPoint = f }

@@ -150,12 +150,20 @@ type Transaction struct {
 	// transfer may make it (counted against its daily budget).
 	FeePayer          *string `bun:"fee_payer"`
 	SponsoredLamports *int64  `bun:"sponsored_lamports"`
+	// Attempts counts the transactions signed for this payment: one more
+	// each time the current one expired unseen and was signed again
+	// (resign.go). Signature, SignedTx, LastValidBlockHeight and
+	// FeeLamports are the current attempt's.
+	Attempts int `bun:"attempts,nullzero"`
 	// RefusedAt: the node refused its first broadcast; it is never sent
 	// again, and fails (releasing its reservation) once its blockhash has
 	// expired.
 	RefusedAt bun.NullTime `bun:"refused_at"`
 	CreatedAt time.Time    `bun:"created_at"`
 	UpdatedAt time.Time    `bun:"updated_at"`
+	// PreviousSignatures (list reads) are the signatures of its earlier,
+	// expired attempts, oldest first.
+	PreviousSignatures []string `bun:"previous_signatures,array,scanonly"`
 	// InGrace (sweep reads): committed less than firstBroadcastGrace ago
 	// on the database's clock.
 	InGrace bool `bun:"in_grace,scanonly"`
@@ -194,6 +202,8 @@ type TxFilter struct {
 func ListTransactions(ctx context.Context, db bun.IDB, accountID uuid.UUID, f TxFilter) ([]Transaction, error) {
 	ts := []Transaction{}
 	q := db.NewSelect().Model(&ts).ExcludeColumn("signed_tx").
+		ColumnExpr(`(SELECT array_agg(a.signature ORDER BY a.attempt) FROM transaction_attempts AS a
+			WHERE a.transaction_id = "transaction".id) AS previous_signatures`).
 		Where("account_id = ?", accountID).
 		Order("created_at DESC", "id DESC").Limit(int64(f.Limit))
 	if f.WalletID.Valid {
@@ -221,11 +231,14 @@ func ListTransactions(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Tx
 }
 
 // TransactionStatus is the status of the account's transaction with
-// signature ("" when there is none).
+// signature ("" when there is none). A signature of an earlier attempt
+// (one that expired and was signed again) finds its payment's status.
 func TransactionStatus(ctx context.Context, db bun.IDB, accountID uuid.UUID, signature string) (string, error) {
 	var status string
 	err := db.NewSelect().Table("transactions").Column("status").
-		Where("account_id = ? AND signature = ?", accountID, signature).Scan(ctx, &status)
+		Where("account_id = ?", accountID).
+		Where("(signature = ? OR id = (SELECT transaction_id FROM transaction_attempts WHERE signature = ?))", signature, signature).
+		Scan(ctx, &status)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

@@ -126,9 +126,9 @@ func (d Deps) confirmSweep(ctx context.Context, _ *asynq.Task) error {
 		d.Log.DebugContext(ctx, "confirmation sweep skipped: another is running")
 		return nil
 	}
-	if st.Confirmed+st.Failed+st.Rebroadcast > 0 {
+	if st.Confirmed+st.Failed+st.Rebroadcast+st.Resigned > 0 {
 		d.Log.InfoContext(ctx, "confirmation sweep", "checked", st.Checked, "confirmed", st.Confirmed,
-			"failed", st.Failed, "rebroadcast", st.Rebroadcast)
+			"failed", st.Failed, "rebroadcast", st.Rebroadcast, "resigned", st.Resigned)
 	}
 	return nil
 }

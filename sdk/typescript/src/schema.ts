@@ -1982,6 +1982,12 @@ export interface components {
              */
             approval_id: string | null;
             /**
+             * Format: int64
+             * @description How many transactions were signed for this payment: 1, plus one each time the current one's blockhash expired before it landed and the payment was signed again (up to the worker's SEND_MAX_ATTEMPTS). signature and fee_lamports are the current attempt's.
+             * @example 1
+             */
+            attempts: number;
+            /**
              * @description The recipient's address.
              * @example 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
              */
@@ -2026,6 +2032,11 @@ export interface components {
              * @example invoice 1234
              */
             memo: string | null;
+            /**
+             * @description The signatures of the earlier attempts, oldest first: each expired unseen and can never land. A send's Idempotency-Key replay keeps answering the first signature.
+             * @example []
+             */
+            previous_signatures: string[];
             /**
              * @description On-chain signature.
              * @example 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW

@@ -7,7 +7,7 @@ import { actor, errorText, when } from './format';
 // the full list, which the page shows.
 const ACTIONS = [
   'wallet.created', 'policy.updated', 'wallet.frozen', 'wallet.unfrozen',
-  'send.sent', 'send.blocked', 'send.pending_approval', 'send.failed',
+  'send.sent', 'send.blocked', 'send.pending_approval', 'send.failed', 'send.resigned',
   'approval.approved', 'approval.rejected', 'approval.expired',
   'key.created', 'key.rotated', 'key.revoked', 'permission.denied',
   'session.signed_in', 'session.refused', 'session.signed_out',

@@ -108,6 +108,12 @@ export function TransactionsPage({ session }: { session: Session }) {
                 <td>{t.memo ?? ''}</td>
                 <td>
                   <TxStatus status={t.status} />
+                  {t.attempts > 1 && (
+                    <small title={`Signed again after expiry; earlier signatures: ${t.previous_signatures.join(', ')}`}>
+                      {' '}
+                      ({t.attempts} attempts)
+                    </small>
+                  )}
                 </td>
                 <td>
                   <TxLinks t={t} network={session.network} />

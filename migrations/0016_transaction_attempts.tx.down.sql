@@ -1,0 +1,2 @@
+DROP TABLE transaction_attempts;
+ALTER TABLE transactions DROP COLUMN attempts;
