@@ -219,7 +219,7 @@ func (p *pool) candidates() []*node {
 	if len(healthy) > 0 {
 		best := 0
 		for i, v := range healthy {
-			if 2*v.latency < healthy[best].latency {
+			if v.latency > 0 && 2*v.latency < healthy[best].latency { // unmeasured: no claim
 				best = i
 			}
 		}
