@@ -56,8 +56,8 @@ func TestIssue22FailoverSendsLandExactlyOnce(t *testing.T) {
 		})
 	}
 	// Three phases of a third of the sends each: the first node refusing
-	// connections; both up (the first back, verified again by the
-	// worker); the second down.
+	// connections; both up (the first back, verified by the worker); the
+	// second going down a quarter into the last phase.
 	start := time.Now()
 	phase := func(from, to int) {
 		for i := from; i < to; i++ {
@@ -78,8 +78,14 @@ func TestIssue22FailoverSendsLandExactlyOnce(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	phase(n/3, 2*n/3)
-	second.Set(t, localnettest.ProxyFaults{Refuse: true})
+	// The second goes down with sends in flight.
 	before := first.Calls("sendTransaction")
+	go func() {
+		for done.Load() < int64(2*n/3+n/12) && !t.Failed() {
+			time.Sleep(time.Millisecond)
+		}
+		second.Set(t, localnettest.ProxyFaults{Refuse: true})
+	}()
 	phase(2*n/3, n)
 	close(work)
 	wg.Wait()
