@@ -351,7 +351,7 @@ func (p *pool) route(ctx context.Context, method string, call func(context.Conte
 		}
 		err := call(ctx, n)
 		if !nodeFault(err) { // an answer
-			if pn != nil && err == nil {
+			if pn != nil {
 				pn.n = n
 			}
 			return err
