@@ -26,9 +26,10 @@ import (
 var ErrUnavailable = fmt.Errorf("%w: no node answered", ErrRPC)
 
 // Node health: a node that fails is skipped for a backoff that doubles
-// from backoffMin with each consecutive failure up to backoffMax, then
-// probed (getGenesisHash, which also re-checks its chain); an answer
-// brings it back at once.
+// from backoffMin with each failure up to backoffMax, then probed
+// (getGenesisHash, which also re-checks its chain); an answer brings it
+// back at once, and the count starts over once it has served 2×backoffMax
+// without failing (a flaky node does not come back every second).
 const (
 	backoffMin = time.Second
 	backoffMax = 30 * time.Second
@@ -53,7 +54,8 @@ type node struct {
 	state    nodeState
 	wrong    error // the *WrongChainError, when state is nodeWrong
 	down     bool
-	fails    int // consecutive
+	fails    int // recent failures (see failed)
+	lastFail time.Time
 	retryAt  time.Time
 	probing  bool
 	latency  time.Duration // moving average of answered calls
@@ -141,10 +143,13 @@ func (p *pool) redact(msg string) string {
 	return msg
 }
 
+// succeeded brings the node back. Its failure count stays until it has
+// served a while (see failed): a node that fails again soon after coming
+// back rests twice as long as before.
 func (n *node) succeeded(d time.Duration) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.down, n.fails = false, 0
+	n.down = false
 	if n.latency == 0 {
 		n.latency = d
 	} else {
@@ -152,12 +157,17 @@ func (n *node) succeeded(d time.Duration) {
 	}
 }
 
+// failed rests the node: 1 s, doubling with each failure up to 30 s. A
+// node that served for twice the cap since its last failure starts over.
 func (n *node) failed(now time.Time, msg string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if !n.down && now.Sub(n.lastFail) > 2*backoffMax {
+		n.fails = 0
+	}
 	n.fails++
 	d := backoffMin << min(n.fails-1, 5)
-	n.down, n.retryAt, n.lastErr = true, now.Add(min(d, backoffMax)), msg
+	n.down, n.retryAt, n.lastErr, n.lastFail = true, now.Add(min(d, backoffMax)), msg, now
 }
 
 // usable: the node may be asked (its chain verified, or no check).

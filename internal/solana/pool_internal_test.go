@@ -6,7 +6,8 @@ import (
 )
 
 // A failing node's backoff doubles from 1 s and stops at 30 s, so a node
-// down for long is still probed twice a minute; one answer resets it.
+// down for long is still probed twice a minute; it starts over only once
+// the node has served a minute without failing (no flapping).
 func TestIssue22FailoverBackoffDoublesUpToItsCap(t *testing.T) {
 	n := &node{}
 	now := time.Unix(1_700_000_000, 0)
@@ -21,9 +22,17 @@ func TestIssue22FailoverBackoffDoublesUpToItsCap(t *testing.T) {
 			t.Fatalf("backoffs %v, want %v seconds", got, want)
 		}
 	}
+	// Back, and failing again soon: it rests the longest again.
 	n.succeeded(time.Millisecond)
-	n.failed(now, "down")
-	if d := n.retryAt.Sub(now); d != time.Second || !n.down {
-		t.Fatalf("after an answer, the next failure rests %s", d)
+	n.failed(now.Add(40*time.Second), "flaky")
+	if d := n.retryAt.Sub(now.Add(40 * time.Second)); d != 30*time.Second || !n.down {
+		t.Fatalf("failing soon after coming back rests %s", d)
+	}
+	// Served a minute without failing: it starts over at 1 s.
+	n.succeeded(time.Millisecond)
+	later := now.Add(40*time.Second + 61*time.Second)
+	n.failed(later, "down")
+	if d := n.retryAt.Sub(later); d != time.Second || !n.down {
+		t.Fatalf("after serving a while, the next failure rests %s", d)
 	}
 }
