@@ -471,3 +471,28 @@ func TestIssue22FailoverChainIsVerifiedPerNode(t *testing.T) {
 		}
 	})
 }
+
+// Reads go to the healthiest node: a node listed first but much slower
+// (measured by the chain check) gives way to a faster one.
+func TestIssue22FailoverReadsPreferTheFasterNode(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	ps, urls := proxies(t, ln, 2)
+	ps[0].Set(t, localnettest.ProxyFaults{Delay: 150 * time.Millisecond})
+	c := solana.NewPoolClient(urls, solana.Devnet, time.Second).CheckChain(solana.ChainCheck{Variable: "SOLANA_RPC_URL_DEVNET", LocalChain: true})
+	if err := c.VerifyChain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	owner := sol.NewWallet().PublicKey()
+	for range 5 {
+		if _, err := c.Balance(context.Background(), owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if slow, fast := ps[0].Calls("getMultipleAccounts"), ps[1].Calls("getMultipleAccounts"); slow != 0 || fast != 5 {
+		t.Fatalf("reads: %d to the slow node, %d to the fast one", slow, fast)
+	}
+	if h := healthOf(t, c, urls[0]); !h.Up || h.Latency < 150*time.Millisecond {
+		t.Fatalf("the slow node is reported %+v", h)
+	}
+}
