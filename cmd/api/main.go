@@ -133,7 +133,7 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 			}
 		}
 		go c.WatchChain(ctx, 30*time.Second, log, func(err error) {
-			log.Error("the Solana node is of the wrong chain; its network's balances answer 503", "network", n, "err", err)
+			log.Error("a Solana node is of the wrong chain and is not used (with no other node, the network's balances answer 503)", "network", n, "err", err)
 		})
 		clients[n] = c
 	}

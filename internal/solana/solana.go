@@ -94,7 +94,7 @@ func NewPoolClient(urls []string, network Network, timeout time.Duration) *Clien
 		names[i] = n.name
 	}
 	return &Client{rpc: rpc.NewWithCustomRPCClient(p), pool: p, network: network,
-		timeout:  timeout * time.Duration(min(len(urls), maxReadAttempts)),
+		timeout:  timeout * time.Duration(max(1, min(len(urls), maxReadAttempts))),
 		redacted: strings.Join(names, ", "), secrets: p.secrets}
 }
 
