@@ -125,10 +125,15 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		c := cfg.Client(n)
 		if err := c.VerifyChain(ctx); err != nil {
-			log.Error("the Solana node is not verified; its network's balances answer 503 until it is", "network", n, "err", err)
+			log.Error("no Solana node of the network is verified; its balances answer 503 until one is", "network", n, "err", err)
+		}
+		for _, h := range c.Health() {
+			if !h.Up {
+				log.Warn("a Solana node is not used for now", "network", h.Network, "node", h.Node, "state", h.State, "err", h.Error)
+			}
 		}
 		go c.WatchChain(ctx, 30*time.Second, log, func(err error) {
-			log.Error("the Solana node is of the wrong chain; its network's balances answer 503", "network", n, "err", err)
+			log.Error("a Solana node is of the wrong chain and is not used (with no other node, the network's balances answer 503)", "network", n, "err", err)
 		})
 		clients[n] = c
 	}

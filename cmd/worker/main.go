@@ -95,8 +95,9 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 		if err := c.VerifyChain(ctx); errors.As(err, &wrong) {
 			return err
 		} else if err != nil {
-			log.Warn("the Solana node did not answer getGenesisHash; nothing is signed for its network until it does", "network", n, "err", err)
+			log.Warn("no Solana node of the network answered getGenesisHash; nothing is signed for it until one does", "network", n, "err", err)
 		}
+		logNodesDown(log, c)
 		go c.WatchChain(ctx, chainCheckEvery, log, func(err error) { wrongChain(err) })
 		engine.Nodes[n] = payment.NodeOf(c)
 	}
@@ -141,6 +142,16 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 		return err
 	}
 	return nil
+}
+
+// logNodesDown names the nodes not used yet: each is checked again, and
+// used once it answers its network's genesis hash.
+func logNodesDown(log *slog.Logger, c *solana.Client) {
+	for _, h := range c.Health() {
+		if !h.Up {
+			log.Warn("a Solana node is not used for now", "network", h.Network, "node", h.Node, "state", h.State, "err", h.Error)
+		}
+	}
 }
 
 // chainCheckEvery is how often each node's genesis hash is checked again

@@ -111,3 +111,30 @@ func TestServeRefusesANodeOfAnotherChain(t *testing.T) {
 		t.Fatalf("with SOLANA_LOCAL_CHAIN: %v", err)
 	}
 }
+
+// With a node list, a node of another chain still refuses the start even
+// when another is down; with SOLANA_LOCAL_CHAIN, one node passing starts
+// the worker though the other is down (it is used once it answers).
+func TestIssue22FailoverServeChecksEveryNodeOfAList(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	_, redisURL := redistest.New(t)
+	priv, _, _ := signer.GenerateMasterKey()
+	env := map[string]string{
+		"DATABASE_URL": pgtest.NewURL(t, true), "REDIS_URL": redisURL, "WALLET_MASTER_KEY": priv, "LOG_LEVEL": "error",
+		"SOLANA_RPC_URL_MAINNET": "http://127.0.0.1:1, " + ln.URL, "SOLANA_RPC_URL_DEVNET": "http://127.0.0.1:1",
+		"SOLANA_RPC_TIMEOUT": "1s",
+	}
+	err := run(context.Background(), nil, func(k string) string { return env[k] }, nil)
+	var wrong *solana.WrongChainError
+	if !errors.As(err, &wrong) || !strings.Contains(err.Error(), "SOLANA_RPC_URL_MAINNET") {
+		t.Fatalf("err %v", err)
+	}
+	env["SOLANA_LOCAL_CHAIN"] = "true"
+	env["SOLANA_RPC_URL_DEVNET"] = ln.URL + ",http://127.0.0.1:1"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := run(ctx, nil, func(k string) string { return env[k] }, nil); err != nil {
+		t.Fatalf("with SOLANA_LOCAL_CHAIN: %v", err)
+	}
+}

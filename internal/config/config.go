@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,18 +58,18 @@ type Common struct {
 	LogLevel    slog.Level // LOG_LEVEL: debug, info, warn, error
 }
 
-// Solana is where each network's RPC node is.
+// Solana is where each network's RPC nodes are.
 type Solana struct {
-	DevnetRPCURL  string        // SOLANA_RPC_URL_DEVNET
-	MainnetRPCURL string        // SOLANA_RPC_URL_MAINNET
-	RPCTimeout    time.Duration // SOLANA_RPC_TIMEOUT: bound on every RPC call
+	DevnetRPCURLs  []string      // SOLANA_RPC_URL_DEVNET, comma-separated
+	MainnetRPCURLs []string      // SOLANA_RPC_URL_MAINNET, comma-separated
+	RPCTimeout     time.Duration // SOLANA_RPC_TIMEOUT: bound on one call to one node
 	// LocalChain (SOLANA_LOCAL_CHAIN) accepts nodes of a local chain for
 	// both networks: without it each node must answer its network's
 	// genesis hash (mainnet-beta's, devnet's) before it is used.
 	LocalChain bool
 }
 
-// RPCVariable names the setting of a network's node, for messages.
+// RPCVariable names the setting of a network's nodes, for messages.
 func (s Solana) RPCVariable(n solana.Network) string {
 	if n == solana.Mainnet {
 		return "SOLANA_RPC_URL_MAINNET"
@@ -76,18 +77,19 @@ func (s Solana) RPCVariable(n solana.Network) string {
 	return "SOLANA_RPC_URL_DEVNET"
 }
 
-// Client is a network's RPC client that vets its node's chain.
+// Client is a network's RPC client over its nodes, each used only once
+// its chain is verified.
 func (s Solana) Client(n solana.Network) *solana.Client {
-	return solana.NewClient(s.RPCURL(n), n, s.RPCTimeout).
+	return solana.NewPoolClient(s.RPCURLs(n), n, s.RPCTimeout).
 		CheckChain(solana.ChainCheck{Variable: s.RPCVariable(n), LocalChain: s.LocalChain})
 }
 
-// RPCURL is the node for a network.
-func (s Solana) RPCURL(n solana.Network) string {
+// RPCURLs are the nodes of a network.
+func (s Solana) RPCURLs(n solana.Network) []string {
 	if n == solana.Mainnet {
-		return s.MainnetRPCURL
+		return s.MainnetRPCURLs
 	}
-	return s.DevnetRPCURL
+	return s.DevnetRPCURLs
 }
 
 // API configures cmd/api. It holds the wallet PUBLIC key only: the API can
@@ -403,6 +405,31 @@ func (r *reader) url(name, def string, schemes ...string) string {
 	return v
 }
 
+// urls reads a comma-separated list of URLs, each checked as url does.
+func (r *reader) urls(name, def string, schemes ...string) []string {
+	var out []string
+	for _, v := range strings.Split(r.str(name, def), ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		u, err := url.Parse(v)
+		if err != nil || u.Host == "" {
+			r.fail(name, fmt.Sprintf("%q is not a URL", redact(v)))
+			continue
+		}
+		if !slices.Contains(schemes, u.Scheme) {
+			r.fail(name, fmt.Sprintf("scheme %q is not one of %s", u.Scheme, strings.Join(schemes, ", ")))
+			continue
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		r.fail(name, "no URL given")
+	}
+	return out
+}
+
 func (r *reader) common() Common {
 	c := Common{
 		DatabaseURL: r.url("DATABASE_URL", DefaultDatabaseURL, "postgres", "postgresql"),
@@ -428,10 +455,10 @@ func (r *reader) common() Common {
 
 func (r *reader) solana() Solana {
 	return Solana{
-		DevnetRPCURL:  r.url("SOLANA_RPC_URL_DEVNET", DefaultRPCURL, "http", "https"),
-		MainnetRPCURL: r.url("SOLANA_RPC_URL_MAINNET", DefaultRPCURL, "http", "https"),
-		RPCTimeout:    r.duration("SOLANA_RPC_TIMEOUT", 5*time.Second),
-		LocalChain:    r.boolean("SOLANA_LOCAL_CHAIN", false),
+		DevnetRPCURLs:  r.urls("SOLANA_RPC_URL_DEVNET", DefaultRPCURL, "http", "https"),
+		MainnetRPCURLs: r.urls("SOLANA_RPC_URL_MAINNET", DefaultRPCURL, "http", "https"),
+		RPCTimeout:     r.duration("SOLANA_RPC_TIMEOUT", 5*time.Second),
+		LocalChain:     r.boolean("SOLANA_LOCAL_CHAIN", false),
 	}
 }
 

@@ -165,6 +165,9 @@ func (s *server) fail(ctx context.Context, err error) error {
 	case errors.As(err, &wrongChain):
 		s.log.ErrorContext(ctx, "the network's Solana node is of the wrong chain", "err", err)
 		return errorf(http.StatusServiceUnavailable, "this network's Solana node is unavailable (the service's configuration names a node of another chain); an operator must fix it")
+	case errors.Is(err, solana.ErrUnavailable):
+		s.log.WarnContext(ctx, "no solana rpc node answered", "err", err)
+		return errorf(http.StatusServiceUnavailable, "no Solana RPC node of this network answered; try again")
 	case errors.Is(err, solana.ErrRPC):
 		s.log.WarnContext(ctx, "solana rpc failed", "err", err)
 		return errorf(http.StatusBadGateway, "Solana RPC node did not answer correctly; try again")

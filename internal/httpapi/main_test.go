@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -53,6 +54,7 @@ type env struct {
 	pgProxy, redisProxy *proxy // with envOpts.proxied
 	log                 *slog.Logger
 	sweeps              *payment.SweepGauge // counts the workers' sweeps, when set before startWorker
+	nodes               []string            // envOpts.nodes
 
 	// engine adjusts every engine newEngine makes (fee policy, caches), when set.
 	engine func(*payment.Engine)
@@ -78,6 +80,10 @@ type envOpts struct {
 	// selfOrigin makes the API's DASHBOARD_ORIGIN its own URL (for a
 	// browser), instead of dashboardOrigin.
 	selfOrigin bool
+	// nodes are the RPC nodes (URLs in front of ln) of the API and the
+	// worker, vetted and watched as in production (local chain); nil:
+	// ln's URL, unvetted.
+	nodes []string
 }
 
 func newEnv(t testing.TB, opts ...envOpts) *env {
@@ -131,6 +137,9 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	balances := solana.Clients{
 		solana.Devnet:  solana.NewClient(o.ln.URL, solana.Devnet, 0),
 		solana.Mainnet: solana.NewClient(o.ln.URL, solana.Mainnet, 0),
+	}
+	if e.nodes = o.nodes; o.nodes != nil {
+		balances = solana.Clients{solana.Devnet: e.pool(solana.Devnet), solana.Mainnet: e.pool(solana.Mainnet)}
 	}
 	if o.strictMainnet {
 		balances[solana.Mainnet].CheckChain(solana.ChainCheck{Variable: "SOLANA_RPC_URL_MAINNET"})
@@ -294,11 +303,30 @@ func (e *env) newEngine() *payment.Engine {
 	eng := &payment.Engine{DB: e.db, Redis: e.rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}, Sweeps: e.sweeps}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		eng.Nodes[n] = payment.NewNode(e.ln.URL, n, 5*time.Second)
+		if e.nodes != nil {
+			eng.Nodes[n] = payment.NodeOf(e.pool(n))
+		}
 	}
 	if e.engine != nil {
 		e.engine(eng)
 	}
 	return eng
+}
+
+// pool is a client over the env's nodes, vetted at once and watched until
+// the test ends, as cmd/api and cmd/worker do (local chain).
+func (e *env) pool(n solana.Network) *solana.Client {
+	c := solana.NewPoolClient(e.nodes, n, time.Second).
+		CheckChain(solana.ChainCheck{Variable: "SOLANA_RPC_URL_" + strings.ToUpper(string(n)), LocalChain: true})
+	var wrong *solana.WrongChainError
+	if err := c.VerifyChain(context.Background()); errors.As(err, &wrong) {
+		e.t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	ctx, stop := context.WithCancel(context.Background())
+	e.t.Cleanup(stop)
+	go c.WatchChain(ctx, 30*time.Second, log, func(err error) { e.t.Errorf("wrong chain: %v", err) })
+	return c
 }
 
 // startWorker runs the worker's asynq servers and its webhook dispatcher

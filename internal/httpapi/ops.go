@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/tasks"
 )
 
@@ -83,6 +84,9 @@ func (s *server) registerOps(mux *http.ServeMux) func() {
 		mux.Handle(QueuesPath+"/", s.operatorOnly(mon))
 		mux.Handle(QueuesPath, http.RedirectHandler(QueuesPath+"/", http.StatusMovedPermanently))
 	}
+	if nodes, ok := s.Balances.(NodeHealth); ok {
+		reg.MustRegister(nodeCollector{nodes})
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return func() {
 		for _, c := range closers {
@@ -118,7 +122,80 @@ func (s *server) ready(w http.ResponseWriter, r *http.Request) {
 	if ts, err := s.Redis.Get(ctx, tasks.HeartbeatKey).Int64(); err == nil {
 		checks["worker"] = fmt.Sprintf("heartbeat %ds ago", max(0, time.Now().Unix()-ts))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": checks})
+	answer := map[string]any{"status": "ready", "checks": checks}
+	if nodes, ok := s.Balances.(NodeHealth); ok {
+		answer["solana"] = solanaReadiness(nodes.Health(), checks)
+	}
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// NodeHealth is implemented by Balances that report their RPC nodes
+// (solana.Clients): /readyz and /metrics show each node.
+type NodeHealth interface {
+	Health() []solana.NodeHealth
+}
+
+// solanaReadiness is each network's nodes for /readyz, and a check per
+// network: "ok" (every node up), "degraded: n of m nodes up" or
+// "unavailable: no node up". It never fails readiness: every API instance
+// sees the same providers, and taking them all out of a load balancer
+// would not bring a node back (the API serves the other network, and
+// everything that needs no node, meanwhile).
+func solanaReadiness(health []solana.NodeHealth, checks map[string]string) map[string]any {
+	type nodeView struct {
+		Node           string  `json:"node"`
+		State          string  `json:"state"`
+		Up             bool    `json:"up"`
+		LatencySeconds float64 `json:"latency_seconds"`
+		Error          string  `json:"error,omitempty"`
+	}
+	byNetwork := map[solana.Network][]nodeView{}
+	up := map[solana.Network]int{}
+	for _, h := range health {
+		byNetwork[h.Network] = append(byNetwork[h.Network], nodeView{h.Node, h.State, h.Up, h.Latency.Seconds(), h.Error})
+		if h.Up {
+			up[h.Network]++
+		}
+	}
+	out := map[string]any{}
+	for network, nodes := range byNetwork {
+		check := "ok"
+		switch {
+		case up[network] == 0:
+			check = "unavailable: no node up"
+		case up[network] < len(nodes):
+			check = fmt.Sprintf("degraded: %d of %d nodes up", up[network], len(nodes))
+		}
+		checks["solana_"+string(network)] = check
+		out[string(network)] = map[string]any{"status": check, "nodes": nodes}
+	}
+	return out
+}
+
+// nodeCollector exports each RPC node's health at scrape time.
+type nodeCollector struct{ nodes NodeHealth }
+
+var (
+	nodeUpDesc = prometheus.NewDesc("solana_rpc_node_up",
+		"1 when the Solana RPC node is verified and answering, else 0.", []string{"network", "node"}, nil)
+	nodeLatencyDesc = prometheus.NewDesc("solana_rpc_node_latency_seconds",
+		"Moving average of the Solana RPC node's answered calls.", []string{"network", "node"}, nil)
+)
+
+func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- nodeUpDesc
+	ch <- nodeLatencyDesc
+}
+
+func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, h := range c.nodes.Health() {
+		up := 0.0
+		if h.Up {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(nodeUpDesc, prometheus.GaugeValue, up, string(h.Network), h.Node)
+		ch <- prometheus.MustNewConstMetric(nodeLatencyDesc, prometheus.GaugeValue, h.Latency.Seconds(), string(h.Network), h.Node)
+	}
 }
 
 // errKeyMismatch: the workers' heartbeat lists their master keys, and the

@@ -10,10 +10,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -231,4 +233,170 @@ func (l *Localnet) Calls(t testing.TB) map[string]int {
 func (l *Localnet) ResetCalls(t testing.TB) {
 	t.Helper()
 	l.Call(t, nil, "localnet_resetStats")
+}
+
+// ProxyFaults are the faults a FaultProxy injects, as one RPC node of
+// several would show them; the zero value forwards everything.
+type ProxyFaults struct {
+	// Refuse closes the proxy's port (and its open connections):
+	// connections are refused until the faults change.
+	Refuse bool
+	// Delay holds each call this long before forwarding it.
+	Delay time.Duration
+	// Status answers this HTTP status (429, 500, 503…) instead of the
+	// node's answer.
+	Status int
+	// StatusAfterForward forwards the call first (the node acts on it),
+	// then answers Status: the caller cannot tell whether it went out.
+	StatusAfterForward bool
+	// Methods limits the faults above to these JSON-RPC methods (empty:
+	// every method).
+	Methods []string
+	// Rewrite, when set, replaces the result of every successful call
+	// (a lying or lagging node); it gets the method and the result.
+	Rewrite func(method string, result json.RawMessage) json.RawMessage
+}
+
+// FaultProxy is one "RPC node" in front of a localnet: an HTTP proxy whose
+// faults the test sets, so failover is tested with several nodes of one
+// chain.
+type FaultProxy struct {
+	URL    string
+	target string
+	addr   string
+
+	mu     sync.Mutex
+	faults ProxyFaults
+	srv    *http.Server
+	calls  map[string]int
+}
+
+// NewFaultProxy starts a proxy to target (a localnet's URL), stopped at
+// cleanup.
+func NewFaultProxy(t testing.TB, target string) *FaultProxy {
+	t.Helper()
+	p := &FaultProxy{target: target, calls: map[string]int{}}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.addr = l.Addr().String()
+	p.URL = "http://" + p.addr
+	p.serve(l)
+	t.Cleanup(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.srv != nil {
+			p.srv.Close()
+			p.srv = nil
+		}
+	})
+	return p
+}
+
+func (p *FaultProxy) serve(l net.Listener) {
+	p.srv = &http.Server{Handler: http.HandlerFunc(p.handle)}
+	go p.srv.Serve(l)
+}
+
+// Set replaces the proxy's faults.
+func (p *FaultProxy) Set(t testing.TB, f ProxyFaults) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.faults = f
+	switch {
+	case f.Refuse && p.srv != nil:
+		p.srv.Close() // the listener and every open connection
+		p.srv = nil
+	case !f.Refuse && p.srv == nil:
+		var l net.Listener
+		var err error
+		for range 50 { // the port may linger a moment after Close
+			if l, err = net.Listen("tcp", p.addr); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatalf("fault proxy: listen again on %s: %v", p.addr, err)
+		}
+		p.serve(l)
+	}
+}
+
+// Calls is how many calls of method reached the proxy.
+func (p *FaultProxy) Calls(method string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls[method]
+}
+
+func (p *FaultProxy) handle(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	var methods []string
+	var one struct {
+		Method string `json:"method"`
+	}
+	var batch []struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &one) == nil {
+		methods = []string{one.Method}
+	} else if json.Unmarshal(body, &batch) == nil {
+		for _, b := range batch {
+			methods = append(methods, b.Method)
+		}
+	}
+	p.mu.Lock()
+	f := p.faults
+	for _, m := range methods {
+		p.calls[m]++
+	}
+	p.mu.Unlock()
+	applies := len(f.Methods) == 0
+	for _, m := range methods {
+		applies = applies || slices.Contains(f.Methods, m)
+	}
+	if applies && f.Delay > 0 {
+		select {
+		case <-time.After(f.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if applies && f.Status != 0 && !f.StatusAfterForward {
+		http.Error(w, http.StatusText(f.Status), f.Status)
+		return
+	}
+	req, _ := http.NewRequestWithContext(r.Context(), http.MethodPost, p.target, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	if applies && f.Status != 0 {
+		http.Error(w, http.StatusText(f.Status), f.Status)
+		return
+	}
+	if f.Rewrite != nil && len(methods) == 1 && one.Method != "" {
+		var msg map[string]json.RawMessage
+		if json.Unmarshal(out, &msg) == nil && msg["result"] != nil {
+			msg["result"] = f.Rewrite(one.Method, msg["result"])
+			out, _ = json.Marshal(msg)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(resp.StatusCode)
+	w.Write(out)
 }

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -49,9 +50,16 @@ type WrongChainError struct {
 	URL      string // redacted
 	Got      string
 	Local    bool // a local chain, refused for want of the setting
+	// Pinned: another node of the network answered this hash first (a
+	// network's nodes must all be of one chain).
+	Pinned string
 }
 
 func (e *WrongChainError) Error() string {
+	if e.Pinned != "" {
+		return fmt.Sprintf("%s (%s) answers genesis hash %s, another of its %s nodes answered %s: one network's nodes must all be of one chain",
+			e.Variable, e.URL, e.Got, e.Network, e.Pinned)
+	}
 	msg := fmt.Sprintf("%s (%s) is not a %s node: it answers genesis hash %s, %s has %s",
 		e.Variable, e.URL, e.Network, e.Got, e.Network, e.Network.GenesisHash())
 	if e.Local {
@@ -60,93 +68,115 @@ func (e *WrongChainError) Error() string {
 	return msg
 }
 
-// errUnverified: the node's chain has not been established yet (it has
-// not answered getGenesisHash).
+// errUnverified: no node's chain has been established yet (none has
+// answered getGenesisHash).
 var errUnverified = errors.New("the node's chain is not verified yet")
 
-// chainState is a client's check and its last verdict.
-type chainState struct {
-	check   *ChainCheck
-	verdict atomic.Pointer[error] // nil pointer: verified
-}
-
-// CheckChain makes the client refuse to be trusted (ChainErr) until its
-// node has answered getGenesisHash with its network's hash (VerifyChain).
-// A client without a check (tests, tools) is trusted as it is.
+// CheckChain makes the client use only nodes that answered getGenesisHash
+// with their network's hash (VerifyChain), and refuse to be trusted
+// (ChainErr) until one has. A client without a check (tests, tools) uses
+// its nodes as they are.
 func (c *Client) CheckChain(check ChainCheck) *Client {
-	c.chain.check = &check
-	err := fmt.Errorf("%w: %s", ErrRPC, errUnverified)
-	c.chain.verdict.Store(&err)
+	c.pool.check = &check
 	return c
 }
 
-// ChainErr is nil when the node may be used: its chain was verified (or
-// no check is configured); else why not (*WrongChainError, or an ErrRPC
-// while it has never answered).
+// ChainErr is nil when the client may be used: a node's chain was
+// verified (or no check is configured); else why not (a *WrongChainError
+// when a node is of another chain and none verified, or an ErrRPC while
+// none has ever answered).
 func (c *Client) ChainErr() error {
-	if p := c.chain.verdict.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// VerifyChain asks the node for its genesis hash and records the verdict:
-// nil, a *WrongChainError, or an ErrRPC when it did not answer (a node
-// that does not answer keeps its last verdict: a reconnect is verified
-// again before it is trusted with a new one).
-func (c *Client) VerifyChain(ctx context.Context) error {
-	if c.chain.check == nil {
+	p := c.pool
+	if p.check == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	got, err := c.rpc.GetGenesisHash(ctx)
-	if err != nil {
-		return c.rpcError("getGenesisHash", err)
+	var wrong error
+	for _, n := range p.nodes {
+		n.mu.Lock()
+		state, w := n.state, n.wrong
+		n.mu.Unlock()
+		switch {
+		case state == nodeVerified:
+			return nil
+		case state == nodeWrong && wrong == nil:
+			wrong = w
+		}
 	}
-	var verdict error
-	switch h := got.String(); {
-	case h == c.network.GenesisHash():
-	case c.chain.check.LocalChain && !PublicGenesis(h):
-	default:
-		verdict = &WrongChainError{Variable: c.chain.check.Variable, Network: c.network, URL: c.redacted, Got: h,
-			Local: !PublicGenesis(h)}
+	if wrong != nil {
+		return wrong
 	}
-	if verdict == nil {
-		c.chain.verdict.Store(nil)
-	} else {
-		c.chain.verdict.Store(&verdict)
+	return fmt.Errorf("%w: %s", ErrRPC, errUnverified)
+}
+
+// VerifyChain asks every node for its genesis hash and records each
+// verdict. It answers a *WrongChainError when a node is of another chain,
+// else nil when at least one node passed, else an ErrRPC (none answered).
+// A node that does not answer keeps its last verdict: one that never
+// answered is used only once it has, and passed.
+func (c *Client) VerifyChain(ctx context.Context) error {
+	return c.verifyNodes(ctx, func(*node) bool { return true })
+}
+
+func (c *Client) verifyNodes(ctx context.Context, which func(*node) bool) error {
+	p := c.pool
+	if p.check == nil {
+		return nil
 	}
-	return verdict
+	errs := make([]error, len(p.nodes))
+	var wg sync.WaitGroup
+	for i, n := range p.nodes {
+		if which(n) {
+			wg.Go(func() { errs[i] = p.verify(ctx, n) })
+		}
+	}
+	wg.Wait()
+	var failed []string
+	for i, err := range errs {
+		var wrong *WrongChainError
+		if errors.As(err, &wrong) {
+			return err
+		}
+		if err != nil {
+			failed = append(failed, p.nodes[i].name+": "+p.redact(err.Error()))
+		}
+	}
+	if c.ChainErr() == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: getGenesisHash: %s", ErrRPC, strings.Join(failed, "; "))
 }
 
 // unverifiedRetry is how soon a node that has never answered
-// getGenesisHash is asked again.
+// getGenesisHash, or is resting after failures, is looked at again.
 const unverifiedRetry = 2 * time.Second
 
-// WatchChain verifies the client's chain every interval until ctx ends
+// WatchChain verifies every node's chain every interval until ctx ends
 // (a node behind a URL can change: a new DNS answer, a provider's
-// failover), and every 2 s while it has never answered. onWrong is called
-// with each *WrongChainError found.
+// failover), and every 2 s those that never answered or are down and due
+// for a probe. onWrong is called with each *WrongChainError found.
 func (c *Client) WatchChain(ctx context.Context, interval time.Duration, log *slog.Logger, onWrong func(error)) {
-	if c.chain.check == nil {
+	p := c.pool
+	if p.check == nil {
 		return
 	}
-	t := time.NewTimer(interval)
+	t := time.NewTicker(unverifiedRetry)
 	defer t.Stop()
+	last := time.Now()
 	for {
-		var known *WrongChainError
-		if err := c.ChainErr(); err != nil && !errors.As(err, &known) {
-			t.Reset(unverifiedRetry)
-		} else {
-			t.Reset(interval)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		err := c.VerifyChain(ctx)
+		which := func(n *node) bool {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			return n.state == nodeUnverified || n.down && !p.now().Before(n.retryAt)
+		}
+		if time.Since(last) >= interval {
+			which, last = func(*node) bool { return true }, time.Now()
+		}
+		err := c.verifyNodes(ctx, which)
 		var wrong *WrongChainError
 		switch {
 		case errors.As(err, &wrong):
@@ -154,7 +184,7 @@ func (c *Client) WatchChain(ctx context.Context, interval time.Duration, log *sl
 				onWrong(err)
 			}
 		case err != nil && ctx.Err() == nil:
-			log.WarnContext(ctx, "could not verify the Solana node's chain", "network", c.network, "err", err)
+			log.WarnContext(ctx, "could not verify the Solana nodes' chain", "network", c.network, "err", err)
 		}
 	}
 }

@@ -7,14 +7,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net/http"
 	neturl "net/url"
 	"strings"
 	"time"
 
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
-	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
@@ -61,43 +59,59 @@ type Balance struct {
 }
 
 // ErrRPC wraps every failure to get an answer from the RPC node (unreachable,
-// timed out, or an error answer), so callers can map it to 502 in one place.
+// timed out, or an error answer), so callers can map it to 502 in one place
+// (and ErrUnavailable, an ErrRPC, to 503).
 var ErrRPC = errors.New("solana rpc")
 
-// Client talks to the RPC node of one network. It is safe for concurrent use.
+// Client talks to the RPC nodes of one network (see pool). It is safe for
+// concurrent use.
 type Client struct {
 	rpc      *rpc.Client
+	pool     *pool
 	network  Network
 	timeout  time.Duration
 	redacted string
-	secrets  []string // parts of the URL that may hold a provider's API key
-	chain    chainState
+	secrets  []string // parts of the URLs that may hold a provider's API key
 }
 
 // NewClient returns a client for the node at url. Every call is bounded by
 // timeout (zero means 5 s) so a stalled node never hangs a request.
 func NewClient(url string, network Network, timeout time.Duration) *Client {
+	return NewPoolClient([]string{url}, network, timeout)
+}
+
+// NewPoolClient returns a client over several nodes of one network:
+// reads go to the healthiest and fail over, broadcasts go to all (see
+// pool). timeout (zero means 5 s) bounds one attempt on one node; a call
+// may try up to three nodes, so it is bounded by as many timeouts.
+func NewPoolClient(urls []string, network Network, timeout time.Duration) *Client {
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
-	httpClient := &http.Client{Timeout: timeout, Transport: &http.Transport{
-		MaxIdleConnsPerHost: 32,
-		IdleConnTimeout:     90 * time.Second,
-	}}
-	rc := jsonrpc.NewClientWithOpts(url, &jsonrpc.RPCClientOpts{HTTPClient: httpClient})
-	return &Client{rpc: rpc.NewWithCustomRPCClient(rc), network: network, timeout: timeout,
-		redacted: redactURL(url), secrets: urlSecrets(url)}
+	p := newPool(urls, network, timeout)
+	names := make([]string, len(p.nodes))
+	for i, n := range p.nodes {
+		names[i] = n.name
+	}
+	return &Client{rpc: rpc.NewWithCustomRPCClient(p), pool: p, network: network,
+		timeout:  timeout * time.Duration(max(1, min(len(urls), maxReadAttempts))),
+		redacted: strings.Join(names, ", "), secrets: p.secrets}
 }
 
-// rpcError wraps a failed call as ErrRPC. The client's errors quote the
-// endpoint, whose query or user info may carry a provider's API key: it
-// is replaced by a redacted form before the error can reach a log.
+// rpcError wraps a failed call as ErrRPC (ErrUnavailable when no node
+// answered). The client's errors quote the endpoint, whose query or user
+// info may carry a provider's API key: it is replaced by a redacted form
+// before the error can reach a log.
 func (c *Client) rpcError(method string, err error) error {
 	msg := err.Error()
 	for _, s := range c.secrets {
 		msg = strings.ReplaceAll(msg, s, "REDACTED")
 	}
-	return fmt.Errorf("%w: %s on %s: %s", ErrRPC, method, c.redacted, msg)
+	kind := ErrRPC
+	if errors.Is(err, ErrUnavailable) {
+		kind = ErrUnavailable
+	}
+	return fmt.Errorf("%w: %s on %s: %s", kind, method, c.redacted, msg)
 }
 
 // urlSecrets lists the parts of an RPC URL that must not be shown: the

@@ -547,7 +547,10 @@ func (c *Client) BlockHeight(ctx context.Context) (uint64, error) {
 // node does not know after its height passed the transaction's last
 // valid height can never land. (A height from one node and statuses
 // from a lagging other would declare lost a transaction that landed.)
+// The node pool is told so: both calls go to the node that answers the
+// first, with no failover in between.
 func (c *Client) Settled(ctx context.Context, sigs []sol.Signature) (uint64, []Status, error) {
+	ctx = onOneNode(ctx)
 	height, err := c.BlockHeight(ctx)
 	if err != nil {
 		return 0, nil, err
