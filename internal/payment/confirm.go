@@ -211,16 +211,25 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 		// before declaring them lost (a sweep may have been late).
 		// Height and statuses from one node (Settled): the height read
 		// above may come from a node ahead of the one answering here.
-		height, statuses, err := node.Client.Settled(ctx, signatures(expired))
+		settled, err := node.Client.Settled(ctx, signatures(expired))
 		if err != nil {
 			return err
 		}
+		height := settled.Height
+		if !settled.History {
+			e.log().WarnContext(ctx, "the Solana node keeps no transaction history: expired transactions it does not know are not signed again (they may have landed before its status cache)", "network", expired[0].Network)
+		}
 		for i := range expired {
-			t, s := &expired[i], statuses[i]
+			t, s := &expired[i], settled.Statuses[i]
 			var err error
 			switch {
 			case !s.Found && height <= t.LastValidBlockHeight+expiryMargin:
 				// This node is behind the one that said expired: wait.
+			case !s.Found && !settled.History && t.RefusedAt.IsZero():
+				// Unknown to a node without history proves nothing: it
+				// may have landed before the node's status cache. Never
+				// signed again: failed, as before re-signing existed.
+				err = e.settle(ctx, t, false, "expired: not found by a node without transaction history, so not signed again; it may have landed (check the signature on chain)", st)
 			case s.Confirmed && s.Err != "":
 				err = e.settle(ctx, t, false, "rejected on chain: "+s.Err, st)
 			case s.Confirmed:

@@ -87,6 +87,17 @@ func (e *Engine) resign(ctx context.Context, node Node, height uint64, t *Transa
 	var signed signedTransfer
 	var notAgain error // a verdict that ends the payment instead
 	err = e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// The wallet first (the order a send keeps), shared: a freeze
+		// (which locks it) either committed before, and is seen here, or
+		// waits for this attempt's record.
+		var state wallet.State
+		if err := tx.NewRaw("SELECT state FROM wallets WHERE id = ? FOR SHARE", t.WalletID).Scan(ctx, &state); err != nil {
+			return fmt.Errorf("lock wallet: %w", err)
+		}
+		if state == wallet.Frozen {
+			notAgain = errors.New("the wallet is frozen")
+			return errSkipped
+		}
 		var live bool
 		err := tx.NewRaw(`SELECT true FROM transactions
 			WHERE id = ? AND status = ? AND signature = ? AND attempts = ? AND refused_at IS NULL FOR UPDATE`,

@@ -364,7 +364,8 @@ func TestIssue22FailoverSettledReadsOneNode(t *testing.T) {
 	pinnedFailures := 0
 	for range 20 {
 		c := solana.NewPoolClient(urls, solana.Devnet, time.Second)
-		h, st, err := c.Settled(ctx, []sol.Signature{sig})
+		settled, err := c.Settled(ctx, []sol.Signature{sig})
+		h, st := settled.Height, settled.Statuses
 		switch {
 		case err != nil:
 			if !errors.Is(err, solana.ErrRPC) {

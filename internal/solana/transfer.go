@@ -549,15 +549,69 @@ func (c *Client) BlockHeight(ctx context.Context) (uint64, error) {
 // from a lagging other would declare lost a transaction that landed.)
 // The node pool is told so: both calls go to the node that answers the
 // first, with no failover in between.
-func (c *Client) Settled(ctx context.Context, sigs []sol.Signature) (uint64, []Status, error) {
+//
+// History reports whether that "not known" is worth anything: a node
+// started without transaction history (agave's default) searches only
+// its status cache, the last ~300 slots, and answers null for a
+// transaction that landed before them. Asked about one unknown signature
+// with getTransaction, such a node says so (-32011); then History is
+// false and no unknown signature may be taken as lost.
+func (c *Client) Settled(ctx context.Context, sigs []sol.Signature) (Settled, error) {
 	ctx = onOneNode(ctx)
 	height, err := c.BlockHeight(ctx)
 	if err != nil {
-		return 0, nil, err
+		return Settled{}, err
 	}
 	statuses, err := c.SignatureStatuses(ctx, true, sigs)
 	if err != nil {
-		return 0, nil, err
+		return Settled{}, err
 	}
-	return height, statuses, nil
+	out := Settled{Height: height, Statuses: statuses, History: true}
+	for i, s := range statuses {
+		if s.Found {
+			continue
+		}
+		out.History, err = c.keepsHistory(ctx, sigs[i])
+		if err != nil {
+			return Settled{}, err
+		}
+		break
+	}
+	return out, nil
+}
+
+// Settled is one node's height and the statuses it found there, and
+// whether it searched a transaction history (see Client.Settled).
+type Settled struct {
+	Height   uint64
+	Statuses []Status
+	History  bool
+}
+
+// errHistoryNotAvailable is agave's answer to a history query on a node
+// without transaction history (RpcCustomError::TransactionHistoryNotAvailable).
+const errHistoryNotAvailable = -32011
+
+// keepsHistory asks the node for sig, a transaction its statuses did not
+// find: no such transaction (null) means it searched its history; -32011
+// that it keeps none. A transaction it does find here is not "unknown"
+// after all: the caller must not take it as lost either, so that is
+// reported as no (usable) history.
+func (c *Client) keepsHistory(ctx context.Context, sig sol.Signature) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	v := uint64(0)
+	_, err := c.rpc.GetTransaction(ctx, sig, &rpc.GetTransactionOpts{
+		Encoding: sol.EncodingBase64, Commitment: rpc.CommitmentConfirmed, MaxSupportedTransactionVersion: &v,
+	})
+	var rpcErr *jsonrpc.RPCError
+	switch {
+	case errors.Is(err, rpc.ErrNotFound):
+		return true, nil
+	case err == nil:
+		return false, nil
+	case errors.As(err, &rpcErr) && rpcErr.Code == errHistoryNotAvailable:
+		return false, nil
+	}
+	return false, c.rpcError("getTransaction", err)
 }
