@@ -38,6 +38,7 @@ type resignFixture struct {
 	amount         usdc.Micros
 	request        uuid.UUID
 	firstSignature string
+	sealer         *signer.Sealer
 }
 
 func newResignFixture(t *testing.T, ln *localnettest.Localnet) *resignFixture {
@@ -66,7 +67,7 @@ func newResignFixture(t *testing.T, ln *localnettest.Localnet) *resignFixture {
 		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
 	}}
 	return &resignFixture{fixture: fixture{eng: eng, w: w, acc: acc}, ln: ln, dbURL: url, master: priv,
-		to: sol.NewWallet().PublicKey().String(), amount: 1_250_000}
+		to: sol.NewWallet().PublicKey().String(), amount: 1_250_000, sealer: sealer}
 }
 
 // sendUnseen decides a send whose transaction the node accepts but drops
