@@ -30,4 +30,4 @@ ALTER TABLE transactions ADD COLUMN fee_payer text,
 
 --bun:split
 
-CREATE INDEX transactions_sponsored_day ON transactions (account_id, created_at) WHERE fee_payer IS NOT NULL;
+CREATE INDEX transactions_sponsored_day ON transactions (account_id, signed_at) WHERE fee_payer IS NOT NULL;

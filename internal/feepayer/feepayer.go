@@ -96,14 +96,15 @@ func Lock(ctx context.Context, tx bun.IDB, accountID uuid.UUID) (f FeePayer, ok 
 
 // SpentToday is what the account's fee payer paid or may pay in at's UTC
 // day, and in how many transactions: the fee and created-account rent of
-// every transaction it signed that day, whatever became of it (a failed
-// or expired one is counted too: counting more than was paid never lets a
-// runaway agent past the budget). except, a transaction being signed again
+// every transaction it signed that day (by signed_at: a payment signed
+// again after midnight counts in the day of its current attempt),
+// whatever became of it (a failed or expired one is counted too: counting
+// more than was paid never lets a runaway agent past the budget). except, a transaction being signed again
 // (its current attempt is replaced by the one being priced), is left out;
 // uuid.Nil leaves out nothing.
 func SpentToday(ctx context.Context, db bun.IDB, accountID uuid.UUID, at time.Time, except uuid.UUID) (lamports int64, count int, err error) {
 	err = db.NewSelect().Table("transactions").ColumnExpr("coalesce(sum(sponsored_lamports), 0), count(*)").
-		Where("account_id = ? AND fee_payer IS NOT NULL AND created_at >= ? AND id <> ?", accountID, policy.DayStart(at), except).
+		Where("account_id = ? AND fee_payer IS NOT NULL AND signed_at >= ? AND id <> ?", accountID, policy.DayStart(at), except).
 		Scan(ctx, &lamports, &count)
 	if err != nil {
 		return 0, 0, fmt.Errorf("sum the fee payer's spend today: %w", err)

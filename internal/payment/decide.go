@@ -588,6 +588,9 @@ func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *T
 		}
 		return out, nil
 	case errors.As(err, &pe) && !pe.BlockhashNotFound() && !pe.AlreadyProcessed():
+		if to, err := sol.PublicKeyFromBase58(t.Counterparty); err == nil && node.Recipients != nil {
+			node.Recipients.Forget(to) // it may have closed its account
+		}
 		out = &Outcome{Status: Refused, Detail: pe.Message}
 		out.Short, _ = pe.InsufficientFunds()
 		if out.Short == "SOL" && t.FeePayer != nil {

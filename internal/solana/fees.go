@@ -231,6 +231,15 @@ func (k *KnownAccounts) Has(owner sol.PublicKey) bool {
 	return ok && k.now().Sub(at) < k.ttl
 }
 
+// Forget drops what was seen of owner's token account: a transfer built
+// on it was refused (the account may be closed), and the next one reads
+// the chain again.
+func (k *KnownAccounts) Forget(owner sol.PublicKey) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.seen, owner)
+}
+
 // Add records that owner's token account exists now.
 func (k *KnownAccounts) Add(owner sol.PublicKey) {
 	k.mu.Lock()

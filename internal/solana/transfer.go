@@ -363,9 +363,17 @@ func buildTransfer(network Network, t Transfer, bh Blockhash) (*sol.Transaction,
 	ixs := []sol.Instruction{
 		computebudget.NewSetComputeUnitLimitInstruction(transferUnits(bump, t.RecipientAccountExists, len(t.Memo))).Build(),
 		computebudget.NewSetComputeUnitPriceInstruction(t.ComputeUnitPrice).Build(),
-		associatedtokenaccount.NewCreateIdempotentInstruction(t.payer(), t.To, mint).Build(),
-		transfer.Build(),
 	}
+	// A sponsored transfer to an account known to exist does not offer to
+	// make it: its fee payer's budget counted no rent, and a recipient
+	// that closed its account meanwhile would otherwise have the fee payer
+	// pay rent uncounted (at a low enough bump the compute limit allows
+	// it), again and again. The transfer fails on chain instead, its fee
+	// counted. A wallet paying its own way keeps the offer.
+	if !t.RecipientAccountExists || t.FeePayer.IsZero() {
+		ixs = append(ixs, associatedtokenaccount.NewCreateIdempotentInstruction(t.payer(), t.To, mint).Build())
+	}
+	ixs = append(ixs, transfer.Build())
 	if t.Memo != "" {
 		ixs = append(ixs, memo.NewMemoInstruction([]byte(t.Memo), t.Owner).Build())
 	}
