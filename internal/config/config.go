@@ -422,6 +422,12 @@ func (r *reader) urls(name, def string, schemes ...string) []string {
 			r.fail(name, fmt.Sprintf("scheme %q is not one of %s", u.Scheme, strings.Join(schemes, ", ")))
 			continue
 		}
+		if slices.Contains(out, v) {
+			// One node twice would be failed over to itself and sent
+			// every broadcast twice.
+			r.fail(name, fmt.Sprintf("%q is listed twice", redact(v)))
+			continue
+		}
 		out = append(out, v)
 	}
 	if len(out) == 0 {
@@ -467,6 +473,11 @@ func redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparsable)"
+	}
+	// A provider's key may be in the query or the path as well as the
+	// password: only scheme, user and host are shown then.
+	if u.RawQuery != "" || (u.Path != "" && u.Path != "/") {
+		return (&url.URL{Scheme: u.Scheme, User: u.User, Host: u.Host}).Redacted() + "/… (redacted)"
 	}
 	return u.Redacted()
 }

@@ -349,7 +349,7 @@ func sendAnswer(o *payment.Outcome) (*sendOutput, error) {
 		if unsignedCause(o) {
 			return nil, notSigned(o, "")
 		}
-		return nil, errorf(http.StatusBadGateway, "the Solana RPC node did not answer; nothing was sent, it is safe to retry")
+		return nil, errorf(http.StatusServiceUnavailable, "no Solana RPC node of this network answered; nothing was sent, it is safe to retry")
 	}
 	return nil, fmt.Errorf("unknown send outcome %q", o.Status)
 }

@@ -83,8 +83,8 @@ func (c *Client) CheckChain(check ChainCheck) *Client {
 
 // ChainErr is nil when the client may be used: a node's chain was
 // verified (or no check is configured); else why not (a *WrongChainError
-// when a node is of another chain and none verified, or an ErrRPC while
-// none has ever answered).
+// when a node is of another chain and none verified, or ErrUnavailable
+// while none has ever answered).
 func (c *Client) ChainErr() error {
 	p := c.pool
 	if p.check == nil {
@@ -105,7 +105,7 @@ func (c *Client) ChainErr() error {
 	if wrong != nil {
 		return wrong
 	}
-	return fmt.Errorf("%w: %s", ErrRPC, errUnverified)
+	return fmt.Errorf("%w: %s", ErrUnavailable, errUnverified)
 }
 
 // VerifyChain asks every node for its genesis hash and records each

@@ -96,9 +96,10 @@ func newPool(urls []string, network Network, timeout time.Duration) *pool {
 	return p
 }
 
-// statusClient turns a 429 or 5xx answer into an error before its body is
-// read: whatever it says, that node did not serve the call (solana-go
-// would otherwise decode a JSON-RPC body and lose the status).
+// statusClient turns a 401, 403, 429 or 5xx answer into an error before
+// its body is read: whatever it says, that node did not serve the call
+// (solana-go would otherwise decode a JSON-RPC body and lose the status).
+// A provider refusing our key (401, 403) is a node another may replace.
 type statusClient struct{ *http.Client }
 
 func (c statusClient) Do(r *http.Request) (*http.Response, error) {
@@ -106,12 +107,21 @@ func (c statusClient) Do(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+	if !servedStatus(resp.StatusCode) {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 		resp.Body.Close()
 		return nil, &statusError{Code: resp.StatusCode}
 	}
 	return resp, nil
+}
+
+// servedStatus reports whether an HTTP status carries the node's answer.
+func servedStatus(code int) bool {
+	switch code {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
+		return false
+	}
+	return code < 500
 }
 
 type statusError struct{ Code int }

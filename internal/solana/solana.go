@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	neturl "net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,36 +116,59 @@ func (c *Client) rpcError(method string, err error) error {
 }
 
 // urlSecrets lists the parts of an RPC URL that must not be shown: the
-// query (raw and decoded) and the user info.
+// query, the user info and the path (some providers put the key in the
+// path: /v2/<key>), each raw, decoded and as Go re-encodes it.
 func urlSecrets(raw string) []string {
 	u, err := neturl.Parse(raw)
 	if err != nil {
 		return []string{raw}
 	}
 	var out []string
-	if u.RawQuery != "" {
-		out = append(out, u.RawQuery)
-		if q, err := neturl.QueryUnescape(u.RawQuery); err == nil && q != u.RawQuery {
-			out = append(out, q)
+	add := func(v ...string) {
+		for _, s := range v {
+			if s != "" && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
 		}
+	}
+	if u.RawQuery != "" {
+		q, _ := neturl.QueryUnescape(u.RawQuery)
+		add(u.RawQuery, q)
 	}
 	if u.User != nil {
-		out = append(out, u.User.Username())
-		if p, ok := u.User.Password(); ok {
-			out = append(out, p)
+		add(u.User.String())
+		if _, rest, ok := strings.Cut(raw, "://"); ok {
+			if info, _, ok := strings.Cut(rest, "@"); ok && !strings.ContainsAny(info, "/?#") {
+				add(info)
+			}
 		}
+		if p, ok := u.User.Password(); ok {
+			add(p, neturl.QueryEscape(p), neturl.PathEscape(p))
+		}
+		add(u.User.Username())
 	}
+	if hidesPath(u) {
+		add(u.EscapedPath(), u.Path)
+	}
+	// The longest first: a part inside another is replaced after it.
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
 }
 
-// redactURL keeps scheme, host and path of an RPC URL and hides the rest.
+// hidesPath reports whether an RPC URL's path is more than "/".
+func hidesPath(u *neturl.URL) bool { return u.Path != "" && u.Path != "/" }
+
+// redactURL keeps scheme and host of an RPC URL and hides the rest.
 func redactURL(raw string) string {
 	u, err := neturl.Parse(raw)
 	if err != nil {
 		return "(rpc url)"
 	}
-	out := u.Scheme + "://" + u.Host + u.Path
-	if u.User != nil || u.RawQuery != "" {
+	out := u.Scheme + "://" + u.Host
+	if hidesPath(u) {
+		out += "/…"
+	}
+	if u.User != nil || u.RawQuery != "" || hidesPath(u) {
 		out += " (credentials redacted)"
 	}
 	return out
