@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -357,4 +358,75 @@ func rpc(t testing.TB, url string, out any, method string, params ...any) {
 	if err := json.Unmarshal(r.Result, out); err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}
+}
+
+// Challenge fetches route without paying and returns its PaymentRequired
+// object as the seller sent it: the decoded PAYMENT-REQUIRED header (v2) or
+// the 402 JSON body (v1), which is what a buyer pays against.
+func (s *Seller) Challenge(t testing.TB, route string) json.RawMessage {
+	t.Helper()
+	status, hdr, body := s.get(t, route, "", "")
+	if status != http.StatusPaymentRequired {
+		t.Fatalf("GET %s: status %d, want 402: %s", route, status, body)
+	}
+	if v := hdr.Get("PAYMENT-REQUIRED"); v != "" {
+		raw, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
+			t.Fatalf("GET %s: PAYMENT-REQUIRED: %v", route, err)
+		}
+		return raw
+	}
+	return body
+}
+
+// Paid is the seller's answer to a request that carried a payment.
+type Paid struct {
+	Status int
+	Body   []byte
+	// Response is the decoded PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE
+	// (v1) header; nil when the seller sent none.
+	Response *PaymentResponse
+}
+
+// Pay requests route with a payment header (PAYMENT-SIGNATURE for v2,
+// X-PAYMENT for v1) whose value is the base64 PaymentPayload.
+func (s *Seller) Pay(t testing.TB, route, header, value string) Paid {
+	t.Helper()
+	status, hdr, body := s.get(t, route, header, value)
+	p := Paid{Status: status, Body: body}
+	for _, name := range []string{"PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"} {
+		if v := hdr.Get(name); v != "" {
+			raw, err := base64.StdEncoding.DecodeString(v)
+			if err != nil {
+				t.Fatalf("GET %s: %s: %v", route, name, err)
+			}
+			p.Response = new(PaymentResponse)
+			if err := json.Unmarshal(raw, p.Response); err != nil {
+				t.Fatalf("GET %s: %s: %v", route, name, err)
+			}
+		}
+	}
+	return p
+}
+
+func (s *Seller) get(t testing.TB, route, header, value string) (int, http.Header, []byte) {
+	t.Helper()
+	// Settlement waits for confirmation on chain: allow it well past a slot.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+route, nil)
+	req.Header.Set("Accept", "application/json")
+	if header != "" {
+		req.Header.Set(header, value)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", route, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		t.Fatalf("GET %s: %v", route, err)
+	}
+	return resp.StatusCode, resp.Header, body
 }

@@ -82,6 +82,43 @@ func TestIssue23SellerBuysWithOfficialClient(t *testing.T) {
 		})
 	}
 
+	// The challenges as a buyer receives them.
+	var v2 struct {
+		X402Version int `json:"x402Version"`
+		Resource    struct {
+			URL string `json:"url"`
+		} `json:"resource"`
+		Accepts []struct {
+			Scheme, Network, Amount, Asset, PayTo string
+			Extra                                 map[string]string
+		} `json:"accepts"`
+	}
+	if err := json.Unmarshal(s.Challenge(t, x402test.MemoWeather), &v2); err != nil {
+		t.Fatal(err)
+	}
+	if a := v2.Accepts; v2.X402Version != 2 || v2.Resource.URL != s.URL+x402test.MemoWeather || len(a) != 1 ||
+		a[0].Scheme != "exact" || a[0].Network != s.Network || a[0].Amount != "23456" || a[0].Asset != s.Asset ||
+		a[0].PayTo != s.PayTo || a[0].Extra["feePayer"] != s.FeePayer || a[0].Extra["memo"] != "issue 23 order" {
+		t.Fatalf("v2 challenge %+v", v2)
+	}
+	var v1 struct {
+		X402Version int `json:"x402Version"`
+		Accepts     []struct {
+			Network, MaxAmountRequired, PayTo, Resource string
+			Extra                                       map[string]string
+		} `json:"accepts"`
+	}
+	if err := json.Unmarshal(s.Challenge(t, x402test.V1Weather), &v1); err != nil {
+		t.Fatal(err)
+	}
+	if a := v1.Accepts; v1.X402Version != 1 || len(a) != 1 || a[0].Network != x402test.DevnetV1 || a[0].MaxAmountRequired != "23456" ||
+		a[0].PayTo != s.PayTo || a[0].Resource != s.URL+x402test.V1Weather || a[0].Extra["feePayer"] != s.FeePayer {
+		t.Fatalf("v1 challenge %+v", v1)
+	}
+	if p := s.Pay(t, x402test.Weather, "PAYMENT-SIGNATURE", "bm90IGEgcGF5bWVudA=="); p.Status != 402 || p.Response != nil {
+		t.Fatalf("garbage payment: %d %s", p.Status, p.Body)
+	}
+
 	// Without enough USDC the facilitator refuses it and nothing moves.
 	before := s.USDC(t, s.PayTo)
 	p := s.BuyWithOfficialClient(t, x402test.Weather, s.Price(t, x402test.Weather)-1)
