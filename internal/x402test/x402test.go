@@ -386,6 +386,10 @@ type Paid struct {
 	// Response is the decoded PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE
 	// (v1) header; nil when the seller sent none.
 	Response *PaymentResponse
+	// Error is a refused payment's reason: the new challenge's "error"
+	// (the facilitator's invalidReason, e.g.
+	// "invalid_exact_svm_payload_amount_mismatch").
+	Error string
 }
 
 // Pay requests route with a payment header (PAYMENT-SIGNATURE for v2,
@@ -394,6 +398,17 @@ func (s *Seller) Pay(t testing.TB, route, header, value string) Paid {
 	t.Helper()
 	status, hdr, body := s.get(t, route, header, value)
 	p := Paid{Status: status, Body: body}
+	if status == http.StatusPaymentRequired {
+		challenge := body
+		if v := hdr.Get("PAYMENT-REQUIRED"); v != "" {
+			challenge, _ = base64.StdEncoding.DecodeString(v)
+		}
+		var c struct {
+			Error string `json:"error"`
+		}
+		json.Unmarshal(challenge, &c)
+		p.Error = c.Error
+	}
 	for _, name := range []string{"PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"} {
 		if v := hdr.Get(name); v != "" {
 			raw, err := base64.StdEncoding.DecodeString(v)
