@@ -12,6 +12,8 @@ import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { ExactSvmSchemeV1 } from '@x402/svm/v1';
 import { generateKeyPairSigner } from '@solana/kit';
 import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 
 const DEVNET_USDC = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 
@@ -41,7 +43,7 @@ export async function buy({ rpcUrl, url, usdc = '5000000', asset = DEVNET_USDC }
   };
 }
 
-const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/x402-seller/buy.js');
+const isMain = process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1]);
 if (isMain) {
   const { values } = parseArgs({ options: { rpc: { type: 'string' }, url: { type: 'string' }, usdc: { type: 'string' }, asset: { type: 'string' } } });
   if (!values.rpc || !values.url) {

@@ -14,6 +14,8 @@ import { registerExactSvmScheme as registerFacilitatorScheme } from '@x402/svm/e
 import { toFacilitatorSvmSigner } from '@x402/svm';
 import { generateKeyPairSigner, isAddress } from '@solana/kit';
 import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 
 export const DEVNET = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
 export const MAINNET = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
@@ -128,7 +130,7 @@ export async function startSeller(cfg, { log = (m) => process.stderr.write(`x402
     scheme: 'exact',
     network: cfg.network,
     payTo,
-    price: { amount, asset: cfg.asset, extra: extra ?? {} },
+    price: { amount, asset: cfg.asset },
     maxTimeoutSeconds: cfg.maxTimeoutSeconds,
     ...(extra ? { extra } : {}),
   });
@@ -221,7 +223,7 @@ function v1Handler(cfg, facilitator, payTo, feePayer, log) {
   };
 }
 
-const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/x402-seller/server.js');
+const isMain = process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1]);
 if (isMain) {
   let seller;
   try {
