@@ -47,9 +47,10 @@ dev-reset: ## delete this checkout's development data: its database, wallet keys
 	@scripts/dev-reset.sh
 
 .PHONY: deps
-deps: ## install the npm packages of localnet/ and scripts/webhook-verify/ when missing or changed
+deps: ## install the npm packages of localnet/, scripts/webhook-verify/ and examples/x402-seller/ when missing or changed
 	@scripts/localnet-deps.sh
 	@scripts/localnet-deps.sh scripts/webhook-verify
+	@scripts/localnet-deps.sh examples/x402-seller
 
 .PHONY: dashboard
 dashboard: ## build the dashboard (web/dashboard) into the api binary's embed (internal/dashboard/dist/app)
@@ -77,13 +78,17 @@ services-stop: ## stop the private Postgres and Redis started under .dev/
 	@scripts/services.sh stop
 
 .PHONY: test
-test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the dashboard's browser tests among them) and localnet's tests
+test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the dashboard's browser tests among them), localnet's and the x402 seller's tests
 	@$(WITH_TEST_SERVICES) \
 	echo "go test $(TEST_FLAGS) ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
 	$(GO) test $(TEST_FLAGS) ./...
 	@if [ -f localnet/package.json ]; then \
 		echo "cd localnet && npm test"; \
 		cd localnet && npm test; \
+	fi
+	@if [ -f examples/x402-seller/package.json ]; then \
+		echo "cd examples/x402-seller && npm test"; \
+		cd examples/x402-seller && npm test; \
 	fi
 
 .PHONY: build

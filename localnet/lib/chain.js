@@ -8,6 +8,7 @@ import { b58decode, b58encode } from './base58.js';
 import { stringify, parse } from './json.js';
 import { keypairFromLabel, sign, sha256 } from './keys.js';
 import { convertTxError } from './errors.js';
+import { ALT_PROGRAM } from './alt.js';
 import {
   SYSTEM_PROGRAM,
   parseTransaction,
@@ -42,7 +43,6 @@ export const MEMO_PROGRAMS = new Set([
   'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo',
 ]);
 const NATIVE_LOADER = 'NativeLoader1111111111111111111111111111111';
-const ALT_PROGRAM = 'AddressLookupTab1e1111111111111111111111111';
 
 export const MAX_PROCESSING_AGE = 150; // blocks a blockhash stays valid
 export const FINALIZATION_DEPTH = 32; // slots until a slot counts as finalized

@@ -16,6 +16,7 @@ import {
   parseTokenAccountJson,
 } from './token.js';
 import { encodeTransaction } from './txjson.js';
+import { ALT_PROGRAM, parseLookupTableJson } from './alt.js';
 import { MINT_AUTHORITY, GENESIS_HASH, IDENTITY, USDC_MAINNET, USDC_DEVNET } from './chain.js';
 
 export const SOLANA_CORE_VERSION = '2.2.20';
@@ -115,9 +116,9 @@ export class Rpc {
         data = [Buffer.from(zstdFrameRaw(slice)).toString('base64'), 'base64+zstd'];
         break;
       case 'jsonParsed': {
-        const parsed = isTokenProgram(acc.owner)
-          ? parseTokenAccountJson(acc.owner, full, (m) => this.chain.getMint(m))
-          : null;
+        let parsed = null;
+        if (isTokenProgram(acc.owner)) parsed = parseTokenAccountJson(acc.owner, full, (m) => this.chain.getMint(m));
+        else if (acc.owner === ALT_PROGRAM) parsed = parseLookupTableJson(full);
         data = parsed ?? [Buffer.from(full).toString('base64'), 'base64'];
         break;
       }
