@@ -47,9 +47,10 @@ dev-reset: ## delete this checkout's development data: its database, wallet keys
 	@scripts/dev-reset.sh
 
 .PHONY: deps
-deps: ## install the npm packages of localnet/ and scripts/webhook-verify/ when missing or changed
+deps: ## install the npm packages of localnet/, scripts/webhook-verify/ and scripts/x402-check/ when missing or changed
 	@scripts/localnet-deps.sh
 	@scripts/localnet-deps.sh scripts/webhook-verify
+	@scripts/localnet-deps.sh scripts/x402-check
 
 .PHONY: dashboard
 dashboard: ## build the dashboard (web/dashboard) into the api binary's embed (internal/dashboard/dist/app)
