@@ -237,7 +237,7 @@ func TestIssue23DecodePaymentRequiredHeader(t *testing.T) {
 		"not base64":  "{" + padded,
 		"v1 body":     base64.StdEncoding.EncodeToString(mustJSON(t, challengeV1(v1entry(s.pub, f.pub, "1")))),
 		"too long":    strings.Repeat("A", maxChallengeHeaderBytes+4),
-		"url-safe":    strings.NewReplacer("+", "-", "/", "_").Replace(base64.StdEncoding.EncodeToString([]byte(`{"x402Version":2,"a":"`+strings.Repeat("\xfb\xff", 30)+`"}`))),
+		"url-safe":    strings.NewReplacer("+", "-", "/", "_").Replace(base64.StdEncoding.EncodeToString([]byte(`{"x402Version":2,"a":"` + strings.Repeat("\xfb\xff", 30) + `"}`))),
 		"not UTF-8":   base64.StdEncoding.EncodeToString([]byte("{\"x402Version\":2,\"e\":\"\xff\"}")),
 		"JSON string": base64.StdEncoding.EncodeToString([]byte(`"x"`)),
 	} {
