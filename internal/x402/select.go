@@ -173,6 +173,9 @@ func (pr *PaymentRequired) check(i int, r Requirement, w Wallet, max *usdc.Micro
 	if feePayer.Equals(w.Owner) {
 		return Choice{}, ReasonFeePayerIsWallet, "extra.feePayer is the paying wallet: it would pay the fee and sign as fee payer"
 	}
+	if namedInTransfer(feePayer, w.Owner, payTo, mint) {
+		return Choice{}, ReasonFeePayerInvalid, "extra.feePayer is an account or program of the transfer itself"
+	}
 	if len(r.Memo) > MaxMemoBytes {
 		return Choice{}, ReasonMemo, fmt.Sprintf("extra.memo is %d bytes (at most %d)", len(r.Memo), MaxMemoBytes)
 	}
@@ -215,4 +218,22 @@ func parseAddress(s string) (sol.PublicKey, error) {
 		return sol.PublicKey{}, fmt.Errorf("%q is not a Solana address", clip(s))
 	}
 	return k, nil
+}
+
+// namedInTransfer reports whether key is an account or program the
+// payment's instructions name (with the classic SPL Token program, the
+// USDC mints' owner): the facilitator refuses a fee payer among them, and
+// so does BuildTransaction; Select refuses it first, with a reason.
+func namedInTransfer(key, owner, payTo, mint sol.PublicKey) bool {
+	for _, k := range []sol.PublicKey{mint, sol.TokenProgramID, sol.Token2022ProgramID, sol.ComputeBudget, sol.MemoProgramID} {
+		if key.Equals(k) {
+			return true
+		}
+	}
+	for _, o := range []sol.PublicKey{owner, payTo} {
+		if ata, _, err := sol.FindAssociatedTokenAddress(o, mint); err == nil && key.Equals(ata) {
+			return true
+		}
+	}
+	return false
 }

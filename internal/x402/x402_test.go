@@ -270,6 +270,10 @@ func TestIssue23Select(t *testing.T) {
 		return e
 	}
 	ok := func() map[string]any { return entry(s.pub, f.pub, "1000") }
+	ata := func(o sol.PublicKey) sol.PublicKey {
+		a, _, _ := sol.FindAssociatedTokenAddress(o, solana.DevnetUSDCMint)
+		return a
+	}
 	cases := []struct {
 		name      string
 		challenge map[string]any
@@ -300,6 +304,9 @@ func TestIssue23Select(t *testing.T) {
 		{"no extra", challengeV2(with(ok(), "extra", nil)), wallet, nil, ReasonFeePayerMissing, 0, 0},
 		{"fee payer not an address", challengeV2(extra(ok(), "feePayer", "seller")), wallet, nil, ReasonFeePayerInvalid, 0, 0},
 		{"fee payer is the wallet", challengeV2(extra(ok(), "feePayer", w.pub.String())), wallet, nil, ReasonFeePayerIsWallet, 0, 0},
+		{"fee payer is the mint", challengeV2(extra(ok(), "feePayer", solana.DevnetUSDCMint.String())), wallet, nil, ReasonFeePayerInvalid, 0, 0},
+		{"fee payer is the wallet's token account", challengeV2(extra(ok(), "feePayer", ata(w.pub).String())), wallet, nil, ReasonFeePayerInvalid, 0, 0},
+		{"fee payer is the memo program", challengeV2(extra(ok(), "feePayer", sol.MemoProgramID.String())), wallet, nil, ReasonFeePayerInvalid, 0, 0},
 		{"fee payer not a string", challengeV2(extra(ok(), "feePayer", 7)), wallet, nil, ReasonMalformed, 0, 0},
 		{"memo at 256 bytes", challengeV2(extra(ok(), "memo", strings.Repeat("m", 256))), wallet, nil, "", 1000, 0},
 		{"memo over 256 bytes", challengeV2(extra(ok(), "memo", strings.Repeat("m", 257))), wallet, nil, ReasonMemo, 0, 0},
