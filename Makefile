@@ -47,9 +47,10 @@ dev-reset: ## delete this checkout's development data: its database, wallet keys
 	@scripts/dev-reset.sh
 
 .PHONY: deps
-deps: ## install the npm packages of localnet/, scripts/webhook-verify/ and examples/x402-seller/ when missing or changed
+deps: ## install the npm packages of localnet/, scripts/webhook-verify/, scripts/x402-check/ and examples/x402-seller/ when missing or changed
 	@scripts/localnet-deps.sh
 	@scripts/localnet-deps.sh scripts/webhook-verify
+	@scripts/localnet-deps.sh scripts/x402-check
 	@scripts/localnet-deps.sh examples/x402-seller
 
 .PHONY: dashboard

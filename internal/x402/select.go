@@ -1,0 +1,239 @@
+package x402
+
+import (
+	"fmt"
+	"strings"
+
+	sol "github.com/gagliardetto/solana-go"
+
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/usdc"
+)
+
+// The networks' names in the protocol: CAIP-2 ids in v2, names in v1
+// (go/mechanisms/svm/constants.go of the official implementation).
+const (
+	MainnetCAIP2 = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"
+	DevnetCAIP2  = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
+	MainnetV1    = "solana"
+	DevnetV1     = "solana-devnet"
+)
+
+// NetworkID is the network's name in a challenge of the given version.
+func NetworkID(n solana.Network, version int) string {
+	switch {
+	case n == solana.Mainnet && version == 1:
+		return MainnetV1
+	case n == solana.Mainnet:
+		return MainnetCAIP2
+	case version == 1:
+		return DevnetV1
+	}
+	return DevnetCAIP2
+}
+
+// Reason says why a requirement is not payable by the wallet.
+type Reason string
+
+// The reasons, in the order Select checks them.
+const (
+	ReasonMalformed        Reason = "malformed"           // a field has the wrong type or form
+	ReasonScheme           Reason = "scheme"              // not `exact`
+	ReasonNetwork          Reason = "network"             // not the wallet's network
+	ReasonAsset            Reason = "asset"               // not the network's USDC mint
+	ReasonPayTo            Reason = "pay_to"              // missing or not a Solana address
+	ReasonPayToIsWallet    Reason = "pay_to_is_wallet"    // the wallet would pay itself
+	ReasonFeePayerMissing  Reason = "fee_payer_missing"   // no extra.feePayer: the wallet would pay the fee
+	ReasonFeePayerInvalid  Reason = "fee_payer_invalid"   // not a Solana address
+	ReasonFeePayerIsWallet Reason = "fee_payer_is_wallet" // the wallet would pay the fee and sign as fee payer
+	ReasonMemo             Reason = "memo"                // extra.memo over 256 bytes
+	ReasonAmount           Reason = "amount"              // missing, zero, not atomic units, or too large
+	ReasonOverMax          Reason = "amount_over_max"     // over the caller's cap
+)
+
+// Rejection is why one `accepts` entry was not chosen.
+type Rejection struct {
+	Index  int
+	Reason Reason
+	Detail string
+}
+
+// NotPayableError is Select's answer when no entry is payable; it names
+// every entry's reason so the API can answer 422 with a clear message.
+type NotPayableError struct {
+	Rejections []Rejection
+}
+
+func (e *NotPayableError) Error() string {
+	var b strings.Builder
+	b.WriteString("no payable x402 requirement")
+	for i, r := range e.Rejections {
+		if i == 8 {
+			fmt.Fprintf(&b, "; and %d more", len(e.Rejections)-i)
+			break
+		}
+		fmt.Fprintf(&b, "; accepts[%d]: %s", r.Index, r.Detail)
+	}
+	return b.String()
+}
+
+// Has reports whether some entry was refused for reason r.
+func (e *NotPayableError) Has(r Reason) bool {
+	for _, x := range e.Rejections {
+		if x.Reason == r {
+			return true
+		}
+	}
+	return false
+}
+
+// Wallet is the buyer: the network and owner address of an agent wallet.
+type Wallet struct {
+	Network solana.Network
+	Owner   sol.PublicKey
+}
+
+// Choice is the requirement Select chose, validated and typed.
+type Choice struct {
+	Version  int
+	Network  solana.Network
+	Index    int // in accepts
+	Amount   usdc.Micros
+	Asset    sol.PublicKey
+	PayTo    sol.PublicKey
+	FeePayer sol.PublicKey
+	// Memo is extra.memo; empty means the payment carries a random nonce.
+	Memo string
+	// Resource is what is bought: v2's top-level resource, or v1's entry's.
+	Resource          Resource
+	MaxTimeoutSeconds int64
+	// Requirement is the entry as the seller sent it.
+	Requirement Requirement
+
+	challenge *PaymentRequired
+}
+
+// Select chooses the entry the wallet can pay: scheme `exact`, the
+// wallet's network (v2 CAIP-2 id or v1 name, by the challenge's version),
+// the network's USDC mint as asset, a fee payer that is not the wallet, an
+// amount within max when max is set (nil: no cap; the policy still
+// applies). Among several payable entries the cheapest wins (the first on
+// a tie). None payable: a *NotPayableError naming each entry's reason.
+func (pr *PaymentRequired) Select(w Wallet, max *usdc.Micros) (Choice, error) {
+	var (
+		best  Choice
+		found bool
+		rej   []Rejection
+	)
+	for i, r := range pr.Accepts {
+		c, reason, detail := pr.check(i, r, w, max)
+		if reason != "" {
+			rej = append(rej, Rejection{Index: i, Reason: reason, Detail: detail})
+			continue
+		}
+		if !found || c.Amount < best.Amount {
+			best, found = c, true
+		}
+	}
+	if !found {
+		return Choice{}, &NotPayableError{Rejections: rej}
+	}
+	return best, nil
+}
+
+func (pr *PaymentRequired) check(i int, r Requirement, w Wallet, max *usdc.Micros) (Choice, Reason, string) {
+	if r.malformed != "" {
+		return Choice{}, ReasonMalformed, r.malformed
+	}
+	if r.Scheme != SchemeExact {
+		return Choice{}, ReasonScheme, fmt.Sprintf("scheme %q is not %q", clip(r.Scheme), SchemeExact)
+	}
+	want := NetworkID(w.Network, pr.Version)
+	if r.Network != want {
+		return Choice{}, ReasonNetwork, fmt.Sprintf("network %q is not the wallet's network %q", clip(r.Network), want)
+	}
+	mint := w.Network.USDCMint()
+	if r.Asset != mint.String() {
+		return Choice{}, ReasonAsset, fmt.Sprintf("asset %q is not %s USDC (%s)", clip(r.Asset), w.Network, mint)
+	}
+	payTo, err := parseAddress(r.PayTo)
+	if err != nil {
+		return Choice{}, ReasonPayTo, "payTo " + err.Error()
+	}
+	if payTo.Equals(w.Owner) {
+		return Choice{}, ReasonPayToIsWallet, "payTo is the paying wallet itself"
+	}
+	if r.FeePayer == "" {
+		return Choice{}, ReasonFeePayerMissing, "extra.feePayer is missing: the seller's facilitator must pay the network fee"
+	}
+	feePayer, err := parseAddress(r.FeePayer)
+	if err != nil {
+		return Choice{}, ReasonFeePayerInvalid, "extra.feePayer " + err.Error()
+	}
+	if feePayer.Equals(w.Owner) {
+		return Choice{}, ReasonFeePayerIsWallet, "extra.feePayer is the paying wallet: it would pay the fee and sign as fee payer"
+	}
+	if namedInTransfer(feePayer, w.Owner, payTo, mint) {
+		return Choice{}, ReasonFeePayerInvalid, "extra.feePayer is an account or program of the transfer itself"
+	}
+	if len(r.Memo) > MaxMemoBytes {
+		return Choice{}, ReasonMemo, fmt.Sprintf("extra.memo is %d bytes (at most %d)", len(r.Memo), MaxMemoBytes)
+	}
+	atomic, err := ParseAtomicAmount(r.AmountText)
+	if err != nil {
+		return Choice{}, ReasonAmount, err.Error()
+	}
+	if atomic == 0 {
+		return Choice{}, ReasonAmount, "amount is zero"
+	}
+	amount, ok := atomicToMicros(atomic)
+	if !ok {
+		return Choice{}, ReasonAmount, fmt.Sprintf("amount %s is too large", r.AmountText)
+	}
+	if max != nil && amount > *max {
+		return Choice{}, ReasonOverMax, fmt.Sprintf("amount %s USDC is over the cap of %s USDC", amount, *max)
+	}
+	res := pr.Resource
+	if pr.Version == 1 {
+		res = r.Resource
+	}
+	return Choice{
+		Version: pr.Version, Network: w.Network, Index: i, Amount: amount,
+		Asset: mint, PayTo: payTo, FeePayer: feePayer, Memo: r.Memo,
+		Resource: res, MaxTimeoutSeconds: r.MaxTimeoutSeconds,
+		Requirement: r, challenge: pr,
+	}, "", ""
+}
+
+// parseAddress reads a base58 Solana address: 32 bytes exactly.
+func parseAddress(s string) (sol.PublicKey, error) {
+	if s == "" {
+		return sol.PublicKey{}, fmt.Errorf("is missing")
+	}
+	if len(s) < 32 || len(s) > 44 {
+		return sol.PublicKey{}, fmt.Errorf("%q is not a Solana address", clip(s))
+	}
+	k, err := sol.PublicKeyFromBase58(s)
+	if err != nil || k.IsZero() || k.String() != s {
+		return sol.PublicKey{}, fmt.Errorf("%q is not a Solana address", clip(s))
+	}
+	return k, nil
+}
+
+// namedInTransfer reports whether key is an account or program the
+// payment's instructions name (with the classic SPL Token program, the
+// USDC mints' owner): the facilitator refuses a fee payer among them, and
+// so does BuildTransaction; Select refuses it first, with a reason.
+func namedInTransfer(key, owner, payTo, mint sol.PublicKey) bool {
+	for _, k := range []sol.PublicKey{mint, sol.TokenProgramID, sol.Token2022ProgramID, sol.ComputeBudget, sol.MemoProgramID} {
+		if key.Equals(k) {
+			return true
+		}
+	}
+	for _, o := range []sol.PublicKey{owner, payTo} {
+		if ata, _, err := sol.FindAssociatedTokenAddress(o, mint); err == nil && key.Equals(ata) {
+			return true
+		}
+	}
+	return false
+}
