@@ -49,6 +49,11 @@ const (
 	ReasonMemo             Reason = "memo"                // extra.memo over 256 bytes
 	ReasonAmount           Reason = "amount"              // missing, zero, not atomic units, or too large
 	ReasonOverMax          Reason = "amount_over_max"     // over the caller's cap
+	// ReasonShadowed: a v1 entry after the first `exact` entry of the
+	// wallet's network. A v1 X-PAYMENT names only scheme and network, and
+	// v1 sellers verify it against the first such entry: paying a later one
+	// would be refused.
+	ReasonShadowed Reason = "v1_shadowed"
 )
 
 // Rejection is why one `accepts` entry was not chosen.
@@ -118,14 +123,25 @@ type Choice struct {
 // the network's USDC mint as asset, a fee payer that is not the wallet, an
 // amount within max when max is set (nil: no cap; the policy still
 // applies). Among several payable entries the cheapest wins (the first on
-// a tie). None payable: a *NotPayableError naming each entry's reason.
+// a tie); in x402 v1 only the first exact entry of the wallet's network
+// may be paid (its header does not say which entry it pays). None
+// payable: a *NotPayableError naming each entry's reason.
 func (pr *PaymentRequired) Select(w Wallet, max *usdc.Micros) (Choice, error) {
 	var (
 		best  Choice
 		found bool
 		rej   []Rejection
 	)
+	v1First := -1 // v1: the first exact entry of the wallet's network
 	for i, r := range pr.Accepts {
+		if pr.Version == 1 && r.Scheme == SchemeExact && r.Network == NetworkID(w.Network, 1) {
+			if v1First >= 0 {
+				rej = append(rej, Rejection{Index: i, Reason: ReasonShadowed,
+					Detail: fmt.Sprintf("x402 v1: the seller verifies a payment against accepts[%d], the first exact entry of this network", v1First)})
+				continue
+			}
+			v1First = i
+		}
 		c, reason, detail := pr.check(i, r, w, max)
 		if reason != "" {
 			rej = append(rej, Rejection{Index: i, Reason: reason, Detail: detail})

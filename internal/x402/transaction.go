@@ -77,8 +77,9 @@ type Transaction struct {
 	// the fee payer's signature, known only once the seller settles.
 	OwnerSignature sol.Signature
 	Blockhash      sol.Hash
-	// Memo is the Memo instruction's text: extra.memo or the nonce. It
-	// makes the payment unique and findable on chain.
+	// Memo is the Memo instruction's text: extra.memo or the nonce. A
+	// nonce makes the payment unique; a seller's memo does not (see the
+	// compute limit), so the payment is found on chain by OwnerSignature.
 	Memo string
 	// SourceATA and DestinationATA are the wallet's and payTo's token
 	// accounts for the asset.
@@ -125,6 +126,19 @@ func BuildTransaction(c Choice, key ed25519.PrivateKey, blockhash sol.Hash, opts
 		return nil, ErrUnknownTokenProgram
 	}
 	limit := cmp.Or(opts.ComputeUnitLimit, DefaultComputeUnitLimit)
+	if c.Memo != "" && opts.ComputeUnitLimit == 0 {
+		// The seller's memo is the same for every purchase: with the same
+		// blockhash two purchases would be one transaction, signed alike
+		// (one lands, two are counted). A random limit above the default
+		// (at most 65,535 units more, ~0.07 lamport at 1 µlamport per
+		// unit) tells them apart; the worker refuses a repeated
+		// signature besides.
+		var b [2]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("x402: compute limit: %w", err)
+		}
+		limit += uint32(binary.LittleEndian.Uint16(b[:]))
+	}
 	price := cmp.Or(opts.ComputeUnitPrice, DefaultComputeUnitPrice)
 	if limit > MaxComputeUnitLimit || price > MaxComputeUnitPrice {
 		return nil, fmt.Errorf("%w: compute budget over the scheme's caps", ErrShape)
