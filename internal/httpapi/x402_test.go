@@ -253,3 +253,23 @@ func TestIssue23X402PayIdempotent(t *testing.T) {
 		t.Fatalf("other body: %d %v", status, body)
 	}
 }
+
+// fakeChallenge is a v2 devnet challenge of amount atomic USDC to a fresh
+// seller: enough to select, sign or park (no seller settles it).
+func fakeChallenge(amount string) map[string]any {
+	return map[string]any{"x402Version": 2, "resource": map[string]any{"url": "https://example.com/r", "description": "a test resource"},
+		"accepts": []any{map[string]any{"scheme": "exact", "network": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1", "amount": amount,
+			"asset": solana.DevnetUSDCMint.String(), "payTo": newAddress(), "maxTimeoutSeconds": 60,
+			"extra": map[string]any{"feePayer": newAddress()}}}}
+}
+
+// parkX402 asks key to pay 2 USDC from wallet w, whose approval threshold
+// is below it: the payment's id (pending_approval).
+func (e *env) parkX402(key, w string) string {
+	e.t.Helper()
+	status, body := e.do("POST", fmt.Sprintf(x402Path, w), key, map[string]any{"payment_required": fakeChallenge("2000000")})
+	if status != http.StatusAccepted || body["payment_id"] == nil {
+		e.t.Fatalf("park x402: %d %v", status, body)
+	}
+	return body["payment_id"].(string)
+}
