@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
@@ -272,4 +273,95 @@ func (e *env) parkX402(key, w string) string {
 		e.t.Fatalf("park x402: %d %v", status, body)
 	}
 	return body["payment_id"].(string)
+}
+
+// Sends and x402 payments share one daily budget under the wallet's lock:
+// 50 concurrent attempts of 1 USDC each, half of each kind, against a
+// limit of 10 USDC: exactly 10 go through, the rest are blocked.
+func TestIssue23X402SharesDailyLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, _ := e.agent(map[string]any{"daily_limit_usdc": 10, "max_tx_usdc": 10, "approval_threshold_usdc": 1000}, 100_000_000)
+	to := newAddress()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[string]int{}
+	for i := range 50 {
+		wg.Go(func() {
+			var status int
+			var body map[string]any
+			if i%2 == 0 {
+				status, body = e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1})
+			} else {
+				status, body = e.do("POST", fmt.Sprintf(x402Path, id), e.key, map[string]any{"payment_required": fakeChallenge("1000000")})
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case status == 200 && (body["status"] == "sent" || body["status"] == "signed"):
+				counts["passed"]++
+				counts[body["status"].(string)]++
+			case status == 403 && body["reason"] == "exceeds_daily_limit":
+				counts["blocked"]++
+			default:
+				counts[fmt.Sprintf("%d %v", status, body)]++
+			}
+		})
+	}
+	wg.Wait()
+	if counts["passed"] != 10 || counts["blocked"] != 40 || counts["sent"] == 0 || counts["signed"] == 0 || len(counts) != 4 {
+		t.Fatalf("outcomes %v", counts)
+	}
+	if r := e.reservedToday(id); r != 10_000_000 {
+		t.Fatalf("reserved %d", r)
+	}
+}
+
+// A signed payment never presented to the seller keeps its reservation
+// while its blockhash may still land; once the chain is past it, the
+// sweep releases the reservation, ends it expired and emits x402.expired.
+func TestIssue23X402UnsettledExpires(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Start(t)
+	e := newEnv(t, envOpts{ln: ln})
+	eng, _ := e.startWorker()
+	seller := x402test.Start(t, ln.URL, x402test.Options{})
+	id, _ := e.x402Agent(nil, 5_000_000)
+	status, body, _ := e.pay(id, seller.Challenge(t, x402test.Weather), nil, nil)
+	if status != 200 || body["status"] != "signed" {
+		t.Fatalf("pay: %d %v", status, body)
+	}
+	pid := body["payment_id"].(string)
+	price := usdc.Micros(seller.Price(t, x402test.Weather))
+	if _, err := eng.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	status, p := e.do("GET", "/api/public/v1/x402/payments/"+pid, e.key, nil)
+	if status != 200 || p["state"] != "signed" || e.reservedToday(id) != price {
+		t.Fatalf("before expiry: %d %v, reserved %d", status, p, e.reservedToday(id))
+	}
+	if ev := e.events("x402.expired"); len(ev) != 0 {
+		t.Fatalf("x402.expired before expiry: %v", ev)
+	}
+	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
+	p = e.x402State(eng, pid, "expired")
+	if p["signature"] != nil || p["error"] == nil {
+		t.Fatalf("expired payment %v", p)
+	}
+	if r := e.reservedToday(id); r != 0 {
+		t.Fatalf("reserved %d after expiry", r)
+	}
+	ev := e.events("x402.expired")
+	if len(ev) != 1 || ev[0]["payment_id"] != pid || ev[0]["pay_to"] != seller.PayTo {
+		t.Fatalf("x402.expired %v", ev)
+	}
+	// Presented now, the seller's facilitator refuses it: nothing moves.
+	before := seller.USDC(t, seller.PayTo)
+	if paid := seller.Pay(t, x402test.Weather, body["header"].(string), body["payment_signature"].(string)); paid.Status == 200 {
+		t.Fatalf("an expired payment was served: %+v", paid)
+	}
+	if got := seller.USDC(t, seller.PayTo); got != before {
+		t.Fatalf("seller's USDC moved: %d → %d", before, got)
+	}
 }
