@@ -365,3 +365,82 @@ func TestIssue23X402UnsettledExpires(t *testing.T) {
 		t.Fatalf("seller's USDC moved: %d → %d", before, got)
 	}
 }
+
+// A price at the approval threshold parks the payment (approval.pending
+// with the resource and the seller's description); a human's approval
+// grants it: the agent pays the seller's fresh challenge with approval_id,
+// once, bound to the approved resource; the policy holds at that moment.
+func TestIssue23X402ApprovalGrant(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{Price: 1_000_000, PremiumPrice: 1_000_000})
+	id, _ := e.x402Agent(map[string]any{"approval_threshold_usdc": 1}, 5_000_000)
+	_, key := e.agentKey()
+	agent := *e
+	agent.key = key
+
+	status, body, _ := agent.pay(id, seller.Challenge(t, x402test.Weather), nil, nil)
+	if status != 202 || body["status"] != "pending_approval" || body["payment_id"] == nil {
+		t.Fatalf("pay at the threshold: %d %v", status, body)
+	}
+	apID, parked := body["approval_id"].(string), body["payment_id"].(string)
+	pending := e.events("approval.pending")
+	if len(pending) != 1 || pending[0]["kind"] != "x402" || pending[0]["description"] != "Weather report" ||
+		!strings.HasSuffix(pending[0]["resource"].(string), x402test.Weather) {
+		t.Fatalf("approval.pending %v", pending)
+	}
+	if status, p := e.do("GET", "/api/public/v1/x402/payments/"+parked, key, nil); status != 200 || p["state"] != "pending_approval" {
+		t.Fatalf("parked: %d %v", status, p)
+	}
+	// Not approved yet: the grant cannot be used.
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Weather), map[string]any{"approval_id": apID}, nil)
+	if status != 422 || !strings.Contains(body["error"].(string), "not approved") {
+		t.Fatalf("before approval: %d %v", status, body)
+	}
+	if status, a := e.approve(apID, e.key, nil); status != 200 || a["status"] != "sent" {
+		t.Fatalf("approve: %d %v", status, a)
+	}
+	if status, p := e.do("GET", "/api/public/v1/x402/payments/"+parked, key, nil); status != 200 || p["state"] != "approved" {
+		t.Fatalf("granted: %d %v", status, p)
+	}
+	if n := e.countRows("x402_payments"); n != 0 {
+		t.Fatalf("approving signed %d payments", n)
+	}
+	// Another resource is not what was approved.
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Premium), map[string]any{"approval_id": apID}, nil)
+	if status != 422 || !strings.Contains(body["error"].(string), "resource") {
+		t.Fatalf("another resource: %d %v", status, body)
+	}
+	// The policy is evaluated again when the grant is used: frozen, refused.
+	if status, b := e.do("POST", "/api/public/v1/agents/"+id+"/freeze", e.key, nil); status != 200 {
+		t.Fatalf("freeze: %d %v", status, b)
+	}
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Weather), map[string]any{"approval_id": apID}, nil)
+	if status != 403 || body["reason"] != "wallet_frozen" {
+		t.Fatalf("frozen: %d %v", status, body)
+	}
+	if status, b := e.do("POST", "/api/public/v1/agents/"+id+"/unfreeze", e.key, nil); status != 200 {
+		t.Fatalf("unfreeze: %d %v", status, b)
+	}
+	before := seller.USDC(t, seller.PayTo)
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Weather), map[string]any{"approval_id": apID}, nil)
+	if status != 200 || body["status"] != "signed" {
+		t.Fatalf("redeem: %d %v", status, body)
+	}
+	paid := seller.Pay(t, x402test.Weather, body["header"].(string), body["payment_signature"].(string))
+	if paid.Status != 200 || seller.USDC(t, seller.PayTo)-before != 1_000_000 {
+		t.Fatalf("seller: %d %s (%s)", paid.Status, paid.Body, paid.Error)
+	}
+	p := e.x402State(eng, body["payment_id"].(string), "settled")
+	if p["approval_id"] != apID {
+		t.Fatalf("redeemed payment %v", p)
+	}
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Weather), map[string]any{"approval_id": apID}, nil)
+	if status != 422 || !strings.Contains(body["error"].(string), "already used") {
+		t.Fatalf("second use: %d %v", status, body)
+	}
+	if n := e.countRows("x402_payments"); n != 1 {
+		t.Fatalf("%d payments signed", n)
+	}
+}
