@@ -390,6 +390,10 @@ func TestIssue23X402ApprovalGrant(t *testing.T) {
 		!strings.HasSuffix(pending[0]["resource"].(string), x402test.Weather) {
 		t.Fatalf("approval.pending %v", pending)
 	}
+	if status, a := e.do("GET", approvalsPath+"/"+apID, e.key, nil); status != 200 || a["kind"] != "x402" || a["description"] != "Weather report" ||
+		a["to"] != seller.PayTo || a["amount"] != 1.0 || !strings.HasSuffix(a["resource"].(string), x402test.Weather) {
+		t.Fatalf("the approval: %d %v", status, a)
+	}
 	if status, p := e.do("GET", "/api/public/v1/x402/payments/"+parked, key, nil); status != 200 || p["state"] != "pending_approval" {
 		t.Fatalf("parked: %d %v", status, p)
 	}
