@@ -134,6 +134,12 @@ func TestIssue23X402PayEndToEnd(t *testing.T) {
 	if ps, _ := pays["payments"].([]any); status != 200 || len(ps) != 1 || ps[0].(map[string]any)["id"] != pid {
 		t.Fatalf("list %d %v", status, pays)
 	}
+	// Analytics count it as an x402 payment of the day.
+	status, an := e.do("GET", "/api/public/v1/analytics", e.key, nil)
+	if sp, _ := an["spend"].([]any); status != 200 || len(sp) != 1 || sp[0].(map[string]any)["x402_payments"] != 1.0 ||
+		sp[0].(map[string]any)["x402_amount_usdc"] != float64(price)/1e6 {
+		t.Fatalf("analytics %d %v", status, an)
+	}
 	// Another account does not see it.
 	_, other := e.newAccount(solana.Devnet)
 	if status, _ := e.do("GET", "/api/public/v1/x402/payments/"+pid, other, nil); status != 404 {

@@ -2054,6 +2054,17 @@ export interface components {
              * @example 5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
              */
             wallet_id: string;
+            /**
+             * @description Of amount_usdc, what x402 payments spent or hold reserved (landed, or signed and not expired).
+             * @example 0.5
+             */
+            x402_amount_usdc: number;
+            /**
+             * Format: int64
+             * @description Of transactions, how many are x402 payments.
+             * @example 1
+             */
+            x402_payments: number;
         };
         Transaction: {
             /**
