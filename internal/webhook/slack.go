@@ -95,7 +95,7 @@ func SlackBody(ev *Event, endpointID uuid.UUID, token, dashboard string) ([]byte
 	}
 	section["text"] = map[string]any{"type": "mrkdwn", "text": shown}
 	var fields []any
-	for _, f := range []struct{ key, name string }{{"agent_label", "Agent"}, {"memo", "Memo"}} {
+	for _, f := range []struct{ key, name string }{{"agent_label", "Agent"}, {"memo", "Memo"}, {"resource", "Buys (x402)"}, {"description", "Seller says"}} {
 		if v := raw(f.key); v != "" {
 			// Slack reads &, < and > as entities in every text object.
 			fields = append(fields, map[string]any{"type": "plain_text", "emoji": false, "text": f.name + ": " + slackEscape(v)})
