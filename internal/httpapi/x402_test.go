@@ -495,3 +495,25 @@ func TestIssue23GoClientX402(t *testing.T) {
 		t.Fatalf("list: %+v %q %v", list, next, err)
 	}
 }
+
+// x402 v1: the 402's JSON body as the challenge, X-PAYMENT as the header;
+// the official seller serves it and the sweep settles it.
+func TestIssue23X402PayV1(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{})
+	id, _ := e.x402Agent(nil, 5_000_000)
+	before := seller.USDC(t, seller.PayTo)
+	status, body, _ := e.pay(id, seller.Challenge(t, x402test.V1Weather), nil, nil)
+	if status != 200 || body["header"] != "X-PAYMENT" || body["network"] != seller.NetworkV1 {
+		t.Fatalf("pay: %d %v", status, body)
+	}
+	paid := seller.Pay(t, x402test.V1Weather, body["header"].(string), body["payment_signature"].(string))
+	if paid.Status != 200 || seller.USDC(t, seller.PayTo)-before != seller.Price(t, x402test.V1Weather) {
+		t.Fatalf("seller: %d %s (%s)", paid.Status, paid.Body, paid.Error)
+	}
+	if p := e.x402State(eng, body["payment_id"].(string), "settled"); p["signature"] != paid.Response.Transaction {
+		t.Fatalf("settled %v, seller %+v", p, paid.Response)
+	}
+}
