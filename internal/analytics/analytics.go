@@ -31,6 +31,10 @@ type Spend struct {
 	// FeeLamports is the network fees of that day's transactions that
 	// confirmed (a fee is paid when a transaction lands).
 	FeeLamports int64 `bun:"fee_lamports"`
+	// X402Amount and X402Count are the part of Amount and Count that are
+	// x402 payments: landed, or signed and not yet expired.
+	X402Amount usdc.Micros `bun:"x402_micros"`
+	X402Count  int         `bun:"x402_n"`
 }
 
 // Wallet is a wallet that spent in the range, with its current limit.
@@ -80,10 +84,15 @@ func Compute(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uui
 	}
 	rep := Report{Spend: []Spend{}, Wallets: []Wallet{}, Approvals: []ApprovalDay{}, Blocked: []Blocked{}}
 
-	err := scope(db.NewSelect().TableExpr("transactions").
+	// Signed x402 payments count as the daily limit counts them: reserved
+	// until they land (then they are transactions of kind x402) or expire.
+	err := scope(db.NewSelect().TableExpr(`(SELECT created_at, wallet_id, amount_micros, status, fee_lamports, kind FROM transactions
+			WHERE account_id = ?0 AND created_at >= ?1 AND created_at < ?2 AND status <> 'failed'
+		UNION ALL SELECT created_at, wallet_id, amount_micros, 'pending', NULL, 'x402' FROM x402_payments
+			WHERE account_id = ?0 AND created_at >= ?1 AND created_at < ?2 AND state = 'signed') AS t`, accountID, from, until).
 		ColumnExpr("(created_at AT TIME ZONE 'UTC')::date AS day, wallet_id, sum(amount_micros)::bigint AS micros, count(*) AS n").
 		ColumnExpr("coalesce(sum(fee_lamports) FILTER (WHERE status = 'confirmed'), 0)::bigint AS fee_lamports").
-		Where("account_id = ? AND created_at >= ? AND created_at < ? AND status <> 'failed'", accountID, from, until),
+		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE kind = 'x402'), 0)::bigint AS x402_micros, count(*) FILTER (WHERE kind = 'x402') AS x402_n"),
 		"wallet_id").GroupExpr("1, 2").OrderExpr("1, 2").Scan(ctx, &rep.Spend)
 	if err != nil {
 		return rep, fmt.Errorf("spend per day: %w", err)

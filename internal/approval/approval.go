@@ -99,11 +99,17 @@ type Approval struct {
 	AgentLabel string `bun:"agent_label,scanonly"` // the wallet's label, on reads
 	// TransactionStatus is its transaction's status once signed, on reads.
 	TransactionStatus *string `bun:"transaction_status,scanonly"`
+	// X402 (reads): the approval parks an x402 payment; Resource is what
+	// it buys and Description the seller's words for it.
+	X402        bool    `bun:"x402,scanonly"`
+	Resource    *string `bun:"x402_resource,scanonly"`
+	Description *string `bun:"x402_description,scanonly"`
 }
 
 // readColumns are what Get and List read: the approval, its wallet's
 // label and its transaction's status.
-const readColumns = "a.*, w.label AS agent_label, (SELECT t.status FROM transactions AS t WHERE t.approval_id = a.id ORDER BY t.created_at DESC LIMIT 1) AS transaction_status"
+const readColumns = "a.*, w.label AS agent_label, (SELECT t.status FROM transactions AS t WHERE t.approval_id = a.id ORDER BY t.created_at DESC LIMIT 1) AS transaction_status, " +
+	"x.x402 IS NOT NULL AS x402, x.x402 ->> 'resource' AS x402_resource, NULLIF(x.x402 ->> 'description', '') AS x402_description"
 
 // PublicID is how an approval is named on the wire: "ap_" + uuid.
 func PublicID(id uuid.UUID) string { return "ap_" + id.String() }
@@ -334,6 +340,40 @@ func MarkSent(ctx context.Context, tx bun.IDB, id uuid.UUID, at time.Time) (bool
 	return err == nil, err
 }
 
+// GrantLifetime is how long an approved x402 payment may be paid with its
+// approval_id: the agent fetches the seller's challenge again and pays at
+// once, so minutes suffice; a grant unused by then cannot be used.
+const GrantLifetime = 15 * time.Minute
+
+// Grant moves a signing x402 approval to sent with nothing signed: the
+// human's approval is a grant the agent redeems once, with a fresh
+// challenge, within GrantLifetime of decided_at. It emits
+// approval.approved (no signature) and the approver's audit entry.
+func Grant(ctx context.Context, tx bun.Tx, a *Approval, at time.Time) error {
+	res, err := tx.NewUpdate().Table("approvals").Set("status = ?", Sent).
+		Where("id = ? AND status = ? AND signature IS NULL", a.ID, Signing).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("grant approval: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	actor := SystemActor
+	if a.ApprovedBy != nil {
+		actor = *a.ApprovedBy
+	}
+	if err := audit.Append(ctx, tx, a.AccountID, at, actor, audit.ActionApprovalApproved, target(a.ID), map[string]any{
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
+		"kind": "x402", "note": a.Note,
+	}); err != nil {
+		return err
+	}
+	_, err = webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalApproved, map[string]any{
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "signature": nil, "amount": a.Amount, "to": a.To, "kind": "x402",
+	})
+	return err
+}
+
 // RejectBySystem closes a signing approval without spending: the policy
 // no longer allows it, or its transaction could not be sent. It records
 // reason in the audit log and emits approval.rejected by "system". False
@@ -440,6 +480,7 @@ func Get(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Approval, er
 	var a Approval
 	err := db.NewSelect().Model(&a).ColumnExpr(readColumns).
 		Join("JOIN wallets AS w ON w.id = a.wallet_id").
+		Join("LEFT JOIN send_requests AS x ON x.id = a.request_id").
 		Where("a.id = ? AND a.account_id = ?", id, accountID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Approval{}, ErrNotFound
@@ -463,6 +504,7 @@ func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uuid.U
 	as := []Approval{}
 	q := db.NewSelect().Model(&as).ColumnExpr(readColumns).
 		Join("JOIN wallets AS w ON w.id = a.wallet_id").
+		Join("LEFT JOIN send_requests AS x ON x.id = a.request_id").
 		Where("a.account_id = ?", accountID).
 		OrderExpr("a.created_at DESC, a.id DESC").Limit(int64(limit))
 	if status != "" {

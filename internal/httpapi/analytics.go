@@ -26,6 +26,9 @@ type SpendDay struct {
 	Amount   USDC   `json:"amount_usdc" doc:"USDC sent that day: signed transactions that did not fail, as the daily limit counts them." example:"42.5"`
 	Count    int    `json:"transactions" doc:"How many transactions." example:"3"`
 	Fee      int64  `json:"fee_lamports" doc:"Network fees (base and priority) paid that day by the wallet's transactions that confirmed, in lamports." example:"18150"`
+	// By kind: x402 payments within the day's figures.
+	X402Amount USDC `json:"x402_amount_usdc" doc:"Of amount_usdc, what x402 payments spent or hold reserved (landed, or signed and not expired)." example:"0.5"`
+	X402Count  int  `json:"x402_payments" doc:"Of transactions, how many are x402 payments." example:"1"`
 }
 
 // AnalyticsWallet is a wallet that spent in the range.
@@ -90,7 +93,7 @@ func (s *server) getAnalytics(ctx context.Context, in *analyticsInput) (*analyti
 	b.From, b.To = r.From.Format(time.DateOnly), r.To.Format(time.DateOnly)
 	b.Spend = make([]SpendDay, len(rep.Spend))
 	for i, x := range rep.Spend {
-		b.Spend[i] = SpendDay{Day: x.Day.Format(time.DateOnly), WalletID: x.WalletID.String(), Amount: USDC(x.Amount), Count: x.Count, Fee: x.FeeLamports}
+		b.Spend[i] = SpendDay{Day: x.Day.Format(time.DateOnly), WalletID: x.WalletID.String(), Amount: USDC(x.Amount), Count: x.Count, Fee: x.FeeLamports, X402Amount: USDC(x.X402Amount), X402Count: x.X402Count}
 	}
 	b.Wallets = make([]AnalyticsWallet, len(rep.Wallets))
 	for i, w := range rep.Wallets {

@@ -196,6 +196,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerWebhooks(api)
 	s.registerUsers(api)
 	s.registerFeePayer(api)
+	s.registerX402(api)
 	documentRateLimits(api)
 	documentPermissions(api)
 	documentOtherSuccesses(api)
@@ -305,7 +306,8 @@ func bucketOf(op *huma.Operation) ratelimit.Bucket {
 	switch {
 	case op.Method == http.MethodGet:
 		return ratelimit.Read
-	case op.Path == Prefix+"/agents/{id}/send":
+	case op.Path == Prefix+"/agents/{id}/send", op.Path == Prefix+"/agents/{id}/x402/pay":
+		// An x402 payment is a send to the seller: one bucket.
 		return ratelimit.Send
 	}
 	return ratelimit.Write

@@ -1,0 +1,519 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentwallet/agentwallet/client"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/payment"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/x402test"
+)
+
+const x402Path = "/api/public/v1/agents/%s/x402/pay"
+
+// x402Agent creates an agent with policy p (nil: defaults) holding
+// usdcMicros and no SOL: x402 payments need none.
+func (e *env) x402Agent(p map[string]any, usdcMicros uint64) (id, pubkey string) {
+	e.t.Helper()
+	body := map[string]any{"label": "buyer"}
+	if p != nil {
+		body["policy"] = p
+	}
+	status, a := e.do("POST", "/api/public/v1/agents", e.key, body)
+	if status != http.StatusCreated {
+		e.t.Fatalf("create agent: %d %v", status, a)
+	}
+	id, pubkey = a["id"].(string), a["pubkey"].(string)
+	if usdcMicros > 0 {
+		e.ln.SetTokenBalance(e.t, pubkey, solana.DevnetUSDCMint.String(), usdcMicros)
+	}
+	return id, pubkey
+}
+
+// pay asks the service to pay challenge from wallet id.
+func (e *env) pay(id string, challenge json.RawMessage, extra map[string]any, hdr http.Header) (int, map[string]any, http.Header) {
+	e.t.Helper()
+	body := map[string]any{"payment_required": challenge}
+	for k, v := range extra {
+		body[k] = v
+	}
+	status, raw, h := e.request("POST", fmt.Sprintf(x402Path, id), e.key, body, hdr)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		e.t.Fatalf("pay: %d %q", status, raw)
+	}
+	return status, m, h
+}
+
+// x402State sweeps until payment id is in state want and returns it.
+func (e *env) x402State(eng *payment.Engine, id, want string) map[string]any {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := eng.Sweep(context.Background()); err != nil {
+			e.t.Fatal(err)
+		}
+		status, p := e.do("GET", "/api/public/v1/x402/payments/"+id, e.key, nil)
+		if status != 200 {
+			e.t.Fatalf("get x402 payment: %d %v", status, p)
+		}
+		if p["state"] == want {
+			return p
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("x402 payment %s is %v, want %s", id, p["state"], want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// An agent pays the official seller's challenge through the service: the
+// seller's facilitator verifies and settles the signed payment, serves the
+// content, the seller's USDC grows by exactly the price, the wallet never
+// held SOL, and the sweep finds the landed transaction: settled with its
+// on-chain signature, a confirmed transaction of kind x402, and tx.sent.
+func TestIssue23X402PayEndToEnd(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{})
+	id, pub := e.x402Agent(nil, 5_000_000)
+	price := seller.Price(t, x402test.Weather)
+	before := seller.USDC(t, seller.PayTo)
+
+	status, body, _ := e.pay(id, seller.Challenge(t, x402test.Weather), nil, nil)
+	if status != 200 || body["status"] != "signed" || body["header"] != "PAYMENT-SIGNATURE" {
+		t.Fatalf("pay: %d %v", status, body)
+	}
+	if body["pay_to"] != seller.PayTo || body["network"] != seller.Network || body["amount"] != float64(price)/1e6 ||
+		!strings.HasSuffix(body["resource"].(string), x402test.Weather) {
+		t.Fatalf("pay answer %v", body)
+	}
+	pid := body["payment_id"].(string)
+	if r := e.reservedToday(id); r != usdc.Micros(price) {
+		t.Fatalf("reserved %d while signed, want %d", r, price)
+	}
+	paid := seller.Pay(t, x402test.Weather, body["header"].(string), body["payment_signature"].(string))
+	if paid.Status != 200 || paid.Response == nil || !paid.Response.Success {
+		t.Fatalf("seller: %d %s %+v (%s)", paid.Status, paid.Body, paid.Response, paid.Error)
+	}
+	if got := seller.USDC(t, seller.PayTo) - before; got != price {
+		t.Fatalf("seller's USDC grew by %d, want %d", got, price)
+	}
+	if l := seller.Lamports(t, pub); l != 0 {
+		t.Fatalf("the wallet holds %d lamports", l)
+	}
+	p := e.x402State(eng, pid, "settled")
+	if p["signature"] != paid.Response.Transaction || p["pay_to"] != seller.PayTo {
+		t.Fatalf("settled payment %v, seller's settlement %+v", p, paid.Response)
+	}
+	if r := e.reservedToday(id); r != usdc.Micros(price) {
+		t.Fatalf("reserved %d once settled, want %d", r, price)
+	}
+	sent := e.events("tx.sent")
+	if len(sent) != 1 || sent[0]["kind"] != "x402" || sent[0]["signature"] != paid.Response.Transaction || sent[0]["resource"] != p["resource"] {
+		t.Fatalf("tx.sent %v", sent)
+	}
+	status, list := e.do("GET", "/api/public/v1/transactions?wallet_id="+id, e.key, nil)
+	txs, _ := list["transactions"].([]any)
+	if status != 200 || len(txs) != 1 || txs[0].(map[string]any)["kind"] != "x402" || txs[0].(map[string]any)["status"] != "confirmed" ||
+		txs[0].(map[string]any)["counterparty"] != seller.PayTo || txs[0].(map[string]any)["resource"] != p["resource"] {
+		t.Fatalf("transactions %d %v", status, list)
+	}
+	status, pays := e.do("GET", "/api/public/v1/x402/payments?state=settled&wallet_id="+id, e.key, nil)
+	if ps, _ := pays["payments"].([]any); status != 200 || len(ps) != 1 || ps[0].(map[string]any)["id"] != pid {
+		t.Fatalf("list %d %v", status, pays)
+	}
+	// Analytics count it as an x402 payment of the day.
+	status, an := e.do("GET", "/api/public/v1/analytics", e.key, nil)
+	if sp, _ := an["spend"].([]any); status != 200 || len(sp) != 1 || sp[0].(map[string]any)["x402_payments"] != 1.0 ||
+		sp[0].(map[string]any)["x402_amount_usdc"] != float64(price)/1e6 {
+		t.Fatalf("analytics %d %v", status, an)
+	}
+	// Another account does not see it.
+	_, other := e.newAccount(solana.Devnet)
+	if status, _ := e.do("GET", "/api/public/v1/x402/payments/"+pid, other, nil); status != 404 {
+		t.Fatalf("another account's read: %d", status)
+	}
+}
+
+// The policy applies to the price as to a send to payTo: over max_tx_usdc
+// → 403 exceeds_max_tx; payTo outside a non-empty allowlist →
+// recipient_not_allowed (with tx.blocked naming the resource); nothing is
+// signed.
+func TestIssue23X402PayPolicy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{PremiumPrice: 2_000_000})
+	id, _ := e.x402Agent(map[string]any{"max_tx_usdc": 1}, 5_000_000)
+	status, body, _ := e.pay(id, seller.Challenge(t, x402test.Premium), nil, nil)
+	if status != 403 || body["reason"] != "exceeds_max_tx" {
+		t.Fatalf("over max_tx: %d %v", status, body)
+	}
+	id2, _ := e.x402Agent(map[string]any{"allowlist": []string{newAddress()}}, 5_000_000)
+	status, body, _ = e.pay(id2, seller.Challenge(t, x402test.Weather), nil, nil)
+	if status != 403 || body["reason"] != "recipient_not_allowed" {
+		t.Fatalf("outside allowlist: %d %v", status, body)
+	}
+	blocked := e.events("tx.blocked")
+	if len(blocked) != 2 || blocked[1]["kind"] != "x402" || blocked[1]["to"] != seller.PayTo {
+		t.Fatalf("tx.blocked %v", blocked)
+	}
+	if n := e.countRows("x402_payments"); n != 0 {
+		t.Fatalf("%d payments signed", n)
+	}
+}
+
+// A challenge naming another network, another asset, or the wallet as
+// fee payer is refused with 422 naming why, and nothing is signed; so is
+// one over max_usdc.
+func TestIssue23X402PayNotPayable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{})
+	id, pub := e.x402Agent(nil, 5_000_000)
+	base := seller.Challenge(t, x402test.Weather)
+	edit := func(f func(entry map[string]any)) json.RawMessage {
+		var c map[string]any
+		if err := json.Unmarshal(base, &c); err != nil {
+			t.Fatal(err)
+		}
+		f(c["accepts"].([]any)[0].(map[string]any))
+		raw, _ := json.Marshal(c)
+		return raw
+	}
+	for _, tc := range []struct {
+		name, want string
+		challenge  json.RawMessage
+		extra      map[string]any
+	}{
+		{"network", "network", edit(func(a map[string]any) { a["network"] = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp" }), nil},
+		{"asset", "asset", edit(func(a map[string]any) { a["asset"] = newAddress() }), nil},
+		{"fee payer", "fee_payer_is_wallet", edit(func(a map[string]any) { a["extra"].(map[string]any)["feePayer"] = pub }), nil},
+		{"scheme", "scheme", edit(func(a map[string]any) { a["scheme"] = "upto" }), nil},
+		{"over max", "amount_over_max", base, map[string]any{"max_usdc": 0.001}},
+		{"shape", "payment_required", json.RawMessage(`{"x402Version":3,"accepts":[]}`), nil},
+	} {
+		status, body, _ := e.pay(id, tc.challenge, tc.extra, nil)
+		if status != 422 || !strings.Contains(fmt.Sprint(body), tc.want) {
+			t.Fatalf("%s: %d %v", tc.name, status, body)
+		}
+	}
+	if n := e.countRows("x402_payments"); n != 0 {
+		t.Fatalf("%d payments signed", n)
+	}
+	if n := e.countRows("send_requests"); n != 0 {
+		t.Fatalf("%d requests recorded", n)
+	}
+}
+
+// The same Idempotency-Key answers the first answer again and signs once;
+// with another challenge it is refused.
+func TestIssue23X402PayIdempotent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{})
+	id, _ := e.x402Agent(nil, 5_000_000)
+	challenge := seller.Challenge(t, x402test.Weather)
+	hdr := http.Header{"Idempotency-Key": {"x402-key-1"}}
+	var wg sync.WaitGroup
+	answers := make([]map[string]any, 5)
+	statuses := make([]int, 5)
+	for i := range answers {
+		wg.Go(func() { statuses[i], answers[i], _ = e.pay(id, challenge, nil, hdr) })
+	}
+	wg.Wait()
+	var first map[string]any
+	for i, a := range answers {
+		switch statuses[i] {
+		case 200:
+			if first == nil {
+				first = a
+			} else if a["payment_signature"] != first["payment_signature"] || a["payment_id"] != first["payment_id"] {
+				t.Fatalf("two answers: %v / %v", first, a)
+			}
+		case 409:
+		default:
+			t.Fatalf("%d %v", statuses[i], a)
+		}
+	}
+	status, again, h := e.pay(id, challenge, nil, hdr)
+	if status != 200 || h.Get("Idempotent-Replayed") != "true" || again["payment_signature"] != first["payment_signature"] {
+		t.Fatalf("replay: %d %v", status, again)
+	}
+	if n := e.countRows("x402_payments"); n != 1 {
+		t.Fatalf("%d payments signed", n)
+	}
+	status, body, _ := e.pay(id, seller.Challenge(t, x402test.MemoWeather), nil, hdr)
+	if status != 422 || !strings.Contains(fmt.Sprint(body), "Idempotency-Key") {
+		t.Fatalf("other body: %d %v", status, body)
+	}
+}
+
+// fakeChallenge is a v2 devnet challenge of amount atomic USDC to a fresh
+// seller: enough to select, sign or park (no seller settles it).
+func fakeChallenge(amount string) map[string]any {
+	return map[string]any{"x402Version": 2, "resource": map[string]any{"url": "https://example.com/r", "description": "a test resource"},
+		"accepts": []any{map[string]any{"scheme": "exact", "network": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1", "amount": amount,
+			"asset": solana.DevnetUSDCMint.String(), "payTo": newAddress(), "maxTimeoutSeconds": 60,
+			"extra": map[string]any{"feePayer": newAddress()}}}}
+}
+
+// parkX402 asks key to pay 2 USDC from wallet w, whose approval threshold
+// is below it: the payment's id (pending_approval).
+func (e *env) parkX402(key, w string) string {
+	e.t.Helper()
+	status, body := e.do("POST", fmt.Sprintf(x402Path, w), key, map[string]any{"payment_required": fakeChallenge("2000000")})
+	if status != http.StatusAccepted || body["payment_id"] == nil {
+		e.t.Fatalf("park x402: %d %v", status, body)
+	}
+	return body["payment_id"].(string)
+}
+
+// Sends and x402 payments share one daily budget under the wallet's lock:
+// 50 concurrent attempts of 1 USDC each, half of each kind, against a
+// limit of 10 USDC: exactly 10 go through, the rest are blocked.
+func TestIssue23X402SharesDailyLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, _ := e.agent(map[string]any{"daily_limit_usdc": 10, "max_tx_usdc": 10, "approval_threshold_usdc": 1000}, 100_000_000)
+	to := newAddress()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[string]int{}
+	for i := range 50 {
+		wg.Go(func() {
+			var status int
+			var body map[string]any
+			if i%2 == 0 {
+				status, body = e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1})
+			} else {
+				status, body = e.do("POST", fmt.Sprintf(x402Path, id), e.key, map[string]any{"payment_required": fakeChallenge("1000000")})
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case status == 200 && (body["status"] == "sent" || body["status"] == "signed"):
+				counts["passed"]++
+				counts[body["status"].(string)]++
+			case status == 403 && body["reason"] == "exceeds_daily_limit":
+				counts["blocked"]++
+			default:
+				counts[fmt.Sprintf("%d %v", status, body)]++
+			}
+		})
+	}
+	wg.Wait()
+	if counts["passed"] != 10 || counts["blocked"] != 40 || counts["sent"] == 0 || counts["signed"] == 0 || len(counts) != 4 {
+		t.Fatalf("outcomes %v", counts)
+	}
+	if r := e.reservedToday(id); r != 10_000_000 {
+		t.Fatalf("reserved %d", r)
+	}
+}
+
+// A signed payment never presented to the seller keeps its reservation
+// while its blockhash may still land; once the chain is past it, the
+// sweep releases the reservation, ends it expired and emits x402.expired.
+func TestIssue23X402UnsettledExpires(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Start(t)
+	e := newEnv(t, envOpts{ln: ln})
+	eng, _ := e.startWorker()
+	seller := x402test.Start(t, ln.URL, x402test.Options{})
+	id, _ := e.x402Agent(nil, 5_000_000)
+	status, body, _ := e.pay(id, seller.Challenge(t, x402test.Weather), nil, nil)
+	if status != 200 || body["status"] != "signed" {
+		t.Fatalf("pay: %d %v", status, body)
+	}
+	pid := body["payment_id"].(string)
+	price := usdc.Micros(seller.Price(t, x402test.Weather))
+	if _, err := eng.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	status, p := e.do("GET", "/api/public/v1/x402/payments/"+pid, e.key, nil)
+	if status != 200 || p["state"] != "signed" || e.reservedToday(id) != price {
+		t.Fatalf("before expiry: %d %v, reserved %d", status, p, e.reservedToday(id))
+	}
+	if ev := e.events("x402.expired"); len(ev) != 0 {
+		t.Fatalf("x402.expired before expiry: %v", ev)
+	}
+	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
+	p = e.x402State(eng, pid, "expired")
+	if p["signature"] != nil || p["error"] == nil {
+		t.Fatalf("expired payment %v", p)
+	}
+	if r := e.reservedToday(id); r != 0 {
+		t.Fatalf("reserved %d after expiry", r)
+	}
+	ev := e.events("x402.expired")
+	if len(ev) != 1 || ev[0]["payment_id"] != pid || ev[0]["pay_to"] != seller.PayTo {
+		t.Fatalf("x402.expired %v", ev)
+	}
+	// Presented now, the seller's facilitator refuses it: nothing moves.
+	before := seller.USDC(t, seller.PayTo)
+	if paid := seller.Pay(t, x402test.Weather, body["header"].(string), body["payment_signature"].(string)); paid.Status == 200 {
+		t.Fatalf("an expired payment was served: %+v", paid)
+	}
+	if got := seller.USDC(t, seller.PayTo); got != before {
+		t.Fatalf("seller's USDC moved: %d → %d", before, got)
+	}
+}
+
+// A price at the approval threshold parks the payment (approval.pending
+// with the resource and the seller's description); a human's approval
+// grants it: the agent pays the seller's fresh challenge with approval_id,
+// once, bound to the approved resource; the policy holds at that moment.
+func TestIssue23X402ApprovalGrant(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{Price: 1_000_000, PremiumPrice: 1_000_000})
+	id, _ := e.x402Agent(map[string]any{"approval_threshold_usdc": 1}, 5_000_000)
+	_, key := e.agentKey()
+	agent := *e
+	agent.key = key
+
+	status, body, _ := agent.pay(id, seller.Challenge(t, x402test.Weather), nil, nil)
+	if status != 202 || body["status"] != "pending_approval" || body["payment_id"] == nil {
+		t.Fatalf("pay at the threshold: %d %v", status, body)
+	}
+	apID, parked := body["approval_id"].(string), body["payment_id"].(string)
+	pending := e.events("approval.pending")
+	if len(pending) != 1 || pending[0]["kind"] != "x402" || pending[0]["description"] != "Weather report" ||
+		!strings.HasSuffix(pending[0]["resource"].(string), x402test.Weather) {
+		t.Fatalf("approval.pending %v", pending)
+	}
+	if status, a := e.do("GET", approvalsPath+"/"+apID, e.key, nil); status != 200 || a["kind"] != "x402" || a["description"] != "Weather report" ||
+		a["to"] != seller.PayTo || a["amount"] != 1.0 || !strings.HasSuffix(a["resource"].(string), x402test.Weather) {
+		t.Fatalf("the approval: %d %v", status, a)
+	}
+	if status, p := e.do("GET", "/api/public/v1/x402/payments/"+parked, key, nil); status != 200 || p["state"] != "pending_approval" {
+		t.Fatalf("parked: %d %v", status, p)
+	}
+	// Not approved yet: the grant cannot be used.
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Weather), map[string]any{"approval_id": apID}, nil)
+	if status != 422 || !strings.Contains(body["error"].(string), "not approved") {
+		t.Fatalf("before approval: %d %v", status, body)
+	}
+	if status, a := e.approve(apID, e.key, nil); status != 200 || a["status"] != "sent" {
+		t.Fatalf("approve: %d %v", status, a)
+	}
+	if status, p := e.do("GET", "/api/public/v1/x402/payments/"+parked, key, nil); status != 200 || p["state"] != "approved" {
+		t.Fatalf("granted: %d %v", status, p)
+	}
+	if n := e.countRows("x402_payments"); n != 0 {
+		t.Fatalf("approving signed %d payments", n)
+	}
+	// Another resource is not what was approved.
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Premium), map[string]any{"approval_id": apID}, nil)
+	if status != 422 || !strings.Contains(body["error"].(string), "resource") {
+		t.Fatalf("another resource: %d %v", status, body)
+	}
+	// The policy is evaluated again when the grant is used: frozen, refused.
+	if status, b := e.do("POST", "/api/public/v1/agents/"+id+"/freeze", e.key, nil); status != 200 {
+		t.Fatalf("freeze: %d %v", status, b)
+	}
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Weather), map[string]any{"approval_id": apID}, nil)
+	if status != 403 || body["reason"] != "wallet_frozen" {
+		t.Fatalf("frozen: %d %v", status, body)
+	}
+	if status, b := e.do("POST", "/api/public/v1/agents/"+id+"/unfreeze", e.key, nil); status != 200 {
+		t.Fatalf("unfreeze: %d %v", status, b)
+	}
+	before := seller.USDC(t, seller.PayTo)
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Weather), map[string]any{"approval_id": apID}, nil)
+	if status != 200 || body["status"] != "signed" {
+		t.Fatalf("redeem: %d %v", status, body)
+	}
+	paid := seller.Pay(t, x402test.Weather, body["header"].(string), body["payment_signature"].(string))
+	if paid.Status != 200 || seller.USDC(t, seller.PayTo)-before != 1_000_000 {
+		t.Fatalf("seller: %d %s (%s)", paid.Status, paid.Body, paid.Error)
+	}
+	p := e.x402State(eng, body["payment_id"].(string), "settled")
+	if p["approval_id"] != apID {
+		t.Fatalf("redeemed payment %v", p)
+	}
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Weather), map[string]any{"approval_id": apID}, nil)
+	if status != 422 || !strings.Contains(body["error"].(string), "already used") {
+		t.Fatalf("second use: %d %v", status, body)
+	}
+	if n := e.countRows("x402_payments"); n != 1 {
+		t.Fatalf("%d payments signed", n)
+	}
+}
+
+// The Go client's x402 methods against the service and the official
+// seller: pay, use the header, read the payment back settled, list it.
+func TestIssue23GoClientX402(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{})
+	id, _ := e.x402Agent(nil, 5_000_000)
+	ctx := context.Background()
+	c := client.New(e.url, e.key, client.WithRetries(0))
+
+	_, err := c.X402Pay(ctx, id, client.X402PayRequest{PaymentRequired: seller.Challenge(t, x402test.Weather), MaxUSDC: "0.001"})
+	var apiErr *client.APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != 422 || !strings.Contains(apiErr.Message, "amount_over_max") && !strings.Contains(fmt.Sprint(apiErr.Details), "amount_over_max") {
+		t.Fatalf("over max_usdc: %v", err)
+	}
+	r, err := c.X402Pay(ctx, id, client.X402PayRequest{PaymentRequired: seller.Challenge(t, x402test.Weather), MaxUSDC: "0.05"})
+	if err != nil || r.Status != "signed" || r.Header != "PAYMENT-SIGNATURE" || r.PayTo != seller.PayTo || r.Amount.String() != "0.01" {
+		t.Fatalf("pay: %+v %v", r, err)
+	}
+	// The seller's challenge is the same bytes again: a replay.
+	again, err := c.X402Pay(ctx, id, client.X402PayRequest{PaymentRequired: seller.Challenge(t, x402test.Weather), MaxUSDC: "0.05", IdempotencyKey: r.IdempotencyKey})
+	if err != nil || !again.Replayed || again.PaymentSignature != r.PaymentSignature || again.PaymentID != r.PaymentID {
+		t.Fatalf("replay: %+v %v", again, err)
+	}
+	if paid := seller.Pay(t, x402test.Weather, r.Header, r.PaymentSignature); paid.Status != 200 {
+		t.Fatalf("seller: %d %s", paid.Status, paid.Body)
+	}
+	e.x402State(eng, r.PaymentID, "settled")
+	p, err := c.GetX402Payment(ctx, r.PaymentID)
+	if err != nil || p.State != "settled" || p.Signature == nil || p.Resource != r.Resource {
+		t.Fatalf("get: %+v %v", p, err)
+	}
+	list, next, err := c.ListX402Payments(ctx, client.X402Filter{WalletID: id, State: "settled"})
+	if err != nil || len(list) != 1 || list[0].ID != r.PaymentID || next != "" {
+		t.Fatalf("list: %+v %q %v", list, next, err)
+	}
+}
+
+// x402 v1: the 402's JSON body as the challenge, X-PAYMENT as the header;
+// the official seller serves it and the sweep settles it.
+func TestIssue23X402PayV1(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{})
+	id, _ := e.x402Agent(nil, 5_000_000)
+	before := seller.USDC(t, seller.PayTo)
+	status, body, _ := e.pay(id, seller.Challenge(t, x402test.V1Weather), nil, nil)
+	if status != 200 || body["header"] != "X-PAYMENT" || body["network"] != seller.NetworkV1 {
+		t.Fatalf("pay: %d %v", status, body)
+	}
+	paid := seller.Pay(t, x402test.V1Weather, body["header"].(string), body["payment_signature"].(string))
+	if paid.Status != 200 || seller.USDC(t, seller.PayTo)-before != seller.Price(t, x402test.V1Weather) {
+		t.Fatalf("seller: %d %s (%s)", paid.Status, paid.Body, paid.Error)
+	}
+	if p := e.x402State(eng, body["payment_id"].(string), "settled"); p["signature"] != paid.Response.Transaction {
+		t.Fatalf("settled %v, seller %+v", p, paid.Response)
+	}
+}
