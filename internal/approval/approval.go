@@ -334,6 +334,40 @@ func MarkSent(ctx context.Context, tx bun.IDB, id uuid.UUID, at time.Time) (bool
 	return err == nil, err
 }
 
+// GrantLifetime is how long an approved x402 payment may be paid with its
+// approval_id: the agent fetches the seller's challenge again and pays at
+// once, so minutes suffice; a grant unused by then cannot be used.
+const GrantLifetime = 15 * time.Minute
+
+// Grant moves a signing x402 approval to sent with nothing signed: the
+// human's approval is a grant the agent redeems once, with a fresh
+// challenge, within GrantLifetime of decided_at. It emits
+// approval.approved (no signature) and the approver's audit entry.
+func Grant(ctx context.Context, tx bun.Tx, a *Approval, at time.Time) error {
+	res, err := tx.NewUpdate().Table("approvals").Set("status = ?", Sent).
+		Where("id = ? AND status = ? AND signature IS NULL", a.ID, Signing).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("grant approval: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	actor := SystemActor
+	if a.ApprovedBy != nil {
+		actor = *a.ApprovedBy
+	}
+	if err := audit.Append(ctx, tx, a.AccountID, at, actor, audit.ActionApprovalApproved, target(a.ID), map[string]any{
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
+		"kind": "x402", "note": a.Note,
+	}); err != nil {
+		return err
+	}
+	_, err = webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalApproved, map[string]any{
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "signature": nil, "amount": a.Amount, "to": a.To, "kind": "x402",
+	})
+	return err
+}
+
 // RejectBySystem closes a signing approval without spending: the policy
 // no longer allows it, or its transaction could not be sent. It records
 // reason in the audit log and emits approval.rejected by "system". False

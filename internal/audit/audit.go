@@ -52,6 +52,10 @@ const (
 	// ActionFeePayerUpdated: the account's fee payer turned on or off, or
 	// its daily budget changed (made, the first time it is enabled).
 	ActionFeePayerUpdated = "fee_payer.updated"
+	// An x402 payment signed in the worker, and one that ended without
+	// landing (its reservation released).
+	ActionX402Signed  = "x402.signed"
+	ActionX402Expired = "x402.expired"
 )
 
 // Actions lists every action, for validating filters.
@@ -61,7 +65,7 @@ var Actions = []string{
 	ActionApprovalApproved, ActionApprovalRejected, ActionApprovalExpired,
 	ActionKeyCreated, ActionKeyRotated, ActionKeyRevoked, ActionPermissionDenied,
 	ActionSignedIn, ActionSignInFailed, ActionSignedOut, ActionUserAdded, ActionUserChanged, ActionUserRemoved,
-	ActionFeePayerUpdated,
+	ActionFeePayerUpdated, ActionX402Signed, ActionX402Expired,
 }
 
 // Entry is one audit record.

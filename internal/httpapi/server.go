@@ -199,6 +199,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerWebhooks(api)
 	s.registerUsers(api)
 	s.registerFeePayer(api)
+	s.registerX402(api)
 	documentRateLimits(api)
 	documentPermissions(api)
 	documentOtherSuccesses(api)

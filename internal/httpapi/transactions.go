@@ -21,7 +21,7 @@ const TransactionsLimit = 100
 type Transaction struct {
 	ID           string    `json:"id" format:"uuid" doc:"Record id." example:"0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"`
 	Signature    string    `json:"signature" doc:"On-chain signature." example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"`
-	Kind         string    `json:"kind" enum:"usdc" doc:"What moved." example:"usdc"`
+	Kind         string    `json:"kind" enum:"usdc,x402" doc:"What moved: usdc, a send; x402, an x402 payment that landed (its resource says what it bought)." example:"usdc"`
 	Direction    string    `json:"direction" enum:"send" doc:"Out of the wallet." example:"send"`
 	Amount       USDC      `json:"amount" doc:"USDC in whole units." example:"1.5"`
 	Counterparty string    `json:"counterparty" doc:"The recipient's address." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
@@ -34,6 +34,7 @@ type Transaction struct {
 	FeePayer     *string   `json:"fee_payer" nullable:"true" doc:"The account's fee payer that signed it and pays its fee and, when the recipient had no USDC account, that account's rent (fee sponsorship); null when the wallet paid." example:"5tGqLDnFh8mnXGxMwHWRpY7yTQh1w6fDS3cGHQMgD7oB"`
 	Attempts     int       `json:"attempts" minimum:"1" doc:"How many transactions were signed for this payment: 1, plus one each time the current one's blockhash expired before it landed and the payment was signed again (up to the worker's SEND_MAX_ATTEMPTS). signature and fee_lamports are the current attempt's." example:"1"`
 	// PreviousSignatures are never null: a payment signed once has none.
+	Resource           *string  `json:"resource,omitempty" doc:"Only on kind x402: the URL paid for." example:"https://api.example.com/weather"`
 	PreviousSignatures []string `json:"previous_signatures" doc:"The signatures of the earlier attempts, oldest first: each expired unseen and can never land. A send's Idempotency-Key replay keeps answering the first signature." example:"[]"`
 }
 
@@ -155,7 +156,7 @@ func transactionOf(t *payment.Transaction) Transaction {
 		ID: t.ID.String(), Signature: t.Signature, Kind: t.Kind, Direction: t.Direction,
 		Amount: USDC(t.Amount), Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
 		CreatedAt: t.CreatedAt.UTC(), WalletID: t.WalletID.String(), FeeLamports: t.FeeLamports, FeePayer: t.FeePayer,
-		Attempts: max(t.Attempts, 1), PreviousSignatures: t.PreviousSignatures,
+		Attempts: max(t.Attempts, 1), PreviousSignatures: t.PreviousSignatures, Resource: t.Resource,
 	}
 	if out.PreviousSignatures == nil {
 		out.PreviousSignatures = []string{}

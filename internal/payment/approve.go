@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -61,6 +62,17 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 		if d.Outcome == policy.Blocked {
 			_, err := approval.RejectBySystem(ctx, tx, a.ID, approval.ReasonPolicyViolation, string(d.Reason), at)
 			return err
+		}
+		// An x402 payment cannot be signed now: the seller's challenge
+		// (its fee payer, memo, timeout) is the agent's to fetch again.
+		// Approving grants it: the agent pays with approval_id and a
+		// fresh challenge (PayX402 checks the grant).
+		var isX402 bool
+		if err := tx.NewRaw("SELECT x402 IS NOT NULL FROM send_requests WHERE id = ?", a.RequestID).Scan(ctx, &isX402); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read the approval's request: %w", err)
+		}
+		if isX402 {
+			return approval.Grant(ctx, tx, &a, at)
 		}
 		// NeedsApproval is what a human just gave.
 		txn, err = e.signTransfer(ctx, tx, node, &w, &spend{

@@ -113,6 +113,9 @@ func (e *Engine) Sweep(ctx context.Context) (SweepStats, error) {
 	var errs []error
 	for network, node := range e.Nodes {
 		st, err := e.sweepNetwork(ctx, network, node, &resend, &resign)
+		if err == nil {
+			err = e.sweepX402(ctx, network, node, &st)
+		}
 		total.Checked += st.Checked
 		total.Confirmed += st.Confirmed
 		total.Failed += st.Failed

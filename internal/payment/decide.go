@@ -132,6 +132,10 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 		case policy.NeedsApproval:
 			out, err = e.park(ctx, tx, &r, &w, d, at)
 		case policy.Send:
+			if r.X402 != nil {
+				out, err = e.signX402(ctx, tx, node, &r, &w, d, at)
+				break
+			}
 			txn, out, err = e.sign(ctx, tx, node, &r, &w, d, at)
 		}
 		return err
@@ -153,12 +157,17 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 }
 
 // ReservedToday is what the wallet has reserved or spent in at's UTC day:
-// pending and confirmed transactions; failed ones released theirs.
+// pending and confirmed transactions (failed ones released theirs), and
+// signed x402 payments not yet settled (a settled one is a confirmed
+// transaction of the same day; an expired one released its amount).
 func ReservedToday(ctx context.Context, db bun.IDB, walletID uuid.UUID, at time.Time) (usdc.Micros, error) {
 	var sum int64
-	err := db.NewSelect().Table("transactions").ColumnExpr("coalesce(sum(amount_micros), 0)").
-		Where("wallet_id = ? AND status IN (?, ?) AND created_at >= ?", walletID, TxPending, TxConfirmed, policy.DayStart(at)).
-		Scan(ctx, &sum)
+	day := policy.DayStart(at)
+	err := db.NewRaw(`SELECT (SELECT coalesce(sum(amount_micros), 0) FROM transactions
+			WHERE wallet_id = ?0 AND status IN (?1, ?2) AND created_at >= ?3)
+		+ (SELECT coalesce(sum(amount_micros), 0) FROM x402_payments
+			WHERE wallet_id = ?0 AND state = ?4 AND created_at >= ?3)`,
+		walletID, TxPending, TxConfirmed, day, X402StateSigned).Scan(ctx, &sum)
 	if err != nil {
 		return 0, fmt.Errorf("sum reserved today: %w", err)
 	}
@@ -197,6 +206,9 @@ func actorOf(r *Request) string {
 func (e *Engine) block(ctx context.Context, tx bun.Tx, r *Request, d policy.Decision, at time.Time) (*Outcome, error) {
 	data := map[string]any{
 		"wallet_id": r.WalletID, "amount": r.Amount, "to": r.To, "reason": d.Reason, "memo": r.Memo,
+	}
+	if r.X402 != nil {
+		data["kind"], data["resource"] = "x402", r.X402.Resource
 	}
 	out := &Outcome{Status: Blocked, Reason: d.Reason, RemainingToday: int64(d.RemainingToday)}
 	if err := settleWithEvent(ctx, tx, r, out, webhook.KindTxBlocked, data, at); err != nil {
@@ -243,7 +255,14 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wall
 		"approval_id": approval.PublicID(a.ID), "wallet_id": r.WalletID, "agent_label": w.Label,
 		"amount": r.Amount, "to": r.To, "memo": r.Memo,
 	}
+	if r.X402 != nil {
+		// Approvers see what is bought and from whom.
+		data["kind"], data["resource"], data["description"] = "x402", r.X402.Resource, r.X402.Description
+	}
 	out := &Outcome{Status: PendingApproval, ApprovalID: a.ID, RemainingToday: int64(d.RemainingToday)}
+	if r.X402 != nil {
+		out.X402 = &X402Signed{PaymentID: r.ID, Amount: int64(r.Amount), PayTo: r.To, Network: r.X402.NetworkID, Resource: r.X402.Resource}
+	}
 	if err := settleWithEvent(ctx, tx, r, out, webhook.KindApprovalPending, data, at); err != nil {
 		return nil, err
 	}

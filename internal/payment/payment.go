@@ -55,12 +55,15 @@ type Request struct {
 	IdempotencyKey *string `bun:"idempotency_key"`
 	// IdempotencyScope is whose the IdempotencyKey is (see the function
 	// IdempotencyScope): only its own requests replay or refuse it.
-	IdempotencyScope *string      `bun:"idempotency_scope"`
-	State            string       `bun:"state"`
-	Outcome          *Outcome     `bun:"outcome,type:jsonb"`
-	CreatedAt        time.Time    `bun:"created_at"`
-	Deadline         time.Time    `bun:"deadline"`
-	DecidedAt        bun.NullTime `bun:"decided_at"`
+	IdempotencyScope *string `bun:"idempotency_scope"`
+	// X402 is the x402 part of a pay request (POST /agents/{id}/x402/pay);
+	// nil for a send.
+	X402      *X402Request `bun:"x402,type:jsonb"`
+	State     string       `bun:"state"`
+	Outcome   *Outcome     `bun:"outcome,type:jsonb"`
+	CreatedAt time.Time    `bun:"created_at"`
+	Deadline  time.Time    `bun:"deadline"`
+	DecidedAt bun.NullTime `bun:"decided_at"`
 }
 
 // Status is the kind of answer a send gets.
@@ -111,6 +114,8 @@ type Outcome struct {
 	// Broadcasting marks a Sent outcome whose first broadcast has not
 	// reported yet (a preflight refusal may still turn it into Refused).
 	Broadcasting bool `json:"broadcasting,omitempty"`
+	// X402 is a Signed x402 payment.
+	X402 *X402Signed `json:"x402,omitempty"`
 }
 
 // Transaction statuses (spec section 3).
@@ -159,8 +164,10 @@ type Transaction struct {
 	// again, and fails (releasing its reservation) once its blockhash has
 	// expired.
 	RefusedAt bun.NullTime `bun:"refused_at"`
-	CreatedAt time.Time    `bun:"created_at"`
-	UpdatedAt time.Time    `bun:"updated_at"`
+	// Resource is what an x402 payment (Kind x402) bought.
+	Resource  *string   `bun:"resource"`
+	CreatedAt time.Time `bun:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at"`
 	// PreviousSignatures (list reads) are the signatures of its earlier,
 	// expired attempts, oldest first.
 	PreviousSignatures []string `bun:"previous_signatures,array,scanonly"`

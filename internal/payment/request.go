@@ -45,13 +45,13 @@ func insert(ctx context.Context, db bun.IDB, r *Request, wait time.Duration) (in
 	}
 	err = db.NewRaw(`WITH w AS (SELECT id, pubkey FROM wallets WHERE id = ? AND account_id = ?),
 		ins AS (
-			INSERT INTO send_requests (id, account_id, wallet_id, key_id, key_lineage, user_address, requesters, network, to_address, amount_micros, memo, idempotency_key, idempotency_scope, state, deadline)
-			SELECT ?, ?, w.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + ? * interval '1 microsecond' FROM w WHERE w.pubkey <> ?
+			INSERT INTO send_requests (id, account_id, wallet_id, key_id, key_lineage, user_address, requesters, network, to_address, amount_micros, memo, idempotency_key, idempotency_scope, x402, state, deadline)
+			SELECT ?, ?, w.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + ? * interval '1 microsecond' FROM w WHERE w.pubkey <> ?
 			ON CONFLICT (account_id, idempotency_scope, idempotency_key) WHERE `+liveKey+` DO NOTHING
 			RETURNING created_at, deadline)
 		SELECT w.pubkey, ins.created_at, ins.deadline FROM w LEFT JOIN ins ON true`,
 		r.WalletID, r.AccountID,
-		r.ID, r.AccountID, r.KeyID, r.KeyLineage, r.UserAddress, pgdialect.Array(r.Requesters), r.Network, r.To, r.Amount, r.Memo, r.IdempotencyKey, r.IdempotencyScope, StateQueued, wait.Microseconds(), r.To,
+		r.ID, r.AccountID, r.KeyID, r.KeyLineage, r.UserAddress, pgdialect.Array(r.Requesters), r.Network, r.To, r.Amount, r.Memo, r.IdempotencyKey, r.IdempotencyScope, r.X402, StateQueued, wait.Microseconds(), r.To,
 	).Scan(ctx, &row.Pubkey, &row.CreatedAt, &row.Deadline)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -160,7 +160,8 @@ func sameSend(a, b *Request) bool {
 		}
 		return *m
 	}
-	return a.WalletID == b.WalletID && a.To == b.To && a.Amount == b.Amount && memo(a.Memo) == memo(b.Memo)
+	return a.WalletID == b.WalletID && a.To == b.To && a.Amount == b.Amount && memo(a.Memo) == memo(b.Memo) &&
+		(a.X402 == nil) == (b.X402 == nil) && a.X402.digest() == b.X402.digest()
 }
 
 // Abandon moves a queued request to abandoned. False means a worker had

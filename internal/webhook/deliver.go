@@ -390,6 +390,12 @@ var specFields = map[string][]string{
 	KindTxBlocked:        {"wallet_id", "amount", "to", "reason", "memo"},
 }
 
+// x402Fields are sent beside a spec kind's fields when the event has them:
+// an x402 payment's tx.sent, tx.blocked and approval.pending say what is
+// bought (kind "x402", resource, the seller's description, payment_id). A
+// send's events never carry them, so its deliveries stay the spec's.
+var x402Fields = []string{"kind", "resource", "description", "payment_id"}
+
 // PublicEventID is how receivers see an event's id.
 func PublicEventID(id uuid.UUID) string { return "evt_" + id.String() }
 
@@ -408,6 +414,11 @@ func Body(ev *Event) ([]byte, error) {
 				kept[f] = v
 			} else {
 				kept[f] = json.RawMessage("null")
+			}
+		}
+		for _, f := range x402Fields {
+			if v, ok := all[f]; ok {
+				kept[f] = v
 			}
 		}
 		var err error

@@ -29,6 +29,10 @@ const (
 	// on chain, or expired unseen); nothing was spent. Not in the spec's
 	// list; endpoints may subscribe to it.
 	KindTxFailed = "tx.failed"
+	// KindX402Expired: a signed x402 payment ended without moving money
+	// (its blockhash expired before the seller settled it, or it failed
+	// on chain); its reservation is released.
+	KindX402Expired = "x402.expired"
 )
 
 // Event is one outbox row; receivers see its id as "evt_" + ID.

@@ -81,6 +81,8 @@ func SlackBody(ev *Event, endpointID uuid.UUID, token, dashboard string) ([]byte
 		text = fmt.Sprintf("Sent: %s to %s (%s)", amount, str("to"), str("signature"))
 	case KindTxFailed:
 		text = fmt.Sprintf("Failed after it was sent (%s): %s to %s (%s); nothing was spent", str("reason"), amount, str("to"), str("signature"))
+	case KindX402Expired:
+		text = fmt.Sprintf("x402 payment ended unsettled (%s): %s to %s for %s; nothing was spent", str("reason"), amount, str("pay_to"), str("resource"))
 	case KindTxBlocked:
 		text = fmt.Sprintf("Blocked (%s): %s to %s", str("reason"), amount, str("to"))
 	default:

@@ -25,6 +25,7 @@ export const EVENTS: { kind: string; what: string }[] = [
   { kind: 'approval.approved', what: 'an approval was approved' },
   { kind: 'approval.rejected', what: 'an approval was rejected' },
   { kind: 'approval.expired', what: 'an approval expired undecided' },
+  { kind: 'x402.expired', what: 'a signed x402 payment was never settled' },
 ];
 
 export const STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed'];

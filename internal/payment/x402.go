@@ -1,0 +1,328 @@
+package payment
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/webhook"
+	"github.com/agentwallet/agentwallet/internal/x402"
+)
+
+// Signed is the answer to an x402 pay request the policy allowed: the
+// payment is signed (partially: the seller's fee payer signs at
+// settlement) and handed to the caller; nothing is broadcast by us.
+const Signed Status = "signed"
+
+// X402Request is the x402 part of a pay request, stored on its
+// send_requests row: a Choice cannot cross processes, so the worker
+// parses the challenge again and selects with the same wallet and cap,
+// and signs only if it chooses the same entry and amount.
+type X402Request struct {
+	// Challenge is the PaymentRequired JSON exactly as received (base64
+	// in the stored JSON, so jsonb never reorders what the seller matches).
+	Challenge   []byte       `json:"challenge"`
+	Index       int          `json:"index"`
+	Max         *int64       `json:"max_micros,omitempty"`
+	Resource    string       `json:"resource"`
+	Description string       `json:"description,omitempty"`
+	Version     int          `json:"version"`
+	NetworkID   string       `json:"network_id"`
+	// ApprovalID is the grant the caller presented (approval_id), if any.
+	ApprovalID uuid.NullUUID `json:"approval_id,omitzero"`
+}
+
+// digest identifies what was asked, for Idempotency-Key comparison.
+func (x *X402Request) digest() string {
+	if x == nil {
+		return ""
+	}
+	h := sha256.New()
+	h.Write(x.Challenge)
+	max := ""
+	if x.Max != nil {
+		max = strconv.FormatInt(*x.Max, 10)
+	}
+	fmt.Fprintf(h, "\x00%s\x00%s\x00%s", x.Resource, max, x.ApprovalID.UUID)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// X402Signed is a signed payment as the pay request answers it.
+type X402Signed struct {
+	PaymentID uuid.UUID   `json:"payment_id"`
+	Header    string      `json:"header"`
+	Value     string      `json:"value"`
+	Amount    int64       `json:"amount_micros"`
+	PayTo     string      `json:"pay_to"`
+	Network   string      `json:"network"`
+	Resource  string      `json:"resource"`
+}
+
+// x402 payment states.
+const (
+	X402StateSigned = "signed"
+	X402Settled     = "settled"
+	X402Expired     = "expired"
+	X402Failed      = "failed"
+	X402Pending     = "pending_approval"
+	X402Rejected    = "rejected"
+)
+
+// X402Payment is a signed x402 payment; its id is its pay request's.
+type X402Payment struct {
+	bun.BaseModel `bun:"table:x402_payments,alias:p"`
+
+	ID                   uuid.UUID       `bun:"id,pk,type:uuid"`
+	AccountID            uuid.UUID       `bun:"account_id,type:uuid"`
+	WalletID             uuid.UUID       `bun:"wallet_id,type:uuid"`
+	RequestID            uuid.UUID       `bun:"request_id,type:uuid"`
+	Network              solana.Network  `bun:"network"`
+	Version              int             `bun:"x402_version"`
+	Challenge            json.RawMessage `bun:"challenge,type:jsonb"`
+	ChoiceIndex          int             `bun:"choice_index"`
+	Amount               usdc.Micros     `bun:"amount_micros"`
+	PayTo                string          `bun:"pay_to"`
+	Asset                string          `bun:"asset"`
+	FeePayer             string          `bun:"fee_payer"`
+	Resource             string          `bun:"resource"`
+	Description          *string         `bun:"description"`
+	Memo                 string          `bun:"memo"`
+	OwnerSignature       string          `bun:"owner_signature"`
+	SourceATA            string          `bun:"source_ata"`
+	DestinationATA       string          `bun:"destination_ata"`
+	Header               string          `bun:"header"`
+	PaymentSignature     string          `bun:"payment_signature"`
+	SignedTx             []byte          `bun:"signed_tx"`
+	LastValidBlockHeight uint64          `bun:"last_valid_block_height"`
+	State                string          `bun:"state"`
+	Error                *string         `bun:"error"`
+	Signature            *string         `bun:"signature"`
+	TransactionID        uuid.NullUUID   `bun:"transaction_id,type:uuid"`
+	CreatedAt            time.Time       `bun:"created_at"`
+	UpdatedAt            time.Time       `bun:"updated_at"`
+}
+
+// signX402 signs an allowed x402 pay request with the wallet's key (only
+// here, in the worker) and stores the payment, reserving its amount
+// (ReservedToday counts signed payments) in the decision's transaction.
+// Nothing is broadcast: the caller presents the header to the seller,
+// whose facilitator adds the fee payer's signature and submits it.
+func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, d policy.Decision, at time.Time) (*Outcome, error) {
+	x := r.X402
+	refuse := func(detail string) (*Outcome, error) {
+		out := &Outcome{Status: Refused, Detail: detail, RemainingToday: int64(d.RemainingToday)}
+		return out, setOutcome(ctx, tx, r.ID, out)
+	}
+	pr, err := x402.ParsePaymentRequired(x.Challenge)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	var max *usdc.Micros
+	if x.Max != nil {
+		m := usdc.Micros(*x.Max)
+		max = &m
+	}
+	c, err := pr.Select(x402.Wallet{Network: r.Network, Owner: w.PublicKey()}, max)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	if c.Index != x.Index || c.Amount != r.Amount || c.PayTo.String() != r.To {
+		return refuse("the challenge no longer selects the payment the policy evaluated")
+	}
+	if err := node.Client.ChainErr(); err != nil {
+		e.log().ErrorContext(ctx, "the network's Solana node is not verified; nothing signed", "wallet_id", w.ID, "err", err)
+		out := &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}
+		return out, setOutcome(ctx, tx, r.ID, out)
+	}
+	bctx, cancel := context.WithTimeout(ctx, time.Second)
+	bh, err := node.Blockhashes.Get(bctx)
+	cancel()
+	if err != nil {
+		e.log().WarnContext(ctx, "no blockhash; nothing signed", "wallet_id", w.ID, "err", err)
+		out := &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}
+		return out, setOutcome(ctx, tx, r.ID, out)
+	}
+	secret, err := e.Keys.Open(signer.Sealed{KeyID: w.SecretKeyID, Ciphertext: w.SecretSealed}, ed25519.PublicKey(w.PublicKey().Bytes()))
+	if err != nil {
+		return nil, fmt.Errorf("open wallet %s secret: %w", w.ID, err)
+	}
+	p, err := x402.Pay(c, secret, bh.Hash, x402.BuildOptions{})
+	clear(secret)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	var desc *string
+	if x.Description != "" {
+		desc = &x.Description
+	}
+	row := X402Payment{
+		ID: r.ID, AccountID: r.AccountID, WalletID: r.WalletID, RequestID: r.ID, Network: r.Network,
+		Version: c.Version, Challenge: x.Challenge, ChoiceIndex: c.Index, Amount: c.Amount,
+		PayTo: c.PayTo.String(), Asset: c.Asset.String(), FeePayer: c.FeePayer.String(),
+		Resource: x.Resource, Description: desc, Memo: p.Transaction.Memo,
+		OwnerSignature: p.Transaction.OwnerSignature.String(),
+		SourceATA:      p.Transaction.SourceATA.String(), DestinationATA: p.Transaction.DestinationATA.String(),
+		Header: p.Header, PaymentSignature: p.Value, SignedTx: p.Transaction.Wire,
+		LastValidBlockHeight: bh.LastValidBlockHeight, State: X402StateSigned, CreatedAt: at, UpdatedAt: at,
+	}
+	if _, err := tx.NewInsert().Model(&row).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("insert x402 payment: %w", err)
+	}
+	out := &Outcome{Status: Signed, RemainingToday: int64(d.RemainingToday - c.Amount), X402: &X402Signed{
+		PaymentID: row.ID, Header: p.Header, Value: p.Value, Amount: int64(c.Amount), PayTo: row.PayTo,
+		Network: x.NetworkID, Resource: x.Resource,
+	}}
+	if err := setOutcome(ctx, tx, r.ID, out); err != nil {
+		return nil, err
+	}
+	details := map[string]any{
+		"request_id": r.ID, "payment_id": row.ID, "amount": c.Amount, "pay_to": row.PayTo, "resource": x.Resource,
+		"owner_signature": row.OwnerSignature,
+	}
+	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionX402Signed, wallet.Target(r.WalletID), details); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MaxX402SweepChecks bounds the signed payments one sweep looks for on
+// chain per network (each costs a few RPC calls); the rest wait for the
+// next sweep, oldest first.
+const MaxX402SweepChecks = 32
+
+// sweepX402 learns from the chain what became of signed x402 payments:
+// landed → settled, with a confirmed transaction of kind x402 and tx.sent;
+// not found by a node past the payment's last valid height (plus the
+// margin) → expired, its reservation released, with x402.expired. Height
+// and search come from one node (solana.Client.FindLanding), and a node
+// without transaction history never expires anything.
+func (e *Engine) sweepX402(ctx context.Context, network solana.Network, node Node, st *SweepStats) error {
+	if err := node.Client.ChainErr(); err != nil {
+		return err
+	}
+	var ps []X402Payment
+	if err := e.DB.NewSelect().Model(&ps).Where("state = ? AND network = ?", X402StateSigned, network).
+		Order("created_at", "id").Limit(MaxX402SweepChecks).Scan(ctx); err != nil {
+		return fmt.Errorf("read signed x402 payments: %w", err)
+	}
+	for i := range ps {
+		p := &ps[i]
+		st.Checked++
+		src, err := sol.PublicKeyFromBase58(p.SourceATA)
+		if err != nil {
+			return err
+		}
+		owner, err := sol.SignatureFromBase58(p.OwnerSignature)
+		if err != nil {
+			return err
+		}
+		l, err := node.Client.FindLanding(ctx, src, owner, p.Memo)
+		if err != nil {
+			return err
+		}
+		switch {
+		case l.Found && l.Err == "":
+			err = e.settleX402(ctx, p, l.Signature, st)
+		case l.Found:
+			err = e.endX402(ctx, p, X402Failed, "rejected on chain: "+l.Err, &l.Signature, st)
+		case !l.History:
+			e.log().WarnContext(ctx, "the Solana node keeps no transaction history: x402 payments are neither settled nor expired", "network", network)
+			return nil
+		case l.Height > p.LastValidBlockHeight+expiryMargin:
+			err = e.endX402(ctx, p, X402Expired, "its blockhash expired before the seller settled it", nil, st)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settleX402 records a landed payment: its reservation becomes a confirmed
+// transaction of kind x402 (same day, same amount) in the statement that
+// ends it, so the daily total never counts it twice or drops it.
+func (e *Engine) settleX402(ctx context.Context, p *X402Payment, signature string, st *SweepStats) error {
+	return e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var live bool
+		err := tx.NewRaw("SELECT true FROM x402_payments WHERE id = ? AND state = ? FOR UPDATE", p.ID, X402StateSigned).Scan(ctx, &live)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("lock x402 payment: %w", err)
+		}
+		at := e.now()
+		memo, resource := p.Memo, p.Resource
+		t := Transaction{
+			ID: uuid.New(), AccountID: p.AccountID, WalletID: p.WalletID,
+			RequestID: uuid.NullUUID{UUID: p.RequestID, Valid: true},
+			Network:   p.Network, Signature: signature, Kind: "x402", Direction: "send",
+			Amount: p.Amount, Counterparty: p.PayTo, Memo: &memo, Status: TxConfirmed,
+			SignedTx: p.SignedTx, LastValidBlockHeight: p.LastValidBlockHeight, Broadcasts: 0, Attempts: 1,
+			Resource: &resource, CreatedAt: p.CreatedAt, UpdatedAt: at,
+		}
+		if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
+			return fmt.Errorf("insert x402 transaction: %w", err)
+		}
+		if _, err := tx.NewUpdate().Table("x402_payments").Set("state = ?", X402Settled).Set("signature = ?", signature).
+			Set("transaction_id = ?", t.ID).Set("updated_at = ?", at).Where("id = ?", p.ID).Exec(ctx); err != nil {
+			return fmt.Errorf("settle x402 payment: %w", err)
+		}
+		st.Confirmed++
+		data := map[string]any{
+			"wallet_id": p.WalletID, "signature": signature, "amount": p.Amount, "to": p.PayTo, "memo": p.Memo,
+			"kind": "x402", "resource": p.Resource, "payment_id": p.ID,
+		}
+		_, err = webhook.Emit(ctx, tx, p.AccountID, at, webhook.KindTxSent, data)
+		return err
+	})
+}
+
+// endX402 ends a signed payment that will never land (expired) or landed
+// failed (failed): its reservation is released, with x402.expired.
+func (e *Engine) endX402(ctx context.Context, p *X402Payment, state, why string, signature *string, st *SweepStats) error {
+	return e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		at := e.now()
+		res, err := tx.NewUpdate().Table("x402_payments").Set("state = ?", state).Set("error = ?", why).
+			Set("updated_at = ?", at).Where("id = ? AND state = ?", p.ID, X402StateSigned).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("end x402 payment: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		st.Failed++
+		var actor string
+		if err := tx.NewRaw(`SELECT COALESCE('key_' || key_id::text, 'user:' || user_address, 'system') FROM send_requests WHERE id = ?`,
+			p.RequestID).Scan(ctx, &actor); err != nil {
+			return fmt.Errorf("read the payment's requester: %w", err)
+		}
+		details := map[string]any{"payment_id": p.ID, "amount": p.Amount, "pay_to": p.PayTo, "resource": p.Resource, "state": state, "error": why}
+		if err := audit.Append(ctx, tx, p.AccountID, at, actor, audit.ActionX402Expired, wallet.Target(p.WalletID), details); err != nil {
+			return err
+		}
+		data := map[string]any{
+			"payment_id": p.ID, "wallet_id": p.WalletID, "amount": p.Amount, "pay_to": p.PayTo, "resource": p.Resource,
+			"state": state, "reason": why, "signature": signature,
+		}
+		_, err = webhook.Emit(ctx, tx, p.AccountID, at, webhook.KindX402Expired, data)
+		return err
+	})
+}

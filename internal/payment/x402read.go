@@ -1,0 +1,111 @@
+package payment
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/usdc"
+)
+
+// ErrX402NotFound: no x402 payment of the account has that id.
+var ErrX402NotFound = errors.New("x402 payment not found")
+
+// X402View is an x402 payment as the API reads it: a signed payment
+// (signed, settled, expired, failed) or a pay request parked for approval
+// (pending_approval, approved: granted and not yet paid, rejected: the
+// approval was rejected or expired). Its id is its pay request's.
+type X402View struct {
+	ID            uuid.UUID     `bun:"id"`
+	AccountID     uuid.UUID     `bun:"account_id"`
+	WalletID      uuid.UUID     `bun:"wallet_id"`
+	State         string        `bun:"state"`
+	Amount        usdc.Micros   `bun:"amount_micros"`
+	PayTo         string        `bun:"pay_to"`
+	X402          *X402Request  `bun:"x402,type:jsonb"`
+	Signature     *string       `bun:"signature"`
+	Error         *string       `bun:"error"`
+	ApprovalID    uuid.NullUUID `bun:"approval_id"`
+	GrantApproval uuid.NullUUID `bun:"grant_approval_id"`
+	CreatedAt     time.Time     `bun:"created_at"`
+	UpdatedAt     time.Time     `bun:"updated_at"`
+}
+
+// x402ViewQuery reads views: signed payments and parked pay requests.
+const x402ViewQuery = `SELECT * FROM (SELECT r.id, r.account_id, r.wallet_id, r.amount_micros, r.to_address AS pay_to, r.x402,
+		r.created_at, COALESCE(p.updated_at, a.decided_at, r.created_at) AS updated_at,
+		p.signature, p.error, a.id AS approval_id,
+		(r.x402 ->> 'approval_id')::uuid AS grant_approval_id,
+		CASE WHEN p.id IS NOT NULL THEN p.state
+			WHEN a.status IN ('pending', 'signing') THEN 'pending_approval'
+			WHEN a.status = 'sent' THEN 'approved'
+			ELSE 'rejected' END AS state
+	FROM send_requests AS r
+	LEFT JOIN x402_payments AS p ON p.id = r.id
+	LEFT JOIN approvals AS a ON a.request_id = r.id
+	WHERE r.x402 IS NOT NULL AND (p.id IS NOT NULL OR a.id IS NOT NULL)) AS v`
+
+// GetX402 is the account's x402 payment id (ErrX402NotFound otherwise).
+func GetX402(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (X402View, error) {
+	var v X402View
+	err := db.NewRaw(x402ViewQuery+` WHERE v.account_id = ? AND v.id = ?`, accountID, id).Scan(ctx, &v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return v, ErrX402NotFound
+	}
+	if err != nil {
+		return v, fmt.Errorf("read x402 payment: %w", err)
+	}
+	return v, nil
+}
+
+// X402Filter selects an account's x402 payments; pages as TxFilter's.
+type X402Filter struct {
+	WalletID     uuid.NullUUID
+	Wallets      []uuid.UUID
+	State        string
+	Since, Until time.Time
+	AfterTime    time.Time
+	AfterID      uuid.UUID
+	Limit        int
+}
+
+// ListX402 returns the account's x402 payments that f selects, newest first.
+func ListX402(ctx context.Context, db bun.IDB, accountID uuid.UUID, f X402Filter) ([]X402View, error) {
+	where := []string{"v.account_id = ?"}
+	args := []any{accountID}
+	add := func(cond string, a ...any) { where = append(where, cond); args = append(args, a...) }
+	if f.WalletID.Valid {
+		add("v.wallet_id = ?", f.WalletID.UUID)
+	}
+	if f.Wallets != nil {
+		if len(f.Wallets) == 0 {
+			return []X402View{}, nil
+		}
+		add("v.wallet_id IN (?)", bun.List(f.Wallets))
+	}
+	if f.State != "" {
+		add("v.state = ?", f.State)
+	}
+	if !f.Since.IsZero() {
+		add("v.created_at >= ?", f.Since)
+	}
+	if !f.Until.IsZero() {
+		add("v.created_at < ?", f.Until)
+	}
+	if !f.AfterTime.IsZero() {
+		add("(v.created_at, v.id) < (?, ?)", f.AfterTime, f.AfterID)
+	}
+	args = append(args, f.Limit)
+	vs := []X402View{}
+	err := db.NewRaw(x402ViewQuery+" WHERE "+strings.Join(where, " AND ")+" ORDER BY v.created_at DESC, v.id DESC LIMIT ?", args...).Scan(ctx, &vs)
+	if err != nil {
+		return nil, fmt.Errorf("list x402 payments: %w", err)
+	}
+	return vs, nil
+}
