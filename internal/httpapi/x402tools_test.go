@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -40,7 +41,7 @@ func TestIssue23ToolsTypeScript(t *testing.T) {
 	root := repoRoot(t)
 	needBuilt(t, root)
 	e := newEnv(t)
-	e.startWorker()
+	eng, _ := e.startWorker()
 	seller := x402test.Start(t, e.ln.URL, x402test.Options{Price: 10_000, PremiumPrice: 5_000_000})
 	wallet, pubkey := e.x402Wallet(nil)
 	allow, _ := e.x402Wallet(map[string]any{"allowlist": []string{newAddress()}})
@@ -57,18 +58,44 @@ func TestIssue23ToolsTypeScript(t *testing.T) {
 	t.Logf("%s", lastLines(out, 9))
 
 	// Bought: /weather (v2), /v1/weather, /memo/weather, the streamed POST
-	// (/weather behind a front), /premium once approved (5 USDC), the
-	// LangChain loop's and the MCP call's /weather.
-	if got, want := seller.USDC(t, seller.PayTo)-before, uint64(6*10_000+5_000_000); got != want {
+	// (/weather behind a front), the LangChain loop's and the MCP call's
+	// /weather; /premium (at the approval threshold) only parked.
+	if got, want := seller.USDC(t, seller.PayTo)-before, uint64(6*10_000); got != want {
 		t.Fatalf("the seller received %d atomic USDC, want %d (settlements %+v)", got, want, seller.Settlements(t))
 	}
 	if n := seller.Lamports(t, pubkey); n != 0 {
 		t.Fatalf("the buying wallet holds %d lamports", n)
 	}
+	settled := map[string]bool{}
 	for _, s := range seller.Settlements(t) {
 		if !s.Success || s.Payer != pubkey {
 			t.Fatalf("settlement %+v: want success, paid by %s", s, pubkey)
 		}
+		settled[s.Transaction] = true
+	}
+	// The service lists each of them settled, with the on-chain signature.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := eng.Sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		status, body := e.do("GET", "/api/public/v1/x402/payments?state=settled&wallet_id="+wallet, e.key, nil)
+		if status != http.StatusOK {
+			t.Fatalf("list x402 payments: %d %v", status, body)
+		}
+		pays, _ := body["payments"].([]any)
+		if len(pays) == len(settled) {
+			for _, p := range pays {
+				if sig, _ := p.(map[string]any)["signature"].(string); !settled[sig] {
+					t.Fatalf("settled payment %v: its signature is none of the seller's settlements %v", p, settled)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d payments settled, want %d", len(pays), len(settled))
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -81,7 +108,7 @@ func TestIssue23ToolsTypeScript(t *testing.T) {
 func TestIssue23ToolsMCP(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.startWorker()
+	eng, _ := e.startWorker()
 	ctx := context.Background()
 	seller := x402test.Start(t, e.ln.URL, x402test.Options{Price: 10_000, PremiumPrice: 5_000_000})
 	wallet, pubkey := e.x402Wallet(nil)
@@ -137,6 +164,10 @@ func TestIssue23ToolsMCP(t *testing.T) {
 				t.Fatalf("buy: %s %v", text(res), out)
 			}
 			bought++
+			// The service lists it settled, with the transaction the seller named.
+			if p := e.with(t).x402State(eng, pay["payment_id"].(string), "settled"); p["signature"] != pay["transaction"] {
+				t.Fatalf("settled payment %v, the seller's transaction %v", p, pay["transaction"])
+			}
 			res, out = call(t, tc.cs, "x402_fetch", map[string]any{"wallet_id": wallet, "url": seller.URL + x402test.V1Weather, "method": "get"})
 			if pay, _ := out["payment"].(map[string]any); res.IsError || out["status"] != float64(200) || pay["status"] != "paid" {
 				t.Fatalf("buy v1: %s %v", text(res), out)
