@@ -1,9 +1,10 @@
 // Package mcpserver is the service's Model Context Protocol server: the
 // agent tools (send USDC, wallet info, recent transactions, preview, an
-// approval's status) for MCP hosts. Every tool acts through the public
-// REST API with the caller's own key (package client), so it has exactly
-// the API's permissions, limits and answers; no tool approves, changes a
-// policy or manages keys.
+// approval's status, and x402_fetch: fetch a URL, paying its x402
+// challenge) for MCP hosts. Every tool acts through the public REST API
+// with the caller's own key (package client), so it has exactly the API's
+// permissions, limits and answers; no tool approves, changes a policy or
+// manages keys.
 package mcpserver
 
 import (

@@ -177,11 +177,16 @@ func x402Fetch(ctx context.Context, o options, dashboard string, in X402FetchInp
 	if resp.StatusCode != http.StatusPaymentRequired {
 		return answerOf(resp, nil, "done"), nil
 	}
+	// The resource is where the 402 came from, after any redirect.
+	resource := u.String()
+	if resp.Request != nil && resp.Request.URL != nil {
+		resource = resp.Request.URL.String()
+	}
 	challenge, err := readChallenge(resp)
 	if err != nil {
 		return X402FetchOutput{}, err
 	}
-	paid, err := o.pay(ctx, in.WalletID, PayRequest{PaymentRequired: challenge, Resource: u.String(), MaxUSDC: in.MaxUSDC,
+	paid, err := o.pay(ctx, in.WalletID, PayRequest{PaymentRequired: challenge, Resource: resource, MaxUSDC: in.MaxUSDC,
 		ApprovalID: in.ApprovalID, IdempotencyKey: client.NewIdempotencyKey()})
 	var blocked *client.BlockedError
 	switch {
