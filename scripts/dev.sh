@@ -236,6 +236,8 @@ if ! bin/api migrate up 2>&1 | sed 's/^/  migrate: /'; then
 fi
 
 # ---------------------------------------------------------------- start
+# The seller may not start this time: keep its last log out of the echo.
+[ -f "$LOGS/seller.log" ] && mv -f "$LOGS/seller.log" "$LOGS/seller.log.1"
 if [ "${DEV_LOG:-}" != quiet ]; then
 	node scripts/devlogs.js localnet="$LOGS/localnet.log" api="$LOGS/api.log" \
 		worker="$LOGS/worker.log" scheduler="$LOGS/scheduler.log" seller="$LOGS/seller.log" </dev/null &

@@ -195,6 +195,8 @@ func x402Fetch(ctx context.Context, o options, dashboard string, in X402FetchInp
 			Next: "the policy refused this payment: " + nextForBlock(blocked.Reason)}, nil
 	case err != nil:
 		return X402FetchOutput{}, err
+	case paid.Status != client.StatusPendingApproval && (paid.Header == "" || paid.PaymentSignature == ""):
+		return X402FetchOutput{}, fmt.Errorf("the service answered %q without a payment header", paid.Status)
 	case paid.Status == client.StatusPendingApproval:
 		return X402FetchOutput{Status: http.StatusPaymentRequired, Payment: &X402PaymentOut{Status: "pending_approval", ApprovalID: paid.ApprovalID,
 			ApproveURL: strings.TrimSuffix(dashboard, "/") + "/dashboard/approvals/" + paid.ApprovalID},
