@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"time"
@@ -493,4 +494,77 @@ func (c *Client) FundFeePayer(ctx context.Context, sol Amount) (*Balance, error)
 	var out Balance
 	_, err := c.call(ctx, http.MethodPost, "/fee-payer/fund", nil, map[string]Amount{"sol": sol}, &out, nil, false)
 	return &out, err
+}
+
+// x402.
+
+// X402PayRequest is an x402 payment: the seller's PaymentRequired object
+// as it sent it (the decoded PAYMENT-REQUIRED header of v2, or the 402's
+// JSON body of v1).
+type X402PayRequest struct {
+	PaymentRequired json.RawMessage `json:"payment_required"`
+	// Resource is the URL paid for, when the object does not carry it.
+	Resource string `json:"resource,omitempty"`
+	// MaxUSDC caps this payment ("" for none).
+	MaxUSDC Amount `json:"max_usdc,omitempty"`
+	// ApprovalID redeems an approved x402 approval (ap_…).
+	ApprovalID string `json:"approval_id,omitempty"`
+	// IdempotencyKey makes a retry safe; empty: a fresh one per call.
+	IdempotencyKey string `json:"-"`
+}
+
+// X402Pay pays an x402 challenge from wallet id under its policy: signed
+// (retry the seller's URL with Header: PaymentSignature) or
+// pending_approval; blocked or not payable come back as errors.
+func (c *Client) X402Pay(ctx context.Context, id string, r X402PayRequest) (*X402PayResult, error) {
+	if r.IdempotencyKey == "" {
+		r.IdempotencyKey = NewIdempotencyKey()
+	}
+	var out X402PayResult
+	h, err := c.call(ctx, http.MethodPost, "/agents/"+pathID(id)+"/x402/pay", nil, r, &out, http.Header{"Idempotency-Key": {r.IdempotencyKey}}, true)
+	if err != nil {
+		return nil, err
+	}
+	out.Replayed = h.Get("Idempotent-Replayed") == "true"
+	out.IdempotencyKey = r.IdempotencyKey
+	return &out, nil
+}
+
+// GetX402Payment reads one x402 payment.
+func (c *Client) GetX402Payment(ctx context.Context, id string) (*X402Payment, error) {
+	var out X402Payment
+	_, err := c.call(ctx, http.MethodGet, "/x402/payments/"+pathID(id), nil, nil, &out, nil, false)
+	return &out, err
+}
+
+// X402Filter selects x402 payments; zero fields select all.
+type X402Filter struct {
+	WalletID     string
+	State        string
+	Since, Until time.Time
+	Page
+}
+
+// ListX402Payments answers a page of x402 payments, newest first, and the
+// next cursor ("" on the last page).
+func (c *Client) ListX402Payments(ctx context.Context, f X402Filter) ([]X402Payment, string, error) {
+	q := f.query()
+	if f.WalletID != "" {
+		q.Set("wallet_id", f.WalletID)
+	}
+	if f.State != "" {
+		q.Set("state", f.State)
+	}
+	if !f.Since.IsZero() {
+		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if !f.Until.IsZero() {
+		q.Set("until", f.Until.UTC().Format(time.RFC3339Nano))
+	}
+	var out struct {
+		Payments   []X402Payment
+		NextCursor *string `json:"next_cursor"`
+	}
+	_, err := c.call(ctx, http.MethodGet, "/x402/payments", q, nil, &out, nil, false)
+	return out.Payments, deref(out.NextCursor), err
 }

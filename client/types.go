@@ -132,6 +132,8 @@ type Transaction struct {
 	// the expired ones', oldest first.
 	Attempts           int      `json:"attempts"`
 	PreviousSignatures []string `json:"previous_signatures"`
+	// Resource is what an x402 payment (Kind "x402") bought.
+	Resource *string `json:"resource,omitempty"`
 }
 
 // Approval is a payment parked for a human.
@@ -384,4 +386,38 @@ type FeePayer struct {
 	TransactionsToday int          `json:"transactions_today"`
 	// Low: enabled and its SOL is below one day's budget.
 	Low bool `json:"low"`
+}
+
+// X402PayResult is an x402 payment's answer.
+type X402PayResult struct {
+	Status    string `json:"status"` // signed or pending_approval
+	PaymentID string `json:"payment_id"`
+	// Header and PaymentSignature, when signed: retry the seller's URL
+	// with this header and value.
+	Header           string      `json:"header,omitempty"`
+	PaymentSignature string      `json:"payment_signature,omitempty"`
+	Amount           json.Number `json:"amount"`
+	PayTo            string      `json:"pay_to"`
+	Network          string      `json:"network"`
+	Resource         string      `json:"resource"`
+	ApprovalID       string      `json:"approval_id,omitempty"`
+	Replayed         bool        `json:"-"`
+	IdempotencyKey   string      `json:"-"`
+}
+
+// X402Payment is an x402 payment as the service keeps it.
+type X402Payment struct {
+	ID          string      `json:"id"`
+	WalletID    string      `json:"wallet_id"`
+	State       string      `json:"state"`
+	Amount      json.Number `json:"amount"`
+	PayTo       string      `json:"pay_to"`
+	Network     string      `json:"network"`
+	Resource    string      `json:"resource"`
+	Description *string     `json:"description"`
+	Signature   *string     `json:"signature"`
+	Error       *string     `json:"error"`
+	ApprovalID  *string     `json:"approval_id"`
+	CreatedAt   time.Time   `json:"created_at"`
+	UpdatedAt   time.Time   `json:"updated_at"`
 }

@@ -17,6 +17,8 @@ CREATE TABLE x402_payments (
     account_id              uuid NOT NULL REFERENCES accounts (id),
     wallet_id               uuid NOT NULL REFERENCES wallets (id),
     request_id              uuid NOT NULL UNIQUE REFERENCES send_requests (id),
+    -- The approval granted and redeemed by this payment: once.
+    approval_id             uuid UNIQUE REFERENCES approvals (id),
     network                 text NOT NULL CHECK (network IN ('devnet', 'mainnet')),
     x402_version            integer NOT NULL CHECK (x402_version IN (1, 2)),
     challenge               jsonb NOT NULL,

@@ -31,6 +31,7 @@ func (e *env) fixtures(key, hookURL string) matrixFixtures {
 	o.key = key
 	agent, _ := o.agent(map[string]any{"approval_threshold_usdc": 1}, 10_000_000)
 	approval := o.park(agent, newAddress(), 2)
+	x402Payment := o.parkX402(key, agent)
 	ep, _ := o.createEndpoint(hookURL, "tx.sent")
 	var delivery string
 	eventually(e.t, "the endpoint's test delivery", func() bool {
@@ -51,7 +52,7 @@ func (e *env) fixtures(key, hookURL string) matrixFixtures {
 	}
 	return matrixFixtures{
 		"agents": agent, "wallets": agent, "approvals": approval,
-		"webhook-endpoints": ep, "deliveries": delivery, "keys": keyID, "users": user,
+		"webhook-endpoints": ep, "deliveries": delivery, "keys": keyID, "users": user, "payments": x402Payment,
 	}
 }
 
@@ -161,7 +162,7 @@ func TestErrorMatrix(t *testing.T) {
 			for _, name := range append(slices.Clone(schema.Required), alsoRequired[op.OperationID]...) {
 				cases = append(cases, c("missing "+name, e.key, without(body, name), 422, name))
 			}
-			if op.OperationID == "send" {
+			if op.OperationID == "send" || op.OperationID == "x402-pay" {
 				h := c("malformed Idempotency-Key", e.key, body, 422, "Idempotency-Key")
 				h.header = http.Header{"Idempotency-Key": {"naïve key"}}
 				cases = append(cases, h)
@@ -219,6 +220,7 @@ func matrixSamples(hookURL string) map[string]any {
 		"update-policy":           map[string]any{"max_tx_usdc": 10},
 		"send":                    map[string]any{"to": newAddress(), "amount": 1},
 		"preview-send":            map[string]any{"to": newAddress(), "amount": 1},
+		"x402-pay":                map[string]any{"payment_required": fakeChallenge("1000")},
 		"fund-wallet":             map[string]any{"usdc": 1, "sol": 0.01},
 		"update-fee-payer":        map[string]any{"enabled": false, "daily_budget_sol": 1},
 		"fund-fee-payer":          map[string]any{"sol": 0.01},
@@ -406,6 +408,7 @@ func TestPermissionMatrix(t *testing.T) {
 		return body["approval_id"].(string)
 	}
 	approvals := map[string]string{in: park(in), out: park(out)}
+	x402Payments := map[string]string{in: e.parkX402(agentKey, in), out: e.parkX402(agentKey, out)}
 	endpoint, _ := e.createEndpoint(hook.URL, "tx.sent")
 	viewer := newAddress()
 	if _, err := auth.AddUser(t.Context(), e.db, e.account.ID, viewer, auth.RoleViewer); err != nil {
@@ -449,7 +452,7 @@ func TestPermissionMatrix(t *testing.T) {
 				access := auth.Can(p.as, op.OperationID)
 				c := matrixRun{matrixCase: matrixCase{name: op.OperationID + " as " + p.name, method: method, key: p.key, header: p.hdr, body: samples[op.OperationID]}}
 				id := map[string]string{"agents": p.wallet, "wallets": p.wallet, "approvals": approvals[p.wallet],
-					"webhook-endpoints": endpoint, "deliveries": delivery, "keys": adminID, "users": viewer}[seg]
+					"webhook-endpoints": endpoint, "deliveries": delivery, "keys": adminID, "users": viewer, "payments": x402Payments[p.wallet]}[seg]
 				if seg != "" && id == "" {
 					t.Fatalf("%s: no fixture for a %s id", path, seg)
 				}

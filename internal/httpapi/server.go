@@ -309,7 +309,8 @@ func bucketOf(op *huma.Operation) ratelimit.Bucket {
 	switch {
 	case op.Method == http.MethodGet:
 		return ratelimit.Read
-	case op.Path == Prefix+"/agents/{id}/send":
+	case op.Path == Prefix+"/agents/{id}/send", op.Path == Prefix+"/agents/{id}/x402/pay":
+		// An x402 payment is a send to the seller: one bucket.
 		return ratelimit.Send
 	}
 	return ratelimit.Write

@@ -35,12 +35,27 @@ type x402PayInput struct {
 	Body           X402PayBody
 }
 
+// Challenge is a seller's PaymentRequired object, kept byte for byte: the
+// payment echoes parts of it that the seller compares.
+type Challenge json.RawMessage
+
+// UnmarshalJSON keeps the object's bytes.
+func (c *Challenge) UnmarshalJSON(b []byte) error {
+	*c = append((*c)[:0], b...)
+	return nil
+}
+
+// Schema documents it as an object.
+func (Challenge) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeObject, AdditionalProperties: true}
+}
+
 // X402PayBody is the body of an x402 payment.
 type X402PayBody struct {
-	PaymentRequired json.RawMessage `json:"payment_required" doc:"The seller's PaymentRequired object as it sent it: the decoded PAYMENT-REQUIRED header (x402 v2) or the 402's JSON body (v1)."`
-	Resource        *string         `json:"resource,omitempty" maxLength:"2048" doc:"The URL paid for, when the object does not carry it (v2 carries resource.url, v1 each entry's resource; theirs wins)." example:"https://api.example.com/weather"`
-	MaxUSDC         *Amount         `json:"max_usdc,omitempty" doc:"Optional cap on this payment, in USDC: entries above it are not payable (422 amount_over_max). The wallet's policy applies besides." example:"0.05"`
-	ApprovalID      *string         `json:"approval_id,omitempty" maxLength:"64" doc:"An approved x402 approval (ap_…) of this wallet: pays the seller's fresh challenge for what was approved (same pay_to, network, asset and resource, amount at most the approved one), once, within 15 minutes of the approval." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
+	PaymentRequired Challenge `json:"payment_required" doc:"The seller's PaymentRequired object as it sent it: the decoded PAYMENT-REQUIRED header (x402 v2) or the 402's JSON body (v1)." example:"{\"x402Version\":2,\"resource\":{\"url\":\"https://api.example.com/weather\"},\"accepts\":[{\"scheme\":\"exact\",\"network\":\"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1\",\"amount\":\"10000\",\"asset\":\"4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU\",\"payTo\":\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\",\"maxTimeoutSeconds\":60,\"extra\":{\"feePayer\":\"2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4\"}}]}"`
+	Resource        *string   `json:"resource,omitempty" maxLength:"2048" doc:"The URL paid for, when the object does not carry it (v2 carries resource.url, v1 each entry's resource; theirs wins)." example:"https://api.example.com/weather"`
+	MaxUSDC         *Amount   `json:"max_usdc,omitempty" doc:"Optional cap on this payment, in USDC: entries above it are not payable (422 amount_over_max). The wallet's policy applies besides." example:"0.05"`
+	ApprovalID      *string   `json:"approval_id,omitempty" maxLength:"64" doc:"An approved x402 approval (ap_…) of this wallet: pays the seller's fresh challenge for what was approved (same pay_to, network, asset and resource, amount at most the approved one), once, within 15 minutes of the approval." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
 }
 
 type x402PayOutput struct {
@@ -155,7 +170,7 @@ func shown(s string, n int) string {
 // account (not yet recorded): the challenge is parsed and the entry
 // selected here, with the wallet's address; the worker selects again.
 func (s *server) parseX402(ctx context.Context, walletParam string, in *X402PayBody) (payment.Request, error) {
-	raw := in.PaymentRequired
+	raw := json.RawMessage(in.PaymentRequired)
 	if len(raw) == 0 || string(raw) == "null" {
 		return payment.Request{}, fieldError("payment_required", "is required: the seller's PaymentRequired object")
 	}

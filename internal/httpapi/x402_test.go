@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
@@ -251,5 +252,195 @@ func TestIssue23X402PayIdempotent(t *testing.T) {
 	status, body, _ := e.pay(id, seller.Challenge(t, x402test.MemoWeather), nil, hdr)
 	if status != 422 || !strings.Contains(fmt.Sprint(body), "Idempotency-Key") {
 		t.Fatalf("other body: %d %v", status, body)
+	}
+}
+
+// fakeChallenge is a v2 devnet challenge of amount atomic USDC to a fresh
+// seller: enough to select, sign or park (no seller settles it).
+func fakeChallenge(amount string) map[string]any {
+	return map[string]any{"x402Version": 2, "resource": map[string]any{"url": "https://example.com/r", "description": "a test resource"},
+		"accepts": []any{map[string]any{"scheme": "exact", "network": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1", "amount": amount,
+			"asset": solana.DevnetUSDCMint.String(), "payTo": newAddress(), "maxTimeoutSeconds": 60,
+			"extra": map[string]any{"feePayer": newAddress()}}}}
+}
+
+// parkX402 asks key to pay 2 USDC from wallet w, whose approval threshold
+// is below it: the payment's id (pending_approval).
+func (e *env) parkX402(key, w string) string {
+	e.t.Helper()
+	status, body := e.do("POST", fmt.Sprintf(x402Path, w), key, map[string]any{"payment_required": fakeChallenge("2000000")})
+	if status != http.StatusAccepted || body["payment_id"] == nil {
+		e.t.Fatalf("park x402: %d %v", status, body)
+	}
+	return body["payment_id"].(string)
+}
+
+// Sends and x402 payments share one daily budget under the wallet's lock:
+// 50 concurrent attempts of 1 USDC each, half of each kind, against a
+// limit of 10 USDC: exactly 10 go through, the rest are blocked.
+func TestIssue23X402SharesDailyLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, _ := e.agent(map[string]any{"daily_limit_usdc": 10, "max_tx_usdc": 10, "approval_threshold_usdc": 1000}, 100_000_000)
+	to := newAddress()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[string]int{}
+	for i := range 50 {
+		wg.Go(func() {
+			var status int
+			var body map[string]any
+			if i%2 == 0 {
+				status, body = e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1})
+			} else {
+				status, body = e.do("POST", fmt.Sprintf(x402Path, id), e.key, map[string]any{"payment_required": fakeChallenge("1000000")})
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case status == 200 && (body["status"] == "sent" || body["status"] == "signed"):
+				counts["passed"]++
+				counts[body["status"].(string)]++
+			case status == 403 && body["reason"] == "exceeds_daily_limit":
+				counts["blocked"]++
+			default:
+				counts[fmt.Sprintf("%d %v", status, body)]++
+			}
+		})
+	}
+	wg.Wait()
+	if counts["passed"] != 10 || counts["blocked"] != 40 || counts["sent"] == 0 || counts["signed"] == 0 || len(counts) != 4 {
+		t.Fatalf("outcomes %v", counts)
+	}
+	if r := e.reservedToday(id); r != 10_000_000 {
+		t.Fatalf("reserved %d", r)
+	}
+}
+
+// A signed payment never presented to the seller keeps its reservation
+// while its blockhash may still land; once the chain is past it, the
+// sweep releases the reservation, ends it expired and emits x402.expired.
+func TestIssue23X402UnsettledExpires(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Start(t)
+	e := newEnv(t, envOpts{ln: ln})
+	eng, _ := e.startWorker()
+	seller := x402test.Start(t, ln.URL, x402test.Options{})
+	id, _ := e.x402Agent(nil, 5_000_000)
+	status, body, _ := e.pay(id, seller.Challenge(t, x402test.Weather), nil, nil)
+	if status != 200 || body["status"] != "signed" {
+		t.Fatalf("pay: %d %v", status, body)
+	}
+	pid := body["payment_id"].(string)
+	price := usdc.Micros(seller.Price(t, x402test.Weather))
+	if _, err := eng.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	status, p := e.do("GET", "/api/public/v1/x402/payments/"+pid, e.key, nil)
+	if status != 200 || p["state"] != "signed" || e.reservedToday(id) != price {
+		t.Fatalf("before expiry: %d %v, reserved %d", status, p, e.reservedToday(id))
+	}
+	if ev := e.events("x402.expired"); len(ev) != 0 {
+		t.Fatalf("x402.expired before expiry: %v", ev)
+	}
+	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
+	p = e.x402State(eng, pid, "expired")
+	if p["signature"] != nil || p["error"] == nil {
+		t.Fatalf("expired payment %v", p)
+	}
+	if r := e.reservedToday(id); r != 0 {
+		t.Fatalf("reserved %d after expiry", r)
+	}
+	ev := e.events("x402.expired")
+	if len(ev) != 1 || ev[0]["payment_id"] != pid || ev[0]["pay_to"] != seller.PayTo {
+		t.Fatalf("x402.expired %v", ev)
+	}
+	// Presented now, the seller's facilitator refuses it: nothing moves.
+	before := seller.USDC(t, seller.PayTo)
+	if paid := seller.Pay(t, x402test.Weather, body["header"].(string), body["payment_signature"].(string)); paid.Status == 200 {
+		t.Fatalf("an expired payment was served: %+v", paid)
+	}
+	if got := seller.USDC(t, seller.PayTo); got != before {
+		t.Fatalf("seller's USDC moved: %d → %d", before, got)
+	}
+}
+
+// A price at the approval threshold parks the payment (approval.pending
+// with the resource and the seller's description); a human's approval
+// grants it: the agent pays the seller's fresh challenge with approval_id,
+// once, bound to the approved resource; the policy holds at that moment.
+func TestIssue23X402ApprovalGrant(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{Price: 1_000_000, PremiumPrice: 1_000_000})
+	id, _ := e.x402Agent(map[string]any{"approval_threshold_usdc": 1}, 5_000_000)
+	_, key := e.agentKey()
+	agent := *e
+	agent.key = key
+
+	status, body, _ := agent.pay(id, seller.Challenge(t, x402test.Weather), nil, nil)
+	if status != 202 || body["status"] != "pending_approval" || body["payment_id"] == nil {
+		t.Fatalf("pay at the threshold: %d %v", status, body)
+	}
+	apID, parked := body["approval_id"].(string), body["payment_id"].(string)
+	pending := e.events("approval.pending")
+	if len(pending) != 1 || pending[0]["kind"] != "x402" || pending[0]["description"] != "Weather report" ||
+		!strings.HasSuffix(pending[0]["resource"].(string), x402test.Weather) {
+		t.Fatalf("approval.pending %v", pending)
+	}
+	if status, p := e.do("GET", "/api/public/v1/x402/payments/"+parked, key, nil); status != 200 || p["state"] != "pending_approval" {
+		t.Fatalf("parked: %d %v", status, p)
+	}
+	// Not approved yet: the grant cannot be used.
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Weather), map[string]any{"approval_id": apID}, nil)
+	if status != 422 || !strings.Contains(body["error"].(string), "not approved") {
+		t.Fatalf("before approval: %d %v", status, body)
+	}
+	if status, a := e.approve(apID, e.key, nil); status != 200 || a["status"] != "sent" {
+		t.Fatalf("approve: %d %v", status, a)
+	}
+	if status, p := e.do("GET", "/api/public/v1/x402/payments/"+parked, key, nil); status != 200 || p["state"] != "approved" {
+		t.Fatalf("granted: %d %v", status, p)
+	}
+	if n := e.countRows("x402_payments"); n != 0 {
+		t.Fatalf("approving signed %d payments", n)
+	}
+	// Another resource is not what was approved.
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Premium), map[string]any{"approval_id": apID}, nil)
+	if status != 422 || !strings.Contains(body["error"].(string), "resource") {
+		t.Fatalf("another resource: %d %v", status, body)
+	}
+	// The policy is evaluated again when the grant is used: frozen, refused.
+	if status, b := e.do("POST", "/api/public/v1/agents/"+id+"/freeze", e.key, nil); status != 200 {
+		t.Fatalf("freeze: %d %v", status, b)
+	}
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Weather), map[string]any{"approval_id": apID}, nil)
+	if status != 403 || body["reason"] != "wallet_frozen" {
+		t.Fatalf("frozen: %d %v", status, body)
+	}
+	if status, b := e.do("POST", "/api/public/v1/agents/"+id+"/unfreeze", e.key, nil); status != 200 {
+		t.Fatalf("unfreeze: %d %v", status, b)
+	}
+	before := seller.USDC(t, seller.PayTo)
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Weather), map[string]any{"approval_id": apID}, nil)
+	if status != 200 || body["status"] != "signed" {
+		t.Fatalf("redeem: %d %v", status, body)
+	}
+	paid := seller.Pay(t, x402test.Weather, body["header"].(string), body["payment_signature"].(string))
+	if paid.Status != 200 || seller.USDC(t, seller.PayTo)-before != 1_000_000 {
+		t.Fatalf("seller: %d %s (%s)", paid.Status, paid.Body, paid.Error)
+	}
+	p := e.x402State(eng, body["payment_id"].(string), "settled")
+	if p["approval_id"] != apID {
+		t.Fatalf("redeemed payment %v", p)
+	}
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Weather), map[string]any{"approval_id": apID}, nil)
+	if status != 422 || !strings.Contains(body["error"].(string), "already used") {
+		t.Fatalf("second use: %d %v", status, body)
+	}
+	if n := e.countRows("x402_payments"); n != 1 {
+		t.Fatalf("%d payments signed", n)
 	}
 }

@@ -111,6 +111,14 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 		if node, ok = e.Nodes[r.Network]; !ok {
 			return fmt.Errorf("no Solana node configured for %s", r.Network)
 		}
+		// An x402 grant's approval is locked before the wallet, the order
+		// Execute keeps.
+		var grant *approval.Approval
+		if r.X402 != nil && r.X402.ApprovalID.Valid {
+			if grant, err = lockGrant(ctx, tx, r.X402.ApprovalID.UUID); err != nil {
+				return err
+			}
+		}
 		// The wallet lock serializes decisions of one wallet; the day's
 		// total is read after it is held, so it includes every earlier
 		// decision's reservation.
@@ -126,6 +134,19 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 			return err
 		}
 		d := w.Policy().Evaluate(policy.Request{To: r.To, Amount: r.Amount, Frozen: w.State == wallet.Frozen, SpentToday: spent})
+		if r.X402 != nil && r.X402.ApprovalID.Valid {
+			if why, err := checkGrant(ctx, tx, &r, grant); err != nil {
+				return err
+			} else if why != "" {
+				out = &Outcome{Status: Refused, Detail: "approval_id: " + why, RemainingToday: int64(d.RemainingToday)}
+				return setOutcome(ctx, tx, r.ID, out)
+			}
+			if d.Outcome == policy.NeedsApproval {
+				// What the human granted: the policy's other rules
+				// still hold, evaluated now.
+				d.Outcome = policy.Send
+			}
+		}
 		switch d.Outcome {
 		case policy.Blocked:
 			out, err = e.block(ctx, tx, &r, d, at)

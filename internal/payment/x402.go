@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
@@ -38,13 +39,13 @@ const Signed Status = "signed"
 type X402Request struct {
 	// Challenge is the PaymentRequired JSON exactly as received (base64
 	// in the stored JSON, so jsonb never reorders what the seller matches).
-	Challenge   []byte       `json:"challenge"`
-	Index       int          `json:"index"`
-	Max         *int64       `json:"max_micros,omitempty"`
-	Resource    string       `json:"resource"`
-	Description string       `json:"description,omitempty"`
-	Version     int          `json:"version"`
-	NetworkID   string       `json:"network_id"`
+	Challenge   []byte `json:"challenge"`
+	Index       int    `json:"index"`
+	Max         *int64 `json:"max_micros,omitempty"`
+	Resource    string `json:"resource"`
+	Description string `json:"description,omitempty"`
+	Version     int    `json:"version"`
+	NetworkID   string `json:"network_id"`
 	// ApprovalID is the grant the caller presented (approval_id), if any.
 	ApprovalID uuid.NullUUID `json:"approval_id,omitzero"`
 }
@@ -66,13 +67,13 @@ func (x *X402Request) digest() string {
 
 // X402Signed is a signed payment as the pay request answers it.
 type X402Signed struct {
-	PaymentID uuid.UUID   `json:"payment_id"`
-	Header    string      `json:"header"`
-	Value     string      `json:"value"`
-	Amount    int64       `json:"amount_micros"`
-	PayTo     string      `json:"pay_to"`
-	Network   string      `json:"network"`
-	Resource  string      `json:"resource"`
+	PaymentID uuid.UUID `json:"payment_id"`
+	Header    string    `json:"header"`
+	Value     string    `json:"value"`
+	Amount    int64     `json:"amount_micros"`
+	PayTo     string    `json:"pay_to"`
+	Network   string    `json:"network"`
+	Resource  string    `json:"resource"`
 }
 
 // x402 payment states.
@@ -89,10 +90,12 @@ const (
 type X402Payment struct {
 	bun.BaseModel `bun:"table:x402_payments,alias:p"`
 
-	ID                   uuid.UUID       `bun:"id,pk,type:uuid"`
-	AccountID            uuid.UUID       `bun:"account_id,type:uuid"`
-	WalletID             uuid.UUID       `bun:"wallet_id,type:uuid"`
-	RequestID            uuid.UUID       `bun:"request_id,type:uuid"`
+	ID        uuid.UUID `bun:"id,pk,type:uuid"`
+	AccountID uuid.UUID `bun:"account_id,type:uuid"`
+	WalletID  uuid.UUID `bun:"wallet_id,type:uuid"`
+	RequestID uuid.UUID `bun:"request_id,type:uuid"`
+	// ApprovalID is the grant this payment redeemed, if any.
+	ApprovalID           uuid.NullUUID   `bun:"approval_id,type:uuid"`
 	Network              solana.Network  `bun:"network"`
 	Version              int             `bun:"x402_version"`
 	Challenge            json.RawMessage `bun:"challenge,type:jsonb"`
@@ -181,6 +184,7 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 		SourceATA:      p.Transaction.SourceATA.String(), DestinationATA: p.Transaction.DestinationATA.String(),
 		Header: p.Header, PaymentSignature: p.Value, SignedTx: p.Transaction.Wire,
 		LastValidBlockHeight: bh.LastValidBlockHeight, State: X402StateSigned, CreatedAt: at, UpdatedAt: at,
+		ApprovalID: x.ApprovalID,
 	}
 	if _, err := tx.NewInsert().Model(&row).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("insert x402 payment: %w", err)
@@ -325,4 +329,60 @@ func (e *Engine) endX402(ctx context.Context, p *X402Payment, state, why string,
 		_, err = webhook.Emit(ctx, tx, p.AccountID, at, webhook.KindX402Expired, data)
 		return err
 	})
+}
+
+// lockGrant locks an approval an x402 pay request presents (nil when
+// there is none: checkGrant says so).
+func lockGrant(ctx context.Context, tx bun.Tx, id uuid.UUID) (*approval.Approval, error) {
+	var a approval.Approval
+	err := tx.NewSelect().Model(&a).Where("id = ?", id).For("UPDATE").Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock grant: %w", err)
+	}
+	return &a, nil
+}
+
+// checkGrant says why r may not redeem the approval a ("" when it may):
+// an approved x402 approval of the same wallet, granted within
+// approval.GrantLifetime (on the database's clock, r's decision time),
+// never redeemed, for the same payTo, network (so asset: the network's
+// USDC) and resource, and an amount at most the approved one.
+func checkGrant(ctx context.Context, tx bun.Tx, r *Request, a *approval.Approval) (string, error) {
+	if a == nil || a.AccountID != r.AccountID || a.WalletID != r.WalletID {
+		return "no approval of this wallet has this id", nil
+	}
+	var orig struct {
+		X402 *X402Request `bun:"x402,type:jsonb"`
+	}
+	if a.RequestID.Valid {
+		if err := tx.NewSelect().Table("send_requests").Column("x402").Where("id = ?", a.RequestID.UUID).Scan(ctx, &orig); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return "", fmt.Errorf("read the approval's request: %w", err)
+		}
+	}
+	var used bool
+	if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM x402_payments WHERE approval_id = ?)", a.ID).Scan(ctx, &used); err != nil {
+		return "", fmt.Errorf("read the grant's use: %w", err)
+	}
+	switch {
+	case orig.X402 == nil:
+		return "not an x402 approval", nil
+	case a.Status != approval.Sent || a.Signature != nil:
+		return fmt.Sprintf("the approval is %s, not approved", a.Status), nil
+	case used:
+		return "the approval was already used for a payment", nil
+	case a.DecidedAt.IsZero() || !r.DecidedAt.Time.Before(a.DecidedAt.Time.Add(approval.GrantLifetime)):
+		return fmt.Sprintf("the approval was granted more than %s ago", approval.GrantLifetime), nil
+	case r.To != a.To:
+		return "the challenge's payTo is not the approved one", nil
+	case r.X402.NetworkID != orig.X402.NetworkID:
+		return "the challenge's network is not the approved one", nil
+	case r.X402.Resource != orig.X402.Resource:
+		return "the challenge's resource is not the approved one", nil
+	case r.Amount > a.Amount:
+		return fmt.Sprintf("the challenge's amount %s USDC is over the approved %s USDC", r.Amount, a.Amount), nil
+	}
+	return "", nil
 }

@@ -19,7 +19,7 @@ type Bucket string
 const (
 	Read  Bucket = "read"  // GET
 	Write Bucket = "write" // other methods
-	Send  Bucket = "send"  // POST /agents/:id/send
+	Send  Bucket = "send"  // POST /agents/:id/send and /agents/:id/x402/pay
 	// Anonymous counts requests without a valid key per client address,
 	// so guessing keys is limited too.
 	Anonymous Bucket = "anonymous"

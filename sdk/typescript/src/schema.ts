@@ -148,6 +148,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/agents/{id}/x402/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay an x402 challenge
+         * @description Chooses the challenge's `accepts` entry the wallet can pay (scheme `exact`, the wallet's network, its USDC, a fee payer other than the wallet, at most `max_usdc`; 422 naming each entry's reason when none is) and puts it through the wallet's policy as a send of that amount to `payTo` would go: 403 `Blocked by policy` with `reason`, 202 `pending_approval`, or 200 `signed`: the worker signed the scheme's transaction with the wallet's key (partially: the seller's fee payer signs and pays the fee at settlement; the wallet needs no SOL) and the answer carries the header to retry the request with. The amount stays reserved against the daily limit until the chain shows the payment landed (settled) or its blockhash expired (expired, `x402.expired`). Idempotency-Key as on sends.
+         */
+        post: operations["x402-pay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/analytics": {
         parameters: {
             query?: never;
@@ -675,6 +695,46 @@ export interface paths {
          * @description Queues a `webhook.test` event to this endpoint alone, whatever kinds it subscribes to, and answers its delivery; follow it in the delivery log. 409 when the endpoint is disabled.
          */
         post: operations["test-webhook-endpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/x402/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List x402 payments
+         * @description The account's x402 payments, newest first, with the filters `wallet_id`, `state`, `since`, `until` and keyset pagination (`limit`, `cursor`) as GET /transactions.
+         */
+        get: operations["list-x402-payments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/x402/payments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an x402 payment
+         * @description One x402 payment of the account: its state, amount, payTo, resource, and its on-chain signature once settled. Another account's id answers 404.
+         */
+        get: operations["get-x402-payment"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1354,7 +1414,7 @@ export interface components {
              */
             enabled?: boolean;
             /**
-             * @description Event kinds to receive: tx.sent, tx.blocked, tx.failed, approval.pending, approval.approved, approval.rejected, approval.expired. tx.failed (not in the first version's list): a payment answered sent ended failed on chain or expired unseen, nothing spent; data wallet_id, signature, amount, to, memo, reason, and approval_id when it came from an approval.
+             * @description Event kinds to receive: tx.sent, tx.blocked, tx.failed, approval.pending, approval.approved, approval.rejected, approval.expired, x402.expired. tx.failed (not in the first version's list): a payment answered sent ended failed on chain or expired unseen, nothing spent; data wallet_id, signature, amount, to, memo, reason, and approval_id when it came from an approval. x402.expired: a signed x402 payment whose blockhash expired before the seller settled it (or that failed on chain), its reservation released; data payment_id, wallet_id, amount, pay_to, resource, state, reason, signature. An x402 payment's tx.sent, tx.blocked and approval.pending also carry kind (x402), resource, payment_id and (approval.pending) description.
              * @example [
              *       "tx.sent",
              *       "approval.pending"
@@ -1689,6 +1749,15 @@ export interface components {
             /** @description A page of the account's wallets, newest first. */
             wallets: components["schemas"]["Wallet"][];
         };
+        ListX402OutputBody: {
+            /**
+             * @description Pass as cursor for the next page; null on the last page.
+             * @example MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU
+             */
+            next_cursor: string | null;
+            /** @description Newest first. */
+            payments: components["schemas"]["X402Payment"][];
+        };
         NewKey: {
             /**
              * @description Whether the key may approve payments: true for admin keys, false for agent keys.
@@ -2022,11 +2091,11 @@ export interface components {
              */
             id: string;
             /**
-             * @description What moved.
+             * @description What moved: usdc, a send; x402, an x402 payment that landed (its resource says what it bought).
              * @example usdc
              * @enum {string}
              */
-            kind: "usdc";
+            kind: "usdc" | "x402";
             /**
              * @description The on-chain memo, or null.
              * @example invoice 1234
@@ -2037,6 +2106,11 @@ export interface components {
              * @example []
              */
             previous_signatures: string[];
+            /**
+             * @description Only on kind x402: the URL paid for.
+             * @example https://api.example.com/weather
+             */
+            resource?: string;
             /**
              * @description On-chain signature.
              * @example 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW
@@ -2194,6 +2268,170 @@ export interface components {
              * @example https://example.com/hooks/agentwallet
              */
             url: string;
+        };
+        X402PayBody: {
+            /**
+             * @description An approved x402 approval (ap_…) of this wallet: pays the seller's fresh challenge for what was approved (same pay_to, network, asset and resource, amount at most the approved one), once, within 15 minutes of the approval.
+             * @example ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
+             */
+            approval_id?: string;
+            /**
+             * @description Optional cap on this payment, in USDC: entries above it are not payable (422 amount_over_max). The wallet's policy applies besides.
+             * @example 0.05
+             */
+            max_usdc?: number;
+            /**
+             * @description The seller's PaymentRequired object as it sent it: the decoded PAYMENT-REQUIRED header (x402 v2) or the 402's JSON body (v1).
+             * @example {
+             *       "accepts": [
+             *         {
+             *           "amount": "10000",
+             *           "asset": "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU",
+             *           "extra": {
+             *             "feePayer": "2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4"
+             *           },
+             *           "maxTimeoutSeconds": 60,
+             *           "network": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
+             *           "payTo": "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
+             *           "scheme": "exact"
+             *         }
+             *       ],
+             *       "resource": {
+             *         "url": "https://api.example.com/weather"
+             *       },
+             *       "x402Version": 2
+             *     }
+             */
+            payment_required: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The URL paid for, when the object does not carry it (v2 carries resource.url, v1 each entry's resource; theirs wins).
+             * @example https://api.example.com/weather
+             */
+            resource?: string;
+        };
+        X402PayOutputBody: {
+            /**
+             * @description USDC paid.
+             * @example 0.01
+             */
+            amount: number;
+            /**
+             * @description When pending_approval: the approval's id.
+             * @example ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
+             */
+            approval_id?: string;
+            /**
+             * @description When signed: the header to send the payment in (PAYMENT-SIGNATURE for x402 v2, X-PAYMENT for v1).
+             * @example PAYMENT-SIGNATURE
+             * @enum {string}
+             */
+            header?: "PAYMENT-SIGNATURE" | "X-PAYMENT";
+            /**
+             * @description The network as the challenge names it (CAIP-2 for v2, solana/solana-devnet for v1).
+             * @example solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1
+             */
+            network: string;
+            /**
+             * @description The seller's address (payTo).
+             * @example 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
+             */
+            pay_to: string;
+            /**
+             * Format: uuid
+             * @description The payment's id (GET /x402/payments/{id}).
+             * @example 0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a
+             */
+            payment_id: string;
+            /**
+             * @description When signed: the header's value, the base64 PaymentPayload carrying the partially signed transaction (the seller's fee payer signs and submits it).
+             * @example eyJ4NDAyVmVyc2lvbiI6Mn0=
+             */
+            payment_signature?: string;
+            /**
+             * @description The URL paid for.
+             * @example https://api.example.com/weather
+             */
+            resource: string;
+            /**
+             * @description signed: retry the request to the seller with header: payment_signature. pending_approval: a human must approve; then pay again with approval_id and a fresh challenge.
+             * @example signed
+             * @enum {string}
+             */
+            status: "signed" | "pending_approval";
+        };
+        X402Payment: {
+            /**
+             * @description USDC.
+             * @example 0.01
+             */
+            amount: number;
+            /**
+             * @description The approval it waited for, or the grant it was paid with (ap_…), or null.
+             * @example ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
+             */
+            approval_id: string | null;
+            /**
+             * Format: date-time
+             * @description When it was asked for, ISO 8601 UTC.
+             * @example 2026-04-01T12:00:00Z
+             */
+            created_at: string;
+            /**
+             * @description The seller's description of the resource, or null.
+             * @example Weather report
+             */
+            description: string | null;
+            /**
+             * @description Why it expired or failed, or null.
+             * @example its blockhash expired before the seller settled it
+             */
+            error: string | null;
+            /**
+             * Format: uuid
+             * @description The payment's id (payment_id of the pay answer).
+             * @example 0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a
+             */
+            id: string;
+            /**
+             * @description As the challenge names it.
+             * @example solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1
+             */
+            network: string;
+            /**
+             * @description The seller's address.
+             * @example 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
+             */
+            pay_to: string;
+            /**
+             * @description The URL paid for.
+             * @example https://api.example.com/weather
+             */
+            resource: string;
+            /**
+             * @description When settled (or failed on chain): the transaction's on-chain signature (the seller's fee payer's); else null.
+             * @example 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW
+             */
+            signature: string | null;
+            /**
+             * @description signed: handed to the agent, its amount reserved until the chain says; settled: landed (signature); expired: its blockhash expired before the seller settled it, reservation released; failed: landed failed on chain, nothing spent; pending_approval: waits for a human; approved: granted, to be paid with approval_id; rejected: the approval was rejected or expired.
+             * @example settled
+             * @enum {string}
+             */
+            state: "signed" | "settled" | "expired" | "failed" | "pending_approval" | "approved" | "rejected";
+            /**
+             * Format: date-time
+             * @description Its last change.
+             * @example 2026-04-01T12:00:05Z
+             */
+            updated_at: string;
+            /**
+             * Format: uuid
+             * @description The paying wallet.
+             * @example 5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
+             */
+            wallet_id: string;
         };
     };
     responses: never;
@@ -2922,6 +3160,145 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "x402-pay": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, as on POST /agents/{id}/send: a repeat with the same body within 24 hours answers the first answer again (Idempotent-Replayed: true) and signs nothing more; with another body 422; while the first is in progress 409. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Wallet id (UUIDv4). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["X402PayBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402PayOutputBody"];
+                };
+            };
+            /** @description Parked for human approval. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402PayOutputBody"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: approver keys: refused; viewer keys: refused. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5653,6 +6030,161 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "list-x402-payments": {
+        parameters: {
+            query?: {
+                /** @description Only this wallet's payments (UUIDv4). Another account's wallet answers 404. */
+                wallet_id?: string;
+                /** @description Only payments in this state. */
+                state?: "signed" | "settled" | "expired" | "failed" | "pending_approval" | "approved" | "rejected";
+                /** @description Only payments asked for at or after this time (ISO 8601). */
+                since?: string;
+                /** @description Only payments asked for before this time (ISO 8601). */
+                until?: string;
+                /** @description Page size, 1 to 500 (100 when omitted). */
+                limit?: number;
+                /** @description The next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListX402OutputBody"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "get-x402-payment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402Payment"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -11,7 +11,8 @@ const ACTIONS = [
   'approval.approved', 'approval.rejected', 'approval.expired',
   'key.created', 'key.rotated', 'key.revoked', 'permission.denied',
   'session.signed_in', 'session.refused', 'session.signed_out',
-  'user.added', 'user.changed', 'user.removed',
+  'user.added', 'user.changed', 'user.removed', 'fee_payer.updated',
+  'x402.signed', 'x402.expired',
 ];
 
 /** AuditPage lists the account's audit log, newest first, with the chain's state. */
