@@ -505,6 +505,6 @@ func mcpCmd(ctx context.Context, getenv config.Getenv) error {
 	// x402_fetch runs here, on the agent's machine: it reaches what the
 	// agent could reach itself, so no SSRF guard, only a timeout and caps.
 	s := mcpserver.New(client.New(base, key), u.Scheme+"://"+u.Host,
-		mcpserver.WithX402(mcpserver.FetchClient(), mcpserver.RoutePayer(base, key, &http.Client{Timeout: mcpserver.X402FetchTimeout})))
+		mcpserver.WithX402(mcpserver.FetchClient()))
 	return s.Run(ctx, &mcp.StdioTransport{})
 }

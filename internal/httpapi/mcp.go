@@ -52,7 +52,7 @@ func (s *server) mcpHandler(api *http.Handler) http.Handler {
 		caller := r.Context().Value(mcpKeyOf{}).(mcpCaller)
 		hc := &http.Client{Transport: inProcess{*api}}
 		c := client.New("http://in-process", caller.key, client.WithRetries(0), client.WithHTTPClient(hc))
-		return mcpserver.New(c, s.DashboardOrigin, mcpserver.WithX402(s.x402Fetcher(caller.network), mcpserver.RoutePayer("http://in-process", caller.key, hc)))
+		return mcpserver.New(c, s.DashboardOrigin, mcpserver.WithX402(s.x402Fetcher(caller.network)))
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		caller, ok := s.mcpAuthenticate(w, r)

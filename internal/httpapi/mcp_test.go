@@ -66,7 +66,7 @@ func TestMCPServer(t *testing.T) {
 
 	serverT, clientT := mcp.NewInMemoryTransports()
 	if _, err := mcpserver.New(client.New(e.url, agentKey), "https://wallet.example.com",
-		mcpserver.WithX402(mcpserver.FetchClient(), mcpserver.RoutePayer(e.url, agentKey, http.DefaultClient))).Connect(ctx, serverT, nil); err != nil {
+		mcpserver.WithX402(mcpserver.FetchClient())).Connect(ctx, serverT, nil); err != nil {
 		t.Fatal(err)
 	}
 	inMemory, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, clientT, nil)

@@ -58,9 +58,9 @@ func TestIssue23ToolsTypeScript(t *testing.T) {
 	t.Logf("%s", lastLines(out, 9))
 
 	// Bought: /weather (v2), /v1/weather, /memo/weather, the streamed POST
-	// (/weather behind a front), the LangChain loop's and the MCP call's
-	// /weather; /premium (at the approval threshold) only parked.
-	if got, want := seller.USDC(t, seller.PayTo)-before, uint64(6*10_000); got != want {
+	// (/weather behind a front), /premium once approved (5 USDC, once),
+	// the LangChain loop's and the MCP call's /weather.
+	if got, want := seller.USDC(t, seller.PayTo)-before, uint64(6*10_000+5_000_000); got != want {
 		t.Fatalf("the seller received %d atomic USDC, want %d (settlements %+v)", got, want, seller.Settlements(t))
 	}
 	if n := seller.Lamports(t, pubkey); n != 0 {
@@ -102,8 +102,10 @@ func TestIssue23ToolsTypeScript(t *testing.T) {
 // The MCP tool x402_fetch over the stdio server's code (in-memory
 // transports: it fetches in its own process and pays through the public
 // route) and over /mcp (the API process fetches, behind the SSRF guard):
-// a purchase from the official seller, a parked payment, a policy block, a
-// cap, a non-402 passed through with its text bounded; a live (mainnet)
+// a purchase from the official seller (listed settled with the seller's
+// transaction), a parked payment bought once with approval_id after a
+// human approved it, a policy block, a cap, bad arguments, a non-402
+// passed through with its text bounded; a live (mainnet)
 // account's /mcp fetch of a private address is refused before any payment.
 func TestIssue23ToolsMCP(t *testing.T) {
 	t.Parallel()
@@ -114,6 +116,7 @@ func TestIssue23ToolsMCP(t *testing.T) {
 	wallet, pubkey := e.x402Wallet(nil)
 	allow, _ := e.x402Wallet(map[string]any{"allowlist": []string{newAddress()}})
 	_, agentKey := e.agentKey()
+	_, adminKey := e.adminKey()
 	before := seller.USDC(t, seller.PayTo)
 	big := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
@@ -123,7 +126,7 @@ func TestIssue23ToolsMCP(t *testing.T) {
 
 	serverT, clientT := mcp.NewInMemoryTransports()
 	stdio := mcpserver.New(client.New(e.url, agentKey), "https://wallet.example.com",
-		mcpserver.WithX402(mcpserver.FetchClient(), mcpserver.RoutePayer(e.url, agentKey, http.DefaultClient)))
+		mcpserver.WithX402(mcpserver.FetchClient()))
 	if _, err := stdio.Connect(ctx, serverT, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +147,7 @@ func TestIssue23ToolsMCP(t *testing.T) {
 	}
 	overHTTP := connect(agentKey)
 
-	bought := 0
+	var bought uint64 // atomic USDC
 	for _, tc := range []struct {
 		name string
 		cs   *mcp.ClientSession
@@ -160,10 +163,10 @@ func TestIssue23ToolsMCP(t *testing.T) {
 			res, out := call(t, tc.cs, "x402_fetch", map[string]any{"wallet_id": wallet, "url": seller.URL + x402test.Weather})
 			pay, _ := out["payment"].(map[string]any)
 			if res.IsError || out["status"] != float64(200) || !strings.Contains(out["text"].(string), `"route":"/weather"`) ||
-				pay["status"] != "paid" || pay["settled"] != true || pay["pay_to"] != seller.PayTo || pay["amount"] != 0.01 || pay["transaction"] == "" {
+				pay["status"] != "paid" || pay["settled"] != true || pay["pay_to"] != seller.PayTo || pay["amount"] != "0.01" || pay["transaction"] == "" {
 				t.Fatalf("buy: %s %v", text(res), out)
 			}
-			bought++
+			bought += 10_000
 			// The service lists it settled, with the transaction the seller named.
 			if p := e.with(t).x402State(eng, pay["payment_id"].(string), "settled"); p["signature"] != pay["transaction"] {
 				t.Fatalf("settled payment %v, the seller's transaction %v", p, pay["transaction"])
@@ -172,17 +175,30 @@ func TestIssue23ToolsMCP(t *testing.T) {
 			if pay, _ := out["payment"].(map[string]any); res.IsError || out["status"] != float64(200) || pay["status"] != "paid" {
 				t.Fatalf("buy v1: %s %v", text(res), out)
 			}
-			bought++
+			bought += 10_000
 			_, out = call(t, tc.cs, "x402_fetch", map[string]any{"wallet_id": wallet, "url": seller.URL + x402test.Premium})
-			if pay, _ := out["payment"].(map[string]any); pay["status"] != "pending_approval" || !strings.HasPrefix(pay["approval_id"].(string), "ap_") ||
-				!strings.Contains(out["next"].(string), "approval_id") {
+			parked, _ := out["payment"].(map[string]any)
+			apID, _ := parked["approval_id"].(string)
+			if parked["status"] != "pending_approval" || !strings.HasPrefix(apID, "ap_") || !strings.Contains(out["next"].(string), "approval_id") {
 				t.Fatalf("park: %v", out)
+			}
+			// Approved, the same call with approval_id buys it, once.
+			if status, body := e.with(t).approve(apID, adminKey, nil); status != http.StatusOK {
+				t.Fatalf("approve: %d %v", status, body)
+			}
+			res, out = call(t, tc.cs, "x402_fetch", map[string]any{"wallet_id": wallet, "url": seller.URL + x402test.Premium, "approval_id": apID})
+			if pay, _ := out["payment"].(map[string]any); res.IsError || out["status"] != float64(200) || pay["status"] != "paid" || pay["amount"] != "5" {
+				t.Fatalf("buy with the approval: %s %v", text(res), out)
+			}
+			bought += 5_000_000
+			if res, _ = call(t, tc.cs, "x402_fetch", map[string]any{"wallet_id": wallet, "url": seller.URL + x402test.Premium, "approval_id": apID}); !res.IsError {
+				t.Fatalf("a second use of the approval: %s", text(res))
 			}
 			_, out = call(t, tc.cs, "x402_fetch", map[string]any{"wallet_id": allow, "url": seller.URL + x402test.Weather})
 			if pay, _ := out["payment"].(map[string]any); pay["status"] != "blocked" || pay["reason"] != "recipient_not_allowed" {
 				t.Fatalf("block: %v", out)
 			}
-			res, _ = call(t, tc.cs, "x402_fetch", map[string]any{"wallet_id": wallet, "url": seller.URL + x402test.Weather, "max_usdc": 0.001})
+			res, _ = call(t, tc.cs, "x402_fetch", map[string]any{"wallet_id": wallet, "url": seller.URL + x402test.Weather, "max_usdc": "0.001"})
 			if !res.IsError || !strings.Contains(text(res), "422") {
 				t.Fatalf("a price over max_usdc: %s", text(res))
 			}
@@ -215,7 +231,7 @@ func TestIssue23ToolsMCP(t *testing.T) {
 		t.Fatalf("settlements went from %d to %d", settled, n)
 	}
 
-	if got, want := seller.USDC(t, seller.PayTo)-before, uint64(bought*10_000); got != want {
+	if got, want := seller.USDC(t, seller.PayTo)-before, bought; got != want {
 		t.Fatalf("the seller received %d atomic USDC, want %d", got, want)
 	}
 	if n := seller.Lamports(t, pubkey); n != 0 {

@@ -238,8 +238,8 @@ func New(c *client.Client, dashboard string, opts ...Option) *mcp.Server {
 			}
 			return nil, out, nil
 		})
-	if o.fetch != nil && o.pay != nil {
-		addX402(s, o, dashboard)
+	if o.fetch != nil {
+		addX402(s, c, o, dashboard)
 	}
 	return s
 }

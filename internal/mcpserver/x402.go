@@ -1,8 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -11,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -23,6 +22,8 @@ import (
 
 // ToolX402Fetch fetches a URL and pays its x402 challenge.
 const ToolX402Fetch = "x402_fetch"
+
+var decimalText = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
 const x402Description = "Fetch a URL and pay for it from an agent wallet if it asks (HTTP 402 with an x402 challenge in USDC on Solana), under the " +
 	"wallet's spending policy. Answers the HTTP status, content_type and text of the response (the first 64 KiB; truncated says " +
@@ -40,26 +41,26 @@ const (
 
 // X402FetchInput is x402_fetch's input.
 type X402FetchInput struct {
-	WalletID   string   `json:"wallet_id" jsonschema:"the paying agent wallet's id (UUID)"`
-	URL        string   `json:"url" jsonschema:"the http(s) URL to fetch"`
-	Method     string   `json:"method,omitempty" jsonschema:"the HTTP method: GET (default), POST, PUT, PATCH or DELETE"`
-	Body       string   `json:"body,omitempty" jsonschema:"the request body, e.g. JSON text (at most 64 KiB)"`
-	MaxUSDC    *float64 `json:"max_usdc,omitempty" jsonschema:"the most to pay for this request, in USDC"`
-	ApprovalID string   `json:"approval_id,omitempty" jsonschema:"after a human approved a pending payment: its approval id (ap_…)"`
+	WalletID   string `json:"wallet_id" jsonschema:"the paying agent wallet's id (UUID)"`
+	URL        string `json:"url" jsonschema:"the http(s) URL to fetch"`
+	Method     string `json:"method,omitempty" jsonschema:"the HTTP method: GET (default), POST, PUT, PATCH or DELETE"`
+	Body       string `json:"body,omitempty" jsonschema:"the request body, e.g. JSON text (at most 64 KiB)"`
+	MaxUSDC    string `json:"max_usdc,omitempty" jsonschema:"the most to pay for this request, in USDC as a decimal string, e.g. \"0.05\""`
+	ApprovalID string `json:"approval_id,omitempty" jsonschema:"after a human approved a pending payment: its approval id (ap_…)"`
 }
 
 // X402PaymentOut is what x402_fetch paid, or why it did not.
 type X402PaymentOut struct {
-	Status      string  `json:"status" jsonschema:"paid, pending_approval or blocked"`
-	PaymentID   string  `json:"payment_id,omitempty"`
-	Amount      float64 `json:"amount,omitempty" jsonschema:"USDC paid"`
-	PayTo       string  `json:"pay_to,omitempty" jsonschema:"the seller's address"`
-	Network     string  `json:"network,omitempty"`
-	Transaction string  `json:"transaction,omitempty" jsonschema:"the settled transaction's signature, from the seller"`
-	Settled     bool    `json:"settled,omitempty" jsonschema:"whether the seller says it settled the payment"`
-	ApprovalID  string  `json:"approval_id,omitempty"`
-	ApproveURL  string  `json:"approve_url,omitempty"`
-	Reason      string  `json:"reason,omitempty" jsonschema:"when blocked: the policy rule"`
+	Status      string `json:"status" jsonschema:"paid, pending_approval or blocked"`
+	PaymentID   string `json:"payment_id,omitempty"`
+	Amount      string `json:"amount,omitempty" jsonschema:"USDC paid"`
+	PayTo       string `json:"pay_to,omitempty" jsonschema:"the seller's address"`
+	Network     string `json:"network,omitempty"`
+	Transaction string `json:"transaction,omitempty" jsonschema:"the settled transaction's signature, from the seller"`
+	Settled     bool   `json:"settled,omitempty" jsonschema:"whether the seller says it settled the payment"`
+	ApprovalID  string `json:"approval_id,omitempty"`
+	ApproveURL  string `json:"approve_url,omitempty"`
+	Reason      string `json:"reason,omitempty" jsonschema:"when blocked: the policy rule"`
 }
 
 // X402FetchOutput is x402_fetch's answer.
@@ -72,55 +73,27 @@ type X402FetchOutput struct {
 	Next        string          `json:"next"`
 }
 
-// PayRequest is one x402 payment asked of the service
-// (POST /agents/{id}/x402/pay).
-type PayRequest struct {
-	PaymentRequired json.RawMessage
-	Resource        string
-	MaxUSDC         *float64
-	ApprovalID      string
-	IdempotencyKey  string
-}
-
-// PayResult is the service's answer: signed (Header and Signature set) or
-// pending_approval (ApprovalID set). A policy block is a
-// *client.BlockedError; a challenge that cannot be paid a *client.APIError
-// (422).
-type PayResult struct {
-	Status           string
-	PaymentID        string
-	Header           string
-	PaymentSignature string
-	Amount           float64
-	PayTo            string
-	Network          string
-	ApprovalID       string
-}
-
-// Payer asks the service to pay an x402 challenge from a wallet.
-type Payer func(ctx context.Context, walletID string, r PayRequest) (*PayResult, error)
-
 // Option configures New.
 type Option func(*options)
 
 type options struct {
 	fetch *http.Client
-	pay   Payer
 }
 
-// WithX402 enables x402_fetch: fetch reaches the sellers (the caller
-// bounds where it may connect: the API process passes the webhook SSRF
-// guard), pay is the service's pay operation.
-func WithX402(fetch *http.Client, pay Payer) Option {
-	return func(o *options) { o.fetch, o.pay = fetch, pay }
+// WithX402 enables x402_fetch, whose requests to sellers go through fetch
+// (the caller bounds where it may connect: the API process passes the
+// webhook SSRF guard); payments go through the service's pay operation
+// with the server's client, as every tool acts.
+func WithX402(fetch *http.Client) Option {
+	return func(o *options) { o.fetch = fetch }
 }
 
-func addX402(s *mcp.Server, o options, dashboard string) {
+func addX402(s *mcp.Server, c *client.Client, o options, dashboard string) {
 	yes := true
 	mcp.AddTool(s, &mcp.Tool{Name: ToolX402Fetch, Title: "Fetch a URL, paying x402", Description: x402Description,
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in X402FetchInput) (*mcp.CallToolResult, X402FetchOutput, error) {
-			out, err := x402Fetch(ctx, o, dashboard, in)
+			out, err := x402Fetch(ctx, c, o, dashboard, in)
 			if err != nil {
 				return nil, X402FetchOutput{}, toolError(err)
 			}
@@ -128,7 +101,7 @@ func addX402(s *mcp.Server, o options, dashboard string) {
 		})
 }
 
-func x402Fetch(ctx context.Context, o options, dashboard string, in X402FetchInput) (X402FetchOutput, error) {
+func x402Fetch(ctx context.Context, c *client.Client, o options, dashboard string, in X402FetchInput) (X402FetchOutput, error) {
 	u, err := url.Parse(in.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return X402FetchOutput{}, errors.New("url must be an absolute http(s) URL")
@@ -144,8 +117,8 @@ func x402Fetch(ctx context.Context, o options, dashboard string, in X402FetchInp
 	if len(in.Body) > x402BodyLimit {
 		return X402FetchOutput{}, fmt.Errorf("body is larger than %d KiB", x402BodyLimit>>10)
 	}
-	if in.MaxUSDC != nil && *in.MaxUSDC <= 0 {
-		return X402FetchOutput{}, errors.New("max_usdc must be positive")
+	if in.MaxUSDC != "" && (!decimalText.MatchString(in.MaxUSDC) || strings.Trim(in.MaxUSDC, "0.") == "") {
+		return X402FetchOutput{}, fmt.Errorf("max_usdc %q: want a positive decimal string, e.g. \"0.05\"", in.MaxUSDC)
 	}
 	ctx, cancel := context.WithTimeout(ctx, X402FetchTimeout)
 	defer cancel()
@@ -186,8 +159,8 @@ func x402Fetch(ctx context.Context, o options, dashboard string, in X402FetchInp
 	if err != nil {
 		return X402FetchOutput{}, err
 	}
-	paid, err := o.pay(ctx, in.WalletID, PayRequest{PaymentRequired: challenge, Resource: resource, MaxUSDC: in.MaxUSDC,
-		ApprovalID: in.ApprovalID, IdempotencyKey: client.NewIdempotencyKey()})
+	paid, err := c.X402Pay(ctx, in.WalletID, client.X402PayRequest{PaymentRequired: challenge, Resource: resource,
+		MaxUSDC: client.Amount(in.MaxUSDC), ApprovalID: in.ApprovalID})
 	var blocked *client.BlockedError
 	switch {
 	case errors.As(err, &blocked):
@@ -206,7 +179,7 @@ func x402Fetch(ctx context.Context, o options, dashboard string, in X402FetchInp
 	if err != nil {
 		return X402FetchOutput{}, fmt.Errorf("the payment %s was signed but the paid request failed: %w", paid.PaymentID, err)
 	}
-	p := &X402PaymentOut{Status: "paid", PaymentID: paid.PaymentID, Amount: paid.Amount, PayTo: paid.PayTo, Network: paid.Network}
+	p := &X402PaymentOut{Status: "paid", PaymentID: paid.PaymentID, Amount: paid.Amount.String(), PayTo: paid.PayTo, Network: paid.Network}
 	for _, h := range []string{x402.HeaderPaymentResponse, x402.HeaderXPaymentResponse} {
 		if v := resp.Header.Get(h); v != "" {
 			if s, err := x402.DecodePaymentResponseHeader(v); err == nil {
@@ -285,67 +258,4 @@ func LimitRedirects(_ *http.Request, via []*http.Request) error {
 		return errors.New("stopped after 5 redirects")
 	}
 	return nil
-}
-
-// RoutePayer pays through the service's public route (POST
-// /agents/{id}/x402/pay at baseURL) with key: every middleware, the
-// policy and the idempotency store apply as to any agent's call. The API
-// process passes an in-process transport.
-func RoutePayer(baseURL, key string, hc *http.Client) Payer {
-	base := strings.TrimSuffix(strings.TrimSuffix(baseURL, "/"), "/api/public/v1")
-	return func(ctx context.Context, walletID string, r PayRequest) (*PayResult, error) {
-		body := map[string]any{"payment_required": r.PaymentRequired, "resource": r.Resource}
-		if r.MaxUSDC != nil {
-			body["max_usdc"] = *r.MaxUSDC
-		}
-		if r.ApprovalID != "" {
-			body["approval_id"] = r.ApprovalID
-		}
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/public/v1/agents/"+url.PathEscape(walletID)+"/x402/pay", bytes.NewReader(raw))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", r.IdempotencyKey)
-		resp, err := hc.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("x402 pay: %w", err)
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		if err != nil {
-			return nil, fmt.Errorf("x402 pay: read answer: %w", err)
-		}
-		var out struct {
-			Status           string               `json:"status"`
-			PaymentID        string               `json:"payment_id"`
-			Header           string               `json:"header"`
-			PaymentSignature string               `json:"payment_signature"`
-			Amount           float64              `json:"amount"`
-			PayTo            string               `json:"pay_to"`
-			Network          string               `json:"network"`
-			ApprovalID       string               `json:"approval_id"`
-			Error            string               `json:"error"`
-			Reason           string               `json:"reason"`
-			Details          []client.ErrorDetail `json:"details"`
-		}
-		if err := json.Unmarshal(data, &out); err != nil {
-			return nil, fmt.Errorf("x402 pay: the service answered %d, not JSON", resp.StatusCode)
-		}
-		if resp.StatusCode >= 400 {
-			e := client.APIError{Status: resp.StatusCode, Message: cmp.Or(out.Error, http.StatusText(resp.StatusCode)), Details: out.Details,
-				Reason: out.Reason, RequestID: resp.Header.Get("X-Request-Id")}
-			if resp.StatusCode == http.StatusForbidden && out.Reason != "" {
-				return nil, &client.BlockedError{APIError: e, Reason: out.Reason}
-			}
-			return nil, &e
-		}
-		return &PayResult{Status: out.Status, PaymentID: out.PaymentID, Header: out.Header, PaymentSignature: out.PaymentSignature,
-			Amount: out.Amount, PayTo: out.PayTo, Network: out.Network, ApprovalID: out.ApprovalID}, nil
-	}
 }

@@ -75,20 +75,6 @@ function retryable(req: Request): boolean {
   return req.method === 'GET' || req.headers.has('Idempotency-Key');
 }
 
-/** The pay route's answer (200 signed, 202 pending_approval). */
-interface X402PayAnswer {
-  status: 'signed' | 'pending_approval';
-  payment_id?: string;
-  header?: string;
-  payment_signature?: string;
-  amount?: number;
-  pay_to?: string;
-  network?: string;
-  resource?: string;
-  approval_id?: string;
-}
-type UntypedPost<T> = (path: string, init: object) => Promise<{ data?: T; error?: unknown; response: Response }>;
-
 /** 403 from an x402 payment: the wallet's policy refused it; `reason` names the rule. */
 export class PaymentBlockedError extends PermissionError {
   override name = 'PaymentBlockedError';
@@ -240,10 +226,10 @@ export class AgentWallet {
       opts: Omit<X402FetchOptions, 'fetch'> = {},
     ): Promise<X402Payment> => {
       const idempotencyKey = opts.idempotencyKey ?? crypto.randomUUID();
-      const { data, error, response } = await (this.api.POST as unknown as UntypedPost<X402PayAnswer>)('/api/public/v1/agents/{id}/x402/pay', {
+      const { data, error, response } = await this.api.POST('/api/public/v1/agents/{id}/x402/pay', {
         params: { path: { id: walletId }, header: { 'Idempotency-Key': idempotencyKey } },
         body: {
-          payment_required: paymentRequired,
+          payment_required: paymentRequired as Record<string, unknown>,
           resource,
           ...(opts.maxUsdc !== undefined ? { max_usdc: opts.maxUsdc } : {}),
           ...(opts.approvalId ? { approval_id: opts.approvalId } : {}),

@@ -65,12 +65,19 @@ test('x402: a challenge over maxUsdc is a ValidationError and nothing is paid', 
   assert.match(err.message, /max_usdc|amount/i);
 });
 
-test('x402: a price at the approval threshold parks: ApprovalPendingError with approvalId, nothing paid', async () => {
+test('x402: a price at the approval threshold parks: ApprovalPendingError with approvalId; approved, the retry buys once', async () => {
   const err = await agent.x402.fetch(WALLET, `${SELLER}/premium`).catch((e) => e);
   assert.ok(err instanceof ApprovalPendingError, `got ${err}`);
   assert.match(err.approvalId, /^ap_/);
-  const a = await admin.approvals.get(err.approvalId);
-  assert.equal(a.status, 'pending');
+  assert.equal((await admin.approvals.get(err.approvalId)).status, 'pending');
+  await admin.approvals.approve(err.approvalId, 'x402 test');
+  const { response, payment } = await agent.x402.fetchWithPayment(WALLET, `${SELLER}/premium`, undefined, { approvalId: err.approvalId });
+  assert.equal(response.status, 200, await response.clone().text());
+  assert.equal((await response.json()).route, '/premium');
+  assert.equal(payment.amount, 5);
+  // The grant is used up: a second purchase with it is refused, nothing signed.
+  const again = await agent.x402.fetch(WALLET, `${SELLER}/premium`, undefined, { approvalId: err.approvalId }).catch((e) => e);
+  assert.ok(again instanceof ValidationError, `got ${again}`);
 });
 
 test('x402: a seller outside the allowlist is a PaymentBlockedError (a PermissionError) with its reason', async () => {
