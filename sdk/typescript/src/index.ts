@@ -39,6 +39,7 @@ export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookEndpointWithSecret = Schemas['EndpointWithSecret'];
 export type Delivery = Schemas['DeliveryOut'];
 export type User = Schemas['UserOut'];
+export type X402PaymentRecord = Schemas['X402Payment'];
 export type BlockReason = 'exceeds_max_tx' | 'exceeds_daily_limit' | 'recipient_not_allowed' | 'wallet_frozen';
 
 /** What a send did: sent, parked for a human, or blocked by the policy. */
@@ -282,6 +283,30 @@ export class AgentWallet {
     /** fetch, paying x402 challenges from the wallet (see fetchWithPayment). */
     fetch: async (walletId: string, input: RequestInfo | URL, init?: RequestInit, opts: X402FetchOptions = {}): Promise<Response> =>
       (await this.x402.fetchWithPayment(walletId, input, init, opts)).response,
+    /** The service's record of x402 payments: signed, settled (with the on-chain signature), expired, parked… */
+    payments: {
+      get: (id: string): Promise<X402PaymentRecord> =>
+        this.do(this.api.GET('/api/public/v1/x402/payments/{id}', { params: { path: { id } } })),
+      /** Every payment the filter selects, newest first, page after page. */
+      list: (filter: { walletId?: string; state?: X402PaymentRecord['state']; since?: Date; until?: Date; pageSize?: number } = {}) =>
+        this.pages<X402PaymentRecord>(async (cursor) => {
+          const d = await this.do(
+            this.api.GET('/api/public/v1/x402/payments', {
+              params: {
+                query: {
+                  limit: filter.pageSize ?? 100,
+                  ...(cursor ? { cursor } : {}),
+                  ...(filter.walletId ? { wallet_id: filter.walletId } : {}),
+                  ...(filter.state ? { state: filter.state } : {}),
+                  ...(filter.since ? { since: filter.since.toISOString() } : {}),
+                  ...(filter.until ? { until: filter.until.toISOString() } : {}),
+                },
+              },
+            }),
+          );
+          return { items: d.payments, next: d.next_cursor };
+        }),
+    },
     /** A fetch bound to the wallet and options, to hand to code that takes a fetch. */
     wrapFetch:
       (walletId: string, opts: X402FetchOptions = {}): typeof fetch =>

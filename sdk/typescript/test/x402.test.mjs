@@ -36,6 +36,13 @@ test('x402: fetch buys from the seller (v2) and answers the paid content', async
   assert.equal(payment.payTo, env('SELLER_PAY_TO'));
   assert.equal(settlement.success, true);
   assert.ok(settlement.transaction, 'the seller names the settled transaction');
+  // The service's record: reserved (signed) until its sweep finds it on chain, then settled.
+  const rec = await agent.x402.payments.get(payment.paymentId);
+  assert.deepEqual([rec.wallet_id, rec.amount, rec.pay_to, rec.resource], [WALLET, PRICE, payment.payTo, `${SELLER}/weather`]);
+  assert.ok(['signed', 'settled'].includes(rec.state), rec.state);
+  const listed = [];
+  for await (const p of agent.x402.payments.list({ walletId: WALLET, pageSize: 2 })) listed.push(p.id);
+  assert.ok(listed.includes(payment.paymentId));
   console.log(`x402 v2 settled ${settlement.transaction} payment ${payment.paymentId}`);
 });
 
