@@ -99,11 +99,17 @@ type Approval struct {
 	AgentLabel string `bun:"agent_label,scanonly"` // the wallet's label, on reads
 	// TransactionStatus is its transaction's status once signed, on reads.
 	TransactionStatus *string `bun:"transaction_status,scanonly"`
+	// X402 (reads): the approval parks an x402 payment; Resource is what
+	// it buys and Description the seller's words for it.
+	X402        bool    `bun:"x402,scanonly"`
+	Resource    *string `bun:"x402_resource,scanonly"`
+	Description *string `bun:"x402_description,scanonly"`
 }
 
 // readColumns are what Get and List read: the approval, its wallet's
 // label and its transaction's status.
-const readColumns = "a.*, w.label AS agent_label, (SELECT t.status FROM transactions AS t WHERE t.approval_id = a.id ORDER BY t.created_at DESC LIMIT 1) AS transaction_status"
+const readColumns = "a.*, w.label AS agent_label, (SELECT t.status FROM transactions AS t WHERE t.approval_id = a.id ORDER BY t.created_at DESC LIMIT 1) AS transaction_status, " +
+	"x.x402 IS NOT NULL AS x402, x.x402 ->> 'resource' AS x402_resource, NULLIF(x.x402 ->> 'description', '') AS x402_description"
 
 // PublicID is how an approval is named on the wire: "ap_" + uuid.
 func PublicID(id uuid.UUID) string { return "ap_" + id.String() }
@@ -474,6 +480,7 @@ func Get(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Approval, er
 	var a Approval
 	err := db.NewSelect().Model(&a).ColumnExpr(readColumns).
 		Join("JOIN wallets AS w ON w.id = a.wallet_id").
+		Join("LEFT JOIN send_requests AS x ON x.id = a.request_id").
 		Where("a.id = ? AND a.account_id = ?", id, accountID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Approval{}, ErrNotFound
@@ -497,6 +504,7 @@ func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uuid.U
 	as := []Approval{}
 	q := db.NewSelect().Model(&as).ColumnExpr(readColumns).
 		Join("JOIN wallets AS w ON w.id = a.wallet_id").
+		Join("LEFT JOIN send_requests AS x ON x.id = a.request_id").
 		Where("a.account_id = ?", accountID).
 		OrderExpr("a.created_at DESC, a.id DESC").Limit(int64(limit))
 	if status != "" {

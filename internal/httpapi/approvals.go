@@ -40,6 +40,10 @@ type Approval struct {
 	// An approval stays sent when its transaction later fails: this says
 	// so beside it.
 	TransactionStatus *string `json:"transaction_status" nullable:"true" enum:"pending,confirmed,failed" doc:"Its transaction's status once signed (a sent approval whose transaction failed on chain spent nothing; tx.failed was emitted), or null." example:"confirmed"`
+	// An x402 payment's approval says what is bought.
+	Kind        string  `json:"kind" enum:"send,x402" doc:"send: a send to an address; x402: an x402 payment to the seller at to (approving grants it: the agent pays with approval_id within 15 minutes; status sent, no signature)." example:"send"`
+	Resource    *string `json:"resource" nullable:"true" doc:"For kind x402: the URL paid for; else null." example:"https://api.example.com/weather"`
+	Description *string `json:"description" nullable:"true" doc:"For kind x402: the seller's description of the resource, or null." example:"Weather report"`
 }
 
 func approvalOf(a *approval.Approval) Approval {
@@ -49,6 +53,10 @@ func approvalOf(a *approval.Approval) Approval {
 		Reason: a.Reason, ReasonDetail: a.ReasonDetail, Signature: a.Signature,
 		ApprovedBy: a.ApprovedBy, RejectedBy: a.RejectedBy, Note: a.Note, TransactionStatus: a.TransactionStatus,
 		CreatedAt: a.CreatedAt.UTC(), ExpiresAt: a.ExpiresAt.UTC(),
+		Kind: "send", Resource: a.Resource, Description: a.Description,
+	}
+	if a.X402 {
+		out.Kind = "x402"
 	}
 	if r := a.Requester(); r != "" {
 		out.RequestedBy = &r

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -390,6 +392,10 @@ func TestIssue23X402ApprovalGrant(t *testing.T) {
 		!strings.HasSuffix(pending[0]["resource"].(string), x402test.Weather) {
 		t.Fatalf("approval.pending %v", pending)
 	}
+	if status, a := e.do("GET", approvalsPath+"/"+apID, e.key, nil); status != 200 || a["kind"] != "x402" || a["description"] != "Weather report" ||
+		a["to"] != seller.PayTo || a["amount"] != 1.0 || !strings.HasSuffix(a["resource"].(string), x402test.Weather) {
+		t.Fatalf("the approval: %d %v", status, a)
+	}
 	if status, p := e.do("GET", "/api/public/v1/x402/payments/"+parked, key, nil); status != 200 || p["state"] != "pending_approval" {
 		t.Fatalf("parked: %d %v", status, p)
 	}
@@ -442,5 +448,44 @@ func TestIssue23X402ApprovalGrant(t *testing.T) {
 	}
 	if n := e.countRows("x402_payments"); n != 1 {
 		t.Fatalf("%d payments signed", n)
+	}
+}
+
+// The Go client's x402 methods against the service and the official
+// seller: pay, use the header, read the payment back settled, list it.
+func TestIssue23GoClientX402(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{})
+	id, _ := e.x402Agent(nil, 5_000_000)
+	ctx := context.Background()
+	c := client.New(e.url, e.key, client.WithRetries(0))
+
+	_, err := c.X402Pay(ctx, id, client.X402PayRequest{PaymentRequired: seller.Challenge(t, x402test.Weather), MaxUSDC: "0.001"})
+	var apiErr *client.APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != 422 || !strings.Contains(apiErr.Message, "amount_over_max") && !strings.Contains(fmt.Sprint(apiErr.Details), "amount_over_max") {
+		t.Fatalf("over max_usdc: %v", err)
+	}
+	r, err := c.X402Pay(ctx, id, client.X402PayRequest{PaymentRequired: seller.Challenge(t, x402test.Weather), MaxUSDC: "0.05"})
+	if err != nil || r.Status != "signed" || r.Header != "PAYMENT-SIGNATURE" || r.PayTo != seller.PayTo || r.Amount.String() != "0.01" {
+		t.Fatalf("pay: %+v %v", r, err)
+	}
+	// The seller's challenge is the same bytes again: a replay.
+	again, err := c.X402Pay(ctx, id, client.X402PayRequest{PaymentRequired: seller.Challenge(t, x402test.Weather), MaxUSDC: "0.05", IdempotencyKey: r.IdempotencyKey})
+	if err != nil || !again.Replayed || again.PaymentSignature != r.PaymentSignature || again.PaymentID != r.PaymentID {
+		t.Fatalf("replay: %+v %v", again, err)
+	}
+	if paid := seller.Pay(t, x402test.Weather, r.Header, r.PaymentSignature); paid.Status != 200 {
+		t.Fatalf("seller: %d %s", paid.Status, paid.Body)
+	}
+	e.x402State(eng, r.PaymentID, "settled")
+	p, err := c.GetX402Payment(ctx, r.PaymentID)
+	if err != nil || p.State != "settled" || p.Signature == nil || p.Resource != r.Resource {
+		t.Fatalf("get: %+v %v", p, err)
+	}
+	list, next, err := c.ListX402Payments(ctx, client.X402Filter{WalletID: id, State: "settled"})
+	if err != nil || len(list) != 1 || list[0].ID != r.PaymentID || next != "" {
+		t.Fatalf("list: %+v %q %v", list, next, err)
 	}
 }

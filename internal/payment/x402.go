@@ -237,7 +237,7 @@ func (e *Engine) sweepX402(ctx context.Context, network solana.Network, node Nod
 		if err != nil {
 			return err
 		}
-		l, err := node.Client.FindLanding(ctx, src, owner, p.Memo)
+		l, err := node.Client.FindLanding(ctx, src, owner, p.Memo, p.CreatedAt)
 		if err != nil {
 			return err
 		}
@@ -246,10 +246,12 @@ func (e *Engine) sweepX402(ctx context.Context, network solana.Network, node Nod
 			err = e.settleX402(ctx, p, l.Signature, st)
 		case l.Found:
 			err = e.endX402(ctx, p, X402Failed, "rejected on chain: "+l.Err, &l.Signature, st)
-		case !l.History:
-			e.log().WarnContext(ctx, "the Solana node keeps no transaction history: x402 payments are neither settled nor expired", "network", network)
-			return nil
-		case l.Height > p.LastValidBlockHeight+expiryMargin:
+		case l.Height <= p.LastValidBlockHeight+expiryMargin:
+			// It may still land.
+		case !l.Complete:
+			e.log().WarnContext(ctx, "x402 payment past its blockhash not found, but the node's search was incomplete (no transaction history, or too many transactions): not expired",
+				"network", network, "payment_id", p.ID)
+		default:
 			err = e.endX402(ctx, p, X402Expired, "its blockhash expired before the seller settled it", nil, st)
 		}
 		if err != nil {

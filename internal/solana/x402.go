@@ -5,17 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 )
 
-// MaxLandingScan is how many of an account's newest transactions
-// FindLanding reads: an x402 payment is looked for from its signing until
-// its blockhash expires (about a minute), far fewer transactions than this
-// on one wallet's token account.
-const MaxLandingScan = 200
+// Bounds of FindLanding's search: pages of an account's transactions,
+// newest first, until one older than the payment (less a margin for the
+// chain's clock); past maxLandingPages the search is incomplete.
+const (
+	landingPage      = 1000
+	maxLandingPages  = 5
+	landingTimeSlack = 10 * time.Minute
+)
 
 // Landing is one node's answer on whether a partially signed transaction
 // (an x402 payment, whose id is the seller's fee payer's signature, not
@@ -28,56 +32,70 @@ type Landing struct {
 	Found     bool
 	Signature string
 	Err       string
-	// History is false when the node keeps no transaction history
-	// (agave's getSignaturesForAddress needs it): then "not found" proves
-	// nothing and the caller must not take the payment as lost.
-	History bool
+	// Complete: not found after searching every transaction of the
+	// account since the payment was signed. False when the node keeps no
+	// transaction history (agave's getSignaturesForAddress needs it) or
+	// the search hit its bound: then "not found" proves nothing and the
+	// caller must not take the payment as lost.
+	Complete bool
 }
 
 // FindLanding looks for the transaction bearing ownerSignature among the
-// newest MaxLandingScan transactions that touched account (the wallet's
-// token account), at confirmed commitment; candidates are those whose
-// memo contains memo, each then read to check its signatures. Height and
+// transactions that touched account (the wallet's token account) since
+// signed, at confirmed commitment: candidates are those whose memo
+// contains memo, each then read to check its signatures. Height and
 // search come from one node, height first (see Settled): not found by a
-// node whose height passed the payment's last valid height means it can
-// never land.
-func (c *Client) FindLanding(ctx context.Context, account sol.PublicKey, ownerSignature sol.Signature, memo string) (Landing, error) {
+// complete search of a node whose height passed the payment's last valid
+// height means it can never land.
+func (c *Client) FindLanding(ctx context.Context, account sol.PublicKey, ownerSignature sol.Signature, memo string, signed time.Time) (Landing, error) {
 	ctx = onOneNode(ctx)
 	height, err := c.BlockHeight(ctx)
 	if err != nil {
 		return Landing{}, err
 	}
-	out := Landing{Height: height, History: true}
-	lctx, cancel := context.WithTimeout(ctx, c.timeout)
-	limit := MaxLandingScan
-	sigs, err := c.rpc.GetSignaturesForAddressWithOpts(lctx, account, &rpc.GetSignaturesForAddressOpts{
-		Limit: &limit, Commitment: rpc.CommitmentConfirmed,
-	})
-	cancel()
-	var rpcErr *jsonrpc.RPCError
-	switch {
-	case errors.As(err, &rpcErr) && rpcErr.Code == errHistoryNotAvailable:
-		out.History = false
-		return out, nil
-	case err != nil:
-		return Landing{}, c.rpcError("getSignaturesForAddress", err)
-	}
-	for _, s := range sigs {
-		if s == nil || s.Memo == nil || !strings.Contains(*s.Memo, memo) {
-			continue
+	out := Landing{Height: height}
+	var before sol.Signature
+	for range maxLandingPages {
+		lctx, cancel := context.WithTimeout(ctx, c.timeout)
+		limit := landingPage
+		sigs, err := c.rpc.GetSignaturesForAddressWithOpts(lctx, account, &rpc.GetSignaturesForAddressOpts{
+			Limit: &limit, Commitment: rpc.CommitmentConfirmed, Before: before,
+		})
+		cancel()
+		var rpcErr *jsonrpc.RPCError
+		switch {
+		case errors.As(err, &rpcErr) && rpcErr.Code == errHistoryNotAvailable:
+			return out, nil
+		case err != nil:
+			return Landing{}, c.rpcError("getSignaturesForAddress", err)
 		}
-		ok, err := c.bears(ctx, s.Signature, ownerSignature)
-		if err != nil {
-			return Landing{}, err
+		for _, s := range sigs {
+			if s == nil || s.Memo == nil || !strings.Contains(*s.Memo, memo) {
+				continue
+			}
+			ok, err := c.bears(ctx, s.Signature, ownerSignature)
+			if err != nil {
+				return Landing{}, err
+			}
+			if !ok {
+				continue
+			}
+			out.Found, out.Signature = true, s.Signature.String()
+			if s.Err != nil {
+				out.Err = fmt.Sprint(s.Err)
+			}
+			return out, nil
 		}
-		if !ok {
-			continue
+		if len(sigs) < landingPage {
+			out.Complete = true
+			return out, nil
 		}
-		out.Found, out.Signature = true, s.Signature.String()
-		if s.Err != nil {
-			out.Err = fmt.Sprint(s.Err)
+		last := sigs[len(sigs)-1]
+		if last.BlockTime != nil && last.BlockTime.Time().Before(signed.Add(-landingTimeSlack)) {
+			out.Complete = true
+			return out, nil
 		}
-		return out, nil
+		before = last.Signature
 	}
 	return out, nil
 }

@@ -858,6 +858,11 @@ export interface components {
              */
             decided_at: string | null;
             /**
+             * @description For kind x402: the seller's description of the resource, or null.
+             * @example Weather report
+             */
+            description: string | null;
+            /**
              * Format: date-time
              * @description When it expires if still pending (7 days after creation).
              * @example 2026-04-08T12:00:00Z
@@ -868,6 +873,12 @@ export interface components {
              * @example ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
              */
             id: string;
+            /**
+             * @description send: a send to an address; x402: an x402 payment to the seller at to (approving grants it: the agent pays with approval_id within 15 minutes; status sent, no signature).
+             * @example send
+             * @enum {string}
+             */
+            kind: "send" | "x402";
             /**
              * @description The send's memo, or null.
              * @example invoice 1234
@@ -899,6 +910,11 @@ export interface components {
              * @example key_8a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d
              */
             requested_by: string | null;
+            /**
+             * @description For kind x402: the URL paid for; else null.
+             * @example https://api.example.com/weather
+             */
+            resource: string | null;
             /**
              * @description The transaction's signature once signed, or null.
              * @example 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW

@@ -82,6 +82,16 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
             </ul>
           )}
         </dd>
+        {a.kind === 'x402' && (
+          <>
+            <dt>Buys (x402)</dt>
+            <dd>
+              <code>{a.resource}</code>
+            </dd>
+            <dt>Seller says</dt>
+            <dd>{a.description ?? '—'}</dd>
+          </>
+        )}
         <dt>Memo</dt>
         <dd>{a.memo ?? '—'}</dd>
         <dt>Asked by</dt>
