@@ -9,12 +9,14 @@
 #   DATABASE_URL, REDIS_URL   use these servers instead of scripts/services.sh
 #   LOG_LEVEL      debug, info, warn, error      (info)
 #   DEV_LOG        "quiet" to not echo the logs to the terminal
+#   SELLER_PORT    the demo x402 seller's port   (4021; examples/x402-seller)
+#   X402_SELLER    "off" to not start the demo seller
 #
 # State kept between runs, all under .dev/:
 #   database          this checkout's database name (made once, random), so its
 #                     data stays with its own wallet keys (`make dev-reset` drops it)
 #   wallet-keys.env   WALLET_MASTER_KEY / WALLET_PUBLIC_KEY (made once; chmod 600)
-#   credentials.env   API_URL, API_KEY, APPROVER_KEY, ACCOUNT_ID, SOLANA_RPC_URL (reused while valid)
+#   credentials.env   API_URL, API_KEY, APPROVER_KEY, ACCOUNT_ID, SOLANA_RPC_URL, SELLER_URL (keys reused while valid)
 #   ops.env           OPS_USERNAME / OPS_PASSWORD for the queue UI at /ops/queues
 #   localnet-state.json, logs/*.log (previous run in *.log.1)
 set -euo pipefail
@@ -28,6 +30,7 @@ HTTP_ADDR=${HTTP_ADDR:-127.0.0.1:8080}
 LOCALNET_HOST=127.0.0.1
 LOCALNET_PORT=${LOCALNET_PORT:-8899}
 LOG_LEVEL=${LOG_LEVEL:-info}
+SELLER_PORT=${SELLER_PORT:-4021}
 
 say() { printf '\033[1mdev:\033[0m %s\n' "$*"; }
 [ -t 1 ] || say() { printf 'dev: %s\n' "$*"; }
@@ -233,9 +236,11 @@ if ! bin/api migrate up 2>&1 | sed 's/^/  migrate: /'; then
 fi
 
 # ---------------------------------------------------------------- start
+# The seller may not start this time: keep its last log out of the echo.
+[ -f "$LOGS/seller.log" ] && mv -f "$LOGS/seller.log" "$LOGS/seller.log.1"
 if [ "${DEV_LOG:-}" != quiet ]; then
 	node scripts/devlogs.js localnet="$LOGS/localnet.log" api="$LOGS/api.log" \
-		worker="$LOGS/worker.log" scheduler="$LOGS/scheduler.log" </dev/null &
+		worker="$LOGS/worker.log" scheduler="$LOGS/scheduler.log" seller="$LOGS/seller.log" </dev/null &
 	LOGS_PID=$!
 fi
 
@@ -248,6 +253,29 @@ for i in $(seq 1 240); do
 	[ "$i" -lt 240 ] || die "localnet printed no ready line in 60 s: see .dev/logs/localnet.log"
 	sleep 0.25
 done
+
+# The demo x402 seller (examples/x402-seller: the official x402 packages,
+# settling on the localnet), optional: skipped with a note when its
+# packages are missing or its port is taken.
+SELLER_URL=
+if [ "${X402_SELLER:-}" = off ]; then
+	:
+elif [ ! -d examples/x402-seller/node_modules/@x402/express ]; then
+	say "not starting the demo x402 seller: its packages are missing (make deps)"
+elif tcp_open 127.0.0.1 "$SELLER_PORT"; then
+	say "not starting the demo x402 seller: port $SELLER_PORT is in use$(who_listens "$SELLER_PORT") (SELLER_PORT=<port> make dev)"
+else
+	say "starting the demo x402 seller on http://127.0.0.1:$SELLER_PORT"
+	start seller env -u SELLER_PAY_TO -u SELLER_NETWORK -u SELLER_ASSET bash -c 'cd examples/x402-seller && exec node server.js "$@"' seller \
+		--rpc "$SOLANA_RPC_URL" --host 127.0.0.1 --port "$SELLER_PORT"
+	for i in $(seq 1 240); do
+		grep -q '"ready":true' "$LOGS/seller.log" && break
+		check_alive
+		[ "$i" -lt 240 ] || die "the x402 seller printed no ready line in 60 s: see .dev/logs/seller.log"
+		sleep 0.25
+	done
+	SELLER_URL="http://127.0.0.1:$SELLER_PORT"
+fi
 
 common_env=(
 	DATABASE_URL="$DATABASE_URL" REDIS_URL="$REDIS_URL" LOG_LEVEL="$LOG_LEVEL"
@@ -307,7 +335,7 @@ if [ -z "$API_KEY" ]; then
 	APPROVER_KEY=$(bin/api keys create --account "$account" --quiet | tr -d '[:space:]') || die "bin/api keys create failed"
 	ACCOUNT_ID=$account
 fi
-(umask 077 && printf 'API_URL=%s\nAPI_KEY=%s\nAPPROVER_KEY=%s\nACCOUNT_ID=%s\nSOLANA_RPC_URL=%s\n' "$API_URL" "$API_KEY" "$APPROVER_KEY" "$ACCOUNT_ID" "$SOLANA_RPC_URL" >"$CREDS.tmp") &&
+(umask 077 && printf 'API_URL=%s\nAPI_KEY=%s\nAPPROVER_KEY=%s\nACCOUNT_ID=%s\nSOLANA_RPC_URL=%s\nSELLER_URL=%s\n' "$API_URL" "$API_KEY" "$APPROVER_KEY" "$ACCOUNT_ID" "$SOLANA_RPC_URL" "$SELLER_URL" >"$CREDS.tmp") &&
 	mv -f "$CREDS.tmp" "$CREDS"
 
 DEVNET_USDC_MINT=4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU
@@ -321,7 +349,8 @@ cat <<EOF
                DATABASE_URL='$DATABASE_URL' bin/api users add --account $ACCOUNT_ID --role owner --address <your wallet's address>
     localnet   $SOLANA_RPC_URL
     queues UI  $API_BASE/ops/queues    (user $OPS_USERNAME, password in .dev/ops.env)
-    logs       .dev/logs/{api,worker,scheduler,localnet}.log
+    x402 demo  ${SELLER_URL:-not started}    (a paid API: GET /weather 0.01 USDC; README "Buying from an x402 seller")
+    logs       .dev/logs/{api,worker,scheduler,localnet,seller}.log
     saved in   .dev/credentials.env
 
   Try it:

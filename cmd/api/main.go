@@ -502,6 +502,9 @@ func mcpCmd(ctx context.Context, getenv config.Getenv) error {
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("AGENTWALLET_API_URL %q is not a URL", base)
 	}
-	s := mcpserver.New(client.New(base, key), u.Scheme+"://"+u.Host)
+	// x402_fetch runs here, on the agent's machine: it reaches what the
+	// agent could reach itself, so no SSRF guard, only a timeout and caps.
+	s := mcpserver.New(client.New(base, key), u.Scheme+"://"+u.Host,
+		mcpserver.WithX402(mcpserver.FetchClient()))
 	return s.Run(ctx, &mcp.StdioTransport{})
 }

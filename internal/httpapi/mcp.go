@@ -16,6 +16,8 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/mcpserver"
 	"github.com/agentwallet/agentwallet/internal/ratelimit"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
 // MCPPath serves the MCP server over streamable HTTP; the caller's API key
@@ -36,18 +38,24 @@ func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 // mcpKeyOf carries the caller's admitted key to the MCP server it builds.
 type mcpKeyOf struct{}
 
+// mcpCaller is the admitted key and its account's network.
+type mcpCaller struct {
+	key     string
+	network solana.Network
+}
+
 // mcpHandler is the MCP endpoint over api (the whole API handler).
 // Stateless: each request builds a server whose tools act with that
 // request's key, so no session outlives or outranks its key.
 func (s *server) mcpHandler(api *http.Handler) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		key := r.Context().Value(mcpKeyOf{}).(string)
-		c := client.New("http://in-process", key, client.WithRetries(0),
-			client.WithHTTPClient(&http.Client{Transport: inProcess{*api}}))
-		return mcpserver.New(c, s.DashboardOrigin)
+		caller := r.Context().Value(mcpKeyOf{}).(mcpCaller)
+		hc := &http.Client{Transport: inProcess{*api}}
+		c := client.New("http://in-process", caller.key, client.WithRetries(0), client.WithHTTPClient(hc))
+		return mcpserver.New(c, s.DashboardOrigin, mcpserver.WithX402(s.x402Fetcher(caller.network)))
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, ok := s.mcpAuthenticate(w, r)
+		caller, ok := s.mcpAuthenticate(w, r)
 		if !ok {
 			return
 		}
@@ -62,7 +70,7 @@ func (s *server) mcpHandler(api *http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(raw))
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), mcpKeyOf{}, key)))
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), mcpKeyOf{}, caller)))
 	})
 }
 
@@ -72,15 +80,16 @@ func (s *server) mcpHandler(api *http.Handler) http.Handler {
 // both); a key that cannot be checked (database down) is a fixed 503,
 // never the driver's text. A valid key's requests are counted where they
 // act: each tool call is an API request under the key.
-func (s *server) mcpAuthenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+func (s *server) mcpAuthenticate(w http.ResponseWriter, r *http.Request) (mcpCaller, bool) {
 	const bearer = "Bearer "
 	h := r.Header.Get("Authorization")
 	err := auth.ErrUnauthorized
 	var key string
+	var p auth.Principal
 	if len(h) > len(bearer) && strings.EqualFold(h[:len(bearer)], bearer) {
 		key = h[len(bearer):]
 		c, cancel := context.WithTimeout(r.Context(), authTimeout)
-		_, err = auth.Authenticate(c, s.DB, key)
+		p, err = auth.Authenticate(c, s.DB, key)
 		cancel()
 	}
 	switch {
@@ -89,12 +98,36 @@ func (s *server) mcpAuthenticate(w http.ResponseWriter, r *http.Request) (string
 			w.Header().Set("WWW-Authenticate", `Bearer realm="api"`)
 			writeError(w, http.StatusUnauthorized, "Unauthorized")
 		}
-		return "", false
+		return mcpCaller{}, false
 	case err != nil:
 		s.log.WarnContext(r.Context(), "authentication unavailable", "err", err)
 		limitAnswer{result: s.unknownLimit(ratelimit.Anonymous)}.headers(w.Header().Set)
 		writeError(w, http.StatusServiceUnavailable, "authentication unavailable; try again")
-		return "", false
+		return mcpCaller{}, false
 	}
-	return key, true
+	return mcpCaller{key: key, network: p.Network}, true
+}
+
+// x402Fetcher is the HTTP client x402_fetch reaches sellers with from the
+// API process: the webhook deliveries' SSRF guard (public addresses only,
+// checked on the address dialled, no proxy), so a key cannot make the
+// service reach its own network; test (devnet) accounts may reach private
+// addresses when WebhookAllowPrivate is set, as their webhooks may. The
+// timeout covers the whole exchange; redirects are followed up to 5, each
+// dial guarded.
+func (s *server) x402Fetcher(network solana.Network) *http.Client {
+	s.x402FetchOnce.Do(func() {
+		public := *webhook.Client(false)
+		public.Timeout, public.CheckRedirect = mcpserver.X402FetchTimeout, mcpserver.LimitRedirects
+		s.x402Public, s.x402Private = &public, &public
+		if s.WebhookAllowPrivate {
+			private := *webhook.Client(true)
+			private.Timeout, private.CheckRedirect = mcpserver.X402FetchTimeout, mcpserver.LimitRedirects
+			s.x402Private = &private
+		}
+	})
+	if network == solana.Mainnet {
+		return s.x402Public
+	}
+	return s.x402Private
 }

@@ -65,7 +65,8 @@ func TestMCPServer(t *testing.T) {
 	_, agentKey := e.agentKey()
 
 	serverT, clientT := mcp.NewInMemoryTransports()
-	if _, err := mcpserver.New(client.New(e.url, agentKey), "https://wallet.example.com").Connect(ctx, serverT, nil); err != nil {
+	if _, err := mcpserver.New(client.New(e.url, agentKey), "https://wallet.example.com",
+		mcpserver.WithX402(mcpserver.FetchClient())).Connect(ctx, serverT, nil); err != nil {
 		t.Fatal(err)
 	}
 	inMemory, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, clientT, nil)
@@ -98,7 +99,7 @@ func TestMCPServer(t *testing.T) {
 				}
 			}
 			slices.Sort(names)
-			if strings.Join(names, ",") != "get_approval_status,get_wallet_info,list_recent_transactions,preview_send,send_usdc" {
+			if strings.Join(names, ",") != "get_approval_status,get_wallet_info,list_recent_transactions,preview_send,send_usdc,x402_fetch" {
 				t.Fatalf("tools %v", names)
 			}
 

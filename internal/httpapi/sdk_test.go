@@ -141,7 +141,7 @@ func TestTypeScriptPackagesPack(t *testing.T) {
 		import { agentWalletTools } from '@agentwallet/langchain';
 		const tools = agentWalletTools({ client: new AgentWallet({ apiKey: 'svc_test_x' }), walletId: 'w' });
 		console.log(typeof verifyWebhook, tools.map((t) => t.name).join(','));`)
-	if strings.TrimSpace(out) != "function send_usdc,get_wallet_info,list_recent_transactions,preview_send,get_approval_status" {
+	if strings.TrimSpace(out) != "function send_usdc,get_wallet_info,list_recent_transactions,preview_send,get_approval_status,x402_fetch" {
 		t.Fatalf("imports: %s", out)
 	}
 }

@@ -116,6 +116,9 @@ type server struct {
 
 	slackOnce sync.Once
 	slackHTTP *http.Client
+
+	x402FetchOnce           sync.Once
+	x402Public, x402Private *http.Client // x402_fetch's clients (x402Fetcher)
 }
 
 // NewAPI registers every public operation on mux and returns the huma API

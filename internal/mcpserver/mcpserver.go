@@ -1,9 +1,10 @@
 // Package mcpserver is the service's Model Context Protocol server: the
 // agent tools (send USDC, wallet info, recent transactions, preview, an
-// approval's status) for MCP hosts. Every tool acts through the public
-// REST API with the caller's own key (package client), so it has exactly
-// the API's permissions, limits and answers; no tool approves, changes a
-// policy or manages keys.
+// approval's status, and x402_fetch: fetch a URL, paying its x402
+// challenge) for MCP hosts. Every tool acts through the public REST API
+// with the caller's own key (package client), so it has exactly the API's
+// permissions, limits and answers; no tool approves, changes a policy or
+// manages keys.
 package mcpserver
 
 import (
@@ -148,8 +149,13 @@ type ApprovalOutput struct {
 }
 
 // New is the MCP server whose tools act with c (the caller's key).
-// dashboard is the dashboard's origin, for approve_url.
-func New(c *client.Client, dashboard string) *mcp.Server {
+// dashboard is the dashboard's origin, for approve_url. x402_fetch is
+// offered when WithX402 is given.
+func New(c *client.Client, dashboard string, opts ...Option) *mcp.Server {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentwallet", Version: "1.0.0"}, &mcp.ServerOptions{
 		Instructions: "USDC payments from agent wallets on Solana, each under a spending policy set by humans. " +
 			"Payments at or above a wallet's approval threshold wait for a human: never retry them, check their status.",
@@ -232,6 +238,9 @@ func New(c *client.Client, dashboard string) *mcp.Server {
 			}
 			return nil, out, nil
 		})
+	if o.fetch != nil {
+		addX402(s, c, o, dashboard)
+	}
 	return s
 }
 

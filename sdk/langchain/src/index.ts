@@ -4,7 +4,7 @@
 // pending_approval and blocked are results, not errors.
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { AgentWallet, AgentWalletError } from '@agentwallet/sdk';
+import { AgentWallet, AgentWalletError, ApprovalPendingError, PaymentBlockedError, X402ChallengeError } from '@agentwallet/sdk';
 
 export const descriptions = {
   send_usdc:
@@ -26,7 +26,16 @@ export const descriptions = {
   get_approval_status:
     'Get the status of a payment waiting for a human: pending (still waiting), sent (approved and sent; ' +
     'signature given), rejected (closed without paying; reason when the system rejected it), expired (nobody decided within 7 days).',
+  x402_fetch:
+    'Fetch a URL and pay for it from an agent wallet if it asks (HTTP 402 with an x402 challenge in USDC on Solana), under the ' +
+    'wallet\'s spending policy. Answers the HTTP status, content_type and text of the response (the first 64 KiB; truncated says ' +
+    'when more was cut) and payment: null when nothing was paid; status "paid" with amount, pay_to and the settlement transaction; ' +
+    '"pending_approval" (a human must approve: once approved, call again with approval_id; do not retry before); or "blocked" ' +
+    'with a reason (exceeds_max_tx, exceeds_daily_limit, recipient_not_allowed, wallet_frozen). Set max_usdc to cap the price.',
 } as const;
+
+/** The most response text x402_fetch hands a model. */
+export const X402_TEXT_LIMIT = 64 << 10;
 
 const nextForBlock: Record<string, string> = {
   exceeds_max_tx: "the amount is over the wallet's per-payment cap; send less",
@@ -170,5 +179,100 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
       schema: z.object({ approval_id: z.string().describe("the approval's id (ap_…), from send_usdc") }),
     },
   );
-  return [sendUsdc, walletInfo, recent, preview, approval];
+  const x402Fetch = tool(
+    async ({ wallet_id, url, method, body, max_usdc, approval_id }) =>
+      answer(async () => {
+        const wallet = wallet_id ?? walletId;
+        const next = 'the seller asked for payment';
+        try {
+          const { response, payment, settlement } = await client.x402.fetchWithPayment(
+            wallet,
+            url,
+            { method: method ?? 'GET', ...(body !== undefined ? { body } : {}) },
+            { ...(max_usdc !== undefined ? { maxUsdc: max_usdc } : {}), ...(approval_id ? { approvalId: approval_id } : {}) },
+          );
+          const { text, truncated } = await boundedText(response, X402_TEXT_LIMIT);
+          return {
+            status: response.status,
+            content_type: response.headers.get('content-type') ?? '',
+            text,
+            truncated,
+            payment: payment
+              ? {
+                  status: 'paid',
+                  payment_id: payment.paymentId,
+                  amount: payment.amount,
+                  pay_to: payment.payTo,
+                  network: payment.network,
+                  ...(settlement?.transaction ? { transaction: settlement.transaction } : {}),
+                  settled: settlement?.success ?? false,
+                }
+              : null,
+            next: payment && response.status === 402 ? 'the seller refused the payment: do not retry unchanged' : 'done',
+          };
+        } catch (e) {
+          if (e instanceof ApprovalPendingError)
+            return {
+              status: 402,
+              payment: {
+                status: 'pending_approval',
+                approval_id: e.approvalId,
+                ...(dashboardUrl ? { approve_url: `${dashboardUrl.replace(/\/$/, '')}/dashboard/approvals/${e.approvalId}` } : {}),
+              },
+              next: `${next}, at or over the approval threshold: a human must approve; once approved call x402_fetch again with approval_id`,
+            };
+          if (e instanceof PaymentBlockedError)
+            return {
+              status: 402,
+              payment: { status: 'blocked', reason: e.reason },
+              next: `the policy refused this payment: ${nextForBlock[e.reason] ?? 'do not retry unchanged'}`,
+            };
+          if (e instanceof X402ChallengeError) return { error: e.message, status: 402 };
+          throw e;
+        }
+      }),
+    {
+      name: 'x402_fetch',
+      description: descriptions.x402_fetch,
+      schema: z.object({
+        wallet_id: z.string().optional().describe("the paying agent wallet's id (UUID); the toolkit's wallet when omitted"),
+        url: z.string().url().describe('the http(s) URL to fetch'),
+        method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).optional().describe('the HTTP method (default GET)'),
+        body: z.string().max(65536).optional().describe('the request body, e.g. JSON text'),
+        max_usdc: z.number().positive().optional().describe('the most to pay for this request, in USDC'),
+        approval_id: z.string().optional().describe('after a human approved a pending payment: its approval id (ap_…)'),
+      }),
+    },
+  );
+  return [sendUsdc, walletInfo, recent, preview, approval, x402Fetch];
+}
+
+/** The response's text up to limit bytes (UTF-8), the rest cancelled unread. */
+async function boundedText(res: Response, limit: number): Promise<{ text: string; truncated: boolean }> {
+  if (!res.body) return { text: '', truncated: false };
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let truncated = false;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (size + value.length > limit) {
+      chunks.push(value.subarray(0, limit - size));
+      size = limit;
+      truncated = true;
+      await reader.cancel();
+      break;
+    }
+    chunks.push(value);
+    size += value.length;
+  }
+  const all = new Uint8Array(size);
+  let off = 0;
+  for (const c of chunks) {
+    all.set(c, off);
+    off += c.length;
+  }
+  // A cut inside a multi-byte character decodes to U+FFFD, not an error.
+  return { text: new TextDecoder().decode(all), truncated };
 }

@@ -4,10 +4,20 @@
 // async iterators and webhook verification.
 import createClient from 'openapi-fetch';
 import type { components, paths } from './schema.js';
-import { AgentWalletError, ServiceUnavailableError, errorFor } from './errors.js';
+import { AgentWalletError, PermissionError, ServiceUnavailableError, errorFor } from './errors.js';
+import {
+  ApprovalPendingError,
+  readChallenge,
+  readSettlement,
+  replayable,
+  type X402FetchOptions,
+  type X402FetchResult,
+  type X402Payment,
+} from './x402.js';
 
 export * from './errors.js';
 export * from './webhooks.js';
+export * from './x402.js';
 export type { components, paths } from './schema.js';
 
 type Schemas = components['schemas'];
@@ -29,6 +39,7 @@ export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookEndpointWithSecret = Schemas['EndpointWithSecret'];
 export type Delivery = Schemas['DeliveryOut'];
 export type User = Schemas['UserOut'];
+export type X402PaymentRecord = Schemas['X402Payment'];
 export type BlockReason = 'exceeds_max_tx' | 'exceeds_daily_limit' | 'recipient_not_allowed' | 'wallet_frozen';
 
 /** What a send did: sent, parked for a human, or blocked by the policy. */
@@ -65,13 +76,29 @@ function retryable(req: Request): boolean {
   return req.method === 'GET' || req.headers.has('Idempotency-Key');
 }
 
+/** 403 from an x402 payment: the wallet's policy refused it; `reason` names the rule. */
+export class PaymentBlockedError extends PermissionError {
+  override name = 'PaymentBlockedError';
+  constructor(
+    message: string,
+    status: number,
+    requestId: string | undefined,
+    readonly reason: BlockReason,
+  ) {
+    super(message, status, requestId);
+  }
+}
+
 export class AgentWallet {
   private readonly api: ReturnType<typeof createClient<paths>>;
+  /** The fetch as given (no retries): x402 sellers are reached with it. */
+  private readonly plainFetch: typeof fetch;
 
   constructor(opts: AgentWalletOptions) {
     if (!opts.apiKey) throw new Error('AgentWallet: apiKey is required');
     const baseUrl = (opts.baseUrl ?? 'http://127.0.0.1:8080').replace(/\/+$/, '').replace(new RegExp(`${PREFIX}$`), '');
     const doFetch = opts.fetch ?? globalThis.fetch;
+    this.plainFetch = (input, init) => doFetch(input, init);
     const maxRetries = opts.maxRetries ?? 3;
     this.api = createClient<paths>({
       baseUrl,
@@ -184,6 +211,108 @@ export class AgentWallet {
       return { items: d.agents, next: d.next_cursor };
     });
   }
+
+  readonly x402 = {
+    /**
+     * Asks the service to pay an x402 challenge from the wallet, under its
+     * policy: `paymentRequired` is the decoded PAYMENT-REQUIRED header (v2)
+     * or the 402's JSON body (v1). Answers the signed payment; a parked one
+     * throws ApprovalPendingError, a policy block PaymentBlockedError (403),
+     * a challenge the wallet cannot pay ValidationError (422).
+     */
+    pay: async (
+      walletId: string,
+      paymentRequired: unknown,
+      resource: string,
+      opts: Omit<X402FetchOptions, 'fetch'> = {},
+    ): Promise<X402Payment> => {
+      const idempotencyKey = opts.idempotencyKey ?? crypto.randomUUID();
+      const { data, error, response } = await this.api.POST('/api/public/v1/agents/{id}/x402/pay', {
+        params: { path: { id: walletId }, header: { 'Idempotency-Key': idempotencyKey } },
+        body: {
+          payment_required: paymentRequired as Record<string, unknown>,
+          resource,
+          ...(opts.maxUsdc !== undefined ? { max_usdc: opts.maxUsdc } : {}),
+          ...(opts.approvalId ? { approval_id: opts.approvalId } : {}),
+        },
+      });
+      const requestId = response.headers.get('x-request-id') ?? undefined;
+      if (response.status === 202) {
+        const d = (data ?? {}) as { approval_id?: string };
+        throw new ApprovalPendingError('the payment waits for a human to approve it', requestId, d.approval_id ?? '');
+      }
+      if (response.status === 403) {
+        const e = (error ?? {}) as { error?: string; reason?: BlockReason };
+        if (e.reason) throw new PaymentBlockedError(e.error ?? 'Blocked by policy', 403, requestId, e.reason);
+      }
+      if (!response.ok || !data) throw errorFor(response.status, error, response.headers);
+      return {
+        paymentId: data.payment_id!,
+        header: data.header as X402Payment['header'],
+        paymentSignature: data.payment_signature!,
+        amount: data.amount!,
+        payTo: data.pay_to!,
+        network: data.network!,
+        resource: data.resource!,
+        idempotencyKey,
+      };
+    },
+    /**
+     * Like fetch, and answers what was paid too: on a 402 carrying an x402
+     * challenge, the service pays it and the request is sent once more
+     * with the payment header; the answer to that retry is returned
+     * whatever it is (another 402 means the seller refused the payment).
+     */
+    fetchWithPayment: async (walletId: string, input: RequestInfo | URL, init?: RequestInit, opts: X402FetchOptions = {}): Promise<X402FetchResult> => {
+      const doFetch = opts.fetch ?? this.plainFetch;
+      const request = await replayable(input, init);
+      const first = request();
+      const response = await doFetch(first);
+      if (response.status !== 402) return { response };
+      const paymentRequired = await readChallenge(response);
+      if (first.headers.has('PAYMENT-SIGNATURE') || first.headers.has('X-PAYMENT')) {
+        throw new AgentWalletError('the request already carried a payment and the seller answered 402 again', 402);
+      }
+      const payment = await this.x402.pay(walletId, paymentRequired, response.url || first.url, opts);
+      const retry = request();
+      retry.headers.set(payment.header, payment.paymentSignature);
+      retry.headers.set('Access-Control-Expose-Headers', 'PAYMENT-RESPONSE,X-PAYMENT-RESPONSE');
+      const paid = await doFetch(retry);
+      return { response: paid, payment, settlement: readSettlement(paid) };
+    },
+    /** fetch, paying x402 challenges from the wallet (see fetchWithPayment). */
+    fetch: async (walletId: string, input: RequestInfo | URL, init?: RequestInit, opts: X402FetchOptions = {}): Promise<Response> =>
+      (await this.x402.fetchWithPayment(walletId, input, init, opts)).response,
+    /** The service's record of x402 payments: signed, settled (with the on-chain signature), expired, parked… */
+    payments: {
+      get: (id: string): Promise<X402PaymentRecord> =>
+        this.do(this.api.GET('/api/public/v1/x402/payments/{id}', { params: { path: { id } } })),
+      /** Every payment the filter selects, newest first, page after page. */
+      list: (filter: { walletId?: string; state?: X402PaymentRecord['state']; since?: Date; until?: Date; pageSize?: number } = {}) =>
+        this.pages<X402PaymentRecord>(async (cursor) => {
+          const d = await this.do(
+            this.api.GET('/api/public/v1/x402/payments', {
+              params: {
+                query: {
+                  limit: filter.pageSize ?? 100,
+                  ...(cursor ? { cursor } : {}),
+                  ...(filter.walletId ? { wallet_id: filter.walletId } : {}),
+                  ...(filter.state ? { state: filter.state } : {}),
+                  ...(filter.since ? { since: filter.since.toISOString() } : {}),
+                  ...(filter.until ? { until: filter.until.toISOString() } : {}),
+                },
+              },
+            }),
+          );
+          return { items: d.payments, next: d.next_cursor };
+        }),
+    },
+    /** A fetch bound to the wallet and options, to hand to code that takes a fetch. */
+    wrapFetch:
+      (walletId: string, opts: X402FetchOptions = {}): typeof fetch =>
+      (input: RequestInfo | URL, init?: RequestInit) =>
+        this.x402.fetch(walletId, input, init, opts),
+  };
 
   readonly wallets = {
     /** Every wallet, newest first, read page after page. */

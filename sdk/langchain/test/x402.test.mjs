@@ -1,0 +1,83 @@
+// The x402_fetch tool against the running service and a real x402 seller
+// (internal/httpapi/x402tools_test.go starts both), in a scripted
+// tool-calling loop, and the MCP endpoint's x402_fetch through the official
+// TypeScript MCP client.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AgentWallet } from '@agentwallet/sdk';
+import { fakeModel } from '@langchain/core/testing';
+import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { agentWalletTools, descriptions } from '../dist/index.js';
+
+const env = (n) => {
+  const v = process.env[n];
+  if (!v) throw new Error(`${n} is not set: run through go test (make test)`);
+  return v;
+};
+const API_URL = env('API_URL');
+const SELLER = env('SELLER_URL');
+const WALLET = env('WALLET_ID');
+const client = new AgentWallet({ apiKey: env('AGENT_KEY'), baseUrl: API_URL });
+const tools = agentWalletTools({ client, walletId: WALLET, dashboardUrl: API_URL });
+const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+
+test('x402: a scripted agent loop buys the weather with x402_fetch and reads it', async () => {
+  const model = fakeModel()
+    .respondWithTools([{ name: 'x402_fetch', args: { url: `${SELLER}/weather`, max_usdc: 0.05 }, id: 'call_1' }])
+    .respond((messages) => {
+      const r = JSON.parse(messages.at(-1).content);
+      const report = JSON.parse(r.text).report;
+      return new AIMessage(`It is ${report}; paid ${r.payment.amount} USDC in ${r.payment.transaction}.`);
+    });
+  const bound = model.bindTools(tools);
+  const messages = [new HumanMessage(`What is the weather? ${SELLER}/weather sells it.`)];
+  let result;
+  for (let turn = 0; turn < 4; turn++) {
+    const ai = await bound.invoke(messages);
+    messages.push(ai);
+    if (!ai.tool_calls?.length) break;
+    for (const call of ai.tool_calls) {
+      const out = await byName[call.name].invoke(call.args);
+      result = JSON.parse(out);
+      messages.push(new ToolMessage({ content: out, tool_call_id: call.id }));
+    }
+  }
+  assert.equal(result.status, 200, JSON.stringify(result));
+  assert.match(result.content_type, /application\/json/);
+  assert.equal(result.truncated, false);
+  assert.equal(result.payment.status, 'paid');
+  assert.equal(result.payment.settled, true);
+  assert.equal(result.payment.amount, Number(env('SELLER_PRICE')) / 1e6);
+  assert.match(messages.at(-1).content, /^It is sunny; paid [0-9.]+ USDC in [1-9A-HJ-NP-Za-km-z]{80,90}\.$/);
+});
+
+test('x402: x402_fetch answers a parked payment and a cap as results the model can read', async () => {
+  const parked = JSON.parse(await byName.x402_fetch.invoke({ url: `${SELLER}/premium` }));
+  assert.equal(parked.payment.status, 'pending_approval');
+  assert.match(parked.payment.approval_id, /^ap_/);
+  assert.ok(parked.payment.approve_url.endsWith(`/dashboard/approvals/${parked.payment.approval_id}`));
+  assert.match(parked.next, /approval_id/);
+  const capped = JSON.parse(await byName.x402_fetch.invoke({ url: `${SELLER}/weather`, max_usdc: 0.000001 }));
+  assert.equal(capped.status, 422, JSON.stringify(capped));
+  const free = JSON.parse(await byName.x402_fetch.invoke({ url: `${SELLER}/health` }));
+  assert.deepEqual([free.status, free.payment, JSON.parse(free.text)], [200, null, { ok: true }]);
+});
+
+test('x402: the MCP endpoint (official TypeScript client) buys with x402_fetch; same description', async () => {
+  const transport = new StreamableHTTPClientTransport(new URL(`${API_URL}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${env('AGENT_KEY')}` } },
+  });
+  const mcp = new Client({ name: 'test', version: '1.0.0' });
+  await mcp.connect(transport);
+  const { tools: listed } = await mcp.listTools();
+  const t = listed.find((t) => t.name === 'x402_fetch');
+  assert.equal(t?.description, descriptions.x402_fetch);
+  const res = await mcp.callTool({ name: 'x402_fetch', arguments: { wallet_id: WALLET, url: `${SELLER}/weather` } });
+  assert.equal(res.isError ?? false, false, JSON.stringify(res));
+  assert.equal(res.structuredContent.status, 200);
+  assert.equal(res.structuredContent.payment.status, 'paid');
+  assert.equal(JSON.parse(res.structuredContent.text).route, '/weather');
+  await mcp.close();
+});
