@@ -128,6 +128,7 @@ function Report({ data }: { data: Analytics }) {
                   <th scope="col">Wallet</th>
                   <th scope="col">USDC</th>
                   <th scope="col">Transactions</th>
+                  <th scope="col">Of which x402</th>
                   <th scope="col">Fees (SOL)</th>
                   <th scope="col">Daily limit</th>
                 </tr>
@@ -141,6 +142,7 @@ function Report({ data }: { data: Analytics }) {
                     </td>
                     <td>{s.amount_usdc}</td>
                     <td>{s.transactions}</td>
+                    <td data-testid="x402">{s.x402_payments > 0 ? `${s.x402_payments} · ${s.x402_amount_usdc} USDC` : '—'}</td>
                     <td>{s.fee_lamports / 1e9}</td>
                     <td>{data.wallets.find((w) => w.id === s.wallet_id)?.daily_limit_usdc}</td>
                   </tr>

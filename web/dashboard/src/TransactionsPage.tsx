@@ -104,6 +104,12 @@ export function TransactionsPage({ session }: { session: Session }) {
                 <td>{t.fee_lamports == null ? '—' : sol(t.fee_lamports)}</td>
                 <td>
                   <code title={t.counterparty}>{short(t.counterparty)}</code>
+                  {t.kind === 'x402' && (
+                    <div data-testid="x402-resource">
+                      {/* The seller's URL, shown as text: it is not ours to link. */}
+                      <small title={t.resource ?? ''}>x402 · {t.resource ?? 'a paid resource'}</small>
+                    </div>
+                  )}
                 </td>
                 <td>{t.memo ?? ''}</td>
                 <td>

@@ -185,6 +185,7 @@ test('analytics: the tables beside the charts have the numbers of the API', asyn
       label[s.wallet_id].label,
       String(s.amount_usdc),
       String(s.transactions),
+      s.x402_payments > 0 ? `${s.x402_payments} · ${s.x402_amount_usdc} USDC` : '—',
       String(s.fee_lamports / 1e9),
       String(label[s.wallet_id].daily_limit_usdc),
     ]),
