@@ -147,7 +147,10 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
           <h2>What approving does now</h2>
           {ctx.if_approved_now.outcome === 'sent' ? (
             <p>
-              The policy allows it: it would be sent, leaving {usdc(ctx.if_approved_now.remaining_today_after_usdc)} of today's limit.
+              {a.kind === 'x402'
+                ? 'The policy allows it: the agent could then buy it once (within 15 minutes, the policy checked again then), leaving '
+                : 'The policy allows it: it would be sent, leaving '}
+              {usdc(ctx.if_approved_now.remaining_today_after_usdc)} of today's limit.
             </p>
           ) : (
             <p className="warn">

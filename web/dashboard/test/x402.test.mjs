@@ -3,7 +3,7 @@
 // the grant once with a fresh challenge.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AGENT_KEY, ADMIN_KEY, api, assertNoConsoleErrors, BASE, eventually, newAddress, owner, page, signIn, USDC_MINT, useBrowser, WALLET_ID } from './lib.mjs';
+import { AGENT_KEY, ADMIN_KEY, api, assertNoConsoleErrors, BASE, eventually, newAddress, owner, page, SHOTS, signIn, USDC_MINT, useBrowser, WALLET_ID } from './lib.mjs';
 
 useBrowser();
 
@@ -29,6 +29,7 @@ test('an x402 approval shows what it buys; approving it in the page grants one p
   await p.getByText('Buys (x402)').waitFor();
   await p.getByText('https://seller.example/report', { exact: true }).waitFor();
   await p.getByText('Quarterly report', { exact: true }).waitFor();
+  await p.screenshot({ path: `${SHOTS}approval-x402.png`, fullPage: true });
   await p.getByRole('button', { name: 'Approve…' }).click();
   await p.getByRole('button', { name: 'Confirm approval' }).click();
   await eventually('granted', async () => (await p.getByTestId('status').textContent()) === 'sent');
