@@ -43,6 +43,10 @@ CREATE TABLE x402_payments (
     transaction_id          uuid UNIQUE REFERENCES transactions (id),
     created_at              timestamptz NOT NULL,
     updated_at              timestamptz NOT NULL,
+    -- Where the search for it on chain goes on, once it can no longer
+    -- land, and when it was last searched for (the sweep's order).
+    search_before           text,
+    checked_at              timestamptz,
     CHECK ((state = 'settled') = (signature IS NOT NULL AND transaction_id IS NOT NULL))
 );
 

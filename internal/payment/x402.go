@@ -120,6 +120,11 @@ type X402Payment struct {
 	TransactionID        uuid.NullUUID   `bun:"transaction_id,type:uuid"`
 	CreatedAt            time.Time       `bun:"created_at"`
 	UpdatedAt            time.Time       `bun:"updated_at"`
+	// SearchBefore is where the search for it on chain goes on (a Cursor
+	// of a search made after it could last land); CheckedAt when it was
+	// last searched for (the sweep takes the least recently searched).
+	SearchBefore *string    `bun:"search_before"`
+	CheckedAt    *time.Time `bun:"checked_at"`
 }
 
 // signX402 signs an allowed x402 pay request with the wallet's key (only
@@ -222,41 +227,65 @@ func (e *Engine) sweepX402(ctx context.Context, network solana.Network, node Nod
 		return err
 	}
 	var ps []X402Payment
+	// The least recently searched first: a payment that cannot be
+	// resolved yet never holds up the others.
 	if err := e.DB.NewSelect().Model(&ps).Where("state = ? AND network = ?", X402StateSigned, network).
-		Order("created_at", "id").Limit(MaxX402SweepChecks).Scan(ctx); err != nil {
+		OrderExpr("checked_at ASC NULLS FIRST, created_at, id").Limit(MaxX402SweepChecks).Scan(ctx); err != nil {
 		return fmt.Errorf("read signed x402 payments: %w", err)
 	}
+	var errs []error
 	for i := range ps {
 		p := &ps[i]
 		st.Checked++
-		src, err := sol.PublicKeyFromBase58(p.SourceATA)
-		if err != nil {
+		if err := e.checkX402(ctx, network, node, p, st); err != nil {
+			errs = append(errs, fmt.Errorf("x402 payment %s: %w", p.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkX402 searches the chain for one signed payment and records what it
+// found (see sweepX402).
+func (e *Engine) checkX402(ctx context.Context, network solana.Network, node Node, p *X402Payment, st *SweepStats) error {
+	src, err := sol.PublicKeyFromBase58(p.SourceATA)
+	if err != nil {
+		return err
+	}
+	owner, err := sol.SignatureFromBase58(p.OwnerSignature)
+	if err != nil {
+		return err
+	}
+	var from sol.Signature
+	if p.SearchBefore != nil {
+		if from, err = sol.SignatureFromBase58(*p.SearchBefore); err != nil {
 			return err
 		}
-		owner, err := sol.SignatureFromBase58(p.OwnerSignature)
-		if err != nil {
-			return err
-		}
-		l, err := node.Client.FindLanding(ctx, src, owner, p.Memo, p.CreatedAt)
-		if err != nil {
-			return err
-		}
-		switch {
-		case l.Found && l.Err == "":
-			err = e.settleX402(ctx, p, l.Signature, st)
-		case l.Found:
-			err = e.endX402(ctx, p, X402Failed, "rejected on chain: "+l.Err, &l.Signature, st)
-		case l.Height <= p.LastValidBlockHeight+expiryMargin:
-			// It may still land.
-		case !l.Complete:
-			e.log().WarnContext(ctx, "x402 payment past its blockhash not found, but the node's search was incomplete (no transaction history, or too many transactions): not expired",
-				"network", network, "payment_id", p.ID)
-		default:
-			err = e.endX402(ctx, p, X402Expired, "its blockhash expired before the seller settled it", nil, st)
-		}
-		if err != nil {
-			return err
-		}
+	}
+	l, err := node.Client.FindLanding(ctx, src, owner, p.Memo, p.CreatedAt, from)
+	// Searched (or tried): to the back of the queue. A search cut short
+	// after the payment could last land goes on from where it stopped.
+	q := e.DB.NewUpdate().Table("x402_payments").Set("checked_at = clock_timestamp()").Where("id = ? AND state = ?", p.ID, X402StateSigned)
+	if err == nil && !l.Found && !l.Complete && !l.Cursor.IsZero() && l.Height > p.LastValidBlockHeight+expiryMargin {
+		q = q.Set("search_before = ?", l.Cursor.String())
+	}
+	if _, uerr := q.Exec(ctx); uerr != nil {
+		return errors.Join(err, fmt.Errorf("record the search: %w", uerr))
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case l.Found && l.Err == "":
+		return e.settleX402(ctx, p, l.Signature, st)
+	case l.Found:
+		return e.endX402(ctx, p, X402Failed, "rejected on chain: "+l.Err, &l.Signature, st)
+	case l.Height <= p.LastValidBlockHeight+expiryMargin:
+		// It may still land.
+	case !l.Complete:
+		e.log().WarnContext(ctx, "x402 payment past its blockhash not found yet: the node's search was incomplete (no transaction history, or more transactions than one search reads; the next sweep reads on)",
+			"network", network, "payment_id", p.ID)
+	default:
+		return e.endX402(ctx, p, X402Expired, "its blockhash expired before the seller settled it", nil, st)
 	}
 	return nil
 }

@@ -38,23 +38,31 @@ type Landing struct {
 	// the search hit its bound: then "not found" proves nothing and the
 	// caller must not take the payment as lost.
 	Complete bool
+	// Cursor, when the search hit its bound, is the oldest transaction it
+	// read: a search made once the payment can no longer land may go on
+	// from there (FindLanding's from), so a busy account is searched
+	// through in several sweeps instead of never.
+	Cursor sol.Signature
 }
 
 // FindLanding looks for the transaction bearing ownerSignature among the
 // transactions that touched account (the wallet's token account) since
-// signed, at confirmed commitment: candidates are those whose memo
+// signed, at confirmed commitment, newest first or, with from, from the
+// transactions older than from (a Cursor of an earlier search made after
+// the payment could last land: nothing newer than that search's start can
+// be it): candidates are those whose memo
 // contains memo, each then read to check its signatures. Height and
 // search come from one node, height first (see Settled): not found by a
 // complete search of a node whose height passed the payment's last valid
 // height means it can never land.
-func (c *Client) FindLanding(ctx context.Context, account sol.PublicKey, ownerSignature sol.Signature, memo string, signed time.Time) (Landing, error) {
+func (c *Client) FindLanding(ctx context.Context, account sol.PublicKey, ownerSignature sol.Signature, memo string, signed time.Time, from sol.Signature) (Landing, error) {
 	ctx = onOneNode(ctx)
 	height, err := c.BlockHeight(ctx)
 	if err != nil {
 		return Landing{}, err
 	}
 	out := Landing{Height: height}
-	var before sol.Signature
+	before := from
 	for range maxLandingPages {
 		lctx, cancel := context.WithTimeout(ctx, c.timeout)
 		limit := landingPage
@@ -97,6 +105,7 @@ func (c *Client) FindLanding(ctx context.Context, account sol.PublicKey, ownerSi
 		}
 		before = last.Signature
 	}
+	out.Cursor = before
 	return out, nil
 }
 

@@ -56,7 +56,7 @@ func TestIssue23FindLanding(t *testing.T) {
 	memo := fmt.Sprintf("x402-%d", time.Now().UnixNano())
 	sig, ata := landed(t, ln, memo)
 	c := solana.NewClient(ln.URL, solana.Devnet, 0)
-	l, err := c.FindLanding(context.Background(), ata, sig, memo, time.Now().Add(-time.Minute))
+	l, err := c.FindLanding(context.Background(), ata, sig, memo, time.Now().Add(-time.Minute), sol.Signature{})
 	if err != nil || !l.Found || l.Signature != sig.String() || l.Err != "" || l.Height == 0 {
 		t.Fatalf("landed: %+v %v", l, err)
 	}
@@ -67,7 +67,7 @@ func TestIssue23FindLanding(t *testing.T) {
 		sig  sol.Signature
 		memo string
 	}{{other, memo}, {sig, "x402-none"}} {
-		l, err := c.FindLanding(context.Background(), ata, tc.sig, tc.memo, time.Now().Add(-time.Minute))
+		l, err := c.FindLanding(context.Background(), ata, tc.sig, tc.memo, time.Now().Add(-time.Minute), sol.Signature{})
 		if err != nil || l.Found || !l.Complete {
 			t.Fatalf("%s / %s: %+v %v", tc.sig, tc.memo, l, err)
 		}
@@ -106,7 +106,7 @@ func TestIssue23FindLandingReadsOneNode(t *testing.T) {
 	failures := 0
 	for range 20 {
 		c := solana.NewPoolClient(urls, solana.Devnet, time.Second)
-		l, err := c.FindLanding(context.Background(), ata, sig, memo, time.Now().Add(-time.Minute))
+		l, err := c.FindLanding(context.Background(), ata, sig, memo, time.Now().Add(-time.Minute), sol.Signature{})
 		switch {
 		case err != nil:
 			if !errors.Is(err, solana.ErrRPC) {
