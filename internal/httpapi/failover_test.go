@@ -206,6 +206,14 @@ func TestIssue22FailoverBalance503OnlyWhenEveryNodeIsDown(t *testing.T) {
 		t.Fatalf("both up: readyz %q", status)
 	}
 
+	// Reads go to the first node unless the other is twice as fast: on a
+	// busy machine it may be, and the first would never be tried. The
+	// second is made slow for a few reads, so the first is the one read.
+	b.Set(t, localnettest.ProxyFaults{Delay: 50 * time.Millisecond})
+	for range 3 {
+		e.do("GET", balance, e.key, nil)
+	}
+	b.Set(t, localnettest.ProxyFaults{})
 	a.Set(t, localnettest.ProxyFaults{Refuse: true})
 	if status, body := e.do("GET", balance, e.key, nil); status != http.StatusOK || body["usdc"] != 3.0 {
 		t.Fatalf("first down: %d %v", status, body)
