@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/x402test"
 )
 
 // The dashboard in a real browser: this starts the service (API with the
@@ -43,8 +44,10 @@ func TestDashboardInBrowser(t *testing.T) {
 	walletID, _ := e.agent(map[string]any{"approval_threshold_usdc": 1}, 50_000_000)
 	_, agentKey := e.agentKey()
 	seeds := map[string]auth.Role{"OWNER_SEED": auth.RoleOwner, "APPROVER_SEED": auth.RoleApprover, "VIEWER_SEED": auth.RoleViewer, "STRANGER_SEED": ""}
+	// A seller built with the official x402 packages, for the x402 page test.
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{})
 	env := append(os.Environ(), "DASHBOARD_URL="+e.url, "AGENT_KEY="+agentKey, "ADMIN_KEY="+e.key,
-		"WALLET_ID="+walletID, "RPC_URL="+e.ln.URL)
+		"WALLET_ID="+walletID, "RPC_URL="+e.ln.URL, "SELLER_URL="+seller.URL)
 	for name, role := range seeds {
 		seed := make([]byte, ed25519.SeedSize)
 		copy(seed, name)

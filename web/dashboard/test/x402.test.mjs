@@ -3,7 +3,7 @@
 // the grant once with a fresh challenge.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AGENT_KEY, ADMIN_KEY, api, assertNoConsoleErrors, BASE, eventually, newAddress, owner, page, SHOTS, signIn, USDC_MINT, useBrowser, WALLET_ID } from './lib.mjs';
+import { AGENT_KEY, ADMIN_KEY, api, assertNoConsoleErrors, BASE, chainUSDC, env, eventually, newAddress, owner, page, SHOTS, signIn, USDC_MINT, useBrowser, WALLET_ID } from './lib.mjs';
 
 useBrowser();
 
@@ -48,5 +48,46 @@ test('an x402 approval shows what it buys; approving it in the page grants one p
   const again = await pay({ payment_required: challenge(payTo, newAddress(), '1500000'), approval_id: id });
   assert.equal(again.status, 422, JSON.stringify(again.body));
   assert.match(again.body.error, /already used/);
+  assertNoConsoleErrors();
+});
+
+test('approved in the page, a purchase from the official x402 seller is bought once', async () => {
+  const seller = env('SELLER_URL'); // @x402/express with the packages' own facilitator, on the localnet
+  const challengeOf = async () => {
+    const res = await fetch(`${seller}/premium`);
+    assert.equal(res.status, 402);
+    return JSON.parse(Buffer.from(res.headers.get('payment-required'), 'base64').toString());
+  };
+  const pay = (body) => api('POST', `/agents/${WALLET_ID}/x402/pay`, AGENT_KEY, body);
+  const first = await challengeOf();
+  const { payTo, amount } = first.accepts[0];
+  const parked = await pay({ payment_required: first });
+  assert.equal(parked.status, 202, JSON.stringify(parked.body)); // at the wallet's threshold
+  const id = parked.body.approval_id;
+
+  const p = await page(owner);
+  await signIn(p);
+  await p.goto(`${BASE}/dashboard/approvals/${id}`);
+  await p.getByText(`${seller}/premium`, { exact: true }).waitFor();
+  await p.getByText('Premium weather report', { exact: true }).waitFor();
+  await p.getByRole('button', { name: 'Approve…' }).click();
+  await p.getByRole('button', { name: 'Confirm approval' }).click();
+  await eventually('granted', async () => (await p.getByTestId('status').textContent()) === 'sent');
+  await p.context().close();
+
+  // The agent retries with the grant and the seller's fresh challenge,
+  // and the seller's facilitator verifies and settles the payment.
+  const before = await chainUSDC(payTo);
+  const paid = await pay({ payment_required: await challengeOf(), approval_id: id });
+  assert.equal(paid.status, 200, JSON.stringify(paid.body));
+  const res = await fetch(`${seller}/premium`, { headers: { [paid.body.header]: paid.body.payment_signature } });
+  assert.equal(res.status, 200, await res.text());
+  assert.ok(res.headers.get('payment-response'), 'the seller answers its settlement');
+  assert.equal((await chainUSDC(payTo)) - before, Number(amount), 'the seller was paid the price once');
+
+  const again = await pay({ payment_required: await challengeOf(), approval_id: id });
+  assert.equal(again.status, 422, JSON.stringify(again.body));
+  assert.match(again.body.error, /already used/);
+  assert.equal((await chainUSDC(payTo)) - before, Number(amount));
   assertNoConsoleErrors();
 });
