@@ -11,7 +11,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -20,7 +19,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -29,11 +27,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
-	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/config"
@@ -493,18 +489,5 @@ func inAccount(ctx context.Context, getenv config.Getenv, flag string, fn func(c
 // through the service at AGENTWALLET_API_URL (default
 // http://127.0.0.1:8080) with the key in AGENTWALLET_API_KEY.
 func mcpCmd(ctx context.Context, getenv config.Getenv) error {
-	key := getenv("AGENTWALLET_API_KEY")
-	if key == "" {
-		return errors.New("AGENTWALLET_API_KEY is required: the API key the tools act with")
-	}
-	base := cmp.Or(getenv("AGENTWALLET_API_URL"), "http://"+config.DefaultHTTPAddr)
-	u, err := url.Parse(base)
-	if err != nil || u.Host == "" {
-		return fmt.Errorf("AGENTWALLET_API_URL %q is not a URL", base)
-	}
-	// x402_fetch runs here, on the agent's machine: it reaches what the
-	// agent could reach itself, so no SSRF guard, only a timeout and caps.
-	s := mcpserver.New(client.New(base, key), u.Scheme+"://"+u.Host,
-		mcpserver.WithX402(mcpserver.FetchClient()))
-	return s.Run(ctx, &mcp.StdioTransport{})
+	return mcpserver.RunStdio(ctx, getenv, "http://"+config.DefaultHTTPAddr)
 }

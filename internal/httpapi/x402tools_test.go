@@ -11,7 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/mcpserver"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -99,9 +98,8 @@ func TestIssue23ToolsTypeScript(t *testing.T) {
 	}
 }
 
-// The MCP tool x402_fetch over the stdio server's code (in-memory
-// transports: it fetches in its own process and pays through the public
-// route) and over /mcp (the API process fetches, behind the SSRF guard):
+// The MCP tool x402_fetch over stdio (the server as its own process: it
+// fetches there and pays through the public route) and over /mcp (the API process fetches, behind the SSRF guard):
 // a purchase from the official seller (listed settled with the seller's
 // transaction), a parked payment bought once with approval_id after a
 // human approved it, a policy block, a cap, bad arguments, a non-402
@@ -124,17 +122,9 @@ func TestIssue23ToolsMCP(t *testing.T) {
 	}))
 	t.Cleanup(big.Close)
 
-	serverT, clientT := mcp.NewInMemoryTransports()
-	stdio := mcpserver.New(client.New(e.url, agentKey), "https://wallet.example.com",
-		mcpserver.WithX402(mcpserver.FetchClient()))
-	if _, err := stdio.Connect(ctx, serverT, nil); err != nil {
-		t.Fatal(err)
-	}
-	inMemory, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, clientT, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inMemory.Close()
+	// The stdio server as its own process (`api mcp`): it fetches in that
+	// process and pays through the public route.
+	inProcess := connectStdio(t, e.url, agentKey)
 	connect := func(key string) *mcp.ClientSession {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
 			Endpoint: e.url + httpapi.MCPPath, HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}, MaxRetries: -1,
@@ -151,7 +141,7 @@ func TestIssue23ToolsMCP(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cs   *mcp.ClientSession
-	}{{"stdio", inMemory}, {"streamable HTTP", overHTTP}} {
+	}{{"stdio", inProcess}, {"streamable HTTP", overHTTP}} {
 		t.Run(tc.name, func(t *testing.T) {
 			tools, err := tc.cs.ListTools(ctx, nil)
 			if err != nil {
@@ -213,7 +203,7 @@ func TestIssue23ToolsMCP(t *testing.T) {
 		})
 	}
 	// The text is bounded (the stdio server reaches loopback as the agent could).
-	_, out := call(t, inMemory, "x402_fetch", map[string]any{"wallet_id": wallet, "url": big.URL})
+	_, out := call(t, inProcess, "x402_fetch", map[string]any{"wallet_id": wallet, "url": big.URL})
 	if out["status"] != float64(200) || out["truncated"] != true || len(out["text"].(string)) != mcpserver.X402TextLimit || out["payment"] != nil {
 		t.Fatalf("bounded text: status %v truncated %v len %d", out["status"], out["truncated"], len(out["text"].(string)))
 	}

@@ -1,0 +1,33 @@
+package mcpserver
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentwallet/agentwallet/client"
+)
+
+// RunStdio serves the MCP tools on stdin/stdout for an MCP host (`api mcp`),
+// acting through the service at AGENTWALLET_API_URL (defaultURL when unset)
+// with the key in AGENTWALLET_API_KEY, until the host closes stdin or ctx
+// ends.
+func RunStdio(ctx context.Context, getenv func(string) string, defaultURL string) error {
+	key := getenv("AGENTWALLET_API_KEY")
+	if key == "" {
+		return errors.New("AGENTWALLET_API_KEY is required: the API key the tools act with")
+	}
+	base := cmp.Or(getenv("AGENTWALLET_API_URL"), defaultURL)
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("AGENTWALLET_API_URL %q is not a URL", base)
+	}
+	// x402_fetch runs here, on the agent's machine: it reaches what the
+	// agent could reach itself, so no SSRF guard, only a timeout and caps.
+	s := New(client.New(base, key), u.Scheme+"://"+u.Host, WithX402(FetchClient()))
+	return s.Run(ctx, &mcp.StdioTransport{})
+}
