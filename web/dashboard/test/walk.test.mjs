@@ -7,7 +7,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
-import { api, assertNoConsoleErrors, BASE, demo, DEMO_KEY, eventually, newAddress, page, SHOTS, sideways, signIn, useBrowser } from './lib.mjs';
+import { AGENT_KEY, api, assertNoConsoleErrors, BASE, demo, DEMO_KEY, env, eventually, newAddress, owner, page, SHOTS, sideways, signIn, useBrowser, WALLET_ID } from './lib.mjs';
 
 useBrowser();
 
@@ -122,6 +122,33 @@ test('every page at desktop and phone width: no console error, no sideways scrol
     }
     await p.context().close();
   }
+});
+
+// The scheduler's sweep runs during the walk: a purchase from the official
+// x402 seller is found on chain and listed among the transactions, with
+// the resource it bought.
+test('an x402 purchase is listed among transactions with its resource', async () => {
+  const resource = `${env('SELLER_URL')}/weather`;
+  const challenge = await fetch(resource);
+  assert.equal(challenge.status, 402);
+  const required = JSON.parse(Buffer.from(challenge.headers.get('payment-required'), 'base64').toString());
+  const paid = await api('POST', `/agents/${WALLET_ID}/x402/pay`, AGENT_KEY, { payment_required: required });
+  assert.equal(paid.status, 200, JSON.stringify(paid.body));
+  const res = await fetch(resource, { headers: { [paid.body.header]: paid.body.payment_signature } });
+  assert.equal(res.status, 200, await res.text());
+  const settled = await eventually('settled', async () => {
+    const { body } = await api('GET', `/x402/payments/${paid.body.payment_id}`, AGENT_KEY);
+    return body.state === 'settled' && body;
+  }, 20000);
+
+  const p = await page(owner);
+  await signIn(p);
+  await p.goto(`${BASE}/dashboard/transactions`);
+  const row = p.locator(`tr[data-signature="${settled.signature}"]`); // the transaction the seller settled
+  await row.waitFor();
+  assert.equal(await row.getByTestId('x402-resource').textContent(), `x402 · ${resource}`);
+  assert.match(await row.textContent(), /0\.01/);
+  await p.context().close();
 });
 
 test('no console errors on the walk', assertNoConsoleErrors);
