@@ -78,7 +78,7 @@ type x402PayOutput struct {
 type X402Payment struct {
 	ID          string    `json:"id" format:"uuid" doc:"The payment's id (payment_id of the pay answer)." example:"0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"`
 	WalletID    string    `json:"wallet_id" format:"uuid" doc:"The paying wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
-	State       string    `json:"state" enum:"signed,settled,expired,failed,pending_approval,approved,rejected" doc:"signed: handed to the agent, its amount reserved until the chain says; settled: landed (signature); expired: its blockhash expired before the seller settled it, reservation released; failed: landed failed on chain, nothing spent; pending_approval: waits for a human; approved: granted, to be paid with approval_id; rejected: the approval was rejected or expired." example:"settled"`
+	State       string    `json:"state" enum:"signed,settled,expired,failed,pending_approval,approved,rejected" doc:"signed: handed to the agent, its amount reserved until the chain says; settled: landed (signature); expired: its blockhash expired before the seller settled it (reservation released), or, for a parked payment, its grant lapsed unused; failed: landed failed on chain, nothing spent; pending_approval: waits for a human; approved: granted, to be paid with approval_id within 15 minutes of the decision (paid_by names the payment once it is); rejected: the approval was rejected or expired." example:"settled"`
 	Amount      USDC      `json:"amount" doc:"USDC." example:"0.01"`
 	PayTo       string    `json:"pay_to" doc:"The seller's address." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	Network     string    `json:"network" doc:"As the challenge names it." example:"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"`
@@ -87,6 +87,7 @@ type X402Payment struct {
 	Signature   *string   `json:"signature" nullable:"true" doc:"When settled (or failed on chain): the transaction's on-chain signature (the seller's fee payer's); else null." example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"`
 	Error       *string   `json:"error" nullable:"true" doc:"Why it expired or failed, or null." example:"its blockhash expired before the seller settled it"`
 	ApprovalID  *string   `json:"approval_id" nullable:"true" doc:"The approval it waited for, or the grant it was paid with (ap_…), or null." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
+	PaidBy      *string   `json:"paid_by" nullable:"true" format:"uuid" doc:"When approved and the grant was used: the payment that used it (its id); else null." example:"1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"`
 	CreatedAt   time.Time `json:"created_at" doc:"When it was asked for, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
 	UpdatedAt   time.Time `json:"updated_at" doc:"Its last change." example:"2026-04-01T12:00:05Z"`
 }
@@ -353,6 +354,10 @@ func x402Of(v *payment.X402View) X402Payment {
 	if id := cmp.Or(v.ApprovalID, v.GrantApproval); id.Valid {
 		p := approval.PublicID(id.UUID)
 		out.ApprovalID = &p
+	}
+	if v.PaidBy.Valid {
+		p := v.PaidBy.UUID.String()
+		out.PaidBy = &p
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentwallet/agentwallet/client"
+	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -444,7 +445,8 @@ func TestIssue23X402ApprovalGrant(t *testing.T) {
 	if paid.Status != 200 || seller.USDC(t, seller.PayTo)-before != 1_000_000 {
 		t.Fatalf("seller: %d %s (%s)", paid.Status, paid.Body, paid.Error)
 	}
-	p := e.x402State(eng, body["payment_id"].(string), "settled")
+	paidID := body["payment_id"].(string)
+	p := e.x402State(eng, paidID, "settled")
 	if p["approval_id"] != apID {
 		t.Fatalf("redeemed payment %v", p)
 	}
@@ -454,6 +456,64 @@ func TestIssue23X402ApprovalGrant(t *testing.T) {
 	}
 	if n := e.countRows("x402_payments"); n != 1 {
 		t.Fatalf("%d payments signed", n)
+	}
+	// The parked payment names the payment that used its grant, and stays
+	// approved after the grant's lifetime.
+	e.backdateDecision(apID, 16*time.Minute)
+	if status, p := e.do("GET", "/api/public/v1/x402/payments/"+parked, key, nil); status != 200 || p["state"] != "approved" || p["paid_by"] != paidID {
+		t.Fatalf("used grant: %d %v", status, p)
+	}
+}
+
+// A grant not used within its lifetime lapses: the parked payment reads
+// expired (and is listed so), and the grant no longer pays.
+func TestIssue23X402GrantLapses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{Price: 1_000_000, PremiumPrice: 1_000_000})
+	id, _ := e.x402Agent(map[string]any{"approval_threshold_usdc": 1}, 5_000_000)
+	_, key := e.agentKey()
+	agent := *e
+	agent.key = key
+	status, body, _ := agent.pay(id, seller.Challenge(t, x402test.Weather), nil, nil)
+	if status != 202 {
+		t.Fatalf("pay at the threshold: %d %v", status, body)
+	}
+	apID, parked := body["approval_id"].(string), body["payment_id"].(string)
+	if status, a := e.approve(apID, e.key, nil); status != 200 {
+		t.Fatalf("approve: %d %v", status, a)
+	}
+	e.backdateDecision(apID, 14*time.Minute)
+	if status, p := e.do("GET", "/api/public/v1/x402/payments/"+parked, key, nil); status != 200 || p["state"] != "approved" || p["paid_by"] != nil {
+		t.Fatalf("within the grant: %d %v", status, p)
+	}
+	e.backdateDecision(apID, 2*time.Minute) // 16 minutes ago
+	if status, p := e.do("GET", "/api/public/v1/x402/payments/"+parked, key, nil); status != 200 || p["state"] != "expired" || p["paid_by"] != nil {
+		t.Fatalf("lapsed: %d %v", status, p)
+	}
+	if status, l := e.do("GET", "/api/public/v1/x402/payments?state=expired", key, nil); status != 200 || len(l["payments"].([]any)) != 1 {
+		t.Fatalf("listed expired: %d %v", status, l)
+	}
+	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Weather), map[string]any{"approval_id": apID}, nil)
+	if status != 422 || !strings.Contains(body["error"].(string), "more than 15m0s ago") {
+		t.Fatalf("a lapsed grant: %d %v", status, body)
+	}
+	if n := e.countRows("x402_payments"); n != 0 {
+		t.Fatalf("%d payments signed", n)
+	}
+}
+
+// backdateDecision moves the approval's decision back by d.
+func (e *env) backdateDecision(apID string, d time.Duration) {
+	e.t.Helper()
+	aid, ok := approval.ParseID(apID)
+	if !ok {
+		e.t.Fatalf("approval id %q", apID)
+	}
+	if _, err := e.db.ExecContext(context.Background(), "UPDATE approvals SET decided_at = decided_at - ? * interval '1 second' WHERE id = ?",
+		int(d/time.Second), aid); err != nil {
+		e.t.Fatal(err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -19,8 +20,10 @@ var ErrX402NotFound = errors.New("x402 payment not found")
 
 // X402View is an x402 payment as the API reads it: a signed payment
 // (signed, settled, expired, failed) or a pay request parked for approval
-// (pending_approval, approved: granted and not yet paid, rejected: the
-// approval was rejected or expired). Its id is its pay request's.
+// (pending_approval; approved: granted, PaidBy names the payment that
+// redeemed it once it did; expired: granted but not redeemed within
+// approval.GrantLifetime; rejected: the approval was rejected or
+// expired). Its id is its pay request's.
 type X402View struct {
 	ID            uuid.UUID     `bun:"id"`
 	AccountID     uuid.UUID     `bun:"account_id"`
@@ -33,23 +36,27 @@ type X402View struct {
 	Error         *string       `bun:"error"`
 	ApprovalID    uuid.NullUUID `bun:"approval_id"`
 	GrantApproval uuid.NullUUID `bun:"grant_approval_id"`
+	PaidBy        uuid.NullUUID `bun:"paid_by"`
 	CreatedAt     time.Time     `bun:"created_at"`
 	UpdatedAt     time.Time     `bun:"updated_at"`
 }
 
-// x402ViewQuery reads views: signed payments and parked pay requests.
-const x402ViewQuery = `SELECT * FROM (SELECT r.id, r.account_id, r.wallet_id, r.amount_micros, r.to_address AS pay_to, r.x402,
+// x402ViewQuery reads views: signed payments and parked pay requests. A
+// grant's lapse is read on the database's clock, as checkGrant decides it.
+var x402ViewQuery = fmt.Sprintf(`SELECT * FROM (SELECT r.id, r.account_id, r.wallet_id, r.amount_micros, r.to_address AS pay_to, r.x402,
 		r.created_at, COALESCE(p.updated_at, a.decided_at, r.created_at) AS updated_at,
 		p.signature, p.error, a.id AS approval_id,
-		(r.x402 ->> 'approval_id')::uuid AS grant_approval_id,
+		(r.x402 ->> 'approval_id')::uuid AS grant_approval_id, g.id AS paid_by,
 		CASE WHEN p.id IS NOT NULL THEN p.state
 			WHEN a.status IN ('pending', 'signing') THEN 'pending_approval'
+			WHEN a.status = 'sent' AND g.id IS NULL AND a.decided_at + interval '%d seconds' <= now() THEN 'expired'
 			WHEN a.status = 'sent' THEN 'approved'
 			ELSE 'rejected' END AS state
 	FROM send_requests AS r
 	LEFT JOIN x402_payments AS p ON p.id = r.id
 	LEFT JOIN approvals AS a ON a.request_id = r.id
-	WHERE r.x402 IS NOT NULL AND (p.id IS NOT NULL OR a.id IS NOT NULL)) AS v`
+	LEFT JOIN x402_payments AS g ON g.approval_id = a.id
+	WHERE r.x402 IS NOT NULL AND (p.id IS NOT NULL OR a.id IS NOT NULL)) AS v`, int(approval.GrantLifetime/time.Second))
 
 // GetX402 is the account's x402 payment id (ErrX402NotFound otherwise).
 func GetX402(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (X402View, error) {

@@ -2427,6 +2427,12 @@ export interface components {
              */
             network: string;
             /**
+             * Format: uuid
+             * @description When approved and the grant was used: the payment that used it (its id); else null.
+             * @example 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d
+             */
+            paid_by: string | null;
+            /**
              * @description The seller's address.
              * @example 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
              */
@@ -2442,7 +2448,7 @@ export interface components {
              */
             signature: string | null;
             /**
-             * @description signed: handed to the agent, its amount reserved until the chain says; settled: landed (signature); expired: its blockhash expired before the seller settled it, reservation released; failed: landed failed on chain, nothing spent; pending_approval: waits for a human; approved: granted, to be paid with approval_id; rejected: the approval was rejected or expired.
+             * @description signed: handed to the agent, its amount reserved until the chain says; settled: landed (signature); expired: its blockhash expired before the seller settled it (reservation released), or, for a parked payment, its grant lapsed unused; failed: landed failed on chain, nothing spent; pending_approval: waits for a human; approved: granted, to be paid with approval_id within 15 minutes of the decision (paid_by names the payment once it is); rejected: the approval was rejected or expired.
              * @example settled
              * @enum {string}
              */
