@@ -144,20 +144,26 @@ const day = (v: unknown) => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test
 const oneOf = <T extends string>(v: unknown, allowed: readonly T[]) => (allowed.includes(v as T) ? (v as T) : undefined);
 
 // The pages as routes: each reads its session, params and search itself.
+// An id that is not one (the API's forms) shows the overview, as any unknown path.
+const APPROVAL_ID = /^ap_[0-9a-f-]+$/;
+const UUID = /^[0-9a-f-]{36}$/;
 function Home() {
   return <OverviewPage session={useSession()} pending={usePending().pending} />;
 }
 function Approval() {
   const { id } = useParams({ from: '/approvals/$id' });
-  return <ApprovalPage key={id} id={id} session={useSession()} />;
+  const session = useSession();
+  return APPROVAL_ID.test(id) ? <ApprovalPage key={id} id={id} session={session} /> : <Home />;
 }
 function Wallet() {
   const { id } = useParams({ from: '/wallets/$id' });
-  return <WalletPage key={id} id={id} session={useSession()} />;
+  const session = useSession();
+  return UUID.test(id) ? <WalletPage key={id} id={id} session={session} /> : <Home />;
 }
 function Endpoint() {
   const { id } = useParams({ from: '/webhooks/$id' });
-  return <WebhookPage key={id} id={id} session={useSession()} />;
+  const session = useSession();
+  return UUID.test(id) ? <WebhookPage key={id} id={id} session={session} /> : <Home />;
 }
 function Wallets() {
   return <WalletsPage session={useSession()} />;

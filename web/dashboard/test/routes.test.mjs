@@ -61,15 +61,18 @@ test('the approvals tab is in the URL, and back returns to the other tab', async
   await p.context().close();
 });
 
-test('values the page does not know leave the URL; an unknown path shows the overview', async () => {
+test('values the page does not know leave the URL; an unknown path or id shows the overview', async () => {
   const p = await page(viewer);
   await signIn(p);
   await p.goto(`${BASE}/dashboard/transactions?status=bogus&since=yesterday&until=2026-01-31`);
   await eventually('the URL cleaned', async () => path(p) === '/dashboard/transactions?until=2026-01-31');
   assert.equal(await p.getByLabel('Status').inputValue(), '');
   assert.equal(await p.getByLabel('Until').inputValue(), '2026-01-31');
-  await p.goto(`${BASE}/dashboard/no/such/page`);
-  await p.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  for (const unknown of ['/no/such/page', '/wallets/not-a-wallet', '/approvals/42']) {
+    await p.goto(`${BASE}/dashboard${unknown}`);
+    await p.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await p.getByRole('navigation', { name: 'Main' }).waitFor();
+  }
   await p.context().close();
 });
 
