@@ -8,5 +8,12 @@ export default defineConfig({
     outDir: '../../internal/dashboard/dist/app',
     emptyOutDir: true,
     sourcemap: false,
+    rolldownOptions: {
+      // TanStack Query's "use client" directives are for React server
+      // components; this app renders only in the browser.
+      onwarn(warning, warn) {
+        if (warning.code !== 'MODULE_LEVEL_DIRECTIVE') warn(warning);
+      },
+    },
   },
 });

@@ -1,6 +1,9 @@
 import { useEffect, useState } from 'react';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useNavigate, useSearch } from '@tanstack/react-router';
 import { type Analytics, getAnalytics } from './api';
 import { errorText, usdc } from './format';
+import { keys } from './queries';
 
 const COLORS = ['#0b57d0', '#2e7d32', '#b3261e', '#7a4100', '#6a1b9a', '#00838f', '#5d4037', '#455a64'];
 
@@ -13,25 +16,24 @@ function duration(s: number | null): string {
 
 /** AnalyticsPage charts the account's spend, approvals and blocks, each beside its table. */
 export function AnalyticsPage() {
-  const [range, setRange] = useState({ from: '', to: '' });
+  // The range is in the URL (?from=…&to=…); none is the API's default (the last 30 days).
+  const search = useSearch({ from: '/analytics' });
+  const range = { from: search.from ?? '', to: search.to ?? '' };
+  const navigate = useNavigate({ from: '/analytics' });
+  const setRange = (r: { from: string; to: string }) => navigate({ search: { from: r.from || undefined, to: r.to || undefined } });
   const [draft, setDraft] = useState(range);
-  const [data, setData] = useState<Analytics | null>(null);
-  const [error, setError] = useState('');
-
+  // Another range's report stays shown until this one's arrives.
+  const read = useQuery({
+    queryKey: keys.analytics(range.from, range.to),
+    queryFn: () => getAnalytics(range.from, range.to),
+    placeholderData: keepPreviousData,
+  });
+  const data = read.data ?? null;
+  const error = read.error ? errorText(read.error) : '';
+  // The form shows the range the API answered for (its defaults filled in).
   useEffect(() => {
-    let live = true;
-    setError('');
-    getAnalytics(range.from, range.to)
-      .then((d) => {
-        if (!live) return;
-        setData(d);
-        setDraft({ from: d.from, to: d.to });
-      })
-      .catch((e) => live && setError(errorText(e)));
-    return () => {
-      live = false;
-    };
-  }, [range]);
+    if (data) setDraft({ from: data.from, to: data.to });
+  }, [data]);
 
   return (
     <main className="wide">

@@ -1,9 +1,10 @@
-import { useEffect, useState } from 'react';
+import { createContext, useContext, useEffect, useState } from 'react';
+import { Link, Outlet, RouterProvider, createRootRoute, createRoute, createRouter, useParams } from '@tanstack/react-router';
 import { ApiError, type Session, getSession, setCSRF, signOut, switchAccount } from './api';
 import { ApprovalPage } from './ApprovalPage';
 import { AnalyticsPage } from './AnalyticsPage';
 import { AuditPage } from './AuditPage';
-import { Inbox, Link, usePending } from './Inbox';
+import { Inbox, usePending } from './Inbox';
 import { KeysPage } from './KeysPage';
 import { OverviewPage } from './OverviewPage';
 import { SignIn } from './SignIn';
@@ -12,8 +13,15 @@ import { UsersPage } from './UsersPage';
 import { WalletPage } from './WalletPage';
 import { WalletsPage } from './WalletsPage';
 import { WebhookPage, WebhooksPage } from './WebhooksPage';
-import { usePath } from './router';
 import { errorText } from './format';
+import { queryClient } from './queries';
+
+/** Signed is the signed-in person's session and what changes it, for the pages. */
+type Signed = { session: Session; adopt: (s: Session) => void; signedOut: () => void };
+const SignedContext = createContext<Signed | null>(null);
+const useSigned = () => useContext(SignedContext)!;
+/** useSession is the signed-in person's session. */
+export const useSession = () => useSigned().session;
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
@@ -23,19 +31,31 @@ export function App() {
       .catch(() => setSession(null));
   }, []);
 
+  // A new session (a sign-in, another account) starts from an empty cache:
+  // nothing read for the other account stays on screen.
   function adopt(s: Session) {
+    queryClient.clear();
     setCSRF(s.csrf_token);
     setSession(s);
+  }
+  function signedOut() {
+    queryClient.clear();
+    setSession(null);
   }
 
   if (session === undefined) return <p className="loading">Loading…</p>;
   if (session === null) return <SignIn onSignedIn={adopt} />;
-  // Keyed by the account: a switch drops every list of the other account.
-  return <Signed key={session.account_id} session={session} adopt={adopt} onSignedOut={() => setSession(null)} />;
+  // Keyed by the account: a switch drops every page of the other account.
+  return (
+    <SignedContext.Provider key={session.account_id} value={{ session, adopt, signedOut }}>
+      <RouterProvider router={router} />
+    </SignedContext.Provider>
+  );
 }
 
-function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: Session) => void; onSignedOut: () => void }) {
-  const path = usePath();
+/** Shell is every page's frame: the navigation, the network, the account and the page. */
+function Shell() {
+  const { session, adopt, signedOut: onSignedOut } = useSigned();
   const { pending, error } = usePending();
   const [failure, setFailure] = useState('');
   useEffect(() => {
@@ -62,14 +82,11 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
     }
   }
 
-  const approval = path.match(/^\/approvals\/(ap_[0-9a-f-]+)$/);
-  const wallet = path.match(/^\/wallets\/([0-9a-f-]{36})$/);
-  const endpoint = path.match(/^\/webhooks\/([0-9a-f-]{36})$/);
   return (
     <>
       <header className={session.network === 'mainnet' ? 'live' : 'test'}>
         <nav aria-label="Main">
-          <Link to="/">Overview</Link>
+          <Link to="/" activeOptions={{ exact: true }}>Overview</Link>
           <Link to="/approvals">
             Approvals <span className="count" aria-label="pending approvals">{pending ? pending.length : '…'}</span>
           </Link>
@@ -110,31 +127,135 @@ function Signed({ session, adopt, onSignedOut }: { session: Session; adopt: (s: 
           {failure}
         </p>
       )}
-      {approval ? (
-        <ApprovalPage key={approval[1]} id={approval[1]} session={session} />
-      ) : wallet ? (
-        <WalletPage key={wallet[1]} id={wallet[1]} session={session} />
-      ) : endpoint ? (
-        <WebhookPage key={endpoint[1]} id={endpoint[1]} session={session} />
-      ) : path === '/approvals' ? (
-        <Inbox pending={pending} error={error} />
-      ) : path === '/wallets' ? (
-        <WalletsPage session={session} />
-      ) : path === '/webhooks' ? (
-        <WebhooksPage session={session} />
-      ) : path === '/transactions' ? (
-        <TransactionsPage session={session} />
-      ) : path === '/audit' ? (
-        <AuditPage />
-      ) : path === '/analytics' ? (
-        <AnalyticsPage />
-      ) : path === '/keys' ? (
-        <KeysPage session={session} />
-      ) : path === '/users' ? (
-        <UsersPage session={session} />
-      ) : (
-        <OverviewPage session={session} pending={pending} />
-      )}
+      <Outlet />
     </>
   );
+}
+
+// The routes, under /dashboard/ (where the api binary serves index.html
+// for every path, so a deep link opens its page). Search parameters are
+// the pages' state: filters and the selected tab live in the URL.
+
+/** text is a search parameter's value, or undefined when absent or empty. */
+const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
+/** day is a YYYY-MM-DD search parameter, or undefined. */
+const day = (v: unknown) => (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v) ? v : undefined);
+/** oneOf is a search parameter among the values allowed, or undefined. */
+const oneOf = <T extends string>(v: unknown, allowed: readonly T[]) => (allowed.includes(v as T) ? (v as T) : undefined);
+
+// The pages as routes: each reads its session, params and search itself.
+// An id that is not one (the API's forms) shows the overview, as any unknown path.
+const APPROVAL_ID = /^ap_[0-9a-f-]+$/;
+const UUID = /^[0-9a-f-]{36}$/;
+function Home() {
+  return <OverviewPage session={useSession()} pending={usePending().pending} />;
+}
+function Approval() {
+  const { id } = useParams({ from: '/approvals/$id' });
+  const session = useSession();
+  return APPROVAL_ID.test(id) ? <ApprovalPage key={id} id={id} session={session} /> : <Home />;
+}
+function Wallet() {
+  const { id } = useParams({ from: '/wallets/$id' });
+  const session = useSession();
+  return UUID.test(id) ? <WalletPage key={id} id={id} session={session} /> : <Home />;
+}
+function Endpoint() {
+  const { id } = useParams({ from: '/webhooks/$id' });
+  const session = useSession();
+  return UUID.test(id) ? <WebhookPage key={id} id={id} session={session} /> : <Home />;
+}
+function Wallets() {
+  return <WalletsPage session={useSession()} />;
+}
+function Transactions() {
+  return <TransactionsPage session={useSession()} />;
+}
+function Webhooks() {
+  return <WebhooksPage session={useSession()} />;
+}
+function Keys() {
+  return <KeysPage session={useSession()} />;
+}
+function Users() {
+  return <UsersPage session={useSession()} />;
+}
+
+const root = createRootRoute({
+  component: Shell,
+  // An unknown path shows the overview, as the dashboard's home.
+  notFoundComponent: Home,
+});
+
+// Each route is a constant: inline in addChildren, its path would lose its literal type.
+const child = { getParentRoute: () => root };
+const overview = createRoute({ ...child, path: '/', component: Home });
+const approvals = createRoute({
+  ...child,
+  path: '/approvals',
+  validateSearch: (s: Record<string, unknown>): { tab?: 'decided' } => ({ tab: oneOf(s.tab, ['decided'] as const) }),
+  component: Inbox,
+});
+const approval = createRoute({ ...child, path: '/approvals/$id', component: Approval });
+const wallets = createRoute({
+  ...child,
+  path: '/wallets',
+  validateSearch: (s: Record<string, unknown>): { q?: string } => ({ q: text(s.q)?.trim() }),
+  component: Wallets,
+});
+const wallet = createRoute({ ...child, path: '/wallets/$id', component: Wallet });
+const transactions = createRoute({
+  ...child,
+  path: '/transactions',
+  validateSearch: (s: Record<string, unknown>): { wallet_id?: string; status?: 'pending' | 'confirmed' | 'failed'; since?: string; until?: string } => ({
+    wallet_id: text(s.wallet_id),
+    status: oneOf(s.status, ['pending', 'confirmed', 'failed'] as const),
+    since: day(s.since),
+    until: day(s.until),
+  }),
+  component: Transactions,
+});
+const webhooks = createRoute({ ...child, path: '/webhooks', component: Webhooks });
+const webhook = createRoute({
+  ...child,
+  path: '/webhooks/$id',
+  validateSearch: (s: Record<string, unknown>): { status?: 'pending' | 'succeeded' | 'failed' } => ({
+    status: oneOf(s.status, ['pending', 'succeeded', 'failed'] as const),
+  }),
+  component: Endpoint,
+});
+const audit = createRoute({
+  ...child,
+  path: '/audit',
+  validateSearch: (s: Record<string, unknown>): { action?: string; target?: string } => ({ action: text(s.action)?.trim(), target: text(s.target)?.trim() }),
+  component: AuditPage,
+});
+const analytics = createRoute({
+  ...child,
+  path: '/analytics',
+  validateSearch: (s: Record<string, unknown>): { from?: string; to?: string } => ({ from: day(s.from), to: day(s.to) }),
+  component: AnalyticsPage,
+});
+const apiKeys = createRoute({ ...child, path: '/keys', component: Keys });
+const users = createRoute({ ...child, path: '/users', component: Users });
+
+const routeTree = root.addChildren([overview, approvals, approval, wallets, wallet, transactions, webhooks, webhook, audit, analytics, apiKeys, users]);
+
+/** search is the URL's query as plain strings (no JSON), so links stay readable: ?status=failed&since=2026-01-31. */
+const search = {
+  parse: (s: string) => Object.fromEntries(new URLSearchParams(s)),
+  stringify: (o: Record<string, unknown>) => {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(o)) if (v !== undefined && v !== '') q.set(k, String(v));
+    const t = q.toString();
+    return t ? `?${t}` : '';
+  },
+};
+
+export const router = createRouter({ routeTree, basepath: '/dashboard', parseSearch: search.parse, stringifySearch: search.stringify });
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: typeof router;
+  }
 }

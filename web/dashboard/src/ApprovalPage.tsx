@@ -1,37 +1,45 @@
 import { useState } from 'react';
-import { type Session, approve, getApproval, getContext, reject } from './api';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
+import { type Approval, type Session, approve, getApproval, getContext, reject } from './api';
 import { actor, countdown, errorText, usdc, when, explorer } from './format';
-import { Link } from './Inbox';
-import { usePoll } from './poll';
+import { invalidate, keys, poll, queryClient } from './queries';
+
+type Loaded = { approval: Approval; context: Awaited<ReturnType<typeof getContext>>; at: number };
 
 export function ApprovalPage({ id, session }: { id: string; session: Session }) {
-  const { data, error: loadError, set } = usePoll(async () => {
-    const [approval, context] = await Promise.all([getApproval(id), getContext(id)]);
-    return { approval, context, at: Date.now() };
-  }, [id]);
+  const key = keys.approval(id);
+  const { data, error: loadFailure } = useQuery({
+    queryKey: key,
+    queryFn: async (): Promise<Loaded> => {
+      const [approval, context] = await Promise.all([getApproval(id), getContext(id)]);
+      return { approval, context, at: Date.now() };
+    },
+    ...poll(),
+  });
+  const loadError = loadFailure ? errorText(loadFailure) : '';
   const a = data?.approval ?? null;
   const ctx = data?.context ?? null;
   const now = data?.at ?? Date.now();
-  const [failure, setFailure] = useState('');
-  const error = failure || loadError;
   const [note, setNote] = useState('');
   const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
   const canDecide = session.role === 'owner' || session.role === 'approver';
 
-  async function act(kind: 'approve' | 'reject') {
-    setBusy(true);
-    setFailure('');
-    try {
-      const approval = await (kind === 'approve' ? approve(id, note) : reject(id, note));
-      if (data) set({ ...data, approval });
+  // A decision moves money: the page shows the API's answer, never a guess.
+  // Reads started before it are cancelled, so none of them (the approval
+  // still pending) lands after it.
+  const decide = useMutation({
+    mutationFn: (kind: 'approve' | 'reject') => (kind === 'approve' ? approve(id, note) : reject(id, note)),
+    onSuccess: async (approval) => {
+      await queryClient.cancelQueries({ queryKey: key });
+      queryClient.setQueryData<Loaded>(key, (d) => d && { ...d, approval });
       setConfirming(false);
-    } catch (e) {
-      setFailure(errorText(e));
-    } finally {
-      setBusy(false);
-    }
-  }
+    },
+    onSettled: () => invalidate(keys.approvals, keys.transactions, keys.balances, ['wallet'], ['analytics']),
+  });
+  const busy = decide.isPending;
+  const error = (decide.error ? errorText(decide.error) : '') || loadError;
+  const act = (kind: 'approve' | 'reject') => decide.mutate(kind);
 
   if (!a) {
     return <main>{error ? <p className="error">{error}</p> : <p>Loading…</p>}</main>;

@@ -1,7 +1,9 @@
 import { useEffect, useState } from 'react';
-import { type AuditVerification, listAudit, verifyAudit } from './api';
-import { useCursorList } from './cursor';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { useNavigate, useSearch } from '@tanstack/react-router';
+import { listAudit, verifyAudit } from './api';
 import { actor, errorText, when } from './format';
+import { cursorPages, keys } from './queries';
 
 // Suggestions for the action filter; the API refuses an unknown one with
 // the full list, which the page shows.
@@ -17,32 +19,31 @@ const ACTIONS = [
 
 /** AuditPage lists the account's audit log, newest first, with the chain's state. */
 export function AuditPage() {
-  const [filter, setFilter] = useState({ action: '', target: '' });
+  // The filter is in the URL (?action=…&target=…): a link is the filtered log.
+  const search = useSearch({ from: '/audit' });
+  const filter = { action: search.action ?? '', target: search.target ?? '' };
+  const navigate = useNavigate({ from: '/audit' });
+  const setFilter = (f: { action: string; target: string }) => navigate({ search: { action: f.action || undefined, target: f.target || undefined } });
   const [draft, setDraft] = useState(filter);
-  const {
-    items: entries,
-    error,
-    more,
-    hasMore,
-  } = useCursorList(async (cursor?: string) => {
-    const p = await listAudit(filter, cursor);
-    return { items: p.entries, next: p.next_cursor };
-  }, [filter]);
-  const [chain, setChain] = useState<AuditVerification | null>(null);
-  const [chainError, setChainError] = useState('');
-  const [open, setOpen] = useState<string | null>(null);
-
-  async function verify() {
-    setChainError('');
-    try {
-      setChain(await verifyAudit());
-    } catch (e) {
-      setChainError(errorText(e));
-    }
-  }
+  // Back and forward change the filter: the form follows.
   useEffect(() => {
-    void verify();
-  }, []);
+    setDraft(filter);
+  }, [filter.action, filter.target]);
+  const list = useInfiniteQuery({
+    queryKey: keys.audit(filter),
+    queryFn: ({ pageParam }) => listAudit(filter, pageParam),
+    ...cursorPages,
+  });
+  const entries = list.data ? list.data.pages.flatMap((p) => p.entries) : null;
+  const error = list.error ? errorText(list.error) : '';
+  const hasMore = list.hasNextPage;
+  // One "more" at a time: a double click asks once.
+  const more = () => !list.isFetchingNextPage && list.fetchNextPage();
+  const verification = useQuery({ queryKey: keys.auditChain, queryFn: verifyAudit });
+  const chain = verification.data ?? null;
+  const chainError = verification.error ? errorText(verification.error) : '';
+  const verify = () => verification.refetch();
+  const [open, setOpen] = useState<string | null>(null);
 
   return (
     <main>

@@ -1,43 +1,35 @@
 import { useEffect, useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type Approval, listApprovals } from './api';
-import { actor, countdown, short, usdc, when } from './format';
-import { usePoll } from './poll';
-import { BASE, navigate } from './router';
+import { actor, countdown, errorText, short, usdc, when } from './format';
+import { keys, poll } from './queries';
 
 /** usePending keeps the pending approvals fresh (the inbox and its count). */
 export function usePending(): { pending: Approval[] | null; error: string } {
-  const { data, error } = usePoll(async () => (await listApprovals('pending')).approvals, []);
-  return { pending: data, error };
+  const { data, error } = useQuery({ queryKey: keys.pending, queryFn: async () => (await listApprovals('pending')).approvals, ...poll() });
+  return { pending: data ?? null, error: error ? errorText(error) : '' };
 }
 
-function Link({ to, children }: { to: string; children: React.ReactNode }) {
-  return (
-    <a
-      href={BASE + to}
-      onClick={(e) => {
-        if (e.metaKey || e.ctrlKey || e.shiftKey) return;
-        e.preventDefault();
-        navigate(to);
-      }}
-    >
-      {children}
-    </a>
-  );
-}
-
-export function Inbox({ pending, error }: { pending: Approval[] | null; error: string }) {
-  const [tab, setTab] = useState<'pending' | 'decided'>('pending');
-  const { data: decided } = usePoll(
-    async () => (tab === 'decided' ? (await listApprovals()).approvals.filter((a) => a.status !== 'pending') : null),
-    [tab],
-  );
+export function Inbox() {
+  const { pending, error } = usePending();
+  // The tab is in the URL (?tab=decided): a link opens it, and back returns to the other.
+  const tab = useSearch({ from: '/approvals' }).tab ?? 'pending';
+  const navigate = useNavigate({ from: '/approvals' });
+  const setTab = (t: 'pending' | 'decided') => navigate({ search: t === 'decided' ? { tab: t } : {} });
+  const { data: decided } = useQuery({
+    queryKey: keys.decided,
+    queryFn: async () => (await listApprovals()).approvals.filter((a) => a.status !== 'pending'),
+    enabled: tab === 'decided',
+    ...poll(),
+  });
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), 30000);
     return () => clearInterval(t);
   }, []);
 
-  const list = tab === 'pending' ? pending : decided;
+  const list = tab === 'pending' ? pending : (decided ?? null);
   return (
     <main>
       <h1>Approvals</h1>
@@ -73,7 +65,7 @@ export function Inbox({ pending, error }: { pending: Approval[] | null; error: s
                   </>
                 )}
               </div>
-              <Link to={`/approvals/${a.id}`}>{a.status === 'pending' ? 'Review' : 'Details'}</Link>
+              <Link to="/approvals/$id" params={{ id: a.id }}>{a.status === 'pending' ? 'Review' : 'Details'}</Link>
             </li>
           ))}
         </ul>
@@ -81,5 +73,3 @@ export function Inbox({ pending, error }: { pending: Approval[] | null; error: s
     </main>
   );
 }
-
-export { Link };

@@ -1,6 +1,8 @@
-import { useEffect, useState } from 'react';
-import { type Key, type NewKey, type Session, createKey, listKeys, listWalletLabels, revokeKey, rotateKey } from './api';
+import { useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { type NewKey, type Session, createKey, listKeys, listWalletLabels, revokeKey, rotateKey } from './api';
 import { actor, errorText, when } from './format';
+import { invalidate, keys as cache } from './queries';
 import { ShownOnce } from './ShownOnce';
 
 /** Shown shows a new key once; it is never shown again. */
@@ -17,28 +19,18 @@ function Shown({ created, onDone }: { created: NewKey; onDone: () => void }) {
 /** KeysPage lists the account's API keys; owners create, rotate and revoke them. */
 export function KeysPage({ session }: { session: Session }) {
   const owner = session.role === 'owner';
-  const [keys, setKeys] = useState<Key[] | null>(null);
-  const [wallets, setWallets] = useState<{ id: string; label: string }[]>([]);
-  const [error, setError] = useState('');
+  const list = useQuery({ queryKey: cache.apiKeys, queryFn: async () => (await listKeys()).keys });
+  const keys = list.data ?? null;
+  const { data: wallets = [] } = useQuery({ queryKey: cache.walletLabels, queryFn: listWalletLabels });
+  const [failure, setError] = useState('');
+  const error = failure || (list.error ? errorText(list.error) : '');
   const [role, setRole] = useState<'agent' | 'admin'>('agent');
   const [label, setLabel] = useState('');
   const [scope, setScope] = useState<string[]>([]);
   const [created, setCreated] = useState<NewKey | null>(null);
   const [confirm, setConfirm] = useState<{ id: string; what: 'rotate' | 'revoke' } | null>(null);
 
-  async function load() {
-    try {
-      setKeys((await listKeys()).keys);
-    } catch (e) {
-      setError(errorText(e));
-    }
-  }
-  useEffect(() => {
-    void load();
-    listWalletLabels()
-      .then(setWallets)
-      .catch(() => undefined);
-  }, []);
+  const load = () => invalidate(cache.apiKeys);
 
   async function act(what: () => Promise<NewKey | unknown>) {
     setError('');

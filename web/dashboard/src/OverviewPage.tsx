@@ -1,8 +1,10 @@
-import { useEffect, useRef, useState } from 'react';
-import { type Agent, type Analytics, type Approval, type Balance, type Session, type Transaction, listAgents, listTransactions } from './api';
-import { type FeePayer, eachLimited, fundFeePayer, getBalance, getDaySpend, getFeePayer, setFeePayer } from './api-overview';
-import { Link } from './Inbox';
+import { useState } from 'react';
+import { type UseQueryResult, useQueries, useQuery } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
+import { type Agent, type Analytics, type Approval, type Balance, type Session, listAgents, listTransactions } from './api';
+import { type FeePayer, fundFeePayer, getBalance, getDaySpend, getFeePayer, limited, setFeePayer } from './api-overview';
 import { errorText, short, usdc, when } from './format';
+import { invalidate, keys, poll, queryClient } from './queries';
 import './overview.css';
 
 /**
@@ -36,85 +38,67 @@ const amount = (n: number, digits = 6) => n.toLocaleString('en-US', { maximumFra
 /** sol shows whole lamports (9 decimals), so a tiny balance never rounds to 0. */
 const sol = (n: number) => `${amount(n, 9)} SOL`;
 
-/** keep is the next Loaded after a read: new data, or the last data with the failure. */
-function keep<T, R>(prev: Loaded<T>, r: PromiseSettledResult<R>, pick: (v: R) => T): Loaded<T> {
-  return r.status === 'fulfilled' ? { data: pick(r.value), error: '' } : { data: prev.data, error: errorText(r.reason) };
-}
+/** loaded is a read as the page shows it: the last data, and the latest read's failure. */
+const loaded = <T,>(r: UseQueryResult<T>): Loaded<T> => ({ data: r.data ?? null, error: r.error ? errorText(r.error) : '' });
+
+/** readBalance reads one wallet's balance, BALANCE_CONCURRENCY at most at a time. */
+const readBalance = limited(BALANCE_CONCURRENCY, getBalance);
 
 /**
- * useOverview loads the wallets, today's spend and the newest transactions
- * every REFRESH_MS (not while the tab is hidden), then the wallets'
- * balances a few at a time; refresh() starts a round now.
+ * useOverview keeps the wallets, today's spend, the newest transactions and
+ * the fee payer fresh every REFRESH_MS (not while the tab is hidden), and
+ * each wallet's balance at a pace that keeps many wallets under the rate
+ * limit; refresh() reads the lists now, and the balances whose last read failed.
  */
 function useOverview() {
-  const [wallets, setWallets] = useState<Loaded<{ agents: Agent[]; more: boolean }>>({ data: null, error: '' });
-  const [spend, setSpend] = useState<Loaded<Analytics>>({ data: null, error: '' });
-  const [txs, setTxs] = useState<Loaded<Transaction[]>>({ data: null, error: '' });
-  const [feePayer, setFeePayerState] = useState<Loaded<FeePayer>>({ data: null, error: '' });
-  const [balances, setBalances] = useState<Map<string, BalanceRead>>(new Map());
-  const [updated, setUpdated] = useState<Date | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [kick, setKick] = useState(0);
-  const read = useRef({ at: 0, ids: new Set<string>(), failed: new Set<string>() });
+  const today = new Date().toISOString().slice(0, 10);
+  const wallets = useQuery({
+    queryKey: keys.newestWallets,
+    queryFn: async () => {
+      const r = await listAgents('', undefined, WALLETS_SHOWN);
+      return { agents: r.agents, more: !!r.next_cursor };
+    },
+    ...poll(REFRESH_MS, false),
+  });
+  const spend = useQuery({ queryKey: keys.analytics(today, today), queryFn: () => getDaySpend(today), ...poll(REFRESH_MS) });
+  const txs = useQuery({
+    queryKey: keys.recentTransactions,
+    queryFn: async () => (await listTransactions({}, undefined, TRANSACTIONS_SHOWN)).transactions,
+    ...poll(REFRESH_MS),
+  });
+  // The fee payer's SOL is a chain read: polled whatever the event stream says.
+  const feePayer = useQuery({ queryKey: keys.feePayer, queryFn: getFeePayer, ...poll(REFRESH_MS, false) });
 
-  useEffect(() => {
-    let live = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const round = async (all: boolean) => {
-      setBusy(true);
-      const today = new Date().toISOString().slice(0, 10);
-      const [a, s, t, f] = await Promise.allSettled([
-        listAgents('', undefined, WALLETS_SHOWN),
-        getDaySpend(today),
-        listTransactions({}, undefined, TRANSACTIONS_SHOWN),
-        getFeePayer(),
-      ]);
-      if (!live) return;
-      setFeePayerState((prev) => keep(prev, f, (v) => v));
-      setWallets((prev) => keep(prev, a, (v) => ({ agents: v.agents, more: !!v.next_cursor })));
-      setSpend((prev) => keep(prev, s, (v) => v));
-      setTxs((prev) => keep(prev, t, (v) => v.transactions));
-      if (a.status === 'fulfilled') {
-        // All balances when due; else only wallets never read (a new one
-        // shows at once) or whose last read failed: a Refresh click does
-        // not get past the pacing.
-        const ids = a.value.agents.map((w) => w.id);
-        const every = Math.max(REFRESH_MS, (ids.length * 60_000) / BALANCE_READS_PER_MINUTE);
-        const due = all || Date.now() - read.current.at >= every - 1000;
-        if (due) read.current.at = Date.now();
-        await eachLimited(
-          due ? ids : ids.filter((id) => !read.current.ids.has(id) || read.current.failed.has(id)),
-          BALANCE_CONCURRENCY,
-          getBalance,
-          (id, r) => {
-            if (!live) return;
-            read.current.ids.add(id);
-            if (r.status === 'fulfilled') read.current.failed.delete(id);
-            else read.current.failed.add(id);
-            setBalances((m) =>
-              new Map(m).set(id, r.status === 'fulfilled' ? { balance: r.value, error: '' } : { balance: m.get(id)?.balance ?? null, error: errorText(r.reason) }),
-            );
-          },
-          () => live,
-        );
-      }
-      if (!live) return;
-      setUpdated(new Date());
-      setBusy(false);
-    };
-    const loop = async (first: boolean) => {
-      // Only the page's first round reads every balance regardless.
-      if (first || !document.hidden) await round(first && kick === 0);
-      if (live) timer = setTimeout(() => loop(false), REFRESH_MS);
-    };
-    loop(true);
-    return () => {
-      live = false;
-      clearTimeout(timer);
-    };
-  }, [kick]);
+  // Chain reads, one a wallet: all of them within a minute stay under BALANCE_READS_PER_MINUTE.
+  const ids = wallets.data?.agents.map((a) => a.id) ?? [];
+  const pace = Math.max(REFRESH_MS, (ids.length * 60_000) / BALANCE_READS_PER_MINUTE);
+  const reads = useQueries({
+    queries: ids.map((id) => ({ queryKey: keys.balance(id), queryFn: () => readBalance(id), ...poll(pace, false), staleTime: pace })),
+  });
+  const balances = new Map<string, BalanceRead>();
+  reads.forEach((r, i) => {
+    if (r.status !== 'pending') balances.set(ids[i], { balance: r.data ?? null, error: r.error ? errorText(r.error) : '' });
+  });
 
-  return { wallets, spend, txs, feePayer, balances, updated, busy, refresh: () => setKick((k) => k + 1) };
+  const lists = [wallets, spend, txs, feePayer];
+  const at = Math.max(...lists.map((r) => Math.max(r.dataUpdatedAt, r.errorUpdatedAt)));
+  const busy = lists.some((r) => r.isFetching) || reads.some((r) => r.isFetching);
+  // A click mid-round starts the lists over; balances keep their pace, but those that failed are read again.
+  const refresh = () => {
+    void invalidate(keys.newestWallets, keys.analytics(today, today), keys.recentTransactions, keys.feePayer);
+    void queryClient.refetchQueries({ queryKey: keys.balances, type: 'active', predicate: (q) => q.state.status === 'error' });
+  };
+
+  return {
+    wallets: loaded(wallets),
+    spend: loaded(spend),
+    txs: loaded(txs),
+    feePayer: loaded(feePayer),
+    balances,
+    updated: at > 0 ? new Date(at) : null,
+    busy,
+    refresh,
+  };
 }
 
 /** OverviewPage is the account at a glance: network, wallets, what waits and what went out. */
@@ -177,7 +161,7 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
                 <ul className="ov-list">
                   {low.map((a) => (
                     <li key={a.id} data-wallet={a.id}>
-                      <Link to={`/wallets/${a.id}`}>{a.label}</Link> <code title={a.pubkey}>{short(a.pubkey)}</code>{' '}
+                      <Link to="/wallets/$id" params={{ id: a.id }}>{a.label}</Link> <code title={a.pubkey}>{short(a.pubkey)}</code>{' '}
                       <strong>{sol(o.balances.get(a.id)?.balance?.sol ?? 0)}</strong>
                     </li>
                   ))}
@@ -276,7 +260,7 @@ function WalletCard({ agent: a, read, spent, sponsored }: { agent: Agent; read: 
   return (
     <li className={`ov-wallet ${a.state}`} data-wallet={a.id}>
       <div className="ov-wallet-top">
-        <Link to={`/wallets/${a.id}`}>{a.label}</Link>
+        <Link to="/wallets/$id" params={{ id: a.id }}>{a.label}</Link>
         <span className={`ov-state ${a.state}`}>{a.state}</span>
       </div>
       <code title={a.pubkey}>{short(a.pubkey)}</code>
@@ -342,7 +326,7 @@ function Pending({ pending }: { pending: Approval[] | null }) {
         <ul className="ov-list">
           {pending.slice(0, APPROVALS_SHOWN).map((a) => (
             <li key={a.id} data-approval={a.id}>
-              <Link to={`/approvals/${a.id}`}>{usdc(a.amount)}</Link> from {a.agent_label} to <code title={a.to}>{short(a.to)}</code>
+              <Link to="/approvals/$id" params={{ id: a.id }}>{usdc(a.amount)}</Link> from {a.agent_label} to <code title={a.to}>{short(a.to)}</code>
               {a.memo && <span className="memo"> “{a.memo}”</span>}
             </li>
           ))}

@@ -1,22 +1,34 @@
 import { useEffect, useState } from 'react';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type Session, type Transaction, listTransactions, listWalletLabels } from './api';
-import { useCursorList } from './cursor';
-import { Link } from './Inbox';
-import { explorer, short, sol, usdc, when } from './format';
+import { errorText, explorer, short, sol, usdc, when } from './format';
+import { cursorPages, keys } from './queries';
 
 type Filter = { wallet_id: string; status: string; since: string; until: string };
 
 /** TransactionsPage lists the account's transactions with filters, newest first. */
 export function TransactionsPage({ session }: { session: Session }) {
-  const [wallets, setWallets] = useState<{ id: string; label: string }[]>([]);
-  const [draft, setDraft] = useState<Filter>({ wallet_id: '', status: '', since: '', until: '' });
-  const [filter, setFilter] = useState<Filter>(draft);
-
+  const { data: wallets = [] } = useQuery({ queryKey: keys.walletLabels, queryFn: listWalletLabels });
+  // The filter is in the URL (?status=…&since=…): a link is the filtered list.
+  const search = useSearch({ from: '/transactions' });
+  const filter: Filter = { wallet_id: search.wallet_id ?? '', status: search.status ?? '', since: search.since ?? '', until: search.until ?? '' };
+  const navigate = useNavigate({ from: '/transactions' });
+  const [draft, setDraft] = useState<Filter>(filter);
+  const filterKey = JSON.stringify(filter);
+  // Back and forward change the filter: the form follows.
   useEffect(() => {
-    listWalletLabels()
-      .then(setWallets)
-      .catch(() => undefined);
-  }, []);
+    setDraft(filter);
+  }, [filterKey]);
+  const setFilter = (f: Filter) =>
+    navigate({
+      search: {
+        wallet_id: f.wallet_id || undefined,
+        status: (f.status || undefined) as Transaction['status'] | undefined,
+        since: f.since || undefined,
+        until: f.until || undefined,
+      },
+    });
 
   // Days are UTC: since is the day's start, until the next day's start.
   const query = (f: Filter) => ({
@@ -26,15 +38,16 @@ export function TransactionsPage({ session }: { session: Session }) {
     until: f.until ? new Date(Date.parse(`${f.until}T00:00:00Z`) + 86400000).toISOString() : '',
   });
 
-  const {
-    items: txs,
-    error,
-    more,
-    hasMore,
-  } = useCursorList(async (cursor?: string) => {
-    const p = await listTransactions(query(filter), cursor);
-    return { items: p.transactions, next: p.next_cursor };
-  }, [filter]);
+  const list = useInfiniteQuery({
+    queryKey: keys.transactionList(query(filter)),
+    queryFn: ({ pageParam }) => listTransactions(query(filter), pageParam),
+    ...cursorPages,
+  });
+  const txs = list.data ? list.data.pages.flatMap((p) => p.transactions) : null;
+  const error = list.error ? errorText(list.error) : '';
+  const hasMore = list.hasNextPage;
+  // One "more" at a time: a double click asks once.
+  const more = () => !list.isFetchingNextPage && list.fetchNextPage();
 
   const name = new Map(wallets.map((w) => [w.id, w.label]));
   return (
@@ -153,7 +166,7 @@ export function TxLinks({ t, network }: { t: Transaction; network: string }) {
       {t.approval_id && (
         <>
           {' · '}
-          <Link to={`/approvals/${t.approval_id}`}>Approval</Link>
+          <Link to="/approvals/$id" params={{ id: t.approval_id }}>Approval</Link>
         </>
       )}
     </>

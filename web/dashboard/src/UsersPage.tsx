@@ -1,29 +1,24 @@
-import { useEffect, useState } from 'react';
-import { type Role, type Session, type User, addUser, changeUser, listUsers, removeUser } from './api';
+import { useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { type Role, type Session, addUser, changeUser, listUsers, removeUser } from './api';
 import { errorText, when } from './format';
+import { invalidate, keys } from './queries';
 
 const ROLES: Role[] = ['owner', 'approver', 'viewer'];
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 
 /** UsersPage lets owners add people by address, change their role and remove them. */
 export function UsersPage({ session }: { session: Session }) {
-  const [users, setUsers] = useState<User[] | null>(null);
-  const [error, setError] = useState('');
+  const list = useQuery({ queryKey: keys.users, queryFn: async () => (await listUsers()).users });
+  const users = list.data ?? null;
+  const [failure, setError] = useState('');
+  const error = failure || (list.error ? errorText(list.error) : '');
   const [address, setAddress] = useState('');
   const [role, setRole] = useState<Role>('approver');
   const [removing, setRemoving] = useState<string | null>(null);
   const owner = session.role === 'owner';
 
-  async function load() {
-    try {
-      setUsers((await listUsers()).users);
-    } catch (e) {
-      setError(errorText(e));
-    }
-  }
-  useEffect(() => {
-    void load();
-  }, []);
+  const load = () => invalidate(keys.users);
 
   async function act(what: () => Promise<unknown>) {
     setError('');

@@ -1,4 +1,6 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
+import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
 import type { Agent, AuditEntry, Balance, Session } from './api';
 import {
   type Policy,
@@ -11,11 +13,10 @@ import {
   walletTransactions,
 } from './api-wallets';
 import { actor, errorText, short, usdc, when } from './format';
-import { Link } from './Inbox';
 import { Diff, PolicyEditor, PolicyView } from './PolicyEditor';
 import { TxLinks, TxStatus } from './TransactionsPage';
 import { amountProblem, changesOf } from './policy-draft';
-import { usePoll } from './poll';
+import { invalidate, keys, poll, queryClient } from './queries';
 import { QR } from './qr';
 import './wallets.css';
 
@@ -58,21 +59,16 @@ function Freeze({ agent, session, onChanged }: { agent: Agent; session: Session;
   const frozen = agent.state === 'frozen';
   const may = frozen ? session.role === 'owner' : session.role === 'owner' || session.role === 'approver';
   const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
-
-  async function act() {
-    setBusy(true);
-    setError('');
-    try {
-      onChanged(await (frozen ? unfreezeAgent(agent.id) : freezeAgent(agent.id)));
+  const change = useMutation({
+    mutationFn: () => (frozen ? unfreezeAgent(agent.id) : freezeAgent(agent.id)),
+    onSuccess: (a) => {
+      onChanged(a);
       setConfirming(false);
-    } catch (e) {
-      setError(errorText(e));
-    } finally {
-      setBusy(false);
-    }
-  }
+    },
+  });
+  const busy = change.isPending;
+  const error = change.error ? errorText(change.error) : '';
+  const act = () => change.mutate();
 
   return (
     <section className="card" aria-label="Freeze">
@@ -112,32 +108,25 @@ function Freeze({ agent, session, onChanged }: { agent: Agent; session: Session;
 /** Fund mints test USDC and airdrops SOL to the wallet; only shown on a local chain. */
 function Fund({ id, onFunded }: { id: string; onFunded: (b: Balance) => void }) {
   const [amounts, setAmounts] = useState({ usdc: '10', sol: '1' });
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
-  const [done, setDone] = useState<Balance | null>(null);
   // The API's caps for one call: 1,000,000 USDC and 100 SOL.
   const issue = (s: string, max: number, unit: string) =>
     s.trim() === '' ? '' : amountProblem(s) || (Number(s) > max ? `At most ${max.toLocaleString('en-US')} ${unit} at a time.` : '');
   const problems = { usdc: issue(amounts.usdc, 1_000_000, 'USDC'), sol: issue(amounts.sol, 100, 'SOL') };
   const nothing = !(Number(amounts.usdc) > 0) && !(Number(amounts.sol) > 0);
 
-  async function fund() {
-    setBusy(true);
-    setError('');
-    setDone(null);
-    try {
+  const funding = useMutation({
+    mutationFn: () => {
       const body: { usdc?: number; sol?: number } = {};
       if (Number(amounts.usdc) > 0) body.usdc = Number(amounts.usdc);
       if (Number(amounts.sol) > 0) body.sol = Number(amounts.sol);
-      const b = await fundWallet(id, body);
-      setDone(b);
-      onFunded(b);
-    } catch (e) {
-      setError(errorText(e));
-    } finally {
-      setBusy(false);
-    }
-  }
+      return fundWallet(id, body);
+    },
+    onSuccess: onFunded,
+  });
+  const busy = funding.isPending;
+  const error = funding.error ? errorText(funding.error) : '';
+  const done: Balance | null = funding.data ?? null;
+  const fund = () => funding.mutate();
 
   return (
     <form
@@ -216,34 +205,36 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
   const owner = session.role === 'owner';
   // The wallet's balance is read from the chain on each load, and its
   // lists cost reads too: both less often than the inbox.
-  const { data: agent, error, set } = usePoll(() => getAgent(id), [id], { every: 5000 });
-  const { data: activity, error: activityError } = usePoll(
-    async () => {
+  const key = keys.wallet(id);
+  const { data: agent = null, error: agentFailure } = useQuery({ queryKey: key, queryFn: () => getAgent(id), ...poll(5000, false) });
+  const error = agentFailure ? errorText(agentFailure) : '';
+  const { data: activity = null, error: activityFailure } = useQuery({
+    queryKey: keys.walletActivity(id),
+    queryFn: async () => {
       const [txs, approvals] = await Promise.all([walletTransactions(id), walletApprovals(id)]);
       return { txs, approvals };
     },
-    [id],
-    { every: 10000 },
-  );
-  const [history, setHistory] = useState<AuditEntry[] | null>(null);
-  const [historyError, setHistoryError] = useState('');
-  // The history is read again whenever the policy or the state is seen to change.
+    ...poll(10000),
+  });
+  const activityError = activityFailure ? errorText(activityFailure) : '';
+  // The history is read again whenever the policy or the state is seen to
+  // change (its key holds them); the last one shows meanwhile.
   const changeKey = agent ? JSON.stringify([agent.policy, agent.state]) : '';
-  useEffect(() => {
-    if (!changeKey) return;
-    let live = true;
-    walletHistory(id)
-      .then((h) => {
-        if (!live) return;
-        setHistory(h);
-        setHistoryError('');
-      })
-      .catch((e) => live && setHistoryError(errorText(e)));
-    return () => {
-      live = false;
-    };
-  }, [id, changeKey]);
+  const { data: history = null, error: historyFailure } = useQuery({
+    queryKey: keys.walletHistory(id, changeKey),
+    queryFn: () => walletHistory(id),
+    enabled: changeKey !== '',
+    placeholderData: keepPreviousData,
+  });
+  const historyError = historyFailure ? errorText(historyFailure) : '';
 
+  // An action's answer is the wallet as it is now: reads started before it
+  // are cancelled so they do not put the old one back.
+  const set = async (a: Agent) => {
+    await queryClient.cancelQueries({ queryKey: key, exact: true });
+    queryClient.setQueryData(key, a);
+    void invalidate(keys.wallets, keys.balance(a.id));
+  };
   // Answers of freeze, unfreeze and the policy carry no balance: keep the one shown.
   const adopt = (a: Agent) => set({ ...a, balance: a.balance ?? agent?.balance });
 
@@ -388,9 +379,7 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
           <ul className="approval-rows">
             {activity.approvals.map((a) => (
               <li key={a.id} data-approval={a.id}>
-                <Link to={`/approvals/${a.id}`}>
-                  {usdc(a.amount)} to {short(a.to)}
-                </Link>{' '}
+                <Link to="/approvals/$id" params={{ id: a.id }}>{usdc(a.amount)} to {short(a.to)}</Link>{' '}
                 <span className={`badge ${a.status}`}>{a.status}</span> <span className="notice">{when(a.created_at)}</span>
               </li>
             ))}

@@ -1,12 +1,12 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
+import { useInfiniteQuery } from '@tanstack/react-query';
+import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type Session, listAgents } from './api';
 import { createAgent } from './api-wallets';
-import { useCursorList } from './cursor';
-import { Link } from './Inbox';
 import { PolicyFields, policySummary } from './PolicyEditor';
 import { DEFAULT_DRAFT, type Draft, inputOf, problemsOf, proposedOf } from './policy-draft';
 import { errorText } from './format';
-import { navigate } from './router';
+import { cursorPages, invalidate, keys } from './queries';
 import { StateBadge } from './WalletPage';
 import './wallets.css';
 
@@ -22,6 +22,7 @@ function CreateWallet({ onClose }: { onClose: () => void }) {
   const problems = problemsOf(draft);
   const labelProblem = label.trim() === '' ? 'Give the wallet a name.' : label.trim().length > 100 ? 'At most 100 characters.' : '';
   const [touched, setTouched] = useState(false);
+  const navigate = useNavigate();
 
   async function create() {
     setTouched(true);
@@ -30,7 +31,8 @@ function CreateWallet({ onClose }: { onClose: () => void }) {
     setError('');
     try {
       const a = await createAgent(label.trim(), inputOf(proposedOf(draft)));
-      navigate(`/wallets/${a.id}`);
+      void invalidate(keys.wallets);
+      void navigate({ to: '/wallets/$id', params: { id: a.id } });
     } catch (e) {
       setError(errorText(e));
       setBusy(false);
@@ -84,20 +86,40 @@ function CreateWallet({ onClose }: { onClose: () => void }) {
 /** WalletsPage lists the account's wallets, searchable by label or address; owners create new ones. */
 export function WalletsPage({ session }: { session: Session }) {
   const owner = session.role === 'owner';
-  const [text, setText] = useState('');
-  const [q, setQ] = useState('');
+  // The search is in the URL (?q=…), replaced as one types: a link is the search.
+  const q = useSearch({ from: '/wallets' }).q ?? '';
+  const navigate = useNavigate({ from: '/wallets' });
+  // What this page last put in the URL: another q (back, forward) replaces the text typed.
+  const asked = useRef(q);
+  const setQ = (v: string) => {
+    asked.current = v;
+    void navigate({ search: v ? { q: v } : {}, replace: true });
+  };
+  const [text, setText] = useState(q);
   const [creating, setCreating] = useState(false);
+  useEffect(() => {
+    if (q !== asked.current) {
+      asked.current = q;
+      setText(q);
+    }
+  }, [q]);
 
   // Searching waits for a pause in typing: one request per search, not per key.
   useEffect(() => {
-    const t = setTimeout(() => setQ(text.trim()), SEARCH_DELAY);
+    const t = setTimeout(() => text.trim() !== asked.current && setQ(text.trim()), SEARCH_DELAY);
     return () => clearTimeout(t);
   }, [text]);
 
-  const { items, error, more, hasMore } = useCursorList(async (cursor?: string) => {
-    const p = await listAgents(q, cursor);
-    return { items: p.agents, next: p.next_cursor ?? null };
-  }, [q]);
+  const list = useInfiniteQuery({
+    queryKey: keys.walletList(q),
+    queryFn: ({ pageParam }) => listAgents(q, pageParam),
+    ...cursorPages,
+  });
+  const items = list.data ? list.data.pages.flatMap((p) => p.agents) : null;
+  const error = list.error ? errorText(list.error) : '';
+  const hasMore = list.hasNextPage;
+  // One "more" at a time: a double click asks once.
+  const more = () => !list.isFetchingNextPage && list.fetchNextPage();
 
   return (
     <main className="wide wallets-page">
@@ -142,7 +164,7 @@ export function WalletsPage({ session }: { session: Session }) {
           {items.map((a) => (
             <li key={a.id} data-wallet={a.id}>
               <div className="wallet-head">
-                <Link to={`/wallets/${a.id}`}>{a.label}</Link>{' '}
+                <Link to="/wallets/$id" params={{ id: a.id }}>{a.label}</Link>{' '}
                 <StateBadge state={a.state} />
               </div>
               <code className="address">{a.pubkey}</code>

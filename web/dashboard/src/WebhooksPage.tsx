@@ -1,4 +1,6 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import type { Session } from './api';
 import {
   type Delivery,
@@ -20,12 +22,9 @@ import {
   testEndpoint,
   updateEndpoint,
 } from './api-webhooks';
-import { useCursorList } from './cursor';
-import { Link } from './Inbox';
-import { usePoll } from './poll';
-import { navigate } from './router';
 import { ShownOnce } from './ShownOnce';
 import { errorText } from './format';
+import { POLL, cursorPages, every, invalidate, keys, poll, queryClient } from './queries';
 import './webhooks.css';
 
 
@@ -161,21 +160,13 @@ function EndpointForm({
 /** WebhooksPage lists the account's webhook endpoints; owners create them. */
 export function WebhooksPage({ session }: { session: Session }) {
   const owner = session.role === 'owner';
-  const [endpoints, setEndpoints] = useState<Endpoint[] | null>(null);
-  const [error, setError] = useState('');
+  const list = useQuery({ queryKey: keys.endpoints, queryFn: listEndpoints });
+  const endpoints = list.data ?? null;
+  const [failure, setError] = useState('');
+  const error = failure || (list.error ? errorText(list.error) : '');
   const [created, setCreated] = useState<EndpointWithSecret | null>(null);
   const [adding, setAdding] = useState(false);
-
-  async function load() {
-    try {
-      setEndpoints(await listEndpoints());
-    } catch (e) {
-      setError(errorText(e));
-    }
-  }
-  useEffect(() => {
-    void load();
-  }, []);
+  const load = () => invalidate(keys.endpoints);
 
   return (
     <main className="wide">
@@ -244,7 +235,7 @@ export function WebhooksPage({ session }: { session: Session }) {
             {endpoints.map((e) => (
               <tr key={e.id} data-endpoint={e.id}>
                 <td className="wh-url">
-                  <Link to={`/webhooks/${e.id}`}>{e.url}</Link>
+                  <Link to="/webhooks/$id" params={{ id: e.id }}>{e.url}</Link>
                 </td>
                 <td>{e.format}</td>
                 <td>
@@ -264,21 +255,20 @@ export function WebhooksPage({ session }: { session: Session }) {
 /** WebhookPage is one endpoint: its settings (owners change them) and its delivery log. */
 export function WebhookPage({ id, session }: { id: string; session: Session }) {
   const owner = session.role === 'owner';
-  const [endpoint, setEndpoint] = useState<Endpoint | null>(null);
+  const key = keys.endpoint(id);
+  const read = useQuery({ queryKey: key, queryFn: () => getEndpoint(id) });
+  const endpoint = read.data ?? null;
+  const missing = read.error && !endpoint ? errorText(read.error) : '';
+  const setEndpoint = (e: Endpoint) => {
+    queryClient.setQueryData(key, e);
+    void invalidate(keys.endpoints);
+  };
   const [error, setError] = useState('');
-  const [missing, setMissing] = useState('');
   const [editing, setEditing] = useState(false);
   const [confirm, setConfirm] = useState<'rotate' | 'delete' | null>(null);
   const [rotated, setRotated] = useState<EndpointWithSecret | null>(null);
   const [done, setDone] = useState('');
-  // Bumped after anything that adds a delivery, so the log reloads at once.
-  const [bump, setBump] = useState(0);
-
-  useEffect(() => {
-    getEndpoint(id)
-      .then(setEndpoint)
-      .catch((e) => setMissing(errorText(e)));
-  }, [id]);
+  const navigate = useNavigate();
 
   async function act(what: () => Promise<string>) {
     setError('');
@@ -286,7 +276,8 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
     try {
       setDone(await what());
       setConfirm(null);
-      setBump((n) => n + 1);
+      // Anything that adds a delivery: the log's first page reloads at once.
+      void invalidate(keys.deliveryHeads(id));
       return true;
     } catch (e) {
       setError(errorText(e));
@@ -298,7 +289,8 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
     setError('');
     try {
       await deleteEndpoint(id);
-      navigate('/webhooks');
+      void invalidate(keys.endpoints);
+      void navigate({ to: '/webhooks' });
     } catch (e) {
       setError(errorText(e));
     }
@@ -399,7 +391,7 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
                   confirm === 'rotate'
                     ? act(async () => {
                         setRotated(await rotateSecret(id));
-                        setEndpoint(await getEndpoint(id));
+                        await invalidate(key);
                         return 'The secret was rotated.';
                       })
                     : remove()
@@ -449,7 +441,6 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
         endpointID={id}
         format={endpoint.format}
         owner={owner}
-        bump={bump}
         onReplayed={(text) => {
           setError('');
           setDone(text);
@@ -465,18 +456,19 @@ function DeliveryLog({
   endpointID,
   format,
   owner,
-  bump,
   onReplayed,
   onError,
 }: {
   endpointID: string;
   format: Format;
   owner: boolean;
-  bump: number;
   onReplayed: (text: string) => void;
   onError: (text: string) => void;
 }) {
-  const [status, setStatus] = useState<DeliveryStatus | ''>('');
+  // The filter is in the URL (?status=failed): a link opens the failed deliveries.
+  const status: DeliveryStatus | '' = useSearch({ from: '/webhooks/$id' }).status ?? '';
+  const navigate = useNavigate({ from: '/webhooks/$id' });
+  const setStatus = (s: DeliveryStatus | '') => navigate({ search: s ? { status: s } : {} });
   return (
     <section aria-label="Delivery log">
       <h2>Delivery log</h2>
@@ -498,7 +490,6 @@ function DeliveryLog({
         format={format}
         status={status}
         owner={owner}
-        bump={bump}
         onReplayed={onReplayed}
         onError={onError}
       />
@@ -516,7 +507,6 @@ function Deliveries({
   format,
   status,
   owner,
-  bump,
   onReplayed,
   onError,
 }: {
@@ -524,18 +514,20 @@ function Deliveries({
   format: Format;
   status: DeliveryStatus | '';
   owner: boolean;
-  bump: number;
   onReplayed: (text: string) => void;
   onError: (text: string) => void;
 }) {
-  const paged = useCursorList(async (cursor?: string) => {
-    const p = await listDeliveries(endpointID, status, cursor);
-    return { items: p.deliveries, next: p.next_cursor };
-  }, [endpointID, status]);
-  const fresh = usePoll(() => listDeliveries(endpointID, status), [endpointID, status, bump]);
+  const paged = useInfiniteQuery({
+    queryKey: keys.deliveryPages(endpointID, status),
+    queryFn: ({ pageParam }) => listDeliveries(endpointID, status, pageParam),
+    ...cursorPages,
+  });
+  const head = keys.deliveryHead(endpointID, status);
+  const fresh = useQuery({ queryKey: head, queryFn: () => listDeliveries(endpointID, status), ...poll() });
   const [open, setOpen] = useState<string[]>([]);
 
-  let shown: Delivery[] | null = paged.items;
+  const older = paged.data ? paged.data.pages.flatMap((p) => p.deliveries) : null;
+  let shown: Delivery[] | null = older;
   if (fresh.data) {
     const first = fresh.data.deliveries;
     const seen = new Set(first.map((d) => d.id));
@@ -544,20 +536,21 @@ function Deliveries({
     shown =
       fresh.data.next_cursor === null
         ? first
-        : [...first, ...(paged.items ?? []).filter((d) => !seen.has(d.id) && Date.parse(d.created_at) <= oldest)];
+        : [...first, ...(older ?? []).filter((d) => !seen.has(d.id) && Date.parse(d.created_at) <= oldest)];
   }
 
   async function replay(d: Delivery) {
     try {
       const r = await replayDelivery(d.id);
-      fresh.set(await listDeliveries(endpointID, status));
+      await invalidate(head);
       onReplayed(`Replayed ${d.event} as a new delivery (${r.id.slice(0, 8)}).`);
     } catch (e) {
       onError(errorText(e));
     }
   }
 
-  const error = paged.error || fresh.error;
+  const failure = paged.error ?? fresh.error;
+  const error = failure ? errorText(failure) : '';
   return (
     <>
       {error && <p className="error">Could not load the deliveries: {error}</p>}
@@ -600,8 +593,8 @@ function Deliveries({
           })}
         </ul>
       )}
-      {paged.hasMore && (
-        <button type="button" onClick={paged.more}>
+      {paged.hasNextPage && (
+        <button type="button" onClick={() => !paged.isFetchingNextPage && paged.fetchNextPage()}>
           Load more
         </button>
       )}
@@ -611,7 +604,15 @@ function Deliveries({
 
 /** DeliveryDetail is one delivery's attempts as a timeline and the body it POSTs; polled while open and pending. */
 function DeliveryDetail({ id, format }: { id: string; format: Format }) {
-  const { data: d, error } = usePoll(() => getDelivery(id), [id], { done: (v) => v.status !== 'pending' });
+  const read = useQuery({
+    queryKey: keys.delivery(id),
+    queryFn: () => getDelivery(id),
+    ...poll(),
+    // Once done, a delivery changes no more: no more reads of the rate limit.
+    refetchInterval: (q) => (q.state.data && q.state.data.status !== 'pending' ? false : every(POLL)),
+  });
+  const d = read.data ?? null;
+  const error = read.error ? errorText(read.error) : '';
   return (
     <div className="wh-detail" id={`delivery-${id}`}>
       {error && <p className="error">Could not load the delivery: {error}</p>}

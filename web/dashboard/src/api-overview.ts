@@ -11,31 +11,23 @@ export const getBalance = (id: string) => call<Balance>('GET', `${API}/wallets/$
 export const getDaySpend = (day: string) => call<Analytics>('GET', `${API}/analytics?${new URLSearchParams({ from: day, to: day })}`);
 
 /**
- * eachLimited calls fn on every item with at most limit calls in flight
- * and reports each outcome as it settles (a failure is reported, never
- * thrown). It stops starting calls once live() turns false.
+ * limited is fn with at most n calls in flight: the others wait their turn
+ * (a freed slot passes straight to the next in line).
  */
-export async function eachLimited<T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-  settled: (item: T, result: PromiseSettledResult<R>) => void,
-  live: () => boolean = () => true,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length && live()) {
-      const item = items[next++];
-      let result: PromiseSettledResult<R>;
-      try {
-        result = { status: 'fulfilled', value: await fn(item) };
-      } catch (reason) {
-        result = { status: 'rejected', reason };
-      }
-      settled(item, result);
+export function limited<T, R>(n: number, fn: (arg: T) => Promise<R>): (arg: T) => Promise<R> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (arg) => {
+    if (running < n) running++;
+    else await new Promise<void>((go) => waiting.push(go));
+    try {
+      return await fn(arg);
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /** FeePayer is the account's fee payer: on or off, address, SOL, budget and today's spend. */
