@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { Agent } from './api';
 import { type Policy, type PolicyInput, type Preview, previewSend, updatePolicy } from './api-wallets';
-import { addressProblem } from './base58';
+import { addressProblem } from './address';
 import { errorText, short, usdc } from './format';
 import {
   type Change,

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'react';
 import { type Role, type Session, type User, addUser, changeUser, listUsers, removeUser } from './api';
 import { errorText, when } from './format';
+import { addressProblem } from './address';
 
 const ROLES: Role[] = ['owner', 'approver', 'viewer'];
-const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 
 /** UsersPage lets owners add people by address, change their role and remove them. */
 export function UsersPage({ session }: { session: Session }) {
@@ -37,7 +37,7 @@ export function UsersPage({ session }: { session: Session }) {
     }
   }
 
-  const valid = BASE58.test(address.trim());
+  const valid = addressProblem(address.trim()) === '';
   return (
     <main>
       <h1>Users</h1>
