@@ -57,6 +57,10 @@ deps: ## install the npm packages of localnet/, scripts/webhook-verify/, scripts
 dashboard: ## build the dashboard (web/dashboard) into the api binary's embed (internal/dashboard/dist/app)
 	@scripts/dashboard-build.sh
 
+.PHONY: dashboard-deps
+dashboard-deps: ## install the dashboard's npm packages (web/dashboard) when missing or changed
+	@scripts/localnet-deps.sh web/dashboard
+
 .PHONY: sdk
 sdk: ## install and build the TypeScript SDK and the LangChain tools (npm workspaces: sdk/*, examples)
 	@scripts/sdk-build.sh
@@ -111,12 +115,13 @@ docs: ## rewrite docs/permissions.md from the permission table (internal/auth)
 	$(GO) test ./internal/auth -run TestPermissionsDocIsCurrent -count=1 -update
 
 .PHONY: lint
-lint: $(STATICCHECK) ## gofmt, go vet and staticcheck
+lint: $(STATICCHECK) dashboard-deps ## gofmt, go vet, staticcheck, and the dashboard's ESLint and Prettier check
 	@files=$$(find . -name '*.go' -not -path './.dev/*' -not -path './.git/*' -not -path '*/node_modules/*'); \
 	unformatted=$$(gofmt -l $$files); \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need \`gofmt -w\`:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	cd web/dashboard && npm run --silent lint
 
 $(STATICCHECK):
 	@mkdir -p $(TOOLS_BIN)

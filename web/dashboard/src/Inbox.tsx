@@ -31,7 +31,7 @@ export function Inbox({ pending, error }: { pending: Approval[] | null; error: s
     async () => (tab === 'decided' ? (await listApprovals()).approvals.filter((a) => a.status !== 'pending') : null),
     [tab],
   );
-  const [now, setNow] = useState(Date.now());
+  const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), 30000);
     return () => clearInterval(t);

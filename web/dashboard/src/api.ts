@@ -80,7 +80,7 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
   });
   if (res.status === 204) return undefined as T;
   const text = await res.text();
-  let data: unknown = null;
+  let data: unknown;
   try {
     data = text ? JSON.parse(text) : null;
   } catch {

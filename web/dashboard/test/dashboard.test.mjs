@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import nacl from 'tweetnacl';
-import { addressOf, ADMIN_KEY, AGENT_KEY, API, api, assertNoConsoleErrors, BASE, chainUSDC, eventually, newAddress, owner, page, park, SHOTS, sideways, signIn, stranger, useBrowser, viewer, WALLET_ID } from './lib.mjs';
+import { addressOf, ADMIN_KEY, api, assertNoConsoleErrors, BASE, chainUSDC, eventually, newAddress, owner, page, park, SHOTS, sideways, signIn, stranger, useBrowser, viewer, WALLET_ID } from './lib.mjs';
 
 useBrowser();
 
