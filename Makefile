@@ -83,7 +83,7 @@ services-stop: ## stop the private Postgres and Redis started under .dev/
 	@scripts/services.sh stop
 
 .PHONY: test
-test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the dashboard's browser tests among them), localnet's and the x402 seller's tests
+test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the dashboard's browser tests among them), the dashboard's unit tests, localnet's and the x402 seller's tests
 	@$(WITH_TEST_SERVICES) \
 	echo "go test $(TEST_FLAGS) ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
 	$(GO) test $(TEST_FLAGS) ./...
@@ -95,6 +95,8 @@ test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the da
 		echo "cd examples/x402-seller && npm test"; \
 		cd examples/x402-seller && npm test; \
 	fi
+	@echo "cd web/dashboard && npx vitest run"
+	@cd web/dashboard && npx vitest run
 
 .PHONY: build
 build: dashboard ## build bin/api (with the dashboard), bin/worker and bin/scheduler
