@@ -57,6 +57,10 @@ deps: ## install the npm packages of localnet/, scripts/webhook-verify/, scripts
 dashboard: ## build the dashboard (web/dashboard) into the api binary's embed (internal/dashboard/dist/app)
 	@scripts/dashboard-build.sh
 
+.PHONY: dashboard-deps
+dashboard-deps: ## install the dashboard's npm packages (web/dashboard) when missing or changed
+	@scripts/localnet-deps.sh web/dashboard
+
 .PHONY: sdk
 sdk: ## install and build the TypeScript SDK and the LangChain tools (npm workspaces: sdk/*, examples)
 	@scripts/sdk-build.sh
@@ -79,7 +83,7 @@ services-stop: ## stop the private Postgres and Redis started under .dev/
 	@scripts/services.sh stop
 
 .PHONY: test
-test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the dashboard's browser tests among them), localnet's and the x402 seller's tests
+test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the dashboard's browser tests among them), the dashboard's unit tests, localnet's and the x402 seller's tests
 	@$(WITH_TEST_SERVICES) \
 	echo "go test $(TEST_FLAGS) ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
 	$(GO) test $(TEST_FLAGS) ./...
@@ -91,6 +95,8 @@ test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the da
 		echo "cd examples/x402-seller && npm test"; \
 		cd examples/x402-seller && npm test; \
 	fi
+	@echo "cd web/dashboard && npx vitest run"
+	@cd web/dashboard && npx vitest run
 
 .PHONY: build
 build: dashboard ## build bin/api (with the dashboard), bin/worker and bin/scheduler
@@ -111,12 +117,13 @@ docs: ## rewrite docs/permissions.md from the permission table (internal/auth)
 	$(GO) test ./internal/auth -run TestPermissionsDocIsCurrent -count=1 -update
 
 .PHONY: lint
-lint: $(STATICCHECK) ## gofmt, go vet and staticcheck
+lint: $(STATICCHECK) dashboard-deps ## gofmt, go vet, staticcheck, and the dashboard's ESLint and Prettier check
 	@files=$$(find . -name '*.go' -not -path './.dev/*' -not -path './.git/*' -not -path '*/node_modules/*'); \
 	unformatted=$$(gofmt -l $$files); \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need \`gofmt -w\`:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	cd web/dashboard && npm run --silent lint
 
 $(STATICCHECK):
 	@mkdir -p $(TOOLS_BIN)

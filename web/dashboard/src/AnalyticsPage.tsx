@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useNavigate, useSearch } from '@tanstack/react-router';
 import { type Analytics, getAnalytics } from './api';
@@ -30,10 +30,13 @@ export function AnalyticsPage() {
   });
   const data = read.data ?? null;
   const error = read.error ? errorText(read.error) : '';
-  // The form shows the range the API answered for (its defaults filled in).
-  useEffect(() => {
-    if (data) setDraft({ from: data.from, to: data.to });
-  }, [data]);
+  // The form shows the range the API answered for (its defaults filled in),
+  // set while rendering when a new answer arrives.
+  const [shown, setShown] = useState(data);
+  if (data && data !== shown) {
+    setShown(data);
+    setDraft({ from: data.from, to: data.to });
+  }
 
   return (
     <main className="wide">

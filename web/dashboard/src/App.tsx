@@ -86,9 +86,14 @@ function Shell() {
     <>
       <header className={session.network === 'mainnet' ? 'live' : 'test'}>
         <nav aria-label="Main">
-          <Link to="/" activeOptions={{ exact: true }}>Overview</Link>
+          <Link to="/" activeOptions={{ exact: true }}>
+            Overview
+          </Link>
           <Link to="/approvals">
-            Approvals <span className="count" aria-label="pending approvals">{pending ? pending.length : '…'}</span>
+            Approvals{' '}
+            <span className="count" aria-label="pending approvals">
+              {pending ? pending.length : '…'}
+            </span>
           </Link>
           <Link to="/wallets">Wallets</Link>
           <Link to="/transactions">Transactions</Link>
@@ -207,7 +212,9 @@ const wallet = createRoute({ ...child, path: '/wallets/$id', component: Wallet }
 const transactions = createRoute({
   ...child,
   path: '/transactions',
-  validateSearch: (s: Record<string, unknown>): { wallet_id?: string; status?: 'pending' | 'confirmed' | 'failed'; since?: string; until?: string } => ({
+  validateSearch: (
+    s: Record<string, unknown>,
+  ): { wallet_id?: string; status?: 'pending' | 'confirmed' | 'failed'; since?: string; until?: string } => ({
     wallet_id: text(s.wallet_id),
     status: oneOf(s.status, ['pending', 'confirmed', 'failed'] as const),
     since: day(s.since),
@@ -227,7 +234,10 @@ const webhook = createRoute({
 const audit = createRoute({
   ...child,
   path: '/audit',
-  validateSearch: (s: Record<string, unknown>): { action?: string; target?: string } => ({ action: text(s.action)?.trim(), target: text(s.target)?.trim() }),
+  validateSearch: (s: Record<string, unknown>): { action?: string; target?: string } => ({
+    action: text(s.action)?.trim(),
+    target: text(s.target)?.trim(),
+  }),
   component: AuditPage,
 });
 const analytics = createRoute({
@@ -239,7 +249,20 @@ const analytics = createRoute({
 const apiKeys = createRoute({ ...child, path: '/keys', component: Keys });
 const users = createRoute({ ...child, path: '/users', component: Users });
 
-const routeTree = root.addChildren([overview, approvals, approval, wallets, wallet, transactions, webhooks, webhook, audit, analytics, apiKeys, users]);
+const routeTree = root.addChildren([
+  overview,
+  approvals,
+  approval,
+  wallets,
+  wallet,
+  transactions,
+  webhooks,
+  webhook,
+  audit,
+  analytics,
+  apiKeys,
+  users,
+]);
 
 /** search is the URL's query as plain strings (no JSON), so links stay readable: ?status=failed&since=2026-01-31. */
 const search = {

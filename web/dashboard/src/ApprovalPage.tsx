@@ -161,9 +161,7 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
               {usdc(ctx.if_approved_now.remaining_today_after_usdc)} of today's limit.
             </p>
           ) : (
-            <p className="warn">
-              The policy blocks it now ({ctx.if_approved_now.reason}): approving would reject it.
-            </p>
+            <p className="warn">The policy blocks it now ({ctx.if_approved_now.reason}): approving would reject it.</p>
           )}
         </section>
       )}

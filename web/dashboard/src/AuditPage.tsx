@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { useNavigate, useSearch } from '@tanstack/react-router';
 import { listAudit, verifyAudit } from './api';
@@ -8,13 +8,31 @@ import { cursorPages, keys } from './queries';
 // Suggestions for the action filter; the API refuses an unknown one with
 // the full list, which the page shows.
 const ACTIONS = [
-  'wallet.created', 'policy.updated', 'wallet.frozen', 'wallet.unfrozen',
-  'send.sent', 'send.blocked', 'send.pending_approval', 'send.failed', 'send.resigned',
-  'approval.approved', 'approval.rejected', 'approval.expired',
-  'key.created', 'key.rotated', 'key.revoked', 'permission.denied',
-  'session.signed_in', 'session.refused', 'session.signed_out',
-  'user.added', 'user.changed', 'user.removed', 'fee_payer.updated',
-  'x402.signed', 'x402.expired',
+  'wallet.created',
+  'policy.updated',
+  'wallet.frozen',
+  'wallet.unfrozen',
+  'send.sent',
+  'send.blocked',
+  'send.pending_approval',
+  'send.failed',
+  'send.resigned',
+  'approval.approved',
+  'approval.rejected',
+  'approval.expired',
+  'key.created',
+  'key.rotated',
+  'key.revoked',
+  'permission.denied',
+  'session.signed_in',
+  'session.refused',
+  'session.signed_out',
+  'user.added',
+  'user.changed',
+  'user.removed',
+  'fee_payer.updated',
+  'x402.signed',
+  'x402.expired',
 ];
 
 /** AuditPage lists the account's audit log, newest first, with the chain's state. */
@@ -25,10 +43,14 @@ export function AuditPage() {
   const navigate = useNavigate({ from: '/audit' });
   const setFilter = (f: { action: string; target: string }) => navigate({ search: { action: f.action || undefined, target: f.target || undefined } });
   const [draft, setDraft] = useState(filter);
-  // Back and forward change the filter: the form follows.
-  useEffect(() => {
+  // Back and forward change the filter: the form follows (set while
+  // rendering, as React advises for state derived from a changed input).
+  const filterKey = `${filter.action}\n${filter.target}`;
+  const [shown, setShown] = useState(filterKey);
+  if (shown !== filterKey) {
+    setShown(filterKey);
     setDraft(filter);
-  }, [filter.action, filter.target]);
+  }
   const list = useInfiniteQuery({
     queryKey: keys.audit(filter),
     queryFn: ({ pageParam }) => listAudit(filter, pageParam),
@@ -75,8 +97,7 @@ export function AuditPage() {
         }}
       >
         <label>
-          Action{' '}
-          <input list="audit-actions" value={draft.action} onChange={(e) => setDraft({ ...draft, action: e.target.value })} />
+          Action <input list="audit-actions" value={draft.action} onChange={(e) => setDraft({ ...draft, action: e.target.value })} />
         </label>
         <datalist id="audit-actions">
           {ACTIONS.map((a) => (

@@ -23,7 +23,7 @@ export function Inbox() {
     enabled: tab === 'decided',
     ...poll(),
   });
-  const [now, setNow] = useState(Date.now());
+  const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), 30000);
     return () => clearInterval(t);
@@ -56,7 +56,9 @@ export function Inbox() {
               {a.memo && <div className="memo">“{a.memo}”</div>}
               <div className="meta">
                 {a.status === 'pending' ? (
-                  <>asked {when(a.created_at)} · expires in {countdown(a.expires_at, now)}</>
+                  <>
+                    asked {when(a.created_at)} · expires in {countdown(a.expires_at, now)}
+                  </>
                 ) : (
                   <>
                     <span className={`badge ${a.status}`}>{a.status}</span> {a.approved_by ? `by ${actor(a.approved_by)}` : ''}
@@ -65,7 +67,9 @@ export function Inbox() {
                   </>
                 )}
               </div>
-              <Link to="/approvals/$id" params={{ id: a.id }}>{a.status === 'pending' ? 'Review' : 'Details'}</Link>
+              <Link to="/approvals/$id" params={{ id: a.id }}>
+                {a.status === 'pending' ? 'Review' : 'Details'}
+              </Link>
             </li>
           ))}
         </ul>

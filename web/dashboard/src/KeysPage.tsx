@@ -63,7 +63,11 @@ export function KeysPage({ session }: { session: Session }) {
           onSubmit={async (e) => {
             e.preventDefault();
             const made = await act(() =>
-              createKey({ role, ...(label.trim() ? { label: label.trim() } : {}), ...(role === 'agent' && scope.length ? { wallet_ids: scope } : {}) }),
+              createKey({
+                role,
+                ...(label.trim() ? { label: label.trim() } : {}),
+                ...(role === 'agent' && scope.length ? { wallet_ids: scope } : {}),
+              }),
             );
             if (made) {
               setLabel('');
@@ -124,7 +128,9 @@ export function KeysPage({ session }: { session: Session }) {
                 </td>
                 <td>{k.role}</td>
                 <td>{k.wallet_ids ? k.wallet_ids.map((id) => name.get(id) ?? id.slice(0, 8)).join(', ') : 'all'}</td>
-                <td data-testid="made-by">{k.created_by === `user:${session.address}` ? 'you' : k.created_by ? actor(k.created_by) : 'command line'}</td>
+                <td data-testid="made-by">
+                  {k.created_by === `user:${session.address}` ? 'you' : k.created_by ? actor(k.created_by) : 'command line'}
+                </td>
                 <td>{when(k.last_used_at)}</td>
                 <td>{k.revoked_at ? (k.replaced_by ? 'rotated' : 'revoked') : 'active'}</td>
                 {owner && (

@@ -161,8 +161,10 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
                 <ul className="ov-list">
                   {low.map((a) => (
                     <li key={a.id} data-wallet={a.id}>
-                      <Link to="/wallets/$id" params={{ id: a.id }}>{a.label}</Link> <code title={a.pubkey}>{short(a.pubkey)}</code>{' '}
-                      <strong>{sol(o.balances.get(a.id)?.balance?.sol ?? 0)}</strong>
+                      <Link to="/wallets/$id" params={{ id: a.id }}>
+                        {a.label}
+                      </Link>{' '}
+                      <code title={a.pubkey}>{short(a.pubkey)}</code> <strong>{sol(o.balances.get(a.id)?.balance?.sol ?? 0)}</strong>
                     </li>
                   ))}
                 </ul>
@@ -170,8 +172,8 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
             )}
             {unread.length > 0 && (
               <p className="ov-unread">
-                Not checked: the balance of{' '}
-                {unread.length > 5 ? `${unread.length} wallets` : unread.map((a) => a.label).join(', ')} could not be read.
+                Not checked: the balance of {unread.length > 5 ? `${unread.length} wallets` : unread.map((a) => a.label).join(', ')} could not be
+                read.
               </p>
             )}
             {session.role === 'owner' && fp !== null && <SponsorOn onChange={o.refresh} />}
@@ -256,11 +258,21 @@ function Network({ network }: { network: Session['network'] }) {
 function WalletCard({ agent: a, read, spent, sponsored }: { agent: Agent; read: BalanceRead | undefined; spent: number | null; sponsored: boolean }) {
   const b = read?.balance ?? null;
   const value = (n: number | undefined, show: (n: number) => string) =>
-    b && n !== undefined ? show(n) : read?.error ? <span className="ov-unavailable" title={read.error}>unavailable</span> : '…';
+    b && n !== undefined ? (
+      show(n)
+    ) : read?.error ? (
+      <span className="ov-unavailable" title={read.error}>
+        unavailable
+      </span>
+    ) : (
+      '…'
+    );
   return (
     <li className={`ov-wallet ${a.state}`} data-wallet={a.id}>
       <div className="ov-wallet-top">
-        <Link to="/wallets/$id" params={{ id: a.id }}>{a.label}</Link>
+        <Link to="/wallets/$id" params={{ id: a.id }}>
+          {a.label}
+        </Link>
         <span className={`ov-state ${a.state}`}>{a.state}</span>
       </div>
       <code title={a.pubkey}>{short(a.pubkey)}</code>
@@ -316,7 +328,10 @@ function Pending({ pending }: { pending: Approval[] | null }) {
   return (
     <section className={`ov-card${pending && pending.length > 0 ? ' ov-waiting' : ''}`} aria-labelledby="ov-pending" data-section="pending">
       <h2 id="ov-pending">
-        Pending approvals <span className="ov-count" data-field="pending-count">{count}</span>
+        Pending approvals{' '}
+        <span className="ov-count" data-field="pending-count">
+          {count}
+        </span>
       </h2>
       {pending === null ? (
         <p className="notice">Loading…</p>
@@ -326,7 +341,10 @@ function Pending({ pending }: { pending: Approval[] | null }) {
         <ul className="ov-list">
           {pending.slice(0, APPROVALS_SHOWN).map((a) => (
             <li key={a.id} data-approval={a.id}>
-              <Link to="/approvals/$id" params={{ id: a.id }}>{usdc(a.amount)}</Link> from {a.agent_label} to <code title={a.to}>{short(a.to)}</code>
+              <Link to="/approvals/$id" params={{ id: a.id }}>
+                {usdc(a.amount)}
+              </Link>{' '}
+              from {a.agent_label} to <code title={a.to}>{short(a.to)}</code>
               {a.memo && <span className="memo"> “{a.memo}”</span>}
             </li>
           ))}
@@ -389,8 +407,10 @@ function FeePayerCard({ fp, error, session, onChange }: { fp: FeePayer; error: s
   const [fund, setFund] = useState('1');
   const share = fp.daily_budget_sol > 0 ? Math.min(1, fp.spent_today_sol / fp.daily_budget_sol) : 1;
   const text = `${sol(fp.spent_today_sol)} of ${sol(fp.daily_budget_sol)} today`;
-  const budgetIssue = /^\d+(\.\d{1,9})?$/.test(budget.trim()) && Number(budget) > 0 && Number(budget) <= 100 ? '' : 'Above 0 and at most 100 SOL, 9 decimals at most.';
-  const fundIssue = /^\d+(\.\d{1,6})?$/.test(fund.trim()) && Number(fund) > 0 && Number(fund) <= 100 ? '' : 'Above 0 and at most 100 SOL, 6 decimals at most.';
+  const budgetIssue =
+    /^\d+(\.\d{1,9})?$/.test(budget.trim()) && Number(budget) > 0 && Number(budget) <= 100 ? '' : 'Above 0 and at most 100 SOL, 9 decimals at most.';
+  const fundIssue =
+    /^\d+(\.\d{1,6})?$/.test(fund.trim()) && Number(fund) > 0 && Number(fund) <= 100 ? '' : 'Above 0 and at most 100 SOL, 6 decimals at most.';
   const owner = session.role === 'owner';
   return (
     <section className={`ov-card ov-low ov-fee-payer${fp.low ? ' ov-alert' : ''}`} aria-labelledby="ov-fp" data-section="fee-payer">
@@ -449,7 +469,14 @@ function FeePayerCard({ fp, error, session, onChange }: { fp: FeePayer; error: s
             }}
           >
             <label htmlFor="fp-budget">Daily budget (SOL)</label>
-            <input id="fp-budget" inputMode="decimal" autoComplete="off" value={budget} aria-invalid={budgetIssue !== ''} onChange={(e) => setBudget(e.target.value)} />
+            <input
+              id="fp-budget"
+              inputMode="decimal"
+              autoComplete="off"
+              value={budget}
+              aria-invalid={budgetIssue !== ''}
+              onChange={(e) => setBudget(e.target.value)}
+            />
             <button type="submit" disabled={busy || budgetIssue !== ''}>
               Save
             </button>
@@ -464,7 +491,14 @@ function FeePayerCard({ fp, error, session, onChange }: { fp: FeePayer; error: s
               }}
             >
               <label htmlFor="fp-fund">Fund on localnet (SOL)</label>
-              <input id="fp-fund" inputMode="decimal" autoComplete="off" value={fund} aria-invalid={fundIssue !== ''} onChange={(e) => setFund(e.target.value)} />
+              <input
+                id="fp-fund"
+                inputMode="decimal"
+                autoComplete="off"
+                value={fund}
+                aria-invalid={fundIssue !== ''}
+                onChange={(e) => setFund(e.target.value)}
+              />
               <button type="submit" disabled={busy || fundIssue !== ''}>
                 Fund
               </button>

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { Agent } from './api';
 import { type Policy, type PolicyInput, type Preview, previewSend, updatePolicy } from './api-wallets';
-import { addressProblem } from './base58';
+import { addressProblem } from './address';
 import { errorText, short, usdc } from './format';
 import {
   type Change,
@@ -19,7 +19,6 @@ import {
   problemsOf,
   proposedOf,
 } from './policy-draft';
-
 
 /** AmountField is one USDC amount with its problem said beside it as it is typed. */
 function AmountField(props: { id: string; label: string; hint: string; value: string; problem: string; onChange: (v: string) => void }) {
@@ -50,7 +49,17 @@ function AmountField(props: { id: string; label: string; hint: string; value: st
  * AddressBook edits an allowlist as rows of address and optional label.
  * Each address is checked while typed (base58 of 32 bytes, no duplicate).
  */
-function AddressBook({ prefix, entries, problems, onChange }: { prefix: string; entries: Entry[]; problems: Problems; onChange: (e: Entry[]) => void }) {
+function AddressBook({
+  prefix,
+  entries,
+  problems,
+  onChange,
+}: {
+  prefix: string;
+  entries: Entry[];
+  problems: Problems;
+  onChange: (e: Entry[]) => void;
+}) {
   const set = (key: number, part: Partial<Entry>) => onChange(entries.map((e) => (e.key === key ? { ...e, ...part } : e)));
   return (
     <fieldset className="book">
@@ -109,7 +118,17 @@ function AddressBook({ prefix, entries, problems, onChange }: { prefix: string; 
 }
 
 /** PolicyFields are the policy's inputs, shared by the create form and the editor. */
-export function PolicyFields({ prefix, draft, problems, onChange }: { prefix: string; draft: Draft; problems: Problems; onChange: (d: Draft) => void }) {
+export function PolicyFields({
+  prefix,
+  draft,
+  problems,
+  onChange,
+}: {
+  prefix: string;
+  draft: Draft;
+  problems: Problems;
+  onChange: (d: Draft) => void;
+}) {
   return (
     <>
       <div className="amounts">

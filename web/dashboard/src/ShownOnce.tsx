@@ -4,7 +4,19 @@ import { type ReactNode, useState } from 'react';
  * ShownOnce shows a secret that is never shown again (only a hash or a
  * sealed copy is kept), with a copy button; children say what it is for.
  */
-export function ShownOnce({ title, value, testId, onDone, children }: { title: string; value: string; testId: string; onDone: () => void; children: ReactNode }) {
+export function ShownOnce({
+  title,
+  value,
+  testId,
+  onDone,
+  children,
+}: {
+  title: string;
+  value: string;
+  testId: string;
+  onDone: () => void;
+  children: ReactNode;
+}) {
   const [copied, setCopied] = useState<'' | 'yes' | 'no'>('');
   return (
     <div role="dialog" aria-modal="true" aria-label={title} className="decide">

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type Session, type Transaction, listTransactions, listWalletLabels } from './api';
@@ -16,10 +16,13 @@ export function TransactionsPage({ session }: { session: Session }) {
   const navigate = useNavigate({ from: '/transactions' });
   const [draft, setDraft] = useState<Filter>(filter);
   const filterKey = JSON.stringify(filter);
-  // Back and forward change the filter: the form follows.
-  useEffect(() => {
+  // Back and forward change the filter: the form follows (set while
+  // rendering, as React advises for state derived from a changed input).
+  const [shown, setShown] = useState(filterKey);
+  if (shown !== filterKey) {
+    setShown(filterKey);
     setDraft(filter);
-  }, [filterKey]);
+  }
   const setFilter = (f: Filter) =>
     navigate({
       search: {
@@ -166,7 +169,9 @@ export function TxLinks({ t, network }: { t: Transaction; network: string }) {
       {t.approval_id && (
         <>
           {' · '}
-          <Link to="/approvals/$id" params={{ id: t.approval_id }}>Approval</Link>
+          <Link to="/approvals/$id" params={{ id: t.approval_id }}>
+            Approval
+          </Link>
         </>
       )}
     </>

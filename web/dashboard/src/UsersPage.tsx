@@ -3,9 +3,9 @@ import { useQuery } from '@tanstack/react-query';
 import { type Role, type Session, addUser, changeUser, listUsers, removeUser } from './api';
 import { errorText, when } from './format';
 import { invalidate, keys } from './queries';
+import { addressProblem } from './address';
 
 const ROLES: Role[] = ['owner', 'approver', 'viewer'];
-const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 
 /** UsersPage lets owners add people by address, change their role and remove them. */
 export function UsersPage({ session }: { session: Session }) {
@@ -32,11 +32,13 @@ export function UsersPage({ session }: { session: Session }) {
     }
   }
 
-  const valid = BASE58.test(address.trim());
+  const valid = addressProblem(address.trim()) === '';
   return (
     <main>
       <h1>Users</h1>
-      <p className="notice">People sign in with these Solana addresses. Owners may do everything; approvers approve, reject and freeze; viewers read.</p>
+      <p className="notice">
+        People sign in with these Solana addresses. Owners may do everything; approvers approve, reject and freeze; viewers read.
+      </p>
       {error && (
         <p role="alert" className="error">
           {error}
@@ -89,7 +91,11 @@ export function UsersPage({ session }: { session: Session }) {
                 </td>
                 <td>
                   {owner ? (
-                    <select aria-label={`Role of ${u.address}`} value={u.role} onChange={(e) => act(() => changeUser(u.address, e.target.value as Role))}>
+                    <select
+                      aria-label={`Role of ${u.address}`}
+                      value={u.role}
+                      onChange={(e) => act(() => changeUser(u.address, e.target.value as Role))}
+                    >
                       {ROLES.map((r) => (
                         <option key={r}>{r}</option>
                       ))}

@@ -2,16 +2,7 @@ import { useState } from 'react';
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import type { Agent, AuditEntry, Balance, Session } from './api';
-import {
-  type Policy,
-  freezeAgent,
-  fundWallet,
-  getAgent,
-  unfreezeAgent,
-  walletApprovals,
-  walletHistory,
-  walletTransactions,
-} from './api-wallets';
+import { type Policy, freezeAgent, fundWallet, getAgent, unfreezeAgent, walletApprovals, walletHistory, walletTransactions } from './api-wallets';
 import { actor, errorText, short, usdc, when } from './format';
 import { Diff, PolicyEditor, PolicyView } from './PolicyEditor';
 import { TxLinks, TxStatus } from './TransactionsPage';
@@ -19,7 +10,6 @@ import { amountProblem, changesOf } from './policy-draft';
 import { invalidate, keys, poll, queryClient } from './queries';
 import { QR } from './qr';
 import './wallets.css';
-
 
 /** StateBadge is a wallet's state, wherever the wallet appears. */
 export function StateBadge({ state }: { state: Agent['state'] }) {
@@ -288,9 +278,7 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
         <div className="receive-body">
           <QR text={agent.pubkey} label={`QR code of the address ${agent.pubkey}`} />
           <div>
-            <p>
-              Send USDC ({session.network === 'mainnet' ? 'mainnet' : 'test tokens'}) and a little SOL for fees to:
-            </p>
+            <p>Send USDC ({session.network === 'mainnet' ? 'mainnet' : 'test tokens'}) and a little SOL for fees to:</p>
             <p className="address-line">
               <code>{agent.pubkey}</code> <CopyButton text={agent.pubkey} what="address to receive" />
             </p>
@@ -379,7 +367,9 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
           <ul className="approval-rows">
             {activity.approvals.map((a) => (
               <li key={a.id} data-approval={a.id}>
-                <Link to="/approvals/$id" params={{ id: a.id }}>{usdc(a.amount)} to {short(a.to)}</Link>{' '}
+                <Link to="/approvals/$id" params={{ id: a.id }}>
+                  {usdc(a.amount)} to {short(a.to)}
+                </Link>{' '}
                 <span className={`badge ${a.status}`}>{a.status}</span> <span className="notice">{when(a.created_at)}</span>
               </li>
             ))}

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useEffectEvent, useRef, useState } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type Session, listAgents } from './api';
@@ -105,8 +105,9 @@ export function WalletsPage({ session }: { session: Session }) {
   }, [q]);
 
   // Searching waits for a pause in typing: one request per search, not per key.
+  const search = useEffectEvent((v: string) => v !== asked.current && setQ(v));
   useEffect(() => {
-    const t = setTimeout(() => text.trim() !== asked.current && setQ(text.trim()), SEARCH_DELAY);
+    const t = setTimeout(() => search(text.trim()), SEARCH_DELAY);
     return () => clearTimeout(t);
   }, [text]);
 
@@ -164,7 +165,9 @@ export function WalletsPage({ session }: { session: Session }) {
           {items.map((a) => (
             <li key={a.id} data-wallet={a.id}>
               <div className="wallet-head">
-                <Link to="/wallets/$id" params={{ id: a.id }}>{a.label}</Link>{' '}
+                <Link to="/wallets/$id" params={{ id: a.id }}>
+                  {a.label}
+                </Link>{' '}
                 <StateBadge state={a.state} />
               </div>
               <code className="address">{a.pubkey}</code>

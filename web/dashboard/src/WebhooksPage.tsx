@@ -27,7 +27,6 @@ import { errorText } from './format';
 import { POLL, cursorPages, every, invalidate, keys, poll, queryClient } from './queries';
 import './webhooks.css';
 
-
 /** stamp is a time to the second: attempts often come seconds apart. */
 function stamp(iso: string | null): string {
   if (!iso) return '—';
@@ -44,8 +43,8 @@ function Secret({ shown, title, onDone }: { shown: EndpointWithSecret; title: st
       <h2>{title}</h2>
       <p>
         <strong>Copy this signing secret now.</strong> It will not be shown again. Verify each request's{' '}
-        <code className="inline">X-Service-Signature</code> header: <code className="inline">sha256=</code> and the hex HMAC-SHA256 of the raw
-        body, keyed by this secret.
+        <code className="inline">X-Service-Signature</code> header: <code className="inline">sha256=</code> and the hex HMAC-SHA256 of the raw body,
+        keyed by this secret.
       </p>
       {shown.previous_secret_expires_at && <p className="notice">The previous secret also signs until {stamp(shown.previous_secret_expires_at)}.</p>}
     </ShownOnce>
@@ -110,7 +109,15 @@ function EndpointForm({
       }}
     >
       <label>
-        URL <input type="url" required value={d.url} maxLength={2048} placeholder="https://example.com/hooks" onChange={(e) => setD({ ...d, url: e.target.value })} />
+        URL{' '}
+        <input
+          type="url"
+          required
+          value={d.url}
+          maxLength={2048}
+          placeholder="https://example.com/hooks"
+          onChange={(e) => setD({ ...d, url: e.target.value })}
+        />
       </label>
       <label>
         Format{' '}
@@ -135,7 +142,11 @@ function EndpointForm({
       {d.format === 'slack' && (
         <label>
           Slack approvers{' '}
-          <input value={d.approvers} placeholder="U024BE7LH, U0G9QF9C6 (empty: anyone in the channel)" onChange={(e) => setD({ ...d, approvers: e.target.value })} />
+          <input
+            value={d.approvers}
+            placeholder="U024BE7LH, U0G9QF9C6 (empty: anyone in the channel)"
+            onChange={(e) => setD({ ...d, approvers: e.target.value })}
+          />
         </label>
       )}
       <label>
@@ -172,8 +183,8 @@ export function WebhooksPage({ session }: { session: Session }) {
     <main className="wide">
       <h1>Webhooks</h1>
       <p className="notice">
-        Endpoints receive the account's events as signed POSTs (JSON) or as Slack messages. Saving one sends it a <code className="inline">webhook.test</code>{' '}
-        event.{!owner && ' Only owners change them.'}
+        Endpoints receive the account's events as signed POSTs (JSON) or as Slack messages. Saving one sends it a{' '}
+        <code className="inline">webhook.test</code> event.{!owner && ' Only owners change them.'}
       </p>
       {error && (
         <p role="alert" className="error">
@@ -235,7 +246,9 @@ export function WebhooksPage({ session }: { session: Session }) {
             {endpoints.map((e) => (
               <tr key={e.id} data-endpoint={e.id}>
                 <td className="wh-url">
-                  <Link to="/webhooks/$id" params={{ id: e.id }}>{e.url}</Link>
+                  <Link to="/webhooks/$id" params={{ id: e.id }}>
+                    {e.url}
+                  </Link>
                 </td>
                 <td>{e.format}</td>
                 <td>
@@ -484,15 +497,7 @@ function DeliveryLog({
         </label>
       </div>
       {/* Keyed by the filter: a new filter starts from its own first page. */}
-      <Deliveries
-        key={status}
-        endpointID={endpointID}
-        format={format}
-        status={status}
-        owner={owner}
-        onReplayed={onReplayed}
-        onError={onError}
-      />
+      <Deliveries key={status} endpointID={endpointID} format={format} status={status} owner={owner} onReplayed={onReplayed} onError={onError} />
     </section>
   );
 }
@@ -534,9 +539,7 @@ function Deliveries({
     const oldest = first.length ? Date.parse(first[first.length - 1].created_at) : Infinity;
     // The first page is the truth for the span it covers; what left it (another status now) goes.
     shown =
-      fresh.data.next_cursor === null
-        ? first
-        : [...first, ...(older ?? []).filter((d) => !seen.has(d.id) && Date.parse(d.created_at) <= oldest)];
+      fresh.data.next_cursor === null ? first : [...first, ...(older ?? []).filter((d) => !seen.has(d.id) && Date.parse(d.created_at) <= oldest)];
   }
 
   async function replay(d: Delivery) {

@@ -40,8 +40,6 @@ export interface Session {
   local_chain: boolean;
 }
 
-
-
 export class ApiError extends Error {
   constructor(
     public status: number,
@@ -80,7 +78,7 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
   });
   if (res.status === 204) return undefined as T;
   const text = await res.text();
-  let data: unknown = null;
+  let data: unknown;
   try {
     data = text ? JSON.parse(text) : null;
   } catch {
@@ -115,10 +113,7 @@ export const getApproval = (id: string) => call<Approval>('GET', `${API}/approva
 export const getContext = (id: string) => call<ApprovalContext>('GET', `${API}/approvals/${encodeURIComponent(id)}/context`);
 export const approve = (id: string, note: string) =>
   call<Approval>('POST', `${API}/approvals/${encodeURIComponent(id)}/approve`, note ? { note } : {});
-export const reject = (id: string, note: string) =>
-  call<Approval>('POST', `${API}/approvals/${encodeURIComponent(id)}/reject`, note ? { note } : {});
-
-
+export const reject = (id: string, note: string) => call<Approval>('POST', `${API}/approvals/${encodeURIComponent(id)}/reject`, note ? { note } : {});
 
 export const listAudit = (filter: { action?: string; target?: string }, cursor?: string) => {
   const q = new URLSearchParams({ limit: '50' });
@@ -129,7 +124,6 @@ export const listAudit = (filter: { action?: string; target?: string }, cursor?:
 };
 export const verifyAudit = () => call<AuditVerification>('GET', `${API}/audit-log/verification`);
 
-
 export const getAnalytics = (from: string, to: string) => {
   const q = new URLSearchParams();
   if (from) q.set('from', from);
@@ -137,14 +131,11 @@ export const getAnalytics = (from: string, to: string) => {
   return call<Analytics>('GET', `${API}/analytics?${q}`);
 };
 
-
 const userPath = (address: string) => `${API}/users/${encodeURIComponent(address)}`;
 export const listUsers = () => call<{ users: User[] }>('GET', `${API}/users`);
 export const addUser = (address: string, role: Role) => call<User>('POST', `${API}/users`, { address, role });
 export const changeUser = (address: string, role: Role) => call<User>('PATCH', userPath(address), { role });
 export const removeUser = (address: string) => call<void>('DELETE', userPath(address));
-
-
 
 export const listKeys = (cursor?: string) => {
   const q = new URLSearchParams({ limit: '100' });
@@ -154,8 +145,7 @@ export const listKeys = (cursor?: string) => {
 export const createKey = (body: { role: 'agent' | 'admin'; label?: string; wallet_ids?: string[] }) => call<NewKey>('POST', `${API}/keys`, body);
 export const rotateKey = (id: string) => call<NewKey>('POST', `${API}/keys/${encodeURIComponent(id)}/rotate`);
 export const revokeKey = (id: string) => call<unknown>('DELETE', `${API}/keys/${encodeURIComponent(id)}`);
-export const listWalletLabels = () =>
-  call<{ agents: { id: string; label: string }[] }>('GET', `${API}/agents?limit=100`).then((r) => r.agents);
+export const listWalletLabels = () => call<{ agents: { id: string; label: string }[] }>('GET', `${API}/agents?limit=100`).then((r) => r.agents);
 
 /** listAgents is a page of the wallets, newest first; q keeps those whose label contains it or whose address starts with it. */
 export const listAgents = (q: string, cursor?: string, limit = 50) => {

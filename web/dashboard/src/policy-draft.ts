@@ -2,7 +2,7 @@
 // "12." is not lost) and the allowlist as an address book. Checks, the
 // proposed policy and its differences from the current one are computed
 // from it; the page shows them and sends only what changed.
-import { addressProblem } from './base58';
+import { addressProblem } from './address';
 import type { Labels, Policy, PolicyInput } from './api-wallets';
 
 export const FIELDS = [

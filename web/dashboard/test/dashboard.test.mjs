@@ -4,7 +4,26 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import nacl from 'tweetnacl';
-import { addressOf, ADMIN_KEY, AGENT_KEY, API, api, assertNoConsoleErrors, BASE, chainUSDC, eventually, newAddress, owner, page, park, SHOTS, sideways, signIn, stranger, useBrowser, viewer, WALLET_ID } from './lib.mjs';
+import {
+  addressOf,
+  ADMIN_KEY,
+  api,
+  assertNoConsoleErrors,
+  BASE,
+  chainUSDC,
+  eventually,
+  newAddress,
+  owner,
+  page,
+  park,
+  SHOTS,
+  sideways,
+  signIn,
+  stranger,
+  useBrowser,
+  viewer,
+  WALLET_ID,
+} from './lib.mjs';
 
 useBrowser();
 
@@ -194,7 +213,11 @@ test('analytics: the tables beside the charts have the numbers of the API', asyn
     (await rows('Approvals per day')).map((r) => r.slice(0, 4)),
     a.approvals.map((x) => [x.day, String(x.approved), String(x.rejected), String(x.expired)]),
   );
-  if (a.blocked.length > 0) assert.deepEqual((await rows('Blocked sends by rule')).map((r) => r.slice(0, 2)), a.blocked.map((b) => [b.reason, String(b.count)]));
+  if (a.blocked.length > 0)
+    assert.deepEqual(
+      (await rows('Blocked sends by rule')).map((r) => r.slice(0, 2)),
+      a.blocked.map((b) => [b.reason, String(b.count)]),
+    );
   assert.equal(await p.getByRole('img', { name: 'Spend per day, stacked by wallet' }).locator('rect').count(), a.spend.length);
   await p.screenshot({ path: `${SHOTS}analytics.png`, fullPage: true });
 
@@ -261,7 +284,7 @@ test('users: an owner adds a person by address, changes the role and removes the
   await makerRow.getByText('Also revokes the API key they made').waitFor();
   await makerRow.getByRole('button', { name: 'Confirm removal' }).click();
   await makerRow.waitFor({ state: 'detached' });
-  assert.equal((await api('GET', '/agents', makerKey)).status, 401, 'the removed owner\'s key still works');
+  assert.equal((await api('GET', '/agents', makerKey)).status, 401, "the removed owner's key still works");
 
   const users = (await api('GET', '/users', ADMIN_KEY)).body.users;
   const me = addressOf(owner);
@@ -310,7 +333,11 @@ test('keys: an owner creates a scoped key shown once that works, rotates it and 
   const first = await shown();
   const listed = await api('GET', '/agents', first);
   assert.equal(listed.status, 200, JSON.stringify(listed.body));
-  assert.deepEqual(listed.body.agents.map((a) => a.id), [WALLET_ID], 'the scoped key reaches only its wallet');
+  assert.deepEqual(
+    listed.body.agents.map((a) => a.id),
+    [WALLET_ID],
+    'the scoped key reaches only its wallet',
+  );
   assert.equal(await p.getByTestId('new-key').count(), 0, 'the key stays on the page');
 
   const keys = (await api('GET', '/keys?limit=100', ADMIN_KEY)).body.keys;
@@ -353,7 +380,10 @@ test('transactions: the rows are those of the API, filters narrow them, and a pa
   assert.ok(all.length > 0);
   await p.getByRole('table', { name: 'Transactions' }).waitFor();
   const shown = () => p.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.signature));
-  assert.deepEqual(await shown(), all.map((t) => t.signature));
+  assert.deepEqual(
+    await shown(),
+    all.map((t) => t.signature),
+  );
   // Each row's network fee is the API's fee_lamports in SOL.
   const fees = await p.locator('tbody tr td:nth-child(4)').allTextContents();
   assert.deepEqual(

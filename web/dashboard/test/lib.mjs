@@ -60,9 +60,12 @@ export async function page(kp, { width = 1200, height = 900, knobs = {} } = {}) 
     const text = new TextEncoder().encode(createSignInMessageText({ ...input, address }));
     return { signedMessage: Array.from(text), signature: Array.from(nacl.sign.detached(text, kp.secretKey)) };
   });
-  await context.addInitScript((cfg) => {
-    window.__TEST_WALLET__ = cfg;
-  }, { address: bs58.encode(kp.publicKey), publicKey: Array.from(kp.publicKey), ...knobs });
+  await context.addInitScript(
+    (cfg) => {
+      window.__TEST_WALLET__ = cfg;
+    },
+    { address: bs58.encode(kp.publicKey), publicKey: Array.from(kp.publicKey), ...knobs },
+  );
   await context.addInitScript({ content: walletSource });
   const p = await context.newPage();
   p.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
@@ -98,7 +101,11 @@ export async function park(amount, memo) {
 
 /** rpc calls the localnet's JSON-RPC and wants an answer without error. */
 export async function rpc(method, params) {
-  const res = await fetch(RPC, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const res = await fetch(RPC, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
   const body = await res.json();
   assert.equal(body.error, undefined, JSON.stringify(body));
   return body.result;
@@ -122,11 +129,13 @@ export async function eventually(what, fn, ms = 10000) {
   }
 }
 
-
 /** noConsoleErrors is each file's last test: nothing the pages logged as an error. */
 export function assertNoConsoleErrors() {
   // The refusals the tests provoke on purpose (401, 403, the last owner's 409) are the browser's network log.
-  assert.deepEqual(consoleErrors.filter((e) => !/status of 40[139]/.test(e)), []);
+  assert.deepEqual(
+    consoleErrors.filter((e) => !/status of 40[139]/.test(e)),
+    [],
+  );
 }
 
 /** addressOf is a key pair's Solana address. */

@@ -2,7 +2,25 @@
 // low-SOL warning follows the chain, and it fits a phone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ADMIN_KEY, AGENT_KEY, api, assertNoConsoleErrors, consoleErrors, eventually, newAddress, owner, page, park, rpc, SHOTS, sideways, signIn, useBrowser, viewer, WALLET_ID } from './lib.mjs';
+import {
+  ADMIN_KEY,
+  AGENT_KEY,
+  api,
+  assertNoConsoleErrors,
+  consoleErrors,
+  eventually,
+  newAddress,
+  owner,
+  page,
+  park,
+  rpc,
+  SHOTS,
+  sideways,
+  signIn,
+  useBrowser,
+  viewer,
+  WALLET_ID,
+} from './lib.mjs';
 
 useBrowser();
 
@@ -26,7 +44,10 @@ async function expectWallets(p) {
     await eventually(
       `wallet ${a.label} as the API has it (${JSON.stringify(last)})`,
       async () => {
-        const [bal, an] = await Promise.all([api('GET', `/wallets/${a.id}/balance`, ADMIN_KEY), api('GET', `/analytics?from=${today()}&to=${today()}`, ADMIN_KEY)]);
+        const [bal, an] = await Promise.all([
+          api('GET', `/wallets/${a.id}/balance`, ADMIN_KEY),
+          api('GET', `/analytics?from=${today()}&to=${today()}`, ADMIN_KEY),
+        ]);
         assert.equal(bal.status, 200, JSON.stringify(bal.body));
         const spent = an.body.spend.filter((s) => s.wallet_id === a.id).reduce((n, s) => n + s.amount_usdc, 0);
         const want = { ...balanceText(bal.body), spend: `${num(spent)} of ${num(a.policy.daily_limit_usdc)} USDC today` };
@@ -74,13 +95,19 @@ test('the overview: wallets with live balances and today’s spend, pending appr
   // The small send counts against today's limit: 0.5 at least (other tests may send more).
   const { spend } = await shownWallet(p, WALLET_ID);
   assert.ok(Number(spend.split(' ')[0].replaceAll(',', '')) >= 0.5, spend);
-  assert.equal(await p.getByRole('meter', { name: /spend today/ }).count(), await p.getByRole('list', { name: 'Wallets' }).locator('[data-wallet]').count());
+  assert.equal(
+    await p.getByRole('meter', { name: /spend today/ }).count(),
+    await p.getByRole('list', { name: 'Wallets' }).locator('[data-wallet]').count(),
+  );
 
   await expectPending(p);
   const item = p.locator(`[data-section="pending"] [data-approval="${parked.id}"]`);
   await item.waitFor();
   assert.match(await item.textContent(), /1\.5 USDC from payer to/);
-  assert.equal(await p.locator('[data-section="pending"]').getByRole('link', { name: 'All pending approvals' }).getAttribute('href'), '/dashboard/approvals');
+  assert.equal(
+    await p.locator('[data-section="pending"]').getByRole('link', { name: 'All pending approvals' }).getAttribute('href'),
+    '/dashboard/approvals',
+  );
 
   const txs = p.getByRole('list', { name: 'Recent transactions' });
   await eventually('the send among the recent transactions', async () => (await txs.locator(`[data-signature="${sent}"]`).count()) === 1, 20000);

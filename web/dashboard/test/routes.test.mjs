@@ -3,7 +3,20 @@
 // are dropped from the URL.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ADMIN_KEY, AGENT_KEY, api, assertNoConsoleErrors, BASE, eventually, newAddress, page, signIn, useBrowser, viewer, WALLET_ID } from './lib.mjs';
+import {
+  ADMIN_KEY,
+  AGENT_KEY,
+  api,
+  assertNoConsoleErrors,
+  BASE,
+  eventually,
+  newAddress,
+  page,
+  signIn,
+  useBrowser,
+  viewer,
+  WALLET_ID,
+} from './lib.mjs';
 
 useBrowser();
 

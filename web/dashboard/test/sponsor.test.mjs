@@ -3,7 +3,22 @@
 // per-wallet "low on SOL" list, and warns when the fee payer runs low.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ADMIN_KEY, api, assertNoConsoleErrors, eventually, newAddress, owner, page, rpc, SHOTS, sideways, signIn, USDC_MINT, useBrowser, viewer } from './lib.mjs';
+import {
+  ADMIN_KEY,
+  api,
+  assertNoConsoleErrors,
+  eventually,
+  newAddress,
+  owner,
+  page,
+  rpc,
+  SHOTS,
+  sideways,
+  signIn,
+  USDC_MINT,
+  useBrowser,
+  viewer,
+} from './lib.mjs';
 
 useBrowser();
 
@@ -56,8 +71,15 @@ test('sponsorship on: the fee payer card replaces the low-SOL list, warns when l
     assert.ok(after.spent_today_sol > 0.002, `spent ${after.spent_today_sol}: the fee and a token account's rent`);
     await p.getByRole('button', { name: 'Refresh', exact: true }).click();
     const spend = card.locator('[data-field="fee-payer-spend"]');
-    await eventually('the send in the fee payer spend', async () => (await spend.textContent()).startsWith(`${sol(after.spent_today_sol)} of ${sol(fp.daily_budget_sol)} today (1 transaction)`), 15000);
-    assert.equal(await card.getByRole('meter', { name: 'Fee payer: spend today against the daily budget' }).getAttribute('aria-valuenow'), String(after.spent_today_sol));
+    await eventually(
+      'the send in the fee payer spend',
+      async () => (await spend.textContent()).startsWith(`${sol(after.spent_today_sol)} of ${sol(fp.daily_budget_sol)} today (1 transaction)`),
+      15000,
+    );
+    assert.equal(
+      await card.getByRole('meter', { name: 'Fee payer: spend today against the daily budget' }).getAttribute('aria-valuenow'),
+      String(after.spent_today_sol),
+    );
     // The wallet's own 0 SOL is no warning while it is sponsored.
     const wallet = p.getByRole('list', { name: 'Wallets' }).locator(`[data-wallet="${made.body.id}"] [data-field="sol"]`);
     await wallet.filter({ hasText: '0 SOL' }).waitFor({ timeout: 15000 });

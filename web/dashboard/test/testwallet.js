@@ -46,6 +46,6 @@
   const register = ({ register }) => register(wallet);
   try {
     window.dispatchEvent(new CustomEvent('wallet-standard:register-wallet', { detail: register }));
-  } catch {}
+  } catch {} // eslint-disable-line no-empty -- best effort: app-ready below reaches an app that loads later
   window.addEventListener('wallet-standard:app-ready', ({ detail }) => register(detail));
 })();

@@ -7,7 +7,24 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
-import { AGENT_KEY, api, assertNoConsoleErrors, BASE, demo, DEMO_KEY, env, eventually, newAddress, owner, page, SHOTS, sideways, signIn, useBrowser, WALLET_ID } from './lib.mjs';
+import {
+  AGENT_KEY,
+  api,
+  assertNoConsoleErrors,
+  BASE,
+  demo,
+  DEMO_KEY,
+  env,
+  eventually,
+  newAddress,
+  owner,
+  page,
+  SHOTS,
+  sideways,
+  signIn,
+  useBrowser,
+  WALLET_ID,
+} from './lib.mjs';
 
 useBrowser();
 
@@ -59,7 +76,10 @@ async function team() {
     },
   });
   const support = await ok(201, 'POST', '/agents', { label: 'support-agent' });
-  const travel = await ok(201, 'POST', '/agents', { label: 'travel-booker', policy: { daily_limit_usdc: 500, max_tx_usdc: 300, approval_threshold_usdc: 100 } });
+  const travel = await ok(201, 'POST', '/agents', {
+    label: 'travel-booker',
+    policy: { daily_limit_usdc: 500, max_tx_usdc: 300, approval_threshold_usdc: 100 },
+  });
   await ok(200, 'POST', `/wallets/${research.id}/fund`, { usdc: 500, sol: 1 });
   await ok(200, 'POST', `/wallets/${support.id}/fund`, { usdc: 120, sol: 0.5 });
   await ok(200, 'POST', `/wallets/${travel.id}/fund`, { usdc: 40 }); // no SOL: low on fees
@@ -79,10 +99,14 @@ async function team() {
   await ok(200, 'POST', `/agents/${travel.id}/freeze`);
   await ok(201, 'POST', '/users', { address: newAddress(), role: 'approver' });
   await ok(201, 'POST', '/users', { address: newAddress(), role: 'viewer' });
-  await eventually('the payments confirmed', async () => {
-    const { transactions } = await ok(200, 'GET', '/transactions');
-    return transactions.length === 4 && transactions.every((t) => t.status === 'confirmed');
-  }, 30000);
+  await eventually(
+    'the payments confirmed',
+    async () => {
+      const { transactions } = await ok(200, 'GET', '/transactions');
+      return transactions.length === 4 && transactions.every((t) => t.status === 'confirmed');
+    },
+    30000,
+  );
   return [
     ['overview', '/'],
     ['approvals', '/approvals'],
@@ -136,10 +160,14 @@ test('an x402 purchase is listed among transactions with its resource', async ()
   assert.equal(paid.status, 200, JSON.stringify(paid.body));
   const res = await fetch(resource, { headers: { [paid.body.header]: paid.body.payment_signature } });
   assert.equal(res.status, 200, await res.text());
-  const settled = await eventually('settled', async () => {
-    const { body } = await api('GET', `/x402/payments/${paid.body.payment_id}`, AGENT_KEY);
-    return body.state === 'settled' && body;
-  }, 20000);
+  const settled = await eventually(
+    'settled',
+    async () => {
+      const { body } = await api('GET', `/x402/payments/${paid.body.payment_id}`, AGENT_KEY);
+      return body.state === 'settled' && body;
+    },
+    20000,
+  );
 
   const p = await page(owner);
   await signIn(p);

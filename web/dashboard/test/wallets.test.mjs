@@ -5,7 +5,26 @@
 // Each step is checked against the API and, for money, the chain.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addressOf, ADMIN_KEY, AGENT_KEY, api, approver, assertNoConsoleErrors, BASE, chainUSDC, eventually, newAddress, owner, page, SHOTS, sideways, signIn, useBrowser, viewer, WALLET_ID } from './lib.mjs';
+import {
+  addressOf,
+  ADMIN_KEY,
+  AGENT_KEY,
+  api,
+  approver,
+  assertNoConsoleErrors,
+  BASE,
+  chainUSDC,
+  eventually,
+  newAddress,
+  owner,
+  page,
+  SHOTS,
+  sideways,
+  signIn,
+  useBrowser,
+  viewer,
+  WALLET_ID,
+} from './lib.mjs';
 
 useBrowser();
 
@@ -47,7 +66,10 @@ test('an owner creates a wallet with its policy and lands on its page', async ()
   assert.equal(body.label, LABEL);
   assert.equal(body.state, 'active');
   const { daily_limit_usdc, max_tx_usdc, approval_threshold_usdc, allowlist } = body.policy;
-  assert.deepEqual({ daily_limit_usdc, max_tx_usdc, approval_threshold_usdc, allowlist }, { daily_limit_usdc: 40, max_tx_usdc: 20, approval_threshold_usdc: 5, allowlist: [] });
+  assert.deepEqual(
+    { daily_limit_usdc, max_tx_usdc, approval_threshold_usdc, allowlist },
+    { daily_limit_usdc: 40, max_tx_usdc: 20, approval_threshold_usdc: 5, allowlist: [] },
+  );
   wallet = { id, pubkey: body.pubkey };
   await p.getByRole('heading', { level: 1, name: LABEL }).waitFor();
   assert.equal(await p.getByTestId('address').textContent(), body.pubkey);
@@ -84,7 +106,13 @@ test('fund on localnet: the new balance on the page, through the API and on chai
   await signIn(p);
   await openWallet(p);
   const receive = p.getByRole('region', { name: 'Receive funds' });
-  assert.equal(await receive.getByRole('img', { name: `QR code of the address ${wallet.pubkey}` }).locator('path').count(), 1);
+  assert.equal(
+    await receive
+      .getByRole('img', { name: `QR code of the address ${wallet.pubkey}` })
+      .locator('path')
+      .count(),
+    1,
+  );
   const fund = receive.getByRole('form', { name: 'Fund on localnet' });
   await fund.getByLabel('USDC', { exact: true }).fill('12.5');
   await fund.getByLabel('SOL', { exact: true }).fill('101');
@@ -195,15 +223,28 @@ test('the policy editor: checked while typed, the changes old → new, a send tr
   const now = await api('POST', `/agents/${wallet.id}/send/preview`, ADMIN_KEY, { to: outsider, amount: 1, memo: 'dry run' });
   assert.equal(now.status, 200, JSON.stringify(now.body));
   assert.equal(now.body.outcome, 'sent');
-  const proposed = await api('POST', `/agents/${wallet.id}/send/preview`, ADMIN_KEY, { to: outsider, amount: 1, policy: { max_tx_usdc: 8, allowlist: [friend] } });
+  const proposed = await api('POST', `/agents/${wallet.id}/send/preview`, ADMIN_KEY, {
+    to: outsider,
+    amount: 1,
+    policy: { max_tx_usdc: 8, allowlist: [friend] },
+  });
   assert.deepEqual([proposed.body.outcome, proposed.body.reason], ['blocked', 'recipient_not_allowed'], JSON.stringify(proposed.body));
-  assert.equal(await policy.getByTestId('preview-remaining').textContent(), `${now.body.remaining_today_usdc.toLocaleString('en-US', { maximumFractionDigits: 6 })} USDC`);
+  assert.equal(
+    await policy.getByTestId('preview-remaining').textContent(),
+    `${now.body.remaining_today_usdc.toLocaleString('en-US', { maximumFractionDigits: 6 })} USDC`,
+  );
   await policy.screenshot({ path: `${SHOTS}policy-editor.png` });
 
   await save.click();
   await policy.getByText('Saved.').waitFor();
   const { body } = await api('GET', `/agents/${wallet.id}`, ADMIN_KEY);
-  assert.deepEqual(body.policy, { daily_limit_usdc: 40, max_tx_usdc: 8, approval_threshold_usdc: 5, allowlist: [friend], allowlist_labels: { [friend]: 'Supplier A' } });
+  assert.deepEqual(body.policy, {
+    daily_limit_usdc: 40,
+    max_tx_usdc: 8,
+    approval_threshold_usdc: 5,
+    allowlist: [friend],
+    allowlist_labels: { [friend]: 'Supplier A' },
+  });
   assert.equal(await policy.getByTestId('diff').count(), 0);
 
   const entry = p.getByRole('region', { name: 'Policy history' }).locator(`li[data-action="policy.updated"][data-actor="${OWNER}"]`).first();

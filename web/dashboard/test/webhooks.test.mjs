@@ -6,7 +6,22 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { createHmac } from 'node:crypto';
-import { ADMIN_KEY, api, approver, assertNoConsoleErrors, BASE, eventually, owner, page, park, SHOTS, sideways, signIn, useBrowser, viewer } from './lib.mjs';
+import {
+  ADMIN_KEY,
+  api,
+  approver,
+  assertNoConsoleErrors,
+  BASE,
+  eventually,
+  owner,
+  page,
+  park,
+  SHOTS,
+  sideways,
+  signIn,
+  useBrowser,
+  viewer,
+} from './lib.mjs';
 
 useBrowser();
 
@@ -89,7 +104,10 @@ test('an owner creates an endpoint: the secret is shown once and signs the webho
   const listed = (await api('GET', '/webhook-endpoints', ADMIN_KEY)).body.endpoints;
   endpoint = listed.find((e) => e.url === hookURL);
   assert.ok(endpoint, JSON.stringify(listed));
-  assert.deepEqual([endpoint.format, endpoint.events, endpoint.description, endpoint.enabled], ['json', ['approval.pending'], 'browser receiver', true]);
+  assert.deepEqual(
+    [endpoint.format, endpoint.events, endpoint.description, endpoint.enabled],
+    ['json', ['approval.pending'], 'browser receiver', true],
+  );
 
   const got = await eventually('the webhook.test at the receiver', async () => testsFor(endpoint.id)[0], 15000);
   assert.equal(got.headers['x-service-signature'], sign(secret, got.raw), 'the signature does not verify with the secret shown');
@@ -216,7 +234,10 @@ test('an owner edits the endpoint (PATCH) and rotates its secret: the new one is
   await form.getByRole('button', { name: 'Save' }).click();
   await p.getByTestId('description').getByText('edited in the browser').waitFor();
   const saved = (await api('GET', `/webhook-endpoints/${endpoint.id}`, ADMIN_KEY)).body;
-  assert.deepEqual([saved.description, saved.events, saved.enabled, saved.url], ['edited in the browser', ['tx.sent', 'approval.pending'], true, hookURL]);
+  assert.deepEqual(
+    [saved.description, saved.events, saved.enabled, saved.url],
+    ['edited in the browser', ['tx.sent', 'approval.pending'], true, hookURL],
+  );
 
   await p.getByRole('button', { name: 'Rotate secret…' }).click();
   await p.getByRole('button', { name: 'Confirm rotation' }).click();
@@ -294,7 +315,10 @@ test('an owner deletes the endpoint after confirming: gone from the page and the
   await p.locator(`tr[data-endpoint="${endpoint.id}"]`).waitFor({ state: 'detached' });
   assert.equal((await api('GET', `/webhook-endpoints/${endpoint.id}`, ADMIN_KEY)).status, 404);
   const listed = (await api('GET', '/webhook-endpoints', ADMIN_KEY)).body.endpoints;
-  assert.equal(listed.find((e) => e.id === endpoint.id), undefined);
+  assert.equal(
+    listed.find((e) => e.id === endpoint.id),
+    undefined,
+  );
   await p.context().close();
 });
 

@@ -3,17 +3,41 @@
 // the grant once with a fresh challenge.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AGENT_KEY, ADMIN_KEY, api, assertNoConsoleErrors, BASE, chainUSDC, env, eventually, newAddress, owner, page, SHOTS, signIn, USDC_MINT, useBrowser, WALLET_ID } from './lib.mjs';
+import {
+  AGENT_KEY,
+  ADMIN_KEY,
+  api,
+  assertNoConsoleErrors,
+  BASE,
+  chainUSDC,
+  env,
+  eventually,
+  newAddress,
+  owner,
+  page,
+  SHOTS,
+  signIn,
+  USDC_MINT,
+  useBrowser,
+  WALLET_ID,
+} from './lib.mjs';
 
 useBrowser();
 
 const challenge = (payTo, feePayer, amount) => ({
   x402Version: 2,
   resource: { url: 'https://seller.example/report', description: 'Quarterly report' },
-  accepts: [{
-    scheme: 'exact', network: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', amount, asset: USDC_MINT, payTo,
-    maxTimeoutSeconds: 60, extra: { feePayer },
-  }],
+  accepts: [
+    {
+      scheme: 'exact',
+      network: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
+      amount,
+      asset: USDC_MINT,
+      payTo,
+      maxTimeoutSeconds: 60,
+      extra: { feePayer },
+    },
+  ],
 });
 
 test('an x402 approval shows what it buys; approving it in the page grants one payment', async () => {
