@@ -138,6 +138,9 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 	if cfg.Solana.LocalChain {
 		faucet = clients
 	}
+	// Shutdown waits for requests to end; the event streams end when it
+	// starts (their pages reconnect to another instance).
+	draining := make(chan struct{})
 	handler, closeOps := httpapi.New(httpapi.Deps{
 		DB: db, Redis: rdb, Sealer: sealer, Balances: clients, Log: log, SendWait: cfg.SendTimeout,
 		WebhookAllowPrivate: cfg.Webhooks.AllowPrivate, SlackSigningSecret: cfg.SlackSigningSecret.Reveal(),
@@ -145,7 +148,9 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 		MaxWallets: cfg.MaxWallets, MaxWebhookEndpoints: cfg.MaxWebhookEndpoints, DashboardOrigin: cfg.Webhooks.DashboardOrigin,
 		MaxWalletsByAgents: cfg.MaxWalletsByAgents, MaxKeysByAgents: cfg.MaxKeysByAgents,
 		TrustedProxies: cfg.TrustedProxies, Faucet: faucet, FeePayerDailyBudget: cfg.FeePayerDailyBudget,
-		Ops: httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword.Reveal(), RedisConnOpt: asynqOpt},
+		Ops:          httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword.Reveal(), RedisConnOpt: asynqOpt},
+		EventStreams: httpapi.EventStreams{PerSession: cfg.EventStreamsPerSession, PerAccount: cfg.EventStreamsPerAccount},
+		Draining:     draining,
 	})
 	defer closeOps()
 
@@ -161,6 +166,7 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	srv.RegisterOnShutdown(func() { close(draining) })
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("api listening", "addr", ln.Addr().String(), "docs", "http://"+ln.Addr().String()+httpapi.Prefix+"/docs")

@@ -76,6 +76,8 @@ var (
 	approvers   = access(Refused, Allowed, Refused)
 	adminsOnly  = access(Refused, Refused, Refused)
 	agentsTight = access(TightenOnly, Refused, Refused)
+	// sessionsOnly: every dashboard role, no key (admin keys included).
+	sessionsOnly = map[Role]Access{RoleAgent: Refused, RoleAdmin: Refused, RoleOwner: Allowed, RoleApprover: Allowed, RoleViewer: Allowed}
 )
 
 // Notes of rows that agent keys read less of: people and keys are the
@@ -88,7 +90,8 @@ const (
 )
 
 // Permissions is the permission table: every public operation, by its
-// OpenAPI operationId, and what each role may do with it. It is the one
+// OpenAPI operationId, and every dashboard operation outside the document
+// (httpapi.DashboardOperations), and what each role may do with it. It is the one
 // place the rules live: the API enforces it before any handler runs, and
 // docs/permissions.md prints it (a test keeps both equal). An operation
 // missing here is refused to everyone.
@@ -146,6 +149,12 @@ var Permissions = map[string]Rule{
 	"get-fee-payer":    {What: "read the fee payer", Access: readAll},
 	"update-fee-payer": {What: "manage the fee payer", Access: adminsOnly},
 	"fund-fee-payer":   {What: "fund the fee payer on a local chain", Access: adminsOnly},
+	// The dashboard's live events (GET /api/dashboard/v1/events, outside
+	// the OpenAPI document): a person's page, never a key.
+	"stream-events": {What: "stream the account's events", Wallets: true, Access: sessionsOnly,
+		Note: "dashboard sessions only: a request with a key answers 401, as the other `/api/dashboard/v1` routes do; " +
+			"each event goes only to whoever may list it (approvals as `list-approvals`, payments as `list-transactions`, " +
+			"x402 payments as `list-x402-payments`, failed deliveries as `list-deliveries`), within their wallet scope"},
 	// Users are the humans: an agent that could add one could approve.
 	"list-users":  {What: "read the account's users", Access: humansRead},
 	"create-user": {What: "manage users", Access: adminsOnly, Note: "the last owner is never removed or demoted"},
@@ -205,7 +214,8 @@ func PermissionsMarkdown() string {
 Generated from the permission table in ` + "`internal/auth/permissions.go`" + ` (a test keeps this file equal
 to it: ` + "`make docs`" + ` rewrites it). Every public operation, by its OpenAPI ` + "`operationId`" + `, and what
 each principal may do with it: API keys (agent, admin) and dashboard users (owner, approver, viewer;
-they act as ` + "`user:<address>`" + `).
+they act as ` + "`user:<address>`" + `). ` + "`stream-events`" + ` is the dashboard's own ` + "`GET /api/dashboard/v1/events`" + `,
+outside the OpenAPI document.
 
 - **allowed**: on every wallet the principal reaches.
 - **scoped**: an agent key created with ` + "`wallet_ids`" + ` reaches only those wallets: any other wallet (and

@@ -290,6 +290,46 @@ func SessionPrincipal(ctx context.Context, db bun.IDB, token string) (Principal,
 	return p, csrf, nil
 }
 
+// LiveSession is what a session is now: the account it acts in and the
+// role its address has there.
+type LiveSession struct {
+	AccountID uuid.UUID
+	Role      Role
+}
+
+// LiveSessions says which of the sessions ids are still valid, by the
+// rules of SessionPrincipal (not ended, neither idle nor too old, the
+// address still a user of the session's account), and what each is now.
+// It touches nothing: a long-lived reader (the event stream) does not keep
+// a session from going idle.
+func LiveSessions(ctx context.Context, db bun.IDB, ids []uuid.UUID) (map[uuid.UUID]LiveSession, error) {
+	out := make(map[uuid.UUID]LiveSession, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := db.QueryContext(ctx, `SELECT s.id, s.account_id, u.role
+		FROM sessions AS s JOIN users AS u ON u.account_id = s.account_id AND u.address = s.address
+		WHERE s.id IN (?) AND s.ended_at IS NULL
+		AND s.last_seen_at > now() - ? * interval '1 second' AND s.created_at > now() - ? * interval '1 second'`,
+		bun.List(ids), int64(SessionIdle.Seconds()), int64(SessionAbsolute.Seconds()))
+	if err != nil {
+		return nil, fmt.Errorf("check sessions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uuid.UUID
+		var s LiveSession
+		if err := rows.Scan(&id, &s.AccountID, &s.Role); err != nil {
+			return nil, fmt.Errorf("check sessions: %w", err)
+		}
+		out[id] = s
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("check sessions: %w", err)
+	}
+	return out, nil
+}
+
 // SwitchAccount moves a session to another account of its address.
 func SwitchAccount(ctx context.Context, db bun.IDB, sessionID uuid.UUID, address string, accountID uuid.UUID) error {
 	res, err := db.NewRaw(`UPDATE sessions SET account_id = ? WHERE id = ? AND ended_at IS NULL

@@ -133,6 +133,10 @@ type API struct {
 	// FeePayerDailyBudget (FEE_PAYER_DAILY_BUDGET_SOL, in SOL) is the
 	// daily budget, in lamports, of a fee payer enabled without one.
 	FeePayerDailyBudget int64
+	// EventStreamsPerSession (EVENT_STREAMS_PER_SESSION) and
+	// EventStreamsPerAccount (EVENT_STREAMS_PER_ACCOUNT) cap the
+	// dashboard's live event streams open at once (429 past them).
+	EventStreamsPerSession, EventStreamsPerAccount int
 }
 
 // Webhooks configures webhook delivery.
@@ -195,26 +199,28 @@ const (
 func LoadAPI(getenv Getenv) (API, error) {
 	r := reader{getenv: getenv}
 	c := API{
-		Common:              r.common(),
-		Solana:              r.solana(),
-		HTTPAddr:            r.str("HTTP_ADDR", DefaultHTTPAddr),
-		WalletPublicKey:     r.str("WALLET_PUBLIC_KEY", ""),
-		OpsUsername:         r.str("OPS_USERNAME", ""),
-		OpsPassword:         Secret(r.str("OPS_PASSWORD", "")),
-		ShutdownTimeout:     r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
-		SendTimeout:         r.duration("SEND_TIMEOUT", 10*time.Second),
-		Webhooks:            r.webhooks(),
-		SlackSigningSecret:  Secret(r.str("SLACK_SIGNING_SECRET", "")),
-		RateLimitRead:       r.integer("RATE_LIMIT_READ", 120, 1, 1_000_000),
-		RateLimitWrite:      r.integer("RATE_LIMIT_WRITE", 60, 1, 1_000_000),
-		RateLimitSend:       r.integer("RATE_LIMIT_SEND", 30, 1, 1_000_000),
-		RateLimitAnonymous:  r.integer("RATE_LIMIT_ANONYMOUS", 60, 1, 1_000_000),
-		TrustedProxies:      r.proxies("TRUSTED_PROXIES"),
-		MaxWallets:          r.integer("MAX_WALLETS_PER_ACCOUNT", 10_000, 1, 10_000_000),
-		MaxWebhookEndpoints: r.integer("MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT", 50, 1, 100),
-		MaxWalletsByAgents:  r.integer("MAX_WALLETS_BY_AGENT_KEYS", 100, 1, 10_000_000),
-		MaxKeysByAgents:     r.integer("MAX_KEYS_BY_AGENT_KEYS", 20, 1, 100),
-		FeePayerDailyBudget: r.feePayerBudget(),
+		Common:                 r.common(),
+		Solana:                 r.solana(),
+		HTTPAddr:               r.str("HTTP_ADDR", DefaultHTTPAddr),
+		WalletPublicKey:        r.str("WALLET_PUBLIC_KEY", ""),
+		OpsUsername:            r.str("OPS_USERNAME", ""),
+		OpsPassword:            Secret(r.str("OPS_PASSWORD", "")),
+		ShutdownTimeout:        r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
+		SendTimeout:            r.duration("SEND_TIMEOUT", 10*time.Second),
+		Webhooks:               r.webhooks(),
+		SlackSigningSecret:     Secret(r.str("SLACK_SIGNING_SECRET", "")),
+		RateLimitRead:          r.integer("RATE_LIMIT_READ", 120, 1, 1_000_000),
+		RateLimitWrite:         r.integer("RATE_LIMIT_WRITE", 60, 1, 1_000_000),
+		RateLimitSend:          r.integer("RATE_LIMIT_SEND", 30, 1, 1_000_000),
+		RateLimitAnonymous:     r.integer("RATE_LIMIT_ANONYMOUS", 60, 1, 1_000_000),
+		TrustedProxies:         r.proxies("TRUSTED_PROXIES"),
+		MaxWallets:             r.integer("MAX_WALLETS_PER_ACCOUNT", 10_000, 1, 10_000_000),
+		MaxWebhookEndpoints:    r.integer("MAX_WEBHOOK_ENDPOINTS_PER_ACCOUNT", 50, 1, 100),
+		MaxWalletsByAgents:     r.integer("MAX_WALLETS_BY_AGENT_KEYS", 100, 1, 10_000_000),
+		MaxKeysByAgents:        r.integer("MAX_KEYS_BY_AGENT_KEYS", 20, 1, 100),
+		FeePayerDailyBudget:    r.feePayerBudget(),
+		EventStreamsPerSession: r.integer("EVENT_STREAMS_PER_SESSION", 5, 1, 100),
+		EventStreamsPerAccount: r.integer("EVENT_STREAMS_PER_ACCOUNT", 100, 1, 100_000),
 	}
 	if c.SendTimeout < 100*time.Millisecond || c.SendTimeout > 20*time.Second {
 		r.fail("SEND_TIMEOUT", "want between 100ms and 20s (a request may take at most 30s)")

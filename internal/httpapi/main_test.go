@@ -84,6 +84,11 @@ type envOpts struct {
 	// worker, vetted and watched as in production (local chain); nil:
 	// ln's URL, unvetted.
 	nodes []string
+	// streams configures the event streams (zero: the defaults).
+	streams httpapi.EventStreams
+	// serverTimeouts, when set, are the http.Server's read and write
+	// timeouts (cmd/api sets 30 s and 60 s).
+	serverTimeouts time.Duration
 }
 
 func newEnv(t testing.TB, opts ...envOpts) *env {
@@ -157,6 +162,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	if o.publicChain {
 		faucet = nil
 	}
+	draining := make(chan struct{})
 	h, closeOps := httpapi.New(httpapi.Deps{
 		Faucet: faucet,
 		DB:     apiDB, Redis: apiRedis, Sealer: sealer, Log: o.log,
@@ -164,10 +170,12 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		Ops:      o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
 		SlackSigningSecret: slackSecret, SlackResponseURLPrefix: "http://127.0.0.1:", RateLimits: o.limits,
 		MaxWallets: o.maxWallets, MaxWebhookEndpoints: o.maxEndpoints, DashboardOrigin: origin,
+		EventStreams: o.streams, Draining: draining,
 	})
-	srv := &httptest.Server{Listener: listener, Config: &http.Server{Handler: h}}
+	srv := &httptest.Server{Listener: listener, Config: &http.Server{Handler: h, ReadTimeout: o.serverTimeouts, WriteTimeout: o.serverTimeouts}}
 	srv.Start()
-	t.Cleanup(func() { srv.Close(); closeOps() })
+	// Streams end first: Close waits for every request.
+	t.Cleanup(func() { close(draining); srv.Close(); closeOps() })
 	e.url = srv.URL
 	e.account, e.key = e.newAccount(solana.Devnet)
 	return e

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -354,6 +355,8 @@ type matrixPrincipal struct {
 // scoped key creating wallets), 404 for an id the principal does not
 // reach, a 2xx otherwise. Refused calls change no row but their
 // permission.denied audit entry. An operation missing from the table fails.
+// The dashboard's own operations (httpapi.DashboardOperations) run too:
+// 401 for every key, the table's answer for each dashboard role.
 func TestPermissionMatrix(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -367,6 +370,12 @@ func TestPermissionMatrix(t *testing.T) {
 			if _, ok := auth.Permissions[op.OperationID]; !ok {
 				t.Errorf("operation %s has no row in auth.Permissions", op.OperationID)
 			}
+		}
+	}
+	for _, op := range httpapi.DashboardOperations {
+		ops[op.ID] = true
+		if _, ok := auth.Permissions[op.ID]; !ok {
+			t.Errorf("dashboard operation %s has no row in auth.Permissions", op.ID)
 		}
 	}
 	for op := range auth.Permissions {
@@ -609,6 +618,50 @@ func TestPermissionMatrix(t *testing.T) {
 		check(c)
 		if c.after != nil {
 			c.after()
+		}
+	}
+
+	// The dashboard's own operations, outside the document: a key is not
+	// a session, so every key (whatever its role, or account) gets the
+	// 401 the dashboard routes give; each role what the table says. A
+	// stream that is served starts with its headers.
+	for _, op := range httpapi.DashboardOperations {
+		for _, p := range principals {
+			want := http.StatusOK
+			switch {
+			case p.key != "":
+				want = http.StatusUnauthorized
+			case auth.Can(p.as, op.ID) == auth.Refused:
+				want = http.StatusForbidden
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			req, _ := http.NewRequestWithContext(ctx, op.Method, e.url+op.Path, nil)
+			for k, v := range p.hdr {
+				req.Header[k] = v
+			}
+			if p.key != "" {
+				req.Header.Set("Authorization", "Bearer "+p.key)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			ct := resp.Header.Get("Content-Type")
+			var body map[string]any
+			if want != http.StatusOK {
+				_ = json.NewDecoder(resp.Body).Decode(&body)
+			}
+			cancel()
+			resp.Body.Close()
+			switch {
+			case resp.StatusCode != want:
+				t.Errorf("%s as %s: %d, want %d", op.ID, p.name, resp.StatusCode, want)
+			case want == http.StatusOK && ct != "text/event-stream":
+				t.Errorf("%s as %s: content type %q", op.ID, p.name, ct)
+			case want != http.StatusOK && body["error"] == nil:
+				t.Errorf("%s as %s: %d without an error body", op.ID, p.name, resp.StatusCode)
+			}
 		}
 	}
 

@@ -285,6 +285,11 @@ func (s *server) instrument(mux *http.ServeMux) http.Handler {
 		// Bound every request: a saturated pool or a lock wait answers an
 		// error instead of holding the connection until the write timeout.
 		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey{}, id), RequestTimeout)
+		if r.URL.Path == EventsPath {
+			// A stream lasts as long as its session: it bounds itself.
+			cancel()
+			ctx, cancel = context.WithCancel(context.WithValue(r.Context(), requestIDKey{}, id))
+		}
 		defer cancel()
 		r = r.WithContext(ctx)
 		h, pattern := mux.Handler(r)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/dashboard"
+	"github.com/agentwallet/agentwallet/internal/live"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/ratelimit"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -90,6 +91,13 @@ type Deps struct {
 	// payer enabled without one (FEE_PAYER_DAILY_BUDGET_SOL); 0 takes
 	// feepayer.DefaultBudget.
 	FeePayerDailyBudget int64
+	// EventStreams bounds and paces the dashboard's event streams (zero
+	// fields take the defaults).
+	EventStreams EventStreams
+	// Draining, when closed, ends every open event stream (saying so):
+	// the server is shutting down, and Shutdown waits for no stream. Nil:
+	// streams end only with the handler's release func.
+	Draining <-chan struct{}
 }
 
 // RedisClient is the API's Redis client for url: dials and calls bounded
@@ -119,6 +127,12 @@ type server struct {
 
 	x402FetchOnce           sync.Once
 	x402Public, x402Private *http.Client // x402_fetch's clients (x402Fetcher)
+
+	// The dashboard's event streams (events.go); hub and leases are nil
+	// without a database and Redis.
+	streams EventStreams
+	hub     *live.Hub
+	leases  *live.Leases
 }
 
 // NewAPI registers every public operation on mux and returns the huma API
@@ -136,6 +150,8 @@ func New(d Deps) (http.Handler, func()) {
 	s.newAPI(mux)
 	mux.HandleFunc("POST "+SlackInteractionsPath, s.slackInteraction)
 	s.registerSession(mux)
+	mux.HandleFunc("GET "+EventsPath, s.events)
+	stopStreams := s.startStreams()
 	mux.Handle("GET "+dashboard.Path, dashboard.Handler())
 	mux.Handle("GET /dashboard", http.RedirectHandler(dashboard.Path, http.StatusMovedPermanently))
 	var root http.Handler // the whole API, for the MCP tools' calls
@@ -150,7 +166,7 @@ func New(d Deps) (http.Handler, func()) {
 		stopWaiter = func() { cancel(); <-done }
 	}
 	root = s.instrument(mux)
-	return root, func() { stopWaiter(); closeOps() }
+	return root, func() { stopStreams(); stopWaiter(); closeOps() }
 }
 
 func newServer(d Deps) *server {
