@@ -105,13 +105,15 @@ type Wallet struct {
 	Allowlist         []string          `bun:"allowlist,array"`
 	AllowlistLabels   map[string]string `bun:"allowlist_labels,type:jsonb"`
 	// The optional rules (NULL: none) and what happens outside the
-	// active hours (policy.Policy documents them).
-	WeeklyLimit        *usdc.Micros        `bun:"weekly_limit_micros"`
-	MonthlyLimit       *usdc.Micros        `bun:"monthly_limit_micros"`
+	// active hours (policy.Policy documents them). The limits are
+	// micro-USDC as *int64: bun writes a pointer to a json.Marshaler
+	// (*usdc.Micros) as JSON text.
+	WeeklyLimit        *int64              `bun:"weekly_limit_micros"`
+	MonthlyLimit       *int64              `bun:"monthly_limit_micros"`
 	MaxTxPerHour       *int                `bun:"max_tx_per_hour"`
 	MaxTxPerDay        *int                `bun:"max_tx_per_day"`
 	ActiveHours        *policy.ActiveHours `bun:"active_hours,type:jsonb"`
-	OutsideActiveHours policy.Outside      `bun:"outside_active_hours"`
+	OutsideActiveHours policy.Outside      `bun:"outside_active_hours,nullzero,default:'block'"`
 	SecretKeyID        string              `bun:"secret_key_id"`
 	SecretSealed       []byte              `bun:"secret_sealed"`
 	CreatedAt          time.Time           `bun:"created_at"`
@@ -127,8 +129,8 @@ func (w *Wallet) Policy() policy.Policy {
 		ApprovalThreshold:  w.ApprovalThreshold,
 		Allowlist:          w.Allowlist,
 		Labels:             w.AllowlistLabels,
-		WeeklyLimit:        w.WeeklyLimit,
-		MonthlyLimit:       w.MonthlyLimit,
+		WeeklyLimit:        convert[int64, usdc.Micros](w.WeeklyLimit),
+		MonthlyLimit:       convert[int64, usdc.Micros](w.MonthlyLimit),
 		MaxTxPerHour:       w.MaxTxPerHour,
 		MaxTxPerDay:        w.MaxTxPerDay,
 		ActiveHours:        w.ActiveHours,
@@ -144,9 +146,19 @@ func (w *Wallet) setPolicy(p policy.Policy) {
 		w.Allowlist = []string{}
 	}
 	w.AllowlistLabels = labelsOf(p)
-	w.WeeklyLimit, w.MonthlyLimit, w.MaxTxPerHour, w.MaxTxPerDay = p.WeeklyLimit, p.MonthlyLimit, p.MaxTxPerHour, p.MaxTxPerDay
+	w.WeeklyLimit, w.MonthlyLimit = convert[usdc.Micros, int64](p.WeeklyLimit), convert[usdc.Micros, int64](p.MonthlyLimit)
+	w.MaxTxPerHour, w.MaxTxPerDay = p.MaxTxPerHour, p.MaxTxPerDay
 	w.ActiveHours = p.ActiveHours
 	w.OutsideActiveHours = cmp.Or(p.OutsideActiveHours, policy.OutsideBlock)
+}
+
+// convert is an optional integer as another integer type.
+func convert[From, To ~int64](v *From) *To {
+	if v == nil {
+		return nil
+	}
+	t := To(*v)
+	return &t
 }
 
 // policyColumns are the columns setPolicy writes.
