@@ -90,6 +90,10 @@ type Deps struct {
 	// payer enabled without one (FEE_PAYER_DAILY_BUDGET_SOL); 0 takes
 	// feepayer.DefaultBudget.
 	FeePayerDailyBudget int64
+	// PolicyClock, when set, is the time previews decide at (as the
+	// worker's payment.Engine.PolicyClock); nil reads the database's
+	// clock, as decisions do. Tests set it.
+	PolicyClock func() time.Time
 }
 
 // RedisClient is the API's Redis client for url: dials and calls bounded
@@ -151,6 +155,15 @@ func New(d Deps) (http.Handler, func()) {
 	}
 	root = s.instrument(mux)
 	return root, func() { stopWaiter(); closeOps() }
+}
+
+// policyTime is when a preview decides: the PolicyClock's time, or zero
+// (the database's clock).
+func (s *server) policyTime() time.Time {
+	if s.PolicyClock == nil {
+		return time.Time{}
+	}
+	return s.PolicyClock()
 }
 
 func newServer(d Deps) *server {
