@@ -7,15 +7,18 @@ import (
 	"testing"
 )
 
-// The binary carries the tz database: wallet policies name IANA zones
-// (active hours), and a deploy image may have no /usr/share/zoneinfo.
+// The binaries that decide or preview payments (api, worker) carry the tz
+// database: wallet policies name IANA zones (active hours), and a deploy
+// image may have no /usr/share/zoneinfo.
 func TestIssue25TZDataLinked(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	if !slices.Contains(strings.Fields(string(out)), "time/tzdata") {
-		t.Fatal("time/tzdata is not linked into the binary")
+	for _, pkg := range []string{".", "../worker"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		if !slices.Contains(strings.Fields(string(out)), "time/tzdata") {
+			t.Errorf("time/tzdata is not linked into %s", pkg)
+		}
 	}
 }
