@@ -1,18 +1,25 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/mcpserver"
 	"github.com/agentwallet/agentwallet/internal/policy"
 )
 
@@ -608,5 +615,72 @@ func TestIssue25ReasonsDocumented(t *testing.T) {
 	}
 	if reasons < 4 || rules != 1 {
 		t.Fatalf("%d reason enums and %d rule enums found", reasons, rules)
+	}
+}
+
+// The Go client and the MCP tools carry the rules: the client sets, reads
+// and removes them (Remove sends null), previews a proposed rule and reads
+// a velocity block as a BlockedError; get_wallet_info shows them and
+// preview_send names the rule, send_usdc says what to do about it.
+func TestIssue25ClientsCarryTheRules(t *testing.T) {
+	t.Parallel()
+	tuesday := nextInNewYork(t, time.Tuesday, 10)
+	e := newEnv(t, envOpts{clock: func() time.Time { return tuesday }})
+	e.startWorker()
+	ctx := context.Background()
+	admin := client.New(e.url, e.key, client.WithRetries(0))
+	weekly, perHour := client.Amount("300"), 2
+	office := &client.ActiveHours{Timezone: "America/New_York", Days: []string{"mon", "tue", "wed", "thu", "fri"}, From: "09:00", To: "18:00"}
+	a, err := admin.CreateAgent(ctx, "rules", &client.PolicyInput{WeeklyLimitUSDC: &weekly, MaxTxPerHour: &perHour, ActiveHours: office, OutsideActiveHours: "approve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := admin.GetAgent(ctx, a.ID)
+	if p := got.Policy; err != nil || p.WeeklyLimitUSDC == nil || p.WeeklyLimitUSDC.String() != "300" || p.MonthlyLimitUSDC != nil ||
+		p.MaxTxPerHour == nil || *p.MaxTxPerHour != 2 || p.MaxTxPerDay != nil || !reflect.DeepEqual(p.ActiveHours, office) || p.OutsideActiveHours != "approve" {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	zero := 0
+	pv, err := admin.PreviewSendUnder(ctx, a.ID, client.SendRequest{To: newAddress(), Amount: "1"}, client.PolicyInput{MaxTxPerHour: &zero})
+	if err != nil || pv.Outcome != "blocked" || pv.Rule == nil || *pv.Rule != "max_tx_per_hour" || pv.WithinActiveHours == nil || !*pv.WithinActiveHours {
+		t.Fatalf("preview: %+v %v", pv, err)
+	}
+	a, err = admin.UpdatePolicy(ctx, a.ID, client.PolicyInput{MaxTxPerHour: &zero, Remove: []string{"weekly_limit_usdc", "active_hours"}})
+	if p := a.Policy; err != nil || p.WeeklyLimitUSDC != nil || p.ActiveHours != nil || *p.MaxTxPerHour != 0 || p.OutsideActiveHours != "approve" {
+		t.Fatalf("update: %+v %v", a, err)
+	}
+	_, err = admin.Send(ctx, a.ID, client.SendRequest{To: newAddress(), Amount: "1"})
+	var blocked *client.BlockedError
+	if !errors.As(err, &blocked) || blocked.Reason != client.ReasonExceedsVelocity {
+		t.Fatalf("send: %v", err)
+	}
+
+	serverT, clientT := mcp.NewInMemoryTransports()
+	if _, err := mcpserver.New(client.New(e.url, e.key), "https://wallet.example.com").Connect(ctx, serverT, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	e.patchPolicyWith(e.key, a.ID, map[string]any{"monthly_limit_usdc": 1000, "active_hours": officeHours})
+	_, info := call(t, cs, "get_wallet_info", map[string]any{"wallet_id": a.ID})
+	p := info["policy"].(map[string]any)
+	if p["monthly_limit_usdc"] != "1000" || p["max_tx_per_hour"] != 0.0 || p["outside_active_hours"] != "approve" ||
+		p["active_hours"].(map[string]any)["timezone"] != "America/New_York" {
+		t.Fatalf("wallet info: %v", info)
+	}
+	if _, has := p["weekly_limit_usdc"]; has {
+		t.Fatalf("an unset rule is shown: %v", p)
+	}
+	_, preview := call(t, cs, "preview_send", map[string]any{"wallet_id": a.ID, "to": newAddress(), "amount": "1"})
+	if preview["rule"] != "max_tx_per_hour" || preview["reason"] != "exceeds_velocity" || preview["remaining_month_usdc"] != "1000" ||
+		preview["within_active_hours"] != true || preview["max_tx_per_hour"] != 0.0 {
+		t.Fatalf("preview_send: %v", preview)
+	}
+	_, sent := call(t, cs, "send_usdc", map[string]any{"wallet_id": a.ID, "to": newAddress(), "amount": "1"})
+	if sent["status"] != "blocked" || sent["reason"] != "exceeds_velocity" || !strings.Contains(sent["next"].(string), "wait before paying again") {
+		t.Fatalf("send_usdc: %v", sent)
 	}
 }
