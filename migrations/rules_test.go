@@ -10,13 +10,13 @@ import (
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
-// 0019 adds the optional rules with none set: a wallet of an existing
+// 0020 adds the optional rules with none set: a wallet of an existing
 // database keeps its policy and decides as before.
 func TestIssue25RulesMigrationKeepsExistingPolicies(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := migrated(t)
-	runFile(t, db, "0019_wallet_rules.tx.down.sql")
+	runFile(t, db, "0020_wallet_rules.tx.down.sql")
 	acct, id := uuid.New(), uuid.New()
 	if _, err := db.ExecContext(ctx, `INSERT INTO accounts (id, network) VALUES (?, 'devnet')`, acct); err != nil {
 		t.Fatal(err)
@@ -25,7 +25,7 @@ func TestIssue25RulesMigrationKeepsExistingPolicies(t *testing.T) {
 		VALUES (?, ?, 'w', 'pk', 100000000, 25000000, 10000000, '{9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM}', 'k', '\x00')`, id, acct); err != nil {
 		t.Fatal(err)
 	}
-	runFile(t, db, "0019_wallet_rules.tx.up.sql")
+	runFile(t, db, "0020_wallet_rules.tx.up.sql")
 	w, err := wallet.Get(ctx, db, acct, id)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func TestIssue25RulesMigrationKeepsExistingPolicies(t *testing.T) {
 	want.Allowlist = []string{"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"}
 	if p := w.Policy(); !p.Same(want) || p.WeeklyLimit != nil || p.MonthlyLimit != nil || p.MaxTxPerHour != nil || p.MaxTxPerDay != nil ||
 		p.ActiveHours != nil || p.OutsideActiveHours != policy.OutsideBlock {
-		t.Fatalf("policy after 0019: %+v", p)
+		t.Fatalf("policy after 0020: %+v", p)
 	}
 	// The checks hold what the policy package validates.
 	for _, bad := range []string{
