@@ -104,9 +104,10 @@ func (e *APIError) Error() string {
 }
 
 // BlockedError is a send the policy blocked (403): an answer to act on,
-// not a fault. Reason is the rule (exceeds_max_tx, exceeds_daily_limit,
-// recipient_not_allowed, wallet_frozen); RemainingTodayUSDC what the day
-// still allows.
+// not a fault. Reason is the rule (the Reason constants: exceeds_max_tx,
+// exceeds_daily_limit, exceeds_weekly_limit, exceeds_monthly_limit,
+// exceeds_velocity, outside_active_hours, recipient_not_allowed,
+// wallet_frozen); RemainingTodayUSDC what the day still allows.
 type BlockedError struct {
 	APIError
 	Reason             string

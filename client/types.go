@@ -30,18 +30,80 @@ type Policy struct {
 	Allowlist             []string    `json:"allowlist"`
 	// AllowlistLabels names some allowlist entries (an address book).
 	AllowlistLabels map[string]string `json:"allowlist_labels"`
+	// The optional rules; nil: the rule does not apply.
+	WeeklyLimitUSDC  *json.Number `json:"weekly_limit_usdc"`  // the last 7 days' total (rolling)
+	MonthlyLimitUSDC *json.Number `json:"monthly_limit_usdc"` // the last 30 days' total (rolling)
+	MaxTxPerHour     *int         `json:"max_tx_per_hour"`    // payments sent or parked in the last hour
+	MaxTxPerDay      *int         `json:"max_tx_per_day"`     // payments sent or parked in the last 24 hours
+	ActiveHours      *ActiveHours `json:"active_hours"`       // when the agent may pay
+	// OutsideActiveHours is what becomes of a payment outside
+	// ActiveHours: "block" or "approve" (parked for a human).
+	OutsideActiveHours string `json:"outside_active_hours"`
 }
+
+// ActiveHours is when a wallet's agent may pay: on Days ("mon" … "sun"),
+// from From (inclusive) to To (exclusive), "HH:MM" on the wall clock of
+// the IANA zone Timezone. From after To runs overnight into the next day.
+type ActiveHours struct {
+	Timezone string   `json:"timezone"`
+	Days     []string `json:"days"`
+	From     string   `json:"from"`
+	To       string   `json:"to"`
+}
+
+// Block reasons: the rule a 403 BlockedError names.
+const (
+	ReasonWalletFrozen        = "wallet_frozen"
+	ReasonRecipientNotAllowed = "recipient_not_allowed"
+	ReasonExceedsMaxTx        = "exceeds_max_tx"
+	ReasonExceedsDailyLimit   = "exceeds_daily_limit"
+	ReasonExceedsWeeklyLimit  = "exceeds_weekly_limit"
+	ReasonExceedsMonthlyLimit = "exceeds_monthly_limit"
+	ReasonExceedsVelocity     = "exceeds_velocity"
+	ReasonOutsideActiveHours  = "outside_active_hours"
+)
 
 // PolicyInput is a policy in a create or a patch: nil fields are sent as
 // null or left out (defaults on create, unchanged on a patch). A non-nil
 // Allowlist replaces the allowlist and a non-nil AllowlistLabels the
 // labels, empty ones included (which clear them): so neither omits empty.
+//
+// The optional rules (WeeklyLimitUSDC … ActiveHours) are left out when nil
+// (none on create, unchanged on a patch); Remove names those to remove
+// (sent as null). OutsideActiveHours "" is left out too.
 type PolicyInput struct {
 	DailyLimitUSDC        *Amount           `json:"daily_limit_usdc,omitempty"`
 	MaxTxUSDC             *Amount           `json:"max_tx_usdc,omitempty"`
 	ApprovalThresholdUSDC *Amount           `json:"approval_threshold_usdc,omitempty"`
 	Allowlist             []string          `json:"allowlist"`
 	AllowlistLabels       map[string]string `json:"allowlist_labels"`
+	WeeklyLimitUSDC       *Amount           `json:"weekly_limit_usdc,omitempty"`
+	MonthlyLimitUSDC      *Amount           `json:"monthly_limit_usdc,omitempty"`
+	MaxTxPerHour          *int              `json:"max_tx_per_hour,omitempty"`
+	MaxTxPerDay           *int              `json:"max_tx_per_day,omitempty"`
+	ActiveHours           *ActiveHours      `json:"active_hours,omitempty"`
+	OutsideActiveHours    string            `json:"outside_active_hours,omitempty"`
+	// Remove lists optional rules to remove, by their JSON names:
+	// weekly_limit_usdc, monthly_limit_usdc, max_tx_per_hour,
+	// max_tx_per_day, active_hours.
+	Remove []string `json:"-"`
+}
+
+// MarshalJSON writes the fields, and null for each rule in Remove.
+func (p PolicyInput) MarshalJSON() ([]byte, error) {
+	type fields PolicyInput
+	b, err := json.Marshal(fields(p))
+	if err != nil || len(p.Remove) == 0 {
+		return b, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for _, name := range p.Remove {
+		m[name] = json.RawMessage("null")
+	}
+	return json.Marshal(m)
 }
 
 // Wallet is a wallet of the account.
@@ -97,15 +159,33 @@ type SendResult struct {
 	IdempotencyKey string `json:"-"`
 }
 
-// Preview is what a send would do now, and the day's figures.
+// Preview is what a send would do now, the rule that decides, and the
+// figures behind it.
 type Preview struct {
-	Outcome               string      `json:"outcome"`
-	Reason                *string     `json:"reason"`
-	DailyLimitUSDC        json.Number `json:"daily_limit_usdc"`
-	SpentTodayUSDC        json.Number `json:"spent_today_usdc"`
-	RemainingTodayUSDC    json.Number `json:"remaining_today_usdc"`
-	ApprovalThresholdUSDC json.Number `json:"approval_threshold_usdc"`
-	MaxTxUSDC             json.Number `json:"max_tx_usdc"`
+	Outcome string  `json:"outcome"`
+	Reason  *string `json:"reason"`
+	// Rule is the policy field whose rule decides (daily_limit_usdc,
+	// max_tx_per_hour, active_hours, approval_threshold_usdc, …; "state"
+	// for a frozen wallet); nil when sent.
+	Rule                  *string      `json:"rule"`
+	DailyLimitUSDC        json.Number  `json:"daily_limit_usdc"`
+	SpentTodayUSDC        json.Number  `json:"spent_today_usdc"`
+	RemainingTodayUSDC    json.Number  `json:"remaining_today_usdc"`
+	ApprovalThresholdUSDC json.Number  `json:"approval_threshold_usdc"`
+	MaxTxUSDC             json.Number  `json:"max_tx_usdc"`
+	WeeklyLimitUSDC       *json.Number `json:"weekly_limit_usdc"`
+	SpentWeekUSDC         json.Number  `json:"spent_week_usdc"`
+	RemainingWeekUSDC     *json.Number `json:"remaining_week_usdc"`
+	MonthlyLimitUSDC      *json.Number `json:"monthly_limit_usdc"`
+	SpentMonthUSDC        json.Number  `json:"spent_month_usdc"`
+	RemainingMonthUSDC    *json.Number `json:"remaining_month_usdc"`
+	MaxTxPerHour          *int         `json:"max_tx_per_hour"`
+	PaymentsLastHour      int          `json:"payments_last_hour"`
+	MaxTxPerDay           *int         `json:"max_tx_per_day"`
+	PaymentsLastDay       int          `json:"payments_last_day"`
+	ActiveHours           *ActiveHours `json:"active_hours"`
+	OutsideActiveHours    string       `json:"outside_active_hours"`
+	WithinActiveHours     *bool        `json:"within_active_hours"`
 }
 
 // Transaction is an on-chain transfer from a wallet.

@@ -24,6 +24,9 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+	// The tz database inside the binary: wallet policies name IANA zones
+	// (active hours), and a deploy image may have no /usr/share/zoneinfo.
+	_ "time/tzdata"
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"

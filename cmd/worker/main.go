@@ -13,6 +13,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	// The tz database inside the binary: wallet policies name IANA zones
+	// (active hours), and a deploy image may have no /usr/share/zoneinfo.
+	_ "time/tzdata"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"

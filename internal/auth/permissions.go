@@ -220,10 +220,13 @@ outside the OpenAPI document.
 - **allowed**: on every wallet the principal reaches.
 - **scoped**: an agent key created with ` + "`wallet_ids`" + ` reaches only those wallets: any other wallet (and
   its transactions, approvals and audit entries) answers 404, and lists leave them out.
-- **tighten only**: a change that only tightens the policy (a lower limit or threshold, an allowlist set on an
-  unrestricted wallet, entries removed from a list that stays non-empty); anything that loosens it (a limit or
-  threshold raised, an address added to a non-empty allowlist, the allowlist emptied) is refused whole, and
-  so is setting or changing an entry's label (approvers read those names).
+- **tighten only**: a change that only tightens the policy (a lower limit, count or threshold, a weekly or
+  monthly limit, a payment count or active hours set where there were none, active hours narrowed,
+  ` + "`outside_active_hours`" + ` approve → block, an allowlist set on an unrestricted wallet, entries removed from a
+  list that stays non-empty); anything that loosens it (a limit, count or threshold raised or removed, active
+  hours widened, moved to another time zone or removed, ` + "`outside_active_hours`" + ` block → approve, an address
+  added to a non-empty allowlist, the allowlist emptied) is refused whole, and so is setting or changing an
+  entry's label (approvers read those names).
 - **own keys only**: the key itself and the keys it created; reading (` + "`list-keys`" + `, and the audit entries of
   ` + "`list-audit-log`" + `) also the keys it replaced (its rotation lineage).
 - **refused**: 403 ` + "`{\"error\": \"...\"}`" + ` naming what is missing, nothing changes, and an audit entry

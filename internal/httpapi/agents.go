@@ -3,7 +3,10 @@ package httpapi
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
@@ -15,14 +18,51 @@ import (
 )
 
 // PolicyInput is a policy in a create request; omitted fields take the
-// defaults (daily 100, max per send 25, approval threshold 10, no allowlist).
+// defaults (daily 100, max per send 25, approval threshold 10, no allowlist,
+// none of the optional rules). In a change, omitted fields keep their
+// value, and an optional rule sent as null is removed.
 type PolicyInput struct {
-	DailyLimitUSDC        *Amount           `json:"daily_limit_usdc,omitempty" doc:"Cap on the UTC day's total sends, in USDC. Default 100." example:"100"`
-	MaxTxUSDC             *Amount           `json:"max_tx_usdc,omitempty" doc:"Cap on one send, in USDC. Default 25." example:"25"`
-	ApprovalThresholdUSDC *Amount           `json:"approval_threshold_usdc,omitempty" doc:"Sends of at least this amount wait for human approval; 0 sends every payment to approval. Default 10." example:"10"`
-	Allowlist             []string          `json:"allowlist,omitempty" nullable:"true" maxItems:"1000" doc:"Recipient addresses (base58) the wallet may pay; empty means any. No duplicates." example:"[\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\"]"`
-	AllowlistLabels       map[string]string `json:"allowlist_labels,omitempty" nullable:"true" maxProperties:"1000" doc:"Optional labels of allowlist entries (an address book): address → label of 1 to 100 characters; every address must be on the allowlist. Given, it replaces the labels; omitted, the addresses that stay keep theirs. Labels never change a decision; whoever may only tighten a policy (agent keys) may not set or change any label." example:"{\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\":\"Acme invoices\"}"`
+	DailyLimitUSDC        *Amount                `json:"daily_limit_usdc,omitempty" doc:"Cap on the UTC day's total sends, in USDC. Default 100." example:"100"`
+	MaxTxUSDC             *Amount                `json:"max_tx_usdc,omitempty" doc:"Cap on one send, in USDC. Default 25." example:"25"`
+	ApprovalThresholdUSDC *Amount                `json:"approval_threshold_usdc,omitempty" doc:"Sends of at least this amount wait for human approval; 0 sends every payment to approval. Default 10." example:"10"`
+	Allowlist             []string               `json:"allowlist,omitempty" nullable:"true" maxItems:"1000" doc:"Recipient addresses (base58) the wallet may pay; empty means any. No duplicates." example:"[\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\"]"`
+	AllowlistLabels       map[string]string      `json:"allowlist_labels,omitempty" nullable:"true" maxProperties:"1000" doc:"Optional labels of allowlist entries (an address book): address → label of 1 to 100 characters; every address must be on the allowlist. Given, it replaces the labels; omitted, the addresses that stay keep theirs. Labels never change a decision; whoever may only tighten a policy (agent keys) may not set or change any label." example:"{\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\":\"Acme invoices\"}"`
+	WeeklyLimitUSDC       Removable[Amount]      `json:"weekly_limit_usdc,omitzero" doc:"Optional cap on what the last 7 days (a rolling window of 7×24 hours back from each payment) sent or reserved, counted like the daily limit; over it a payment is blocked with exceeds_weekly_limit. Omitted: none on create, unchanged in a change; null removes it." example:"300"`
+	MonthlyLimitUSDC      Removable[Amount]      `json:"monthly_limit_usdc,omitzero" doc:"Optional cap on what the last 30 days (rolling, 30×24 hours) sent or reserved, counted like the daily limit; over it: exceeds_monthly_limit. Omitted: none on create, unchanged in a change; null removes it." example:"1000"`
+	MaxTxPerHour          Removable[int]         `json:"max_tx_per_hour,omitzero" minimum:"0" maximum:"1000000" doc:"Optional cap on how many payments (sends and x402 payments that were sent or parked for approval; blocked ones do not count) the last hour (rolling) may hold; the next is blocked with exceeds_velocity. 0 blocks every payment. Omitted: none on create, unchanged in a change; null removes it." example:"10"`
+	MaxTxPerDay           Removable[int]         `json:"max_tx_per_day,omitzero" minimum:"0" maximum:"1000000" doc:"Optional cap on how many payments the last 24 hours (rolling) may hold, counted like max_tx_per_hour; over it: exceeds_velocity. Omitted: none on create, unchanged in a change; null removes it." example:"50"`
+	ActiveHours           Removable[ActiveHours] `json:"active_hours,omitzero" doc:"Optional: when the agent may pay. Outside these hours a payment is blocked (outside_active_hours) or parked for a human (see outside_active_hours). Omitted: any time on create, unchanged in a change; null removes them." example:"{\"timezone\":\"America/New_York\",\"days\":[\"mon\",\"tue\",\"wed\",\"thu\",\"fri\"],\"from\":\"09:00\",\"to\":\"18:00\"}"`
+	OutsideActiveHours    *string                `json:"outside_active_hours,omitempty" nullable:"true" enum:"block,approve" doc:"What becomes of a payment outside active_hours: block (the default; reason outside_active_hours) or approve (parked for a human whatever its amount). Omitted or null: block on create, unchanged in a change." example:"block"`
 }
+
+// ActiveHours is when a wallet's agent may pay, on the wall clock of a
+// time zone.
+type ActiveHours struct {
+	Timezone string   `json:"timezone" maxLength:"64" doc:"An IANA time zone name (America/New_York, Europe/Paris, UTC); daylight-saving changes follow the zone's rules." example:"America/New_York"`
+	Days     []string `json:"days" minItems:"1" maxItems:"7" nullable:"false" doc:"The days the window opens, each once: mon, tue, wed, thu, fri, sat, sun (answered Monday first)." example:"[\"mon\",\"tue\",\"wed\",\"thu\",\"fri\"]"`
+	From     string   `json:"from" minLength:"5" maxLength:"5" doc:"Opening time, HH:MM (00:00 to 23:59), inclusive." example:"09:00"`
+	To       string   `json:"to" minLength:"5" maxLength:"5" doc:"Closing time, HH:MM (00:00 to 24:00), exclusive: a payment at exactly this minute is outside. Before from, the window runs overnight: it opens on a listed day and closes on the next day (listed or not). Must differ from from." example:"18:00"`
+}
+
+// activeHoursFields are ActiveHours' fields without its methods: its
+// schema is generated from them.
+type activeHoursFields ActiveHours
+
+// Schema documents active hours inline (so they may be null).
+func (ActiveHours) Schema(r huma.Registry) *huma.Schema {
+	s := huma.SchemaFromType(r, reflect.TypeFor[activeHoursFields]())
+	s.Description = "When the agent may pay: on days, from from (inclusive) to to (exclusive), on the wall clock of timezone."
+	return s
+}
+
+func activeHoursOf(h *policy.ActiveHours) *ActiveHours {
+	if h == nil {
+		return nil
+	}
+	return &ActiveHours{Timezone: h.Timezone, Days: h.Days.Names(), From: clockText(h.From), To: clockText(h.To)}
+}
+
+func clockText(m int) string { return fmt.Sprintf("%02d:%02d", m/60, m%60) }
 
 // Policy is a wallet's spending policy as returned.
 type Policy struct {
@@ -31,6 +71,12 @@ type Policy struct {
 	ApprovalThresholdUSDC USDC              `json:"approval_threshold_usdc" doc:"Sends of at least this amount wait for human approval." example:"10"`
 	Allowlist             []string          `json:"allowlist" doc:"Recipient addresses the wallet may pay; empty means any." example:"[]"`
 	AllowlistLabels       map[string]string `json:"allowlist_labels" doc:"Labels of some allowlist entries (address → label); {} when none." example:"{}"`
+	WeeklyLimitUSDC       *USDC             `json:"weekly_limit_usdc" nullable:"true" doc:"Cap on the last 7 days' total (rolling), in USDC; null: none." example:"300"`
+	MonthlyLimitUSDC      *USDC             `json:"monthly_limit_usdc" nullable:"true" doc:"Cap on the last 30 days' total (rolling), in USDC; null: none." example:"1000"`
+	MaxTxPerHour          *int              `json:"max_tx_per_hour" nullable:"true" doc:"Cap on the payments (sent or parked) of the last hour (rolling); null: none." example:"10"`
+	MaxTxPerDay           *int              `json:"max_tx_per_day" nullable:"true" doc:"Cap on the payments (sent or parked) of the last 24 hours (rolling); null: none." example:"50"`
+	ActiveHours           *ActiveHours      `json:"active_hours" nullable:"true" doc:"When the agent may pay; null: any time." example:"{\"timezone\":\"America/New_York\",\"days\":[\"mon\",\"tue\",\"wed\",\"thu\",\"fri\"],\"from\":\"09:00\",\"to\":\"18:00\"}"`
+	OutsideActiveHours    string            `json:"outside_active_hours" enum:"block,approve" doc:"What becomes of a payment outside active_hours: blocked, or parked for a human whatever its amount." example:"block"`
 }
 
 // Balance is a wallet's live on-chain balance.
@@ -47,23 +93,40 @@ type Agent struct {
 }
 
 func agentOf(w *wallet.Wallet) Agent {
-	allow, labels := w.Allowlist, w.AllowlistLabels
+	return Agent{Wallet: walletOf(w), Policy: policyOf(w.Policy())}
+}
+
+// policyOf is p as returned.
+func policyOf(p policy.Policy) Policy {
+	allow, labels := p.Allowlist, p.Labels
 	if allow == nil {
 		allow = []string{}
 	}
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	return Agent{
-		Wallet: walletOf(w),
-		Policy: Policy{
-			DailyLimitUSDC:        USDC(w.DailyLimit),
-			MaxTxUSDC:             USDC(w.MaxTx),
-			ApprovalThresholdUSDC: USDC(w.ApprovalThreshold),
-			Allowlist:             allow,
-			AllowlistLabels:       labels,
-		},
+	return Policy{
+		DailyLimitUSDC:        USDC(p.DailyLimit),
+		MaxTxUSDC:             USDC(p.MaxTx),
+		ApprovalThresholdUSDC: USDC(p.ApprovalThreshold),
+		Allowlist:             allow,
+		AllowlistLabels:       labels,
+		WeeklyLimitUSDC:       usdcOf(p.WeeklyLimit),
+		MonthlyLimitUSDC:      usdcOf(p.MonthlyLimit),
+		MaxTxPerHour:          p.MaxTxPerHour,
+		MaxTxPerDay:           p.MaxTxPerDay,
+		ActiveHours:           activeHoursOf(p.ActiveHours),
+		OutsideActiveHours:    string(cmp.Or(p.OutsideActiveHours, policy.OutsideBlock)),
 	}
+}
+
+// usdcOf is an optional amount as returned (nil: null).
+func usdcOf(m *usdc.Micros) *USDC {
+	if m == nil {
+		return nil
+	}
+	u := USDC(*m)
+	return &u
 }
 
 type createAgentInput struct {
@@ -165,7 +228,8 @@ func (s *server) registerAgents(api huma.API) {
 		Method:      http.MethodPatch,
 		Path:        Prefix + "/agents/{id}/policy",
 		Summary:     "Change an agent's policy",
-		Description: "Changes the given policy fields (omitted or null fields keep their value; `allowlist: []` clears the allowlist), validated like creation. " +
+		Description: "Changes the given policy fields (omitted fields keep their value, and so do null ones except the optional rules: `weekly_limit_usdc`, `monthly_limit_usdc`, `max_tx_per_hour`, `max_tx_per_day` and `active_hours` sent as null are removed; `allowlist: []` clears the allowlist), validated like creation. " +
+			"An agent key may only tighten a policy (403 naming the loosening otherwise): a limit, count or threshold lowered or newly set, active hours narrowed or newly set, `outside_active_hours` approve → block, never the reverse. " +
 			"Sends decided after this answer use the new policy, and so does every approval approved after it. The change is in the audit log with the before and after. " +
 			"Answers the agent without its balance.",
 		Tags:         []string{"Agents"},
@@ -248,6 +312,59 @@ func patchFromInput(in *PolicyInput, prefix string) (policy.Patch, error) {
 	}
 	c.Allowlist = in.Allowlist
 	c.Labels = in.AllowlistLabels
+	for _, f := range []struct {
+		name string
+		in   Removable[Amount]
+		out  **policy.Change[usdc.Micros]
+	}{
+		{"weekly_limit_usdc", in.WeeklyLimitUSDC, &c.WeeklyLimit},
+		{"monthly_limit_usdc", in.MonthlyLimitUSDC, &c.MonthlyLimit},
+	} {
+		switch {
+		case !f.in.Set:
+		case f.in.Value == nil:
+			*f.out = policy.Remove[usdc.Micros]()
+		default:
+			m, err := f.in.Value.Micros(prefix + f.name)
+			if err != nil {
+				return c, err
+			}
+			*f.out = policy.To(m)
+		}
+	}
+	for _, f := range []struct {
+		in  Removable[int]
+		out **policy.Change[int]
+	}{
+		{in.MaxTxPerHour, &c.MaxTxPerHour},
+		{in.MaxTxPerDay, &c.MaxTxPerDay},
+	} {
+		switch {
+		case !f.in.Set:
+		case f.in.Value == nil:
+			*f.out = policy.Remove[int]()
+		default:
+			*f.out = policy.To(*f.in.Value)
+		}
+	}
+	switch h := in.ActiveHours; {
+	case !h.Set:
+	case h.Value == nil:
+		c.ActiveHours = policy.Remove[policy.ActiveHours]()
+	default:
+		parsed, err := policy.ParseActiveHours(h.Value.Timezone, h.Value.Days, h.Value.From, h.Value.To)
+		var fe *policy.FieldError
+		if errors.As(err, &fe) {
+			return c, fieldError(prefix+fe.Field, fe.Msg)
+		} else if err != nil {
+			return c, err
+		}
+		c.ActiveHours = policy.To(parsed)
+	}
+	if in.OutsideActiveHours != nil {
+		o := policy.Outside(*in.OutsideActiveHours)
+		c.OutsideActiveHours = &o
+	}
 	return c, nil
 }
 

@@ -46,7 +46,7 @@ func TestCreateListGetAgent(t *testing.T) {
 	if _, err := time.Parse(time.RFC3339, a1["created_at"].(string)); err != nil || !strings.HasSuffix(a1["created_at"].(string), "Z") {
 		t.Fatalf("created_at %v is not ISO 8601 UTC", a1["created_at"])
 	}
-	wantPolicy := map[string]any{"daily_limit_usdc": 100.0, "max_tx_usdc": 25.0, "approval_threshold_usdc": 10.0, "allowlist": []any{}, "allowlist_labels": map[string]any{}}
+	wantPolicy := withoutRules(map[string]any{"daily_limit_usdc": 100.0, "max_tx_usdc": 25.0, "approval_threshold_usdc": 10.0, "allowlist": []any{}, "allowlist_labels": map[string]any{}})
 	if fmt.Sprint(a1["policy"]) != fmt.Sprint(wantPolicy) {
 		t.Fatalf("default policy %v, want %v", a1["policy"], wantPolicy)
 	}
@@ -62,7 +62,7 @@ func TestCreateListGetAgent(t *testing.T) {
 	if status != http.StatusCreated {
 		t.Fatalf("create with policy: %d %v", status, a2)
 	}
-	wantPolicy = map[string]any{"daily_limit_usdc": 50.5, "max_tx_usdc": 0.000001, "approval_threshold_usdc": 0.0, "allowlist": []any{addrA, addrB}, "allowlist_labels": map[string]any{}}
+	wantPolicy = withoutRules(map[string]any{"daily_limit_usdc": 50.5, "max_tx_usdc": 0.000001, "approval_threshold_usdc": 0.0, "allowlist": []any{addrA, addrB}, "allowlist_labels": map[string]any{}})
 	if fmt.Sprint(a2["policy"]) != fmt.Sprint(wantPolicy) {
 		t.Fatalf("policy %v, want %v", a2["policy"], wantPolicy)
 	}
@@ -72,7 +72,7 @@ func TestCreateListGetAgent(t *testing.T) {
 	if status != http.StatusCreated {
 		t.Fatalf("create partial: %d %v", status, a3)
 	}
-	wantPolicy = map[string]any{"daily_limit_usdc": 100.0, "max_tx_usdc": 5.0, "approval_threshold_usdc": 10.0, "allowlist": []any{}, "allowlist_labels": map[string]any{}}
+	wantPolicy = withoutRules(map[string]any{"daily_limit_usdc": 100.0, "max_tx_usdc": 5.0, "approval_threshold_usdc": 10.0, "allowlist": []any{}, "allowlist_labels": map[string]any{}})
 	if fmt.Sprint(a3["policy"]) != fmt.Sprint(wantPolicy) {
 		t.Fatalf("partial policy %v, want %v", a3["policy"], wantPolicy)
 	}
@@ -375,4 +375,14 @@ func TestWalletListsAndCaps(t *testing.T) {
 	e.createEndpoint(rc.URL, "tx.sent")
 	status, body = e.do("POST", endpointsPath, e.key, map[string]any{"url": rc.URL, "events": []string{"tx.sent"}})
 	wantError(t, status, body, http.StatusConflict, "the account holds 2 webhook endpoints")
+}
+
+// withoutRules is policy p as answered when none of the optional rules is
+// set (issue 25): each null, and outside_active_hours block.
+func withoutRules(p map[string]any) map[string]any {
+	for _, f := range []string{"weekly_limit_usdc", "monthly_limit_usdc", "max_tx_per_hour", "max_tx_per_day", "active_hours"} {
+		p[f] = nil
+	}
+	p["outside_active_hours"] = "block"
+	return p
 }

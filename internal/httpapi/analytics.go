@@ -49,7 +49,7 @@ type ApprovalsDay struct {
 
 // BlockedReason counts the sends a rule blocked.
 type BlockedReason struct {
-	Reason string `json:"reason" enum:"exceeds_max_tx,exceeds_daily_limit,recipient_not_allowed,wallet_frozen" doc:"The rule." example:"exceeds_daily_limit"`
+	Reason string `json:"reason" enum:"exceeds_max_tx,exceeds_daily_limit,exceeds_weekly_limit,exceeds_monthly_limit,exceeds_velocity,outside_active_hours,recipient_not_allowed,wallet_frozen" doc:"The rule." example:"exceeds_daily_limit"`
 	Count  int    `json:"count" doc:"Sends it blocked in the range." example:"7"`
 }
 

@@ -28,7 +28,7 @@ type ApprovalContext struct {
 	Requester     *RequesterRef `json:"requester" doc:"Who made the send (a key, or a dashboard user), or null when unknown."`
 	IfApprovedNow struct {
 		Outcome                 string  `json:"outcome" enum:"sent,blocked" doc:"What approving would do now: the policy is checked again at approval." example:"sent"`
-		Reason                  *string `json:"reason" nullable:"true" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit" doc:"When blocked: the rule." example:"exceeds_daily_limit"`
+		Reason                  *string `json:"reason" nullable:"true" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit,exceeds_weekly_limit,exceeds_monthly_limit,exceeds_velocity,outside_active_hours" doc:"When blocked: the rule. Approving judges every amount limit again, not the payment count or the active hours (those were judged when it was parked)." example:"exceeds_daily_limit"`
 		RemainingTodayUSDC      USDC    `json:"remaining_today_usdc" doc:"What the daily limit allows today before it." example:"90"`
 		RemainingTodayAfterUSDC USDC    `json:"remaining_today_after_usdc" doc:"What would remain of today's limit after it (0 when blocked by the day)." example:"40"`
 	} `json:"if_approved_now" doc:"What approving would do now (the policy is checked again at approval)."`
@@ -104,7 +104,7 @@ func (s *server) approvalContext(ctx context.Context, in *approvalIDInput) (*app
 	case a.RequestedByUser != nil:
 		c.Requester = &RequesterRef{ID: auth.UserActorID(*a.RequestedByUser)}
 	}
-	p, err := payment.PreviewSend(ctx, s.DB, pr.AccountID, w.ID, a.To, a.Amount, nil)
+	p, err := payment.PreviewSend(ctx, s.DB, payment.PreviewQuery{AccountID: pr.AccountID, WalletID: w.ID, To: a.To, Amount: a.Amount, Approved: true, At: s.policyTime()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}

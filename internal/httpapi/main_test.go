@@ -58,6 +58,9 @@ type env struct {
 
 	// engine adjusts every engine newEngine makes (fee policy, caches), when set.
 	engine func(*payment.Engine)
+	// clock is envOpts.clock: the policy's clock of the API and of every
+	// engine newEngine makes.
+	clock func() time.Time
 }
 
 type envOpts struct {
@@ -89,6 +92,9 @@ type envOpts struct {
 	// serverTimeouts, when set, are the http.Server's read and write
 	// timeouts (cmd/api sets 30 s and 60 s).
 	serverTimeouts time.Duration
+	// clock, when set, is the time policy decisions and previews are made
+	// at (payment.Engine.PolicyClock, httpapi.Deps.PolicyClock).
+	clock func() time.Time
 }
 
 func newEnv(t testing.TB, opts ...envOpts) *env {
@@ -103,7 +109,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	if o.limits == nil {
 		o.limits = &ratelimit.Limits{Read: 1_000_000, Write: 1_000_000, Send: 1_000_000, Anonymous: 1_000_000}
 	}
-	e := &env{t: t, dbURL: pgtest.NewURL(t, true), ln: o.ln, log: o.log}
+	e := &env{t: t, dbURL: pgtest.NewURL(t, true), ln: o.ln, log: o.log, clock: o.clock}
 	db, err := postgres.Open(e.dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -171,6 +177,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		SlackSigningSecret: slackSecret, SlackResponseURLPrefix: "http://127.0.0.1:", RateLimits: o.limits,
 		MaxWallets: o.maxWallets, MaxWebhookEndpoints: o.maxEndpoints, DashboardOrigin: origin,
 		EventStreams: o.streams, Draining: draining,
+		PolicyClock: o.clock,
 	})
 	srv := &httptest.Server{Listener: listener, Config: &http.Server{Handler: h, ReadTimeout: o.serverTimeouts, WriteTimeout: o.serverTimeouts}}
 	srv.Start()
@@ -308,7 +315,7 @@ func (e *env) newEngine() *payment.Engine {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	eng := &payment.Engine{DB: e.db, Redis: e.rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}, Sweeps: e.sweeps}
+	eng := &payment.Engine{DB: e.db, Redis: e.rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}, Sweeps: e.sweeps, PolicyClock: e.clock}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		eng.Nodes[n] = payment.NewNode(e.ln.URL, n, 5*time.Second)
 		if e.nodes != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/tasks"
+	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // DefaultSendWait is how long a send waits for its decision before it is
@@ -64,13 +65,27 @@ type previewInput struct {
 
 type previewOutput struct {
 	Body struct {
-		Outcome               string  `json:"outcome" enum:"sent,pending_approval,blocked" doc:"What the send would do now: be sent, wait for approval, or be blocked (403)." example:"blocked"`
-		Reason                *string `json:"reason" nullable:"true" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit" doc:"When blocked: the rule, as the send's 403 would say; else null." example:"exceeds_daily_limit"`
-		DailyLimitUSDC        USDC    `json:"daily_limit_usdc" doc:"The wallet's daily limit." example:"100"`
-		SpentTodayUSDC        USDC    `json:"spent_today_usdc" doc:"Sent or reserved today (UTC): pending and confirmed transactions." example:"97.5"`
-		RemainingTodayUSDC    USDC    `json:"remaining_today_usdc" doc:"What the daily limit still allows today, before this send." example:"2.5"`
-		ApprovalThresholdUSDC USDC    `json:"approval_threshold_usdc" doc:"Sends of at least this amount wait for a human." example:"10"`
-		MaxTxUSDC             USDC    `json:"max_tx_usdc" doc:"The wallet's cap on one send." example:"25"`
+		Outcome               string       `json:"outcome" enum:"sent,pending_approval,blocked" doc:"What the send would do now: be sent, wait for approval, or be blocked (403)." example:"blocked"`
+		Reason                *string      `json:"reason" nullable:"true" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit,exceeds_weekly_limit,exceeds_monthly_limit,exceeds_velocity,outside_active_hours" doc:"When blocked: the rule, as the send's 403 would say; else null." example:"exceeds_daily_limit"`
+		Rule                  *string      `json:"rule" nullable:"true" enum:"state,allowlist,max_tx_usdc,daily_limit_usdc,weekly_limit_usdc,monthly_limit_usdc,max_tx_per_hour,max_tx_per_day,active_hours,approval_threshold_usdc" doc:"The policy field whose rule decides. Blocked: the one behind reason (state: the wallet is frozen; max_tx_per_hour or max_tx_per_day: exceeds_velocity). pending_approval: approval_threshold_usdc, or active_hours (outside them with outside_active_hours approve). null when sent: no rule stops it." example:"daily_limit_usdc"`
+		DailyLimitUSDC        USDC         `json:"daily_limit_usdc" doc:"The wallet's daily limit." example:"100"`
+		SpentTodayUSDC        USDC         `json:"spent_today_usdc" doc:"Sent or reserved today (UTC): pending and confirmed transactions." example:"97.5"`
+		RemainingTodayUSDC    USDC         `json:"remaining_today_usdc" doc:"What the daily limit still allows today, before this send." example:"2.5"`
+		ApprovalThresholdUSDC USDC         `json:"approval_threshold_usdc" doc:"Sends of at least this amount wait for a human." example:"10"`
+		MaxTxUSDC             USDC         `json:"max_tx_usdc" doc:"The wallet's cap on one send." example:"25"`
+		WeeklyLimitUSDC       *USDC        `json:"weekly_limit_usdc" nullable:"true" doc:"The weekly limit (last 7 days, rolling); null: none." example:"300"`
+		SpentWeekUSDC         USDC         `json:"spent_week_usdc" doc:"Sent or reserved in the last 7 days (7×24 hours back from now), counted like the day's." example:"120"`
+		RemainingWeekUSDC     *USDC        `json:"remaining_week_usdc" nullable:"true" doc:"What the weekly limit still allows, before this send; null without one." example:"180"`
+		MonthlyLimitUSDC      *USDC        `json:"monthly_limit_usdc" nullable:"true" doc:"The monthly limit (last 30 days, rolling); null: none." example:"1000"`
+		SpentMonthUSDC        USDC         `json:"spent_month_usdc" doc:"Sent or reserved in the last 30 days (30×24 hours back from now)." example:"410"`
+		RemainingMonthUSDC    *USDC        `json:"remaining_month_usdc" nullable:"true" doc:"What the monthly limit still allows, before this send; null without one." example:"590"`
+		MaxTxPerHour          *int         `json:"max_tx_per_hour" nullable:"true" doc:"The cap on payments in an hour (rolling); null: none." example:"10"`
+		PaymentsLastHour      int          `json:"payments_last_hour" doc:"Payments (sends and x402 payments, sent or parked) of the last hour, before this one." example:"3"`
+		MaxTxPerDay           *int         `json:"max_tx_per_day" nullable:"true" doc:"The cap on payments in 24 hours (rolling); null: none." example:"50"`
+		PaymentsLastDay       int          `json:"payments_last_day" doc:"Payments (sent or parked) of the last 24 hours, before this one." example:"12"`
+		ActiveHours           *ActiveHours `json:"active_hours" nullable:"true" doc:"When the agent may pay; null: any time." example:"{\"timezone\":\"America/New_York\",\"days\":[\"mon\",\"tue\",\"wed\",\"thu\",\"fri\"],\"from\":\"09:00\",\"to\":\"18:00\"}"`
+		OutsideActiveHours    string       `json:"outside_active_hours" enum:"block,approve" doc:"What becomes of a payment outside active_hours." example:"block"`
+		WithinActiveHours     *bool        `json:"within_active_hours" nullable:"true" doc:"Whether now is within active_hours; null without them." example:"true"`
 	}
 }
 
@@ -80,7 +95,8 @@ func (s *server) registerSend(api huma.API) {
 		Method:      http.MethodPost,
 		Path:        Prefix + "/agents/{id}/send/preview",
 		Summary:     "Preview a send",
-		Description: "Answers what POST /agents/{id}/send with this body would do now under the wallet's policy (or under a proposed change of it, `policy`), with the day's figures, " +
+		Description: "Answers what POST /agents/{id}/send with this body would do now under the wallet's policy (or under a proposed change of it, `policy`), the rule that decides (`rule`), " +
+			"and the figures behind it: the day's, the rolling week's and month's totals, the payments of the last hour and 24 hours, and whether now is within the active hours; " +
 			"writing nothing and reserving nothing. It checks the policy only: whether the wallet holds the USDC and SOL is checked by the send itself.",
 		Tags:         []string{"Payments"},
 		MaxBodyBytes: MaxBodyBytes + 1,
@@ -185,7 +201,9 @@ func (s *server) previewSend(ctx context.Context, in *previewInput) (*previewOut
 		}
 		proposed = &c
 	}
-	p, err := payment.PreviewSend(ctx, s.DB, r.AccountID, r.WalletID, r.To, r.Amount, proposed)
+	p, err := payment.PreviewSend(ctx, s.DB, payment.PreviewQuery{
+		AccountID: r.AccountID, WalletID: r.WalletID, To: r.To, Amount: r.Amount, Proposed: proposed, At: s.policyTime(),
+	})
 	if err != nil {
 		return nil, s.submitFailed(ctx, err)
 	}
@@ -201,8 +219,26 @@ func (s *server) previewSend(ctx context.Context, in *previewInput) (*previewOut
 		reason := string(p.Decision.Reason)
 		b.Reason = &reason
 	}
-	b.DailyLimitUSDC, b.SpentTodayUSDC, b.RemainingTodayUSDC = USDC(p.Policy.DailyLimit), USDC(p.SpentToday), USDC(p.Decision.RemainingToday)
-	b.ApprovalThresholdUSDC, b.MaxTxUSDC = USDC(p.Policy.ApprovalThreshold), USDC(p.Policy.MaxTx)
+	if p.Decision.Rule != "" {
+		rule := string(p.Decision.Rule)
+		b.Rule = &rule
+	}
+	u, pol := p.Usage, policyOf(p.Policy)
+	b.DailyLimitUSDC, b.SpentTodayUSDC, b.RemainingTodayUSDC = pol.DailyLimitUSDC, USDC(u.SpentToday), USDC(p.Decision.RemainingToday)
+	b.ApprovalThresholdUSDC, b.MaxTxUSDC = pol.ApprovalThresholdUSDC, pol.MaxTxUSDC
+	remaining := func(limit *usdc.Micros, spent usdc.Micros) *USDC {
+		if limit == nil {
+			return nil
+		}
+		return usdcOf(ptr(max(0, *limit-spent)))
+	}
+	b.WeeklyLimitUSDC, b.SpentWeekUSDC, b.RemainingWeekUSDC = pol.WeeklyLimitUSDC, USDC(u.SpentWeek), remaining(p.Policy.WeeklyLimit, u.SpentWeek)
+	b.MonthlyLimitUSDC, b.SpentMonthUSDC, b.RemainingMonthUSDC = pol.MonthlyLimitUSDC, USDC(u.SpentMonth), remaining(p.Policy.MonthlyLimit, u.SpentMonth)
+	b.MaxTxPerHour, b.PaymentsLastHour, b.MaxTxPerDay, b.PaymentsLastDay = pol.MaxTxPerHour, u.PaymentsLastHour, pol.MaxTxPerDay, u.PaymentsLastDay
+	b.ActiveHours, b.OutsideActiveHours = pol.ActiveHours, pol.OutsideActiveHours
+	if h := p.Policy.ActiveHours; h != nil {
+		b.WithinActiveHours = ptr(h.Contains(p.At))
+	}
 	return out, nil
 }
 

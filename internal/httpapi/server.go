@@ -98,6 +98,10 @@ type Deps struct {
 	// the server is shutting down, and Shutdown waits for no stream. Nil:
 	// streams end only with the handler's release func.
 	Draining <-chan struct{}
+	// PolicyClock, when set, is the time previews decide at (as the
+	// worker's payment.Engine.PolicyClock); nil reads the database's
+	// clock, as decisions do. Tests set it.
+	PolicyClock func() time.Time
 }
 
 // RedisClient is the API's Redis client for url: dials and calls bounded
@@ -167,6 +171,15 @@ func New(d Deps) (http.Handler, func()) {
 	}
 	root = s.instrument(mux)
 	return root, func() { stopStreams(); stopWaiter(); closeOps() }
+}
+
+// policyTime is when a preview decides: the PolicyClock's time, or zero
+// (the database's clock).
+func (s *server) policyTime() time.Time {
+	if s.PolicyClock == nil {
+		return time.Time{}
+	}
+	return s.PolicyClock()
 }
 
 func newServer(d Deps) *server {

@@ -9,6 +9,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -34,14 +35,20 @@ const (
 		"Answers status \"sent\" (signed and broadcast; signature given), \"pending_approval\" (a human must approve: do not retry, " +
 		"check later with get_approval_status using approval_id), or \"blocked\" with a reason: exceeds_max_tx (the amount is over the " +
 		"per-payment cap), exceeds_daily_limit (today's remaining allowance, remaining_today_usdc, is too small), recipient_not_allowed " +
-		"(the recipient is not on the wallet's allowlist), wallet_frozen (a human froze the wallet). Pass the same idempotency_key to " +
+		"(the recipient is not on the wallet's allowlist), wallet_frozen (a human froze the wallet), exceeds_weekly_limit or " +
+		"exceeds_monthly_limit (the last 7 or 30 days' total is at the wallet's limit), exceeds_velocity (the wallet made as many " +
+		"payments in the last hour or 24 hours as its policy allows), outside_active_hours (the wallet may only pay during its " +
+		"active hours; outside them a payment may also be parked for a human). Pass the same idempotency_key to " +
 		"retry a send safely: it never pays twice."
 	walletDescription = "Get an agent wallet: its label, Solana address, state (active or frozen), spending policy " +
-		"(daily_limit_usdc, max_tx_usdc, approval_threshold_usdc, allowlist) and live SOL and USDC balance."
+		"(daily_limit_usdc, max_tx_usdc, approval_threshold_usdc, allowlist, and when set weekly_limit_usdc, monthly_limit_usdc, " +
+		"max_tx_per_hour, max_tx_per_day, active_hours with outside_active_hours) and live SOL and USDC balance."
 	transactionsDescription = "List recent USDC transactions, newest first, optionally of one wallet: amount, recipient, " +
 		"status (pending, confirmed, failed), memo, signature and time."
 	previewDescription = "Check what send_usdc would do now for this payment, without sending: outcome (sent, pending_approval, " +
-		"blocked), the blocking reason if any, and today's spent and remaining allowance."
+		"blocked), the blocking reason if any, the policy rule that decides (rule), today's spent and remaining allowance, " +
+		"the week's and month's when the wallet limits them, the payments made in the last hour and 24 hours, and whether " +
+		"now is within the wallet's active hours."
 	approvalDescription = "Get the status of a payment waiting for a human: pending (still waiting), sent (approved and sent; " +
 		"signature given), rejected (closed without paying; reason when the system rejected it), expired (nobody decided within 7 days)."
 )
@@ -90,6 +97,20 @@ type PolicyOut struct {
 	MaxTxUSDC             string   `json:"max_tx_usdc" jsonschema:"the most one payment may be"`
 	ApprovalThresholdUSDC string   `json:"approval_threshold_usdc" jsonschema:"payments of at least this wait for a human"`
 	Allowlist             []string `json:"allowlist" jsonschema:"the only recipients allowed; empty means any"`
+	WeeklyLimitUSDC       string   `json:"weekly_limit_usdc,omitempty" jsonschema:"when set: the most the wallet may send in the last 7 days (rolling)"`
+	MonthlyLimitUSDC      string   `json:"monthly_limit_usdc,omitempty" jsonschema:"when set: the most the wallet may send in the last 30 days (rolling)"`
+	MaxTxPerHour          *int     `json:"max_tx_per_hour,omitempty" jsonschema:"when set: how many payments the last hour may hold"`
+	MaxTxPerDay           *int     `json:"max_tx_per_day,omitempty" jsonschema:"when set: how many payments the last 24 hours may hold"`
+	ActiveHours           *Hours   `json:"active_hours,omitempty" jsonschema:"when set: the only hours the wallet may pay"`
+	OutsideActiveHours    string   `json:"outside_active_hours" jsonschema:"outside the active hours a payment is blocked (block) or waits for a human (approve)"`
+}
+
+// Hours are a wallet's active hours.
+type Hours struct {
+	Timezone string   `json:"timezone" jsonschema:"the IANA time zone the hours are read in"`
+	Days     []string `json:"days" jsonschema:"the days (mon … sun) the window opens"`
+	From     string   `json:"from" jsonschema:"opening time HH:MM, inclusive"`
+	To       string   `json:"to" jsonschema:"closing time HH:MM, exclusive; before from it closes the next day"`
 }
 
 // TransactionsInput is list_recent_transactions's input.
@@ -126,10 +147,18 @@ type PreviewInput struct {
 type PreviewOutput struct {
 	Outcome            string `json:"outcome" jsonschema:"sent, pending_approval or blocked"`
 	Reason             string `json:"reason,omitempty" jsonschema:"when blocked: the policy rule"`
+	Rule               string `json:"rule,omitempty" jsonschema:"the policy field that decides (e.g. daily_limit_usdc, max_tx_per_hour, active_hours, approval_threshold_usdc); empty when sent"`
 	SpentTodayUSDC     string `json:"spent_today_usdc"`
 	RemainingTodayUSDC string `json:"remaining_today_usdc"`
 	MaxTxUSDC          string `json:"max_tx_usdc"`
 	ApprovalThreshold  string `json:"approval_threshold_usdc"`
+	RemainingWeekUSDC  string `json:"remaining_week_usdc,omitempty" jsonschema:"when the wallet has a weekly limit: what it still allows"`
+	RemainingMonthUSDC string `json:"remaining_month_usdc,omitempty" jsonschema:"when the wallet has a monthly limit: what it still allows"`
+	PaymentsLastHour   int    `json:"payments_last_hour" jsonschema:"payments sent or parked in the last hour"`
+	MaxTxPerHour       *int   `json:"max_tx_per_hour,omitempty" jsonschema:"when set: how many the last hour may hold"`
+	PaymentsLastDay    int    `json:"payments_last_day" jsonschema:"payments sent or parked in the last 24 hours"`
+	MaxTxPerDay        *int   `json:"max_tx_per_day,omitempty" jsonschema:"when set: how many the last 24 hours may hold"`
+	WithinActiveHours  *bool  `json:"within_active_hours,omitempty" jsonschema:"when the wallet has active hours: whether now is within them"`
 }
 
 // ApprovalInput names an approval.
@@ -173,9 +202,7 @@ func New(c *client.Client, dashboard string, opts ...Option) *mcp.Server {
 			if err != nil {
 				return nil, WalletOutput{}, toolError(err)
 			}
-			out := WalletOutput{ID: a.ID, Label: a.Label, Address: a.Pubkey, State: a.State, Policy: PolicyOut{
-				DailyLimitUSDC: a.Policy.DailyLimitUSDC.String(), MaxTxUSDC: a.Policy.MaxTxUSDC.String(),
-				ApprovalThresholdUSDC: a.Policy.ApprovalThresholdUSDC.String(), Allowlist: a.Policy.Allowlist}}
+			out := WalletOutput{ID: a.ID, Label: a.Label, Address: a.Pubkey, State: a.State, Policy: policyOut(a.Policy)}
 			if a.Balance != nil {
 				out.SOL, out.USDC = a.Balance.SOL.String(), a.Balance.USDC.String()
 			}
@@ -209,11 +236,12 @@ func New(c *client.Client, dashboard string, opts ...Option) *mcp.Server {
 			if err != nil {
 				return nil, PreviewOutput{}, toolError(err)
 			}
-			out := PreviewOutput{Outcome: p.Outcome, SpentTodayUSDC: p.SpentTodayUSDC.String(), RemainingTodayUSDC: p.RemainingTodayUSDC.String(),
-				MaxTxUSDC: p.MaxTxUSDC.String(), ApprovalThreshold: p.ApprovalThresholdUSDC.String()}
-			if p.Reason != nil {
-				out.Reason = *p.Reason
-			}
+			out := PreviewOutput{Outcome: p.Outcome, Reason: deref(p.Reason), Rule: deref(p.Rule),
+				SpentTodayUSDC: p.SpentTodayUSDC.String(), RemainingTodayUSDC: p.RemainingTodayUSDC.String(),
+				MaxTxUSDC: p.MaxTxUSDC.String(), ApprovalThreshold: p.ApprovalThresholdUSDC.String(),
+				RemainingWeekUSDC: number(p.RemainingWeekUSDC), RemainingMonthUSDC: number(p.RemainingMonthUSDC),
+				PaymentsLastHour: p.PaymentsLastHour, MaxTxPerHour: p.MaxTxPerHour, PaymentsLastDay: p.PaymentsLastDay, MaxTxPerDay: p.MaxTxPerDay,
+				WithinActiveHours: p.WithinActiveHours}
 			return nil, out, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: ToolGetApprovalStatus, Title: "Get an approval's status", Description: approvalDescription,
@@ -277,8 +305,38 @@ func nextForBlock(reason string) string {
 		return "the recipient is not on the wallet's allowlist; a human must add it"
 	case "wallet_frozen":
 		return "a human froze the wallet; do not retry"
+	case "exceeds_weekly_limit":
+		return "the last 7 days' allowance is used up; send less (preview_send shows what remains) or wait"
+	case "exceeds_monthly_limit":
+		return "the last 30 days' allowance is used up; send less (preview_send shows what remains) or wait"
+	case "exceeds_velocity":
+		return "the wallet has made as many payments as its policy allows in the last hour or day; wait before paying again"
+	case "outside_active_hours":
+		return "the wallet may only pay during its active hours (get_wallet_info shows them); try again within them"
 	}
 	return "do not retry unchanged"
+}
+
+// policyOut is a wallet's policy for a model (amounts as decimal text).
+func policyOut(p client.Policy) PolicyOut {
+	out := PolicyOut{
+		DailyLimitUSDC: p.DailyLimitUSDC.String(), MaxTxUSDC: p.MaxTxUSDC.String(),
+		ApprovalThresholdUSDC: p.ApprovalThresholdUSDC.String(), Allowlist: p.Allowlist,
+		WeeklyLimitUSDC: number(p.WeeklyLimitUSDC), MonthlyLimitUSDC: number(p.MonthlyLimitUSDC),
+		MaxTxPerHour: p.MaxTxPerHour, MaxTxPerDay: p.MaxTxPerDay, OutsideActiveHours: p.OutsideActiveHours,
+	}
+	if h := p.ActiveHours; h != nil {
+		out.ActiveHours = &Hours{Timezone: h.Timezone, Days: h.Days, From: h.From, To: h.To}
+	}
+	return out
+}
+
+// number is an optional amount as text ("" when nil).
+func number(n *json.Number) string {
+	if n == nil {
+		return ""
+	}
+	return n.String()
 }
 
 // toolError is a failure the model can read (a tool error, not a crash).

@@ -29,7 +29,8 @@ const x402Description = "Fetch a URL and pay for it from an agent wallet if it a
 	"wallet's spending policy. Answers the HTTP status, content_type and text of the response (the first 64 KiB; truncated says " +
 	"when more was cut) and payment: null when nothing was paid; status \"paid\" with amount, pay_to and the settlement transaction; " +
 	"\"pending_approval\" (a human must approve: once approved, call again with approval_id; do not retry before); or \"blocked\" " +
-	"with a reason (exceeds_max_tx, exceeds_daily_limit, recipient_not_allowed, wallet_frozen). Set max_usdc to cap the price."
+	"with a reason (exceeds_max_tx, exceeds_daily_limit, exceeds_weekly_limit, exceeds_monthly_limit, exceeds_velocity, " +
+	"outside_active_hours, recipient_not_allowed, wallet_frozen). Set max_usdc to cap the price."
 
 // Bounds of x402_fetch: the text a model gets, the request body it may
 // send, and the time one fetch (both requests and the payment) may take.

@@ -18,8 +18,9 @@ import (
 
 // Execute carries out an approved approval (signing, nothing signed yet).
 // In ONE transaction it locks the approval, then the wallet, and evaluates
-// the WHOLE policy again against the day's reserved total (limits may have
-// changed, the day may be used up): a block rejects the approval with
+// the policy again against the wallet's usage (limits may have changed,
+// the day, week or month may be used up; the payment's count and active
+// hours were judged when it was parked): a block rejects the approval with
 // reason policy_violation_at_approval; otherwise the transfer is signed and
 // stored. Then it is broadcast: the approval becomes sent with its
 // approval.approved event, or rejected if the node's preflight refuses it.
@@ -46,6 +47,9 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 			return fmt.Errorf("read account: %w", err)
 		}
 		at = at.UTC()
+		if t := e.policyTime(); t != nil {
+			at = *t
+		}
 		var ok bool
 		if node, ok = e.Nodes[network]; !ok {
 			return fmt.Errorf("no Solana node configured for %s", network)
@@ -54,11 +58,14 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 		if err := tx.NewSelect().Model(&w).Where("id = ?", a.WalletID).For("UPDATE").Scan(ctx); err != nil {
 			return fmt.Errorf("lock wallet: %w", err)
 		}
-		spent, err := ReservedToday(ctx, tx, w.ID, at)
+		p := w.Policy()
+		usage, err := ReadUsage(ctx, tx, w.ID, at, p.Windows())
 		if err != nil {
 			return err
 		}
-		d := w.Policy().Evaluate(policy.Request{To: a.To, Amount: a.Amount, Frozen: w.State == wallet.Frozen, SpentToday: spent})
+		// Approved: the payment's count and hours were judged when it was
+		// parked; every amount limit is judged again now.
+		d := p.Evaluate(policy.Request{To: a.To, Amount: a.Amount, Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: true})
 		if d.Outcome == policy.Blocked {
 			_, err := approval.RejectBySystem(ctx, tx, a.ID, approval.ReasonPolicyViolation, string(d.Reason), at)
 			return err

@@ -56,7 +56,13 @@ type Engine struct {
 	// Sweeps counts running sweeps; nil counts nothing.
 	Sweeps *SweepGauge
 	Now    func() time.Time
-	Log    *slog.Logger
+	// PolicyClock, when set, is the time decisions are made at: the day
+	// and the rolling windows they count, the active hours, and the
+	// decision's rows (decided_at, the transaction's created_at). Nil (as
+	// in production) reads the database's clock, the one clock every
+	// worker and API instance shares. Tests set it.
+	PolicyClock func() time.Time
+	Log         *slog.Logger
 }
 
 func (e *Engine) now() time.Time {
@@ -64,6 +70,15 @@ func (e *Engine) now() time.Time {
 		return now(time.Now)
 	}
 	return now(e.Now)
+}
+
+// policyTime is the PolicyClock's time, or nil: the database's clock.
+func (e *Engine) policyTime() *time.Time {
+	if e.PolicyClock == nil {
+		return nil
+	}
+	t := now(e.PolicyClock)
+	return &t
 }
 
 func (e *Engine) log() *slog.Logger {
@@ -93,10 +108,11 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 		// Claim first: the request row is locked (an API abandoning it
 		// waits for this commit) and read in the same statement. Past its
 		// deadline it is abandoned instead, on the database's clock.
+		// decided_at is the decision's time (the PolicyClock's, if set).
 		err := tx.NewRaw(`UPDATE send_requests
-			SET state = CASE WHEN deadline > now() THEN ? ELSE ? END, decided_at = now()
+			SET state = CASE WHEN deadline > now() THEN ? ELSE ? END, decided_at = coalesce(?::timestamptz, now())
 			WHERE id = ? AND state = ? RETURNING *`,
-			StateDecided, StateAbandoned, id, StateQueued).Scan(ctx, &r)
+			StateDecided, StateAbandoned, e.policyTime(), id, StateQueued).Scan(ctx, &r)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errNotQueued
 		}
@@ -119,22 +135,28 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 				return err
 			}
 		}
-		// The wallet lock serializes decisions of one wallet; the day's
-		// total is read after it is held, so it includes every earlier
-		// decision's reservation.
+		// The wallet lock serializes decisions of one wallet; its usage
+		// (the day's, the rolling windows' totals and its payment counts)
+		// is read after it is held, so it includes every earlier
+		// decision's reservation and payment.
 		var w wallet.Wallet
 		if err := tx.NewSelect().Model(&w).Where("id = ?", r.WalletID).For("UPDATE").Scan(ctx); err != nil {
 			return fmt.Errorf("lock wallet: %w", err)
 		}
 		// The database's clock (the claim's decided_at) places the send in
-		// its UTC day, so workers with skewed clocks agree on the day.
+		// its UTC day, its windows and its active hours, so workers with
+		// skewed clocks agree.
 		at := r.DecidedAt.Time.UTC()
-		spent, err := ReservedToday(ctx, tx, w.ID, at)
+		p := w.Policy()
+		usage, err := ReadUsage(ctx, tx, w.ID, at, p.Windows())
 		if err != nil {
 			return err
 		}
-		d := w.Policy().Evaluate(policy.Request{To: r.To, Amount: r.Amount, Frozen: w.State == wallet.Frozen, SpentToday: spent})
-		if r.X402 != nil && r.X402.ApprovalID.Valid {
+		// A payment redeeming an x402 grant was approved by a human: its
+		// parked request was counted and its hours judged.
+		redeems := r.X402 != nil && r.X402.ApprovalID.Valid
+		d := p.Evaluate(policy.Request{To: r.To, Amount: r.Amount, Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: redeems})
+		if redeems {
 			if why, err := checkGrant(ctx, tx, &r, grant); err != nil {
 				return err
 			} else if why != "" {
@@ -175,24 +197,6 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 	}
 	e.announce(ctx, r.ID, out)
 	return nil
-}
-
-// ReservedToday is what the wallet has reserved or spent in at's UTC day:
-// pending and confirmed transactions (failed ones released theirs), and
-// signed x402 payments not yet settled (a settled one is a confirmed
-// transaction of the same day; an expired one released its amount).
-func ReservedToday(ctx context.Context, db bun.IDB, walletID uuid.UUID, at time.Time) (usdc.Micros, error) {
-	var sum int64
-	day := policy.DayStart(at)
-	err := db.NewRaw(`SELECT (SELECT coalesce(sum(amount_micros), 0) FROM transactions
-			WHERE wallet_id = ?0 AND status IN (?1, ?2) AND created_at >= ?3)
-		+ (SELECT coalesce(sum(amount_micros), 0) FROM x402_payments
-			WHERE wallet_id = ?0 AND state = ?4 AND created_at >= ?3)`,
-		walletID, TxPending, TxConfirmed, day, X402StateSigned).Scan(ctx, &sum)
-	if err != nil {
-		return 0, fmt.Errorf("sum reserved today: %w", err)
-	}
-	return usdc.Micros(sum), nil
 }
 
 func setOutcome(ctx context.Context, db bun.IDB, id uuid.UUID, o *Outcome) error {

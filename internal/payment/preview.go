@@ -13,43 +13,61 @@ import (
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
-// Preview is what a send would be decided now, and the figures behind it.
-type Preview struct {
-	Decision   policy.Decision
-	Policy     policy.Policy
-	SpentToday usdc.Micros
+// PreviewQuery is a payment to preview.
+type PreviewQuery struct {
+	AccountID, WalletID uuid.UUID
+	To                  string
+	Amount              usdc.Micros
+	// Proposed, when not nil, is applied to the wallet's policy first
+	// (what the send would do were that change saved).
+	Proposed *policy.Patch
+	// Approved previews what approving the payment would do: its count
+	// and hours are not judged again (see policy.Request).
+	Approved bool
+	// At is when to decide; zero reads the database's clock.
+	At time.Time
 }
 
-// PreviewSend evaluates a send of amount to `to` from wallet id of the
-// account exactly as a worker would at this moment (the database's clock
-// places it in its UTC day), writing nothing and reserving nothing. It
-// does not lock the wallet: a send decided meanwhile may change the answer.
-// A non-nil proposed patch is applied to the wallet's policy first (what
-// the send would do were that change saved); an invalid result is a
+// Preview is what a send would be decided now, and the figures behind it.
+type Preview struct {
+	Decision policy.Decision
+	Policy   policy.Policy
+	// Usage has every window, whether or not the policy limits it.
+	Usage policy.Usage
+	// At is the time it was decided at.
+	At time.Time
+}
+
+// PreviewSend evaluates a send as a worker would at q.At, writing nothing
+// and reserving nothing. It does not lock the wallet: a send decided
+// meanwhile may change the answer. An invalid proposed policy is a
 // *wallet.FieldError under "policy.".
-func PreviewSend(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, to string, amount usdc.Micros, proposed *policy.Patch) (Preview, error) {
-	w, err := wallet.Get(ctx, db, accountID, id)
+func PreviewSend(ctx context.Context, db bun.IDB, q PreviewQuery) (Preview, error) {
+	w, err := wallet.Get(ctx, db, q.AccountID, q.WalletID)
 	if err != nil {
 		return Preview{}, err
 	}
 	p := w.Policy()
-	if proposed != nil {
-		p = p.Apply(*proposed)
+	if q.Proposed != nil {
+		p = p.Apply(*q.Proposed)
 		if err := wallet.CheckPolicy(p, "policy."); err != nil {
 			return Preview{}, err
 		}
 	}
-	if w.Pubkey == to {
+	if w.Pubkey == q.To {
 		return Preview{}, ErrSelfSend
 	}
-	var at time.Time
-	if err := db.NewRaw("SELECT now()").Scan(ctx, &at); err != nil {
-		return Preview{}, fmt.Errorf("read the database clock: %w", err)
+	at := q.At
+	if at.IsZero() {
+		if err := db.NewRaw("SELECT now()").Scan(ctx, &at); err != nil {
+			return Preview{}, fmt.Errorf("read the database clock: %w", err)
+		}
 	}
-	spent, err := ReservedToday(ctx, db, w.ID, at)
+	at = at.UTC()
+	usage, err := ReadUsage(ctx, db, w.ID, at, policy.Windows{Week: true, Month: true, Hour: true, Day: true})
 	if err != nil {
 		return Preview{}, err
 	}
-	d := p.Evaluate(policy.Request{To: to, Amount: amount, Frozen: w.State == wallet.Frozen, SpentToday: spent})
-	return Preview{Decision: d, Policy: p, SpentToday: spent}, nil
+	d := p.Evaluate(policy.Request{To: q.To, Amount: q.Amount, Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: q.Approved})
+	return Preview{Decision: d, Policy: p, Usage: usage, At: at}, nil
 }

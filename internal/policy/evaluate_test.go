@@ -30,10 +30,10 @@ func TestEvaluate(t *testing.T) {
 		{"threshold 0 sends everything to approval", zeroThreshold, Request{To: addrB, Amount: 1}, NeedsApproval, "", 100 * u},
 		{"amount = max_tx passes", base, Request{To: addrB, Amount: 25 * u}, NeedsApproval, "", 100 * u},
 		{"one micro over max_tx", base, Request{To: addrB, Amount: 25*u + 1}, Blocked, ExceedsMaxTx, 100 * u},
-		{"spent + amount = limit passes", base, Request{To: addrB, Amount: 5 * u, SpentToday: 95 * u}, Send, "", 5 * u},
-		{"one micro over the day", base, Request{To: addrB, Amount: 5*u + 1, SpentToday: 95 * u}, Blocked, ExceedsDailyLimit, 5 * u},
-		{"limit used up", base, Request{To: addrB, Amount: 1, SpentToday: 100 * u}, Blocked, ExceedsDailyLimit, 0},
-		{"overspent (limit lowered) remains 0", base, Request{To: addrB, Amount: 1, SpentToday: 150 * u}, Blocked, ExceedsDailyLimit, 0},
+		{"spent + amount = limit passes", base, Request{To: addrB, Amount: 5 * u, Usage: Usage{SpentToday: 95 * u}}, Send, "", 5 * u},
+		{"one micro over the day", base, Request{To: addrB, Amount: 5*u + 1, Usage: Usage{SpentToday: 95 * u}}, Blocked, ExceedsDailyLimit, 5 * u},
+		{"limit used up", base, Request{To: addrB, Amount: 1, Usage: Usage{SpentToday: 100 * u}}, Blocked, ExceedsDailyLimit, 0},
+		{"overspent (limit lowered) remains 0", base, Request{To: addrB, Amount: 1, Usage: Usage{SpentToday: 150 * u}}, Blocked, ExceedsDailyLimit, 0},
 		{"empty allowlist allows all", base, Request{To: addrA, Amount: 1}, Send, "", 100 * u},
 		{"allowlisted", allow, Request{To: addrA, Amount: 1}, Send, "", 100 * u},
 		{"not allowlisted", allow, Request{To: addrB, Amount: 1}, Blocked, RecipientNotAllowed, 100 * u},
@@ -41,8 +41,8 @@ func TestEvaluate(t *testing.T) {
 		// Order: frozen → recipient → max_tx → daily → approval.
 		{"frozen beats recipient", allow, Request{To: addrB, Amount: 1, Frozen: true}, Blocked, WalletFrozen, 100 * u},
 		{"recipient beats max_tx", allow, Request{To: addrB, Amount: 30 * u}, Blocked, RecipientNotAllowed, 100 * u},
-		{"max_tx beats daily", base, Request{To: addrB, Amount: 30 * u, SpentToday: 99 * u}, Blocked, ExceedsMaxTx, 1 * u},
-		{"daily beats approval", base, Request{To: addrB, Amount: 20 * u, SpentToday: 90 * u}, Blocked, ExceedsDailyLimit, 10 * u},
+		{"max_tx beats daily", base, Request{To: addrB, Amount: 30 * u, Usage: Usage{SpentToday: 99 * u}}, Blocked, ExceedsMaxTx, 1 * u},
+		{"daily beats approval", base, Request{To: addrB, Amount: 20 * u, Usage: Usage{SpentToday: 90 * u}}, Blocked, ExceedsDailyLimit, 10 * u},
 		{"zero limits block", Policy{}, Request{To: addrB, Amount: 1}, Blocked, ExceedsMaxTx, 0},
 	}
 	for _, tc := range cases {

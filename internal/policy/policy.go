@@ -29,7 +29,27 @@ type Policy struct {
 	// Labels name some allowlist entries (an address book for the people
 	// who approve and edit); they never change a decision.
 	Labels map[string]string
+
+	// The optional rules: nil means the rule does not apply.
+
+	// WeeklyLimit and MonthlyLimit cap what the last 7 and 30 days (rolling
+	// windows, 7×24 and 30×24 hours back from the decision) reserved or
+	// spent, counted as the daily limit counts.
+	WeeklyLimit, MonthlyLimit *usdc.Micros
+	// MaxTxPerHour and MaxTxPerDay cap how many payments (sends and x402
+	// payments, sent or parked for approval) the last hour and the last
+	// 24 hours (rolling) may hold.
+	MaxTxPerHour, MaxTxPerDay *int
+	// ActiveHours is when the agent may pay; outside them a payment is
+	// blocked or, with OutsideActiveHours approve, parked for a human.
+	ActiveHours *ActiveHours
+	// OutsideActiveHours: what becomes of a payment outside ActiveHours
+	// (zero value: OutsideBlock). Without ActiveHours it changes nothing.
+	OutsideActiveHours Outside
 }
+
+// MaxTxCount bounds max_tx_per_hour and max_tx_per_day.
+const MaxTxCount = 1_000_000
 
 // MaxLabel bounds an allowlist entry's label, in characters.
 const MaxLabel = 100
@@ -41,10 +61,11 @@ const MaxAllowlist = 1000
 // field a partial policy leaves out.
 func Default() Policy {
 	return Policy{
-		DailyLimit:        100 * usdc.Unit,
-		MaxTx:             25 * usdc.Unit,
-		ApprovalThreshold: 10 * usdc.Unit,
-		Allowlist:         []string{},
+		DailyLimit:         100 * usdc.Unit,
+		MaxTx:              25 * usdc.Unit,
+		ApprovalThreshold:  10 * usdc.Unit,
+		Allowlist:          []string{},
+		OutsideActiveHours: OutsideBlock,
 	}
 }
 
@@ -72,6 +93,39 @@ func (p Policy) Validate() error {
 		if f.v > usdc.MaxMicros {
 			return &FieldError{f.name, "is too large"}
 		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *usdc.Micros
+	}{
+		{"weekly_limit_usdc", p.WeeklyLimit},
+		{"monthly_limit_usdc", p.MonthlyLimit},
+	} {
+		if f.v != nil && *f.v < 0 {
+			return &FieldError{f.name, "must not be negative"}
+		}
+		if f.v != nil && *f.v > usdc.MaxMicros {
+			return &FieldError{f.name, "is too large"}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{
+		{"max_tx_per_hour", p.MaxTxPerHour},
+		{"max_tx_per_day", p.MaxTxPerDay},
+	} {
+		if f.v != nil && (*f.v < 0 || *f.v > MaxTxCount) {
+			return &FieldError{f.name, fmt.Sprintf("must be 0 to %d", MaxTxCount)}
+		}
+	}
+	if p.ActiveHours != nil {
+		if fe := p.ActiveHours.Valid(); fe != nil {
+			return fe
+		}
+	}
+	if o := p.OutsideActiveHours; o != "" && o != OutsideBlock && o != OutsideApprove {
+		return &FieldError{"outside_active_hours", `must be "block" or "approve"`}
 	}
 	if len(p.Allowlist) > MaxAllowlist {
 		return &FieldError{"allowlist", fmt.Sprintf("must have at most %d entries", MaxAllowlist)}
@@ -132,13 +186,36 @@ func truncate(s string) string {
 
 // Patch changes some fields of a policy; nil fields keep their value (an
 // empty, non-nil Allowlist clears it). Non-nil Labels replace the labels;
-// nil keeps those of the addresses still allowed.
+// nil keeps those of the addresses still allowed. A non-nil Change of an
+// optional rule sets it, or removes it when its To is nil.
 type Patch struct {
-	DailyLimit        *usdc.Micros
-	MaxTx             *usdc.Micros
-	ApprovalThreshold *usdc.Micros
-	Allowlist         []string
-	Labels            map[string]string
+	DailyLimit         *usdc.Micros
+	MaxTx              *usdc.Micros
+	ApprovalThreshold  *usdc.Micros
+	Allowlist          []string
+	Labels             map[string]string
+	WeeklyLimit        *Change[usdc.Micros]
+	MonthlyLimit       *Change[usdc.Micros]
+	MaxTxPerHour       *Change[int]
+	MaxTxPerDay        *Change[int]
+	ActiveHours        *Change[ActiveHours]
+	OutsideActiveHours *Outside
+}
+
+// Change is the new value of an optional rule: To, or none (the rule is
+// removed) when To is nil.
+type Change[T any] struct{ To *T }
+
+// To is a Change setting v.
+func To[T any](v T) *Change[T] { return &Change[T]{To: &v} }
+
+// Remove is a Change removing the rule.
+func Remove[T any]() *Change[T] { return &Change[T]{} }
+
+func (c *Change[T]) apply(field **T) {
+	if c != nil {
+		*field = c.To
+	}
 }
 
 // Apply returns p with c's fields changed; the result is not validated.
@@ -154,6 +231,14 @@ func (p Policy) Apply(c Patch) Policy {
 	}
 	if c.Allowlist != nil {
 		p.Allowlist = c.Allowlist
+	}
+	c.WeeklyLimit.apply(&p.WeeklyLimit)
+	c.MonthlyLimit.apply(&p.MonthlyLimit)
+	c.MaxTxPerHour.apply(&p.MaxTxPerHour)
+	c.MaxTxPerDay.apply(&p.MaxTxPerDay)
+	c.ActiveHours.apply(&p.ActiveHours)
+	if c.OutsideActiveHours != nil {
+		p.OutsideActiveHours = *c.OutsideActiveHours
 	}
 	if c.Labels != nil {
 		p.Labels = c.Labels
@@ -183,17 +268,39 @@ func (p Policy) Doc() map[string]any {
 	return map[string]any{
 		"daily_limit_usdc": p.DailyLimit, "max_tx_usdc": p.MaxTx,
 		"approval_threshold_usdc": p.ApprovalThreshold, "allowlist": allow, "allowlist_labels": labels,
+		"weekly_limit_usdc": p.WeeklyLimit, "monthly_limit_usdc": p.MonthlyLimit,
+		"max_tx_per_hour": p.MaxTxPerHour, "max_tx_per_day": p.MaxTxPerDay,
+		"active_hours": p.ActiveHours, "outside_active_hours": p.OutsideActiveHours.orBlock(),
 	}
 }
 
+// Same reports whether p and o are the same policy.
+func (p Policy) Same(o Policy) bool {
+	return p.DailyLimit == o.DailyLimit && p.MaxTx == o.MaxTx && p.ApprovalThreshold == o.ApprovalThreshold &&
+		slices.Equal(p.Allowlist, o.Allowlist) && maps.Equal(p.Labels, o.Labels) &&
+		equalPtr(p.WeeklyLimit, o.WeeklyLimit) && equalPtr(p.MonthlyLimit, o.MonthlyLimit) &&
+		equalPtr(p.MaxTxPerHour, o.MaxTxPerHour) && equalPtr(p.MaxTxPerDay, o.MaxTxPerDay) &&
+		(p.ActiveHours == nil) == (o.ActiveHours == nil) && (p.ActiveHours == nil || p.ActiveHours.Equal(*o.ActiveHours)) &&
+		p.OutsideActiveHours.orBlock() == o.OutsideActiveHours.orBlock()
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
 // Loosening names the first way after is looser than before, or "" when
-// after only tightens it or keeps it: a limit or the approval threshold
-// raised, an address added to a non-empty allowlist, or a non-empty
-// allowlist emptied (an empty one allows every recipient). Restricting an
-// unrestricted wallet, lowering a value or removing entries from a list
-// that stays non-empty tighten it. Setting or changing any entry's label
-// is refused too: approvers read those labels, so whoever may only tighten
-// must not name a recipient (an unlabelled entry it may add as above).
+// after only tightens it or keeps it: a limit, a count or the approval
+// threshold raised, an optional limit or count removed, active hours
+// removed or widened (any minute of the week added, or another time zone),
+// outside_active_hours changed from block to approve, an address added to
+// a non-empty allowlist, or a non-empty allowlist emptied (an empty one
+// allows every recipient). Restricting an unrestricted wallet, setting an
+// optional limit, count or active hours where there were none, lowering a
+// value, narrowing active hours, approve → block and removing entries from
+// a list that stays non-empty tighten it. Setting or changing any entry's
+// label is refused too: approvers read those labels, so whoever may only
+// tighten must not name a recipient (an unlabelled entry it may add as
+// above).
 func Loosening(before, after Policy) string {
 	for _, f := range []struct {
 		name          string
@@ -206,6 +313,31 @@ func Loosening(before, after Policy) string {
 		if f.after > f.before {
 			return fmt.Sprintf("raise a policy limit (%s from %s to %s)", f.name, f.before, f.after)
 		}
+	}
+	if what := loosensOptional("weekly_limit_usdc", before.WeeklyLimit, after.WeeklyLimit); what != "" {
+		return what
+	}
+	if what := loosensOptional("monthly_limit_usdc", before.MonthlyLimit, after.MonthlyLimit); what != "" {
+		return what
+	}
+	if what := loosensOptional("max_tx_per_hour", before.MaxTxPerHour, after.MaxTxPerHour); what != "" {
+		return what
+	}
+	if what := loosensOptional("max_tx_per_day", before.MaxTxPerDay, after.MaxTxPerDay); what != "" {
+		return what
+	}
+	if b, a := before.ActiveHours, after.ActiveHours; b != nil {
+		switch {
+		case a == nil:
+			return fmt.Sprintf("remove the active hours (%s)", b)
+		case a.Timezone != b.Timezone:
+			return fmt.Sprintf("change the active hours' time zone (from %s to %s)", b.Timezone, a.Timezone)
+		case !a.within(*b):
+			return fmt.Sprintf("widen the active hours (from %s to %s)", b, a)
+		}
+	}
+	if before.OutsideActiveHours.orBlock() == OutsideBlock && after.OutsideActiveHours.orBlock() == OutsideApprove {
+		return "park payments outside the active hours for approval instead of blocking them (outside_active_hours from block to approve)"
 	}
 	// Labels first: naming a recipient, even on a wallet being restricted,
 	// is a person's call (approvers trust those names).
@@ -224,6 +356,20 @@ func Loosening(before, after Policy) string {
 		if !slices.Contains(before.Allowlist, a) {
 			return fmt.Sprintf("add an address to the allowlist (%s)", a)
 		}
+	}
+	return ""
+}
+
+// loosensOptional names how an optional limit or count was loosened:
+// raised, or removed (no limit at all); "" when it was not.
+func loosensOptional[T usdc.Micros | int](name string, before, after *T) string {
+	switch {
+	case before == nil:
+		return ""
+	case after == nil:
+		return fmt.Sprintf("remove a policy limit (%s, %v)", name, *before)
+	case *after > *before:
+		return fmt.Sprintf("raise a policy limit (%s from %v to %v)", name, *before, *after)
 	}
 	return ""
 }

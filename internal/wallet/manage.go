@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -61,13 +59,11 @@ func UpdatePolicy(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, acto
 				return err
 			}
 		}
-		if samePolicy(before, after) {
+		if before.Same(after) {
 			return nil
 		}
-		w.DailyLimit, w.MaxTx, w.ApprovalThreshold, w.Allowlist = after.DailyLimit, after.MaxTx, after.ApprovalThreshold, after.Allowlist
-		w.AllowlistLabels = labelsOf(after)
-		_, err = tx.NewUpdate().Model(&w).Column("daily_limit_micros", "max_tx_micros", "approval_threshold_micros", "allowlist", "allowlist_labels").
-			WherePK().Exec(ctx)
+		w.setPolicy(after)
+		_, err = tx.NewUpdate().Model(&w).Column(policyColumns...).WherePK().Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("update policy: %w", err)
 		}
@@ -75,11 +71,6 @@ func UpdatePolicy(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, acto
 			map[string]any{"wallet_id": id, "before": before.Doc(), "after": after.Doc()})
 	})
 	return w, err
-}
-
-func samePolicy(a, b policy.Policy) bool {
-	return a.DailyLimit == b.DailyLimit && a.MaxTx == b.MaxTx && a.ApprovalThreshold == b.ApprovalThreshold &&
-		slices.Equal(a.Allowlist, b.Allowlist) && maps.Equal(a.Labels, b.Labels)
 }
 
 // SetState freezes or unfreezes a wallet with an audit entry (before and

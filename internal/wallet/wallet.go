@@ -4,6 +4,7 @@
 package wallet
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"database/sql"
@@ -103,9 +104,19 @@ type Wallet struct {
 	ApprovalThreshold usdc.Micros       `bun:"approval_threshold_micros"`
 	Allowlist         []string          `bun:"allowlist,array"`
 	AllowlistLabels   map[string]string `bun:"allowlist_labels,type:jsonb"`
-	SecretKeyID       string            `bun:"secret_key_id"`
-	SecretSealed      []byte            `bun:"secret_sealed"`
-	CreatedAt         time.Time         `bun:"created_at"`
+	// The optional rules (NULL: none) and what happens outside the
+	// active hours (policy.Policy documents them). The limits are
+	// micro-USDC as *int64: bun writes a pointer to a json.Marshaler
+	// (*usdc.Micros) as JSON text.
+	WeeklyLimit        *int64              `bun:"weekly_limit_micros"`
+	MonthlyLimit       *int64              `bun:"monthly_limit_micros"`
+	MaxTxPerHour       *int                `bun:"max_tx_per_hour"`
+	MaxTxPerDay        *int                `bun:"max_tx_per_day"`
+	ActiveHours        *policy.ActiveHours `bun:"active_hours,type:jsonb"`
+	OutsideActiveHours policy.Outside      `bun:"outside_active_hours,nullzero,default:'block'"`
+	SecretKeyID        string              `bun:"secret_key_id"`
+	SecretSealed       []byte              `bun:"secret_sealed"`
+	CreatedAt          time.Time           `bun:"created_at"`
 	// CreatedBy is the API key that created the wallet; none for a person.
 	CreatedBy uuid.NullUUID `bun:"created_by,type:uuid"`
 }
@@ -113,12 +124,47 @@ type Wallet struct {
 // Policy returns the wallet's spending policy.
 func (w *Wallet) Policy() policy.Policy {
 	return policy.Policy{
-		DailyLimit:        w.DailyLimit,
-		MaxTx:             w.MaxTx,
-		ApprovalThreshold: w.ApprovalThreshold,
-		Allowlist:         w.Allowlist,
-		Labels:            w.AllowlistLabels,
+		DailyLimit:         w.DailyLimit,
+		MaxTx:              w.MaxTx,
+		ApprovalThreshold:  w.ApprovalThreshold,
+		Allowlist:          w.Allowlist,
+		Labels:             w.AllowlistLabels,
+		WeeklyLimit:        convert[int64, usdc.Micros](w.WeeklyLimit),
+		MonthlyLimit:       convert[int64, usdc.Micros](w.MonthlyLimit),
+		MaxTxPerHour:       w.MaxTxPerHour,
+		MaxTxPerDay:        w.MaxTxPerDay,
+		ActiveHours:        w.ActiveHours,
+		OutsideActiveHours: w.OutsideActiveHours,
 	}
+}
+
+// setPolicy stores p in w's policy columns.
+func (w *Wallet) setPolicy(p policy.Policy) {
+	w.DailyLimit, w.MaxTx, w.ApprovalThreshold = p.DailyLimit, p.MaxTx, p.ApprovalThreshold
+	w.Allowlist = p.Allowlist
+	if w.Allowlist == nil {
+		w.Allowlist = []string{}
+	}
+	w.AllowlistLabels = labelsOf(p)
+	w.WeeklyLimit, w.MonthlyLimit = convert[usdc.Micros, int64](p.WeeklyLimit), convert[usdc.Micros, int64](p.MonthlyLimit)
+	w.MaxTxPerHour, w.MaxTxPerDay = p.MaxTxPerHour, p.MaxTxPerDay
+	w.ActiveHours = p.ActiveHours
+	w.OutsideActiveHours = cmp.Or(p.OutsideActiveHours, policy.OutsideBlock)
+}
+
+// convert is an optional integer as another integer type.
+func convert[From, To ~int64](v *From) *To {
+	if v == nil {
+		return nil
+	}
+	t := To(*v)
+	return &t
+}
+
+// policyColumns are the columns setPolicy writes.
+var policyColumns = []string{
+	"daily_limit_micros", "max_tx_micros", "approval_threshold_micros", "allowlist", "allowlist_labels",
+	"weekly_limit_micros", "monthly_limit_micros", "max_tx_per_hour", "max_tx_per_day", "active_hours", "outside_active_hours",
 }
 
 // labelsOf is p's labels as stored: never NULL.
@@ -196,27 +242,19 @@ func CreateBy(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUI
 	if err != nil {
 		return Wallet{}, err
 	}
-	allow := p.Allowlist
-	if allow == nil {
-		allow = []string{}
-	}
 	w := Wallet{
-		ID:                uuid.New(),
-		AccountID:         accountID,
-		Kind:              KindAgent,
-		Label:             label,
-		Pubkey:            sol.PublicKeyFromBytes(pub).String(),
-		State:             Active,
-		DailyLimit:        p.DailyLimit,
-		MaxTx:             p.MaxTx,
-		ApprovalThreshold: p.ApprovalThreshold,
-		Allowlist:         allow,
-		AllowlistLabels:   labelsOf(p),
-		SecretKeyID:       sealed.KeyID,
-		SecretSealed:      sealed.Ciphertext,
-		CreatedAt:         nowUTC(),
-		CreatedBy:         by.Key,
+		ID:           uuid.New(),
+		AccountID:    accountID,
+		Kind:         KindAgent,
+		Label:        label,
+		Pubkey:       sol.PublicKeyFromBytes(pub).String(),
+		State:        Active,
+		SecretKeyID:  sealed.KeyID,
+		SecretSealed: sealed.Ciphertext,
+		CreatedAt:    nowUTC(),
+		CreatedBy:    by.Key,
 	}
+	w.setPolicy(p)
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := checkCaps(ctx, tx, accountID, by, caps); err != nil {
 			return err

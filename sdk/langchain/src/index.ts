@@ -12,17 +12,23 @@ export const descriptions = {
     'Answers status "sent" (signed and broadcast; signature given), "pending_approval" (a human must approve: do not retry, ' +
     'check later with get_approval_status using approval_id), or "blocked" with a reason: exceeds_max_tx (the amount is over the ' +
     'per-payment cap), exceeds_daily_limit (today\'s remaining allowance, remaining_today_usdc, is too small), recipient_not_allowed ' +
-    '(the recipient is not on the wallet\'s allowlist), wallet_frozen (a human froze the wallet). Pass the same idempotency_key to ' +
+    '(the recipient is not on the wallet\'s allowlist), wallet_frozen (a human froze the wallet), exceeds_weekly_limit or ' +
+    'exceeds_monthly_limit (the last 7 or 30 days\' total is at the wallet\'s limit), exceeds_velocity (the wallet made as many ' +
+    'payments in the last hour or 24 hours as its policy allows), outside_active_hours (the wallet may only pay during its ' +
+    'active hours; outside them a payment may also be parked for a human). Pass the same idempotency_key to ' +
     'retry a send safely: it never pays twice.',
   get_wallet_info:
     'Get an agent wallet: its label, Solana address, state (active or frozen), spending policy ' +
-    '(daily_limit_usdc, max_tx_usdc, approval_threshold_usdc, allowlist) and live SOL and USDC balance.',
+    '(daily_limit_usdc, max_tx_usdc, approval_threshold_usdc, allowlist, and when set weekly_limit_usdc, monthly_limit_usdc, ' +
+    'max_tx_per_hour, max_tx_per_day, active_hours with outside_active_hours) and live SOL and USDC balance.',
   list_recent_transactions:
     'List recent USDC transactions, newest first, optionally of one wallet: amount, recipient, ' +
     'status (pending, confirmed, failed), memo, signature and time.',
   preview_send:
     'Check what send_usdc would do now for this payment, without sending: outcome (sent, pending_approval, ' +
-    'blocked), the blocking reason if any, and today\'s spent and remaining allowance.',
+    'blocked), the blocking reason if any, the policy rule that decides (rule), today\'s spent and remaining allowance, ' +
+    'the week\'s and month\'s when the wallet limits them, the payments made in the last hour and 24 hours, and whether ' +
+    'now is within the wallet\'s active hours.',
   get_approval_status:
     'Get the status of a payment waiting for a human: pending (still waiting), sent (approved and sent; ' +
     'signature given), rejected (closed without paying; reason when the system rejected it), expired (nobody decided within 7 days).',
@@ -31,7 +37,8 @@ export const descriptions = {
     'wallet\'s spending policy. Answers the HTTP status, content_type and text of the response (the first 64 KiB; truncated says ' +
     'when more was cut) and payment: null when nothing was paid; status "paid" with amount, pay_to and the settlement transaction; ' +
     '"pending_approval" (a human must approve: once approved, call again with approval_id; do not retry before); or "blocked" ' +
-    'with a reason (exceeds_max_tx, exceeds_daily_limit, recipient_not_allowed, wallet_frozen). Set max_usdc to cap the price.',
+    'with a reason (exceeds_max_tx, exceeds_daily_limit, exceeds_weekly_limit, exceeds_monthly_limit, exceeds_velocity, ' +
+    'outside_active_hours, recipient_not_allowed, wallet_frozen). Set max_usdc to cap the price.',
 } as const;
 
 /** The most response text x402_fetch hands a model. */
@@ -42,6 +49,10 @@ const nextForBlock: Record<string, string> = {
   exceeds_daily_limit: "today's allowance is used up (remaining_today_usdc); send at most that, or wait for tomorrow (UTC)",
   recipient_not_allowed: "the recipient is not on the wallet's allowlist; a human must add it",
   wallet_frozen: 'a human froze the wallet; do not retry',
+  exceeds_weekly_limit: "the last 7 days' allowance is used up; send less (preview_send shows what remains) or wait",
+  exceeds_monthly_limit: "the last 30 days' allowance is used up; send less (preview_send shows what remains) or wait",
+  exceeds_velocity: 'the wallet has made as many payments as its policy allows in the last hour or day; wait before paying again',
+  outside_active_hours: 'the wallet may only pay during its active hours (get_wallet_info shows them); try again within them',
 };
 
 export interface ToolkitOptions {
@@ -137,10 +148,18 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
         return {
           outcome: p.outcome,
           ...(p.reason ? { reason: p.reason } : {}),
+          ...(p.rule ? { rule: p.rule } : {}),
           spent_today_usdc: p.spent_today_usdc,
           remaining_today_usdc: p.remaining_today_usdc,
           max_tx_usdc: p.max_tx_usdc,
           approval_threshold_usdc: p.approval_threshold_usdc,
+          ...(p.remaining_week_usdc != null ? { remaining_week_usdc: p.remaining_week_usdc } : {}),
+          ...(p.remaining_month_usdc != null ? { remaining_month_usdc: p.remaining_month_usdc } : {}),
+          payments_last_hour: p.payments_last_hour,
+          ...(p.max_tx_per_hour != null ? { max_tx_per_hour: p.max_tx_per_hour } : {}),
+          payments_last_day: p.payments_last_day,
+          ...(p.max_tx_per_day != null ? { max_tx_per_day: p.max_tx_per_day } : {}),
+          ...(p.within_active_hours != null ? { within_active_hours: p.within_active_hours } : {}),
         };
       }),
     {

@@ -40,7 +40,17 @@ export type WebhookEndpointWithSecret = Schemas['EndpointWithSecret'];
 export type Delivery = Schemas['DeliveryOut'];
 export type User = Schemas['UserOut'];
 export type X402PaymentRecord = Schemas['X402Payment'];
-export type BlockReason = 'exceeds_max_tx' | 'exceeds_daily_limit' | 'recipient_not_allowed' | 'wallet_frozen';
+export type BlockReason =
+  | 'exceeds_max_tx'
+  | 'exceeds_daily_limit'
+  | 'exceeds_weekly_limit'
+  | 'exceeds_monthly_limit'
+  | 'exceeds_velocity'
+  | 'outside_active_hours'
+  | 'recipient_not_allowed'
+  | 'wallet_frozen';
+/** When a wallet's agent may pay (a policy's active_hours). */
+export type ActiveHours = NonNullable<Policy['active_hours']>;
 
 /** What a send did: sent, parked for a human, or blocked by the policy. */
 export type SendResult =

@@ -83,7 +83,7 @@ export interface paths {
         head?: never;
         /**
          * Change an agent's policy
-         * @description Changes the given policy fields (omitted or null fields keep their value; `allowlist: []` clears the allowlist), validated like creation. Sends decided after this answer use the new policy, and so does every approval approved after it. The change is in the audit log with the before and after. Answers the agent without its balance.
+         * @description Changes the given policy fields (omitted fields keep their value, and so do null ones except the optional rules: `weekly_limit_usdc`, `monthly_limit_usdc`, `max_tx_per_hour`, `max_tx_per_day` and `active_hours` sent as null are removed; `allowlist: []` clears the allowlist), validated like creation. An agent key may only tighten a policy (403 naming the loosening otherwise): a limit, count or threshold lowered or newly set, active hours narrowed or newly set, `outside_active_hours` approve → block, never the reverse. Sends decided after this answer use the new policy, and so does every approval approved after it. The change is in the audit log with the before and after. Answers the agent without its balance.
          */
         patch: operations["update-policy"];
         trace?: never;
@@ -119,7 +119,7 @@ export interface paths {
         put?: never;
         /**
          * Preview a send
-         * @description Answers what POST /agents/{id}/send with this body would do now under the wallet's policy (or under a proposed change of it, `policy`), with the day's figures, writing nothing and reserving nothing. It checks the policy only: whether the wallet holds the USDC and SOL is checked by the send itself.
+         * @description Answers what POST /agents/{id}/send with this body would do now under the wallet's policy (or under a proposed change of it, `policy`), the rule that decides (`rule`), and the figures behind it: the day's, the rolling week's and month's totals, the payments of the last hour and 24 hours, and whether now is within the active hours; writing nothing and reserving nothing. It checks the policy only: whether the wallet holds the USDC and SOL is checked by the send itself.
          */
         post: operations["preview-send"];
         delete?: never;
@@ -896,7 +896,7 @@ export interface components {
              */
             reason: "policy_violation_at_approval" | "refused_by_node" | "transaction_failed" | null;
             /**
-             * @description The rule (exceeds_daily_limit, exceeds_max_tx, recipient_not_allowed, wallet_frozen) or the node's message behind reason, or null.
+             * @description The rule (exceeds_daily_limit, exceeds_weekly_limit, exceeds_monthly_limit, exceeds_max_tx, recipient_not_allowed, wallet_frozen) or the node's message behind reason, or null.
              * @example exceeds_daily_limit
              */
             reason_detail: string | null;
@@ -971,11 +971,11 @@ export interface components {
              */
             outcome: "sent" | "blocked";
             /**
-             * @description When blocked: the rule.
+             * @description When blocked: the rule. Approving judges every amount limit again, not the payment count or the active hours (those were judged when it was parked).
              * @example exceeds_daily_limit
              * @enum {string|null}
              */
-            reason: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | null;
+            reason: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | null;
             /**
              * @description What would remain of today's limit after it (0 when blocked by the day).
              * @example 40
@@ -1244,7 +1244,7 @@ export interface components {
              * @example exceeds_daily_limit
              * @enum {string}
              */
-            reason: "exceeds_max_tx" | "exceeds_daily_limit" | "recipient_not_allowed" | "wallet_frozen";
+            reason: "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "recipient_not_allowed" | "wallet_frozen";
         };
         CreateAgentInputBody: {
             /**
@@ -1532,11 +1532,11 @@ export interface components {
              */
             error: string;
             /**
-             * @description When a send is blocked by policy (403): the rule that blocked it. When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded (in both, nothing was signed or reserved).
+             * @description When a send is blocked by policy (403): the rule that blocked it (exceeds_weekly_limit and exceeds_monthly_limit: the rolling 7 or 30 days' total; exceeds_velocity: max_tx_per_hour or max_tx_per_day payments already made; outside_active_hours: outside the wallet's active hours). When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded (in both, nothing was signed or reserved).
              * @example exceeds_daily_limit
              * @enum {string}
              */
-            reason?: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "fee_cap_below_market" | "fee_payer_budget_exceeded";
+            reason?: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "fee_cap_below_market" | "fee_payer_budget_exceeded";
             /**
              * @description Only when a send is blocked by policy: what the daily limit still allows today (UTC), in USDC.
              * @example 4.5
@@ -1832,6 +1832,49 @@ export interface components {
         };
         Policy: {
             /**
+             * @description When the agent may pay; null: any time.
+             * @example {
+             *       "days": [
+             *         "mon",
+             *         "tue",
+             *         "wed",
+             *         "thu",
+             *         "fri"
+             *       ],
+             *       "from": "09:00",
+             *       "timezone": "America/New_York",
+             *       "to": "18:00"
+             *     }
+             */
+            active_hours: {
+                /**
+                 * @description The days the window opens, each once: mon, tue, wed, thu, fri, sat, sun (answered Monday first).
+                 * @example [
+                 *       "mon",
+                 *       "tue",
+                 *       "wed",
+                 *       "thu",
+                 *       "fri"
+                 *     ]
+                 */
+                days: string[];
+                /**
+                 * @description Opening time, HH:MM (00:00 to 23:59), inclusive.
+                 * @example 09:00
+                 */
+                from: string;
+                /**
+                 * @description An IANA time zone name (America/New_York, Europe/Paris, UTC); daylight-saving changes follow the zone's rules.
+                 * @example America/New_York
+                 */
+                timezone: string;
+                /**
+                 * @description Closing time, HH:MM (00:00 to 24:00), exclusive: a payment at exactly this minute is outside. Before from, the window runs overnight: it opens on a listed day and closes on the next day (listed or not). Must differ from from.
+                 * @example 18:00
+                 */
+                to: string;
+            } | null;
+            /**
              * @description Recipient addresses the wallet may pay; empty means any.
              * @example []
              */
@@ -1854,12 +1897,83 @@ export interface components {
              */
             daily_limit_usdc: number;
             /**
+             * Format: int64
+             * @description Cap on the payments (sent or parked) of the last 24 hours (rolling); null: none.
+             * @example 50
+             */
+            max_tx_per_day: number | null;
+            /**
+             * Format: int64
+             * @description Cap on the payments (sent or parked) of the last hour (rolling); null: none.
+             * @example 10
+             */
+            max_tx_per_hour: number | null;
+            /**
              * @description Cap on one send, in USDC.
              * @example 25
              */
             max_tx_usdc: number;
+            /**
+             * @description Cap on the last 30 days' total (rolling), in USDC; null: none.
+             * @example 1000
+             */
+            monthly_limit_usdc: number | null;
+            /**
+             * @description What becomes of a payment outside active_hours: blocked, or parked for a human whatever its amount.
+             * @example block
+             * @enum {string}
+             */
+            outside_active_hours: "block" | "approve";
+            /**
+             * @description Cap on the last 7 days' total (rolling), in USDC; null: none.
+             * @example 300
+             */
+            weekly_limit_usdc: number | null;
         };
         PolicyInput: {
+            /**
+             * @description Optional: when the agent may pay. Outside these hours a payment is blocked (outside_active_hours) or parked for a human (see outside_active_hours). Omitted: any time on create, unchanged in a change; null removes them.
+             * @example {
+             *       "days": [
+             *         "mon",
+             *         "tue",
+             *         "wed",
+             *         "thu",
+             *         "fri"
+             *       ],
+             *       "from": "09:00",
+             *       "timezone": "America/New_York",
+             *       "to": "18:00"
+             *     }
+             */
+            active_hours?: {
+                /**
+                 * @description The days the window opens, each once: mon, tue, wed, thu, fri, sat, sun (answered Monday first).
+                 * @example [
+                 *       "mon",
+                 *       "tue",
+                 *       "wed",
+                 *       "thu",
+                 *       "fri"
+                 *     ]
+                 */
+                days: string[];
+                /**
+                 * @description Opening time, HH:MM (00:00 to 23:59), inclusive.
+                 * @example 09:00
+                 */
+                from: string;
+                /**
+                 * @description An IANA time zone name (America/New_York, Europe/Paris, UTC); daylight-saving changes follow the zone's rules.
+                 * @example America/New_York
+                 */
+                timezone: string;
+                /**
+                 * @description Closing time, HH:MM (00:00 to 24:00), exclusive: a payment at exactly this minute is outside. Before from, the window runs overnight: it opens on a listed day and closes on the next day (listed or not). Must differ from from.
+                 * @example 18:00
+                 */
+                to: string;
+            } | null;
             /**
              * @description Recipient addresses (base58) the wallet may pay; empty means any. No duplicates.
              * @example [
@@ -1887,10 +2001,38 @@ export interface components {
              */
             daily_limit_usdc?: number;
             /**
+             * Format: int64
+             * @description Optional cap on how many payments the last 24 hours (rolling) may hold, counted like max_tx_per_hour; over it: exceeds_velocity. Omitted: none on create, unchanged in a change; null removes it.
+             * @example 50
+             */
+            max_tx_per_day?: number | null;
+            /**
+             * Format: int64
+             * @description Optional cap on how many payments (sends and x402 payments that were sent or parked for approval; blocked ones do not count) the last hour (rolling) may hold; the next is blocked with exceeds_velocity. 0 blocks every payment. Omitted: none on create, unchanged in a change; null removes it.
+             * @example 10
+             */
+            max_tx_per_hour?: number | null;
+            /**
              * @description Cap on one send, in USDC. Default 25.
              * @example 25
              */
             max_tx_usdc?: number;
+            /**
+             * @description Optional cap on what the last 30 days (rolling, 30×24 hours) sent or reserved, counted like the daily limit; over it: exceeds_monthly_limit. Omitted: none on create, unchanged in a change; null removes it.
+             * @example 1000
+             */
+            monthly_limit_usdc?: number | null;
+            /**
+             * @description What becomes of a payment outside active_hours: block (the default; reason outside_active_hours) or approve (parked for a human whatever its amount). Omitted or null: block on create, unchanged in a change.
+             * @example block
+             * @enum {string|null}
+             */
+            outside_active_hours?: "block" | "approve" | null;
+            /**
+             * @description Optional cap on what the last 7 days (a rolling window of 7×24 hours back from each payment) sent or reserved, counted like the daily limit; over it a payment is blocked with exceeds_weekly_limit. Omitted: none on create, unchanged in a change; null removes it.
+             * @example 300
+             */
+            weekly_limit_usdc?: number | null;
         };
         PreviewInputBody: {
             /**
@@ -1913,6 +2055,49 @@ export interface components {
         };
         PreviewOutputBody: {
             /**
+             * @description When the agent may pay; null: any time.
+             * @example {
+             *       "days": [
+             *         "mon",
+             *         "tue",
+             *         "wed",
+             *         "thu",
+             *         "fri"
+             *       ],
+             *       "from": "09:00",
+             *       "timezone": "America/New_York",
+             *       "to": "18:00"
+             *     }
+             */
+            active_hours: {
+                /**
+                 * @description The days the window opens, each once: mon, tue, wed, thu, fri, sat, sun (answered Monday first).
+                 * @example [
+                 *       "mon",
+                 *       "tue",
+                 *       "wed",
+                 *       "thu",
+                 *       "fri"
+                 *     ]
+                 */
+                days: string[];
+                /**
+                 * @description Opening time, HH:MM (00:00 to 23:59), inclusive.
+                 * @example 09:00
+                 */
+                from: string;
+                /**
+                 * @description An IANA time zone name (America/New_York, Europe/Paris, UTC); daylight-saving changes follow the zone's rules.
+                 * @example America/New_York
+                 */
+                timezone: string;
+                /**
+                 * @description Closing time, HH:MM (00:00 to 24:00), exclusive: a payment at exactly this minute is outside. Before from, the window runs overnight: it opens on a listed day and closes on the next day (listed or not). Must differ from from.
+                 * @example 18:00
+                 */
+                to: string;
+            } | null;
+            /**
              * @description Sends of at least this amount wait for a human.
              * @example 10
              */
@@ -1923,10 +2108,27 @@ export interface components {
              */
             daily_limit_usdc: number;
             /**
+             * Format: int64
+             * @description The cap on payments in 24 hours (rolling); null: none.
+             * @example 50
+             */
+            max_tx_per_day: number | null;
+            /**
+             * Format: int64
+             * @description The cap on payments in an hour (rolling); null: none.
+             * @example 10
+             */
+            max_tx_per_hour: number | null;
+            /**
              * @description The wallet's cap on one send.
              * @example 25
              */
             max_tx_usdc: number;
+            /**
+             * @description The monthly limit (last 30 days, rolling); null: none.
+             * @example 1000
+             */
+            monthly_limit_usdc: number | null;
             /**
              * @description What the send would do now: be sent, wait for approval, or be blocked (403).
              * @example blocked
@@ -1934,21 +2136,75 @@ export interface components {
              */
             outcome: "sent" | "pending_approval" | "blocked";
             /**
+             * @description What becomes of a payment outside active_hours.
+             * @example block
+             * @enum {string}
+             */
+            outside_active_hours: "block" | "approve";
+            /**
+             * Format: int64
+             * @description Payments (sent or parked) of the last 24 hours, before this one.
+             * @example 12
+             */
+            payments_last_day: number;
+            /**
+             * Format: int64
+             * @description Payments (sends and x402 payments, sent or parked) of the last hour, before this one.
+             * @example 3
+             */
+            payments_last_hour: number;
+            /**
              * @description When blocked: the rule, as the send's 403 would say; else null.
              * @example exceeds_daily_limit
              * @enum {string|null}
              */
-            reason: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | null;
+            reason: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | null;
+            /**
+             * @description What the monthly limit still allows, before this send; null without one.
+             * @example 590
+             */
+            remaining_month_usdc: number | null;
             /**
              * @description What the daily limit still allows today, before this send.
              * @example 2.5
              */
             remaining_today_usdc: number;
             /**
+             * @description What the weekly limit still allows, before this send; null without one.
+             * @example 180
+             */
+            remaining_week_usdc: number | null;
+            /**
+             * @description The policy field whose rule decides. Blocked: the one behind reason (state: the wallet is frozen; max_tx_per_hour or max_tx_per_day: exceeds_velocity). pending_approval: approval_threshold_usdc, or active_hours (outside them with outside_active_hours approve). null when sent: no rule stops it.
+             * @example daily_limit_usdc
+             * @enum {string|null}
+             */
+            rule: "state" | "allowlist" | "max_tx_usdc" | "daily_limit_usdc" | "weekly_limit_usdc" | "monthly_limit_usdc" | "max_tx_per_hour" | "max_tx_per_day" | "active_hours" | "approval_threshold_usdc" | null;
+            /**
+             * @description Sent or reserved in the last 30 days (30×24 hours back from now).
+             * @example 410
+             */
+            spent_month_usdc: number;
+            /**
              * @description Sent or reserved today (UTC): pending and confirmed transactions.
              * @example 97.5
              */
             spent_today_usdc: number;
+            /**
+             * @description Sent or reserved in the last 7 days (7×24 hours back from now), counted like the day's.
+             * @example 120
+             */
+            spent_week_usdc: number;
+            /**
+             * @description The weekly limit (last 7 days, rolling); null: none.
+             * @example 300
+             */
+            weekly_limit_usdc: number | null;
+            /**
+             * @description Whether now is within active_hours; null without them.
+             * @example true
+             */
+            within_active_hours: boolean | null;
         };
         PutFeePayerInputBody: {
             /**

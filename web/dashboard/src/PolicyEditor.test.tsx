@@ -11,6 +11,7 @@ import { beforeEach, describe, expect, test, vi } from 'vitest';
 import { type Agent, setCSRF } from './api';
 import type { Policy, PolicyInput, Preview } from './api-wallets';
 import { PolicyEditor } from './PolicyEditor';
+import { NO_RULES } from './policy-draft';
 
 const WALLET = '5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21';
 const FRIEND = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -24,7 +25,7 @@ function agentWith(p: Partial<Policy> = {}): Agent {
     pubkey: bs58.encode(new Uint8Array(32).fill(3)),
     state: 'active',
     created_at: '2026-04-01T12:00:00Z',
-    policy: { daily_limit_usdc: 100, max_tx_usdc: 20, approval_threshold_usdc: 10, allowlist: [], allowlist_labels: {}, ...p },
+    policy: { daily_limit_usdc: 100, max_tx_usdc: 20, approval_threshold_usdc: 10, allowlist: [], allowlist_labels: {}, ...NO_RULES, ...p },
   };
 }
 
@@ -50,7 +51,24 @@ const saved =
   (r: Request): Answer => ({ status: 200, body: { ...a, policy: { ...a.policy, ...(r.body as PolicyInput) } } });
 
 function preview(outcome: Preview['outcome'], reason: Preview['reason'] = null): Preview {
-  return { outcome, reason, spent_today_usdc: 12.5, remaining_today_usdc: 87.5, daily_limit_usdc: 100, max_tx_usdc: 20, approval_threshold_usdc: 10 };
+  return {
+    outcome,
+    reason,
+    rule: null,
+    spent_today_usdc: 12.5,
+    remaining_today_usdc: 87.5,
+    daily_limit_usdc: 100,
+    max_tx_usdc: 20,
+    approval_threshold_usdc: 10,
+    ...NO_RULES,
+    spent_week_usdc: 12.5,
+    remaining_week_usdc: null,
+    spent_month_usdc: 12.5,
+    remaining_month_usdc: null,
+    payments_last_hour: 1,
+    payments_last_day: 1,
+    within_active_hours: null,
+  };
 }
 
 /** Page holds the wallet as the wallet page does: a saved one replaces it. */
@@ -171,6 +189,7 @@ test('Save sends only the amounts that changed, then shows the saved policy', as
     approval_threshold_usdc: 0,
     allowlist: [],
     allowlist_labels: {},
+    ...NO_RULES,
   });
   expect(within(changes).getByText('Saved.')).toBeTruthy();
   expect(field('Daily limit').value).toBe('50');
@@ -300,7 +319,7 @@ describe('Try a send', () => {
           to: OTHER,
           amount: 5,
           memo: 'dry run',
-          policy: { daily_limit_usdc: 100, max_tx_usdc: 20, approval_threshold_usdc: 10, allowlist: [] },
+          policy: { daily_limit_usdc: 100, max_tx_usdc: 20, approval_threshold_usdc: 10, allowlist: [], outside_active_hours: 'block' },
         },
         csrf: 'csrf-token',
       },
@@ -323,7 +342,14 @@ describe('Try a send', () => {
     await s.user.click(within(tryIt).getByRole('button', { name: 'Try it' }));
 
     expect(requests.map((r) => [r.method, r.body])).toEqual([
-      ['POST', { to: OTHER, amount: 12, policy: { daily_limit_usdc: 100, max_tx_usdc: 8, approval_threshold_usdc: 10, allowlist: [] } }],
+      [
+        'POST',
+        {
+          to: OTHER,
+          amount: 12,
+          policy: { daily_limit_usdc: 100, max_tx_usdc: 8, approval_threshold_usdc: 10, allowlist: [], outside_active_hours: 'block' },
+        },
+      ],
       ['POST', { to: OTHER, amount: 12 }],
     ]);
     const proposed = within(tryIt).getByTestId('preview-outcome');

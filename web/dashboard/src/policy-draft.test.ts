@@ -1,7 +1,19 @@
 import bs58 from 'bs58';
 import { describe, expect, test } from 'vitest';
 import type { Policy } from './api-wallets';
-import { type Draft, DEFAULT_DRAFT, amountProblem, changesOf, draftOf, inputOf, newEntry, patchOf, problemsOf, proposedOf } from './policy-draft';
+import {
+  type Draft,
+  DEFAULT_DRAFT,
+  NO_RULES,
+  amountProblem,
+  changesOf,
+  draftOf,
+  inputOf,
+  newEntry,
+  patchOf,
+  problemsOf,
+  proposedOf,
+} from './policy-draft';
 
 const A = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 const B = bs58.encode(new Uint8Array(32).fill(7));
@@ -13,6 +25,7 @@ const policy = (p: Partial<Policy> = {}): Policy => ({
   approval_threshold_usdc: 10,
   allowlist: [],
   allowlist_labels: {},
+  ...NO_RULES,
   ...p,
 });
 const draft = (d: Partial<Draft> = {}): Draft => ({ ...DEFAULT_DRAFT, ...d });
@@ -117,6 +130,7 @@ test('proposedOf turns the text into numbers, trims, and keeps only the labels g
     approval_threshold_usdc: 0,
     allowlist: [A, B],
     allowlist_labels: { [A]: 'Acme' },
+    ...NO_RULES,
   });
 });
 
@@ -169,6 +183,32 @@ describe('changesOf and patchOf', () => {
 
 test('inputOf leaves out an empty label map', () => {
   const p = { ...policy({ allowlist: [A] }), allowlist_labels: {} };
-  expect(inputOf(p)).toEqual({ daily_limit_usdc: 100, max_tx_usdc: 20, approval_threshold_usdc: 10, allowlist: [A] });
-  expect(inputOf({ ...p, allowlist_labels: { [A]: 'Acme' } })).toEqual({ ...policy({ allowlist: [A] }), allowlist_labels: { [A]: 'Acme' } });
+  const input = { daily_limit_usdc: 100, max_tx_usdc: 20, approval_threshold_usdc: 10, allowlist: [A], outside_active_hours: 'block' };
+  expect(inputOf(p)).toEqual(input);
+  expect(inputOf({ ...p, allowlist_labels: { [A]: 'Acme' } })).toEqual({ ...input, allowlist_labels: { [A]: 'Acme' } });
+});
+
+test('inputOf keeps the rules the policy has and leaves out the others', () => {
+  const p = { ...policy({ weekly_limit_usdc: 300, max_tx_per_hour: 10 }), allowlist_labels: {} };
+  expect(inputOf(p)).toEqual({
+    daily_limit_usdc: 100,
+    max_tx_usdc: 20,
+    approval_threshold_usdc: 10,
+    allowlist: [],
+    weekly_limit_usdc: 300,
+    max_tx_per_hour: 10,
+    outside_active_hours: 'block',
+  });
+});
+
+test('a draft keeps the rules it does not edit', () => {
+  const hours = { timezone: 'America/New_York', days: ['mon', 'tue'], from: '09:00', to: '18:00' };
+  const p = policy({ monthly_limit_usdc: 900, active_hours: hours, outside_active_hours: 'approve' });
+  expect(proposedOf({ ...draftOf(p), daily_limit_usdc: '60' })).toMatchObject({
+    daily_limit_usdc: 60,
+    monthly_limit_usdc: 900,
+    active_hours: hours,
+    outside_active_hours: 'approve',
+  });
+  expect(patchOf(p, proposedOf({ ...draftOf(p), daily_limit_usdc: '60' }))).toEqual({ daily_limit_usdc: 60 });
 });

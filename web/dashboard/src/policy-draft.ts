@@ -13,7 +13,10 @@ export const FIELDS = [
 export type Field = (typeof FIELDS)[number]['name'];
 
 export type Entry = { key: number; address: string; label: string };
-export type Draft = Record<Field, string> & { entries: Entry[] };
+/** Rules is the rest of a policy, which this draft keeps as it is. */
+export type Rules = Omit<Policy, Field | 'allowlist' | 'allowlist_labels'>;
+
+export type Draft = Record<Field, string> & { entries: Entry[]; rules: Rules };
 
 export const MAX_LABEL = 100;
 const MAX_ALLOWLIST = 1000;
@@ -22,7 +25,16 @@ let keys = 0;
 /** newEntry is an address-book row; key keeps React's rows apart while addresses are typed. */
 export const newEntry = (address = '', label = ''): Entry => ({ key: ++keys, address, label });
 
-export const DEFAULT_DRAFT: Draft = { daily_limit_usdc: '100', max_tx_usdc: '25', approval_threshold_usdc: '10', entries: [] };
+export const NO_RULES: Rules = {
+  weekly_limit_usdc: null,
+  monthly_limit_usdc: null,
+  max_tx_per_hour: null,
+  max_tx_per_day: null,
+  active_hours: null,
+  outside_active_hours: 'block',
+};
+
+export const DEFAULT_DRAFT: Draft = { daily_limit_usdc: '100', max_tx_usdc: '25', approval_threshold_usdc: '10', entries: [], rules: NO_RULES };
 
 export function draftOf(p: Policy): Draft {
   const labels = p.allowlist_labels ?? {};
@@ -31,6 +43,14 @@ export function draftOf(p: Policy): Draft {
     max_tx_usdc: String(p.max_tx_usdc),
     approval_threshold_usdc: String(p.approval_threshold_usdc),
     entries: p.allowlist.map((a) => newEntry(a, labels[a] ?? '')),
+    rules: {
+      weekly_limit_usdc: p.weekly_limit_usdc ?? null,
+      monthly_limit_usdc: p.monthly_limit_usdc ?? null,
+      max_tx_per_hour: p.max_tx_per_hour ?? null,
+      max_tx_per_day: p.max_tx_per_day ?? null,
+      active_hours: p.active_hours ?? null,
+      outside_active_hours: p.outside_active_hours ?? 'block',
+    },
   };
 }
 
@@ -74,6 +94,7 @@ export function proposedOf(d: Draft): Policy & { allowlist_labels: Labels } {
   const labels: Labels = {};
   for (const e of d.entries) if (e.label.trim()) labels[e.address.trim()] = e.label.trim();
   return {
+    ...d.rules,
     daily_limit_usdc: Number(d.daily_limit_usdc.trim()),
     max_tx_usdc: Number(d.max_tx_usdc.trim()),
     approval_threshold_usdc: Number(d.approval_threshold_usdc.trim()),
@@ -121,8 +142,9 @@ export function patchOf(cur: Policy, next: Policy & { allowlist_labels: Labels }
   return patch;
 }
 
-/** inputOf is a whole policy as a PolicyInput (creation, previews), leaving out an empty label map. */
+/** inputOf is a whole policy as a PolicyInput (creation, previews), leaving out an empty label map and the rules it has not. */
 export function inputOf(p: Policy & { allowlist_labels: Labels }): PolicyInput {
   const { allowlist_labels, ...rest } = p;
-  return Object.keys(allowlist_labels).length ? { ...rest, allowlist_labels } : rest;
+  const set = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null)) as PolicyInput;
+  return Object.keys(allowlist_labels).length ? { ...set, allowlist_labels } : set;
 }

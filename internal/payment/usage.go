@@ -1,0 +1,90 @@
+package payment
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/usdc"
+)
+
+// The rolling windows of the optional limits, back from the decision.
+const (
+	Week  = 7 * 24 * time.Hour
+	Month = 30 * 24 * time.Hour
+	Day   = 24 * time.Hour
+)
+
+// ReadUsage is what the wallet has used of its limits at `at`: always the
+// UTC day's reserved total (as ReservedToday), and the windows need names.
+// A window is (at − its length, at]: a payment counts for exactly 7×24
+// hours in the week. Amounts are pending and confirmed transactions and
+// signed x402 payments, as the daily limit counts them. Counts are the
+// wallet's decided requests (sends and x402 pay requests) answered sent,
+// signed or pending_approval: blocked ones, those the node refused and
+// those nothing was signed for count nothing, and an x402 payment that
+// redeems an approval is not counted again (its parked request was).
+// Decisions read it under the wallet's row lock, after which every earlier
+// decision of the wallet has committed: the totals and counts include
+// them all.
+func ReadUsage(ctx context.Context, db bun.IDB, walletID uuid.UUID, at time.Time, need policy.Windows) (policy.Usage, error) {
+	var u policy.Usage
+	day, week, month := policy.DayStart(at), at.Add(-Week), at.Add(-Month)
+	from := day
+	if need.Week && week.Before(from) {
+		from = week
+	}
+	if need.Month && month.Before(from) {
+		from = month
+	}
+	err := db.NewRaw(`SELECT coalesce(sum(amount_micros) FILTER (WHERE created_at >= ?1), 0)::bigint,
+			coalesce(sum(amount_micros) FILTER (WHERE created_at > ?2), 0)::bigint,
+			coalesce(sum(amount_micros) FILTER (WHERE created_at > ?3), 0)::bigint
+		FROM (SELECT created_at, amount_micros FROM transactions
+				WHERE wallet_id = ?0 AND status IN (?5, ?6) AND created_at >= ?4
+			UNION ALL SELECT created_at, amount_micros FROM x402_payments
+				WHERE wallet_id = ?0 AND state = ?7 AND created_at >= ?4) AS t`,
+		walletID, day, week, month, from, TxPending, TxConfirmed, X402StateSigned).
+		Scan(ctx, &u.SpentToday, &u.SpentWeek, &u.SpentMonth)
+	if err != nil {
+		return u, fmt.Errorf("sum reserved: %w", err)
+	}
+	if !need.Week {
+		u.SpentWeek = 0
+	}
+	if !need.Month {
+		u.SpentMonth = 0
+	}
+	if !need.Hour && !need.Day {
+		return u, nil
+	}
+	since := at.Add(-time.Hour)
+	if need.Day {
+		since = at.Add(-Day)
+	}
+	err = db.NewRaw(`SELECT count(*) FILTER (WHERE decided_at > ?1), count(*) FROM send_requests
+		WHERE wallet_id = ?0 AND state = ?3 AND decided_at > ?2
+			AND outcome ->> 'status' IN (?4, ?5, ?6) AND (x402 IS NULL OR x402 ->> 'approval_id' IS NULL)`,
+		walletID, at.Add(-time.Hour), since, StateDecided, Sent, Signed, PendingApproval).
+		Scan(ctx, &u.PaymentsLastHour, &u.PaymentsLastDay)
+	if err != nil {
+		return u, fmt.Errorf("count payments: %w", err)
+	}
+	if !need.Day {
+		u.PaymentsLastDay = 0
+	}
+	return u, nil
+}
+
+// ReservedToday is what the wallet has reserved or spent in at's UTC day:
+// pending and confirmed transactions (failed ones released theirs), and
+// signed x402 payments not yet settled (a settled one is a confirmed
+// transaction of the same day; an expired one released its amount).
+func ReservedToday(ctx context.Context, db bun.IDB, walletID uuid.UUID, at time.Time) (usdc.Micros, error) {
+	u, err := ReadUsage(ctx, db, walletID, at, policy.Windows{})
+	return u.SpentToday, err
+}
