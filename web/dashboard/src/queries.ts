@@ -154,13 +154,15 @@ export function liveReset() {
 }
 
 /**
- * setStreamUp is where the event stream says it connected or dropped. Either
- * way every read catches up once (unless catchUp is false: the stream was
- * closed with the pages that showed them); then covered reads poll only
- * while it is down.
+ * setStreamUp is where the event stream says it connected or dropped.
+ * Connected, every read shown is fetched once (what changed while it was
+ * down) and covered reads stop polling. Dropped, every read is marked
+ * stale without a fetch: that sets covered reads polling again at their
+ * interval (an observer reads its interval again when its query changes),
+ * and nothing was missed before the drop.
  */
-export function setStreamUp(up: boolean, catchUp = true) {
+export function setStreamUp(up: boolean) {
   if (up === streamUp) return Promise.resolve();
   streamUp = up;
-  return catchUp ? queryClient.invalidateQueries() : Promise.resolve();
+  return queryClient.invalidateQueries({ refetchType: up ? 'active' : 'none' });
 }

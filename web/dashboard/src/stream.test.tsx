@@ -1,9 +1,10 @@
 // The event stream's bridge to the query cache, with a fake EventSource:
 // which reads each event makes stale, and polling off while live, on while down.
-import { act, render, screen } from '@testing-library/react';
+import { QueryClientProvider, useQuery } from '@tanstack/react-query';
+import { act, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Live, openLive } from './live';
-import { every, keys, queryClient } from './queries';
+import { every, keys, poll, queryClient } from './queries';
 import { StreamStatus, follow, useLiveStream } from './stream';
 
 /** FakeSource is an EventSource the test opens, feeds and fails by hand. */
@@ -133,6 +134,47 @@ describe('follow', () => {
     for (const key of Object.values(READS)) queryClient.setQueryData(key, {});
     FakeSource.opened[0].send('reset', { reason: 'too_old' }, 'evt_9');
     expect(stale(READS)).toEqual(Object.keys(READS).sort());
+  });
+});
+
+/** Polled is a covered read polled every 40 ms, counting its fetches. */
+function Polled({ fetched }: { fetched: () => void }) {
+  useQuery({
+    queryKey: ['polled'],
+    queryFn: async () => {
+      fetched();
+      return Date.now();
+    },
+    ...poll(40),
+  });
+  return null;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('a covered read', () => {
+  it('stops polling while live, and polls again when the stream drops, without a burst at the drop', async () => {
+    let fetches = 0;
+    const live = open();
+    const stop = follow(live);
+    render(
+      <QueryClientProvider client={queryClient}>
+        <Polled fetched={() => fetches++} />
+      </QueryClientProvider>,
+    );
+    await waitFor(() => expect(fetches).toBeGreaterThanOrEqual(3)); // down: polled
+
+    act(() => FakeSource.opened[0].open());
+    await sleep(60); // the catch-up read that going live makes
+    const live1 = fetches;
+    await sleep(300);
+    expect(fetches).toBe(live1); // live: not polled
+
+    act(() => FakeSource.opened[0].refuse());
+    expect(fetches).toBe(live1); // no read at the drop itself
+    await waitFor(() => expect(fetches).toBeGreaterThanOrEqual(live1 + 3)); // down: polled again
+    stop();
+    live.close();
   });
 });
 

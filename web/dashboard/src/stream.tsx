@@ -9,8 +9,7 @@ import { liveEvent, liveReset, setStreamUp } from './queries';
  * follow feeds a stream into the query cache: events make their reads
  * stale, a reset makes every read stale, and its status turns polling off
  * (live) or on (down). The returned function detaches it and turns polling
- * back on for the reads made after it (the frame that showed the others is
- * going); it does not close the stream.
+ * back on; it does not close the stream.
  */
 export function follow(live: Live): () => void {
   const offMessages = live.subscribe((m) => void (m.type === 'reset' ? liveReset() : liveEvent(m.event.event)));
@@ -19,7 +18,7 @@ export function follow(live: Live): () => void {
   return () => {
     offMessages();
     offStatus();
-    void setStreamUp(false, false);
+    void setStreamUp(false);
   };
 }
 
