@@ -15,6 +15,7 @@ import { WalletsPage } from './WalletsPage';
 import { WebhookPage, WebhooksPage } from './WebhooksPage';
 import { errorText } from './format';
 import { queryClient } from './queries';
+import { StreamStatus, useLiveStream } from './stream';
 
 /** Signed is the signed-in person's session and what changes it, for the pages. */
 type Signed = { session: Session; adopt: (s: Session) => void; signedOut: () => void };
@@ -57,6 +58,8 @@ export function App() {
 function Shell() {
   const { session, adopt, signedOut: onSignedOut } = useSigned();
   const { pending, error } = usePending();
+  // One event stream per signed-in session: this frame unmounts on a sign-out or an account switch.
+  const stream = useLiveStream();
   const [failure, setFailure] = useState('');
   useEffect(() => {
     if (error.includes('Unauthorized')) onSignedOut();
@@ -106,6 +109,7 @@ function Shell() {
         <div className="network" role="status">
           {session.network === 'mainnet' ? 'Mainnet: real money' : 'Devnet: test tokens'}
         </div>
+        <StreamStatus status={stream} />
         {session.accounts.length > 1 && (
           <label className="account">
             Account{' '}

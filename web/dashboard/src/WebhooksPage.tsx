@@ -528,7 +528,8 @@ function Deliveries({
     ...cursorPages,
   });
   const head = keys.deliveryHead(endpointID, status);
-  const fresh = useQuery({ queryKey: head, queryFn: () => listDeliveries(endpointID, status), ...poll() });
+  // Polled even while the stream is up: it announces only failed deliveries, not new or succeeded ones.
+  const fresh = useQuery({ queryKey: head, queryFn: () => listDeliveries(endpointID, status), ...poll(POLL, false) });
   const [open, setOpen] = useState<string[]>([]);
 
   const older = paged.data ? paged.data.pages.flatMap((p) => p.deliveries) : null;
@@ -610,9 +611,10 @@ function DeliveryDetail({ id, format }: { id: string; format: Format }) {
   const read = useQuery({
     queryKey: keys.delivery(id),
     queryFn: () => getDelivery(id),
-    ...poll(),
+    ...poll(POLL, false),
     // Once done, a delivery changes no more: no more reads of the rate limit.
-    refetchInterval: (q) => (q.state.data && q.state.data.status !== 'pending' ? false : every(POLL)),
+    // Until then polled, stream or not: the stream announces no attempt.
+    refetchInterval: (q) => (q.state.data && q.state.data.status !== 'pending' ? false : every(POLL, false)),
   });
   const d = read.data ?? null;
   const error = read.error ? errorText(read.error) : '';

@@ -8,7 +8,8 @@
 // Reads the event stream covers stop polling while the stream is up and
 // poll again when it is down (setStreamUp); chain reads (balances) always
 // poll, as the chain tells no stream when funds arrive.
-import { QueryClient, type QueryKey } from '@tanstack/react-query';
+import { type Query, QueryClient, type QueryKey } from '@tanstack/react-query';
+import type { LiveEventKind } from './live';
 
 export const queryClient = new QueryClient({
   defaultOptions: {
@@ -95,31 +96,73 @@ export function invalidate(...families: QueryKey[]) {
   return Promise.all(families.map((queryKey) => queryClient.invalidateQueries({ queryKey })));
 }
 
-/** PAYMENT_READS are what a payment's progress changes: its lists, the wallets' balances and spend. */
-const PAYMENT_READS: QueryKey[] = [keys.transactions, keys.balances, ['wallet'], ['analytics'], keys.feePayer];
+/**
+ * Reads names a set of cached reads: a family (a key prefix), optionally
+ * narrowed by a predicate.
+ */
+type Reads = { queryKey: QueryKey; predicate?: (q: Query) => boolean };
 
-/** EVENT_READS maps an event kind's family (before the dot) to the reads it makes stale. */
-const EVENT_READS: Record<string, QueryKey[]> = {
-  approval: [keys.approvals, ['approval'], ...PAYMENT_READS],
-  tx: PAYMENT_READS,
-  x402: PAYMENT_READS,
-  delivery: [keys.endpoints, ['deliveries'], ['delivery']],
-  wallet: [keys.wallets, ['wallet']],
+/** APPROVALS are the inbox (pending and decided) and each approval's page. */
+const APPROVALS: Reads[] = [{ queryKey: keys.approvals }, { queryKey: ['approval'] }];
+/** DECIDED are the reads that show a decided approval's payment (its transaction_status). */
+const DECIDED: Reads[] = [{ queryKey: keys.decided }, { queryKey: ['approval'] }];
+/** WALLET is a wallet's page (its balance and activity), not its history (policy changes, freezes). */
+const WALLET: Reads = { queryKey: ['wallet'], predicate: (q) => q.queryKey[2] !== 'history' };
+/** ANALYTICS is every range of analytics: the overview's spend today, the analytics page. */
+const ANALYTICS: Reads = { queryKey: ['analytics'] };
+/** MONEY is what a payment moves: the transaction lists (the overview's newest), the chain balances, the fee payer. */
+const MONEY: Reads[] = [{ queryKey: keys.transactions }, { queryKey: keys.balances }, { queryKey: keys.feePayer }, WALLET, ANALYTICS];
+
+/**
+ * EVENT_READS maps each kind the event stream carries to the reads it
+ * makes stale. The events carry the webhook's data, not the reads' shapes,
+ * so the reads are fetched again (those on screen at once), never written
+ * from the event.
+ */
+export const EVENT_READS: Record<LiveEventKind, readonly Reads[]> = {
+  // Parked: the inbox and its count, the wallet's approvals. Nothing is spent yet.
+  'approval.pending': [...APPROVALS, WALLET],
+  // Approved, signed and broadcast: a payment on its way, and a decision the analytics count.
+  'approval.approved': [...APPROVALS, ...MONEY],
+  // Closed without spending: the inbox, the wallet's approvals, the decisions counted.
+  'approval.rejected': [...APPROVALS, WALLET, ANALYTICS],
+  'approval.expired': [...APPROVALS, WALLET, ANALYTICS],
+  // Confirmed or failed on chain: the money reads, and the approval it may have come from.
+  'tx.sent': [...MONEY, ...DECIDED],
+  'tx.failed': [...MONEY, ...DECIDED],
+  // Refused by the policy: no transaction, only the analytics' blocked sends.
+  'tx.blocked': [ANALYTICS],
+  // An x402 payment that moved nothing: its reservation is released.
+  'x402.expired': [...MONEY, ...DECIDED],
+  // A delivery that gave up: the endpoints' health and their delivery logs.
+  'delivery.failed': [{ queryKey: keys.endpoints }, { queryKey: ['webhook'] }, { queryKey: ['deliveries'] }, { queryKey: ['delivery'] }],
 };
 
 /**
  * liveEvent is where the event stream reports an event (its kind, such as
- * approval.pending or tx.sent): the reads it changes refetch if shown.
+ * approval.pending or tx.sent): the reads it changes refetch if shown. An
+ * unknown kind changes nothing.
  */
 export function liveEvent(kind: string) {
-  return invalidate(...(EVENT_READS[kind.split('.')[0]] ?? []));
+  const reads = EVENT_READS[kind as LiveEventKind] ?? [];
+  return Promise.all(reads.map((r) => queryClient.invalidateQueries(r)));
+}
+
+/** liveReset is the stream saying it could not replay what was missed: every read is fetched again. */
+export function liveReset() {
+  return queryClient.invalidateQueries();
 }
 
 /**
- * setStreamUp is where the event stream says it connected or dropped. Either
- * way every read catches up once; then covered reads poll only while it is down.
+ * setStreamUp is where the event stream says it connected or dropped.
+ * Connected, every read shown is fetched once (what changed while it was
+ * down) and covered reads stop polling. Dropped, every read is marked
+ * stale without a fetch: that sets covered reads polling again at their
+ * interval (an observer reads its interval again when its query changes),
+ * and nothing was missed before the drop.
  */
 export function setStreamUp(up: boolean) {
+  if (up === streamUp) return Promise.resolve();
   streamUp = up;
-  return queryClient.invalidateQueries();
+  return queryClient.invalidateQueries({ refetchType: up ? 'active' : 'none' });
 }

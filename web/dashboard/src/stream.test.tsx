@@ -1,0 +1,212 @@
+// The event stream's bridge to the query cache, with a fake EventSource:
+// which reads each event makes stale, and polling off while live, on while down.
+import { QueryClientProvider, useQuery } from '@tanstack/react-query';
+import { act, render, screen, waitFor } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Live, openLive } from './live';
+import { every, keys, poll, queryClient } from './queries';
+import { StreamStatus, follow, useLiveStream } from './stream';
+
+/** FakeSource is an EventSource the test opens, feeds and fails by hand. */
+class FakeSource {
+  static CONNECTING = 0 as const;
+  static OPEN = 1 as const;
+  static CLOSED = 2 as const;
+  static opened: FakeSource[] = [];
+  readyState: number = FakeSource.CONNECTING;
+  onopen: ((e: Event) => void) | null = null;
+  onerror: ((e: Event) => void) | null = null;
+  private listeners = new Map<string, Set<(e: Event) => void>>();
+  constructor(public url: string) {
+    FakeSource.opened.push(this);
+  }
+  addEventListener(type: string, fn: (e: Event) => void) {
+    if (!this.listeners.has(type)) this.listeners.set(type, new Set());
+    this.listeners.get(type)!.add(fn);
+  }
+  close() {
+    this.readyState = FakeSource.CLOSED;
+  }
+  /** open is the server answering 200. */
+  open() {
+    this.readyState = FakeSource.OPEN;
+    this.onopen?.(new Event('open'));
+  }
+  /** send is one server-sent event. */
+  send(type: string, data: unknown, id = '') {
+    const e = new MessageEvent(type, { data: JSON.stringify(data), lastEventId: id });
+    this.listeners.get(type)?.forEach((fn) => fn(e));
+  }
+  /** refuse is the server refusing the stream (401, 429, 503): EventSource gives up. */
+  refuse() {
+    this.readyState = FakeSource.CLOSED;
+    this.onerror?.(new Event('error'));
+  }
+}
+
+const open = (): Live => openLive({ EventSource: FakeSource as unknown as typeof EventSource, reopenAfterMs: 0 });
+const event = (kind: string, data: Record<string, unknown> = {}) => ({ event: kind, event_id: 'evt_1', timestamp: '2026-01-01T00:00:00Z', data });
+
+/** stale lists which of the named reads the last event made stale. */
+const stale = (named: Record<string, readonly unknown[]>) =>
+  Object.entries(named)
+    .filter(([, key]) => queryClient.getQueryState(key)?.isInvalidated)
+    .map(([name]) => name)
+    .sort();
+
+const READS = {
+  pending: keys.pending,
+  decided: keys.decided,
+  approval: keys.approval('ap_1'),
+  transactions: keys.recentTransactions,
+  balance: keys.balance('w1'),
+  wallet: keys.wallet('w1'),
+  activity: keys.walletActivity('w1'),
+  history: keys.walletHistory('w1', 'x'),
+  analytics: keys.analytics('2026-01-01', '2026-01-01'),
+  feePayer: keys.feePayer,
+  endpoints: keys.endpoints,
+  endpoint: keys.endpoint('e1'),
+  deliveries: keys.deliveryHead('e1', ''),
+  users: keys.users,
+};
+
+beforeEach(() => {
+  FakeSource.opened = [];
+  queryClient.clear();
+  for (const key of Object.values(READS)) queryClient.setQueryData(key, {});
+});
+afterEach(() => queryClient.clear());
+
+describe('follow', () => {
+  let live: Live;
+  let stop: () => void;
+  beforeEach(() => {
+    live = open();
+    stop = follow(live);
+  });
+  afterEach(() => {
+    stop();
+    live.close();
+  });
+
+  it('polls covered reads only while the stream is down', () => {
+    expect(every(2000)).toBe(2000);
+    FakeSource.opened[0].open();
+    expect(live.status).toBe('live');
+    expect(every(2000)).toBe(false);
+    expect(every(2000, false)).toBe(2000); // chain reads poll all the same
+    // Going live, every read catches up once.
+    expect(stale(READS)).toEqual(Object.keys(READS).sort());
+
+    FakeSource.opened[0].refuse();
+    expect(live.status).toBe('down');
+    expect(every(2000)).toBe(2000);
+  });
+
+  it('turns polling back on when detached', () => {
+    FakeSource.opened[0].open();
+    expect(every(2000)).toBe(false);
+    stop();
+    expect(every(2000)).toBe(2000);
+  });
+
+  const cases: [string, string[]][] = [
+    ['approval.pending', ['activity', 'approval', 'decided', 'pending', 'wallet']],
+    ['approval.approved', ['activity', 'analytics', 'approval', 'balance', 'decided', 'feePayer', 'pending', 'transactions', 'wallet']],
+    ['approval.rejected', ['activity', 'analytics', 'approval', 'decided', 'pending', 'wallet']],
+    ['approval.expired', ['activity', 'analytics', 'approval', 'decided', 'pending', 'wallet']],
+    ['tx.sent', ['activity', 'analytics', 'approval', 'balance', 'decided', 'feePayer', 'transactions', 'wallet']],
+    ['tx.failed', ['activity', 'analytics', 'approval', 'balance', 'decided', 'feePayer', 'transactions', 'wallet']],
+    ['tx.blocked', ['analytics']],
+    ['x402.expired', ['activity', 'analytics', 'approval', 'balance', 'decided', 'feePayer', 'transactions', 'wallet']],
+    ['delivery.failed', ['deliveries', 'endpoint', 'endpoints']],
+  ];
+  it.each(cases)('%s makes stale what it changes, and nothing else', (kind, want) => {
+    FakeSource.opened[0].open();
+    for (const key of Object.values(READS)) queryClient.setQueryData(key, {}); // fresh again
+    FakeSource.opened[0].send(kind, event(kind), 'evt_1');
+    expect(stale(READS)).toEqual(want);
+  });
+
+  it('reads everything again on a reset', () => {
+    FakeSource.opened[0].open();
+    for (const key of Object.values(READS)) queryClient.setQueryData(key, {});
+    FakeSource.opened[0].send('reset', { reason: 'too_old' }, 'evt_9');
+    expect(stale(READS)).toEqual(Object.keys(READS).sort());
+  });
+});
+
+/** Polled is a covered read polled every 40 ms, counting its fetches. */
+function Polled({ fetched }: { fetched: () => void }) {
+  useQuery({
+    queryKey: ['polled'],
+    queryFn: async () => {
+      fetched();
+      return Date.now();
+    },
+    ...poll(40),
+  });
+  return null;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('a covered read', () => {
+  it('stops polling while live, and polls again when the stream drops, without a burst at the drop', async () => {
+    let fetches = 0;
+    const live = open();
+    const stop = follow(live);
+    render(
+      <QueryClientProvider client={queryClient}>
+        <Polled fetched={() => fetches++} />
+      </QueryClientProvider>,
+    );
+    await waitFor(() => expect(fetches).toBeGreaterThanOrEqual(3)); // down: polled
+
+    act(() => FakeSource.opened[0].open());
+    await sleep(60); // the catch-up read that going live makes
+    const live1 = fetches;
+    await sleep(300);
+    expect(fetches).toBe(live1); // live: not polled
+
+    act(() => FakeSource.opened[0].refuse());
+    expect(fetches).toBe(live1); // no read at the drop itself
+    await waitFor(() => expect(fetches).toBeGreaterThanOrEqual(live1 + 3)); // down: polled again
+    stop();
+    live.close();
+  });
+});
+
+function Frame() {
+  return <StreamStatus status={useLiveStream(open)} />;
+}
+
+describe('useLiveStream', () => {
+  it('opens one stream while mounted, says whether it is live, and closes it on unmount', () => {
+    const { unmount } = render(<Frame />);
+    expect(FakeSource.opened).toHaveLength(1);
+    expect(screen.getByTestId('stream').textContent).toBe('Updating every few seconds');
+
+    act(() => FakeSource.opened[0].open());
+    expect(screen.getByTestId('stream').textContent).toBe('Live');
+    expect(every(2000)).toBe(false);
+
+    act(() => FakeSource.opened[0].refuse());
+    expect(screen.getByTestId('stream').textContent).toBe('Updating every few seconds');
+
+    unmount();
+    expect(FakeSource.opened[0].readyState).toBe(FakeSource.CLOSED);
+    expect(FakeSource.opened).toHaveLength(1);
+    expect(every(2000)).toBe(2000);
+  });
+
+  it('turns polling back on when the signed-in frame goes while live', () => {
+    const { unmount } = render(<Frame />);
+    act(() => FakeSource.opened[0].open());
+    expect(every(2000)).toBe(false);
+    unmount();
+    expect(FakeSource.opened[0].readyState).toBe(FakeSource.CLOSED);
+    expect(every(2000)).toBe(2000);
+  });
+});

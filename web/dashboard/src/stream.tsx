@@ -1,0 +1,58 @@
+// The event stream wired into the query cache: one stream per signed-in
+// session, each event refetching the reads it changes (queries.ts,
+// EVENT_READS), and polling of those reads only while the stream is down.
+import { useEffect, useState } from 'react';
+import { type Live, type LiveStatus, openLive } from './live';
+import { liveEvent, liveReset, setStreamUp } from './queries';
+
+/**
+ * follow feeds a stream into the query cache: events make their reads
+ * stale, a reset makes every read stale, and its status turns polling off
+ * (live) or on (down). The returned function detaches it and turns polling
+ * back on; it does not close the stream.
+ */
+export function follow(live: Live): () => void {
+  const offMessages = live.subscribe((m) => void (m.type === 'reset' ? liveReset() : liveEvent(m.event.event)));
+  const offStatus = live.onStatus((s) => void setStreamUp(s === 'live'));
+  void setStreamUp(live.status === 'live');
+  return () => {
+    offMessages();
+    offStatus();
+    void setStreamUp(false);
+  };
+}
+
+/**
+ * useLiveStream opens the stream while the calling component is mounted
+ * (the signed-in frame: a sign-out or another account unmounts it, which
+ * closes the stream) and says whether it is live.
+ */
+export function useLiveStream(open: () => Live = openLive): LiveStatus {
+  const [status, setStatus] = useState<LiveStatus>('down');
+  useEffect(() => {
+    const live = open();
+    const stop = follow(live);
+    const off = live.onStatus(setStatus);
+    return () => {
+      off();
+      stop();
+      live.close();
+    };
+  }, [open]);
+  return status;
+}
+
+/** StreamStatus says how the page keeps up: live from the stream, or polling while it is down. */
+export function StreamStatus({ status }: { status: LiveStatus }) {
+  const live = status === 'live';
+  return (
+    <span
+      className={`stream ${status}`}
+      data-testid="stream"
+      title={live ? 'Changes appear as they happen.' : 'The live connection is down: the page reads changes every few seconds.'}
+    >
+      <span className="dot" aria-hidden="true" />
+      {live ? 'Live' : 'Updating every few seconds'}
+    </span>
+  );
+}
