@@ -244,6 +244,13 @@ test('the policy editor: checked while typed, the changes old → new, a send tr
     approval_threshold_usdc: 5,
     allowlist: [friend],
     allowlist_labels: { [friend]: 'Supplier A' },
+    // The rules the editor left alone: none set.
+    weekly_limit_usdc: null,
+    monthly_limit_usdc: null,
+    max_tx_per_hour: null,
+    max_tx_per_day: null,
+    active_hours: null,
+    outside_active_hours: 'block',
   });
   assert.equal(await policy.getByTestId('diff').count(), 0);
 
