@@ -166,9 +166,6 @@ func (a *Approval) Refuses(ancestry []string) bool {
 	return slices.ContainsFunc(rs, func(r string) bool { return r != "" && slices.Contains(ancestry, r) })
 }
 
-// requestersSQL is Refuses's list in SQL.
-const requestersSQL = `COALESCE(requesters, ARRAY[COALESCE('key_' || requested_lineage::text, 'user:' || requested_by_user)])`
-
 // ErrNotFound means no approval with that id in that account; another
 // account's approval is indistinguishable from a missing one.
 var ErrNotFound = errors.New("approval not found")

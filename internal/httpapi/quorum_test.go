@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentwallet/agentwallet/client"
-	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/mcpserver"
@@ -263,7 +262,7 @@ func TestIssue25QuorumAdminKeyCountsAsItsCreator(t *testing.T) {
 	to := newAddress()
 	apID := q.park(q.wallet, to, 5)
 
-	bKeyID, bKey, _ := q.mint("", q.people[1], map[string]any{"role": "admin"})
+	_, bKey, _ := q.mint("", q.people[1], map[string]any{"role": "admin"})
 	_, bGrandKey, _ := q.mint(bKey, nil, map[string]any{"role": "admin"})
 	cKeyID, cKey, _ := q.mint("", q.people[2], map[string]any{"role": "admin"})
 
@@ -298,7 +297,6 @@ func TestIssue25QuorumAdminKeyCountsAsItsCreator(t *testing.T) {
 		t.Fatalf("third person: %d %v", status, a)
 	}
 	q.paidOnce(eng, apID, a["signature"].(string), to, 5_000_000)
-	_ = bKeyID
 }
 
 // approvals_required is 1 to the account's owners and approvers (422
@@ -325,8 +323,7 @@ func TestIssue25QuorumValidation(t *testing.T) {
 	status, body = q.do("PATCH", policyPath, q.key, map[string]any{"approvals_required": 4})
 	wantError(t, status, body, http.StatusUnprocessableEntity, "must be 1 to 3")
 	// An account without people can only need one.
-	other, otherKey := q.newAccount("devnet")
-	_ = other
+	_, otherKey := q.newAccount("devnet")
 	status, body = q.do("POST", "/api/public/v1/agents", otherKey, map[string]any{"label": "x", "policy": map[string]any{"approvals_required": 2}})
 	wantError(t, status, body, http.StatusUnprocessableEntity, "must be 1 to 1: the account has 0 people")
 
@@ -516,7 +513,6 @@ func TestIssue25QuorumLoweredCompletes(t *testing.T) {
 		t.Fatalf("approve after lowering: %d %v", status, a)
 	}
 	q.paidOnce(eng, apID, a["signature"].(string), to, 1_000_000)
-	_ = approval.Sent
 }
 
 // The Go client sets and reads approvals_required, links a Slack member,
