@@ -458,6 +458,18 @@ func (c *Client) UpdateUser(ctx context.Context, address, role string) (*User, e
 	return &out, err
 }
 
+// LinkSlackMember links a user to a Slack member id ("" unlinks it): that
+// member's clicks on approval messages count as this person.
+func (c *Client) LinkSlackMember(ctx context.Context, address, memberID string) (*User, error) {
+	var out User
+	body := map[string]any{"slack_user_id": nil}
+	if memberID != "" {
+		body["slack_user_id"] = memberID
+	}
+	_, err := c.call(ctx, http.MethodPatch, "/users/"+url.PathEscape(address), nil, body, &out, nil, true)
+	return &out, err
+}
+
 // DeleteUser removes a dashboard user.
 func (c *Client) DeleteUser(ctx context.Context, address string) error {
 	_, err := c.call(ctx, http.MethodDelete, "/users/"+url.PathEscape(address), nil, nil, nil, nil, true)

@@ -39,6 +39,9 @@ type Policy struct {
 	// OutsideActiveHours is what becomes of a payment outside
 	// ActiveHours: "block" or "approve" (parked for a human).
 	OutsideActiveHours string `json:"outside_active_hours"`
+	// ApprovalsRequired is how many distinct people must approve a parked
+	// payment before it is sent (1 unless set higher).
+	ApprovalsRequired int `json:"approvals_required"`
 }
 
 // ActiveHours is when a wallet's agent may pay: on Days ("mon" … "sun"),
@@ -83,6 +86,10 @@ type PolicyInput struct {
 	MaxTxPerDay           *int              `json:"max_tx_per_day,omitempty"`
 	ActiveHours           *ActiveHours      `json:"active_hours,omitempty"`
 	OutsideActiveHours    string            `json:"outside_active_hours,omitempty"`
+	// ApprovalsRequired, when not 0, sets how many distinct people must
+	// approve (1 to the account's owners and approvers; agent keys may
+	// only raise it).
+	ApprovalsRequired int `json:"approvals_required,omitempty"`
 	// Remove lists optional rules to remove, by their JSON names:
 	// weekly_limit_usdc, monthly_limit_usdc, max_tx_per_hour,
 	// max_tx_per_day, active_hours.
@@ -186,6 +193,9 @@ type Preview struct {
 	ActiveHours           *ActiveHours `json:"active_hours"`
 	OutsideActiveHours    string       `json:"outside_active_hours"`
 	WithinActiveHours     *bool        `json:"within_active_hours"`
+	// ApprovalsRequired is how many people would have to approve it when
+	// it waits for approval.
+	ApprovalsRequired int `json:"approvals_required"`
 }
 
 // Transaction is an on-chain transfer from a wallet.
@@ -236,6 +246,21 @@ type Approval struct {
 	ExpiresAt         time.Time   `json:"expires_at"`
 	DecidedAt         *time.Time  `json:"decided_at"`
 	TransactionStatus *string     `json:"transaction_status"`
+	// Approvals are who approved so far, oldest first (one per person);
+	// ApprovalsNeeded is how many distinct people must (the wallet's
+	// approvals_required while pending).
+	Approvals       []ApprovalVote `json:"approvals"`
+	ApprovalsNeeded int            `json:"approvals_needed"`
+}
+
+// ApprovalVote is one person's approve of an approval.
+type ApprovalVote struct {
+	// By is who approved: key_…, user:<address> or slack:<member id>.
+	By string `json:"by"`
+	// Person is the person it counts as (user:<address>), or nil.
+	Person *string   `json:"person"`
+	At     time.Time `json:"at"`
+	Note   *string   `json:"note"`
 }
 
 // ApprovalContext is what a human needs beside an approval.
@@ -434,6 +459,9 @@ type User struct {
 	// LiveKeys counts the live keys that descend from the user; removing
 	// the user revokes them.
 	LiveKeys int `json:"live_keys"`
+	// SlackUserID is the Slack member whose clicks on approval messages
+	// count as this person, or nil.
+	SlackUserID *string `json:"slack_user_id"`
 }
 
 // Page asks for a page of a list: Limit rows after Cursor (a previous

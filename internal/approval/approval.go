@@ -22,7 +22,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/usdc"
@@ -95,6 +94,18 @@ type Approval struct {
 	CreatedAt    time.Time    `bun:"created_at"`
 	ExpiresAt    time.Time    `bun:"expires_at"`
 	DecidedAt    bun.NullTime `bun:"decided_at"` // when approved, rejected or expired
+	// ApprovalsNeeded is the quorum recorded by the last vote or the
+	// decision; nil before any (Needed is the one to show).
+	ApprovalsNeeded *int `bun:"approvals_needed"`
+
+	// Votes are its approves, oldest first (on reads; Vote's and the
+	// decisions' answers too).
+	Votes []Vote `bun:"-"`
+	// Needed is how many people must approve it (on reads): a pending
+	// approval's quorum now (its wallet's approvals_required, at most the
+	// account's people who can approve), else the one it was decided
+	// with.
+	Needed int `bun:"needed,scanonly"`
 
 	AgentLabel string `bun:"agent_label,scanonly"` // the wallet's label, on reads
 	// TransactionStatus is its transaction's status once signed, on reads.
@@ -108,7 +119,7 @@ type Approval struct {
 
 // readColumns are what Get and List read: the approval, its wallet's
 // label and its transaction's status.
-const readColumns = "a.*, w.label AS agent_label, (SELECT t.status FROM transactions AS t WHERE t.approval_id = a.id ORDER BY t.created_at DESC LIMIT 1) AS transaction_status, " +
+const readColumns = "a.*, w.label AS agent_label, CASE WHEN a.status = 'pending' THEN " + quorumSQL + " ELSE COALESCE(a.approvals_needed, 1) END AS needed, (SELECT t.status FROM transactions AS t WHERE t.approval_id = a.id ORDER BY t.created_at DESC LIMIT 1) AS transaction_status, " +
 	"x.x402 IS NOT NULL AS x402, x.x402 ->> 'resource' AS x402_resource, NULLIF(x.x402 ->> 'description', '') AS x402_description"
 
 // PublicID is how an approval is named on the wire: "ap_" + uuid.
@@ -155,9 +166,6 @@ func (a *Approval) Refuses(ancestry []string) bool {
 	return slices.ContainsFunc(rs, func(r string) bool { return r != "" && slices.Contains(ancestry, r) })
 }
 
-// requestersSQL is Refuses's list in SQL.
-const requestersSQL = `COALESCE(requesters, ARRAY[COALESCE('key_' || requested_lineage::text, 'user:' || requested_by_user)])`
-
 // ErrNotFound means no approval with that id in that account; another
 // account's approval is indistinguishable from a missing one.
 var ErrNotFound = errors.New("approval not found")
@@ -184,30 +192,17 @@ const labelColumn = "(SELECT label FROM wallets WHERE wallets.id = approvals.wal
 
 func target(id uuid.UUID) string { return "approval:" + PublicID(id) }
 
-// Start approves: pending → signing, by actor (an API key's "key_…", a
-// dashboard user's "user:<address>" or "slack:<user>") whose ancestry is
-// ancestry (auth.Principal.Ancestry; a Slack actor's is empty): an
-// approver whose ancestry holds the requester is refused (ErrRequester),
-// in the same conditional UPDATE, so no change of state slips between
-// the check and the move. The payment engine then evaluates the policy
-// again and signs, or rejects. An approval past its lifetime is expired
-// on the spot and refused.
+// Start approves as actor, whose ancestry is ancestry and whom the vote
+// counts as (VoteFor with the actor as its own person): pending →
+// signing when one approve suffices; with a larger quorum the approval
+// stays pending with the vote counted.
 func Start(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor string, ancestry []string, note *string) (Approval, error) {
-	var a Approval
-	if ancestry == nil {
-		ancestry = []string{}
+	person := ""
+	if strings.HasPrefix(actor, "user:") {
+		person = actor
 	}
-	err := db.NewRaw(`UPDATE approvals SET status = ?, approved_by = ?, note = ?, decided_at = now()
-		WHERE id = ? AND account_id = ? AND status = ? AND expires_at > now()
-		AND (`+requestersSQL+` && ?::text[]) IS NOT TRUE
-		RETURNING *, `+labelColumn, Signing, actor, note, id, accountID, Pending, pgdialect.Array(ancestry)).Scan(ctx, &a)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Approval{}, refusal(ctx, db, accountID, id, ancestry)
-	}
-	if err != nil {
-		return Approval{}, fmt.Errorf("approve: %w", err)
-	}
-	return a, nil
+	a, _, err := VoteFor(ctx, db, accountID, id, Voter{Actor: actor, Person: person, Ancestry: ancestry}, note)
+	return a, err
 }
 
 // refusal explains why a transition from pending did not happen;
@@ -238,16 +233,18 @@ func refusal(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, ancestry 
 }
 
 // Release returns an approval whose approve was never executed (signing,
-// nothing signed) to pending. False means the engine got to it first.
+// nothing signed) to pending, and withdraws that final approve's vote
+// (the voter may approve again). False means the engine got to it first.
 func Release(ctx context.Context, db bun.IDB, id uuid.UUID) (bool, error) {
-	res, err := db.NewUpdate().Table("approvals").
-		Set("status = ?", Pending).Set("approved_by = NULL, note = NULL, decided_at = NULL").
-		Where("id = ? AND status = ? AND signature IS NULL", id, Signing).Exec(ctx)
+	var n int
+	err := db.NewRaw(`WITH old AS (SELECT id, approved_by FROM approvals WHERE id = ? AND status = ? AND signature IS NULL FOR UPDATE),
+		up AS (UPDATE approvals AS a SET status = ?, approved_by = NULL, note = NULL, decided_at = NULL FROM old WHERE a.id = old.id RETURNING a.id),
+		`+withdrawSQL+`
+		SELECT count(*) FROM up`, id, Signing, Pending).Scan(ctx, &n)
 	if err != nil {
 		return false, fmt.Errorf("release approval: %w", err)
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return n == 1, nil
 }
 
 // Reject closes a pending approval without spending, by actor; the
@@ -255,7 +252,7 @@ func Release(ctx context.Context, db bun.IDB, id uuid.UUID) (bool, error) {
 func Reject(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor string, note *string) (Approval, error) {
 	var a Approval
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		err := tx.NewRaw(`UPDATE approvals SET status = ?, rejected_by = ?, note = ?, decided_at = now()
+		err := tx.NewRaw(`UPDATE approvals SET status = ?, rejected_by = ?, note = ?, decided_at = now(), approvals_needed = `+neededNowSQL+`
 			WHERE id = ? AND account_id = ? AND status = ? AND expires_at > now()
 			RETURNING *, `+labelColumn, Rejected, actor, note, id, accountID, Pending).Scan(ctx, &a)
 		if err != nil {
@@ -274,15 +271,33 @@ func Reject(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor stri
 	if err != nil {
 		return Approval{}, fmt.Errorf("reject approval: %w", err)
 	}
-	return a, nil
+	a.Needed = a.neededAtDecision()
+	return a, loadVotes(ctx, db, []*Approval{&a})
 }
 
 func emitRejected(ctx context.Context, tx bun.IDB, a *Approval, at time.Time) error {
-	_, err := webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalRejected, map[string]any{
+	votes, err := votesOf(ctx, tx, a.ID)
+	if err != nil {
+		return err
+	}
+	_, err = webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalRejected, map[string]any{
 		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
-		"rejected_by": a.RejectedBy, "reason": a.Reason,
+		"rejected_by": a.RejectedBy, "reason": a.Reason, "approvals": votes, "approvals_needed": a.neededAtDecision(),
 	})
 	return err
+}
+
+// neededSQL is the quorum of the approval being updated, from its
+// wallet, for the statement that decides it.
+const neededNowSQL = `(SELECT ` + quorumSQL + ` FROM wallets AS w WHERE w.id = approvals.wallet_id)`
+
+// neededAtDecision is the quorum a decided approval recorded (1 for
+// those decided before quorums were).
+func (a *Approval) neededAtDecision() int {
+	if a.ApprovalsNeeded != nil {
+		return *a.ApprovalsNeeded
+	}
+	return 1
 }
 
 // ErrNotSigning means the approval is not awaiting execution (already
@@ -315,9 +330,14 @@ func Signed(ctx context.Context, tx bun.Tx, a *Approval, transactionID uuid.UUID
 	if a.ApprovedBy != nil {
 		actor = *a.ApprovedBy
 	}
+	votes, err := votesOf(ctx, tx, a.ID)
+	if err != nil {
+		return err
+	}
 	return audit.Append(ctx, tx, a.AccountID, at, actor, audit.ActionApprovalApproved, target(a.ID), map[string]any{
 		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
 		"transaction_id": transactionID, "signature": signature, "note": a.Note,
+		"approvals": votes, "approvals_needed": a.neededAtDecision(),
 	})
 }
 
@@ -334,8 +354,13 @@ func MarkSent(ctx context.Context, tx bun.IDB, id uuid.UUID, at time.Time) (bool
 	if err != nil {
 		return false, fmt.Errorf("mark approval sent: %w", err)
 	}
+	votes, err := votesOf(ctx, tx, a.ID)
+	if err != nil {
+		return false, err
+	}
 	_, err = webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalApproved, map[string]any{
 		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "signature": a.Signature, "amount": a.Amount, "to": a.To,
+		"approvals": votes, "approvals_needed": a.neededAtDecision(),
 	})
 	return err == nil, err
 }
@@ -362,14 +387,19 @@ func Grant(ctx context.Context, tx bun.Tx, a *Approval, at time.Time) error {
 	if a.ApprovedBy != nil {
 		actor = *a.ApprovedBy
 	}
+	votes, err := votesOf(ctx, tx, a.ID)
+	if err != nil {
+		return err
+	}
 	if err := audit.Append(ctx, tx, a.AccountID, at, actor, audit.ActionApprovalApproved, target(a.ID), map[string]any{
 		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
-		"kind": "x402", "note": a.Note,
+		"kind": "x402", "note": a.Note, "approvals": votes, "approvals_needed": a.neededAtDecision(),
 	}); err != nil {
 		return err
 	}
 	_, err = webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalApproved, map[string]any{
 		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "signature": nil, "amount": a.Amount, "to": a.To, "kind": "x402",
+		"approvals": votes, "approvals_needed": a.neededAtDecision(),
 	})
 	return err
 }
@@ -406,7 +436,7 @@ func expireOne(ctx context.Context, db *bun.DB, id uuid.UUID, at time.Time, cloc
 	var expired bool
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var a Approval
-		q := `UPDATE approvals SET status = ?, decided_at = ` + clock + ` WHERE id = ? AND status = ? AND expires_at <= ` + clock + ` RETURNING *`
+		q := `UPDATE approvals SET status = ?, decided_at = ` + clock + `, approvals_needed = ` + neededNowSQL + ` WHERE id = ? AND status = ? AND expires_at <= ` + clock + ` RETURNING *`
 		args := []any{Expired, id, Pending}
 		if clock == "?" {
 			args = []any{Expired, at, id, Pending, at}
@@ -420,7 +450,12 @@ func expireOne(ctx context.Context, db *bun.DB, id uuid.UUID, at time.Time, cloc
 		}
 		expired = true
 		at := a.DecidedAt.Time
-		data := map[string]any{"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To, "expires_at": a.ExpiresAt}
+		votes, err := votesOf(ctx, tx, a.ID)
+		if err != nil {
+			return err
+		}
+		data := map[string]any{"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To, "expires_at": a.ExpiresAt,
+			"approvals": votes, "approvals_needed": a.neededAtDecision()}
 		if _, err := webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalExpired, data); err != nil {
 			return err
 		}
@@ -464,14 +499,14 @@ func Sweep(ctx context.Context, db *bun.DB, now time.Time, stale time.Duration) 
 			st.Expired++
 		}
 	}
-	res, err := db.NewUpdate().Table("approvals").
-		Set("status = ?", Pending).Set("approved_by = NULL, note = NULL, decided_at = NULL").
-		Where("status = ? AND signature IS NULL AND decided_at < now() - ? * interval '1 microsecond'", Signing, stale.Microseconds()).Exec(ctx)
+	err = db.NewRaw(`WITH old AS (SELECT id, approved_by FROM approvals
+			WHERE status = ? AND signature IS NULL AND decided_at < now() - ? * interval '1 microsecond' FOR UPDATE SKIP LOCKED),
+		up AS (UPDATE approvals AS a SET status = ?, approved_by = NULL, note = NULL, decided_at = NULL FROM old WHERE a.id = old.id RETURNING a.id),
+		`+withdrawSQL+`
+		SELECT count(*) FROM up`, Signing, stale.Microseconds(), Pending).Scan(ctx, &st.Released)
 	if err != nil {
 		return st, fmt.Errorf("release stale approvals: %w", err)
 	}
-	n, _ := res.RowsAffected()
-	st.Released = int(n)
 	return st, nil
 }
 
@@ -487,6 +522,9 @@ func Get(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Approval, er
 	}
 	if err != nil {
 		return Approval{}, fmt.Errorf("read approval: %w", err)
+	}
+	if err := loadVotes(ctx, db, []*Approval{&a}); err != nil {
+		return Approval{}, err
 	}
 	return a, nil
 }
@@ -518,6 +556,13 @@ func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uuid.U
 	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	ptrs := make([]*Approval, len(as))
+	for i := range as {
+		ptrs[i] = &as[i]
+	}
+	if err := loadVotes(ctx, db, ptrs); err != nil {
+		return nil, err
 	}
 	return as, nil
 }

@@ -32,6 +32,9 @@ const (
 	// signed again (a new attempt, a new signature).
 	ActionSendResigned     = "send.resigned"
 	ActionApprovalApproved = "approval.approved"
+	// ActionApprovalVoted: one person's approve short of the quorum
+	// (approvals_required above 1); the last one is approval.approved.
+	ActionApprovalVoted    = "approval.voted"
 	ActionApprovalRejected = "approval.rejected"
 	ActionApprovalExpired  = "approval.expired"
 	ActionKeyCreated       = "key.created"
@@ -62,7 +65,7 @@ const (
 var Actions = []string{
 	ActionWalletCreated, ActionPolicyUpdated, ActionWalletFrozen, ActionWalletUnfrozen,
 	ActionSendSent, ActionSendBlocked, ActionSendPendingApproval, ActionSendFailed, ActionSendResigned,
-	ActionApprovalApproved, ActionApprovalRejected, ActionApprovalExpired,
+	ActionApprovalApproved, ActionApprovalVoted, ActionApprovalRejected, ActionApprovalExpired,
 	ActionKeyCreated, ActionKeyRotated, ActionKeyRevoked, ActionPermissionDenied,
 	ActionSignedIn, ActionSignInFailed, ActionSignedOut, ActionUserAdded, ActionUserChanged, ActionUserRemoved,
 	ActionFeePayerUpdated, ActionX402Signed, ActionX402Expired,

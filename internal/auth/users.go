@@ -7,6 +7,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,6 +38,9 @@ type User struct {
 	Address   string    `bun:"address,pk"`
 	Role      Role      `bun:"role"`
 	CreatedAt time.Time `bun:"created_at"`
+	// SlackUserID is the user's Slack member id (U…/W…): a click on an
+	// approval message by that member counts as this person. nil: none.
+	SlackUserID *string `bun:"slack_user_id"`
 
 	// LiveKeys counts, on reads, the live keys that descend from the user
 	// (made by them, or by a key they made): removing the user revokes
@@ -187,6 +192,73 @@ func RemoveUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address str
 		return User{}, nil, fmt.Errorf("revoke the user's keys: %w", err)
 	}
 	return u, revoked, nil
+}
+
+// ErrSlackMemberTaken refuses linking a Slack member already linked to
+// another user of the account: one member is one person.
+var ErrSlackMemberTaken = errors.New("this Slack member id is already linked to another user of the account")
+
+// slackMemberID is the shape of a Slack member id: U… or W… and upper-case
+// letters and digits.
+var slackMemberID = regexp.MustCompile(`^[UW][A-Z0-9]{1,31}$`)
+
+// CheckSlackMember validates a Slack member id; a *FieldError names
+// field.
+func CheckSlackMember(field, id string) error {
+	if !slackMemberID.MatchString(id) {
+		return &FieldError{field, "must be a Slack member id: U or W then upper-case letters and digits (in Slack: the member's profile, ⋮, Copy member ID)"}
+	}
+	return nil
+}
+
+// SetSlackMember links the user to Slack member id (nil unlinks it), in
+// tx: a click by that member on an approval message counts as this
+// person. It answers the user before and after.
+func SetSlackMember(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address string, id *string) (before, after User, err error) {
+	if id != nil {
+		if err = CheckSlackMember("slack_user_id", *id); err != nil {
+			return
+		}
+	}
+	err = tx.NewSelect().Model(&before).Where("account_id = ? AND address = ?", accountID, address).For("UPDATE").Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrUserNotFound
+		return
+	}
+	if err != nil {
+		return
+	}
+	after = before
+	after.SlackUserID = id
+	_, err = tx.NewUpdate().Model(&after).Column("slack_user_id").WherePK().Exec(ctx)
+	if err != nil && strings.Contains(err.Error(), "users_slack_member") {
+		err = ErrSlackMemberTaken
+	}
+	return
+}
+
+// GetUser reads one user of the account.
+func GetUser(ctx context.Context, db bun.IDB, accountID uuid.UUID, address string) (User, error) {
+	var u User
+	err := db.NewSelect().Model(&u).Where("account_id = ? AND address = ?", accountID, address).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return User{}, ErrUserNotFound
+	}
+	return u, err
+}
+
+// SlackPerson is the address of the account's user linked to Slack member
+// id, or "" when none is.
+func SlackPerson(ctx context.Context, db bun.IDB, accountID uuid.UUID, id string) (string, error) {
+	var address string
+	err := db.NewSelect().Table("users").Column("address").Where("account_id = ? AND slack_user_id = ?", accountID, id).Scan(ctx, &address)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("find the Slack member's user: %w", err)
+	}
+	return address, nil
 }
 
 // ListUsers returns the account's users, owners first, then by address.

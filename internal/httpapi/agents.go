@@ -33,6 +33,7 @@ type PolicyInput struct {
 	MaxTxPerDay           Removable[int]         `json:"max_tx_per_day,omitzero" minimum:"0" maximum:"1000000" doc:"Optional cap on how many payments the last 24 hours (rolling) may hold, counted like max_tx_per_hour; over it: exceeds_velocity. Omitted: none on create, unchanged in a change; null removes it." example:"50"`
 	ActiveHours           Removable[ActiveHours] `json:"active_hours,omitzero" doc:"Optional: when the agent may pay. Outside these hours a payment is blocked (outside_active_hours) or parked for a human (see outside_active_hours). Omitted: any time on create, unchanged in a change; null removes them." example:"{\"timezone\":\"America/New_York\",\"days\":[\"mon\",\"tue\",\"wed\",\"thu\",\"fri\"],\"from\":\"09:00\",\"to\":\"18:00\"}"`
 	OutsideActiveHours    *string                `json:"outside_active_hours,omitempty" nullable:"true" enum:"block,approve" doc:"What becomes of a payment outside active_hours: block (the default; reason outside_active_hours) or approve (parked for a human whatever its amount). Omitted or null: block on create, unchanged in a change." example:"block"`
+	ApprovalsRequired     *int                   `json:"approvals_required,omitempty" nullable:"true" minimum:"1" maximum:"1000" doc:"How many distinct people must approve a parked payment before it is sent (m-of-n approvals): 1 to the number of the account's people who can approve (its dashboard owners and approvers; 422 above it). Each dashboard user, admin key (counted as the person who made it) or linked Slack member counts once; the requester never counts; one reject closes it. Raising it tightens, lowering it loosens (agent keys may only raise it). Omitted or null: 1 on create, unchanged in a change." example:"2"`
 }
 
 // ActiveHours is when a wallet's agent may pay, on the wall clock of a
@@ -77,6 +78,7 @@ type Policy struct {
 	MaxTxPerDay           *int              `json:"max_tx_per_day" nullable:"true" doc:"Cap on the payments (sent or parked) of the last 24 hours (rolling); null: none." example:"50"`
 	ActiveHours           *ActiveHours      `json:"active_hours" nullable:"true" doc:"When the agent may pay; null: any time." example:"{\"timezone\":\"America/New_York\",\"days\":[\"mon\",\"tue\",\"wed\",\"thu\",\"fri\"],\"from\":\"09:00\",\"to\":\"18:00\"}"`
 	OutsideActiveHours    string            `json:"outside_active_hours" enum:"block,approve" doc:"What becomes of a payment outside active_hours: blocked, or parked for a human whatever its amount." example:"block"`
+	ApprovalsRequired     int               `json:"approvals_required" minimum:"1" doc:"How many distinct people must approve a parked payment before it is sent (1: one approve, as before). When people leave so that fewer remain, those who remain suffice." example:"1"`
 }
 
 // Balance is a wallet's live on-chain balance.
@@ -117,6 +119,7 @@ func policyOf(p policy.Policy) Policy {
 		MaxTxPerDay:           p.MaxTxPerDay,
 		ActiveHours:           activeHoursOf(p.ActiveHours),
 		OutsideActiveHours:    string(cmp.Or(p.OutsideActiveHours, policy.OutsideBlock)),
+		ApprovalsRequired:     p.Approvals(),
 	}
 }
 
@@ -229,7 +232,8 @@ func (s *server) registerAgents(api huma.API) {
 		Path:        Prefix + "/agents/{id}/policy",
 		Summary:     "Change an agent's policy",
 		Description: "Changes the given policy fields (omitted fields keep their value, and so do null ones except the optional rules: `weekly_limit_usdc`, `monthly_limit_usdc`, `max_tx_per_hour`, `max_tx_per_day` and `active_hours` sent as null are removed; `allowlist: []` clears the allowlist), validated like creation. " +
-			"An agent key may only tighten a policy (403 naming the loosening otherwise): a limit, count or threshold lowered or newly set, active hours narrowed or newly set, `outside_active_hours` approve → block, never the reverse. " +
+			"An agent key may only tighten a policy (403 naming the loosening otherwise): a limit, count or threshold lowered or newly set, active hours narrowed or newly set, `outside_active_hours` approve → block, `approvals_required` raised, never the reverse. " +
+			"`approvals_required` above the account's owners and approvers is 422. " +
 			"Sends decided after this answer use the new policy, and so does every approval approved after it. The change is in the audit log with the before and after. " +
 			"Answers the agent without its balance.",
 		Tags:         []string{"Agents"},
@@ -365,6 +369,7 @@ func patchFromInput(in *PolicyInput, prefix string) (policy.Patch, error) {
 		o := policy.Outside(*in.OutsideActiveHours)
 		c.OutsideActiveHours = &o
 	}
+	c.ApprovalsRequired = in.ApprovalsRequired
 	return c, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -44,6 +45,17 @@ type Approval struct {
 	Kind        string  `json:"kind" enum:"send,x402" doc:"send: a send to an address; x402: an x402 payment to the seller at to (approving grants it: the agent pays with approval_id within 15 minutes; status sent, no signature)." example:"send"`
 	Resource    *string `json:"resource" nullable:"true" doc:"For kind x402: the URL paid for; else null." example:"https://api.example.com/weather"`
 	Description *string `json:"description" nullable:"true" doc:"For kind x402: the seller's description of the resource, or null." example:"Weather report"`
+	// m-of-n approvals.
+	Approvals       []ApprovalVote `json:"approvals" doc:"Who approved it so far, oldest first: one entry per person (a wallet's approvals_required above 1 needs several). The last approve of a sent approval is also approved_by. Empty while nobody has."`
+	ApprovalsNeeded int            `json:"approvals_needed" minimum:"1" doc:"How many distinct people must approve it: while pending, the wallet's approvals_required now (at most the account's owners and approvers: when people leave, those who remain suffice); once decided, the number it was decided with. The requester never counts." example:"2"`
+}
+
+// ApprovalVote is one person's approve.
+type ApprovalVote struct {
+	By     string    `json:"by" doc:"Who approved: key_<uuid> (an admin key, counted as the person who made it), user:<address> (a dashboard user) or slack:<member id>. Agent keys read a person as user or slack, without the address or id." example:"user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	Person *string   `json:"person" nullable:"true" doc:"The person this approve counts as (user:<address>): the dashboard user, the person an admin key descends from, or the user a Slack member is linked to; null when it is none (a command-line key or an unlinked Slack member, which may approve only wallets needing one approve). Agent keys read user, without the address." example:"user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	At     time.Time `json:"at" doc:"When, ISO 8601 UTC." example:"2026-04-01T12:04:00Z"`
+	Note   *string   `json:"note" nullable:"true" doc:"The approver's note, or null." example:"invoice checked"`
 }
 
 func approvalOf(a *approval.Approval) Approval {
@@ -57,6 +69,15 @@ func approvalOf(a *approval.Approval) Approval {
 	}
 	if a.X402 {
 		out.Kind = "x402"
+	}
+	out.ApprovalsNeeded = max(1, a.Needed)
+	out.Approvals = make([]ApprovalVote, len(a.Votes))
+	for i, v := range a.Votes {
+		out.Approvals[i] = ApprovalVote{By: v.By, At: v.At.UTC(), Note: v.Note}
+		if strings.HasPrefix(v.Person, "user:") {
+			p := v.Person
+			out.Approvals[i].Person = &p
+		}
 	}
 	if r := a.Requester(); r != "" {
 		out.RequestedBy = &r
@@ -73,7 +94,13 @@ func approvalOf(a *approval.Approval) Approval {
 // address or id.
 func (a Approval) seenBy(pr auth.Principal) Approval {
 	if !pr.ReadsPeople() {
-		for _, p := range []**string{&a.RequestedBy, &a.ApprovedBy, &a.RejectedBy} {
+		ps := []**string{&a.RequestedBy, &a.ApprovedBy, &a.RejectedBy}
+		a.Approvals = slices.Clone(a.Approvals)
+		for i := range a.Approvals {
+			a.Approvals[i].By = hidePerson(a.Approvals[i].By)
+			ps = append(ps, &a.Approvals[i].Person)
+		}
+		for _, p := range ps {
 			if *p != nil {
 				v := hidePerson(**p)
 				*p = &v
@@ -156,7 +183,11 @@ func (s *server) registerApprovals(api huma.API) {
 		Method:      http.MethodPost,
 		Path:        Prefix + "/approvals/{id}/approve",
 		Summary:     "Approve a pending payment",
-		Description: "Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), " +
+		Description: "Records the caller's approve. When the wallet needs several people (`approvals_required` above 1) and this approve leaves it short, " +
+			"answers 200 with the approval still `pending`, the approve in `approvals` (an `approval.vote` event and an `approval.voted` audit entry); " +
+			"every approve must then count as a distinct person of the account who may approve (an admin key counts as the person who made it: one made on the command line, " +
+			"or by a person no longer owner or approver, is refused with 403), and a person who already approved is refused with 409 (nothing changes). " +
+			"The approve that completes the quorum moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), " +
 			"then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). " +
 			"202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). " +
 			"Only admin keys, owners and approvers may approve (403 for agent keys and viewers). The payment's requester (`requested_by`) may not approve it, " +
@@ -281,7 +312,7 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 		return nil, err
 	}
 	pr := principal(ctx)
-	a, err := s.approveAs(ctx, pr.AccountID, id, pr.ActorID(), pr.Ancestry, note)
+	a, err := s.approveAs(ctx, pr.AccountID, id, voterOf(pr), note)
 	if err != nil {
 		return nil, err
 	}
@@ -292,12 +323,34 @@ func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approva
 	return out, nil
 }
 
+// voterOf is a principal as an approver: a dashboard user is its own
+// person; an admin key counts as the person it descends from (the first
+// user:<address> of its ancestry: the person who made it, or who made the
+// key that made it; a key rotated by another person descends from both
+// and its vote speaks for both), or as no person when it was made on the
+// command line.
+func voterOf(pr auth.Principal) approval.Voter {
+	v := approval.Voter{Actor: pr.ActorID(), Ancestry: pr.Ancestry}
+	if pr.User != "" {
+		v.Person = auth.UserActorID(pr.User)
+	} else if i := slices.IndexFunc(pr.Ancestry, func(a string) bool { return strings.HasPrefix(a, "user:") }); i >= 0 {
+		v.Person = pr.Ancestry[i]
+	}
+	return v
+}
+
 // approveAs is every approve (API key, dashboard user, Slack button): the
-// conditional move to signing, the worker's task, and the wait for its
-// outcome. ancestry is the approver's (auth.Principal.Ancestry; none for
-// a Slack user, who is never a requester).
-func (s *server) approveAs(ctx context.Context, accountID, id uuid.UUID, actor string, ancestry []string, note *string) (approval.Approval, error) {
-	if _, err := approval.Start(ctx, s.DB, accountID, id, actor, ancestry, note); err != nil {
+// vote, and when it completes the quorum the conditional move to signing,
+// the worker's task, and the wait for its outcome. A vote short of the
+// quorum answers the approval, still pending.
+func (s *server) approveAs(ctx context.Context, accountID, id uuid.UUID, voter approval.Voter, note *string) (approval.Approval, error) {
+	actor := voter.Actor
+	voted, final, err := approval.VoteFor(ctx, s.DB, accountID, id, voter, note)
+	if err != nil {
+		var np *approval.NoPersonError
+		if errors.As(err, &np) {
+			return approval.Approval{}, s.denied(ctx, &auth.Denied{Op: "approve", Target: "approval:" + approval.PublicID(id), Reason: np.Reason})
+		}
 		if errors.Is(err, approval.ErrRequester) {
 			reason := "Requester cannot approve: this payment was requested by this key, a key it was rotated from, the key or person that made or rotated it " +
 				"(directly or through other keys), or an admin key made by the same; approve with another admin key, or as a person"
@@ -308,7 +361,12 @@ func (s *server) approveAs(ctx context.Context, accountID, id uuid.UUID, actor s
 		}
 		return approval.Approval{}, s.fail(ctx, err)
 	}
-	// Only the winner of Start listens, before its task exists.
+	if !final {
+		s.log.InfoContext(ctx, "approval vote", "approval_id", id, "by", actor, "approvals", len(voted.Votes), "needed", voted.Needed)
+		return voted, nil
+	}
+	// Only the approve that completed the quorum listens, before its
+	// task exists.
 	notified, done := s.waiter.Register(id)
 	defer done()
 	if _, err := s.tasks.EnqueueContext(ctx, tasks.NewApprovalExecuteTask(id)); err != nil {
@@ -428,11 +486,14 @@ func unknownApproval(id uuid.UUID) *Error {
 // one of them.
 func approvalErr(err error) *Error {
 	var np *approval.NotPendingError
+	var av *approval.AlreadyVotedError
 	switch {
 	case errors.Is(err, approval.ErrNotFound):
 		return errorf(http.StatusNotFound, "approval not found")
 	case errors.As(err, &np):
 		return errorf(http.StatusConflict, np.Error())
+	case errors.As(err, &av):
+		return &Error{status: http.StatusConflict, Message: av.Error(), cause: av}
 	}
 	return nil
 }

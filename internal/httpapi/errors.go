@@ -27,6 +27,9 @@ type Error struct {
 	// A blocked send says why and what is left, so an agent can adjust.
 	Reason             string `json:"reason,omitempty" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit,exceeds_weekly_limit,exceeds_monthly_limit,exceeds_velocity,outside_active_hours,fee_cap_below_market,fee_payer_budget_exceeded" doc:"When a send is blocked by policy (403): the rule that blocked it (exceeds_weekly_limit and exceeds_monthly_limit: the rolling 7 or 30 days' total; exceeds_velocity: max_tx_per_hour or max_tx_per_day payments already made; outside_active_hours: outside the wallet's active hours). When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded (in both, nothing was signed or reserved)." example:"exceeds_daily_limit"`
 	RemainingTodayUSDC *USDC  `json:"remaining_today_usdc,omitempty" doc:"Only when a send is blocked by policy: what the daily limit still allows today (UTC), in USDC." example:"4.5"`
+	// cause is the refusal it answers, for callers that branch on it
+	// (a Slack click); nil for most.
+	cause error
 }
 
 // ErrorDetail names one failing field of a request.
@@ -37,6 +40,7 @@ type ErrorDetail struct {
 
 func (e *Error) Error() string  { return e.Message }
 func (e *Error) GetStatus() int { return e.status }
+func (e *Error) Unwrap() error  { return e.cause }
 
 // errorf answers status with message.
 func errorf(status int, msg string) *Error { return &Error{status: status, Message: msg} }

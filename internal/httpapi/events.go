@@ -75,6 +75,7 @@ func (c EventStreams) withDefaults() EventStreams {
 // stream shows what the person could list, nothing more.
 var streamReads = map[string]string{
 	webhook.KindApprovalPending:  "list-approvals",
+	webhook.KindApprovalVote:     "list-approvals",
 	webhook.KindApprovalApproved: "list-approvals",
 	webhook.KindApprovalRejected: "list-approvals",
 	webhook.KindApprovalExpired:  "list-approvals",

@@ -86,6 +86,7 @@ type previewOutput struct {
 		ActiveHours           *ActiveHours `json:"active_hours" nullable:"true" doc:"When the agent may pay; null: any time." example:"{\"timezone\":\"America/New_York\",\"days\":[\"mon\",\"tue\",\"wed\",\"thu\",\"fri\"],\"from\":\"09:00\",\"to\":\"18:00\"}"`
 		OutsideActiveHours    string       `json:"outside_active_hours" enum:"block,approve" doc:"What becomes of a payment outside active_hours." example:"block"`
 		WithinActiveHours     *bool        `json:"within_active_hours" nullable:"true" doc:"Whether now is within active_hours; null without them." example:"true"`
+		ApprovalsRequired     int          `json:"approvals_required" doc:"How many distinct people must approve it when it waits for approval (the policy's approvals_required)." example:"1"`
 	}
 }
 
@@ -236,6 +237,7 @@ func (s *server) previewSend(ctx context.Context, in *previewInput) (*previewOut
 	b.MonthlyLimitUSDC, b.SpentMonthUSDC, b.RemainingMonthUSDC = pol.MonthlyLimitUSDC, USDC(u.SpentMonth), remaining(p.Policy.MonthlyLimit, u.SpentMonth)
 	b.MaxTxPerHour, b.PaymentsLastHour, b.MaxTxPerDay, b.PaymentsLastDay = pol.MaxTxPerHour, u.PaymentsLastHour, pol.MaxTxPerDay, u.PaymentsLastDay
 	b.ActiveHours, b.OutsideActiveHours = pol.ActiveHours, pol.OutsideActiveHours
+	b.ApprovalsRequired = pol.ApprovalsRequired
 	if h := p.Policy.ActiveHours; h != nil {
 		b.WithinActiveHours = ptr(h.Contains(p.At))
 	}

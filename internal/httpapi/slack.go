@@ -14,10 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
@@ -160,6 +162,10 @@ func (s *server) slackResponseURLAllowed(u string) bool {
 type slackMessage struct {
 	Text    string
 	Replace bool
+	// Body, when set, is the whole replacement message (text and
+	// blocks, webhook.SlackPendingBody): an approval still pending keeps
+	// its buttons.
+	Body []byte
 }
 
 // slackEndpoint is the endpoint whose button was clicked:
@@ -211,9 +217,18 @@ func (s *server) slackAct(ctx context.Context, ep *webhook.Endpoint, c webhook.S
 	var a approval.Approval
 	var err error
 	if c.Action == webhook.SlackApprove {
-		// A Slack user is never a payment's requester: sends come from
-		// keys and dashboard sessions.
-		a, err = s.approveAs(ctx, ep.AccountID, id, actor, []string{actor}, nil)
+		var voter approval.Voter
+		if voter, err = s.slackVoter(ctx, ep.AccountID, c.UserID); err == nil {
+			a, err = s.approveAs(ctx, ep.AccountID, id, voter, nil)
+		}
+		var av *approval.AlreadyVotedError
+		if errors.As(err, &av) {
+			// A second click of the same person: the message shows
+			// where the approval stands, nothing changes.
+			if cur, gerr := approval.Get(ctx, s.DB, ep.AccountID, id); gerr == nil && cur.Status == approval.Pending {
+				return s.slackPending(ep, &cur, "You already approved it; it waits for another person.")
+			}
+		}
 	} else {
 		a, err = approval.Reject(ctx, s.DB, ep.AccountID, id, actor, nil)
 		err = s.failQuiet(ctx, err)
@@ -229,16 +244,69 @@ func (s *server) slackAct(ctx context.Context, ep *webhook.Endpoint, c webhook.S
 	amount := USDC(a.Amount)
 	amt, _ := amount.MarshalJSON()
 	line := fmt.Sprintf("%s USDC to %s", amt, a.To)
+	quorum := ""
+	if a.Needed > 1 {
+		quorum = fmt.Sprintf(" (%d of %d approvals)", len(a.Votes), a.Needed)
+	}
 	switch {
+	case a.Status == approval.Pending:
+		return s.slackPending(ep, &a, "")
 	case a.Status == approval.Sent:
-		return slackMessage{Replace: true, Text: fmt.Sprintf("Approved by %s and sent: %s (signature %s)", who, line, *a.Signature)}
+		return slackMessage{Replace: true, Text: fmt.Sprintf("Approved by %s%s and sent: %s (signature %s)", who, quorum, line, *a.Signature)}
 	case a.Status == approval.Signing:
-		return slackMessage{Replace: true, Text: fmt.Sprintf("Approved by %s; signed and being broadcast: %s", who, line)}
+		return slackMessage{Replace: true, Text: fmt.Sprintf("Approved by %s%s; signed and being broadcast: %s", who, quorum, line)}
 	case a.Status == approval.Rejected && a.Reason != nil:
-		return slackMessage{Replace: true, Text: fmt.Sprintf("Approved by %s but rejected by the policy check (%s): %s", who, deref(a.ReasonDetail), line)}
+		return slackMessage{Replace: true, Text: fmt.Sprintf("Approved by %s%s but rejected by the policy check (%s): %s", who, quorum, deref(a.ReasonDetail), line)}
 	default:
 		return slackMessage{Replace: true, Text: fmt.Sprintf("Rejected by %s: %s", who, line)}
 	}
+}
+
+// slackVoter is Slack member id of the account as an approver: it counts
+// as the user linked to it (users.slack_user_id), whose ancestry it
+// carries (the requester rule sees the person behind the click), or, when
+// none is, as no person (enough only while one approve suffices).
+func (s *server) slackVoter(ctx context.Context, accountID uuid.UUID, id string) (approval.Voter, error) {
+	actor := "slack:" + id
+	v := approval.Voter{Actor: actor, Ancestry: []string{actor}}
+	address, err := auth.SlackPerson(ctx, s.DB, accountID, id)
+	if err != nil {
+		return v, err
+	}
+	if address != "" {
+		v.Person = auth.UserActorID(address)
+		v.Ancestry = append(v.Ancestry, v.Person)
+	}
+	return v, nil
+}
+
+// slackPending is the message of an approval still pending after a vote:
+// the approval message again, its buttons kept for the next person, with
+// the count and who approved so far, and note (if any) below.
+func (s *server) slackPending(ep *webhook.Endpoint, a *approval.Approval, note string) slackMessage {
+	data := map[string]any{
+		"approval_id": approval.PublicID(a.ID), "wallet_id": a.WalletID, "agent_label": a.AgentLabel,
+		"amount": a.Amount, "to": a.To, "memo": a.Memo,
+	}
+	if a.X402 {
+		data["kind"], data["resource"], data["description"] = "x402", a.Resource, a.Description
+	}
+	by := make([]string, len(a.Votes))
+	for i, v := range a.Votes {
+		by[i] = webhook.SlackActor(v.By)
+	}
+	status := fmt.Sprintf("%d of %d approvals", len(a.Votes), max(1, a.Needed))
+	if len(by) > 0 {
+		status += ": " + strings.Join(by, ", ")
+	}
+	if note != "" {
+		status += "\n" + note
+	}
+	body, err := webhook.SlackPendingBody(data, ep.ID, ep.SlackToken, s.DashboardOrigin, status)
+	if err != nil {
+		return slackMessage{Text: status}
+	}
+	return slackMessage{Replace: true, Text: status, Body: body}
 }
 
 func deref(s *string) string {
@@ -266,6 +334,13 @@ func (s *server) slackClient() *http.Client {
 // slackRespond posts msg to a click's response_url.
 func (s *server) slackRespond(ctx context.Context, responseURL string, m slackMessage) error {
 	payload := map[string]any{"text": m.Text, "replace_original": m.Replace}
+	if m.Body != nil {
+		var msg map[string]any
+		if err := json.Unmarshal(m.Body, &msg); err != nil {
+			return err
+		}
+		payload["text"], payload["blocks"] = msg["text"], msg["blocks"]
+	}
 	if !m.Replace {
 		payload["response_type"] = "ephemeral"
 	}

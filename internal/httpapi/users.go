@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 )
@@ -20,10 +21,13 @@ type UserOut struct {
 	Role      string    `json:"role" enum:"owner,approver,viewer" doc:"owner: everything, users and admin keys included; approver: approve, reject, freeze, read; viewer: read." example:"approver"`
 	CreatedAt time.Time `json:"created_at" doc:"When it was added, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
 	LiveKeys  int       `json:"live_keys" doc:"Live API keys that descend from this user: made by them in the dashboard, or by a key they made (and so on). Removing the user revokes them." example:"2"`
+	// m-of-n approvals: a Slack click counts as a person only through
+	// this link.
+	SlackUserID *string `json:"slack_user_id" nullable:"true" doc:"The user's Slack member id, or null: a click on an approval message's buttons by that member counts as this person (an approve needs it when the wallet needs several people, approvals_required above 1)." example:"U024BE7LH"`
 }
 
 func userOf(u *auth.User) UserOut {
-	return UserOut{Address: u.Address, Role: string(u.Role), CreatedAt: u.CreatedAt.UTC(), LiveKeys: u.LiveKeys}
+	return UserOut{Address: u.Address, Role: string(u.Role), CreatedAt: u.CreatedAt.UTC(), LiveKeys: u.LiveKeys, SlackUserID: u.SlackUserID}
 }
 
 type userOutput struct{ Body UserOut }
@@ -48,7 +52,8 @@ type userAddressInput struct {
 type updateUserInput struct {
 	Address string `path:"address" maxLength:"64" doc:"The user's Solana address." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	Body    struct {
-		Role string `json:"role" enum:"owner,approver,viewer" doc:"The new role." example:"viewer"`
+		Role        string            `json:"role,omitempty" required:"false" enum:"owner,approver,viewer" doc:"The new role; omitted: unchanged. A user who is no longer owner or approver no longer counts for pending approvals: their approves on them are withdrawn." example:"viewer"`
+		SlackUserID Removable[string] `json:"slack_user_id,omitzero" maxLength:"32" doc:"The user's Slack member id (U… or W…), or null to unlink it; omitted: unchanged. A click by that member on an approval message counts as this person; one member, one user (409 otherwise)." example:"U024BE7LH"`
 	}
 }
 
@@ -93,23 +98,56 @@ func (s *server) registerUsers(api huma.API) {
 	})
 	huma.Register(api, huma.Operation{
 		OperationID: "update-user", Method: http.MethodPatch, Path: Prefix + "/users/{address}",
-		Summary: "Change a user's role", Tags: []string{tag}, MaxBodyBytes: MaxBodyBytes + 1,
-		Description: "409 when it would leave the account without an owner.",
-		Errors:      []int{400, 401, 403, 404, 409, 413, 422},
+		Summary: "Change a user's role or Slack member id", Tags: []string{tag}, MaxBodyBytes: MaxBodyBytes + 1,
+		Description: "Changes the given fields: `role` (409 when it would leave the account without an owner) and `slack_user_id` (the Slack member whose clicks count as this person; " +
+			"null unlinks it; 409 when another user has it). A user made a viewer no longer counts for pending approvals: their approves on them are withdrawn.",
+		Errors: []int{400, 401, 403, 404, 409, 413, 422},
 	}, func(ctx context.Context, in *updateUserInput) (*userOutput, error) {
 		pr := principal(ctx)
 		var after auth.User
 		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			before, a, err := auth.SetRole(ctx, tx, pr.AccountID, in.Address, auth.Role(in.Body.Role))
-			if err != nil {
-				return err
+			var before, a auth.User
+			var err error
+			if in.Body.Role != "" {
+				if before, a, err = auth.SetRole(ctx, tx, pr.AccountID, in.Address, auth.Role(in.Body.Role)); err != nil {
+					return err
+				}
+			}
+			if in.Body.SlackUserID.Set {
+				b, changed, err := auth.SetSlackMember(ctx, tx, pr.AccountID, in.Address, in.Body.SlackUserID.Value)
+				if err != nil {
+					return err
+				}
+				if in.Body.Role == "" {
+					before = b
+				}
+				a = changed
+			}
+			if in.Body.Role == "" && !in.Body.SlackUserID.Set {
+				if a, err = auth.GetUser(ctx, tx, pr.AccountID, in.Address); err != nil {
+					return err
+				}
+				before = a
 			}
 			after = a
-			if before.Role == after.Role {
+			details := map[string]any{"address": a.Address}
+			if before.Role != a.Role {
+				details["before"], details["after"] = before.Role, a.Role
+			}
+			if !equalStr(before.SlackUserID, a.SlackUserID) {
+				details["slack_user_id_before"], details["slack_user_id"] = before.SlackUserID, a.SlackUserID
+			}
+			if len(details) == 1 {
 				return nil
 			}
-			return audit.Append(ctx, tx, pr.AccountID, time.Now(), pr.ActorID(), audit.ActionUserChanged, "user:"+a.Address,
-				map[string]any{"address": a.Address, "before": before.Role, "after": a.Role})
+			if a.Role == auth.RoleViewer && before.Role != auth.RoleViewer {
+				n, err := approval.WithdrawPerson(ctx, tx, pr.AccountID, auth.UserActorID(a.Address))
+				if err != nil {
+					return err
+				}
+				details["approvals_withdrawn"] = n
+			}
+			return audit.Append(ctx, tx, pr.AccountID, time.Now(), pr.ActorID(), audit.ActionUserChanged, "user:"+a.Address, details)
 		})
 		if err != nil {
 			return nil, s.fail(ctx, err)
@@ -158,7 +196,13 @@ func RemoveUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address, ac
 			return nil, err
 		}
 	}
-	details := map[string]any{"address": u.Address, "role": u.Role, "revoked_keys": ids}
+	// Their approves on pending approvals (and their keys') no longer
+	// count.
+	withdrawn, err := approval.WithdrawPerson(ctx, tx, accountID, auth.UserActorID(u.Address))
+	if err != nil {
+		return nil, err
+	}
+	details := map[string]any{"address": u.Address, "role": u.Role, "revoked_keys": ids, "approvals_withdrawn": withdrawn}
 	if via != nil {
 		details["via"] = *via
 	}
@@ -174,8 +218,12 @@ func userErr(err error) *Error {
 		return errorf(http.StatusConflict, auth.ErrUserExists.Error())
 	case errors.Is(err, auth.ErrLastOwner):
 		return errorf(http.StatusConflict, auth.ErrLastOwner.Error())
+	case errors.Is(err, auth.ErrSlackMemberTaken):
+		return errorf(http.StatusConflict, auth.ErrSlackMemberTaken.Error())
 	case errors.Is(err, auth.ErrTooManyUsers):
 		return errorf(http.StatusConflict, auth.ErrTooManyUsers.Error())
 	}
 	return nil
 }
+
+func equalStr(a, b *string) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }

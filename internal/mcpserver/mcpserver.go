@@ -42,7 +42,8 @@ const (
 		"retry a send safely: it never pays twice."
 	walletDescription = "Get an agent wallet: its label, Solana address, state (active or frozen), spending policy " +
 		"(daily_limit_usdc, max_tx_usdc, approval_threshold_usdc, allowlist, and when set weekly_limit_usdc, monthly_limit_usdc, " +
-		"max_tx_per_hour, max_tx_per_day, active_hours with outside_active_hours) and live SOL and USDC balance."
+		"max_tx_per_hour, max_tx_per_day, active_hours with outside_active_hours; approvals_required: how many people approve a payment " +
+		"that waits for a human) and live SOL and USDC balance."
 	transactionsDescription = "List recent USDC transactions, newest first, optionally of one wallet: amount, recipient, " +
 		"status (pending, confirmed, failed), memo, signature and time."
 	previewDescription = "Check what send_usdc would do now for this payment, without sending: outcome (sent, pending_approval, " +
@@ -50,7 +51,8 @@ const (
 		"the week's and month's when the wallet limits them, the payments made in the last hour and 24 hours, and whether " +
 		"now is within the wallet's active hours."
 	approvalDescription = "Get the status of a payment waiting for a human: pending (still waiting), sent (approved and sent; " +
-		"signature given), rejected (closed without paying; reason when the system rejected it), expired (nobody decided within 7 days)."
+		"signature given), rejected (closed without paying; reason when the system rejected it), expired (nobody decided within 7 days); " +
+		"approvals (who approved so far) and approvals_needed (how many people must approve before it is sent)."
 )
 
 // SendInput is send_usdc's input.
@@ -103,6 +105,7 @@ type PolicyOut struct {
 	MaxTxPerDay           *int     `json:"max_tx_per_day,omitempty" jsonschema:"when set: how many payments the last 24 hours may hold"`
 	ActiveHours           *Hours   `json:"active_hours,omitempty" jsonschema:"when set: the only hours the wallet may pay"`
 	OutsideActiveHours    string   `json:"outside_active_hours" jsonschema:"outside the active hours a payment is blocked (block) or waits for a human (approve)"`
+	ApprovalsRequired     int      `json:"approvals_required" jsonschema:"how many distinct people must approve a payment that waits for a human"`
 }
 
 // Hours are a wallet's active hours.
@@ -174,7 +177,17 @@ type ApprovalOutput struct {
 	Reason            string `json:"reason,omitempty"`
 	TransactionStatus string `json:"transaction_status,omitempty"`
 	ExpiresAt         string `json:"expires_at"`
-	Next              string `json:"next"`
+	// Approvals are who approved so far; ApprovalsNeeded how many must.
+	Approvals       []VoteOut `json:"approvals" jsonschema:"who approved so far, oldest first"`
+	ApprovalsNeeded int       `json:"approvals_needed" jsonschema:"how many distinct people must approve before it is sent"`
+	Next            string    `json:"next"`
+}
+
+// VoteOut is one person's approve.
+type VoteOut struct {
+	By   string `json:"by" jsonschema:"who approved: an admin key (key_…), a person (user) or a Slack member (slack)"`
+	At   string `json:"at"`
+	Note string `json:"note,omitempty"`
 }
 
 // New is the MCP server whose tools act with c (the caller's key).
@@ -256,9 +269,16 @@ func New(c *client.Client, dashboard string, opts ...Option) *mcp.Server {
 			if out.Reason == "" {
 				out.Reason = deref(a.Reason)
 			}
+			out.ApprovalsNeeded, out.Approvals = a.ApprovalsNeeded, make([]VoteOut, len(a.Approvals))
+			for i, v := range a.Approvals {
+				out.Approvals[i] = VoteOut{By: v.By, At: v.At.UTC().Format("2006-01-02T15:04:05Z"), Note: deref(v.Note)}
+			}
 			switch a.Status {
 			case "pending", "signing":
 				out.Next = "a human has not decided yet: check again later; do not send the payment again"
+				if a.Status == "pending" && a.ApprovalsNeeded > 1 {
+					out.Next = fmt.Sprintf("%d of %d people have approved; the others have not decided yet: check again later; do not send the payment again", len(a.Approvals), a.ApprovalsNeeded)
+				}
 			case "sent":
 				out.Next = "the payment was approved and sent"
 			default:
@@ -324,6 +344,7 @@ func policyOut(p client.Policy) PolicyOut {
 		ApprovalThresholdUSDC: p.ApprovalThresholdUSDC.String(), Allowlist: p.Allowlist,
 		WeeklyLimitUSDC: number(p.WeeklyLimitUSDC), MonthlyLimitUSDC: number(p.MonthlyLimitUSDC),
 		MaxTxPerHour: p.MaxTxPerHour, MaxTxPerDay: p.MaxTxPerDay, OutsideActiveHours: p.OutsideActiveHours,
+		ApprovalsRequired: p.ApprovalsRequired,
 	}
 	if h := p.ActiveHours; h != nil {
 		out.ActiveHours = &Hours{Timezone: h.Timezone, Days: h.Days, From: h.From, To: h.To}

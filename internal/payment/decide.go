@@ -276,9 +276,13 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wall
 	if _, err := tx.NewInsert().Model(&a).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("insert approval: %w", err)
 	}
+	needed, err := approval.Quorum(ctx, tx, r.WalletID)
+	if err != nil {
+		return nil, err
+	}
 	data := map[string]any{
 		"approval_id": approval.PublicID(a.ID), "wallet_id": r.WalletID, "agent_label": w.Label,
-		"amount": r.Amount, "to": r.To, "memo": r.Memo,
+		"amount": r.Amount, "to": r.To, "memo": r.Memo, "approvals": []approval.VoteDoc{}, "approvals_needed": needed,
 	}
 	if r.X402 != nil {
 		// Approvers see what is bought and from whom.

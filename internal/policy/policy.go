@@ -46,7 +46,21 @@ type Policy struct {
 	// OutsideActiveHours: what becomes of a payment outside ActiveHours
 	// (zero value: OutsideBlock). Without ActiveHours it changes nothing.
 	OutsideActiveHours Outside
+
+	// ApprovalsRequired is how many distinct people must approve a parked
+	// payment before it is sent (zero value: 1). It never changes a
+	// decision: the approval package counts the votes. That it is at
+	// most the account's people who can approve is checked where the
+	// account is known (the wallet package).
+	ApprovalsRequired int
 }
+
+// MaxApprovals bounds approvals_required: an account has at most 1,000
+// users (auth.MaxUsers).
+const MaxApprovals = 1000
+
+// Approvals is how many people must approve: ApprovalsRequired, at least 1.
+func (p Policy) Approvals() int { return max(1, p.ApprovalsRequired) }
 
 // MaxTxCount bounds max_tx_per_hour and max_tx_per_day.
 const MaxTxCount = 1_000_000
@@ -66,6 +80,7 @@ func Default() Policy {
 		ApprovalThreshold:  10 * usdc.Unit,
 		Allowlist:          []string{},
 		OutsideActiveHours: OutsideBlock,
+		ApprovalsRequired:  1,
 	}
 }
 
@@ -123,6 +138,9 @@ func (p Policy) Validate() error {
 		if fe := p.ActiveHours.Valid(); fe != nil {
 			return fe
 		}
+	}
+	if p.ApprovalsRequired < 0 || p.ApprovalsRequired > MaxApprovals {
+		return &FieldError{"approvals_required", fmt.Sprintf("must be 1 to %d", MaxApprovals)}
 	}
 	if o := p.OutsideActiveHours; o != "" && o != OutsideBlock && o != OutsideApprove {
 		return &FieldError{"outside_active_hours", `must be "block" or "approve"`}
@@ -200,6 +218,7 @@ type Patch struct {
 	MaxTxPerDay        *Change[int]
 	ActiveHours        *Change[ActiveHours]
 	OutsideActiveHours *Outside
+	ApprovalsRequired  *int
 }
 
 // Change is the new value of an optional rule: To, or none (the rule is
@@ -240,6 +259,9 @@ func (p Policy) Apply(c Patch) Policy {
 	if c.OutsideActiveHours != nil {
 		p.OutsideActiveHours = *c.OutsideActiveHours
 	}
+	if c.ApprovalsRequired != nil {
+		p.ApprovalsRequired = *c.ApprovalsRequired
+	}
 	if c.Labels != nil {
 		p.Labels = c.Labels
 	} else if p.Labels != nil {
@@ -271,6 +293,7 @@ func (p Policy) Doc() map[string]any {
 		"weekly_limit_usdc": p.WeeklyLimit, "monthly_limit_usdc": p.MonthlyLimit,
 		"max_tx_per_hour": p.MaxTxPerHour, "max_tx_per_day": p.MaxTxPerDay,
 		"active_hours": p.ActiveHours, "outside_active_hours": p.OutsideActiveHours.orBlock(),
+		"approvals_required": p.Approvals(),
 	}
 }
 
@@ -281,7 +304,7 @@ func (p Policy) Same(o Policy) bool {
 		equalPtr(p.WeeklyLimit, o.WeeklyLimit) && equalPtr(p.MonthlyLimit, o.MonthlyLimit) &&
 		equalPtr(p.MaxTxPerHour, o.MaxTxPerHour) && equalPtr(p.MaxTxPerDay, o.MaxTxPerDay) &&
 		(p.ActiveHours == nil) == (o.ActiveHours == nil) && (p.ActiveHours == nil || p.ActiveHours.Equal(*o.ActiveHours)) &&
-		p.OutsideActiveHours.orBlock() == o.OutsideActiveHours.orBlock()
+		p.OutsideActiveHours.orBlock() == o.OutsideActiveHours.orBlock() && p.Approvals() == o.Approvals()
 }
 
 func equalPtr[T comparable](a, b *T) bool {
@@ -292,11 +315,13 @@ func equalPtr[T comparable](a, b *T) bool {
 // after only tightens it or keeps it: a limit, a count or the approval
 // threshold raised, an optional limit or count removed, active hours
 // removed or widened (any minute of the week added, or another time zone),
-// outside_active_hours changed from block to approve, an address added to
+// outside_active_hours changed from block to approve, approvals_required
+// lowered (fewer people must approve), an address added to
 // a non-empty allowlist, or a non-empty allowlist emptied (an empty one
 // allows every recipient). Restricting an unrestricted wallet, setting an
 // optional limit, count or active hours where there were none, lowering a
-// value, narrowing active hours, approve → block and removing entries from
+// value, raising approvals_required, narrowing active hours, approve →
+// block and removing entries from
 // a list that stays non-empty tighten it. Setting or changing any entry's
 // label is refused too: approvers read those labels, so whoever may only
 // tighten must not name a recipient (an unlabelled entry it may add as
@@ -335,6 +360,9 @@ func Loosening(before, after Policy) string {
 		case !a.within(*b):
 			return fmt.Sprintf("widen the active hours (from %s to %s)", b, a)
 		}
+	}
+	if b, a := before.Approvals(), after.Approvals(); a < b {
+		return fmt.Sprintf("lower the approvals required (approvals_required from %d to %d)", b, a)
 	}
 	if before.OutsideActiveHours.orBlock() == OutsideBlock && after.OutsideActiveHours.orBlock() == OutsideApprove {
 		return "park payments outside the active hours for approval instead of blocking them (outside_active_hours from block to approve)"

@@ -59,6 +59,14 @@ func UpdatePolicy(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, acto
 				return err
 			}
 		}
+		// Checked when it changes: a wallet whose people have since left
+		// keeps its value (the quorum shrinks to those who remain, see
+		// approval.Vote) and its other fields stay editable.
+		if after.Approvals() != before.Approvals() {
+			if err := checkApprovers(ctx, tx, accountID, after.Approvals(), ""); err != nil {
+				return err
+			}
+		}
 		if before.Same(after) {
 			return nil
 		}

@@ -114,9 +114,12 @@ type Wallet struct {
 	MaxTxPerDay        *int                `bun:"max_tx_per_day"`
 	ActiveHours        *policy.ActiveHours `bun:"active_hours,type:jsonb"`
 	OutsideActiveHours policy.Outside      `bun:"outside_active_hours,nullzero,default:'block'"`
-	SecretKeyID        string              `bun:"secret_key_id"`
-	SecretSealed       []byte              `bun:"secret_sealed"`
-	CreatedAt          time.Time           `bun:"created_at"`
+	// ApprovalsRequired is how many distinct people approve a parked
+	// payment (at least 1).
+	ApprovalsRequired int       `bun:"approvals_required,nullzero,default:1"`
+	SecretKeyID       string    `bun:"secret_key_id"`
+	SecretSealed      []byte    `bun:"secret_sealed"`
+	CreatedAt         time.Time `bun:"created_at"`
 	// CreatedBy is the API key that created the wallet; none for a person.
 	CreatedBy uuid.NullUUID `bun:"created_by,type:uuid"`
 }
@@ -135,6 +138,7 @@ func (w *Wallet) Policy() policy.Policy {
 		MaxTxPerDay:        w.MaxTxPerDay,
 		ActiveHours:        w.ActiveHours,
 		OutsideActiveHours: w.OutsideActiveHours,
+		ApprovalsRequired:  max(1, w.ApprovalsRequired),
 	}
 }
 
@@ -150,6 +154,7 @@ func (w *Wallet) setPolicy(p policy.Policy) {
 	w.MaxTxPerHour, w.MaxTxPerDay = p.MaxTxPerHour, p.MaxTxPerDay
 	w.ActiveHours = p.ActiveHours
 	w.OutsideActiveHours = cmp.Or(p.OutsideActiveHours, policy.OutsideBlock)
+	w.ApprovalsRequired = p.Approvals()
 }
 
 // convert is an optional integer as another integer type.
@@ -164,7 +169,7 @@ func convert[From, To ~int64](v *From) *To {
 // policyColumns are the columns setPolicy writes.
 var policyColumns = []string{
 	"daily_limit_micros", "max_tx_micros", "approval_threshold_micros", "allowlist", "allowlist_labels",
-	"weekly_limit_micros", "monthly_limit_micros", "max_tx_per_hour", "max_tx_per_day", "active_hours", "outside_active_hours",
+	"weekly_limit_micros", "monthly_limit_micros", "max_tx_per_hour", "max_tx_per_day", "active_hours", "outside_active_hours", "approvals_required",
 }
 
 // labelsOf is p's labels as stored: never NULL.
@@ -259,6 +264,9 @@ func CreateBy(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUI
 		if err := checkCaps(ctx, tx, accountID, by, caps); err != nil {
 			return err
 		}
+		if err := checkApprovers(ctx, tx, accountID, p.Approvals(), "policy."); err != nil {
+			return err
+		}
 		if _, err := tx.NewInsert().Model(&w).Exec(ctx); err != nil {
 			return fmt.Errorf("insert wallet: %w", err)
 		}
@@ -302,6 +310,39 @@ func checkCaps(ctx context.Context, tx bun.Tx, accountID uuid.UUID, by Creator, 
 		if n >= int64(caps.ByAgents) {
 			return &TooManyError{Max: caps.ByAgents, ByAgents: true}
 		}
+	}
+	return nil
+}
+
+// approverRoles are the dashboard roles that may approve (auth.RoleOwner
+// and auth.RoleApprover; this package cannot import auth, which imports
+// it).
+const approverRoles = "('owner', 'approver')"
+
+// Approvers counts the account's people who can approve: its dashboard
+// users whose role is owner or approver. Admin keys and Slack members are
+// not counted apart: a key counts as the person who made it, a Slack
+// member as the user it is linked to.
+func Approvers(ctx context.Context, db bun.IDB, accountID uuid.UUID) (int, error) {
+	n, err := db.NewSelect().Table("users").Where("account_id = ? AND role IN "+approverRoles, accountID).Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("count approvers: %w", err)
+	}
+	return int(n), nil
+}
+
+// checkApprovers refuses approvals_required above the account's people who
+// can approve (at least 1 is always allowed): a *FieldError under prefix.
+func checkApprovers(ctx context.Context, db bun.IDB, accountID uuid.UUID, required int, prefix string) error {
+	if required <= 1 {
+		return nil
+	}
+	n, err := Approvers(ctx, db, accountID)
+	if err != nil {
+		return err
+	}
+	if required > max(1, n) {
+		return &FieldError{prefix + "approvals_required", fmt.Sprintf("must be 1 to %d: the account has %d people who can approve (dashboard owners and approvers)", max(1, n), n)}
 	}
 	return nil
 }

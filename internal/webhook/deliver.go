@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -396,6 +397,12 @@ var specFields = map[string][]string{
 // send's events never carry them, so its deliveries stay the spec's.
 var x402Fields = []string{"kind", "resource", "description", "payment_id"}
 
+// quorumFields are sent beside an approval kind's spec fields: who
+// approved so far (approvals: [{by, at, note}], oldest first) and how many
+// people must (approvals_needed; 1 unless the wallet's approvals_required
+// is higher). Approval events recorded before quorums have neither.
+var quorumFields = []string{"approvals", "approvals_needed"}
+
 // PublicEventID is how receivers see an event's id.
 func PublicEventID(id uuid.UUID) string { return "evt_" + id.String() }
 
@@ -416,7 +423,7 @@ func Body(ev *Event) ([]byte, error) {
 				kept[f] = json.RawMessage("null")
 			}
 		}
-		for _, f := range x402Fields {
+		for _, f := range slices.Concat(x402Fields, quorumFields) {
 			if v, ok := all[f]; ok {
 				kept[f] = v
 			}

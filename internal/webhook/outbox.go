@@ -20,6 +20,10 @@ const (
 	KindApprovalPending = "approval.pending"
 	// KindApprovalApproved: approved, signed and broadcast.
 	KindApprovalApproved = "approval.approved"
+	// KindApprovalVote: a person approved a payment that needs more
+	// people (approvals_required above 1), short of the quorum; the
+	// quorum's last approve is approval.approved once sent.
+	KindApprovalVote = "approval.vote"
 	// KindApprovalRejected: rejected by a human or by the system.
 	KindApprovalRejected = "approval.rejected"
 	// KindApprovalExpired: pending longer than its lifetime (not in the

@@ -53,6 +53,53 @@ func slackEscape(s string) string {
 // dashboard (the dashboard's origin, "" for none) links the approval's own
 // page from an approval.pending message.
 func SlackBody(ev *Event, endpointID uuid.UUID, token, dashboard string) ([]byte, error) {
+	return slackBody(ev, endpointID, token, dashboard, "")
+}
+
+// SlackPendingBody is the message of an approval still pending after a
+// vote, for a click's response_url: the approval.pending message of data
+// (the event's fields) with its buttons, so the next person can approve,
+// and status (what the service says of the votes so far, e.g. "1 of 2
+// approvals: <@U1>") below its first line.
+func SlackPendingBody(data map[string]any, endpointID uuid.UUID, token, dashboard, status string) ([]byte, error) {
+	ev, err := NewEvent(uuid.Nil, time.Now(), KindApprovalPending, data)
+	if err != nil {
+		return nil, err
+	}
+	return slackBody(&ev, endpointID, token, dashboard, status)
+}
+
+// SlackActor is an actor as a Slack message names it: a Slack member as a
+// mention, anyone else by their id (escaped).
+func SlackActor(actor string) string {
+	if id, ok := strings.CutPrefix(actor, "slack:"); ok && id != "" && !strings.ContainsAny(id, "<>&|") {
+		return "<@" + id + ">"
+	}
+	return slackEscape(actor)
+}
+
+// slackQuorum is "n of m approvals" when an approval needs several
+// people; "" otherwise.
+func slackQuorum(d map[string]any) string {
+	needed, _ := strconv.Atoi(fmt.Sprint(d["approvals_needed"]))
+	if needed <= 1 {
+		return ""
+	}
+	votes, _ := d["approvals"].([]any)
+	line := fmt.Sprintf("%d of %d approvals", len(votes), needed)
+	var by []string
+	for _, v := range votes {
+		if m, ok := v.(map[string]any); ok {
+			by = append(by, SlackActor(fmt.Sprint(m["by"])))
+		}
+	}
+	if len(by) > 0 {
+		line += ": " + strings.Join(by, ", ")
+	}
+	return line
+}
+
+func slackBody(ev *Event, endpointID uuid.UUID, token, dashboard, status string) ([]byte, error) {
 	var d map[string]any
 	dec := json.NewDecoder(bytes.NewReader(ev.Data))
 	dec.UseNumber() // amounts print as sent: 1000000, not 1e+06
@@ -71,8 +118,16 @@ func SlackBody(ev *Event, endpointID uuid.UUID, token, dashboard string) ([]byte
 	switch ev.Kind {
 	case KindApprovalPending:
 		text = fmt.Sprintf("Approval needed: %s to %s", amount, str("to"))
+		if q := slackQuorum(d); q != "" && status == "" {
+			status = q
+		}
+	case KindApprovalVote:
+		text = fmt.Sprintf("Approved by %s: %s to %s; %s, waiting for the next person", SlackActor(raw("by")), amount, str("to"), slackQuorum(d))
 	case KindApprovalApproved:
 		text = fmt.Sprintf("Approved and sent: %s to %s (%s)", amount, str("to"), str("signature"))
+		if q := slackQuorum(d); q != "" {
+			text += " after " + q
+		}
 	case KindApprovalRejected:
 		text = fmt.Sprintf("Rejected by %s: %s to %s", str("rejected_by"), amount, str("to"))
 	case KindApprovalExpired:
@@ -90,6 +145,9 @@ func SlackBody(ev *Event, endpointID uuid.UUID, token, dashboard string) ([]byte
 	}
 	section := map[string]any{"type": "section"}
 	shown := text
+	if status != "" {
+		shown += "\n" + status
+	}
 	if ev.Kind == KindApprovalPending && dashboard != "" {
 		shown += fmt.Sprintf("\n<%s/dashboard/approvals/%s|Open it in the dashboard>", dashboard, url.PathEscape(str("approval_id")))
 	}

@@ -20,7 +20,8 @@ export const descriptions = {
   get_wallet_info:
     'Get an agent wallet: its label, Solana address, state (active or frozen), spending policy ' +
     '(daily_limit_usdc, max_tx_usdc, approval_threshold_usdc, allowlist, and when set weekly_limit_usdc, monthly_limit_usdc, ' +
-    'max_tx_per_hour, max_tx_per_day, active_hours with outside_active_hours) and live SOL and USDC balance.',
+    'max_tx_per_hour, max_tx_per_day, active_hours with outside_active_hours; approvals_required: how many people approve a payment ' +
+    'that waits for a human) and live SOL and USDC balance.',
   list_recent_transactions:
     'List recent USDC transactions, newest first, optionally of one wallet: amount, recipient, ' +
     'status (pending, confirmed, failed), memo, signature and time.',
@@ -31,7 +32,8 @@ export const descriptions = {
     'now is within the wallet\'s active hours.',
   get_approval_status:
     'Get the status of a payment waiting for a human: pending (still waiting), sent (approved and sent; ' +
-    'signature given), rejected (closed without paying; reason when the system rejected it), expired (nobody decided within 7 days).',
+    'signature given), rejected (closed without paying; reason when the system rejected it), expired (nobody decided within 7 days); ' +
+    'approvals (who approved so far) and approvals_needed (how many people must approve before it is sent).',
   x402_fetch:
     'Fetch a URL and pay for it from an agent wallet if it asks (HTTP 402 with an x402 challenge in USDC on Solana), under the ' +
     'wallet\'s spending policy. Answers the HTTP status, content_type and text of the response (the first 64 KiB; truncated says ' +
@@ -177,7 +179,9 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
       answer(async () => {
         const a = await client.approvals.get(approval_id);
         const next =
-          a.status === 'pending' || a.status === 'signing'
+          a.status === 'pending' && a.approvals_needed > 1
+            ? `${a.approvals.length} of ${a.approvals_needed} people have approved; the others have not decided yet: check again later; do not send the payment again`
+            : a.status === 'pending' || a.status === 'signing'
             ? 'a human has not decided yet: check again later; do not send the payment again'
             : a.status === 'sent'
               ? 'the payment was approved and sent'
@@ -189,6 +193,8 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
           ...(a.reason_detail || a.reason ? { reason: a.reason_detail ?? a.reason } : {}),
           ...(a.transaction_status ? { transaction_status: a.transaction_status } : {}),
           expires_at: a.expires_at,
+          approvals: a.approvals.map((v) => ({ by: v.by, at: v.at, ...(v.note ? { note: v.note } : {}) })),
+          approvals_needed: a.approvals_needed,
           next,
         };
       }),

@@ -83,7 +83,7 @@ export interface paths {
         head?: never;
         /**
          * Change an agent's policy
-         * @description Changes the given policy fields (omitted fields keep their value, and so do null ones except the optional rules: `weekly_limit_usdc`, `monthly_limit_usdc`, `max_tx_per_hour`, `max_tx_per_day` and `active_hours` sent as null are removed; `allowlist: []` clears the allowlist), validated like creation. An agent key may only tighten a policy (403 naming the loosening otherwise): a limit, count or threshold lowered or newly set, active hours narrowed or newly set, `outside_active_hours` approve → block, never the reverse. Sends decided after this answer use the new policy, and so does every approval approved after it. The change is in the audit log with the before and after. Answers the agent without its balance.
+         * @description Changes the given policy fields (omitted fields keep their value, and so do null ones except the optional rules: `weekly_limit_usdc`, `monthly_limit_usdc`, `max_tx_per_hour`, `max_tx_per_day` and `active_hours` sent as null are removed; `allowlist: []` clears the allowlist), validated like creation. An agent key may only tighten a policy (403 naming the loosening otherwise): a limit, count or threshold lowered or newly set, active hours narrowed or newly set, `outside_active_hours` approve → block, `approvals_required` raised, never the reverse. `approvals_required` above the account's owners and approvers is 422. Sends decided after this answer use the new policy, and so does every approval approved after it. The change is in the audit log with the before and after. Answers the agent without its balance.
          */
         patch: operations["update-policy"];
         trace?: never;
@@ -236,7 +236,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a pending payment
-         * @description Moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). 202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). Only admin keys, owners and approvers may approve (403 for agent keys and viewers). The payment's requester (`requested_by`) may not approve it, nor may any key descending from the requester: the requesting key's rotations, every key the requester (key or person) minted, directly or through keys it minted, and every key it rotated; nor, when the requester is an admin key, the key or person that made it and their other keys (403 `Requester cannot approve`, audited as permission.denied). A person may approve the payments of an agent key they made. 409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap, or `fee_payer_budget_exceeded` when the account's fee payer has used up its daily budget (it stays pending, nothing was signed or reserved).
+         * @description Records the caller's approve. When the wallet needs several people (`approvals_required` above 1) and this approve leaves it short, answers 200 with the approval still `pending`, the approve in `approvals` (an `approval.vote` event and an `approval.voted` audit entry); every approve must then count as a distinct person of the account who may approve (an admin key counts as the person who made it: one made on the command line, or by a person no longer owner or approver, is refused with 403), and a person who already approved is refused with 409 (nothing changes). The approve that completes the quorum moves the approval to `signing`; the policy is checked again in full (the day may have been used up, limits may have changed), then the payment is signed and broadcast (200, status `sent`) or rejected by the system (200, status `rejected`, reason `policy_violation_at_approval`). 202 with status `signing` when the broadcast has not reported in time (it continues; poll GET /approvals/{id}). Only admin keys, owners and approvers may approve (403 for agent keys and viewers). The payment's requester (`requested_by`) may not approve it, nor may any key descending from the requester: the requesting key's rotations, every key the requester (key or person) minted, directly or through keys it minted, and every key it rotated; nor, when the requester is an admin key, the key or person that made it and their other keys (403 `Requester cannot approve`, audited as permission.denied). A person may approve the payments of an agent key they made. 409 when the approval is not pending (already decided, or expired); 503 when it could not be executed in time (it stays pending, nothing was sent), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap, or `fee_payer_budget_exceeded` when the account's fee payer has used up its daily budget (it stays pending, nothing was signed or reserved).
          */
         post: operations["approve"];
         delete?: never;
@@ -532,8 +532,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a user's role
-         * @description 409 when it would leave the account without an owner.
+         * Change a user's role or Slack member id
+         * @description Changes the given fields: `role` (409 when it would leave the account without an owner) and `slack_user_id` (the Slack member whose clicks count as this person; null unlinks it; 409 when another user has it). A user made a viewer no longer counts for pending approvals: their approves on them are withdrawn.
          */
         patch: operations["update-user"];
         trace?: never;
@@ -840,6 +840,14 @@ export interface components {
              * @example 250
              */
             amount: number;
+            /** @description Who approved it so far, oldest first: one entry per person (a wallet's approvals_required above 1 needs several). The last approve of a sent approval is also approved_by. Empty while nobody has. */
+            approvals: components["schemas"]["ApprovalVote"][];
+            /**
+             * Format: int64
+             * @description How many distinct people must approve it: while pending, the wallet's approvals_required now (at most the account's owners and approvers: when people leave, those who remain suffice); once decided, the number it was decided with. The requester never counts.
+             * @example 2
+             */
+            approvals_needed: number;
             /**
              * @description Who approved it: key_<uuid> (API key), user:<address> (dashboard user), slack:<user id>; null unless approved. Agent keys read a person as user or slack, without the address or id.
              * @example key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e
@@ -1029,6 +1037,29 @@ export interface components {
              *     }
              */
             event: Record<string, never> | null;
+        };
+        ApprovalVote: {
+            /**
+             * Format: date-time
+             * @description When, ISO 8601 UTC.
+             * @example 2026-04-01T12:04:00Z
+             */
+            at: string;
+            /**
+             * @description Who approved: key_<uuid> (an admin key, counted as the person who made it), user:<address> (a dashboard user) or slack:<member id>. Agent keys read a person as user or slack, without the address or id.
+             * @example user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
+             */
+            by: string;
+            /**
+             * @description The approver's note, or null.
+             * @example invoice checked
+             */
+            note: string | null;
+            /**
+             * @description The person this approve counts as (user:<address>): the dashboard user, the person an admin key descends from, or the user a Slack member is linked to; null when it is none (a command-line key or an unlinked Slack member, which may approve only wallets needing one approve). Agent keys read user, without the address.
+             * @example user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
+             */
+            person: string | null;
         };
         ApprovalsDay: {
             /**
@@ -1430,7 +1461,7 @@ export interface components {
              */
             enabled?: boolean;
             /**
-             * @description Event kinds to receive: tx.sent, tx.blocked, tx.failed, approval.pending, approval.approved, approval.rejected, approval.expired, x402.expired. tx.failed (not in the first version's list): a payment answered sent ended failed on chain or expired unseen, nothing spent; data wallet_id, signature, amount, to, memo, reason, and approval_id when it came from an approval. x402.expired: a signed x402 payment whose blockhash expired before the seller settled it (or that failed on chain), its reservation released; data payment_id, wallet_id, amount, pay_to, resource, state, reason, signature. An x402 payment's tx.sent, tx.blocked and approval.pending also carry kind (x402), resource, payment_id and (approval.pending) description.
+             * @description Event kinds to receive: tx.sent, tx.blocked, tx.failed, approval.pending, approval.vote, approval.approved, approval.rejected, approval.expired, x402.expired. approval.vote: a person approved a payment that needs several (the wallet's approvals_required), short of the quorum; data approval_id, wallet_id, amount, to, by, approvals, approvals_needed (the approve that completes it is approval.approved, once sent). Every approval event also carries approvals ([{by, at, note}], oldest first) and approvals_needed. tx.failed (not in the first version's list): a payment answered sent ended failed on chain or expired unseen, nothing spent; data wallet_id, signature, amount, to, memo, reason, and approval_id when it came from an approval. x402.expired: a signed x402 payment whose blockhash expired before the seller settled it (or that failed on chain), its reservation released; data payment_id, wallet_id, amount, pay_to, resource, state, reason, signature. An x402 payment's tx.sent, tx.blocked and approval.pending also carry kind (x402), resource, payment_id and (approval.pending) description.
              * @example [
              *       "tx.sent",
              *       "approval.pending"
@@ -1892,6 +1923,12 @@ export interface components {
              */
             approval_threshold_usdc: number;
             /**
+             * Format: int64
+             * @description How many distinct people must approve a parked payment before it is sent (1: one approve, as before). When people leave so that fewer remain, those who remain suffice.
+             * @example 1
+             */
+            approvals_required: number;
+            /**
              * @description Cap on the UTC day's total sends, in USDC.
              * @example 100
              */
@@ -1995,6 +2032,12 @@ export interface components {
              * @example 10
              */
             approval_threshold_usdc?: number;
+            /**
+             * Format: int64
+             * @description How many distinct people must approve a parked payment before it is sent (m-of-n approvals): 1 to the number of the account's people who can approve (its dashboard owners and approvers; 422 above it). Each dashboard user, admin key (counted as the person who made it) or linked Slack member counts once; the requester never counts; one reject closes it. Raising it tightens, lowering it loosens (agent keys may only raise it). Omitted or null: 1 on create, unchanged in a change.
+             * @example 2
+             */
+            approvals_required?: number | null;
             /**
              * @description Cap on the UTC day's total sends, in USDC. Default 100.
              * @example 100
@@ -2102,6 +2145,12 @@ export interface components {
              * @example 10
              */
             approval_threshold_usdc: number;
+            /**
+             * Format: int64
+             * @description How many distinct people must approve it when it waits for approval (the policy's approvals_required).
+             * @example 1
+             */
+            approvals_required: number;
             /**
              * @description The wallet's daily limit.
              * @example 100
@@ -2423,11 +2472,16 @@ export interface components {
         };
         UpdateUserInputBody: {
             /**
-             * @description The new role.
+             * @description The new role; omitted: unchanged. A user who is no longer owner or approver no longer counts for pending approvals: their approves on them are withdrawn.
              * @example viewer
              * @enum {string}
              */
-            role: "owner" | "approver" | "viewer";
+            role?: "owner" | "approver" | "viewer";
+            /**
+             * @description The user's Slack member id (U… or W…), or null to unlink it; omitted: unchanged. A click by that member on an approval message counts as this person; one member, one user (409 otherwise).
+             * @example U024BE7LH
+             */
+            slack_user_id?: string | null;
         };
         UserOut: {
             /**
@@ -2453,6 +2507,11 @@ export interface components {
              * @enum {string}
              */
             role: "owner" | "approver" | "viewer";
+            /**
+             * @description The user's Slack member id, or null: a click on an approval message's buttons by that member counts as this person (an approve needs it when the wallet needs several people, approvals_required above 1).
+             * @example U024BE7LH
+             */
+            slack_user_id: string | null;
         };
         Wallet: {
             /**

@@ -4,6 +4,7 @@ import { Link } from '@tanstack/react-router';
 import { type Approval, type Session, approve, getApproval, getContext, reject } from './api';
 import { actor, countdown, errorText, usdc, when, explorer } from './format';
 import { invalidate, keys, poll, queryClient } from './queries';
+import { QuorumFacts, QuorumNotice, QuorumNow, approveQuestion, votedBy } from './Quorum';
 
 type Loaded = { approval: Approval; context: Awaited<ReturnType<typeof getContext>>; at: number };
 
@@ -45,6 +46,7 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
     return <main>{error ? <p className="error">{error}</p> : <p>Loading…</p>}</main>;
   }
   const pending = a.status === 'pending';
+  const voted = votedBy(a, session.address);
   return (
     <main className="detail">
       <p>
@@ -106,6 +108,7 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
         <dd>{ctx?.requester ? (ctx.requester.label ?? ctx.requester.prefix ?? actor(ctx.requester.id)) : actor(a.requested_by)}</dd>
         <dt>Asked</dt>
         <dd>{when(a.created_at)}</dd>
+        <QuorumFacts a={a} me={session.address} />
         {pending ? (
           <>
             <dt>Expires</dt>
@@ -163,9 +166,11 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
           ) : (
             <p className="warn">The policy blocks it now ({ctx.if_approved_now.reason}): approving would reject it.</p>
           )}
+          <QuorumNow a={a} voted={voted} />
         </section>
       )}
 
+      {pending && canDecide && voted && <QuorumNotice a={a} />}
       {pending && canDecide && (
         <section className="decide" aria-label="Decide">
           <label htmlFor="note">Note (optional)</label>
@@ -173,7 +178,11 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
           {confirming ? (
             <div className="confirm" role="alertdialog" aria-label="Confirm approval">
               <p>
-                Approve and send {usdc(a.amount)} to <code>{a.to}</code> now?
+                {approveQuestion(a) || (
+                  <>
+                    Approve and send {usdc(a.amount)} to <code>{a.to}</code> now?
+                  </>
+                )}
               </p>
               <button type="button" className="primary" onClick={() => act('approve')} disabled={busy}>
                 Confirm approval
@@ -184,8 +193,8 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
             </div>
           ) : (
             <div className="buttons">
-              <button type="button" className="primary" onClick={() => setConfirming(true)} disabled={busy}>
-                Approve…
+              <button type="button" className="primary" onClick={() => setConfirming(true)} disabled={busy || voted}>
+                {voted ? 'Approved by you' : 'Approve…'}
               </button>
               <button type="button" className="danger" onClick={() => act('reject')} disabled={busy}>
                 Reject

@@ -18,6 +18,7 @@ const ACTIONS = [
   'send.failed',
   'send.resigned',
   'approval.approved',
+  'approval.voted',
   'approval.rejected',
   'approval.expired',
   'key.created',

@@ -4,6 +4,7 @@ import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type Approval, listApprovals } from './api';
 import { actor, countdown, errorText, short, usdc, when } from './format';
 import { keys, poll } from './queries';
+import { QuorumBadge } from './Quorum';
 
 /** usePending keeps the pending approvals fresh (the inbox and its count). */
 export function usePending(): { pending: Approval[] | null; error: string } {
@@ -58,6 +59,7 @@ export function Inbox() {
                 {a.status === 'pending' ? (
                   <>
                     asked {when(a.created_at)} · expires in {countdown(a.expires_at, now)}
+                    <QuorumBadge a={a} />
                   </>
                 ) : (
                   <>

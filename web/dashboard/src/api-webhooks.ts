@@ -22,6 +22,7 @@ export const EVENTS: { kind: string; what: string }[] = [
   { kind: 'tx.blocked', what: 'a policy refused a payment' },
   { kind: 'tx.failed', what: 'a sent payment failed on chain' },
   { kind: 'approval.pending', what: 'a payment waits for approval' },
+  { kind: 'approval.vote', what: 'one of several people approved' },
   { kind: 'approval.approved', what: 'an approval was approved' },
   { kind: 'approval.rejected', what: 'an approval was rejected' },
   { kind: 'approval.expired', what: 'an approval expired undecided' },

@@ -15,6 +15,7 @@ export const EVENTS_PATH = '/api/dashboard/v1/events';
 /** What the stream carries (the webhook event kinds, and failed deliveries). */
 export type LiveEventKind =
   | 'approval.pending'
+  | 'approval.vote'
   | 'approval.approved'
   | 'approval.rejected'
   | 'approval.expired'
@@ -26,6 +27,7 @@ export type LiveEventKind =
 
 export const LIVE_EVENT_KINDS: readonly LiveEventKind[] = [
   'approval.pending',
+  'approval.vote',
   'approval.approved',
   'approval.rejected',
   'approval.expired',

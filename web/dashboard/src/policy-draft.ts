@@ -32,6 +32,7 @@ export const NO_RULES: Rules = {
   max_tx_per_day: null,
   active_hours: null,
   outside_active_hours: 'block',
+  approvals_required: 1,
 };
 
 export const DEFAULT_DRAFT: Draft = { daily_limit_usdc: '100', max_tx_usdc: '25', approval_threshold_usdc: '10', entries: [], rules: NO_RULES };
@@ -50,6 +51,7 @@ export function draftOf(p: Policy): Draft {
       max_tx_per_day: p.max_tx_per_day ?? null,
       active_hours: p.active_hours ?? null,
       outside_active_hours: p.outside_active_hours ?? 'block',
+      approvals_required: p.approvals_required ?? 1,
     },
   };
 }
@@ -142,9 +144,12 @@ export function patchOf(cur: Policy, next: Policy & { allowlist_labels: Labels }
   return patch;
 }
 
-/** inputOf is a whole policy as a PolicyInput (creation, previews), leaving out an empty label map and the rules it has not. */
+/**
+ * inputOf is a whole policy as a PolicyInput (creation, previews), leaving out an empty label map and the rules it has not
+ * (approvals_required 1 is one approve, the default).
+ */
 export function inputOf(p: Policy & { allowlist_labels: Labels }): PolicyInput {
   const { allowlist_labels, ...rest } = p;
-  const set = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null)) as PolicyInput;
+  const set = Object.fromEntries(Object.entries(rest).filter(([k, v]) => v !== null && !(k === 'approvals_required' && v === 1))) as PolicyInput;
   return Object.keys(allowlist_labels).length ? { ...set, allowlist_labels } : set;
 }
