@@ -122,6 +122,8 @@ const MONEY: Reads[] = [{ queryKey: keys.transactions }, { queryKey: keys.balanc
 export const EVENT_READS: Record<LiveEventKind, readonly Reads[]> = {
   // Parked: the inbox and its count, the wallet's approvals. Nothing is spent yet.
   'approval.pending': [...APPROVALS, WALLET],
+  // A vote short of the quorum: the approval's count and voters, still pending.
+  'approval.vote': [...APPROVALS],
   // Approved, signed and broadcast: a payment on its way, and a decision the analytics count.
   'approval.approved': [...APPROVALS, ...MONEY],
   // Closed without spending: the inbox, the wallet's approvals, the decisions counted.
