@@ -85,7 +85,7 @@ export function AuditPage() {
             Chain broken at entry {chain.first_break?.seq}: {chain.first_break?.problem}. Verified through entry {chain.verified_through_seq}.
           </p>
         )}
-        <button type="button" onClick={verify}>
+        <button type="button" className="btn" onClick={verify}>
           Verify again
         </button>
       </section>
@@ -112,7 +112,7 @@ export function AuditPage() {
             onChange={(e) => setDraft({ ...draft, target: e.target.value })}
           />
         </label>
-        <button type="submit">Filter</button>
+        <button type="submit" className="btn">Filter</button>
       </form>
       {error && <p className="error">Could not load the audit log: {error}</p>}
       {entries === null ? (
@@ -142,7 +142,7 @@ export function AuditPage() {
                   <code>{e.target}</code>
                 </td>
                 <td>
-                  <button type="button" aria-expanded={open === e.id} onClick={() => setOpen(open === e.id ? null : e.id)}>
+                  <button type="button" className="btn" aria-expanded={open === e.id} onClick={() => setOpen(open === e.id ? null : e.id)}>
                     {open === e.id ? 'Hide' : 'Show'}
                   </button>
                   {open === e.id && <pre>{JSON.stringify(e.details, null, 2)}</pre>}
@@ -153,7 +153,7 @@ export function AuditPage() {
         </table>
       )}
       {hasMore && (
-        <button type="button" onClick={more}>
+        <button type="button" className="btn" onClick={more}>
           Load more
         </button>
       )}

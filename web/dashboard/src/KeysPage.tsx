@@ -100,7 +100,7 @@ export function KeysPage({ session }: { session: Session }) {
               ))}
             </fieldset>
           )}
-          <button type="submit" className="primary">
+          <button type="submit" className="btn btn-primary">
             Create key
           </button>
         </form>
@@ -139,21 +139,21 @@ export function KeysPage({ session }: { session: Session }) {
                       <span className="confirm">
                         <button
                           type="button"
-                          className="danger"
+                          className="btn btn-danger"
                           onClick={() => act(() => (confirm.what === 'rotate' ? rotateKey(k.id) : revokeKey(k.id)))}
                         >
                           Confirm {confirm.what}
                         </button>
-                        <button type="button" onClick={() => setConfirm(null)}>
+                        <button type="button" className="btn" onClick={() => setConfirm(null)}>
                           Cancel
                         </button>
                       </span>
                     ) : (
                       <span className="buttons">
-                        <button type="button" onClick={() => setConfirm({ id: k.id, what: 'rotate' })}>
+                        <button type="button" className="btn" onClick={() => setConfirm({ id: k.id, what: 'rotate' })}>
                           Rotate
                         </button>
-                        <button type="button" onClick={() => setConfirm({ id: k.id, what: 'revoke' })}>
+                        <button type="button" className="btn" onClick={() => setConfirm({ id: k.id, what: 'revoke' })}>
                           Revoke
                         </button>
                       </span>

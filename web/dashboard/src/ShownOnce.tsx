@@ -30,7 +30,7 @@ export function ShownOnce({
       <div className="buttons">
         <button
           type="button"
-          className="primary"
+          className="btn btn-primary"
           autoFocus
           onClick={async () => {
             // Only a copy that happened may say so: Done loses the secret.
@@ -43,7 +43,7 @@ export function ShownOnce({
         >
           {copied === 'yes' ? 'Copied' : 'Copy'}
         </button>
-        <button type="button" onClick={onDone}>
+        <button type="button" className="btn" onClick={onDone}>
           Done
         </button>
       </div>

@@ -32,7 +32,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
         <ul className="wallets">
           {wallets.map((w) => (
             <li key={w.name}>
-              <button type="button" onClick={() => go(w)} disabled={busy !== ''}>
+              <button type="button" className="btn" onClick={() => go(w)} disabled={busy !== ''}>
                 <img src={w.icon} alt="" width={24} height={24} />
                 {busy === w.name ? `Waiting for ${w.name}…` : `Sign in with ${w.name}`}
               </button>

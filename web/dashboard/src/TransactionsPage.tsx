@@ -90,7 +90,7 @@ export function TransactionsPage({ session }: { session: Session }) {
         <label>
           Until <input type="date" value={draft.until} onChange={(e) => setDraft({ ...draft, until: e.target.value })} />
         </label>
-        <button type="submit">Filter</button>
+        <button type="submit" className="btn">Filter</button>
       </form>
       {error && <p className="error">Could not load transactions: {error}</p>}
       {txs === null ? (
@@ -146,7 +146,7 @@ export function TransactionsPage({ session }: { session: Session }) {
         </table>
       )}
       {hasMore && (
-        <button type="button" onClick={more}>
+        <button type="button" className="btn" onClick={more}>
           Load more
         </button>
       )}

@@ -64,7 +64,7 @@ export function UsersPage({ session }: { session: Session }) {
               ))}
             </select>
           </label>
-          <button type="submit" className="primary" disabled={!valid}>
+          <button type="submit" className="btn btn-primary" disabled={!valid}>
             Add user
           </button>
           {address !== '' && !valid && <span className="warn">Not a Solana address (base58, 32–44 characters).</span>}
@@ -114,15 +114,15 @@ export function UsersPage({ session }: { session: Session }) {
                             Also revokes the {u.live_keys === 1 ? 'API key' : `${u.live_keys} API keys`} they made (directly or through their keys).
                           </p>
                         )}
-                        <button type="button" className="danger" onClick={() => act(() => removeUser(u.address)).then(() => setRemoving(null))}>
+                        <button type="button" className="btn btn-danger" onClick={() => act(() => removeUser(u.address)).then(() => setRemoving(null))}>
                           Confirm removal
                         </button>
-                        <button type="button" onClick={() => setRemoving(null)}>
+                        <button type="button" className="btn" onClick={() => setRemoving(null)}>
                           Cancel
                         </button>
                       </span>
                     ) : (
-                      <button type="button" onClick={() => setRemoving(u.address)}>
+                      <button type="button" className="btn" onClick={() => setRemoving(u.address)}>
                         Remove
                       </button>
                     )}

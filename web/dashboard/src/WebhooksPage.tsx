@@ -156,10 +156,10 @@ function EndpointForm({
         <input type="checkbox" checked={d.enabled} onChange={(e) => setD({ ...d, enabled: e.target.checked })} /> Enabled
       </label>
       <div className="buttons">
-        <button type="submit" className="primary" disabled={!valid || busy}>
+        <button type="submit" className="btn btn-primary" disabled={!valid || busy}>
           {submit}
         </button>
-        <button type="button" onClick={onCancel}>
+        <button type="button" className="btn" onClick={onCancel}>
           Cancel
         </button>
         {d.events.length === 0 && <span className="warn">Pick at least one event.</span>}
@@ -223,7 +223,7 @@ export function WebhooksPage({ session }: { session: Session }) {
             }}
           />
         ) : (
-          <button type="button" className="primary" onClick={() => setAdding(true)}>
+          <button type="button" className="btn btn-primary" onClick={() => setAdding(true)}>
             Add an endpoint…
           </button>
         ))}
@@ -399,7 +399,7 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
               </p>
               <button
                 type="button"
-                className="danger"
+                className="btn btn-danger"
                 onClick={() =>
                   confirm === 'rotate'
                     ? act(async () => {
@@ -412,13 +412,13 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
               >
                 {confirm === 'rotate' ? 'Confirm rotation' : 'Confirm delete'}
               </button>
-              <button type="button" onClick={() => setConfirm(null)}>
+              <button type="button" className="btn" onClick={() => setConfirm(null)}>
                 Cancel
               </button>
             </div>
           ) : (
             <div className="buttons">
-              <button
+              <button className="btn"
                 type="button"
                 onClick={() => {
                   setDone('');
@@ -427,7 +427,7 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
               >
                 Edit
               </button>
-              <button
+              <button className="btn"
                 type="button"
                 disabled={!endpoint.enabled}
                 title={endpoint.enabled ? undefined : 'A disabled endpoint receives nothing: enable it first'}
@@ -440,10 +440,10 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
               >
                 Send test event
               </button>
-              <button type="button" onClick={() => setConfirm('rotate')}>
+              <button type="button" className="btn" onClick={() => setConfirm('rotate')}>
                 Rotate secret…
               </button>
-              <button type="button" className="danger" onClick={() => setConfirm('delete')}>
+              <button type="button" className="btn btn-danger" onClick={() => setConfirm('delete')}>
                 Delete…
               </button>
             </div>
@@ -575,7 +575,7 @@ function Deliveries({
                     {d.replay_of && ' · replay'}
                   </span>
                   <span className="buttons">
-                    <button
+                    <button className="btn"
                       type="button"
                       aria-expanded={expanded}
                       aria-controls={`delivery-${d.id}`}
@@ -584,7 +584,7 @@ function Deliveries({
                       {expanded ? 'Hide' : 'Details'}
                     </button>
                     {owner && (
-                      <button type="button" onClick={() => replay(d)}>
+                      <button type="button" className="btn" onClick={() => replay(d)}>
                         Replay
                       </button>
                     )}
@@ -597,7 +597,7 @@ function Deliveries({
         </ul>
       )}
       {paged.hasNextPage && (
-        <button type="button" onClick={() => !paged.isFetchingNextPage && paged.fetchNextPage()}>
+        <button type="button" className="btn" onClick={() => !paged.isFetchingNextPage && paged.fetchNextPage()}>
           Load more
         </button>
       )}
