@@ -177,10 +177,7 @@ function Shell() {
   );
   return (
     <div className="min-h-dvh lg:grid lg:grid-cols-[15rem_minmax(0,1fr)]">
-      <a
-        href="#content"
-        className="sr-only z-50 rounded-md bg-surface px-3 py-2 focus:not-sr-only focus:fixed focus:top-2 focus:left-2"
-      >
+      <a href="#content" className="sr-only z-50 rounded-md bg-surface px-3 py-2 focus:not-sr-only focus:fixed focus:top-2 focus:left-2">
         Skip to content
       </a>
       <aside className="sticky top-0 hidden h-dvh flex-col gap-4 overflow-y-auto border-r border-line bg-surface p-3 lg:flex">
@@ -204,7 +201,10 @@ function Shell() {
               {count ? <span className="rounded-full bg-accent px-1.5 text-xs text-on-accent tabular-nums">{count}</span> : null}
             </button>
             {menu && (
-              <div id="menu" className="absolute inset-x-0 top-full max-h-[calc(100dvh-4rem)] overflow-y-auto border-b border-line bg-surface p-3 shadow-lg">
+              <div
+                id="menu"
+                className="absolute inset-x-0 top-full max-h-[calc(100dvh-4rem)] overflow-y-auto border-b border-line bg-surface p-3 shadow-lg"
+              >
                 <NavLinks pending={count} />
                 <div className="mt-3 border-t border-line pt-3">
                   <Who session={session} pick={pick} out={out} />

@@ -140,7 +140,11 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
       <div className="flex flex-wrap items-center justify-between gap-x-4 gap-y-2">
         <h1 className="mb-2">Overview</h1>
         <p className="m-0 flex items-center gap-3 text-sm text-muted">
-          {o.updated ? `Updated ${o.updated.toISOString().slice(11, 19)} UTC` : <span className="skeleton inline-block h-4 w-32" aria-hidden="true" />}
+          {o.updated ? (
+            `Updated ${o.updated.toISOString().slice(11, 19)} UTC`
+          ) : (
+            <span className="skeleton inline-block h-4 w-32" aria-hidden="true" />
+          )}
           {/* Never disabled: a disabled button would drop the keyboard's focus; a click mid-round starts over. */}
           <button type="button" className="btn btn-sm" onClick={o.refresh} aria-busy={o.busy}>
             {o.busy ? 'Refreshing…' : 'Refresh'}
@@ -158,11 +162,7 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
         {sponsored ? (
           <FeePayerCard fp={fp} error={o.feePayer.error} session={session} onChange={o.refresh} />
         ) : (
-          <section
-            className={`card ${low.length > 0 ? 'border-2 border-bad bg-bad-soft' : ''}`}
-            aria-labelledby="ov-low"
-            data-section="low-sol"
-          >
+          <section className={`card ${low.length > 0 ? 'border-2 border-bad bg-bad-soft' : ''}`} aria-labelledby="ov-low" data-section="low-sol">
             <h2 id="ov-low" className={`mt-0 ${low.length > 0 ? 'text-bad' : ''}`}>
               {low.length > 0 ? `⚠ Low on SOL for fees (${low.length})` : 'Low on SOL for fees'}
             </h2>
@@ -194,7 +194,8 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
                       <Link to="/wallets/$id" params={{ id: a.id }} className="font-medium">
                         {a.label}
                       </Link>{' '}
-                      <code title={a.pubkey}>{short(a.pubkey)}</code> <strong className="tabular-nums">{sol(o.balances.get(a.id)?.balance?.sol ?? 0)}</strong>
+                      <code title={a.pubkey}>{short(a.pubkey)}</code>{' '}
+                      <strong className="tabular-nums">{sol(o.balances.get(a.id)?.balance?.sol ?? 0)}</strong>
                     </li>
                   ))}
                 </ul>
@@ -323,7 +324,13 @@ function Glance({
             <p className={figure}>
               {amount(spent)} <span className="text-base font-medium text-muted">USDC</span>
             </p>
-            <Meter share={share} label="All wallets: spent today against their daily limits" max={limit} value={spent} text={`${usdc(spent)} of ${usdc(limit)}`} />
+            <Meter
+              share={share}
+              label="All wallets: spent today against their daily limits"
+              max={limit}
+              value={spent}
+              text={`${usdc(spent)} of ${usdc(limit)}`}
+            />
             <p className="m-0 text-sm text-muted">of {usdc(limit)}, the sum of the shown wallets' daily limits</p>
           </>
         )}
@@ -609,7 +616,13 @@ function FeePayerCard({ fp, error, session, onChange }: { fp: FeePayer; error: s
         <span data-field="fee-payer-spend" className="tabular-nums">
           {text} ({fp.transactions_today} {fp.transactions_today === 1 ? 'transaction' : 'transactions'})
         </span>
-        <Meter share={share} label="Fee payer: spend today against the daily budget" max={fp.daily_budget_sol} value={fp.spent_today_sol} text={text} />
+        <Meter
+          share={share}
+          label="Fee payer: spend today against the daily budget"
+          max={fp.daily_budget_sol}
+          value={fp.spent_today_sol}
+          text={text}
+        />
       </div>
       {fp.low && (
         <p data-field="fee-payer-warning">

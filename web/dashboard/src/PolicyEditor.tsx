@@ -72,7 +72,11 @@ function AddressBook({
             const p = problems.entries[i] ?? { address: '', label: '' };
             const id = `${prefix}-entry-${e.key}`;
             return (
-              <li key={e.key} data-row={i + 1} className="grid items-start gap-2 border-b border-line pb-3 sm:grid-cols-[minmax(0,3fr)_minmax(0,2fr)_auto]">
+              <li
+                key={e.key}
+                data-row={i + 1}
+                className="grid items-start gap-2 border-b border-line pb-3 sm:grid-cols-[minmax(0,3fr)_minmax(0,2fr)_auto]"
+              >
                 <div className="field [&_input]:font-mono [&_input]:text-sm">
                   <label htmlFor={`${id}-address`}>Address {i + 1}</label>
                   <input
@@ -102,7 +106,12 @@ function AddressBook({
                     {p.label}
                   </span>
                 </div>
-                <button type="button" className="btn justify-self-start sm:mt-6" aria-label={`Remove address ${i + 1}`} onClick={() => onChange(entries.filter((x) => x.key !== e.key))}>
+                <button
+                  type="button"
+                  className="btn justify-self-start sm:mt-6"
+                  aria-label={`Remove address ${i + 1}`}
+                  onClick={() => onChange(entries.filter((x) => x.key !== e.key))}
+                >
                   Remove
                 </button>
               </li>
@@ -222,7 +231,10 @@ function ChangeItem({ c }: { c: Change }) {
 /** Diff lists the changes a save would make. */
 export function Diff({ changes, testid }: { changes: Change[]; testid?: string }) {
   return (
-    <ul className="my-1 grid gap-1 pl-5 [&_code]:break-all [&_del]:text-bad [&_ins]:font-semibold [&_ins]:text-ok [&_ins]:no-underline" data-testid={testid}>
+    <ul
+      className="my-1 grid gap-1 pl-5 [&_code]:break-all [&_del]:text-bad [&_ins]:font-semibold [&_ins]:text-ok [&_ins]:no-underline"
+      data-testid={testid}
+    >
       {changes.map((c, i) => (
         <ChangeItem key={i} c={c} />
       ))}
@@ -478,7 +490,8 @@ export function PolicyEditor({ agent, onSaved }: { agent: Agent; onSaved: (a: Ag
         <button type="submit" form="policy-form" className="btn btn-primary" disabled={!next || changes.length === 0 || busy}>
           {busy ? 'Saving…' : 'Save policy'}
         </button>
-        <button className="btn"
+        <button
+          className="btn"
           type="button"
           disabled={busy || (changes.length === 0 && !problems.any)}
           onClick={() => {

@@ -89,9 +89,7 @@ function Freeze({ agent, session, onChanged }: { agent: Agent; session: Session;
         onConfirm={act}
         onClose={() => setConfirming(false)}
       >
-        <p className="m-0">
-          {frozen ? 'Its agents can send again, within the policy.' : 'Every send is blocked until an owner unfreezes it.'}
-        </p>
+        <p className="m-0">{frozen ? 'Its agents can send again, within the policy.' : 'Every send is blocked until an owner unfreezes it.'}</p>
       </ConfirmDialog>
       {error && !confirming && (
         <p role="alert" className="error basis-full">
