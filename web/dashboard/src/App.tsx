@@ -180,15 +180,17 @@ function Shell() {
       <a href="#content" className="sr-only z-50 rounded-md bg-surface px-3 py-2 focus:not-sr-only focus:fixed focus:top-2 focus:left-2">
         Skip to content
       </a>
-      <aside className="sticky top-0 hidden h-dvh flex-col gap-4 overflow-y-auto border-r border-line bg-surface p-3 lg:flex">
-        <div className="px-3 pt-2 text-lg">{brand}</div>
-        <nav aria-label="Main">
-          <NavLinks pending={count} />
-        </nav>
-        <div className="mt-auto border-t border-line pt-3">
-          <Who session={session} pick={pick} out={out} />
-        </div>
-      </aside>
+      <div className="hidden border-r border-line bg-surface lg:block">
+        <aside className="sticky top-0 flex h-dvh flex-col gap-4 overflow-y-auto p-3">
+          <div className="px-3 pt-2 text-lg">{brand}</div>
+          <nav aria-label="Main">
+            <NavLinks pending={count} />
+          </nav>
+          <div className="mt-auto border-t border-line pt-3">
+            <Who session={session} pick={pick} out={out} />
+          </div>
+        </aside>
+      </div>
       <div className="min-w-0">
         <header
           className={`sticky top-0 z-40 flex items-center gap-3 border-b-4 bg-surface/95 px-3 py-2 backdrop-blur lg:px-6 ${live ? 'border-live' : 'border-ok'}`}

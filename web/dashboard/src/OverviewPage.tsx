@@ -229,7 +229,7 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
             ))}
           </ul>
         )}
-        <p className="mb-0">
+        <p className="mt-3 mb-0">
           {o.wallets.data?.more && `Showing the newest ${WALLETS_SHOWN}. `}
           <Link to="/wallets">All wallets</Link>
         </p>
@@ -249,7 +249,7 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
             ))}
           </ul>
         )}
-        <p className="mb-0">
+        <p className="mt-3 mb-0">
           <Link to="/transactions">All transactions</Link>
         </p>
       </section>

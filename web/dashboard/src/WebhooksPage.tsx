@@ -654,7 +654,11 @@ function DeliveryDetail({ id, format }: { id: string; format: Format }) {
                       <span>{a.latency_ms} ms</span>
                     </div>
                     {a.error && <p className="my-1 text-bad wrap-anywhere">{a.error}</p>}
-                    {a.response_head && <pre className="my-1 max-h-32 overflow-y-auto whitespace-pre-wrap wrap-anywhere">{a.response_head}</pre>}
+                    {a.response_head && (
+                      <pre className="my-1 max-h-32 overflow-y-auto whitespace-pre-wrap wrap-anywhere" tabIndex={0}>
+                        {a.response_head}
+                      </pre>
+                    )}
                   </li>
                 );
               })}
@@ -662,7 +666,7 @@ function DeliveryDetail({ id, format }: { id: string; format: Format }) {
           )}
           <h3>Payload</h3>
           {format === 'slack' && <p className="notice">The event as a JSON endpoint gets it; this Slack endpoint gets a message made from it.</p>}
-          <pre className="my-1 max-h-96 overflow-y-auto whitespace-pre-wrap wrap-anywhere" data-testid="payload">
+          <pre className="my-1 max-h-96 overflow-y-auto whitespace-pre-wrap wrap-anywhere" data-testid="payload" tabIndex={0}>
             {JSON.stringify(d.payload, null, 2)}
           </pre>
         </>
