@@ -155,11 +155,11 @@ export function KeysPage({ session }: { session: Session }) {
                   {k.label ?? <span className="notice">no label</span>} <code>{k.prefix}…</code>
                 </td>
                 <td>{k.role}</td>
-                <td>{k.wallet_ids ? k.wallet_ids.map((id) => name.get(id) ?? id.slice(0, 8)).join(', ') : 'all'}</td>
-                <td data-testid="made-by">
+                <td data-label="Wallets">{k.wallet_ids ? k.wallet_ids.map((id) => name.get(id) ?? id.slice(0, 8)).join(', ') : 'all'}</td>
+                <td data-testid="made-by" data-label="Made by">
                   {k.created_by === `user:${session.address}` ? 'you' : k.created_by ? actor(k.created_by) : 'command line'}
                 </td>
-                <td>{k.last_used_at ? <Time iso={k.last_used_at} /> : <span className="notice">never</span>}</td>
+                <td data-label="Last used">{k.last_used_at ? <Time iso={k.last_used_at} /> : <span className="notice">never</span>}</td>
                 <td>
                   <Status status={k.revoked_at ? (k.replaced_by ? 'rotated' : 'revoked') : 'active'} />
                 </td>

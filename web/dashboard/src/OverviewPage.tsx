@@ -453,16 +453,14 @@ function WalletCard({ agent: a, read, spent, sponsored }: { agent: Agent; read: 
       <code title={a.pubkey} className="text-muted">
         {short(a.pubkey)}
       </code>
-      <dl className="my-1 grid grid-cols-2 gap-2">
+      <dl className="my-1 grid grid-cols-2 gap-2 tabular-nums wrap-anywhere">
         <div>
           <dt className="text-xs font-semibold text-muted">USDC</dt>
-          <dd data-field="usdc" className="tabular-nums wrap-anywhere">
-            {value(b?.usdc, usdc)}
-          </dd>
+          <dd data-field="usdc">{value(b?.usdc, usdc)}</dd>
         </div>
         <div>
           <dt className="text-xs font-semibold text-muted">SOL</dt>
-          <dd data-field="sol" className={`tabular-nums wrap-anywhere ${b && b.sol < LOW_SOL && !sponsored ? 'font-bold text-bad' : ''}`}>
+          <dd data-field="sol" className={b && b.sol < LOW_SOL && !sponsored ? 'font-bold text-bad' : undefined}>
             {value(b?.sol, sol)}
           </dd>
         </div>

@@ -133,7 +133,9 @@ export function TransactionsPage({ session }: { session: Session }) {
                 </td>
                 <td>{name.get(t.wallet_id) ?? short(t.wallet_id)}</td>
                 <td className="num font-semibold">{usdc(t.amount)}</td>
-                <td className="num">{t.fee_lamports == null ? '—' : sol(t.fee_lamports)}</td>
+                <td className="num" data-label="Network fee">
+                  {t.fee_lamports == null ? '—' : sol(t.fee_lamports)}
+                </td>
                 <td>
                   <code title={t.counterparty}>{short(t.counterparty)}</code>
                   {t.kind === 'x402' && (

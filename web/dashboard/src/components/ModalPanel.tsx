@@ -19,7 +19,8 @@ export default function ModalPanel({
   children: ReactNode;
 }) {
   return (
-    <Dialog open onClose={onClose} role={role} className="relative z-50">
+    // The dialog covers the screen itself (not only its children), so it has a size: tools and tests see it as shown.
+    <Dialog open onClose={onClose} role={role} className="fixed inset-0 z-50">
       <div className="fixed inset-0 bg-scrim" aria-hidden="true" />
       <div className="fixed inset-0 flex items-end justify-center overflow-y-auto p-3 sm:items-center sm:p-6">
         <DialogPanel className="card grid w-full max-w-lg gap-3 p-5 shadow-xl">
