@@ -39,10 +39,10 @@ export function AnalyticsPage() {
   }
 
   return (
-    <main className="wide">
+    <main className="page">
       <h1>Analytics</h1>
       <form
-        className="filters"
+        className="card filters"
         onSubmit={(e) => {
           e.preventDefault();
           setRange({ ...draft });
@@ -54,7 +54,9 @@ export function AnalyticsPage() {
         <label>
           To <input type="date" value={draft.to} onChange={(e) => setDraft({ ...draft, to: e.target.value })} />
         </label>
-        <button type="submit">Show</button>
+        <button type="submit" className="btn">
+          Show
+        </button>
       </form>
       {error && <p className="error">Could not load analytics: {error}</p>}
       {data === null ? !error && <p>Loading…</p> : <Report data={data} />}

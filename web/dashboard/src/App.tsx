@@ -1,5 +1,5 @@
 import { createContext, useContext, useEffect, useState } from 'react';
-import { Link, Outlet, RouterProvider, createRootRoute, createRoute, createRouter, useParams } from '@tanstack/react-router';
+import { Link, Outlet, RouterProvider, createRootRoute, createRoute, createRouter, useLocation, useParams } from '@tanstack/react-router';
 import { ApiError, type Session, getSession, setCSRF, signOut, switchAccount } from './api';
 import { ApprovalPage } from './ApprovalPage';
 import { AnalyticsPage } from './AnalyticsPage';
@@ -14,6 +14,9 @@ import { WalletPage } from './WalletPage';
 import { WalletsPage } from './WalletsPage';
 import { WebhookPage, WebhooksPage } from './WebhooksPage';
 import { errorText } from './format';
+import { Icon } from './components/Icon';
+import { Skeleton } from './components/Skeleton';
+import { Toaster } from './components/Toast';
 import { queryClient } from './queries';
 import { StreamStatus, useLiveStream } from './stream';
 
@@ -44,13 +47,88 @@ export function App() {
     setSession(null);
   }
 
-  if (session === undefined) return <p className="loading">Loading…</p>;
+  if (session === undefined)
+    return (
+      <div className="page max-w-md pt-[10vh]">
+        <Skeleton lines={3} />
+      </div>
+    );
   if (session === null) return <SignIn onSignedIn={adopt} />;
   // Keyed by the account: a switch drops every page of the other account.
   return (
     <SignedContext.Provider key={session.account_id} value={{ session, adopt, signedOut }}>
       <RouterProvider router={router} />
     </SignedContext.Provider>
+  );
+}
+
+/** NAV is the main navigation, in the order people use it. */
+const NAV = [
+  ['/wallets', 'Wallets'],
+  ['/transactions', 'Transactions'],
+  ['/webhooks', 'Webhooks'],
+  ['/audit', 'Audit log'],
+  ['/analytics', 'Analytics'],
+  ['/keys', 'Keys'],
+  ['/users', 'Users'],
+] as const;
+
+const navLink =
+  'flex min-h-11 items-center gap-2 rounded-md px-3 font-medium text-ink no-underline hover:bg-subtle hover:no-underline aria-[current=page]:bg-accent/12 aria-[current=page]:text-accent';
+
+/** NavLinks are the main navigation's links: a sidebar on wide screens, the menu's panel on phones. */
+function NavLinks({ pending }: { pending: number | null }) {
+  return (
+    <div className="grid gap-0.5">
+      <Link to="/" activeOptions={{ exact: true }} className={navLink}>
+        Overview
+      </Link>
+      <Link to="/approvals" className={navLink}>
+        Approvals
+        <span
+          className={`count ml-auto min-w-7 rounded-full px-1.5 text-center text-sm tabular-nums ${pending ? 'bg-accent text-on-accent' : 'bg-subtle text-muted'}`}
+        >
+          {pending ?? '…'}
+        </span>
+        <span className="sr-only"> pending</span>
+      </Link>
+      {NAV.map(([to, name]) => (
+        <Link key={to} to={to} className={navLink}>
+          {name}
+        </Link>
+      ))}
+    </div>
+  );
+}
+
+/** Who is the signed-in person, the account switch and sign-out. */
+function Who({ session, pick, out }: { session: Session; pick: (id: string) => void; out: () => void }) {
+  return (
+    <div className="grid gap-2 text-sm">
+      {session.accounts.length > 1 && (
+        <label className="grid gap-1">
+          Account
+          <select value={session.account_id} onChange={(e) => pick(e.target.value)} className="w-full">
+            {session.accounts.map((m) => (
+              <option key={m.account_id} value={m.account_id}>
+                {m.network} · {m.role} · {m.account_id.slice(0, 8)}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      <div className="flex items-center justify-between gap-2">
+        <span title={session.address} className="min-w-0">
+          <code>
+            {session.address.slice(0, 4)}…{session.address.slice(-4)}
+          </code>{' '}
+          <span className="text-muted">({session.role})</span>
+        </span>
+        <button type="button" className="btn btn-sm" onClick={out}>
+          Sign out
+        </button>
+      </div>
+    </div>
   );
 }
 
@@ -61,6 +139,14 @@ function Shell() {
   // One event stream per signed-in session: this frame unmounts on a sign-out or an account switch.
   const stream = useLiveStream();
   const [failure, setFailure] = useState('');
+  // On phones the navigation is a menu the button opens; a new page closes it.
+  const [menu, setMenu] = useState(false);
+  const path = useLocation({ select: (l) => l.pathname });
+  const [shownPath, setShownPath] = useState(path);
+  if (shownPath !== path) {
+    setShownPath(path);
+    setMenu(false);
+  }
   useEffect(() => {
     if (error.includes('Unauthorized')) onSignedOut();
   }, [error, onSignedOut]);
@@ -85,59 +171,72 @@ function Shell() {
     }
   }
 
+  const live = session.network === 'mainnet';
+  const count = pending ? pending.length : null;
+  const brand = (
+    <Link to="/" className="font-semibold tracking-tight text-ink no-underline hover:no-underline">
+      Agent Wallet
+    </Link>
+  );
   return (
-    <>
-      <header className={session.network === 'mainnet' ? 'live' : 'test'}>
-        <nav aria-label="Main">
-          <Link to="/" activeOptions={{ exact: true }}>
-            Overview
-          </Link>
-          <Link to="/approvals">
-            Approvals{' '}
-            <span className="count" aria-label="pending approvals">
-              {pending ? pending.length : '…'}
-            </span>
-          </Link>
-          <Link to="/wallets">Wallets</Link>
-          <Link to="/transactions">Transactions</Link>
-          <Link to="/webhooks">Webhooks</Link>
-          <Link to="/audit">Audit log</Link>
-          <Link to="/analytics">Analytics</Link>
-          <Link to="/keys">Keys</Link>
-          <Link to="/users">Users</Link>
-        </nav>
-        <div className="network" role="status">
-          {session.network === 'mainnet' ? 'Mainnet: real money' : 'Devnet: test tokens'}
-        </div>
-        <StreamStatus status={stream} />
-        {session.accounts.length > 1 && (
-          <label className="account">
-            Account{' '}
-            <select value={session.account_id} onChange={(e) => pick(e.target.value)}>
-              {session.accounts.map((m) => (
-                <option key={m.account_id} value={m.account_id}>
-                  {m.network} · {m.role} · {m.account_id.slice(0, 8)}
-                </option>
-              ))}
-            </select>
-          </label>
+    <div className="min-h-dvh lg:grid lg:grid-cols-[15rem_minmax(0,1fr)]">
+      <a href="#content" className="sr-only z-50 rounded-md bg-surface px-3 py-2 focus:not-sr-only focus:fixed focus:top-2 focus:left-2">
+        Skip to content
+      </a>
+      <div className="hidden border-r border-line bg-surface lg:block">
+        <aside className="sticky top-0 flex h-dvh flex-col gap-4 overflow-y-auto p-3">
+          <div className="px-3 pt-2 text-lg">{brand}</div>
+          <nav aria-label="Main">
+            <NavLinks pending={count} />
+          </nav>
+          <div className="mt-auto border-t border-line pt-3">
+            <Who session={session} pick={pick} out={out} />
+          </div>
+        </aside>
+      </div>
+      <div className="min-w-0">
+        <header
+          className={`sticky top-0 z-40 flex items-center gap-3 border-b-4 bg-surface/95 px-3 py-2 backdrop-blur lg:px-6 ${live ? 'border-live' : 'border-ok'}`}
+        >
+          {/* On phones the navigation is a menu: a button that shows and hides its panel (a disclosure). */}
+          <nav aria-label="Main" className="lg:hidden" onKeyDown={(e) => e.key === 'Escape' && setMenu(false)}>
+            <button type="button" className="btn btn-sm min-h-11" aria-expanded={menu} aria-controls="menu" onClick={() => setMenu(!menu)}>
+              <Icon name={menu ? 'cross' : 'menu'} className="size-5" />
+              Menu
+              {count ? <span className="rounded-full bg-accent px-1.5 text-xs text-on-accent tabular-nums">{count}</span> : null}
+            </button>
+            {menu && (
+              <div
+                id="menu"
+                className="absolute inset-x-0 top-full max-h-[calc(100dvh-4rem)] overflow-y-auto border-b border-line bg-surface p-3 shadow-lg"
+              >
+                <NavLinks pending={count} />
+                <div className="mt-3 border-t border-line pt-3">
+                  <Who session={session} pick={pick} out={out} />
+                </div>
+              </div>
+            )}
+          </nav>
+          <div className="hidden sm:block lg:hidden">{brand}</div>
+          <StreamStatus status={stream} />
+          <div
+            role="status"
+            className={`rounded-full px-3 py-0.5 text-sm font-semibold whitespace-nowrap ${live ? 'bg-live text-on-live' : 'bg-ok-soft text-ok'}`}
+          >
+            {live ? 'Mainnet: real money' : 'Devnet: test tokens'}
+          </div>
+        </header>
+        {failure && (
+          <p role="alert" className="error mx-4 mt-3">
+            {failure}
+          </p>
         )}
-        <div className="who">
-          <span title={session.address}>
-            {session.address.slice(0, 4)}…{session.address.slice(-4)} ({session.role})
-          </span>
-          <button type="button" onClick={out}>
-            Sign out
-          </button>
+        <div id="content" tabIndex={-1} className="outline-none">
+          <Outlet />
         </div>
-      </header>
-      {failure && (
-        <p role="alert" className="error">
-          {failure}
-        </p>
-      )}
-      <Outlet />
-    </>
+      </div>
+      <Toaster />
+    </div>
   );
 }
 

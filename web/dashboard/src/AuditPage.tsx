@@ -3,6 +3,9 @@ import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { useNavigate, useSearch } from '@tanstack/react-router';
 import { listAudit, verifyAudit } from './api';
 import { actor, errorText, when } from './format';
+import { Empty } from './components/Empty';
+import { SkeletonRows } from './components/Skeleton';
+import { Time } from './components/Time';
 import { cursorPages, keys } from './queries';
 
 // Suggestions for the action filter; the API refuses an unknown one with
@@ -69,13 +72,13 @@ export function AuditPage() {
   const [open, setOpen] = useState<string | null>(null);
 
   return (
-    <main>
+    <main className="page">
       <h1>Audit log</h1>
-      <section className="chain" aria-label="Hash chain">
+      <section className="mb-4 flex flex-wrap items-center gap-x-4 gap-y-2 [&>p]:m-0" aria-label="Hash chain">
         {chainError ? (
           <p className="error">Could not verify the chain: {chainError}</p>
         ) : chain === null ? (
-          <p>Verifying the chain…</p>
+          <p className="notice">Verifying the chain…</p>
         ) : chain.intact ? (
           <p className="ok" role="status">
             Chain verified through entry {chain.verified_through_seq} ({when(chain.verified_at)})
@@ -86,12 +89,12 @@ export function AuditPage() {
             Chain broken at entry {chain.first_break?.seq}: {chain.first_break?.problem}. Verified through entry {chain.verified_through_seq}.
           </p>
         )}
-        <button type="button" onClick={verify}>
+        <button type="button" className="btn" onClick={verify}>
           Verify again
         </button>
       </section>
       <form
-        className="filters"
+        className="card filters"
         onSubmit={(e) => {
           e.preventDefault();
           setFilter({ action: draft.action.trim(), target: draft.target.trim() });
@@ -113,18 +116,26 @@ export function AuditPage() {
             onChange={(e) => setDraft({ ...draft, target: e.target.value })}
           />
         </label>
-        <button type="submit">Filter</button>
+        <button type="submit" className="btn">
+          Filter
+        </button>
       </form>
       {error && <p className="error">Could not load the audit log: {error}</p>}
       {entries === null ? (
-        !error && <p>Loading…</p>
+        !error && <SkeletonRows rows={5} height="h-10" />
       ) : entries.length === 0 ? (
-        <p className="notice">No entries.</p>
+        <Empty title="No entries.">
+          {filter.action || filter.target
+            ? 'Nothing matches this filter: clear it to see every entry.'
+            : 'Every action in the account is recorded here.'}
+        </Empty>
       ) : (
-        <table className="audit">
+        <table className="table" aria-label="Audit log">
           <thead>
             <tr>
-              <th scope="col">#</th>
+              <th scope="col" className="num">
+                #
+              </th>
               <th scope="col">When</th>
               <th scope="col">Actor</th>
               <th scope="col">Action</th>
@@ -134,19 +145,23 @@ export function AuditPage() {
           </thead>
           <tbody>
             {entries.map((e) => (
-              <tr key={e.id} data-seq={e.seq} className={chain?.first_break?.seq === e.seq ? 'broken' : undefined}>
-                <td>{e.seq}</td>
-                <td>{when(e.at)}</td>
+              <tr key={e.id} data-seq={e.seq} className={chain?.first_break?.seq === e.seq ? 'bg-bad-soft' : undefined}>
+                <td className="num">{e.seq}</td>
+                <td>
+                  <Time iso={e.at} />
+                </td>
                 <td title={e.actor}>{actor(e.actor)}</td>
                 <td>{e.action}</td>
                 <td>
-                  <code>{e.target}</code>
+                  <code className="wrap-anywhere">{e.target}</code>
                 </td>
                 <td>
-                  <button type="button" aria-expanded={open === e.id} onClick={() => setOpen(open === e.id ? null : e.id)}>
+                  <button type="button" className="btn btn-sm" aria-expanded={open === e.id} onClick={() => setOpen(open === e.id ? null : e.id)}>
                     {open === e.id ? 'Hide' : 'Show'}
                   </button>
-                  {open === e.id && <pre>{JSON.stringify(e.details, null, 2)}</pre>}
+                  {open === e.id && (
+                    <pre className="mt-1 mb-0 max-w-[40ch] whitespace-pre-wrap wrap-anywhere">{JSON.stringify(e.details, null, 2)}</pre>
+                  )}
                 </td>
               </tr>
             ))}
@@ -154,7 +169,7 @@ export function AuditPage() {
         </table>
       )}
       {hasMore && (
-        <button type="button" onClick={more}>
+        <button type="button" className="btn mt-3" onClick={more}>
           Load more
         </button>
       )}

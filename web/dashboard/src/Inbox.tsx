@@ -2,7 +2,12 @@ import { useEffect, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type Approval, listApprovals } from './api';
-import { actor, countdown, errorText, short, usdc, when } from './format';
+import { TabGroup, TabList, Tab, TabPanels, TabPanel } from '@headlessui/react';
+import { actor, countdown, errorText, short, usdc } from './format';
+import { Empty } from './components/Empty';
+import { SkeletonRows } from './components/Skeleton';
+import { Status } from './components/Status';
+import { Time } from './components/Time';
 import { keys, poll } from './queries';
 import { QuorumBadge } from './Quorum';
 
@@ -31,51 +36,72 @@ export function Inbox() {
   }, []);
 
   const list = tab === 'pending' ? pending : (decided ?? null);
-  return (
-    <main>
-      <h1>Approvals</h1>
-      <div role="tablist" className="tabs">
-        <button role="tab" aria-selected={tab === 'pending'} onClick={() => setTab('pending')}>
-          Pending{pending ? ` (${pending.length})` : ''}
-        </button>
-        <button role="tab" aria-selected={tab === 'decided'} onClick={() => setTab('decided')}>
-          Decided
-        </button>
-      </div>
-      {error && <p className="error">Could not load approvals: {error}</p>}
-      {list === null ? (
-        <p>Loading…</p>
-      ) : list.length === 0 ? (
-        <p className="notice">{tab === 'pending' ? 'Nothing waits for a decision.' : 'No decided approvals yet.'}</p>
+  const tabClass =
+    'min-h-10 cursor-pointer rounded-md px-4 font-medium text-muted hover:bg-subtle data-selected:bg-accent data-selected:text-on-accent data-selected:hover:bg-accent';
+  const shown =
+    list === null ? (
+      <SkeletonRows rows={3} height="h-24" />
+    ) : list.length === 0 ? (
+      tab === 'pending' ? (
+        <Empty title="Nothing waits for a decision.">
+          Sends above a wallet's approval threshold wait here for an owner or approver. Set the threshold in a wallet's policy on the{' '}
+          <Link to="/wallets">Wallets</Link> page.
+        </Empty>
       ) : (
-        <ul className="approvals">
-          {list.map((a) => (
-            <li key={a.id} className={`approval ${a.status}`} data-approval={a.id}>
-              <div className="line">
-                <strong>{usdc(a.amount)}</strong> from <span>{a.agent_label}</span> to <code title={a.to}>{short(a.to)}</code>
+        <Empty title="No decided approvals yet.">Approvals you or your team approve, reject or let expire are listed here.</Empty>
+      )
+    ) : (
+      <ul className="m-0 grid list-none gap-3 p-0">
+        {list.map((a) => (
+          <li key={a.id} className="card flex flex-wrap items-center gap-x-4 gap-y-2" data-approval={a.id}>
+            <div className="grid min-w-0 flex-1 gap-1">
+              <div className="flex flex-wrap items-baseline gap-x-2">
+                <strong className="text-xl tabular-nums">{usdc(a.amount)}</strong>
+                <span>
+                  from <span className="font-medium">{a.agent_label}</span> to <code title={a.to}>{short(a.to)}</code>
+                </span>
               </div>
-              {a.memo && <div className="memo">“{a.memo}”</div>}
-              <div className="meta">
+              {a.memo && <div className="wrap-anywhere">“{a.memo}”</div>}
+              <div className="flex flex-wrap items-center gap-x-2 gap-y-1 text-sm text-muted">
                 {a.status === 'pending' ? (
                   <>
-                    asked {when(a.created_at)} · expires in {countdown(a.expires_at, now)}
+                    <span>
+                      asked <Time iso={a.created_at} now={now} />
+                    </span>
+                    <span>·</span>
+                    <span className="font-medium text-warn">expires in {countdown(a.expires_at, now)}</span>
                     <QuorumBadge a={a} />
                   </>
                 ) : (
                   <>
-                    <span className={`badge ${a.status}`}>{a.status}</span> {a.approved_by ? `by ${actor(a.approved_by)}` : ''}
-                    {a.rejected_by ? `by ${actor(a.rejected_by)}` : ''} · {when(a.decided_at)}
+                    <Status status={a.status} /> {a.approved_by ? `by ${actor(a.approved_by)}` : ''}
+                    {a.rejected_by ? `by ${actor(a.rejected_by)}` : ''} · <Time iso={a.decided_at} now={now} />
                     {a.transaction_status ? ` · transaction ${a.transaction_status}` : ''}
                   </>
                 )}
               </div>
-              <Link to="/approvals/$id" params={{ id: a.id }}>
-                {a.status === 'pending' ? 'Review' : 'Details'}
-              </Link>
-            </li>
-          ))}
-        </ul>
-      )}
+            </div>
+            <Link to="/approvals/$id" params={{ id: a.id }} className={`btn ${a.status === 'pending' ? 'btn-primary' : ''}`}>
+              {a.status === 'pending' ? 'Review' : 'Details'}
+            </Link>
+          </li>
+        ))}
+      </ul>
+    );
+  return (
+    <main className="page">
+      <h1>Approvals</h1>
+      {error && <p className="error">Could not load approvals: {error}</p>}
+      <TabGroup selectedIndex={tab === 'decided' ? 1 : 0} onChange={(i) => setTab(i === 1 ? 'decided' : 'pending')}>
+        <TabList className="mb-4 inline-flex gap-1 rounded-lg border border-line bg-surface p-1" aria-label="Approvals">
+          <Tab className={tabClass}>Pending{pending ? ` (${pending.length})` : ''}</Tab>
+          <Tab className={tabClass}>Decided</Tab>
+        </TabList>
+        <TabPanels>
+          <TabPanel>{tab === 'pending' && shown}</TabPanel>
+          <TabPanel>{tab === 'decided' && shown}</TabPanel>
+        </TabPanels>
+      </TabGroup>
     </main>
   );
 }

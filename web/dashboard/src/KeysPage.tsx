@@ -1,7 +1,13 @@
 import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { type NewKey, type Session, createKey, listKeys, listWalletLabels, revokeKey, rotateKey } from './api';
-import { actor, errorText, when } from './format';
+import { actor, errorText } from './format';
+import { ConfirmDialog } from './components/ConfirmDialog';
+import { Empty } from './components/Empty';
+import { SkeletonRows } from './components/Skeleton';
+import { Status } from './components/Status';
+import { Time } from './components/Time';
+import { toast } from './components/Toast';
 import { invalidate, keys as cache } from './queries';
 import { ShownOnce } from './ShownOnce';
 
@@ -9,7 +15,7 @@ import { ShownOnce } from './ShownOnce';
 function Shown({ created, onDone }: { created: NewKey; onDone: () => void }) {
   return (
     <ShownOnce title="New key" value={created.key} testId="new-key" onDone={onDone}>
-      <p>
+      <p className="m-0">
         <strong>Copy this key now.</strong> Only its hash is stored: it will not be shown again.
       </p>
     </ShownOnce>
@@ -37,6 +43,7 @@ export function KeysPage({ session }: { session: Session }) {
     try {
       const r = await what();
       if (r && typeof r === 'object' && 'key' in r) setCreated(r as NewKey);
+      else toast('The key was revoked.');
       setConfirm(null);
       await load();
       return true;
@@ -48,7 +55,7 @@ export function KeysPage({ session }: { session: Session }) {
 
   const name = new Map(wallets.map((w) => [w.id, w.label]));
   return (
-    <main className="wide">
+    <main className="page">
       <h1>API keys</h1>
       {error && (
         <p role="alert" className="error">
@@ -58,7 +65,7 @@ export function KeysPage({ session }: { session: Session }) {
       {created && <Shown created={created} onDone={() => setCreated(null)} />}
       {owner && (
         <form
-          className="filters"
+          className="card filters"
           aria-label="Create a key"
           onSubmit={async (e) => {
             e.preventDefault();
@@ -86,7 +93,7 @@ export function KeysPage({ session }: { session: Session }) {
             Label <input value={label} maxLength={100} onChange={(e) => setLabel(e.target.value)} />
           </label>
           {role === 'agent' && wallets.length > 0 && (
-            <fieldset className="scope">
+            <fieldset className="grid gap-1 [&_label]:flex [&_label]:items-center [&_label]:gap-2 [&_label]:font-normal">
               <legend>Only these wallets (none: all)</legend>
               {wallets.map((w) => (
                 <label key={w.id}>
@@ -100,15 +107,36 @@ export function KeysPage({ session }: { session: Session }) {
               ))}
             </fieldset>
           )}
-          <button type="submit" className="primary">
+          <button type="submit" className="btn btn-primary">
             Create key
           </button>
         </form>
       )}
+      <ConfirmDialog
+        open={confirm !== null}
+        title={confirm?.what === 'revoke' ? 'Revoke this key?' : 'Rotate this key?'}
+        confirm={`Confirm ${confirm?.what ?? 'rotate'}`}
+        tone="danger"
+        error={error}
+        onClose={() => setConfirm(null)}
+        onConfirm={() => confirm && act(() => (confirm.what === 'rotate' ? rotateKey(confirm.id) : revokeKey(confirm.id)))}
+      >
+        <p className="m-0">
+          {confirm?.what === 'revoke'
+            ? 'Agents using it are refused from now on. This cannot be undone.'
+            : 'A new key replaces it; the old one is refused from now on. The new key is shown once.'}
+        </p>
+      </ConfirmDialog>
       {keys === null ? (
-        !error && <p>Loading…</p>
+        !error && <SkeletonRows rows={3} height="h-10" />
+      ) : keys.length === 0 ? (
+        <Empty title="No API keys yet.">
+          {owner
+            ? 'Create one above for each agent runtime: an agent key sends from its wallets, an admin key manages the account.'
+            : 'An owner creates them.'}
+        </Empty>
       ) : (
-        <table className="audit" aria-label="Keys">
+        <table className="table" aria-label="Keys">
           <thead>
             <tr>
               <th scope="col">Key</th>
@@ -127,33 +155,22 @@ export function KeysPage({ session }: { session: Session }) {
                   {k.label ?? <span className="notice">no label</span>} <code>{k.prefix}…</code>
                 </td>
                 <td>{k.role}</td>
-                <td>{k.wallet_ids ? k.wallet_ids.map((id) => name.get(id) ?? id.slice(0, 8)).join(', ') : 'all'}</td>
-                <td data-testid="made-by">
+                <td data-label="Wallets">{k.wallet_ids ? k.wallet_ids.map((id) => name.get(id) ?? id.slice(0, 8)).join(', ') : 'all'}</td>
+                <td data-testid="made-by" data-label="Made by">
                   {k.created_by === `user:${session.address}` ? 'you' : k.created_by ? actor(k.created_by) : 'command line'}
                 </td>
-                <td>{when(k.last_used_at)}</td>
-                <td>{k.revoked_at ? (k.replaced_by ? 'rotated' : 'revoked') : 'active'}</td>
+                <td data-label="Last used">{k.last_used_at ? <Time iso={k.last_used_at} /> : <span className="notice">never</span>}</td>
+                <td>
+                  <Status status={k.revoked_at ? (k.replaced_by ? 'rotated' : 'revoked') : 'active'} />
+                </td>
                 {owner && (
                   <td>
-                    {k.revoked_at ? null : confirm?.id === k.id ? (
-                      <span className="confirm">
-                        <button
-                          type="button"
-                          className="danger"
-                          onClick={() => act(() => (confirm.what === 'rotate' ? rotateKey(k.id) : revokeKey(k.id)))}
-                        >
-                          Confirm {confirm.what}
-                        </button>
-                        <button type="button" onClick={() => setConfirm(null)}>
-                          Cancel
-                        </button>
-                      </span>
-                    ) : (
+                    {!k.revoked_at && (
                       <span className="buttons">
-                        <button type="button" onClick={() => setConfirm({ id: k.id, what: 'rotate' })}>
+                        <button type="button" className="btn btn-sm" onClick={() => setConfirm({ id: k.id, what: 'rotate' })}>
                           Rotate
                         </button>
-                        <button type="button" onClick={() => setConfirm({ id: k.id, what: 'revoke' })}>
+                        <button type="button" className="btn btn-sm btn-danger" onClick={() => setConfirm({ id: k.id, what: 'revoke' })}>
                           Revoke
                         </button>
                       </span>

@@ -1,11 +1,15 @@
 import { useState } from 'react';
 import { type UseQueryResult, useQueries, useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
-import { type Agent, type Analytics, type Approval, type Balance, type Session, listAgents, listTransactions } from './api';
+import { type Agent, type Analytics, type Approval, type Balance, type Session, type Transaction, listAgents, listTransactions } from './api';
 import { type FeePayer, fundFeePayer, getBalance, getDaySpend, getFeePayer, limited, setFeePayer } from './api-overview';
-import { errorText, short, usdc, when } from './format';
+import { amount, errorText, short, sols, usdc } from './format';
+import { Empty } from './components/Empty';
+import { Icon } from './components/Icon';
+import { Skeleton, SkeletonRows } from './components/Skeleton';
+import { Status } from './components/Status';
+import { Time } from './components/Time';
 import { invalidate, keys, poll, queryClient } from './queries';
-import './overview.css';
 
 /**
  * LOW_SOL is the SOL balance under which a wallet is flagged: every send
@@ -29,14 +33,14 @@ const BALANCE_READS_PER_MINUTE = 50;
 const WALLETS_SHOWN = 50;
 const TRANSACTIONS_SHOWN = 10;
 const APPROVALS_SHOWN = 5;
+const FAILED_SHOWN = 5;
 
 type Loaded<T> = { data: T | null; error: string };
 /** BalanceRead is a wallet's last good balance and the latest read's failure, if it failed. */
 type BalanceRead = { balance: Balance | null; error: string };
 
-const amount = (n: number, digits = 6) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
 /** sol shows whole lamports (9 decimals), so a tiny balance never rounds to 0. */
-const sol = (n: number) => `${amount(n, 9)} SOL`;
+const sol = (n: number) => sols(n);
 
 /** loaded is a read as the page shows it: the last data, and the latest read's failure. */
 const loaded = <T,>(r: UseQueryResult<T>): Loaded<T> => ({ data: r.data ?? null, error: r.error ? errorText(r.error) : '' });
@@ -66,6 +70,16 @@ function useOverview() {
     queryFn: async () => (await listTransactions({}, undefined, TRANSACTIONS_SHOWN)).transactions,
     ...poll(REFRESH_MS),
   });
+  // What failed today: the newest failed transactions of the UTC day.
+  const failedFilter = { status: 'failed', since: `${today}T00:00:00Z` };
+  const failed = useQuery({
+    queryKey: keys.transactionList(failedFilter),
+    queryFn: async () => {
+      const r = await listTransactions(failedFilter, undefined, FAILED_SHOWN);
+      return { transactions: r.transactions, more: !!r.next_cursor };
+    },
+    ...poll(REFRESH_MS),
+  });
   // The fee payer's SOL is a chain read: polled whatever the event stream says.
   const feePayer = useQuery({ queryKey: keys.feePayer, queryFn: getFeePayer, ...poll(REFRESH_MS, false) });
 
@@ -80,12 +94,12 @@ function useOverview() {
     if (r.status !== 'pending') balances.set(ids[i], { balance: r.data ?? null, error: r.error ? errorText(r.error) : '' });
   });
 
-  const lists = [wallets, spend, txs, feePayer];
+  const lists = [wallets, spend, txs, feePayer, failed];
   const at = Math.max(...lists.map((r) => Math.max(r.dataUpdatedAt, r.errorUpdatedAt)));
   const busy = lists.some((r) => r.isFetching) || reads.some((r) => r.isFetching);
   // A click mid-round starts the lists over; balances keep their pace, but those that failed are read again.
   const refresh = () => {
-    void invalidate(keys.newestWallets, keys.analytics(today, today), keys.recentTransactions, keys.feePayer);
+    void invalidate(keys.newestWallets, keys.analytics(today, today), keys.recentTransactions, keys.feePayer, keys.transactionList(failedFilter));
     void queryClient.refetchQueries({ queryKey: keys.balances, type: 'active', predicate: (q) => q.state.status === 'error' });
   };
 
@@ -94,6 +108,7 @@ function useOverview() {
     spend: loaded(spend),
     txs: loaded(txs),
     feePayer: loaded(feePayer),
+    failed: loaded(failed),
     balances,
     updated: at > 0 ? new Date(at) : null,
     busy,
@@ -101,7 +116,7 @@ function useOverview() {
   };
 }
 
-/** OverviewPage is the account at a glance: network, wallets, what waits and what went out. */
+/** OverviewPage is the account at a glance: what needs me now, what was spent today against the limits, what failed. */
 export function OverviewPage({ session, pending }: { session: Session; pending: Approval[] | null }) {
   const o = useOverview();
   const agents = o.wallets.data?.agents ?? null;
@@ -121,13 +136,17 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
   const sponsored = fp !== null && fp.enabled;
 
   return (
-    <main className="wide overview">
-      <div className="ov-head">
-        <h1>Overview</h1>
-        <p className="ov-updated">
-          {o.updated ? `Updated ${o.updated.toISOString().slice(11, 19)} UTC` : 'Loading…'}
+    <main className="page">
+      <div className="flex flex-wrap items-center justify-between gap-x-4 gap-y-2">
+        <h1 className="mb-2">Overview</h1>
+        <p className="m-0 flex items-center gap-3 text-sm text-muted">
+          {o.updated ? (
+            `Updated ${o.updated.toISOString().slice(11, 19)} UTC`
+          ) : (
+            <span className="skeleton inline-block h-4 w-32" aria-hidden="true" />
+          )}
           {/* Never disabled: a disabled button would drop the keyboard's focus; a click mid-round starts over. */}
-          <button type="button" onClick={o.refresh} aria-busy={o.busy}>
+          <button type="button" className="btn btn-sm" onClick={o.refresh} aria-busy={o.busy}>
             {o.busy ? 'Refreshing…' : 'Refresh'}
           </button>
         </p>
@@ -135,18 +154,29 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
 
       <Network network={session.network} />
 
-      <div className="ov-grid">
+      <Glance pending={pending} agents={agents} spend={o.spend.data} failed={o.failed.data} />
+
+      <div className="mt-4 grid items-start gap-4 md:grid-cols-2">
+        <Pending pending={pending} />
+
         {sponsored ? (
           <FeePayerCard fp={fp} error={o.feePayer.error} session={session} onChange={o.refresh} />
         ) : (
-          <section className={`ov-card ov-low${low.length > 0 ? ' ov-alert' : ''}`} aria-labelledby="ov-low" data-section="low-sol">
-            <h2 id="ov-low">{low.length > 0 ? `⚠ Low on SOL for fees (${low.length})` : 'Low on SOL for fees'}</h2>
+          <section className={`card ${low.length > 0 ? 'border-2 border-bad bg-bad-soft' : ''}`} aria-labelledby="ov-low" data-section="low-sol">
+            <h2 id="ov-low" className={`mt-0 ${low.length > 0 ? 'text-bad' : ''}`}>
+              {low.length > 0 ? `⚠ Low on SOL for fees (${low.length})` : 'Low on SOL for fees'}
+            </h2>
             {agents === null ? (
-              <p className="notice">{o.wallets.error ? 'Unknown: the wallets could not be loaded.' : 'Loading…'}</p>
+              o.wallets.error ? (
+                <p className="notice">Unknown: the wallets could not be loaded.</p>
+              ) : (
+                <Skeleton lines={2} />
+              )
             ) : agents.length === 0 ? (
               <p className="notice">None: no wallets yet.</p>
             ) : low.length === 0 ? (
-              <p className="notice">
+              <p className="notice flex items-center gap-1.5">
+                {!checking && unread.length === 0 && <Icon name="check" className="size-4 text-ok" />}
                 {checking
                   ? 'Checking balances…'
                   : unread.length === agents.length
@@ -158,20 +188,21 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
             ) : (
               <>
                 <p>Sends from these may fail: fees and new recipients' token accounts are paid in SOL. Send each at least {sol(LOW_SOL)}.</p>
-                <ul className="ov-list">
+                <ul className="m-0 grid list-none gap-1 p-0">
                   {low.map((a) => (
-                    <li key={a.id} data-wallet={a.id}>
-                      <Link to="/wallets/$id" params={{ id: a.id }}>
+                    <li key={a.id} data-wallet={a.id} className="border-b border-bad/20 py-1.5 wrap-anywhere last:border-0">
+                      <Link to="/wallets/$id" params={{ id: a.id }} className="font-medium">
                         {a.label}
                       </Link>{' '}
-                      <code title={a.pubkey}>{short(a.pubkey)}</code> <strong>{sol(o.balances.get(a.id)?.balance?.sol ?? 0)}</strong>
+                      <code title={a.pubkey}>{short(a.pubkey)}</code>{' '}
+                      <strong className="tabular-nums">{sol(o.balances.get(a.id)?.balance?.sol ?? 0)}</strong>
                     </li>
                   ))}
                 </ul>
               </>
             )}
             {unread.length > 0 && (
-              <p className="ov-unread">
+              <p className="warn">
                 Not checked: the balance of {unread.length > 5 ? `${unread.length} wallets` : unread.map((a) => a.label).join(', ')} could not be
                 read.
               </p>
@@ -179,58 +210,193 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
             {session.role === 'owner' && fp !== null && <SponsorOn onChange={o.refresh} />}
           </section>
         )}
-
-        <Pending pending={pending} />
-
-        <section className="ov-card ov-wide" aria-labelledby="ov-wallets">
-          <h2 id="ov-wallets">Wallets</h2>
-          {o.wallets.error && <p className="error">Could not load wallets: {o.wallets.error}</p>}
-          {o.spend.error && <p className="error">Could not load today's spend: {o.spend.error}</p>}
-          {agents === null ? (
-            !o.wallets.error && <p className="notice">Loading…</p>
-          ) : agents.length === 0 ? (
-            <p className="notice">No wallets yet: create one with POST /agents.</p>
-          ) : (
-            <ul className="ov-wallets" aria-label="Wallets">
-              {agents.map((a) => (
-                <WalletCard key={a.id} agent={a} read={o.balances.get(a.id)} spent={spentToday(o.spend.data, a.id)} sponsored={sponsored} />
-              ))}
-            </ul>
-          )}
-          <p className="ov-more">
-            {o.wallets.data?.more && `Showing the newest ${WALLETS_SHOWN}. `}
-            <Link to="/wallets">All wallets</Link>
-          </p>
-        </section>
-
-        <section className="ov-card ov-wide" aria-labelledby="ov-txs">
-          <h2 id="ov-txs">Recent transactions</h2>
-          {o.txs.error && <p className="error">Could not load transactions: {o.txs.error}</p>}
-          {o.txs.data === null ? (
-            !o.txs.error && <p className="notice">Loading…</p>
-          ) : o.txs.data.length === 0 ? (
-            <p className="notice">No transactions yet.</p>
-          ) : (
-            <ul className="ov-txs" aria-label="Recent transactions">
-              {o.txs.data.map((t) => (
-                <li key={t.id} data-signature={t.signature}>
-                  <strong>{usdc(t.amount)}</strong>
-                  <span className={`badge ${t.status === 'confirmed' ? 'sent' : t.status === 'failed' ? 'rejected' : 'pending'}`}>{t.status}</span>
-                  <span>
-                    {label.get(t.wallet_id) ?? short(t.wallet_id)} to <code title={t.counterparty}>{short(t.counterparty)}</code>
-                  </span>
-                  {t.memo && <span className="memo">“{t.memo}”</span>}
-                  <span className="ov-time">{when(t.created_at)}</span>
-                </li>
-              ))}
-            </ul>
-          )}
-          <p className="ov-more">
-            <Link to="/transactions">All transactions</Link>
-          </p>
-        </section>
       </div>
+
+      <section className="card mt-4" aria-labelledby="ov-wallets">
+        <h2 id="ov-wallets">Wallets</h2>
+        {o.wallets.error && <p className="error">Could not load wallets: {o.wallets.error}</p>}
+        {o.spend.error && <p className="error">Could not load today's spend: {o.spend.error}</p>}
+        {agents === null ? (
+          !o.wallets.error && <SkeletonRows rows={2} height="h-28" />
+        ) : agents.length === 0 ? (
+          <Empty title="No wallets yet: create one on the Wallets page (or with POST /agents).">
+            Each wallet has its own address, balance and policy. <Link to="/wallets">Go to Wallets</Link>
+          </Empty>
+        ) : (
+          <ul className="m-0 grid list-none grid-cols-[repeat(auto-fill,minmax(min(100%,16rem),1fr))] gap-3 p-0" aria-label="Wallets">
+            {agents.map((a) => (
+              <WalletCard key={a.id} agent={a} read={o.balances.get(a.id)} spent={spentToday(o.spend.data, a.id)} sponsored={sponsored} />
+            ))}
+          </ul>
+        )}
+        <p className="mt-3 mb-0">
+          {o.wallets.data?.more && `Showing the newest ${WALLETS_SHOWN}. `}
+          <Link to="/wallets">All wallets</Link>
+        </p>
+      </section>
+
+      <section className="card mt-4" aria-labelledby="ov-txs">
+        <h2 id="ov-txs">Recent transactions</h2>
+        {o.txs.error && <p className="error">Could not load transactions: {o.txs.error}</p>}
+        {o.txs.data === null ? (
+          !o.txs.error && <SkeletonRows rows={3} height="h-10" />
+        ) : o.txs.data.length === 0 ? (
+          <Empty title="No transactions yet.">Payments your agents send appear here as they go out.</Empty>
+        ) : (
+          <ul className="m-0 list-none p-0" aria-label="Recent transactions">
+            {o.txs.data.map((t) => (
+              <TxRow key={t.id} t={t} wallet={label.get(t.wallet_id) ?? short(t.wallet_id)} />
+            ))}
+          </ul>
+        )}
+        <p className="mt-3 mb-0">
+          <Link to="/transactions">All transactions</Link>
+        </p>
+      </section>
     </main>
+  );
+}
+
+/** TxRow is a transaction in one line: amount, status, wallet and recipient, memo, time. */
+function TxRow({ t, wallet }: { t: Transaction; wallet: string }) {
+  return (
+    <li data-signature={t.signature} className="flex min-w-0 flex-wrap items-baseline gap-x-3 gap-y-1 border-b border-line py-2 last:border-0">
+      <strong className="min-w-28 text-right tabular-nums">{usdc(t.amount)}</strong>
+      <Status status={t.status} />
+      <span className="min-w-0 wrap-anywhere">
+        {wallet} to <code title={t.counterparty}>{short(t.counterparty)}</code>
+      </span>
+      {t.memo && <span className="memo min-w-0 text-muted wrap-anywhere">“{t.memo}”</span>}
+      <Time iso={t.created_at} className="basis-full text-sm text-muted sm:ml-auto sm:basis-auto" />
+    </li>
+  );
+}
+
+/**
+ * Glance answers three questions in three figures: what waits for a
+ * decision, how much went out today against the wallets' daily limits, and
+ * what failed or was blocked today.
+ */
+function Glance({
+  pending,
+  agents,
+  spend,
+  failed,
+}: {
+  pending: Approval[] | null;
+  agents: Agent[] | null;
+  spend: Analytics | null;
+  failed: { transactions: Transaction[]; more: boolean } | null;
+}) {
+  const waiting = pending?.length ?? null;
+  const spent = spend ? spend.spend.filter((s) => s.day === spend.to).reduce((n, s) => n + s.amount_usdc, 0) : null;
+  const limit = agents ? agents.reduce((n, a) => n + a.policy.daily_limit_usdc, 0) : null;
+  const share = spent !== null && limit ? Math.min(1, spent / limit) : 0;
+  const blocks = spend ? spend.blocked.reduce((n, b) => n + b.count, 0) : null;
+  const fails = failed ? failed.transactions.length : null;
+  const figure = 'm-0 text-3xl font-bold tabular-nums';
+  const box = 'card grid content-start gap-1';
+  return (
+    <section className="mt-4 grid gap-4 sm:grid-cols-3" aria-label="At a glance">
+      <div className={`${box} ${waiting ? 'border-warn/60 bg-warn-soft' : ''}`}>
+        <h2 className="m-0 text-sm font-semibold text-muted">Needs you now</h2>
+        {waiting === null ? (
+          <div className="skeleton h-9 w-16" aria-hidden="true" />
+        ) : (
+          <p className={`${figure} ${waiting ? 'text-warn' : ''}`}>{waiting >= 50 ? '50+' : waiting}</p>
+        )}
+        <p className="m-0 text-sm">
+          {waiting ? (
+            <>
+              {waiting === 1 ? 'approval waits' : 'approvals wait'} for a decision. <Link to="/approvals">Review</Link>
+            </>
+          ) : (
+            <span className="notice">no approval waits</span>
+          )}
+        </p>
+      </div>
+      <div className={box}>
+        <h2 className="m-0 text-sm font-semibold text-muted">Spent today (UTC)</h2>
+        {spent === null || limit === null ? (
+          <div className="skeleton h-9 w-32" aria-hidden="true" />
+        ) : (
+          <>
+            <p className={figure}>
+              {amount(spent)} <span className="text-base font-medium text-muted">USDC</span>
+            </p>
+            <Meter
+              share={share}
+              label="All wallets: spent today against their daily limits"
+              max={limit}
+              value={spent}
+              text={`${usdc(spent)} of ${usdc(limit)}`}
+            />
+            <p className="m-0 text-sm text-muted">of {usdc(limit)}, the sum of the shown wallets' daily limits</p>
+          </>
+        )}
+      </div>
+      <div className={`${box} ${fails || blocks ? 'border-bad/60 bg-bad-soft' : ''}`}>
+        <h2 className="m-0 text-sm font-semibold text-muted">Failed or blocked today</h2>
+        {fails === null || blocks === null ? (
+          <div className="skeleton h-9 w-16" aria-hidden="true" />
+        ) : (
+          <>
+            <p className={`${figure} ${fails || blocks ? 'text-bad' : ''}`}>
+              {fails + blocks}
+              {failed?.more ? '+' : ''}
+            </p>
+            <p className="m-0 text-sm">
+              {fails || blocks ? (
+                <>
+                  <Link to="/transactions" search={{ status: 'failed' }}>
+                    {fails}
+                    {failed?.more ? '+' : ''} failed
+                  </Link>
+                  {' · '}
+                  <Link to="/audit" search={{ action: 'send.blocked' }}>
+                    {blocks} blocked by a policy
+                  </Link>
+                </>
+              ) : (
+                <span className="notice">nothing failed, nothing blocked</span>
+              )}
+            </p>
+          </>
+        )}
+      </div>
+    </section>
+  );
+}
+
+/** Meter is a share of a limit as a bar: green, amber from 80 %, red at the limit. */
+function Meter({
+  share,
+  label,
+  max,
+  value,
+  text,
+  className = '',
+}: {
+  share: number;
+  label: string;
+  max: number;
+  value: number;
+  text: string;
+  className?: string;
+}) {
+  const level = share >= 1 ? 'full' : share >= 0.8 ? 'high' : '';
+  return (
+    <div
+      className={`ov-meter ${level} h-2 overflow-hidden rounded-full bg-subtle ${className}`}
+      role="meter"
+      aria-label={label}
+      aria-valuemin={0}
+      aria-valuemax={max}
+      aria-valuenow={value}
+      aria-valuetext={text}
+    >
+      <div className={`h-full ${level === 'full' ? 'bg-bad' : level === 'high' ? 'bg-warn' : 'bg-ok'}`} style={{ width: `${share * 100}%` }} />
+    </div>
   );
 }
 
@@ -243,13 +409,21 @@ function spentToday(a: Analytics | null, id: string): number | null {
 /** Network says loudly whether payments here move real money. */
 function Network({ network }: { network: Session['network'] }) {
   return network === 'mainnet' ? (
-    <section className="ov-network live" aria-label="Network" data-network="mainnet">
-      <strong>Mainnet: REAL MONEY</strong>
+    <section
+      className="flex flex-wrap items-baseline gap-x-4 gap-y-1 rounded-lg border border-live bg-live px-4 py-3 text-on-live"
+      aria-label="Network"
+      data-network="mainnet"
+    >
+      <strong className="text-xl tracking-wide">Mainnet: REAL MONEY</strong>
       <span>Every payment sent or approved in this account moves real USDC.</span>
     </section>
   ) : (
-    <section className="ov-network test" aria-label="Network" data-network="devnet">
-      <strong>Devnet: test tokens</strong>
+    <section
+      className="flex flex-wrap items-baseline gap-x-4 gap-y-1 rounded-lg border border-ok/40 bg-ok-soft px-4 py-3 text-ok"
+      aria-label="Network"
+      data-network="devnet"
+    >
+      <strong className="text-lg">Devnet: test tokens</strong>
       <span>Payments in this account move devnet USDC, which has no value.</span>
     </section>
   );
@@ -261,35 +435,38 @@ function WalletCard({ agent: a, read, spent, sponsored }: { agent: Agent; read: 
     b && n !== undefined ? (
       show(n)
     ) : read?.error ? (
-      <span className="ov-unavailable" title={read.error}>
+      <span className="text-warn italic" title={read.error}>
         unavailable
       </span>
     ) : (
       '…'
     );
+  const frozen = a.state === 'frozen';
   return (
-    <li className={`ov-wallet ${a.state}`} data-wallet={a.id}>
-      <div className="ov-wallet-top">
-        <Link to="/wallets/$id" params={{ id: a.id }}>
+    <li className={`grid min-w-0 gap-1.5 rounded-md border border-line p-3 ${frozen ? 'bg-info-soft' : 'bg-surface'}`} data-wallet={a.id}>
+      <div className="flex min-w-0 items-center justify-between gap-2">
+        <Link to="/wallets/$id" params={{ id: a.id }} className="min-w-0 py-1 font-semibold wrap-anywhere">
           {a.label}
         </Link>
-        <span className={`ov-state ${a.state}`}>{a.state}</span>
+        <Status status={a.state} className="ov-state text-xs uppercase" />
       </div>
-      <code title={a.pubkey}>{short(a.pubkey)}</code>
-      <dl className="ov-balance">
+      <code title={a.pubkey} className="text-muted">
+        {short(a.pubkey)}
+      </code>
+      <dl className="my-1 grid grid-cols-2 gap-2 tabular-nums wrap-anywhere">
         <div>
-          <dt>USDC</dt>
+          <dt className="text-xs font-semibold text-muted">USDC</dt>
           <dd data-field="usdc">{value(b?.usdc, usdc)}</dd>
         </div>
         <div>
-          <dt>SOL</dt>
-          <dd data-field="sol" className={b && b.sol < LOW_SOL && !sponsored ? 'ov-low-value' : undefined}>
+          <dt className="text-xs font-semibold text-muted">SOL</dt>
+          <dd data-field="sol" className={b && b.sol < LOW_SOL && !sponsored ? 'font-bold text-bad' : undefined}>
             {value(b?.sol, sol)}
           </dd>
         </div>
       </dl>
       {b && read?.error && (
-        <p className="notice ov-stale" title={read.error}>
+        <p className="notice m-0 text-xs" title={read.error}>
           Balance not refreshed: {read.error}
         </p>
       )}
@@ -300,23 +477,15 @@ function WalletCard({ agent: a, read, spent, sponsored }: { agent: Agent; read: 
 
 /** SpendMeter is today's (UTC) spend against the daily limit, amber from 80 %, red at the limit. */
 function SpendMeter({ label, spent, limit }: { label: string; spent: number | null; limit: number }) {
-  if (spent === null) return <p className="notice">Today's spend: unavailable</p>;
+  if (spent === null) return <p className="notice m-0 text-sm">Today's spend: unavailable</p>;
   const share = limit > 0 ? Math.min(1, spent / limit) : 1;
   const text = `${amount(spent)} of ${usdc(limit)} today`;
   return (
-    <div className="ov-spend">
-      <span data-field="spend">{text}</span>
-      <div
-        className={`ov-meter${share >= 1 ? ' full' : share >= 0.8 ? ' high' : ''}`}
-        role="meter"
-        aria-label={`${label}: spend today against the daily limit`}
-        aria-valuemin={0}
-        aria-valuemax={limit}
-        aria-valuenow={spent}
-        aria-valuetext={text}
-      >
-        <i style={{ width: `${share * 100}%` }} />
-      </div>
+    <div className="grid gap-1 text-sm">
+      <span data-field="spend" className="tabular-nums">
+        {text}
+      </span>
+      <Meter share={share} label={`${label}: spend today against the daily limit`} max={limit} value={spent} text={text} />
     </div>
   );
 }
@@ -325,32 +494,39 @@ function SpendMeter({ label, spent, limit }: { label: string; spent: number | nu
 function Pending({ pending }: { pending: Approval[] | null }) {
   // App's list is one page of 50: at 50 there may be more.
   const count = pending === null ? '…' : pending.length >= 50 ? '50+' : String(pending.length);
+  const waiting = pending !== null && pending.length > 0;
   return (
-    <section className={`ov-card${pending && pending.length > 0 ? ' ov-waiting' : ''}`} aria-labelledby="ov-pending" data-section="pending">
-      <h2 id="ov-pending">
+    <section className={`card ${waiting ? 'border-l-4 border-l-warn' : ''}`} aria-labelledby="ov-pending" data-section="pending">
+      <h2 id="ov-pending" className="mt-0 flex items-center gap-2">
         Pending approvals{' '}
-        <span className="ov-count" data-field="pending-count">
+        <span
+          className={`min-w-8 rounded-full px-2 text-center text-base tabular-nums ${waiting ? 'bg-accent text-on-accent' : 'bg-subtle text-muted'}`}
+          data-field="pending-count"
+        >
           {count}
         </span>
       </h2>
       {pending === null ? (
-        <p className="notice">Loading…</p>
+        <Skeleton lines={2} />
       ) : pending.length === 0 ? (
-        <p className="notice">Nothing waits for a decision.</p>
+        <p className="notice flex items-center gap-1.5">
+          <Icon name="check" className="size-4 text-ok" />
+          Nothing waits for a decision.
+        </p>
       ) : (
-        <ul className="ov-list">
+        <ul className="m-0 grid list-none gap-1 p-0">
           {pending.slice(0, APPROVALS_SHOWN).map((a) => (
-            <li key={a.id} data-approval={a.id}>
-              <Link to="/approvals/$id" params={{ id: a.id }}>
+            <li key={a.id} data-approval={a.id} className="border-b border-line py-1.5 wrap-anywhere last:border-0">
+              <Link to="/approvals/$id" params={{ id: a.id }} className="font-semibold tabular-nums">
                 {usdc(a.amount)}
               </Link>{' '}
               from {a.agent_label} to <code title={a.to}>{short(a.to)}</code>
-              {a.memo && <span className="memo"> “{a.memo}”</span>}
+              {a.memo && <span className="text-muted"> “{a.memo}”</span>}
             </li>
           ))}
         </ul>
       )}
-      <p className="ov-more">
+      <p className="mb-0">
         {pending && pending.length > APPROVALS_SHOWN && `${pending.length - APPROVALS_SHOWN}${pending.length >= 50 ? '+' : ''} more. `}
         <Link to="/approvals">All pending approvals</Link>
       </p>
@@ -381,9 +557,9 @@ function useAct(onDone: () => void) {
 function SponsorOn({ onChange }: { onChange: () => void }) {
   const { busy, error, act } = useAct(onChange);
   return (
-    <div className="ov-sponsor-off">
+    <div className="mt-3">
       <p className="notice">Fee sponsorship is off: each wallet pays its own fees in SOL.</p>
-      <button type="button" disabled={busy} onClick={() => void act(() => setFeePayer({ enabled: true }))}>
+      <button type="button" className="btn" disabled={busy} onClick={() => void act(() => setFeePayer({ enabled: true }))}>
         {busy ? 'Turning on…' : 'Turn on fee sponsorship'}
       </button>
       {error && (
@@ -413,12 +589,14 @@ function FeePayerCard({ fp, error, session, onChange }: { fp: FeePayer; error: s
     /^\d+(\.\d{1,6})?$/.test(fund.trim()) && Number(fund) > 0 && Number(fund) <= 100 ? '' : 'Above 0 and at most 100 SOL, 6 decimals at most.';
   const owner = session.role === 'owner';
   return (
-    <section className={`ov-card ov-low ov-fee-payer${fp.low ? ' ov-alert' : ''}`} aria-labelledby="ov-fp" data-section="fee-payer">
-      <h2 id="ov-fp">{fp.low ? '⚠ Fee payer low on SOL' : 'Fee payer'}</h2>
+    <section className={`card ${fp.low ? 'border-2 border-bad bg-bad-soft' : ''}`} aria-labelledby="ov-fp" data-section="fee-payer">
+      <h2 id="ov-fp" className={`mt-0 ${fp.low ? 'text-bad' : ''}`}>
+        {fp.low ? '⚠ Fee payer low on SOL' : 'Fee payer'}
+      </h2>
       <p>Pays the network fee, and a new recipient's token account rent, for every wallet's sends: the wallets need no SOL.</p>
-      <dl className="ov-balance">
+      <dl className="my-2 grid grid-cols-2 gap-2">
         <div>
-          <dt>Address</dt>
+          <dt className="text-xs font-semibold text-muted">Address</dt>
           <dd>
             <code title={fp.address ?? ''} data-field="fee-payer-address">
               {fp.address ? short(fp.address) : '—'}
@@ -426,27 +604,23 @@ function FeePayerCard({ fp, error, session, onChange }: { fp: FeePayer; error: s
           </dd>
         </div>
         <div>
-          <dt>SOL</dt>
-          <dd data-field="fee-payer-sol" className={fp.low ? 'ov-low-value' : undefined}>
-            {fp.sol === null ? <span className="ov-unavailable">unavailable</span> : sol(fp.sol)}
+          <dt className="text-xs font-semibold text-muted">SOL</dt>
+          <dd data-field="fee-payer-sol" className={`tabular-nums ${fp.low ? 'font-bold text-bad' : ''}`}>
+            {fp.sol === null ? <span className="text-warn italic">unavailable</span> : sol(fp.sol)}
           </dd>
         </div>
       </dl>
-      <div className="ov-spend">
-        <span data-field="fee-payer-spend">
+      <div className="grid gap-1 text-sm">
+        <span data-field="fee-payer-spend" className="tabular-nums">
           {text} ({fp.transactions_today} {fp.transactions_today === 1 ? 'transaction' : 'transactions'})
         </span>
-        <div
-          className={`ov-meter${share >= 1 ? ' full' : share >= 0.8 ? ' high' : ''}`}
-          role="meter"
-          aria-label="Fee payer: spend today against the daily budget"
-          aria-valuemin={0}
-          aria-valuemax={fp.daily_budget_sol}
-          aria-valuenow={fp.spent_today_sol}
-          aria-valuetext={text}
-        >
-          <i style={{ width: `${share * 100}%` }} />
-        </div>
+        <Meter
+          share={share}
+          label="Fee payer: spend today against the daily budget"
+          max={fp.daily_budget_sol}
+          value={fp.spent_today_sol}
+          text={text}
+        />
       </div>
       {fp.low && (
         <p data-field="fee-payer-warning">
@@ -454,13 +628,14 @@ function FeePayerCard({ fp, error, session, onChange }: { fp: FeePayer; error: s
         </p>
       )}
       {error && (
-        <p className="notice ov-stale" title={error}>
+        <p className="notice text-xs" title={error}>
           Not refreshed: {error}
         </p>
       )}
       {owner && (
-        <div className="ov-fp-actions">
+        <div className="mt-3 grid gap-2">
           <form
+            className="flex flex-wrap items-center gap-2"
             aria-label="Daily budget"
             noValidate
             onSubmit={(e) => {
@@ -471,18 +646,20 @@ function FeePayerCard({ fp, error, session, onChange }: { fp: FeePayer; error: s
             <label htmlFor="fp-budget">Daily budget (SOL)</label>
             <input
               id="fp-budget"
+              className="w-28"
               inputMode="decimal"
               autoComplete="off"
               value={budget}
               aria-invalid={budgetIssue !== ''}
               onChange={(e) => setBudget(e.target.value)}
             />
-            <button type="submit" disabled={busy || budgetIssue !== ''}>
+            <button type="submit" className="btn" disabled={busy || budgetIssue !== ''}>
               Save
             </button>
           </form>
           {session.local_chain && (
             <form
+              className="flex flex-wrap items-center gap-2"
               aria-label="Fund the fee payer on localnet"
               noValidate
               onSubmit={(e) => {
@@ -493,18 +670,19 @@ function FeePayerCard({ fp, error, session, onChange }: { fp: FeePayer; error: s
               <label htmlFor="fp-fund">Fund on localnet (SOL)</label>
               <input
                 id="fp-fund"
+                className="w-28"
                 inputMode="decimal"
                 autoComplete="off"
                 value={fund}
                 aria-invalid={fundIssue !== ''}
                 onChange={(e) => setFund(e.target.value)}
               />
-              <button type="submit" disabled={busy || fundIssue !== ''}>
+              <button type="submit" className="btn" disabled={busy || fundIssue !== ''}>
                 Fund
               </button>
             </form>
           )}
-          <button type="button" disabled={busy} onClick={() => void act(() => setFeePayer({ enabled: false }))}>
+          <button type="button" className="btn justify-self-start" disabled={busy} onClick={() => void act(() => setFeePayer({ enabled: false }))}>
             Turn off fee sponsorship
           </button>
           {(budgetIssue || fundIssue) && <p className="field-error">{budgetIssue || fundIssue}</p>}

@@ -155,7 +155,7 @@ describe('an amount is checked as it is typed', () => {
     expect(field('Max per send').value).toBe('7.5');
     expect(field('Max per send').getAttribute('aria-invalid')).toBe('false');
     expect(screen.getByRole('textbox', { name: 'Max per send', description: 'USDC one send may move' })).toBeTruthy();
-    expect(within(changes).getByRole('listitem').textContent).toBe('Max per send: 20 USDC → 7.5 USDC');
+    expect(within(changes).getByRole('listitem').textContent).toBe('Max per send: 20.00 USDC → 7.50 USDC');
     expect(save.disabled).toBe(false);
   });
 });
@@ -170,7 +170,7 @@ test('Save sends only the amounts that changed, then shows the saved policy', as
     within(changes)
       .getAllByRole('listitem')
       .map((li) => li.textContent),
-  ).toEqual(['Daily limit: 100 USDC → 50 USDC', 'Approval from: 10 USDC → 0 USDC']);
+  ).toEqual(['Daily limit: 100.00 USDC → 50.00 USDC', 'Approval from: 10.00 USDC → 0.00 USDC']);
 
   await userEvent.click(save);
 
@@ -284,7 +284,7 @@ test('a policy saved by someone else: an untouched draft follows it, an edited o
   rerender(<Page agent={agentWith({ daily_limit_usdc: 80, max_tx_usdc: 15 })} onSaved={onSaved} />);
   expect(field('Max per send').value).toBe('5');
   expect(within(changes).getByRole('status').textContent).toMatch(/changed by someone else/);
-  expect(within(changes).getByRole('listitem').textContent).toBe('Max per send: 15 USDC → 5 USDC');
+  expect(within(changes).getByRole('listitem').textContent).toBe('Max per send: 15.00 USDC → 5.00 USDC');
 });
 
 describe('Try a send', () => {
@@ -326,7 +326,7 @@ describe('Try a send', () => {
     ]);
     const result = within(tryIt).getByRole('status');
     expect(result.textContent).toMatch(/^Under the current policy: sent/);
-    expect(within(result).getByTestId('preview-remaining').textContent).toBe('87.5 USDC');
+    expect(within(result).getByTestId('preview-remaining').textContent).toBe('87.50 USDC');
     expect(within(result).queryByTestId('preview-current')).toBeNull();
   });
 

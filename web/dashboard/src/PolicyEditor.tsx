@@ -3,6 +3,7 @@ import type { Agent } from './api';
 import { type Policy, type PolicyInput, type Preview, previewSend, updatePolicy } from './api-wallets';
 import { addressProblem } from './address';
 import { errorText, short, usdc } from './format';
+import { Status } from './components/Status';
 import {
   type Change,
   type Draft,
@@ -26,7 +27,7 @@ function AmountField(props: { id: string; label: string; hint: string; value: st
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <span className="unit">
+      <span className="flex items-center gap-1.5 [&>input]:min-w-0 [&>input]:flex-1">
         <input
           id={id}
           inputMode="decimal"
@@ -62,17 +63,21 @@ function AddressBook({
 }) {
   const set = (key: number, part: Partial<Entry>) => onChange(entries.map((e) => (e.key === key ? { ...e, ...part } : e)));
   return (
-    <fieldset className="book">
+    <fieldset className="mb-3">
       <legend>Allowlist</legend>
       <p className="hint">{entries.length === 0 ? 'Empty: the wallet may pay any address.' : 'The wallet may pay only these addresses.'}</p>
       {entries.length > 0 && (
-        <ol aria-label="Allowlist entries">
+        <ol aria-label="Allowlist entries" className="my-2 grid list-none gap-3 p-0">
           {entries.map((e, i) => {
             const p = problems.entries[i] ?? { address: '', label: '' };
             const id = `${prefix}-entry-${e.key}`;
             return (
-              <li key={e.key} data-row={i + 1}>
-                <div className="field address">
+              <li
+                key={e.key}
+                data-row={i + 1}
+                className="grid items-start gap-2 border-b border-line pb-3 sm:grid-cols-[minmax(0,3fr)_minmax(0,2fr)_auto]"
+              >
+                <div className="field [&_input]:font-mono [&_input]:text-sm">
                   <label htmlFor={`${id}-address`}>Address {i + 1}</label>
                   <input
                     id={`${id}-address`}
@@ -101,7 +106,12 @@ function AddressBook({
                     {p.label}
                   </span>
                 </div>
-                <button type="button" aria-label={`Remove address ${i + 1}`} onClick={() => onChange(entries.filter((x) => x.key !== e.key))}>
+                <button
+                  type="button"
+                  className="btn justify-self-start sm:mt-6"
+                  aria-label={`Remove address ${i + 1}`}
+                  onClick={() => onChange(entries.filter((x) => x.key !== e.key))}
+                >
                   Remove
                 </button>
               </li>
@@ -110,7 +120,7 @@ function AddressBook({
         </ol>
       )}
       {problems.list && <p className="field-error">{problems.list}</p>}
-      <button type="button" onClick={() => onChange([...entries, newEntry()])}>
+      <button type="button" className="btn" onClick={() => onChange([...entries, newEntry()])}>
         Add address
       </button>
     </fieldset>
@@ -131,7 +141,7 @@ export function PolicyFields({
 }) {
   return (
     <>
-      <div className="amounts">
+      <div className="mb-3 grid grid-cols-[repeat(auto-fit,minmax(12rem,1fr))] gap-x-4 gap-y-3">
         {FIELDS.map((f) => (
           <AmountField
             key={f.name}
@@ -153,8 +163,8 @@ export function PolicyFields({
 export function PolicyView({ policy }: { policy: Policy }) {
   const labels = policy.allowlist_labels ?? {};
   return (
-    <div className="policy-view">
-      <dl>
+    <div>
+      <dl className="my-2 grid grid-cols-[repeat(auto-fit,minmax(9rem,1fr))] gap-x-4 gap-y-2 [&_dt]:text-xs [&_dt]:font-semibold [&_dt]:text-muted">
         {FIELDS.map((f) => (
           <div key={f.name}>
             <dt>{f.label}</dt>
@@ -166,7 +176,7 @@ export function PolicyView({ policy }: { policy: Policy }) {
       {policy.allowlist.length === 0 ? (
         <p className="hint">Empty: the wallet may pay any address.</p>
       ) : (
-        <ul className="allowlist" aria-label="Allowlist">
+        <ul className="m-0 grid list-none gap-1 p-0" aria-label="Allowlist">
           {policy.allowlist.map((a) => (
             <li key={a}>
               {labels[a] && <strong>{labels[a]} </strong>}
@@ -221,7 +231,10 @@ function ChangeItem({ c }: { c: Change }) {
 /** Diff lists the changes a save would make. */
 export function Diff({ changes, testid }: { changes: Change[]; testid?: string }) {
   return (
-    <ul className="diff" data-testid={testid}>
+    <ul
+      className="my-1 grid gap-1 pl-5 [&_code]:break-all [&_del]:text-bad [&_ins]:font-semibold [&_ins]:text-ok [&_ins]:no-underline"
+      data-testid={testid}
+    >
       {changes.map((c, i) => (
         <ChangeItem key={i} c={c} />
       ))}
@@ -230,12 +243,9 @@ export function Diff({ changes, testid }: { changes: Change[]; testid?: string }
 }
 
 function Outcome({ p, testid }: { p: Preview; testid: string }) {
-  const cls = p.outcome === 'sent' ? 'sent' : p.outcome === 'blocked' ? 'rejected' : 'pending';
   return (
     <span data-testid={testid}>
-      <span className={`badge ${cls}`} data-outcome={p.outcome}>
-        {p.outcome === 'pending_approval' ? 'pending approval' : p.outcome}
-      </span>
+      <Status status={p.outcome} label={p.outcome === 'pending_approval' ? 'pending approval' : p.outcome} data-outcome={p.outcome} />
       {p.reason && (
         <>
           {' '}
@@ -290,7 +300,7 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
   const r = result?.next;
   return (
     <form
-      className="try"
+      className="mt-4 border-t border-line pt-1"
       aria-label="Try a send"
       noValidate
       onSubmit={(e) => {
@@ -300,8 +310,8 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
     >
       <h3>Try a send</h3>
       <p className="hint">What a send would do under the {changed ? 'proposed' : 'current'} policy. Nothing is sent.</p>
-      <div className="try-fields">
-        <div className="field address">
+      <div className="my-2 grid gap-x-4 gap-y-2 sm:grid-cols-[minmax(0,3fr)_minmax(0,1.4fr)_minmax(0,2fr)]">
+        <div className="field [&_input]:font-mono [&_input]:text-sm">
           <label htmlFor="try-to">To</label>
           <input
             id="try-to"
@@ -318,7 +328,7 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
         </div>
         <div className="field">
           <label htmlFor="try-amount">Amount</label>
-          <span className="unit">
+          <span className="flex items-center gap-1.5 [&>input]:min-w-0 [&>input]:flex-1">
             <input
               id="try-amount"
               inputMode="decimal"
@@ -339,7 +349,7 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
           <input id="try-memo" value={memo} maxLength={200} onChange={(e) => setMemo(e.target.value)} />
         </div>
       </div>
-      <button type="submit" disabled={!ready || busy}>
+      <button type="submit" className="btn" disabled={!ready || busy}>
         {busy ? 'Trying…' : 'Try it'}
       </button>
       {proposed === null && <p className="hint">Fix the policy's errors to try a send.</p>}
@@ -349,7 +359,7 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
         </p>
       )}
       {r && result && (
-        <div className="try-result" role="status">
+        <div className="mt-3 rounded-md bg-subtle px-3 py-2 [&_p]:my-1" role="status">
           <p>
             {changed ? 'Under the proposed policy' : 'Under the current policy'}: <Outcome p={r} testid="preview-outcome" />
           </p>
@@ -358,7 +368,7 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
               Under the current policy: <Outcome p={result.now} testid="preview-current" />
             </p>
           )}
-          <dl className="figures">
+          <dl className="my-2 grid grid-cols-[repeat(auto-fit,minmax(9rem,1fr))] gap-x-4 gap-y-2 [&_dt]:text-xs [&_dt]:font-semibold [&_dt]:text-muted tabular-nums">
             <div>
               <dt>Spent today</dt>
               <dd>{usdc(r.spent_today_usdc)}</dd>
@@ -435,7 +445,7 @@ export function PolicyEditor({ agent, onSaved }: { agent: Agent; onSaved: (a: Ag
   }
 
   return (
-    <div className="policy-editor">
+    <div>
       <form
         id="policy-form"
         aria-label="Edit the policy"
@@ -455,7 +465,7 @@ export function PolicyEditor({ agent, onSaved }: { agent: Agent; onSaved: (a: Ag
           }}
         />
       </form>
-      <section className="changes" aria-label="Changes">
+      <section className="mt-4 border-t border-line pt-1" aria-label="Changes">
         <h3>Changes</h3>
         {moved && (
           <p className="warn" role="status">
@@ -476,11 +486,12 @@ export function PolicyEditor({ agent, onSaved }: { agent: Agent; onSaved: (a: Ag
           Not saved: {error}
         </p>
       )}
-      <div className="buttons">
-        <button type="submit" form="policy-form" className="primary" disabled={!next || changes.length === 0 || busy}>
+      <div className="buttons mt-4">
+        <button type="submit" form="policy-form" className="btn btn-primary" disabled={!next || changes.length === 0 || busy}>
           {busy ? 'Saving…' : 'Save policy'}
         </button>
         <button
+          className="btn"
           type="button"
           disabled={busy || (changes.length === 0 && !problems.any)}
           onClick={() => {

@@ -23,28 +23,30 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   }
 
   return (
-    <main className="signin">
-      <h1>Agent Wallet</h1>
-      <p>Sign in with the Solana wallet registered as a user of your account.</p>
-      {wallets.length === 0 ? (
-        <p className="notice">No Solana wallet found in this browser. Install one (Phantom, Backpack, Solflare…) and reload.</p>
-      ) : (
-        <ul className="wallets">
-          {wallets.map((w) => (
-            <li key={w.name}>
-              <button type="button" onClick={() => go(w)} disabled={busy !== ''}>
-                <img src={w.icon} alt="" width={24} height={24} />
-                {busy === w.name ? `Waiting for ${w.name}…` : `Sign in with ${w.name}`}
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
-      {error && (
-        <p role="alert" className="error">
-          Sign-in refused: {error}
-        </p>
-      )}
+    <main className="page max-w-md pt-[12vh]">
+      <div className="card p-6">
+        <h1 className="mt-0">Agent Wallet</h1>
+        <p>Sign in with the Solana wallet registered as a user of your account.</p>
+        {wallets.length === 0 ? (
+          <p className="notice">No Solana wallet found in this browser. Install one (Phantom, Backpack, Solflare…) and reload.</p>
+        ) : (
+          <ul className="m-0 grid list-none gap-2 p-0">
+            {wallets.map((w) => (
+              <li key={w.name}>
+                <button type="button" className="btn w-full justify-start" onClick={() => go(w)} disabled={busy !== ''}>
+                  <img src={w.icon} alt="" width={24} height={24} />
+                  {busy === w.name ? `Waiting for ${w.name}…` : `Sign in with ${w.name}`}
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+        {error && (
+          <p role="alert" className="error mt-3 mb-0">
+            Sign-in refused: {error}
+          </p>
+        )}
+      </div>
     </main>
   );
 }

@@ -2,7 +2,11 @@ import { useState } from 'react';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type Session, type Transaction, listTransactions, listWalletLabels } from './api';
-import { errorText, explorer, short, sol, usdc, when } from './format';
+import { errorText, explorer, short, sol, usdc } from './format';
+import { Empty } from './components/Empty';
+import { SkeletonRows } from './components/Skeleton';
+import { Status } from './components/Status';
+import { Time } from './components/Time';
 import { cursorPages, keys } from './queries';
 
 type Filter = { wallet_id: string; status: string; since: string; until: string };
@@ -54,10 +58,10 @@ export function TransactionsPage({ session }: { session: Session }) {
 
   const name = new Map(wallets.map((w) => [w.id, w.label]));
   return (
-    <main className="wide">
+    <main className="page">
       <h1>Transactions</h1>
       <form
-        className="filters"
+        className="card filters"
         aria-label="Filter transactions"
         onSubmit={(e) => {
           e.preventDefault();
@@ -90,21 +94,31 @@ export function TransactionsPage({ session }: { session: Session }) {
         <label>
           Until <input type="date" value={draft.until} onChange={(e) => setDraft({ ...draft, until: e.target.value })} />
         </label>
-        <button type="submit">Filter</button>
+        <button type="submit" className="btn">
+          Filter
+        </button>
       </form>
       {error && <p className="error">Could not load transactions: {error}</p>}
       {txs === null ? (
-        !error && <p>Loading…</p>
+        !error && <SkeletonRows rows={4} height="h-10" />
       ) : txs.length === 0 ? (
-        <p className="notice">No transactions.</p>
+        <Empty title="No transactions.">
+          {Object.values(filter).some(Boolean)
+            ? 'Nothing matches these filters: widen the dates or pick “any” status.'
+            : 'Payments your agents send are listed here, newest first.'}
+        </Empty>
       ) : (
-        <table className="audit" aria-label="Transactions">
+        <table className="table" aria-label="Transactions">
           <thead>
             <tr>
               <th scope="col">When</th>
               <th scope="col">Wallet</th>
-              <th scope="col">Amount</th>
-              <th scope="col">Network fee</th>
+              <th scope="col" className="num">
+                Amount
+              </th>
+              <th scope="col" className="num">
+                Network fee
+              </th>
               <th scope="col">To</th>
               <th scope="col">Memo</th>
               <th scope="col">Status</th>
@@ -114,10 +128,14 @@ export function TransactionsPage({ session }: { session: Session }) {
           <tbody>
             {txs.map((t) => (
               <tr key={t.id} data-signature={t.signature}>
-                <td>{when(t.created_at)}</td>
+                <td>
+                  <Time iso={t.created_at} />
+                </td>
                 <td>{name.get(t.wallet_id) ?? short(t.wallet_id)}</td>
-                <td>{usdc(t.amount)}</td>
-                <td>{t.fee_lamports == null ? '—' : sol(t.fee_lamports)}</td>
+                <td className="num font-semibold">{usdc(t.amount)}</td>
+                <td className="num" data-label="Network fee">
+                  {t.fee_lamports == null ? '—' : sol(t.fee_lamports)}
+                </td>
                 <td>
                   <code title={t.counterparty}>{short(t.counterparty)}</code>
                   {t.kind === 'x402' && (
@@ -146,7 +164,7 @@ export function TransactionsPage({ session }: { session: Session }) {
         </table>
       )}
       {hasMore && (
-        <button type="button" onClick={more}>
+        <button type="button" className="btn mt-3" onClick={more}>
           Load more
         </button>
       )}
@@ -156,7 +174,7 @@ export function TransactionsPage({ session }: { session: Session }) {
 
 /** TxStatus is a transaction's status as a badge. */
 export function TxStatus({ status }: { status: Transaction['status'] }) {
-  return <span className={`badge ${status === 'confirmed' ? 'sent' : status === 'failed' ? 'rejected' : 'pending'}`}>{status}</span>;
+  return <Status status={status} />;
 }
 
 /** TxLinks links a transaction on the explorer, and to the approval it came from. */

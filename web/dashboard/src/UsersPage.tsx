@@ -1,7 +1,10 @@
 import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { type Role, type Session, addUser, changeUser, listUsers, removeUser } from './api';
-import { errorText, when } from './format';
+import { errorText } from './format';
+import { ConfirmDialog } from './components/ConfirmDialog';
+import { SkeletonRows } from './components/Skeleton';
+import { Time } from './components/Time';
 import { invalidate, keys } from './queries';
 import { addressProblem } from './address';
 
@@ -33,8 +36,9 @@ export function UsersPage({ session }: { session: Session }) {
   }
 
   const valid = addressProblem(address.trim()) === '';
+  const leaving = users?.find((u) => u.address === removing);
   return (
-    <main>
+    <main className="page">
       <h1>Users</h1>
       <p className="notice">
         People sign in with these Solana addresses. Owners may do everything; approvers approve, reject and freeze; viewers read.
@@ -46,7 +50,7 @@ export function UsersPage({ session }: { session: Session }) {
       )}
       {owner && (
         <form
-          className="filters"
+          className="card filters"
           aria-label="Add a user"
           onSubmit={async (e) => {
             e.preventDefault();
@@ -54,7 +58,14 @@ export function UsersPage({ session }: { session: Session }) {
           }}
         >
           <label>
-            Address <input value={address} onChange={(e) => setAddress(e.target.value)} aria-invalid={address !== '' && !valid} size={46} />
+            Address{' '}
+            <input
+              value={address}
+              onChange={(e) => setAddress(e.target.value)}
+              aria-invalid={address !== '' && !valid}
+              spellCheck={false}
+              className="w-full font-mono text-sm sm:w-[28rem]"
+            />
           </label>
           <label>
             Role{' '}
@@ -64,16 +75,33 @@ export function UsersPage({ session }: { session: Session }) {
               ))}
             </select>
           </label>
-          <button type="submit" className="primary" disabled={!valid}>
+          <button type="submit" className="btn btn-primary" disabled={!valid}>
             Add user
           </button>
           {address !== '' && !valid && <span className="warn">Not a Solana address (base58, 32–44 characters).</span>}
         </form>
       )}
+      <ConfirmDialog
+        open={removing !== null}
+        title="Remove this person?"
+        confirm="Confirm removal"
+        tone="danger"
+        onClose={() => setRemoving(null)}
+        onConfirm={() => act(() => removeUser(removing!)).then(() => setRemoving(null))}
+      >
+        <p className="m-0">
+          <code className="break-all">{removing}</code> can no longer sign in to this account.
+        </p>
+        {(leaving?.live_keys ?? 0) > 0 && (
+          <p className="m-0">
+            Also revokes the {leaving!.live_keys === 1 ? 'API key' : `${leaving!.live_keys} API keys`} they made (directly or through their keys).
+          </p>
+        )}
+      </ConfirmDialog>
       {users === null ? (
-        !error && <p>Loading…</p>
+        !error && <SkeletonRows rows={3} height="h-10" />
       ) : (
-        <table className="audit users" aria-label="Users">
+        <table className="table" aria-label="Users">
           <thead>
             <tr>
               <th scope="col">Address</th>
@@ -86,7 +114,7 @@ export function UsersPage({ session }: { session: Session }) {
             {users.map((u) => (
               <tr key={u.address} data-address={u.address}>
                 <td>
-                  <code>{u.address}</code>
+                  <code className="break-all">{u.address}</code>
                   {u.address === session.address && ' (you)'}
                 </td>
                 <td>
@@ -104,28 +132,14 @@ export function UsersPage({ session }: { session: Session }) {
                     u.role
                   )}
                 </td>
-                <td>{when(u.created_at)}</td>
+                <td>
+                  <Time iso={u.created_at} />
+                </td>
                 {owner && (
                   <td>
-                    {removing === u.address ? (
-                      <span className="confirm">
-                        {u.live_keys > 0 && (
-                          <p>
-                            Also revokes the {u.live_keys === 1 ? 'API key' : `${u.live_keys} API keys`} they made (directly or through their keys).
-                          </p>
-                        )}
-                        <button type="button" className="danger" onClick={() => act(() => removeUser(u.address)).then(() => setRemoving(null))}>
-                          Confirm removal
-                        </button>
-                        <button type="button" onClick={() => setRemoving(null)}>
-                          Cancel
-                        </button>
-                      </span>
-                    ) : (
-                      <button type="button" onClick={() => setRemoving(u.address)}>
-                        Remove
-                      </button>
-                    )}
+                    <button type="button" className="btn btn-sm" onClick={() => setRemoving(u.address)}>
+                      Remove
+                    </button>
                   </td>
                 )}
               </tr>

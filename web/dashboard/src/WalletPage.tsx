@@ -3,21 +3,23 @@ import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import type { Agent, AuditEntry, Balance, Session } from './api';
 import { type Policy, freezeAgent, fundWallet, getAgent, unfreezeAgent, walletApprovals, walletHistory, walletTransactions } from './api-wallets';
-import { actor, errorText, short, usdc, when } from './format';
+import { actor, errorText, short, sols, usdc } from './format';
+import { ConfirmDialog } from './components/ConfirmDialog';
+import { Empty } from './components/Empty';
+import { Icon } from './components/Icon';
+import { Skeleton, SkeletonRows } from './components/Skeleton';
+import { Status } from './components/Status';
+import { Time } from './components/Time';
+import { toast } from './components/Toast';
 import { Diff, PolicyEditor, PolicyView } from './PolicyEditor';
 import { TxLinks, TxStatus } from './TransactionsPage';
 import { amountProblem, changesOf } from './policy-draft';
 import { invalidate, keys, poll, queryClient } from './queries';
 import { QR } from './qr';
-import './wallets.css';
 
 /** StateBadge is a wallet's state, wherever the wallet appears. */
 export function StateBadge({ state }: { state: Agent['state'] }) {
-  return (
-    <span className={`badge ${state === 'frozen' ? 'rejected' : 'sent'}`} data-testid="state">
-      {state}
-    </span>
-  );
+  return <Status status={state} testId="state" className="align-middle text-sm" />;
 }
 
 /** CopyButton copies text and says whether it could (the clipboard needs a secure page and leave). */
@@ -27,7 +29,7 @@ function CopyButton({ text, what }: { text: string; what: string }) {
   return (
     <button
       type="button"
-      className="small"
+      className="btn btn-sm"
       aria-label={state === 'idle' ? `Copy ${what}` : shown}
       onClick={async () => {
         try {
@@ -54,6 +56,7 @@ function Freeze({ agent, session, onChanged }: { agent: Agent; session: Session;
     onSuccess: (a) => {
       onChanged(a);
       setConfirming(false);
+      toast(a.state === 'frozen' ? `${a.label} is frozen: every send is blocked.` : `${a.label} is active again.`);
     },
   });
   const busy = change.isPending;
@@ -61,33 +64,35 @@ function Freeze({ agent, session, onChanged }: { agent: Agent; session: Session;
   const act = () => change.mutate();
 
   return (
-    <section className="card" aria-label="Freeze">
-      <h2>{frozen ? 'Frozen' : 'Active'}</h2>
-      <p>{frozen ? 'Every send is blocked (wallet_frozen) until an owner unfreezes the wallet.' : 'Sends are decided by the policy below.'}</p>
-      {may &&
-        (confirming ? (
-          <div className="confirm" role="alertdialog" aria-label={frozen ? 'Confirm unfreeze' : 'Confirm freeze'}>
-            <p>
-              {frozen
-                ? `Unfreeze ${agent.label}? Its agents can send again, within the policy.`
-                : `Freeze ${agent.label}? Every send is blocked until an owner unfreezes it.`}
-            </p>
-            {/* Focus moves to the confirmation, so the keyboard goes on from where it was. */}
-            <button type="button" className={frozen ? 'primary' : 'danger'} onClick={act} disabled={busy} autoFocus>
-              {frozen ? 'Confirm unfreeze' : 'Confirm freeze'}
-            </button>
-            <button type="button" onClick={() => setConfirming(false)} disabled={busy}>
-              Cancel
-            </button>
-          </div>
-        ) : (
-          <button type="button" className={frozen ? 'primary' : 'danger'} onClick={() => setConfirming(true)}>
-            {frozen ? 'Unfreeze…' : 'Freeze…'}
-          </button>
-        ))}
-      {!may && frozen && session.role === 'approver' && <p className="notice">Only an owner can unfreeze it.</p>}
-      {error && (
-        <p role="alert" className="error">
+    <section className={`card flex flex-wrap items-center gap-x-4 gap-y-2 ${frozen ? 'border-info/50 bg-info-soft' : ''}`} aria-label="Freeze">
+      <div className="min-w-0 flex-1">
+        <h2 className="mt-0 mb-1">{frozen ? 'Frozen' : 'Active'}</h2>
+        <p className="m-0">
+          {frozen ? 'Every send is blocked (wallet_frozen) until an owner unfreezes the wallet.' : 'Sends are decided by the policy below.'}
+        </p>
+        {!may && frozen && session.role === 'approver' && <p className="notice mt-1 mb-0">Only an owner can unfreeze it.</p>}
+      </div>
+      {may && (
+        <button type="button" className={`btn ${frozen ? 'btn-primary' : 'btn-danger'}`} onClick={() => setConfirming(true)}>
+          <Icon name={frozen ? 'check' : 'snow'} />
+          {frozen ? 'Unfreeze…' : 'Freeze…'}
+        </button>
+      )}
+      {/* The confirming button takes the focus, so the keyboard goes on from where it was. */}
+      <ConfirmDialog
+        open={confirming}
+        title={frozen ? `Unfreeze ${agent.label}?` : `Freeze ${agent.label}?`}
+        confirm={frozen ? 'Confirm unfreeze' : 'Confirm freeze'}
+        tone={frozen ? 'primary' : 'danger'}
+        busy={busy}
+        error={error}
+        onConfirm={act}
+        onClose={() => setConfirming(false)}
+      >
+        <p className="m-0">{frozen ? 'Its agents can send again, within the policy.' : 'Every send is blocked until an owner unfreezes it.'}</p>
+      </ConfirmDialog>
+      {error && !confirming && (
+        <p role="alert" className="error basis-full">
           {error}
         </p>
       )}
@@ -120,7 +125,7 @@ function Fund({ id, onFunded }: { id: string; onFunded: (b: Balance) => void }) 
 
   return (
     <form
-      className="fund"
+      className="mt-4 border-t border-line pt-3"
       aria-label="Fund on localnet"
       noValidate
       onSubmit={(e) => {
@@ -128,9 +133,9 @@ function Fund({ id, onFunded }: { id: string; onFunded: (b: Balance) => void }) 
         void fund();
       }}
     >
-      <h3>Fund on localnet</h3>
+      <h3 className="mt-0">Fund on localnet</h3>
       <p className="hint">Test tokens on this local chain: minted USDC and airdropped SOL, worth nothing.</p>
-      <div className="amounts">
+      <div className="my-2 grid grid-cols-[repeat(auto-fit,minmax(7rem,10rem))] gap-3">
         {(['usdc', 'sol'] as const).map((k) => (
           <div className="field" key={k}>
             <label htmlFor={`fund-${k}`}>{k.toUpperCase()}</label>
@@ -149,12 +154,12 @@ function Fund({ id, onFunded }: { id: string; onFunded: (b: Balance) => void }) 
           </div>
         ))}
       </div>
-      <button type="submit" disabled={busy || nothing || problems.usdc !== '' || problems.sol !== ''}>
+      <button type="submit" className="btn" disabled={busy || nothing || problems.usdc !== '' || problems.sol !== ''}>
         {busy ? 'Funding…' : 'Fund'}
       </button>
       {done && (
-        <p role="status" className="ok">
-          Funded: the wallet now holds {usdc(done.usdc)} and {done.sol} SOL.
+        <p role="status" className="ok mt-2 mb-0">
+          Funded: the wallet now holds {usdc(done.usdc)} and {sols(done.sol)}.
         </p>
       )}
       {error && (
@@ -181,9 +186,9 @@ function HistoryEntry({ e }: { e: AuditEntry }) {
           ? 'changed the policy:'
           : 'saved the policy';
   return (
-    <li data-action={e.action} data-actor={e.actor}>
-      <p>
-        <strong title={e.actor}>{actor(e.actor)}</strong> {what} <time dateTime={e.at}>{when(e.at)}</time>
+    <li data-action={e.action} data-actor={e.actor} className="border-b border-line pb-2 last:border-0">
+      <p className="m-0">
+        <strong title={e.actor}>{actor(e.actor)}</strong> {what} <Time iso={e.at} className="block text-sm text-muted" />
       </p>
       {changes && changes.length > 0 && <Diff changes={changes} />}
     </li>
@@ -229,30 +234,50 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
   const adopt = (a: Agent) => set({ ...a, balance: a.balance ?? agent?.balance });
 
   if (!agent) {
-    return <main>{error ? <p className="error">{error}</p> : <p>Loading…</p>}</main>;
+    return (
+      <main className="page">
+        {error ? (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        ) : (
+          <>
+            <h1 className="sr-only">Wallet</h1>
+            <div className="skeleton mb-4 h-9 w-56" aria-hidden="true" />
+            <SkeletonRows rows={3} height="h-28" />
+          </>
+        )}
+      </main>
+    );
   }
   return (
-    <main className="wide wallet-page">
-      <p>
+    <main className="page">
+      <p className="mb-2">
         <Link to="/wallets">← All wallets</Link>
       </p>
-      <h1>
+      <h1 className="flex flex-wrap items-center gap-x-3 gap-y-1 wrap-anywhere">
         {agent.label} <StateBadge state={agent.state} />
       </h1>
       {error && <p className="error">Could not refresh: {error}</p>}
-      <dl className="facts-list">
-        <div>
-          <dt>Address</dt>
-          <dd className="address-line">
-            <code data-testid="address">{agent.pubkey}</code> <CopyButton text={agent.pubkey} what="address" />
+      <dl className="card mb-4 grid gap-x-6 gap-y-3 sm:grid-cols-3">
+        <div className="sm:col-span-3">
+          <dt className="text-sm font-semibold text-muted">Address</dt>
+          <dd className="flex flex-wrap items-center gap-2">
+            <code data-testid="address" className="break-all">
+              {agent.pubkey}
+            </code>{' '}
+            <CopyButton text={agent.pubkey} what="address" />
           </dd>
         </div>
         <div>
-          <dt>Balance</dt>
-          <dd>
+          <dt className="text-sm font-semibold text-muted">Balance</dt>
+          <dd className="text-lg font-semibold tabular-nums">
             {agent.balance ? (
               <>
-                <span data-testid="balance-usdc">{usdc(agent.balance.usdc)}</span> · <span data-testid="balance-sol">{agent.balance.sol} SOL</span>
+                <span data-testid="balance-usdc">{usdc(agent.balance.usdc)}</span>{' '}
+                <span data-testid="balance-sol" className="block text-sm font-normal text-muted">
+                  {sols(agent.balance.sol)}
+                </span>
               </>
             ) : (
               '—'
@@ -260,34 +285,36 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
           </dd>
         </div>
         <div>
-          <dt>Created</dt>
-          <dd>{when(agent.created_at)}</dd>
+          <dt className="text-sm font-semibold text-muted">Created</dt>
+          <dd>
+            <Time iso={agent.created_at} />
+          </dd>
         </div>
         <div>
-          <dt>Wallet id</dt>
+          <dt className="text-sm font-semibold text-muted">Wallet id</dt>
           <dd>
-            <code>{agent.id}</code>
+            <code className="text-sm break-all">{agent.id}</code>
           </dd>
         </div>
       </dl>
 
       <Freeze agent={agent} session={session} onChanged={adopt} />
 
-      <section className="card receive" aria-label="Receive funds">
+      <section className="card mt-4" aria-label="Receive funds">
         <h2>Receive funds</h2>
-        <div className="receive-body">
+        <div className="flex flex-wrap items-start gap-4">
           <QR text={agent.pubkey} label={`QR code of the address ${agent.pubkey}`} />
-          <div>
-            <p>Send USDC ({session.network === 'mainnet' ? 'mainnet' : 'test tokens'}) and a little SOL for fees to:</p>
-            <p className="address-line">
-              <code>{agent.pubkey}</code> <CopyButton text={agent.pubkey} what="address to receive" />
+          <div className="min-w-0 flex-[1_1_16rem]">
+            <p className="mt-0">Send USDC ({session.network === 'mainnet' ? 'mainnet' : 'test tokens'}) and a little SOL for fees to:</p>
+            <p className="flex flex-wrap items-center gap-2">
+              <code className="break-all">{agent.pubkey}</code> <CopyButton text={agent.pubkey} what="address to receive" />
             </p>
             {session.local_chain && owner && <Fund id={agent.id} onFunded={(b) => set({ ...agent, balance: b })} />}
           </div>
         </div>
       </section>
 
-      <section className="card" aria-label="Policy">
+      <section className="card mt-4" aria-label="Policy">
         <h2>Policy</h2>
         {owner ? (
           <PolicyEditor key={agent.id} agent={agent} onSaved={adopt} />
@@ -299,15 +326,15 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
         )}
       </section>
 
-      <section className="card" aria-label="Policy history">
+      <section className="card mt-4" aria-label="Policy history">
         <h2>Policy history</h2>
         {historyError && <p className="error">Could not load the history: {historyError}</p>}
         {history === null ? (
-          !historyError && <p>Loading…</p>
+          !historyError && <Skeleton lines={2} />
         ) : history.length === 0 ? (
           <p className="notice">No changes since the wallet was created.</p>
         ) : (
-          <ol className="history">
+          <ol className="m-0 grid list-none gap-2 p-0">
             {history.map((e) => (
               <HistoryEntry key={e.id} e={e} />
             ))}
@@ -315,19 +342,25 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
         )}
       </section>
 
-      <section className="card" aria-label="Transactions">
+      <section className="card mt-4" aria-label="Transactions">
         <h2>Transactions</h2>
         {activityError && <p className="error">{activityError}</p>}
         {activity === null ? (
-          !activityError && <p>Loading…</p>
+          !activityError && <Skeleton lines={3} />
         ) : activity.txs.length === 0 ? (
-          <p className="notice">No transactions yet.</p>
+          <Empty title="No transactions yet.">
+            {agent.balance && agent.balance.usdc > 0
+              ? 'Its agents have sent nothing yet: give one an agent key on the Keys page to start.'
+              : 'Fund it first (Receive funds, above); then its agents can send.'}
+          </Empty>
         ) : (
-          <table className="audit" aria-label="Transactions of this wallet">
+          <table className="table" aria-label="Transactions of this wallet">
             <thead>
               <tr>
                 <th scope="col">When</th>
-                <th scope="col">Amount</th>
+                <th scope="col" className="num">
+                  Amount
+                </th>
                 <th scope="col">To</th>
                 <th scope="col">Status</th>
                 <th scope="col">Links</th>
@@ -336,8 +369,10 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
             <tbody>
               {activity.txs.map((t) => (
                 <tr key={t.id} data-signature={t.signature}>
-                  <td>{when(t.created_at)}</td>
-                  <td>{usdc(t.amount)}</td>
+                  <td>
+                    <Time iso={t.created_at} />
+                  </td>
+                  <td className="num">{usdc(t.amount)}</td>
                   <td>
                     <code title={t.counterparty}>{short(t.counterparty)}</code>
                   </td>
@@ -352,25 +387,25 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
             </tbody>
           </table>
         )}
-        <p>
+        <p className="mb-0">
           <Link to="/transactions">All transactions</Link>
         </p>
       </section>
 
-      <section className="card" aria-label="Approvals">
+      <section className="card mt-4" aria-label="Approvals">
         <h2>Approvals</h2>
         {activity === null ? (
-          !activityError && <p>Loading…</p>
+          !activityError && <Skeleton lines={2} />
         ) : activity.approvals.length === 0 ? (
-          <p className="notice">No approvals.</p>
+          <p className="notice">No approvals: sends at or above its approval threshold wait here for a decision.</p>
         ) : (
-          <ul className="approval-rows">
+          <ul className="m-0 grid list-none gap-1.5 p-0">
             {activity.approvals.map((a) => (
-              <li key={a.id} data-approval={a.id}>
-                <Link to="/approvals/$id" params={{ id: a.id }}>
+              <li key={a.id} data-approval={a.id} className="flex flex-wrap items-center gap-x-2">
+                <Link to="/approvals/$id" params={{ id: a.id }} className="tabular-nums">
                   {usdc(a.amount)} to {short(a.to)}
                 </Link>{' '}
-                <span className={`badge ${a.status}`}>{a.status}</span> <span className="notice">{when(a.created_at)}</span>
+                <Status status={a.status} /> <Time iso={a.created_at} className="text-sm text-muted" />
               </li>
             ))}
           </ul>

@@ -6,9 +6,10 @@ import { createAgent } from './api-wallets';
 import { PolicyFields, policySummary } from './PolicyEditor';
 import { DEFAULT_DRAFT, type Draft, inputOf, problemsOf, proposedOf } from './policy-draft';
 import { errorText } from './format';
+import { Empty } from './components/Empty';
+import { SkeletonRows } from './components/Skeleton';
 import { cursorPages, invalidate, keys } from './queries';
 import { StateBadge } from './WalletPage';
-import './wallets.css';
 
 /** SEARCH_DELAY is how long typing must pause before the list is asked again. */
 const SEARCH_DELAY = 300;
@@ -41,7 +42,7 @@ function CreateWallet({ onClose }: { onClose: () => void }) {
 
   return (
     <form
-      className="create-wallet"
+      className="card mb-4 grid gap-4"
       aria-label="Create a wallet"
       noValidate
       onSubmit={(e) => {
@@ -49,7 +50,7 @@ function CreateWallet({ onClose }: { onClose: () => void }) {
         void create();
       }}
     >
-      <h2>New wallet</h2>
+      <h2 className="mt-0 mb-0">New wallet</h2>
       <div className="field">
         <label htmlFor="new-label">Label</label>
         <input
@@ -72,10 +73,10 @@ function CreateWallet({ onClose }: { onClose: () => void }) {
         </p>
       )}
       <div className="buttons">
-        <button type="submit" className="primary" disabled={busy || problems.any || (touched && labelProblem !== '')}>
+        <button type="submit" className="btn btn-primary" disabled={busy || problems.any || (touched && labelProblem !== '')}>
           {busy ? 'Creating…' : 'Create wallet'}
         </button>
-        <button type="button" onClick={onClose} disabled={busy}>
+        <button type="button" className="btn" onClick={onClose} disabled={busy}>
           Cancel
         </button>
       </div>
@@ -123,14 +124,14 @@ export function WalletsPage({ session }: { session: Session }) {
   const more = () => !list.isFetchingNextPage && list.fetchNextPage();
 
   return (
-    <main className="wide wallets-page">
+    <main className="page">
       <h1>Wallets</h1>
       {owner &&
         (creating ? (
           <CreateWallet onClose={() => setCreating(false)} />
         ) : (
           <p>
-            <button type="button" className="primary" onClick={() => setCreating(true)}>
+            <button type="button" className="btn btn-primary" onClick={() => setCreating(true)}>
               New wallet…
             </button>
           </p>
@@ -153,31 +154,38 @@ export function WalletsPage({ session }: { session: Session }) {
           autoComplete="off"
           spellCheck={false}
           onChange={(e) => setText(e.target.value)}
+          className="w-full max-w-md"
         />
       </form>
       {error && <p className="error">Could not load the wallets: {error}</p>}
       {items === null ? (
-        !error && <p>Loading…</p>
+        !error && <SkeletonRows rows={3} height="h-20" />
       ) : items.length === 0 ? (
-        <p className="notice">{q ? `No wallet matches “${q}”.` : 'No wallets yet.'}</p>
+        q ? (
+          <Empty title={`No wallet matches “${q}”.`}>Search by a wallet's label or by its address; clear the search to see every wallet.</Empty>
+        ) : (
+          <Empty title="No wallets yet.">
+            {owner ? 'Create the first one with “New wallet…” above: ' : 'An owner creates them: '}each has its own address, balance and policy.
+          </Empty>
+        )
       ) : (
-        <ul className="wallet-list" aria-label="Wallets" aria-busy={q !== text.trim()}>
+        <ul className="m-0 mb-4 grid list-none gap-2 p-0" aria-label="Wallets" aria-busy={q !== text.trim()}>
           {items.map((a) => (
-            <li key={a.id} data-wallet={a.id}>
-              <div className="wallet-head">
-                <Link to="/wallets/$id" params={{ id: a.id }}>
+            <li key={a.id} data-wallet={a.id} className="card grid gap-1 py-3">
+              <div className="flex flex-wrap items-center gap-x-2 gap-y-1">
+                <Link to="/wallets/$id" params={{ id: a.id }} className="text-lg font-semibold wrap-anywhere">
                   {a.label}
                 </Link>{' '}
                 <StateBadge state={a.state} />
               </div>
-              <code className="address">{a.pubkey}</code>
-              <span className="summary">{policySummary(a.policy)}</span>
+              <code className="text-sm break-all text-muted">{a.pubkey}</code>
+              <span className="text-sm text-muted">{policySummary(a.policy)}</span>
             </li>
           ))}
         </ul>
       )}
       {hasMore && (
-        <button type="button" onClick={more}>
+        <button type="button" className="btn" onClick={more}>
           More wallets
         </button>
       )}

@@ -24,8 +24,12 @@ import {
 } from './api-webhooks';
 import { ShownOnce } from './ShownOnce';
 import { errorText } from './format';
+import { ConfirmDialog } from './components/ConfirmDialog';
+import { Empty } from './components/Empty';
+import { Skeleton, SkeletonRows } from './components/Skeleton';
+import { Status } from './components/Status';
+import { toast } from './components/Toast';
 import { POLL, cursorPages, every, invalidate, keys, poll, queryClient } from './queries';
-import './webhooks.css';
 
 /** stamp is a time to the second: attempts often come seconds apart. */
 function stamp(iso: string | null): string {
@@ -33,18 +37,13 @@ function stamp(iso: string | null): string {
   return new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }) + ' UTC';
 }
 
-/** badge maps a delivery's status onto the shared badge colours. */
-const badge = (s: DeliveryStatus) => `badge ${s === 'succeeded' ? 'sent' : s === 'failed' ? 'rejected' : 'pending'}`;
-
 /** Secret shows a signing secret once: only a sealed copy is kept. */
 function Secret({ shown, title, onDone }: { shown: EndpointWithSecret; title: string; onDone: () => void }) {
   return (
     <ShownOnce title={title} value={shown.secret} testId="new-secret" onDone={onDone}>
-      <h2>{title}</h2>
-      <p>
-        <strong>Copy this signing secret now.</strong> It will not be shown again. Verify each request's{' '}
-        <code className="inline">X-Service-Signature</code> header: <code className="inline">sha256=</code> and the hex HMAC-SHA256 of the raw body,
-        keyed by this secret.
+      <p className="m-0">
+        <strong>Copy this signing secret now.</strong> It will not be shown again. Verify each request's <code>X-Service-Signature</code> header:{' '}
+        <code>sha256=</code> and the hex HMAC-SHA256 of the raw body, keyed by this secret.
       </p>
       {shown.previous_secret_expires_at && <p className="notice">The previous secret also signs until {stamp(shown.previous_secret_expires_at)}.</p>}
     </ShownOnce>
@@ -98,7 +97,7 @@ function EndpointForm({
   const valid = d.url.trim() !== '' && d.events.length > 0;
   return (
     <form
-      className="wh-form"
+      className="card mb-4 grid max-w-2xl gap-3 [&>label]:grid [&>label]:gap-1 [&>label>input]:w-full [&>label>select]:w-full"
       aria-label={label}
       onSubmit={async (e) => {
         e.preventDefault();
@@ -126,7 +125,7 @@ function EndpointForm({
           <option value="slack">slack (Slack incoming webhook)</option>
         </select>
       </label>
-      <fieldset className="scope wh-events">
+      <fieldset className="grid gap-1">
         <legend>Events</legend>
         {EVENTS.map((ev) => (
           <label key={ev.kind}>
@@ -135,7 +134,7 @@ function EndpointForm({
               checked={d.events.includes(ev.kind)}
               onChange={(e) => setD({ ...d, events: e.target.checked ? [...d.events, ev.kind] : d.events.filter((k) => k !== ev.kind) })}
             />{' '}
-            <code className="inline">{ev.kind}</code> <span className="notice">{ev.what}</span>
+            <code>{ev.kind}</code> <span className="notice font-normal">{ev.what}</span>
           </label>
         ))}
       </fieldset>
@@ -152,14 +151,14 @@ function EndpointForm({
       <label>
         Description <input value={d.description} maxLength={500} onChange={(e) => setD({ ...d, description: e.target.value })} />
       </label>
-      <label className="wh-check">
+      <label className="!flex items-center gap-2">
         <input type="checkbox" checked={d.enabled} onChange={(e) => setD({ ...d, enabled: e.target.checked })} /> Enabled
       </label>
       <div className="buttons">
-        <button type="submit" className="primary" disabled={!valid || busy}>
+        <button type="submit" className="btn btn-primary" disabled={!valid || busy}>
           {submit}
         </button>
-        <button type="button" onClick={onCancel}>
+        <button type="button" className="btn" onClick={onCancel}>
           Cancel
         </button>
         {d.events.length === 0 && <span className="warn">Pick at least one event.</span>}
@@ -180,11 +179,11 @@ export function WebhooksPage({ session }: { session: Session }) {
   const load = () => invalidate(keys.endpoints);
 
   return (
-    <main className="wide">
+    <main className="page">
       <h1>Webhooks</h1>
       <p className="notice">
-        Endpoints receive the account's events as signed POSTs (JSON) or as Slack messages. Saving one sends it a{' '}
-        <code className="inline">webhook.test</code> event.{!owner && ' Only owners change them.'}
+        Endpoints receive the account's events as signed POSTs (JSON) or as Slack messages. Saving one sends it a <code>webhook.test</code> event.
+        {!owner && ' Only owners change them.'}
       </p>
       {error && (
         <p role="alert" className="error">
@@ -223,16 +222,20 @@ export function WebhooksPage({ session }: { session: Session }) {
             }}
           />
         ) : (
-          <button type="button" className="primary" onClick={() => setAdding(true)}>
+          <button type="button" className="btn btn-primary" onClick={() => setAdding(true)}>
             Add an endpoint…
           </button>
         ))}
       {endpoints === null ? (
-        !error && <p>Loading…</p>
+        !error && <SkeletonRows rows={2} height="h-12" />
       ) : endpoints.length === 0 ? (
-        <p className="notice">No endpoints.</p>
+        <div className="mt-4">
+          <Empty title="No endpoints.">
+            {owner ? 'Add one to get approvals, payments and failures as signed POSTs or in a Slack channel.' : 'An owner adds them.'}
+          </Empty>
+        </div>
       ) : (
-        <table className="audit wh-endpoints" aria-label="Endpoints">
+        <table className="table mt-4" aria-label="Endpoints">
           <thead>
             <tr>
               <th scope="col">URL</th>
@@ -245,14 +248,14 @@ export function WebhooksPage({ session }: { session: Session }) {
           <tbody>
             {endpoints.map((e) => (
               <tr key={e.id} data-endpoint={e.id}>
-                <td className="wh-url">
+                <td className="max-w-[36ch] wrap-anywhere max-sm:col-span-full max-sm:max-w-none">
                   <Link to="/webhooks/$id" params={{ id: e.id }}>
                     {e.url}
                   </Link>
                 </td>
                 <td>{e.format}</td>
                 <td>
-                  <span className={e.enabled ? 'badge sent' : 'badge'}>{e.enabled ? 'enabled' : 'disabled'}</span>
+                  <Status status={e.enabled ? 'enabled' : 'disabled'} />
                 </td>
                 <td>{e.events.join(', ')}</td>
                 <td>{e.description || <span className="notice">—</span>}</td>
@@ -302,6 +305,7 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
     setError('');
     try {
       await deleteEndpoint(id);
+      toast('The endpoint was deleted.');
       void invalidate(keys.endpoints);
       void navigate({ to: '/webhooks' });
     } catch (e) {
@@ -311,7 +315,7 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
 
   if (missing) {
     return (
-      <main>
+      <main className="page">
         <h1>Webhook endpoint</h1>
         <p className="error">Could not load this endpoint: {missing}</p>
         <Link to="/webhooks">All endpoints</Link>
@@ -320,19 +324,19 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
   }
   if (!endpoint) {
     return (
-      <main>
+      <main className="page">
         <h1>Webhook endpoint</h1>
-        <p>Loading…</p>
+        <SkeletonRows rows={3} height="h-16" />
       </main>
     );
   }
   return (
-    <main className="wide detail">
-      <p className="wh-back">
+    <main className="page">
+      <p className="mb-2">
         <Link to="/webhooks">← Webhooks</Link>
       </p>
       <h1>Webhook endpoint</h1>
-      <p className="wh-url wh-title">
+      <p className="-mt-2 mb-4 text-lg wrap-anywhere">
         <code>{endpoint.url}</code>
       </p>
       {error && (
@@ -340,7 +344,7 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
           {error}
         </p>
       )}
-      <p role="status" className={done ? 'ok' : 'wh-quiet'}>
+      <p role="status" className={done ? 'ok' : 'm-0'}>
         {done}
       </p>
       {rotated && <Secret shown={rotated} title="New signing secret" onDone={() => setRotated(null)} />}
@@ -361,7 +365,7 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
           }
         />
       ) : (
-        <dl aria-label="Settings">
+        <dl aria-label="Settings" className="card facts">
           <dt>Format</dt>
           <dd>{endpoint.format}</dd>
           <dt>State</dt>
@@ -389,65 +393,60 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
         </dl>
       )}
       {owner && !editing && (
-        <div className="wh-actions">
-          {confirm ? (
-            <div className="confirm">
-              <p>
-                {confirm === 'rotate'
-                  ? 'A new signing secret replaces this one; the old one keeps signing beside it for 24 hours.'
-                  : 'The endpoint receives nothing new. Its delivery log stays readable through the API.'}
-              </p>
-              <button
-                type="button"
-                className="danger"
-                onClick={() =>
-                  confirm === 'rotate'
-                    ? act(async () => {
-                        setRotated(await rotateSecret(id));
-                        await invalidate(key);
-                        return 'The secret was rotated.';
-                      })
-                    : remove()
-                }
-              >
-                {confirm === 'rotate' ? 'Confirm rotation' : 'Confirm delete'}
-              </button>
-              <button type="button" onClick={() => setConfirm(null)}>
-                Cancel
-              </button>
-            </div>
-          ) : (
-            <div className="buttons">
-              <button
-                type="button"
-                onClick={() => {
-                  setDone('');
-                  setEditing(true);
-                }}
-              >
-                Edit
-              </button>
-              <button
-                type="button"
-                disabled={!endpoint.enabled}
-                title={endpoint.enabled ? undefined : 'A disabled endpoint receives nothing: enable it first'}
-                onClick={() =>
-                  act(async () => {
-                    await testEndpoint(id);
-                    return 'Test event queued.';
+        <div className="buttons my-4">
+          <button
+            type="button"
+            className="btn"
+            onClick={() => {
+              setDone('');
+              setEditing(true);
+            }}
+          >
+            Edit
+          </button>
+          <button
+            type="button"
+            className="btn"
+            disabled={!endpoint.enabled}
+            title={endpoint.enabled ? undefined : 'A disabled endpoint receives nothing: enable it first'}
+            onClick={() =>
+              act(async () => {
+                await testEndpoint(id);
+                return 'Test event queued.';
+              })
+            }
+          >
+            Send test event
+          </button>
+          <button type="button" className="btn" onClick={() => setConfirm('rotate')}>
+            Rotate secret…
+          </button>
+          <button type="button" className="btn btn-danger" onClick={() => setConfirm('delete')}>
+            Delete…
+          </button>
+          <ConfirmDialog
+            open={confirm !== null}
+            title={confirm === 'delete' ? 'Delete this endpoint?' : 'Rotate the signing secret?'}
+            confirm={confirm === 'delete' ? 'Confirm delete' : 'Confirm rotation'}
+            tone="danger"
+            error={error}
+            onClose={() => setConfirm(null)}
+            onConfirm={() =>
+              confirm === 'rotate'
+                ? act(async () => {
+                    setRotated(await rotateSecret(id));
+                    await invalidate(key);
+                    return 'The secret was rotated.';
                   })
-                }
-              >
-                Send test event
-              </button>
-              <button type="button" onClick={() => setConfirm('rotate')}>
-                Rotate secret…
-              </button>
-              <button type="button" className="danger" onClick={() => setConfirm('delete')}>
-                Delete…
-              </button>
-            </div>
-          )}
+                : remove()
+            }
+          >
+            <p className="m-0">
+              {confirm === 'delete'
+                ? 'The endpoint receives nothing new. Its delivery log stays readable through the API.'
+                : 'A new signing secret replaces this one; the old one keeps signing beside it for 24 hours.'}
+            </p>
+          </ConfirmDialog>
         </div>
       )}
       <DeliveryLog
@@ -559,24 +558,29 @@ function Deliveries({
     <>
       {error && <p className="error">Could not load the deliveries: {error}</p>}
       {shown === null ? (
-        !error && <p>Loading…</p>
+        !error && <SkeletonRows rows={3} height="h-12" />
       ) : shown.length === 0 ? (
-        <p className="notice">No deliveries{status ? ` ${status}` : ''}.</p>
+        <Empty title={`No deliveries${status ? ` ${status}` : ''}.`}>
+          {status
+            ? 'Pick “any” status to see every delivery.'
+            : 'Events the endpoint subscribes to are delivered as they happen; “Send test event” sends one now.'}
+        </Empty>
       ) : (
-        <ul className="wh-deliveries" aria-label="Deliveries">
+        <ul className="m-0 mb-4 grid list-none gap-2 p-0" aria-label="Deliveries">
           {shown.map((d) => {
             const expanded = open.includes(d.id);
             return (
-              <li key={d.id} data-delivery={d.id} data-status={d.status} data-event-id={d.event_id}>
-                <div className="wh-summary">
-                  <span className={badge(d.status)}>{d.status}</span>
-                  <code className="inline">{d.event}</code>
+              <li key={d.id} data-delivery={d.id} data-status={d.status} data-event-id={d.event_id} className="card min-w-0 px-3 py-2">
+                <div className="flex flex-wrap items-center gap-x-3 gap-y-1">
+                  <Status status={d.status} />
+                  <code>{d.event}</code>
                   <span className="notice">
                     {stamp(d.created_at)} · {d.attempts} {d.attempts === 1 ? 'attempt' : 'attempts'}
                     {d.replay_of && ' · replay'}
                   </span>
-                  <span className="buttons">
+                  <span className="buttons sm:ml-auto">
                     <button
+                      className="btn"
                       type="button"
                       aria-expanded={expanded}
                       aria-controls={`delivery-${d.id}`}
@@ -585,7 +589,7 @@ function Deliveries({
                       {expanded ? 'Hide' : 'Details'}
                     </button>
                     {owner && (
-                      <button type="button" onClick={() => replay(d)}>
+                      <button type="button" className="btn" onClick={() => replay(d)}>
                         Replay
                       </button>
                     )}
@@ -598,7 +602,7 @@ function Deliveries({
         </ul>
       )}
       {paged.hasNextPage && (
-        <button type="button" onClick={() => !paged.isFetchingNextPage && paged.fetchNextPage()}>
+        <button type="button" className="btn" onClick={() => !paged.isFetchingNextPage && paged.fetchNextPage()}>
           Load more
         </button>
       )}
@@ -619,18 +623,18 @@ function DeliveryDetail({ id, format }: { id: string; format: Format }) {
   const d = read.data ?? null;
   const error = read.error ? errorText(read.error) : '';
   return (
-    <div className="wh-detail" id={`delivery-${id}`}>
+    <div className="mt-2 min-w-0 border-t border-line pt-1" id={`delivery-${id}`}>
       {error && <p className="error">Could not load the delivery: {error}</p>}
       {d === null ? (
-        !error && <p>Loading…</p>
+        !error && <Skeleton lines={3} />
       ) : (
         <>
           <p className="notice">
-            Event <code className="inline">{d.event_id}</code> · delivery <code className="inline">{d.id}</code>
+            Event <code>{d.event_id}</code> · delivery <code>{d.id}</code>
             {d.replay_of && (
               <>
                 {' '}
-                · replays <code className="inline">{d.replay_of}</code>
+                · replays <code>{d.replay_of}</code>
               </>
             )}
             {d.completed_at && <> · completed {stamp(d.completed_at)}</>}
@@ -639,21 +643,24 @@ function DeliveryDetail({ id, format }: { id: string; format: Format }) {
           {d.attempt_log.length === 0 ? (
             <p className="notice">No attempt yet.</p>
           ) : (
-            <ol className="wh-timeline" aria-label="Attempts">
+            <ol className="m-0 grid list-none gap-2 border-l-2 border-line py-0 pr-0 pl-5" aria-label="Attempts">
               {d.attempt_log.map((a) => {
                 const ok = a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
                 return (
-                  <li key={a.n} data-attempt={a.n} className={ok ? 'wh-ok' : 'wh-bad'}>
-                    <div className="wh-attempt">
+                  <li key={a.n} data-attempt={a.n} className="relative min-w-0">
+                    <span className={`absolute top-1.5 -left-[1.65rem] size-3 rounded-full ${ok ? 'bg-ok' : 'bg-bad'}`} aria-hidden="true" />
+                    <div className="flex flex-wrap items-center gap-x-3 gap-y-1">
                       <strong>#{a.n}</strong>
                       <span>{stamp(a.at)}</span>
-                      <span className={ok ? 'badge sent' : 'badge rejected'} data-testid="status-code">
-                        {a.status_code ?? 'no answer'}
-                      </span>
+                      <Status status={ok ? 'succeeded' : 'failed'} label={String(a.status_code ?? 'no answer')} testId="status-code" />
                       <span>{a.latency_ms} ms</span>
                     </div>
-                    {a.error && <p className="wh-error">{a.error}</p>}
-                    {a.response_head && <pre className="wh-head">{a.response_head}</pre>}
+                    {a.error && <p className="my-1 text-bad wrap-anywhere">{a.error}</p>}
+                    {a.response_head && (
+                      <pre className="my-1 max-h-32 overflow-y-auto whitespace-pre-wrap wrap-anywhere" tabIndex={0}>
+                        {a.response_head}
+                      </pre>
+                    )}
                   </li>
                 );
               })}
@@ -661,7 +668,7 @@ function DeliveryDetail({ id, format }: { id: string; format: Format }) {
           )}
           <h3>Payload</h3>
           {format === 'slack' && <p className="notice">The event as a JSON endpoint gets it; this Slack endpoint gets a message made from it.</p>}
-          <pre className="wh-payload" data-testid="payload">
+          <pre className="my-1 max-h-96 overflow-y-auto whitespace-pre-wrap wrap-anywhere" data-testid="payload" tabIndex={0}>
             {JSON.stringify(d.payload, null, 2)}
           </pre>
         </>

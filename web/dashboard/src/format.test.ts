@@ -1,16 +1,28 @@
 import { describe, expect, test } from 'vitest';
-import { actor, countdown, errorText, explorer, short, sol, usdc, when } from './format';
+import { actor, ago, countdown, errorText, explorer, short, sol, usdc, when } from './format';
 
 describe('usdc', () => {
   test.each([
-    [0, '0 USDC'],
-    [25, '25 USDC'],
-    [2.5, '2.5 USDC'],
+    [0, '0.00 USDC'],
+    [25, '25.00 USDC'],
+    [2.5, '2.50 USDC'],
+    [1234.5, '1,234.50 USDC'],
     [0.000001, '0.000001 USDC'],
     [1234567.891234, '1,234,567.891234 USDC'],
   ])('%s → %s', (n, want) => {
-    expect(usdc(n)).toBe(want);
+    expect(usdc(n, 'en-US')).toBe(want);
   });
+  test('in the reader’s locale', () => {
+    expect(usdc(1234.5, 'de-DE')).toBe('1.234,50 USDC');
+    expect(usdc(1234.5, 'fr-FR')).toBe('1\u202f234,50 USDC');
+  });
+});
+
+test('ago says how far a time is, in words', () => {
+  const now = Date.parse('2026-04-01T12:00:00Z');
+  expect(ago('2026-04-01T11:55:00Z', now)).toBe('5 minutes ago');
+  expect(ago('2026-04-01T14:00:00Z', now)).toBe('in about 2 hours');
+  expect(ago('2026-03-29T12:00:00Z', now)).toBe('3 days ago');
 });
 
 describe('sol', () => {
@@ -21,7 +33,7 @@ describe('sol', () => {
     [1_500_000_000, '1.5 SOL'],
     [2_000_000_000_000, '2,000 SOL'],
   ])('%s lamports → %s', (lamports, want) => {
-    expect(sol(lamports)).toBe(want);
+    expect(sol(lamports, 'en-US')).toBe(want);
   });
 });
 

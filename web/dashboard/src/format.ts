@@ -1,16 +1,44 @@
-export function usdc(n: number): string {
-  return `${n.toLocaleString('en-US', { maximumFractionDigits: 6 })} USDC`;
+import { formatDistance } from 'date-fns';
+
+// Numbers are formatted in the reader's locale (the browser's), or the one
+// given; a formatter is made once per locale and kind.
+const formatters = new Map<string, Intl.NumberFormat>();
+function number(n: number, min: number, max: number, locale?: string): string {
+  const key = `${locale ?? ''}/${min}/${max}`;
+  let f = formatters.get(key);
+  if (!f) {
+    f = new Intl.NumberFormat(locale, { minimumFractionDigits: min, maximumFractionDigits: max });
+    formatters.set(key, f);
+  }
+  return f.format(n);
 }
 
+/** amount is a USDC amount without its unit: cents always, down to the micro-USDC (1,234.50; 0.000001). */
+export const amount = (n: number, locale?: string): string => number(n, 2, 6, locale);
+
+/** usdc is a USDC amount with its unit, in the reader's locale: 1,234.50 USDC. */
+export function usdc(n: number, locale?: string): string {
+  return `${amount(n, locale)} USDC`;
+}
+
+/** sols is a SOL amount, exactly (9 decimals at most), so a tiny balance never rounds to 0. */
+export const sols = (n: number, locale?: string): string => `${number(n, 0, 9, locale)} SOL`;
+
 /** sol shows lamports in SOL, exactly (a lamport is 10^-9 SOL). */
-export function sol(lamports: number): string {
-  return `${(lamports / 1e9).toLocaleString('en-US', { maximumFractionDigits: 9 })} SOL`;
+export function sol(lamports: number, locale?: string): string {
+  return sols(lamports / 1e9, locale);
 }
 
 export function short(address: string): string {
   return address.length > 12 ? `${address.slice(0, 4)}…${address.slice(-4)}` : address;
 }
 
+/** ago is how long ago (or until) iso is, in words: "5 minutes ago", "in 2 hours". */
+export function ago(iso: string, now: number = Date.now()): string {
+  return formatDistance(new Date(iso), now, { addSuffix: true });
+}
+
+/** when is an exact time in UTC, to the minute (the title of a relative time). */
 export function when(iso: string | null): string {
   if (!iso) return '—';
   return new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }) + ' UTC';

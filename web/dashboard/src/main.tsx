@@ -3,7 +3,7 @@ import { createRoot } from 'react-dom/client';
 import { QueryClientProvider } from '@tanstack/react-query';
 import { App } from './App';
 import { queryClient } from './queries';
-import './styles.css';
+import './index.css';
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

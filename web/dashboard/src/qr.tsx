@@ -19,7 +19,14 @@ export function QR({ text, label }: { text: string; label: string }) {
   }
   const size = n + 2 * margin;
   return (
-    <svg className="qr" viewBox={`0 0 ${size} ${size}`} role="img" aria-label={label} shapeRendering="crispEdges" data-modules={n}>
+    <svg
+      className="size-44 flex-none rounded-md border border-line max-sm:h-auto max-sm:w-full max-sm:max-w-56"
+      viewBox={`0 0 ${size} ${size}`}
+      role="img"
+      aria-label={label}
+      shapeRendering="crispEdges"
+      data-modules={n}
+    >
       <rect width={size} height={size} fill="#fff" />
       <path d={d} fill="#000" />
     </svg>

@@ -47,12 +47,13 @@ export function StreamStatus({ status }: { status: LiveStatus }) {
   const live = status === 'live';
   return (
     <span
-      className={`stream ${status}`}
+      className="ml-auto inline-flex items-center gap-1.5 text-sm whitespace-nowrap text-muted"
       data-testid="stream"
       title={live ? 'Changes appear as they happen.' : 'The live connection is down: the page reads changes every few seconds.'}
     >
-      <span className="dot" aria-hidden="true" />
-      {live ? 'Live' : 'Updating every few seconds'}
+      <span className={`size-2.5 rounded-full border-2 ${live ? 'border-ok bg-ok' : 'border-warn'}`} aria-hidden="true" />
+      {/* On phones the dot alone; the words stay for screen readers and the title. */}
+      <span className="max-sm:sr-only">{live ? 'Live' : 'Updating every few seconds'}</span>
     </span>
   );
 }

@@ -8,6 +8,7 @@ import {
   addressOf,
   ADMIN_KEY,
   api,
+  approver,
   assertNoConsoleErrors,
   BASE,
   chainUSDC,
@@ -135,6 +136,39 @@ test('usable at phone width (375 px) and by keyboard', async () => {
   await eventually('rejected by keyboard', async () => (await p.getByTestId('status').textContent()) === 'rejected');
 });
 
+test('an approver approves a payment with the keyboard only: Tab, Enter and Space', async () => {
+  const { id, to } = await park(1.3, 'keyboard only');
+  const p = await page(approver);
+  await signIn(p);
+  await p.goto(`${BASE}/dashboard/approvals`);
+  await p.locator(`[data-approval="${id}"]`).waitFor();
+  /** tabTo presses Tab until the focused element is the one wanted. */
+  const tabTo = async (what, is) => {
+    for (let i = 0; i < 60; i++) {
+      await p.keyboard.press('Tab');
+      if (await p.evaluate(is)) return;
+    }
+    assert.fail(`Tab never reached ${what}`);
+  };
+  // The inbox: its Review link opens the approval.
+  await tabTo('the Review link', `document.activeElement?.closest('[data-approval="${id}"]') && document.activeElement.textContent === 'Review'`);
+  await p.keyboard.press('Enter');
+  await p.waitForURL(`**/dashboard/approvals/${id}`);
+  await p.getByRole('button', { name: 'Approve…' }).waitFor();
+  // Approve… opens the confirmation, whose confirming button takes the focus; Space presses it.
+  await tabTo('Approve…', () => document.activeElement?.textContent === 'Approve…');
+  await p.keyboard.press('Enter');
+  const dialog = p.getByRole('alertdialog', { name: 'Confirm approval' });
+  await dialog.waitFor();
+  await eventually('the confirmation focused', () => p.evaluate(() => document.activeElement?.textContent === 'Confirm approval'));
+  await p.keyboard.press('Space');
+  await eventually('approved', async () => ['signing', 'sent'].includes(await p.getByTestId('status').textContent()));
+  // The result is announced (a toast in a live region), and on chain.
+  await p.locator('[data-toast="ok"]').filter({ hasText: 'Approved' }).waitFor();
+  assert.equal(await eventually('the transfer on chain', async () => (await chainUSDC(to)) || false, 20000), 1_300_000);
+  await p.context().close();
+});
+
 test('an address in two accounts switches between them, and the page says which network it is on', async () => {
   const p = await page(owner);
   await signIn(p);
@@ -260,7 +294,7 @@ test('users: an owner adds a person by address, changes the role and removes the
 
   const row = p.locator(`tr[data-address="${person}"]`);
   await row.getByRole('button', { name: 'Remove' }).click();
-  await row.getByRole('button', { name: 'Confirm removal' }).click();
+  await p.getByRole('alertdialog').getByRole('button', { name: 'Confirm removal' }).click();
   await row.waitFor({ state: 'detached' });
   assert.equal(await roleOf(person), undefined);
 
@@ -281,8 +315,8 @@ test('users: an owner adds a person by address, changes the role and removes the
   await p.reload();
   const makerRow = p.locator(`tr[data-address="${makerAddress}"]`);
   await makerRow.getByRole('button', { name: 'Remove' }).click();
-  await makerRow.getByText('Also revokes the API key they made').waitFor();
-  await makerRow.getByRole('button', { name: 'Confirm removal' }).click();
+  await p.getByRole('alertdialog').getByText('Also revokes the API key they made').waitFor();
+  await p.getByRole('alertdialog').getByRole('button', { name: 'Confirm removal' }).click();
   await makerRow.waitFor({ state: 'detached' });
   assert.equal((await api('GET', '/agents', makerKey)).status, 401, "the removed owner's key still works");
 
@@ -346,7 +380,7 @@ test('keys: an owner creates a scoped key shown once that works, rotates it and 
   const row = p.locator(`tr[data-key="${made.id}"]`);
   assert.equal(await row.getByTestId('made-by').textContent(), 'you');
   await row.getByRole('button', { name: 'Rotate' }).click();
-  await row.getByRole('button', { name: 'Confirm rotate' }).click();
+  await p.getByRole('alertdialog').getByRole('button', { name: 'Confirm rotate' }).click();
   const second = await shown();
   assert.equal((await api('GET', '/agents', first)).status, 401, 'the rotated key still works');
   assert.equal((await api('GET', '/agents', second)).status, 200);
@@ -355,7 +389,7 @@ test('keys: an owner creates a scoped key shown once that works, rotates it and 
   const successor = (await api('GET', '/keys?limit=100', ADMIN_KEY)).body.keys.find((k) => k.label === 'browser bot' && !k.revoked_at);
   const next = p.locator(`tr[data-key="${successor.id}"]`);
   await next.getByRole('button', { name: 'Revoke' }).click();
-  await next.getByRole('button', { name: 'Confirm revoke' }).click();
+  await p.getByRole('alertdialog').getByRole('button', { name: 'Confirm revoke' }).click();
   await next.getByText('revoked').waitFor();
   assert.equal((await api('GET', '/agents', second)).status, 401, 'the revoked key still works');
   await p.context().close();

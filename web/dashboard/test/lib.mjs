@@ -6,6 +6,7 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
+import { AxeBuilder } from '@axe-core/playwright';
 import nacl from 'tweetnacl';
 import bs58 from 'bs58';
 import { createSignInMessageText } from '@solana/wallet-standard-util';
@@ -52,8 +53,8 @@ export function useBrowser() {
 }
 
 /** page opens the dashboard with a test wallet holding kp (Node keeps the key). */
-export async function page(kp, { width = 1200, height = 900, knobs = {} } = {}) {
-  const context = await browser.newContext({ viewport: { width, height } });
+export async function page(kp, { width = 1200, height = 900, knobs = {}, colorScheme = 'light' } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, colorScheme });
   await context.exposeFunction('__testWalletSign', (bytes) => Array.from(nacl.sign.detached(Uint8Array.from(bytes), kp.secretKey)));
   await context.exposeFunction('__testWalletSignIn', (input) => {
     const address = bs58.encode(kp.publicKey);
@@ -140,3 +141,31 @@ export function assertNoConsoleErrors() {
 
 /** addressOf is a key pair's Solana address. */
 export const addressOf = (kp) => bs58.encode(kp.publicKey);
+
+/** usdcText is a USDC amount as the dashboard shows it (en-US, the test browser's locale): 1,234.50 USDC. */
+export const usdcText = (n) => `${amountText(n)} USDC`;
+/** amountText is a USDC amount without its unit: cents always, micro-USDC at most. */
+export const amountText = (n) => n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 });
+
+/**
+ * axeFindings runs axe-core (its WCAG 2.x A and AA rules and best
+ * practices) on page p as it is now and answers its serious and critical
+ * violations, each as one line naming the rule and the elements.
+ */
+export async function axeFindings(p) {
+  const { violations } = await new AxeBuilder({ page: p }).analyze();
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map(
+      (v) =>
+        `${v.impact} ${v.id}: ${v.help} — ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 5)
+          .join(' | ')}`,
+    );
+}
+
+/** accessible fails on any serious or critical axe-core violation on page p; what names the page and its variant. */
+export async function accessible(p, what) {
+  assert.deepEqual(await axeFindings(p), [], `axe on ${what}`);
+}

@@ -18,6 +18,8 @@ import {
   sideways,
   signIn,
   useBrowser,
+  usdcText,
+  amountText,
   viewer,
   WALLET_ID,
 } from './lib.mjs';
@@ -26,7 +28,7 @@ useBrowser();
 
 const today = () => new Date().toISOString().slice(0, 10);
 const num = (n, digits = 6) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
-const balanceText = (b) => ({ usdc: `${num(b.usdc)} USDC`, sol: `${num(b.sol, 9)} SOL` });
+const balanceText = (b) => ({ usdc: usdcText(b.usdc), sol: `${num(b.sol, 9)} SOL` });
 
 /** shownWallet is what a wallet's card says: balances and today's spend. */
 async function shownWallet(p, id) {
@@ -50,7 +52,7 @@ async function expectWallets(p) {
         ]);
         assert.equal(bal.status, 200, JSON.stringify(bal.body));
         const spent = an.body.spend.filter((s) => s.wallet_id === a.id).reduce((n, s) => n + s.amount_usdc, 0);
-        const want = { ...balanceText(bal.body), spend: `${num(spent)} of ${num(a.policy.daily_limit_usdc)} USDC today` };
+        const want = { ...balanceText(bal.body), spend: `${amountText(spent)} of ${usdcText(a.policy.daily_limit_usdc)} today` };
         last = { want, shown: await shownWallet(p, a.id) };
         return JSON.stringify(last.want) === JSON.stringify(last.shown);
       },
@@ -103,7 +105,7 @@ test('the overview: wallets with live balances and today’s spend, pending appr
   await expectPending(p);
   const item = p.locator(`[data-section="pending"] [data-approval="${parked.id}"]`);
   await item.waitFor();
-  assert.match(await item.textContent(), /1\.5 USDC from payer to/);
+  assert.match(await item.textContent(), /1\.50 USDC from payer to/);
   assert.equal(
     await p.locator('[data-section="pending"]').getByRole('link', { name: 'All pending approvals' }).getAttribute('href'),
     '/dashboard/approvals',
@@ -112,7 +114,7 @@ test('the overview: wallets with live balances and today’s spend, pending appr
   const txs = p.getByRole('list', { name: 'Recent transactions' });
   await eventually('the send among the recent transactions', async () => (await txs.locator(`[data-signature="${sent}"]`).count()) === 1, 20000);
   const row = txs.locator(`[data-signature="${sent}"]`);
-  assert.match(await row.textContent(), /0\.5 USDC/);
+  assert.match(await row.textContent(), /0\.50 USDC/);
   assert.match(await row.textContent(), /overview small/);
   const recent = (await api('GET', '/transactions?limit=10', ADMIN_KEY)).body.transactions;
   await eventually('the ten newest transactions', async () => {

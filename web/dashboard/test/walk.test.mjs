@@ -1,14 +1,16 @@
 // A walk through every page of the dashboard at desktop and phone width,
 // as the owner of an account of its own that it first fills through the
-// API: each page loads without a console error and without scrolling
-// sideways, and leaves a screenshot (test/screenshots/walk/; make
-// screenshots copies them to docs/screenshots/).
+// API: each page loads without a console error, without scrolling sideways
+// and without a serious or critical axe-core finding, in the light and the
+// dark colour scheme, and leaves a screenshot of each (test/screenshots/walk/;
+// make screenshots copies them to docs/screenshots/).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import {
   AGENT_KEY,
+  axeFindings,
   api,
   assertNoConsoleErrors,
   BASE,
@@ -123,12 +125,25 @@ async function team() {
   ];
 }
 
-test('every page at desktop and phone width: no console error, no sideways scroll', async () => {
+test('every page at desktop and phone width, light and dark: no console error, no sideways scroll, no serious axe finding', async () => {
   const all = await team();
+  // Every page is checked; the findings of all of them fail the test at the end.
+  const findings = [];
+  const check = async (p, what) => findings.push(...(await axeFindings(p)).map((f) => `${what}: ${f}`));
   for (const size of WIDTHS) {
     const p = await page(demo, size);
+    // The sign-in page, before signing in.
+    await p.goto(`${BASE}/dashboard/`);
+    await p.getByRole('button', { name: /^Sign in with/ }).waitFor();
+    for (const scheme of ['light', 'dark']) {
+      await p.emulateMedia({ colorScheme: scheme });
+      await p.screenshot({ path: `${WALK}signin-${size.name}${scheme === 'dark' ? '-dark' : ''}.png`, fullPage: true });
+      await check(p, `the sign-in page at ${size.name} width, ${scheme}`);
+    }
+    await p.emulateMedia({ colorScheme: 'light' });
     await signIn(p);
     for (const [name, path] of all) {
+      await p.emulateMedia({ colorScheme: 'light' });
       await p.goto(`${BASE}/dashboard${path}`);
       await p.locator('main h1').first().waitFor();
       await p.waitForLoadState('networkidle');
@@ -140,12 +155,19 @@ test('every page at desktop and phone width: no console error, no sideways scrol
       }
       await p.waitForTimeout(300); // the last answers render
       assert.equal(await p.getByText('Loading…').count(), 0, `${name} at ${size.name} still loading`);
-      await p.screenshot({ path: `${WALK}${name}-${size.name}.png`, fullPage: true });
+      assert.equal(await p.locator('[data-skeleton]').count(), 0, `${name} at ${size.name} still shows a skeleton`);
       const overflow = await sideways(p);
       assert.ok(overflow <= 0, `${name} scrolls sideways by ${overflow} px at ${size.width} px`);
+      // The same page in both colour schemes, as the system setting picks them.
+      for (const scheme of ['light', 'dark']) {
+        await p.emulateMedia({ colorScheme: scheme });
+        await p.screenshot({ path: `${WALK}${name}-${size.name}${scheme === 'dark' ? '-dark' : ''}.png`, fullPage: true });
+        await check(p, `${name} at ${size.name} width, ${scheme}`);
+      }
     }
     await p.context().close();
   }
+  assert.deepEqual(findings, [], 'serious or critical accessibility findings');
 });
 
 // The scheduler's sweep runs during the walk: a purchase from the official

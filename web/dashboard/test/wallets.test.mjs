@@ -22,6 +22,7 @@ import {
   sideways,
   signIn,
   useBrowser,
+  usdcText,
   viewer,
   WALLET_ID,
 } from './lib.mjs';
@@ -120,8 +121,8 @@ test('fund on localnet: the new balance on the page, through the API and on chai
   assert.ok(await fund.getByRole('button', { name: 'Fund' }).isDisabled());
   await fund.getByLabel('SOL', { exact: true }).fill('1');
   await fund.getByRole('button', { name: 'Fund' }).click();
-  await fund.getByRole('status').filter({ hasText: '12.5 USDC' }).waitFor();
-  await p.getByTestId('balance-usdc').filter({ hasText: '12.5 USDC' }).waitFor();
+  await fund.getByRole('status').filter({ hasText: '12.50 USDC' }).waitFor();
+  await p.getByTestId('balance-usdc').filter({ hasText: '12.50 USDC' }).waitFor();
   const balance = (await api('GET', `/wallets/${wallet.id}/balance`, ADMIN_KEY)).body;
   assert.equal(balance.usdc, 12.5, JSON.stringify(balance));
   assert.ok(balance.sol >= 1, JSON.stringify(balance));
@@ -204,7 +205,7 @@ test('the policy editor: checked while typed, the changes old → new, a send tr
   assert.ok(await save.isEnabled());
 
   const diff = policy.getByTestId('diff');
-  assert.equal((await diff.locator('[data-change="max_tx_usdc"]').textContent()).replace(/\s+/g, ' '), 'Max per send: 20 USDC → 8 USDC');
+  assert.equal((await diff.locator('[data-change="max_tx_usdc"]').textContent()).replace(/\s+/g, ' '), 'Max per send: 20.00 USDC → 8.00 USDC');
   const added = await diff.locator('[data-change="added"]').textContent();
   assert.ok(added.includes(friend) && added.includes('Supplier A'), added);
   assert.equal(await diff.locator('li').count(), 2);
@@ -229,10 +230,7 @@ test('the policy editor: checked while typed, the changes old → new, a send tr
     policy: { max_tx_usdc: 8, allowlist: [friend] },
   });
   assert.deepEqual([proposed.body.outcome, proposed.body.reason], ['blocked', 'recipient_not_allowed'], JSON.stringify(proposed.body));
-  assert.equal(
-    await policy.getByTestId('preview-remaining').textContent(),
-    `${now.body.remaining_today_usdc.toLocaleString('en-US', { maximumFractionDigits: 6 })} USDC`,
-  );
+  assert.equal(await policy.getByTestId('preview-remaining').textContent(), usdcText(now.body.remaining_today_usdc));
   await policy.screenshot({ path: `${SHOTS}policy-editor.png` });
 
   await save.click();
@@ -259,7 +257,7 @@ test('the policy editor: checked while typed, the changes old → new, a send tr
 
   const entry = p.getByRole('region', { name: 'Policy history' }).locator(`li[data-action="policy.updated"][data-actor="${OWNER}"]`).first();
   await entry.waitFor();
-  assert.equal((await entry.locator('[data-change="max_tx_usdc"]').textContent()).replace(/\s+/g, ' '), 'Max per send: 20 USDC → 8 USDC');
+  assert.equal((await entry.locator('[data-change="max_tx_usdc"]').textContent()).replace(/\s+/g, ' '), 'Max per send: 20.00 USDC → 8.00 USDC');
   assert.ok((await entry.locator('[data-change="added"]').textContent()).includes(friend));
 
   // Someone else saves meanwhile: an untouched editor follows; an edited one says so.
@@ -269,7 +267,7 @@ test('the policy editor: checked while typed, the changes old → new, a send tr
   await policy.getByLabel('Approval from').fill('4');
   await patch({ daily_limit_usdc: 30 });
   await policy.getByText('changed by someone else').waitFor({ timeout: 10000 });
-  assert.equal((await diff.locator('[data-change="daily_limit_usdc"]').textContent()).replace(/\s+/g, ' '), 'Daily limit: 30 USDC → 35 USDC');
+  assert.equal((await diff.locator('[data-change="daily_limit_usdc"]').textContent()).replace(/\s+/g, ' '), 'Daily limit: 30.00 USDC → 35.00 USDC');
   await policy.getByRole('button', { name: 'Discard changes' }).click();
   assert.equal(await policy.getByLabel('Daily limit').inputValue(), '30');
   assert.equal(await policy.getByText('changed by someone else').count(), 0);
@@ -313,6 +311,8 @@ test('roles: a viewer only reads; an approver may freeze but not unfreeze nor ed
 test('usable at 375 px: no sideways scroll on the list and the wallet page', async () => {
   const p = await page(owner, { width: 375, height: 740 });
   await signIn(p);
+  // On a phone the navigation is behind the menu button.
+  await p.getByRole('button', { name: /^Menu/ }).click();
   await p.getByRole('link', { name: 'Wallets', exact: true }).click();
   await rowInList(p);
   await p.getByRole('button', { name: 'New wallet…' }).click();
