@@ -49,9 +49,7 @@ export interface LiveEvent {
  * What subscribers receive: an event, or `reset` (the server could not
  * replay what was missed: read everything again).
  */
-export type LiveMessage =
-  | { type: 'event'; event: LiveEvent }
-  | { type: 'reset'; reason: string };
+export type LiveMessage = { type: 'event'; event: LiveEvent } | { type: 'reset'; reason: string };
 
 export type LiveStatus = 'live' | 'down';
 
