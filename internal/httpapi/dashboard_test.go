@@ -131,6 +131,12 @@ func TestDashboardInBrowser(t *testing.T) {
 		if !strings.Contains(string(out), "# fail 0") {
 			t.Fatalf("browser tests: %s", out)
 		}
+		// What the tests measured (the first page's time, the scripts' sizes), then the summary.
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, "# measured: ") {
+				t.Log(strings.TrimSpace(line))
+			}
+		}
 		t.Logf("%s", lastLines(string(out), 10))
 	}
 }

@@ -1,18 +1,11 @@
-import { useState } from 'react';
+import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useNavigate, useSearch } from '@tanstack/react-router';
+import type { ChartType } from 'chart.js';
 import { type Analytics, getAnalytics } from './api';
-import { errorText, usdc } from './format';
+import { type Builder, Chart, DARK_QUERY, approvalsChart, blockedChart, colourOf, duration, spendChart, themeOf } from './charts';
+import { errorText } from './format';
 import { keys } from './queries';
-
-const COLORS = ['#0b57d0', '#2e7d32', '#b3261e', '#7a4100', '#6a1b9a', '#00838f', '#5d4037', '#455a64'];
-
-function duration(s: number | null): string {
-  if (s === null) return '—';
-  if (s < 90) return `${Math.round(s)} s`;
-  if (s < 5400) return `${Math.round(s / 60)} min`;
-  return `${(s / 3600).toFixed(1)} h`;
-}
 
 /** AnalyticsPage charts the account's spend, approvals and blocks, each beside its table. */
 export function AnalyticsPage() {
@@ -64,25 +57,43 @@ export function AnalyticsPage() {
   );
 }
 
-function Report({ data }: { data: Analytics }) {
-  const label = new Map(data.wallets.map((w) => [w.id, w.label]));
-  const color = new Map(data.wallets.map((w, i) => [w.id, COLORS[i % COLORS.length]]));
-  // Every day of the range gets its slot, so quiet days show as gaps.
-  const days: string[] = [];
-  for (let t = Date.parse(data.from + 'T00:00:00Z'); t <= Date.parse(data.to + 'T00:00:00Z'); t += 86400000) {
-    days.push(new Date(t).toISOString().slice(0, 10));
-  }
-  const max = Math.max(
-    1,
-    ...days.map((d) => data.spend.filter((s) => s.day === d).reduce((n, s) => n + s.amount_usdc, 0)),
-    ...data.wallets.map((w) => w.daily_limit_usdc),
+/** subscribeScheme calls back when the system's light or dark setting changes. */
+function subscribeScheme(changed: () => void) {
+  const m = matchMedia(DARK_QUERY);
+  m.addEventListener('change', changed);
+  return () => m.removeEventListener('change', changed);
+}
+
+/** useDark is the system's dark setting; the charts redraw in its colours when it changes. */
+const useDark = () => useSyncExternalStore(subscribeScheme, () => matchMedia(DARK_QUERY).matches);
+
+/**
+ * ChartBox draws build's chart of data on a canvas sized by its box (the
+ * chart follows the box's width). Screen readers read the table beside it,
+ * which has the same numbers.
+ */
+function ChartBox<T extends ChartType, D>(props: { label: string; height: number; build: Builder<T, D>; data: Analytics; dark: boolean }) {
+  const { label, height, build, data, dark } = props;
+  const canvas = useRef<HTMLCanvasElement>(null);
+  useEffect(() => {
+    if (!canvas.current) return;
+    const chart = new Chart<T, D, string>(canvas.current, build(data, themeOf(canvas.current, dark)));
+    return () => chart.destroy();
+  }, [build, data, dark]);
+  return (
+    <div className="chart" style={{ position: 'relative', height }}>
+      <canvas ref={canvas} role="img" aria-label={label}>
+        {label}: the table has its numbers.
+      </canvas>
+    </div>
   );
-  const W = 600;
-  const H = 160;
-  const slot = W / days.length;
-  const bw = Math.max(1, slot * 0.7);
-  const every = Math.ceil(days.length / 8); // at most ~8 day labels
-  const y = (v: number) => H - (v / max) * H;
+}
+
+function Report({ data }: { data: Analytics }) {
+  const dark = useDark();
+  const label = new Map(data.wallets.map((w) => [w.id, w.label]));
+  // The table's swatches have the colours of the chart's wallets.
+  const colour = useMemo(() => colourOf(data, themeOf(document.documentElement, dark)), [data, dark]);
   return (
     <>
       <section aria-labelledby="spend">
@@ -93,41 +104,7 @@ function Report({ data }: { data: Analytics }) {
           <p className="notice">No sends in this range.</p>
         ) : (
           <div className="pair">
-            <svg role="img" aria-label="Spend per day, stacked by wallet" viewBox={`0 0 ${W} ${H + 20}`} className="chart">
-              {data.wallets.map((w) => (
-                <line key={w.id} x1="0" x2={W} y1={y(w.daily_limit_usdc)} y2={y(w.daily_limit_usdc)} stroke={color.get(w.id)} strokeDasharray="4 3">
-                  <title>{`${w.label}: daily limit ${usdc(w.daily_limit_usdc)}`}</title>
-                </line>
-              ))}
-              {days.map((d, i) => {
-                let top = H;
-                return (
-                  <g key={d}>
-                    {data.spend
-                      .filter((s) => s.day === d)
-                      .map((s) => {
-                        const h = (s.amount_usdc / max) * H;
-                        top -= h;
-                        return (
-                          <rect key={s.wallet_id} x={i * slot + (slot - bw) / 2} y={top} width={bw} height={h} fill={color.get(s.wallet_id)}>
-                            <title>{`${d} ${label.get(s.wallet_id)}: ${usdc(s.amount_usdc)}`}</title>
-                          </rect>
-                        );
-                      })}
-                    {(i % every === 0 || (i === days.length - 1 && i % every > every / 2)) && (
-                      <text
-                        x={i === 0 ? 0 : i === days.length - 1 ? W : i * slot + slot / 2}
-                        y={H + 14}
-                        textAnchor={i === 0 ? 'start' : i === days.length - 1 ? 'end' : 'middle'}
-                        fontSize="11"
-                      >
-                        {d.slice(5)}
-                      </text>
-                    )}
-                  </g>
-                );
-              })}
-            </svg>
+            <ChartBox label="Spend per day, stacked by wallet" height={280} build={spendChart} data={data} dark={dark} />
             <table className="numbers" aria-label="Spend per day">
               <thead>
                 <tr>
@@ -145,7 +122,7 @@ function Report({ data }: { data: Analytics }) {
                   <tr key={s.day + s.wallet_id} data-wallet={s.wallet_id}>
                     <td>{s.day}</td>
                     <td>
-                      <span className="swatch" style={{ background: color.get(s.wallet_id) }} /> {label.get(s.wallet_id)}
+                      <span className="swatch" style={{ background: colour.get(s.wallet_id) }} /> {label.get(s.wallet_id)}
                     </td>
                     <td>{s.amount_usdc}</td>
                     <td>{s.transactions}</td>
@@ -169,21 +146,7 @@ function Report({ data }: { data: Analytics }) {
           <p className="notice">No approvals decided in this range.</p>
         ) : (
           <div className="pair">
-            <div className="bars" role="img" aria-label="Approvals per day by outcome">
-              {data.approvals.map((a) => {
-                const n = Math.max(1, a.approved + a.rejected + a.expired);
-                return (
-                  <div key={a.day} className="hbar" title={`${a.day}: ${a.approved} approved, ${a.rejected} rejected, ${a.expired} expired`}>
-                    <span>{a.day.slice(5)}</span>
-                    <div>
-                      <i className="approved" style={{ width: `${(a.approved / n) * 100}%` }} />
-                      <i className="rejected" style={{ width: `${(a.rejected / n) * 100}%` }} />
-                      <i className="expired" style={{ width: `${(a.expired / n) * 100}%` }} />
-                    </div>
-                  </div>
-                );
-              })}
-            </div>
+            <ChartBox label="Approvals per day by outcome" height={240} build={approvalsChart} data={data} dark={dark} />
             <table className="numbers" aria-label="Approvals per day">
               <thead>
                 <tr>
@@ -215,26 +178,31 @@ function Report({ data }: { data: Analytics }) {
         {data.blocked.length === 0 ? (
           <p className="notice">No sends blocked in this range.</p>
         ) : (
-          <table className="numbers" aria-label="Blocked sends by rule">
-            <thead>
-              <tr>
-                <th scope="col">Rule</th>
-                <th scope="col">Sends</th>
-                <th scope="col" aria-hidden="true" />
-              </tr>
-            </thead>
-            <tbody>
-              {data.blocked.map((b) => (
-                <tr key={b.reason}>
-                  <td>{b.reason}</td>
-                  <td>{b.count}</td>
-                  <td aria-hidden="true">
-                    <i className="meter" style={{ width: `${(b.count / data.blocked[0].count) * 8}rem` }} />
-                  </td>
+          <div className="pair">
+            <ChartBox
+              label="Blocked sends by rule"
+              height={Math.max(120, 48 + 32 * data.blocked.length)}
+              build={blockedChart}
+              data={data}
+              dark={dark}
+            />
+            <table className="numbers" aria-label="Blocked sends by rule">
+              <thead>
+                <tr>
+                  <th scope="col">Rule</th>
+                  <th scope="col">Sends</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {data.blocked.map((b) => (
+                  <tr key={b.reason}>
+                    <td>{b.reason}</td>
+                    <td>{b.count}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </section>
     </>

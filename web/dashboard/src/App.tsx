@@ -1,18 +1,22 @@
 import { createContext, useContext, useEffect, useState } from 'react';
-import { Link, Outlet, RouterProvider, createRootRoute, createRoute, createRouter, useLocation, useParams } from '@tanstack/react-router';
+import {
+  Link,
+  Outlet,
+  RouterProvider,
+  createRootRoute,
+  createRoute,
+  createRouter,
+  lazyRouteComponent,
+  useLocation,
+  useParams,
+} from '@tanstack/react-router';
+import type { RouteComponent } from '@tanstack/react-router';
 import { ApiError, type Session, getSession, setCSRF, signOut, switchAccount } from './api';
 import { ApprovalPage } from './ApprovalPage';
-import { AnalyticsPage } from './AnalyticsPage';
-import { AuditPage } from './AuditPage';
 import { Inbox, usePending } from './Inbox';
-import { KeysPage } from './KeysPage';
 import { OverviewPage } from './OverviewPage';
 import { SignIn } from './SignIn';
 import { TransactionsPage } from './TransactionsPage';
-import { UsersPage } from './UsersPage';
-import { WalletPage } from './WalletPage';
-import { WalletsPage } from './WalletsPage';
-import { WebhookPage, WebhooksPage } from './WebhooksPage';
 import { errorText } from './format';
 import { Icon } from './components/Icon';
 import { Skeleton } from './components/Skeleton';
@@ -263,31 +267,71 @@ function Approval() {
   const session = useSession();
   return APPROVAL_ID.test(id) ? <ApprovalPage key={id} id={id} session={session} /> : <Home />;
 }
-function Wallet() {
-  const { id } = useParams({ from: '/wallets/$id' });
-  const session = useSession();
-  return UUID.test(id) ? <WalletPage key={id} id={id} session={session} /> : <Home />;
-}
-function Endpoint() {
-  const { id } = useParams({ from: '/webhooks/$id' });
-  const session = useSession();
-  return UUID.test(id) ? <WebhookPage key={id} id={id} session={session} /> : <Home />;
-}
-function Wallets() {
-  return <WalletsPage session={useSession()} />;
-}
 function Transactions() {
   return <TransactionsPage session={useSession()} />;
 }
-function Webhooks() {
-  return <WebhooksPage session={useSession()} />;
-}
-function Keys() {
-  return <KeysPage session={useSession()} />;
-}
-function Users() {
-  return <UsersPage session={useSession()} />;
-}
+
+// The pages people rarely open first load on demand, each module in a chunk
+// of its own (the analytics page's with Chart.js, the wallets' with the
+// policy editor): the first page (the overview, the inbox, an approval)
+// downloads only what it shows. The router loads a route's chunk before it
+// shows the route, and reloads the app once if a chunk is gone (a newer
+// build replaced it). Each is typed RouteComponent: inferred, its type would
+// depend on the router's, which depends on it.
+const AuditPage: RouteComponent = lazyRouteComponent(() => import('./AuditPage'), 'AuditPage');
+const AnalyticsPage: RouteComponent = lazyRouteComponent(() => import('./AnalyticsPage'), 'AnalyticsPage');
+const Wallets: RouteComponent = lazyRouteComponent(async () => {
+  const { WalletsPage } = await import('./WalletsPage');
+  return {
+    default: function Wallets() {
+      return <WalletsPage session={useSession()} />;
+    },
+  };
+});
+const Wallet: RouteComponent = lazyRouteComponent(async () => {
+  const { WalletPage } = await import('./WalletPage');
+  return {
+    default: function Wallet() {
+      const { id } = useParams({ from: '/wallets/$id' });
+      const session = useSession();
+      return UUID.test(id) ? <WalletPage key={id} id={id} session={session} /> : <Home />;
+    },
+  };
+});
+const Webhooks: RouteComponent = lazyRouteComponent(async () => {
+  const { WebhooksPage } = await import('./WebhooksPage');
+  return {
+    default: function Webhooks() {
+      return <WebhooksPage session={useSession()} />;
+    },
+  };
+});
+const Endpoint: RouteComponent = lazyRouteComponent(async () => {
+  const { WebhookPage } = await import('./WebhooksPage');
+  return {
+    default: function Endpoint() {
+      const { id } = useParams({ from: '/webhooks/$id' });
+      const session = useSession();
+      return UUID.test(id) ? <WebhookPage key={id} id={id} session={session} /> : <Home />;
+    },
+  };
+});
+const Keys: RouteComponent = lazyRouteComponent(async () => {
+  const { KeysPage } = await import('./KeysPage');
+  return {
+    default: function Keys() {
+      return <KeysPage session={useSession()} />;
+    },
+  };
+});
+const Users: RouteComponent = lazyRouteComponent(async () => {
+  const { UsersPage } = await import('./UsersPage');
+  return {
+    default: function Users() {
+      return <UsersPage session={useSession()} />;
+    },
+  };
+});
 
 const root = createRootRoute({
   component: Shell,

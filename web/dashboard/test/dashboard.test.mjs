@@ -252,7 +252,22 @@ test('analytics: the tables beside the charts have the numbers of the API', asyn
       (await rows('Blocked sends by rule')).map((r) => r.slice(0, 2)),
       a.blocked.map((b) => [b.reason, String(b.count)]),
     );
-  assert.equal(await p.getByRole('img', { name: 'Spend per day, stacked by wallet' }).locator('rect').count(), a.spend.length);
+  // The chart (Chart.js draws on a canvas) paints each wallet in the colour of its row's swatch.
+  const swatches = await p
+    .getByRole('table', { name: 'Spend per day' })
+    .locator('.swatch')
+    .evaluateAll((s) => [...new Set(s.map((e) => getComputedStyle(e).backgroundColor))]);
+  assert.equal(swatches.length, a.wallets.length);
+  const chart = p.getByRole('img', { name: 'Spend per day, stacked by wallet' });
+  await eventually('every wallet painted in the chart', async () => {
+    const painted = await chart.evaluate((canvas, colours) => {
+      const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+      const seen = new Set();
+      for (let i = 0; i < data.length; i += 4) if (data[i + 3] === 255) seen.add(`rgb(${data[i]}, ${data[i + 1]}, ${data[i + 2]})`);
+      return colours.filter((c) => seen.has(c));
+    }, swatches);
+    return painted.length === swatches.length;
+  });
   await p.screenshot({ path: `${SHOTS}analytics.png`, fullPage: true });
 
   // Another range: yesterday only has nothing.
