@@ -117,14 +117,23 @@ func (s *server) startStreams() func() {
 // events serves GET /api/dashboard/v1/events: the session's account's
 // events as they commit (see docs/decisions.md, "Live events").
 //
-// Only a dashboard session: a request with an Authorization header is
-// 401, as the other dashboard routes answer keys. Before the stream
-// starts every failure is a plain answer: 429 past a cap, 503 when Redis
-// or PostgreSQL cannot serve it. Once it has started it ends with an
+// A request with a body (declared by Content-Length or Transfer-Encoding)
+// is 400 and its connection closed: the stream clears the read deadline,
+// and net/http would wait, with no deadline, for a body never sent before
+// writing the first byte. Only a dashboard session: a request with an
+// Authorization header is 401, as the other dashboard routes answer keys.
+// Before the stream starts every failure is a plain answer: 429 past a
+// cap, 503 when Redis or PostgreSQL cannot serve it. Once it has started it ends with an
 // `event: close` naming why (live.Reason*) when the session ends, the
 // person's role changes or they are removed, PostgreSQL or Redis fails,
 // or the server stops; never with an error status, and never hanging.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+		// Closing, net/http does not read the body before answering.
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusBadRequest, "the event stream takes no request body")
+		return
+	}
 	if r.Header.Get("Authorization") != "" {
 		writeError(w, http.StatusUnauthorized, "Unauthorized")
 		return
@@ -201,8 +210,11 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	// The server's read and write timeouts bound requests, not streams:
 	// a read deadline would cancel the request, the write deadline is
-	// set anew for each write.
+	// set anew for each write. The connection gets a read deadline back
+	// when the stream ends (net/http sets its own when it reads another
+	// request).
 	_ = rc.SetReadDeadline(time.Time{})
+	defer func() { _ = rc.SetReadDeadline(time.Now().Add(RequestTimeout)) }()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
