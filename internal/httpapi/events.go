@@ -233,8 +233,9 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	sent := make(map[string]bool, len(replay))
 	for i := range replay {
-		sent[replay[i].ID] = true
-		if mayRead(*p, &replay[i]) && out.send(frame(replay[i].ID, replay[i].Kind, replay[i].Body, true)) != nil {
+		it := &replay[i]
+		sent[it.ID] = true
+		if mayRead(*p, it) && out.send(frame(it.ID, it.Kind, it.Body, !it.Earlier)) != nil {
 			return
 		}
 	}
