@@ -44,7 +44,8 @@ type EventStreams struct {
 	// live.DefaultPerSession and live.DefaultPerAccount). Past them: 429.
 	PerSession, PerAccount int
 	// Heartbeat is how often an idle stream sends a comment (and renews
-	// its lease); DefaultHeartbeat.
+	// its lease), and how often the hub renews the accounts it watches
+	// (live.Hub.WatchEvery); DefaultHeartbeat.
 	Heartbeat time.Duration
 	// Recheck is how often open streams' sessions are re-read without a
 	// notification; live.DefaultRecheck.
@@ -107,6 +108,7 @@ func (s *server) startStreams() func() {
 		return func() {}
 	}
 	s.hub = live.NewHub(s.DB, s.log, s.streams.Recheck)
+	s.hub.WatchEvery = s.streams.Heartbeat
 	s.leases = &live.Leases{Redis: s.Redis, PerSession: s.streams.PerSession, PerAccount: s.streams.PerAccount, TTL: 3 * s.streams.Heartbeat}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -184,15 +186,33 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			s.log.WarnContext(ctx, "release an event stream's lease (it lapses on its own)", "err", err)
 		}
 	}()
-	sub, err := s.hub.Subscribe(p.SessionID, p.AccountID, p.Role)
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	sub, err := s.hub.Subscribe(sctx, p.SessionID, p.AccountID, p.Role)
+	cancel()
 	if err != nil {
+		s.log.WarnContext(ctx, "event stream refused: not subscribed", "err", err)
 		writeError(w, http.StatusServiceUnavailable, "live events are unavailable; poll instead")
 		return
 	}
 	defer s.hub.Unsubscribe(sub)
+	// The session once more: a sign-out or a new role committed since it
+	// was read notified the hub before this subscription was there.
+	cctx, cancel := context.WithTimeout(ctx, authTimeout)
+	err = s.hub.Check(cctx, sub)
+	cancel()
+	switch {
+	case err != nil:
+		s.log.WarnContext(ctx, "event stream refused: sessions unavailable", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "live events are unavailable; poll instead")
+		return
+	case sub.Reason() == live.ReasonSessionEnded:
+		writeError(w, http.StatusUnauthorized, "Unauthorized")
+		return
+	}
 
-	// Subscribed first, then the replay read: nothing committed between
-	// them is lost, and what both carry is sent once.
+	// Subscribed (and the account watched) first, then the replay read:
+	// nothing committed between them is lost, and what both carry is sent
+	// once.
 	lastID := cmp.Or(r.Header.Get("Last-Event-ID"), r.URL.Query().Get("last_event_id"))
 	var replay []live.Item
 	var reset *live.Reset
@@ -223,6 +243,11 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	out := sseWriter{w: w, rc: rc}
 	if out.send(fmt.Sprintf("retry: %d\n\n", streamRetry.Milliseconds())) != nil {
+		return
+	}
+	if reason := sub.Reason(); reason != "" {
+		// A new role: the page reconnects and reads with it.
+		out.close(reason)
 		return
 	}
 	if reset != nil {
