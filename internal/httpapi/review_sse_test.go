@@ -1,8 +1,8 @@
 package httpapi_test
 
 import (
-	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -38,16 +38,16 @@ func (s *sseStream) next(kind, has string, d time.Duration) (sseEvent, []sseEven
 	}
 }
 
-// TestReview24SSEReplayMissesLateCommit: an event whose transaction began
+// TestIssue24EventsReviewLateCommit: an event whose transaction began
 // before another's and commits after it, while the page is reconnecting,
-// is never sent to the page. Producers take the event's time when their
+// still reaches the page. Producers take the event's time when their
 // transaction's work starts (Decide: the claim's now(), then the wallet
 // lock and the node's fee read), so commit order and created_at order
-// differ by as long as a transaction lasts, not an instant. The replay
-// reads created_at >= the cursor's time, the live path had already
-// dropped the connection, and no reset is sent: an approver's inbox misses
-// the parked payment (the page polls nothing while the stream is up).
-func TestReview24SSEReplayMissesLateCommit(t *testing.T) {
+// differ by as long as a transaction lasts. The replay starts
+// live.ReplayOverlap before the page's last event, and sends what comes
+// before that event without an id (the page's position stays; the page
+// drops ids it has handled).
+func TestIssue24EventsReviewLateCommit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	hdr, _ := e.session(auth.RoleApprover)
@@ -83,23 +83,32 @@ func TestReview24SSEReplayMissesLateCommit(t *testing.T) {
 	}
 
 	re := e.mustOpen(hdr, seen.ID)
-	if _, before, ok := re.next(webhook.KindApprovalPending, parked.String(), 3*time.Second); !ok {
+	ev, before, ok := re.next(webhook.KindApprovalPending, parked.String(), streamWait)
+	if !ok {
 		t.Fatalf("reconnected with Last-Event-ID %s: approval.pending %s committed while the page reconnected never came (read %v)",
 			seen.ID, parked, before)
 	}
+	if ev.HasID || len(before) != 0 {
+		t.Fatalf("the late event came with id %q after %v; want it first, without an id (it is older than the page's last event)", ev.ID, before)
+	}
+	// The page's own last event is not sent again.
+	w2 := uuid.New()
+	if _, err := webhook.Emit(ctx, e.db, e.account.ID, time.Now(), webhook.KindTxSent, map[string]any{"wallet_id": w2}); err != nil {
+		t.Fatal(err)
+	}
+	if next, between := re.waitFor(webhook.KindTxSent, w2.String()); len(between) != 0 || !next.HasID {
+		t.Fatalf("after the replay: %v, then %+v", between, next)
+	}
 }
 
-// TestReview24SSEBodyHoldsConnection: a stream request that declares a
-// body it never sends hangs for ever, past sign-out and the caps. The
-// handler clears the read deadline (the server's ReadTimeout) and then
-// writes; before the first response bytes net/http reads the unread
-// request body (up to 256 KiB) to keep the connection reusable, with no
-// deadline left, so the handler blocks in its first Flush: it never
-// reaches its select (no heartbeat, no lease renewal, no close on
-// sign-out or Draining) and holds its goroutine, its connection and its
-// hub subscription until the client goes. Its lease lapses after 3
-// heartbeats, so one session opens such requests without bound.
-func TestReview24SSEBodyHoldsConnection(t *testing.T) {
+// TestIssue24EventsReviewBody: a stream request that declares a body it
+// never sends is answered 400 at once and its connection closed. The
+// stream clears the read deadline, and before its first response bytes
+// net/http reads the unread request body (up to 256 KiB) to keep the
+// connection reusable: with no deadline left, the handler would block in
+// its first Flush, past sign-out and the caps (its lease lapses after 3
+// heartbeats, so one session could open such requests without bound).
+func TestIssue24EventsReviewBody(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{serverTimeouts: 500 * time.Millisecond,
 		streams: httpapi.EventStreams{PerSession: 1, PerAccount: 1, Heartbeat: 100 * time.Millisecond}})
@@ -116,11 +125,13 @@ func TestReview24SSEBodyHoldsConnection(t *testing.T) {
 		conns = append(conns, c)
 		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nCookie: %s\r\nAccept: text/event-stream\r\nContent-Length: 10\r\n\r\n",
 			httpapi.EventsPath, host, hdr.Get("Cookie"))
-		// Any answer will do (a 400 for the body, a 429 past the cap,
-		// or the stream), as long as there is one.
+		// The answer, then the end of the connection.
 		_ = c.SetReadDeadline(time.Now().Add(time.Second))
-		if _, err := bufio.NewReader(c).ReadString('\n'); err == nil {
+		if raw, err := io.ReadAll(c); err == nil {
 			answered++
+			if !strings.HasPrefix(string(raw), "HTTP/1.1 400 ") || !strings.Contains(string(raw), `{"error":"the event stream takes no request body"}`) {
+				t.Errorf("answered %q, want 400 {\"error\"}", raw)
+			}
 		}
 		time.Sleep(500 * time.Millisecond) // the lease (TTL 300 ms) lapses
 	}
