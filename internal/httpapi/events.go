@@ -39,10 +39,12 @@ var DashboardOperations = []DashboardOperation{{ID: EventsOperation, Method: htt
 // EventStreams bounds and paces the event streams; a zero field takes its
 // default.
 type EventStreams struct {
-	// PerSession and PerAccount cap the streams open at once, across API
-	// processes (EVENT_STREAMS_PER_SESSION, EVENT_STREAMS_PER_ACCOUNT;
-	// live.DefaultPerSession and live.DefaultPerAccount). Past them: 429.
-	PerSession, PerAccount int
+	// PerSession, PerPerson (a person's sessions in the account together)
+	// and PerAccount cap the streams open at once, across API processes
+	// (EVENT_STREAMS_PER_SESSION, EVENT_STREAMS_PER_PERSON,
+	// EVENT_STREAMS_PER_ACCOUNT; live.DefaultPerSession,
+	// live.DefaultPerPerson, live.DefaultPerAccount). Past them: 429.
+	PerSession, PerPerson, PerAccount int
 	// Heartbeat is how often an idle stream sends a comment (and renews
 	// its lease), and how often the hub renews the accounts it watches
 	// (live.Hub.WatchEvery); DefaultHeartbeat.
@@ -65,6 +67,7 @@ const streamRetry = time.Second
 
 func (c EventStreams) withDefaults() EventStreams {
 	c.PerSession = cmp.Or(c.PerSession, live.DefaultPerSession)
+	c.PerPerson = cmp.Or(c.PerPerson, live.DefaultPerPerson)
 	c.PerAccount = cmp.Or(c.PerAccount, live.DefaultPerAccount)
 	c.Heartbeat = cmp.Or(c.Heartbeat, DefaultHeartbeat)
 	c.Recheck = cmp.Or(c.Recheck, live.DefaultRecheck)
@@ -109,7 +112,8 @@ func (s *server) startStreams() func() {
 	}
 	s.hub = live.NewHub(s.DB, s.log, s.streams.Recheck)
 	s.hub.WatchEvery = s.streams.Heartbeat
-	s.leases = &live.Leases{Redis: s.Redis, PerSession: s.streams.PerSession, PerAccount: s.streams.PerAccount, TTL: 3 * s.streams.Heartbeat}
+	s.leases = &live.Leases{Redis: s.Redis, PerSession: s.streams.PerSession, PerPerson: s.streams.PerPerson,
+		PerAccount: s.streams.PerAccount, TTL: 3 * s.streams.Heartbeat}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); s.hub.Run(ctx) }()
@@ -161,9 +165,9 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "live events are unavailable; poll instead")
 		return
 	}
-	stream := uuid.New()
+	stream, holder := uuid.New(), live.Holder{Session: p.SessionID, Person: p.User, Account: p.AccountID}
 	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	over, err := s.leases.Acquire(lctx, p.SessionID, p.AccountID, stream)
+	over, err := s.leases.Acquire(lctx, holder, stream)
 	cancel()
 	switch {
 	case err != nil:
@@ -174,6 +178,10 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(s.streams.Heartbeat.Seconds())))
 		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("too many event streams for this session (at most %d): close another tab, or poll", s.streams.PerSession))
 		return
+	case over == live.OverPerson:
+		w.Header().Set("Retry-After", strconv.Itoa(int(s.streams.Heartbeat.Seconds())))
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("too many event streams for this person (at most %d across their sessions): close another tab, or poll", s.streams.PerPerson))
+		return
 	case over == live.OverAccount:
 		w.Header().Set("Retry-After", strconv.Itoa(int(s.streams.Heartbeat.Seconds())))
 		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("too many event streams for this account (at most %d): poll instead", s.streams.PerAccount))
@@ -182,7 +190,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
-		if err := s.leases.Release(rctx, p.SessionID, p.AccountID, stream); err != nil {
+		if err := s.leases.Release(rctx, holder, stream); err != nil {
 			s.log.WarnContext(ctx, "release an event stream's lease (it lapses on its own)", "err", err)
 		}
 	}()
@@ -279,7 +287,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-beat.C:
 			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			err := s.leases.Renew(rctx, p.SessionID, p.AccountID, stream)
+			err := s.leases.Renew(rctx, holder, stream)
 			cancel()
 			if err != nil {
 				s.log.WarnContext(ctx, "event stream ends: its lease could not be renewed", "err", err)

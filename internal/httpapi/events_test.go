@@ -491,6 +491,26 @@ func TestIssue24EventsCaps(t *testing.T) {
 	})
 }
 
+// TestIssue24EventsCapsPerPerson: a person's sessions in the account (a
+// laptop and a phone) share a cap below the account's.
+func TestIssue24EventsCapsPerPerson(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{streams: httpapi.EventStreams{PerSession: 2, PerPerson: 3, PerAccount: 10}})
+	laptop, address := e.session(auth.RoleViewer)
+	s, err := auth.StartSession(t.Context(), e.db, address, e.account.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phone := http.Header{"Cookie": {"aw_session=" + s.Token}}
+	e.mustOpen(laptop, "")
+	e.mustOpen(laptop, "")
+	e.mustOpen(phone, "")
+	_, status, body := e.openStream(phone, "")
+	wantError(t, status, body, http.StatusTooManyRequests, "too many event streams for this person (at most 3 across their sessions)")
+	other, _ := e.session(auth.RoleViewer)
+	e.mustOpen(other, "")
+}
+
 // TestIssue24EventsCloseWithTheSession: sign-out, removal from the
 // account and a new role end the stream at once (notified, not waited
 // for), saying why; a signed-out session cannot reopen it; an expired
