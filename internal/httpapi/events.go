@@ -129,10 +129,11 @@ func (s *server) startStreams() func() {
 // writing the first byte. Only a dashboard session: a request with an
 // Authorization header is 401, as the other dashboard routes answer keys.
 // Before the stream starts every failure is a plain answer: 429 past a
-// cap, 503 when Redis or PostgreSQL cannot serve it. Once it has started it ends with an
-// `event: close` naming why (live.Reason*) when the session ends, the
-// person's role changes or they are removed, PostgreSQL or Redis fails,
-// or the server stops; never with an error status, and never hanging.
+// cap, 503 when Redis or PostgreSQL cannot serve it. Once it has started
+// it ends with an `event: close` naming why (live.Reason*) when the
+// session ends, the person's role changes or they are removed, PostgreSQL
+// or Redis fails, or the server stops; never with an error status, and
+// never hanging.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
 		// Closing, net/http does not read the body before answering.
@@ -169,22 +170,23 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	over, err := s.leases.Acquire(lctx, holder, stream)
 	cancel()
+	tooMany := func(format string, limit int) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(s.streams.Heartbeat.Seconds())))
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf(format, limit))
+	}
 	switch {
 	case err != nil:
 		s.log.WarnContext(ctx, "event stream refused: leases unavailable", "err", err)
 		writeError(w, http.StatusServiceUnavailable, "live events are unavailable; poll instead")
 		return
 	case over == live.OverSession:
-		w.Header().Set("Retry-After", strconv.Itoa(int(s.streams.Heartbeat.Seconds())))
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("too many event streams for this session (at most %d): close another tab, or poll", s.streams.PerSession))
+		tooMany("too many event streams for this session (at most %d): close another tab, or poll", s.streams.PerSession)
 		return
 	case over == live.OverPerson:
-		w.Header().Set("Retry-After", strconv.Itoa(int(s.streams.Heartbeat.Seconds())))
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("too many event streams for this person (at most %d across their sessions): close another tab, or poll", s.streams.PerPerson))
+		tooMany("too many event streams for this person (at most %d across their sessions): close another tab, or poll", s.streams.PerPerson)
 		return
 	case over == live.OverAccount:
-		w.Header().Set("Retry-After", strconv.Itoa(int(s.streams.Heartbeat.Seconds())))
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("too many event streams for this account (at most %d): poll instead", s.streams.PerAccount))
+		tooMany("too many event streams for this account (at most %d): poll instead", s.streams.PerAccount)
 		return
 	}
 	defer func() {
