@@ -152,7 +152,7 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 		MaxWalletsByAgents: cfg.MaxWalletsByAgents, MaxKeysByAgents: cfg.MaxKeysByAgents,
 		TrustedProxies: cfg.TrustedProxies, Faucet: faucet, FeePayerDailyBudget: cfg.FeePayerDailyBudget,
 		Ops:          httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword.Reveal(), RedisConnOpt: asynqOpt},
-		EventStreams: httpapi.EventStreams{PerSession: cfg.EventStreamsPerSession, PerAccount: cfg.EventStreamsPerAccount},
+		EventStreams: httpapi.EventStreams{PerSession: cfg.EventStreamsPerSession, PerPerson: cfg.EventStreamsPerPerson, PerAccount: cfg.EventStreamsPerAccount},
 		Draining:     draining,
 	})
 	defer closeOps()

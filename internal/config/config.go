@@ -133,10 +133,12 @@ type API struct {
 	// FeePayerDailyBudget (FEE_PAYER_DAILY_BUDGET_SOL, in SOL) is the
 	// daily budget, in lamports, of a fee payer enabled without one.
 	FeePayerDailyBudget int64
-	// EventStreamsPerSession (EVENT_STREAMS_PER_SESSION) and
-	// EventStreamsPerAccount (EVENT_STREAMS_PER_ACCOUNT) cap the
-	// dashboard's live event streams open at once (429 past them).
-	EventStreamsPerSession, EventStreamsPerAccount int
+	// EventStreamsPerSession (EVENT_STREAMS_PER_SESSION),
+	// EventStreamsPerPerson (EVENT_STREAMS_PER_PERSON: a person's sessions
+	// in an account together) and EventStreamsPerAccount
+	// (EVENT_STREAMS_PER_ACCOUNT) cap the dashboard's live event streams
+	// open at once (429 past them).
+	EventStreamsPerSession, EventStreamsPerPerson, EventStreamsPerAccount int
 }
 
 // Webhooks configures webhook delivery.
@@ -220,6 +222,7 @@ func LoadAPI(getenv Getenv) (API, error) {
 		MaxKeysByAgents:        r.integer("MAX_KEYS_BY_AGENT_KEYS", 20, 1, 100),
 		FeePayerDailyBudget:    r.feePayerBudget(),
 		EventStreamsPerSession: r.integer("EVENT_STREAMS_PER_SESSION", 5, 1, 100),
+		EventStreamsPerPerson:  r.integer("EVENT_STREAMS_PER_PERSON", 10, 1, 1000),
 		EventStreamsPerAccount: r.integer("EVENT_STREAMS_PER_ACCOUNT", 100, 1, 100_000),
 	}
 	if c.SendTimeout < 100*time.Millisecond || c.SendTimeout > 20*time.Second {

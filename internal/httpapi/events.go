@@ -39,12 +39,15 @@ var DashboardOperations = []DashboardOperation{{ID: EventsOperation, Method: htt
 // EventStreams bounds and paces the event streams; a zero field takes its
 // default.
 type EventStreams struct {
-	// PerSession and PerAccount cap the streams open at once, across API
-	// processes (EVENT_STREAMS_PER_SESSION, EVENT_STREAMS_PER_ACCOUNT;
-	// live.DefaultPerSession and live.DefaultPerAccount). Past them: 429.
-	PerSession, PerAccount int
+	// PerSession, PerPerson (a person's sessions in the account together)
+	// and PerAccount cap the streams open at once, across API processes
+	// (EVENT_STREAMS_PER_SESSION, EVENT_STREAMS_PER_PERSON,
+	// EVENT_STREAMS_PER_ACCOUNT; live.DefaultPerSession,
+	// live.DefaultPerPerson, live.DefaultPerAccount). Past them: 429.
+	PerSession, PerPerson, PerAccount int
 	// Heartbeat is how often an idle stream sends a comment (and renews
-	// its lease); DefaultHeartbeat.
+	// its lease), and how often the hub renews the accounts it watches
+	// (live.Hub.WatchEvery); DefaultHeartbeat.
 	Heartbeat time.Duration
 	// Recheck is how often open streams' sessions are re-read without a
 	// notification; live.DefaultRecheck.
@@ -64,6 +67,7 @@ const streamRetry = time.Second
 
 func (c EventStreams) withDefaults() EventStreams {
 	c.PerSession = cmp.Or(c.PerSession, live.DefaultPerSession)
+	c.PerPerson = cmp.Or(c.PerPerson, live.DefaultPerPerson)
 	c.PerAccount = cmp.Or(c.PerAccount, live.DefaultPerAccount)
 	c.Heartbeat = cmp.Or(c.Heartbeat, DefaultHeartbeat)
 	c.Recheck = cmp.Or(c.Recheck, live.DefaultRecheck)
@@ -108,7 +112,9 @@ func (s *server) startStreams() func() {
 		return func() {}
 	}
 	s.hub = live.NewHub(s.DB, s.log, s.streams.Recheck)
-	s.leases = &live.Leases{Redis: s.Redis, PerSession: s.streams.PerSession, PerAccount: s.streams.PerAccount, TTL: 3 * s.streams.Heartbeat}
+	s.hub.WatchEvery = s.streams.Heartbeat
+	s.leases = &live.Leases{Redis: s.Redis, PerSession: s.streams.PerSession, PerPerson: s.streams.PerPerson,
+		PerAccount: s.streams.PerAccount, TTL: 3 * s.streams.Heartbeat}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); s.hub.Run(ctx) }()
@@ -118,14 +124,24 @@ func (s *server) startStreams() func() {
 // events serves GET /api/dashboard/v1/events: the session's account's
 // events as they commit (see docs/decisions.md, "Live events").
 //
-// Only a dashboard session: a request with an Authorization header is
-// 401, as the other dashboard routes answer keys. Before the stream
-// starts every failure is a plain answer: 429 past a cap, 503 when Redis
-// or PostgreSQL cannot serve it. Once it has started it ends with an
-// `event: close` naming why (live.Reason*) when the session ends, the
-// person's role changes or they are removed, PostgreSQL or Redis fails,
-// or the server stops; never with an error status, and never hanging.
+// A request with a body (declared by Content-Length or Transfer-Encoding)
+// is 400 and its connection closed: the stream clears the read deadline,
+// and net/http would wait, with no deadline, for a body never sent before
+// writing the first byte. Only a dashboard session: a request with an
+// Authorization header is 401, as the other dashboard routes answer keys.
+// Before the stream starts every failure is a plain answer: 429 past a
+// cap, 503 when Redis or PostgreSQL cannot serve it. Once it has started
+// it ends with an `event: close` naming why (live.Reason*) when the
+// session ends, the person's role changes or they are removed, PostgreSQL
+// or Redis fails, or the server stops; never with an error status, and
+// never hanging.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+		// Closing, net/http does not read the body before answering.
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusBadRequest, "the event stream takes no request body")
+		return
+	}
 	if r.Header.Get("Authorization") != "" {
 		writeError(w, http.StatusUnauthorized, "Unauthorized")
 		return
@@ -151,40 +167,63 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "live events are unavailable; poll instead")
 		return
 	}
-	stream := uuid.New()
+	stream, holder := uuid.New(), live.Holder{Session: p.SessionID, Person: p.User, Account: p.AccountID}
 	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	over, err := s.leases.Acquire(lctx, p.SessionID, p.AccountID, stream)
+	over, err := s.leases.Acquire(lctx, holder, stream)
 	cancel()
+	tooMany := func(format string, limit int) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(s.streams.Heartbeat.Seconds())))
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf(format, limit))
+	}
 	switch {
 	case err != nil:
 		s.log.WarnContext(ctx, "event stream refused: leases unavailable", "err", err)
 		writeError(w, http.StatusServiceUnavailable, "live events are unavailable; poll instead")
 		return
 	case over == live.OverSession:
-		w.Header().Set("Retry-After", strconv.Itoa(int(s.streams.Heartbeat.Seconds())))
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("too many event streams for this session (at most %d): close another tab, or poll", s.streams.PerSession))
+		tooMany("too many event streams for this session (at most %d): close another tab, or poll", s.streams.PerSession)
+		return
+	case over == live.OverPerson:
+		tooMany("too many event streams for this person (at most %d across their sessions): close another tab, or poll", s.streams.PerPerson)
 		return
 	case over == live.OverAccount:
-		w.Header().Set("Retry-After", strconv.Itoa(int(s.streams.Heartbeat.Seconds())))
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("too many event streams for this account (at most %d): poll instead", s.streams.PerAccount))
+		tooMany("too many event streams for this account (at most %d): poll instead", s.streams.PerAccount)
 		return
 	}
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
-		if err := s.leases.Release(rctx, p.SessionID, p.AccountID, stream); err != nil {
+		if err := s.leases.Release(rctx, holder, stream); err != nil {
 			s.log.WarnContext(ctx, "release an event stream's lease (it lapses on its own)", "err", err)
 		}
 	}()
-	sub, err := s.hub.Subscribe(p.SessionID, p.AccountID, p.Role)
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	sub, err := s.hub.Subscribe(sctx, p.SessionID, p.AccountID, p.Role)
+	cancel()
 	if err != nil {
+		s.log.WarnContext(ctx, "event stream refused: not subscribed", "err", err)
 		writeError(w, http.StatusServiceUnavailable, "live events are unavailable; poll instead")
 		return
 	}
 	defer s.hub.Unsubscribe(sub)
+	// The session once more: a sign-out or a new role committed since it
+	// was read notified the hub before this subscription was there.
+	cctx, cancel := context.WithTimeout(ctx, authTimeout)
+	err = s.hub.Check(cctx, sub)
+	cancel()
+	switch {
+	case err != nil:
+		s.log.WarnContext(ctx, "event stream refused: sessions unavailable", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "live events are unavailable; poll instead")
+		return
+	case sub.Reason() == live.ReasonSessionEnded:
+		writeError(w, http.StatusUnauthorized, "Unauthorized")
+		return
+	}
 
-	// Subscribed first, then the replay read: nothing committed between
-	// them is lost, and what both carry is sent once.
+	// Subscribed (and the account watched) first, then the replay read:
+	// nothing committed between them is lost, and what both carry is sent
+	// once.
 	lastID := cmp.Or(r.Header.Get("Last-Event-ID"), r.URL.Query().Get("last_event_id"))
 	var replay []live.Item
 	var reset *live.Reset
@@ -202,8 +241,11 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	// The server's read and write timeouts bound requests, not streams:
 	// a read deadline would cancel the request, the write deadline is
-	// set anew for each write.
+	// set anew for each write. The connection gets a read deadline back
+	// when the stream ends (net/http sets its own when it reads another
+	// request).
 	_ = rc.SetReadDeadline(time.Time{})
+	defer func() { _ = rc.SetReadDeadline(time.Now().Add(RequestTimeout)) }()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -214,6 +256,11 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	if out.send(fmt.Sprintf("retry: %d\n\n", streamRetry.Milliseconds())) != nil {
 		return
 	}
+	if reason := sub.Reason(); reason != "" {
+		// A new role: the page reconnects and reads with it.
+		out.close(reason)
+		return
+	}
 	if reset != nil {
 		body, _ := json.Marshal(map[string]string{"reason": reset.Reason})
 		if out.send(frame(reset.Latest, "reset", body, true)) != nil {
@@ -222,8 +269,9 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	sent := make(map[string]bool, len(replay))
 	for i := range replay {
-		sent[replay[i].ID] = true
-		if mayRead(*p, &replay[i]) && out.send(frame(replay[i].ID, replay[i].Kind, replay[i].Body, true)) != nil {
+		it := &replay[i]
+		sent[it.ID] = true
+		if mayRead(*p, it) && out.send(frame(it.ID, it.Kind, it.Body, !it.Earlier)) != nil {
 			return
 		}
 	}
@@ -242,7 +290,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-beat.C:
 			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			err := s.leases.Renew(rctx, p.SessionID, p.AccountID, stream)
+			err := s.leases.Renew(rctx, holder, stream)
 			cancel()
 			if err != nil {
 				s.log.WarnContext(ctx, "event stream ends: its lease could not be renewed", "err", err)

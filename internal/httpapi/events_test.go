@@ -408,12 +408,23 @@ func TestIssue24EventsReplay(t *testing.T) {
 	}
 
 	// The query parameter serves a page that opens a new EventSource.
+	// What came before the page's last event, within
+	// live.ReplayOverlap, comes first and without an id: the page may
+	// have it (it drops what it has), and its position stays.
 	q, status, body := e.openStreamAt(httpapi.EventsPath+"?last_event_id="+last.ID, hdr, "")
 	if q == nil {
 		t.Fatalf("?last_event_id: %d %v", status, body)
 	}
-	if ev, between := q.waitFor(webhook.KindApprovalPending, live1); len(between) != 0 || ev.ID == last.ID {
-		t.Fatalf("?last_event_id replayed %v then %+v", between, ev)
+	ev, between := q.waitFor(webhook.KindApprovalPending, live1)
+	earlier := []string{}
+	for _, b := range between {
+		if b.HasID {
+			t.Fatalf("?last_event_id replayed %+v with an id before the live event", b)
+		}
+		earlier = append(earlier, fmt.Sprint(b.field(t, "data", "approval_id")))
+	}
+	if want := append([]string{ap1}, missed[:2]...); strings.Join(earlier, " ") != strings.Join(want, " ") || !ev.HasID || ev.ID == last.ID {
+		t.Fatalf("?last_event_id replayed %v then %+v, want %v without ids then the live event", earlier, ev, want)
 	}
 	q.close() // a session has at most 5 streams
 
@@ -478,6 +489,26 @@ func TestIssue24EventsCaps(t *testing.T) {
 		defer a2.mu.Unlock()
 		return a2.comment >= 3
 	})
+}
+
+// TestIssue24EventsCapsPerPerson: a person's sessions in the account (a
+// laptop and a phone) share a cap below the account's.
+func TestIssue24EventsCapsPerPerson(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{streams: httpapi.EventStreams{PerSession: 2, PerPerson: 3, PerAccount: 10}})
+	laptop, address := e.session(auth.RoleViewer)
+	s, err := auth.StartSession(t.Context(), e.db, address, e.account.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phone := http.Header{"Cookie": {"aw_session=" + s.Token}}
+	e.mustOpen(laptop, "")
+	e.mustOpen(laptop, "")
+	e.mustOpen(phone, "")
+	_, status, body := e.openStream(phone, "")
+	wantError(t, status, body, http.StatusTooManyRequests, "too many event streams for this person (at most 3 across their sessions)")
+	other, _ := e.session(auth.RoleViewer)
+	e.mustOpen(other, "")
 }
 
 // TestIssue24EventsCloseWithTheSession: sign-out, removal from the

@@ -1,8 +1,9 @@
 // Package live carries an account's events to the dashboard as they
 // commit: the outbox's events (internal/webhook) and the deliveries that
 // ended failed, read from the tables that hold them (no second record),
-// woken by PostgreSQL notifications (migration 0019), replayed after a
-// reconnection, and bounded per session and per account.
+// woken by PostgreSQL notifications (migration 0019; only for the accounts
+// a hub watches, migration 0022), replayed after a reconnection (at least
+// once), and bounded per session and per account.
 package live
 
 import (
@@ -22,8 +23,9 @@ import (
 )
 
 // Channel is the PostgreSQL channel the triggers of migration 0019
-// notify: "e <account> <event id>", "d <account> <delivery id>", or "s"
-// (a session ended or moved, a user removed or given another role).
+// notify: "e <account> <event id>", "d <account> <delivery id>" (for an
+// account some hub watches: migration 0022), or "s" (a session ended or
+// moved, a user removed or given another role).
 const Channel = "agentwallet_stream"
 
 // KindDeliveryFailed is the stream's item for a webhook delivery that
@@ -41,6 +43,21 @@ const (
 	ReplayMax    = 500
 )
 
+// ReplayOverlap is how long before the page's last item a replay starts.
+// An item's time is taken when its transaction's work starts (a decision's
+// claim, a sweep's start), and the item is visible when that transaction
+// commits: one can commit after items with later times, up to as long as a
+// transaction that writes events may last. Each runs under a deadline
+// that ends it (a transaction never commits past its context): an API
+// request 30 s (httpapi.RequestTimeout), a Slack action 40 s, the worker's
+// send:decide, approval:execute and webhook:deliver 30 s, approvals:expire
+// 50 s (its events carry the sweep's start), the confirmation sweep 60 s
+// (tasks.SweepBudget and its task's 15 s more). Two minutes covers the
+// longest, and clocks of different hosts a few seconds apart. A replay
+// therefore sends items the page may have had already: delivery is at
+// least once, and the page drops ids it has handled.
+const ReplayOverlap = 2 * time.Minute
+
 // Item is one message of a stream.
 type Item struct {
 	// ID is the stream's event id: the event's public id (evt_…), or the
@@ -56,6 +73,10 @@ type Item struct {
 	// delivery the same envelope with data {delivery_id, endpoint_id,
 	// event_id, event, attempts}.
 	Body json.RawMessage
+	// Earlier marks an item of a replay that comes before the page's last
+	// item (ReplayOverlap): the page may have had it, and it is sent
+	// without an id so the page's position stays where it was.
+	Earlier bool
 
 	rank int // 0 an event, 1 a delivery: the order of items at one instant
 	key  uuid.UUID
@@ -152,10 +173,11 @@ type Reset struct {
 
 func (r *Reset) Error() string { return "replay impossible: " + r.Reason }
 
-// Replay is what account's stream sent after lastID (a stream id), oldest
-// first, within ReplayWindow and ReplayMax. It is a *Reset error when
-// lastID is not the account's, is older than the window, or more items
-// followed it than ReplayMax.
+// Replay is what account's stream may have sent after lastID (a stream
+// id), oldest first: every item from ReplayOverlap before it on, except
+// lastID itself; those before it are marked Earlier. Bounded by ReplayWindow and ReplayMax: it is a *Reset
+// error when lastID is not the account's, is older than the window, or
+// the replay would hold more items than ReplayMax.
 func Replay(ctx context.Context, db bun.IDB, accountID uuid.UUID, lastID string) ([]Item, error) {
 	cursor, err := find(ctx, db, accountID, lastID)
 	if err != nil {
@@ -175,16 +197,17 @@ func Replay(ctx context.Context, db bun.IDB, accountID uuid.UUID, lastID string)
 		return nil, reset("too_old")
 	}
 	const limit = ReplayMax + 2 // the cursor itself, and one too many
+	from := cursor.At.Add(-ReplayOverlap)
 	var evs []webhook.Event
 	err = db.NewSelect().Model(&evs).
-		Where("account_id = ? AND kind IN (?) AND created_at >= ?", accountID, bun.List(Kinds), cursor.At).
+		Where("account_id = ? AND kind IN (?) AND created_at >= ?", accountID, bun.List(Kinds), from).
 		OrderExpr("created_at, id").Limit(limit).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("replay events: %w", err)
 	}
 	var ds []failedDelivery
 	err = db.NewRaw(deliveryColumns+` WHERE d.account_id = ? AND d.status = ? AND d.completed_at >= ?
-		ORDER BY d.completed_at, d.id LIMIT ?`, accountID, webhook.DeliveryFailed, cursor.At, limit).Scan(ctx, &ds)
+		ORDER BY d.completed_at, d.id LIMIT ?`, accountID, webhook.DeliveryFailed, from, limit).Scan(ctx, &ds)
 	if err != nil {
 		return nil, fmt.Errorf("replay deliveries: %w", err)
 	}
@@ -206,7 +229,10 @@ func Replay(ctx context.Context, db bun.IDB, accountID uuid.UUID, lastID string)
 		}
 		items = append(items, it)
 	}
-	items = slices.DeleteFunc(items, func(it Item) bool { return !cursor.before(&it) })
+	items = slices.DeleteFunc(items, func(it Item) bool { return it.compare(cursor) == 0 })
+	for i := range items {
+		items[i].Earlier = items[i].before(cursor)
+	}
 	slices.SortFunc(items, func(a, b Item) int { return a.compare(&b) })
 	if len(items) > ReplayMax {
 		return nil, reset("too_many")

@@ -7,6 +7,12 @@
  * signed out, too many streams, an outage), and then the page polls.
  * While down, a new EventSource is tried every `reopenAfterMs`, resuming
  * from the last event id seen.
+ *
+ * Delivery is at least once: a replay starts a little before the last
+ * event seen (events commit out of the order of their times), so events
+ * already handled are dropped by id. And a reconnection after an error
+ * says `reset` (read everything again) once it is open: whatever a replay
+ * cannot cover (past its bounds) is read again then.
  */
 
 /** The path of the stream. */
@@ -48,8 +54,9 @@ export interface LiveEvent {
 }
 
 /**
- * What subscribers receive: an event, or `reset` (the server could not
- * replay what was missed: read everything again).
+ * What subscribers receive: an event, or `reset`: read everything again
+ * (the server could not replay what was missed, or, with reason
+ * `reconnected`, the stream reconnected after an error).
  */
 export type LiveMessage = { type: 'event'; event: LiveEvent } | { type: 'reset'; reason: string };
 
@@ -74,6 +81,22 @@ export interface Live {
   close(): void;
 }
 
+/** SEEN is how many recent event ids the stream remembers to drop repeats (more than a replay holds). */
+export const SEEN = 1000;
+
+/** Recent is a bounded set of ids: the oldest is forgotten past `size`. */
+class Recent {
+  private ids = new Set<string>();
+  constructor(private size: number) {}
+  /** add remembers id, and says whether it was new. */
+  add(id: string): boolean {
+    if (this.ids.has(id)) return false;
+    this.ids.add(id);
+    if (this.ids.size > this.size) this.ids.delete(this.ids.values().next().value as string);
+    return true;
+  }
+}
+
 function parse<T>(raw: unknown): T | null {
   if (typeof raw !== 'string') return null;
   try {
@@ -94,6 +117,7 @@ export function openLive(opts: LiveOptions = {}): Live {
   let es: EventSource | null = null;
   let lastId = '';
   let errors = 0; // errors since the last open
+  const seen = new Recent(SEEN);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
 
@@ -120,22 +144,31 @@ export function openLive(opts: LiveOptions = {}): Live {
     const source = new ES(u, { withCredentials: true });
     es = source;
     errors = 0;
+    let reconnecting = false; // this source lost its connection and the browser retries
     source.onopen = () => {
       errors = 0;
+      // Reopened while live: what the replay cannot cover is read again
+      // (going live from down reads everything anyway: setStreamUp).
+      const again = reconnecting && status === 'live';
+      reconnecting = false;
       setStatus('live');
+      if (again) emit({ type: 'reset', reason: 'reconnected' });
     };
     source.onerror = () => {
       // CLOSED: the server refused (401, 429, 503). CONNECTING: the
       // browser retries; a second error before an open is a failed
       // reconnection.
       errors++;
+      reconnecting = true;
       if (source.readyState === ES.CLOSED || errors > 1) stop(true);
     };
     const onEvent = (e: Event) => {
       const m = e as MessageEvent;
+      // A replay's events from before the last id come without one: the
+      // last id stays.
       if (m.lastEventId) lastId = m.lastEventId;
       const ev = parse<LiveEvent>(m.data);
-      if (ev) emit({ type: 'event', event: ev });
+      if (ev && seen.add(ev.event_id)) emit({ type: 'event', event: ev });
     };
     for (const kind of LIVE_EVENT_KINDS) source.addEventListener(kind, onEvent);
     source.addEventListener('reset', (e) => {

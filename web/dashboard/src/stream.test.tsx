@@ -3,7 +3,7 @@
 import { QueryClientProvider, useQuery } from '@tanstack/react-query';
 import { act, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Live, openLive } from './live';
+import { type Live, SEEN, openLive } from './live';
 import { every, keys, poll, queryClient } from './queries';
 import { StreamStatus, follow, useLiveStream } from './stream';
 
@@ -37,6 +37,11 @@ class FakeSource {
     const e = new MessageEvent(type, { data: JSON.stringify(data), lastEventId: id });
     this.listeners.get(type)?.forEach((fn) => fn(e));
   }
+  /** drop is the connection lost (a close event, a restart, the network): EventSource retries by itself. */
+  drop() {
+    this.readyState = FakeSource.CONNECTING;
+    this.onerror?.(new Event('error'));
+  }
   /** refuse is the server refusing the stream (401, 429, 503): EventSource gives up. */
   refuse() {
     this.readyState = FakeSource.CLOSED;
@@ -69,6 +74,11 @@ const READS = {
   endpoint: keys.endpoint('e1'),
   deliveries: keys.deliveryHead('e1', ''),
   users: keys.users,
+};
+
+/** fresh makes every named read fresh again. */
+const fresh = () => {
+  for (const key of Object.values(READS)) queryClient.setQueryData(key, {});
 };
 
 beforeEach(() => {
@@ -134,6 +144,42 @@ describe('follow', () => {
     for (const key of Object.values(READS)) queryClient.setQueryData(key, {});
     FakeSource.opened[0].send('reset', { reason: 'too_old' }, 'evt_9');
     expect(stale(READS)).toEqual(Object.keys(READS).sort());
+  });
+
+  it('drops an event it has handled: a replay starts before the last one', () => {
+    const src = FakeSource.opened[0];
+    src.open();
+    src.send('tx.blocked', event('tx.blocked'), 'evt_1');
+    fresh();
+    src.send('tx.blocked', event('tx.blocked')); // again, in a replay's overlap (no id)
+    expect(stale(READS)).toEqual([]);
+    src.send('tx.blocked', { ...event('tx.blocked'), event_id: 'evt_2' }, 'evt_2');
+    expect(stale(READS)).toEqual(['analytics']);
+  });
+
+  it('remembers a bounded number of ids', () => {
+    const src = FakeSource.opened[0];
+    src.open();
+    for (let i = 0; i <= SEEN; i++) src.send('tx.blocked', { ...event('tx.blocked'), event_id: `evt_${i}` }, `evt_${i}`);
+    fresh();
+    src.send('tx.blocked', { ...event('tx.blocked'), event_id: `evt_${SEEN}` }); // remembered
+    expect(stale(READS)).toEqual([]);
+    src.send('tx.blocked', { ...event('tx.blocked'), event_id: 'evt_0' }); // forgotten: the oldest
+    expect(stale(READS)).toEqual(['analytics']);
+  });
+
+  it('reads everything again when it reconnects after an error', () => {
+    const src = FakeSource.opened[0];
+    src.open();
+    src.send('tx.blocked', event('tx.blocked'), 'evt_1');
+    fresh();
+    src.drop();
+    expect(live.status).toBe('live'); // EventSource retries: not down yet
+    expect(stale(READS)).toEqual([]);
+    src.open();
+    expect(live.status).toBe('live');
+    expect(stale(READS)).toEqual(Object.keys(READS).sort());
+    expect(FakeSource.opened).toHaveLength(1); // the browser's own reconnection
   });
 });
 

@@ -7,8 +7,9 @@ import { liveEvent, liveReset, setStreamUp } from './queries';
 
 /**
  * follow feeds a stream into the query cache: events make their reads
- * stale, a reset makes every read stale, and its status turns polling off
- * (live) or on (down). The returned function detaches it and turns polling
+ * stale (each once: the stream drops repeats), a reset (the server could
+ * not replay, or the stream reconnected after an error) makes every read
+ * stale, and its status turns polling off (live) or on (down). The returned function detaches it and turns polling
  * back on; it does not close the stream.
  */
 export function follow(live: Live): () => void {
