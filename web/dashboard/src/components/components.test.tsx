@@ -1,0 +1,99 @@
+// The shared parts every page uses, as a person meets them: a status that
+// reads without colour, a time relative with its exact moment on hover, and
+// a confirmation that sends nothing until it is confirmed.
+import { render, screen } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, test, vi } from 'vitest';
+import { ConfirmDialog } from './ConfirmDialog';
+import { Status, toneOf } from './Status';
+import { Time } from './Time';
+
+describe('Status', () => {
+  test.each([
+    ['sent', 'ok'],
+    ['confirmed', 'ok'],
+    ['failed', 'bad'],
+    ['rejected', 'bad'],
+    ['pending', 'warn'],
+    ['frozen', 'info'],
+    ['something new', 'neutral'],
+  ])('%s reads as %s', (status, tone) => {
+    expect(toneOf(status)).toBe(tone);
+  });
+
+  test('the word is the text, with an icon beside it, so it reads without colour', () => {
+    render(<Status status="failed" testId="status" />);
+    const badge = screen.getByTestId('status');
+    expect(badge.textContent).toBe('failed');
+    expect(badge.querySelector('svg')).not.toBeNull();
+    expect(badge.className).toContain('badge-bad');
+  });
+
+  test('a label replaces the word, and a tone given wins', () => {
+    render(<Status status="pending_approval" label="waits for you" tone="info" testId="status" />);
+    expect(screen.getByTestId('status').textContent).toBe('waits for you');
+    expect(screen.getByTestId('status').className).toContain('badge-info');
+  });
+});
+
+describe('Time', () => {
+  const now = Date.parse('2026-04-01T12:10:00Z');
+
+  test('relative, with the exact time in UTC on hover and in the markup', () => {
+    render(<Time iso="2026-04-01T12:05:00Z" now={now} />);
+    const t = screen.getByText('5 minutes ago');
+    expect(t.tagName).toBe('TIME');
+    expect(t.getAttribute('dateTime')).toBe('2026-04-01T12:05:00Z');
+    expect(t.getAttribute('title')).toBe('1 Apr 2026, 12:05 UTC');
+  });
+
+  test('in the future it says so', () => {
+    render(<Time iso="2026-04-01T14:10:00Z" now={now} />);
+    expect(screen.getByText('in about 2 hours')).toBeTruthy();
+  });
+
+  test('no time is a dash', () => {
+    const { container } = render(<Time iso={null} now={now} />);
+    expect(container.textContent).toBe('—');
+    expect(container.querySelector('time')).toBeNull();
+  });
+});
+
+describe('ConfirmDialog', () => {
+  const dialog = (props: Partial<Parameters<typeof ConfirmDialog>[0]> = {}) => {
+    const onConfirm = vi.fn();
+    const onClose = vi.fn();
+    render(
+      <ConfirmDialog open title="Confirm approval" confirm="Confirm approval" onConfirm={onConfirm} onClose={onClose} {...props}>
+        <p>Approve and send 25.00 USDC?</p>
+      </ConfirmDialog>,
+    );
+    return { onConfirm, onClose };
+  };
+
+  test('says what it confirms; Confirm confirms once and Cancel only closes', async () => {
+    const { onConfirm, onClose } = dialog();
+    const user = userEvent.setup();
+    const d = await screen.findByRole('alertdialog', { name: 'Confirm approval' });
+    expect(d.textContent).toContain('Approve and send 25.00 USDC?');
+    await user.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(onClose).toHaveBeenCalledOnce();
+    expect(onConfirm).not.toHaveBeenCalled();
+    await user.click(screen.getByRole('button', { name: 'Confirm approval' }));
+    expect(onConfirm).toHaveBeenCalledOnce();
+  });
+
+  test('while busy nothing can be pressed twice, and an error is announced', async () => {
+    const { onConfirm } = dialog({ busy: true, error: 'approval is not pending' });
+    await screen.findByRole('alertdialog', { name: 'Confirm approval' });
+    expect((screen.getByRole('button', { name: 'Confirm approval' }) as HTMLButtonElement).disabled).toBe(true);
+    expect((screen.getByRole('button', { name: 'Cancel' }) as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByRole('alert').textContent).toBe('approval is not pending');
+    expect(onConfirm).not.toHaveBeenCalled();
+  });
+
+  test('closed, it shows nothing', () => {
+    dialog({ open: false });
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+  });
+});
