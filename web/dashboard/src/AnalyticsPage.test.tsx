@@ -48,7 +48,7 @@ test('each chart has its name and, beside it, the table of its numbers', async (
   for (const name of ['Spend per day, stacked by wallet', 'Approvals per day by outcome', 'Blocked sends by rule']) {
     expect(screen.getByRole('img', { name }).tagName).toBe('CANVAS');
   }
-  expect(rows('Spend per day')).toEqual([['2026-04-02', 'research-bot', '12.5', '2', '1 · 0.01 USDC', '0.00001', '100']]);
+  expect(rows('Spend per day')).toEqual([['2026-04-02', 'research-bot', '12.50', '2', '1 · 0.01 USDC', '0.00001', '100.00']]);
   expect(rows('Approvals per day')).toEqual([['2026-04-02', '2', '1', '0', '75 s']]);
   expect(rows('Blocked sends by rule')).toEqual([['exceeds_max_tx', '3']]);
   expect(screen.getByTestId('median').textContent).toBe('3 min');

@@ -4,8 +4,15 @@ import { useNavigate, useSearch } from '@tanstack/react-router';
 import type { ChartType } from 'chart.js';
 import { type Analytics, getAnalytics } from './api';
 import { type Builder, Chart, DARK_QUERY, approvalsChart, blockedChart, colourOf, duration, spendChart, themeOf } from './charts';
-import { errorText } from './format';
+import { amount, count, errorText, solAmount, usdc } from './format';
+import { SkeletonRows } from './components/Skeleton';
 import { keys } from './queries';
+
+/**
+ * SPEND_PHONE_ROW places a day's spend on a phone: the day and the amount,
+ * the wallet and its transactions, the fees and the limit, then x402.
+ */
+const SPEND_PHONE_ROW = "max-sm:[grid-template-areas:'day_usdc'_'wallet_txs'_'fees_limit'_'x402_x402']";
 
 /** AnalyticsPage charts the account's spend, approvals and blocks, each beside its table. */
 export function AnalyticsPage() {
@@ -35,7 +42,7 @@ export function AnalyticsPage() {
     <main className="page">
       <h1>Analytics</h1>
       <form
-        className="card filters"
+        className="card filters filters-2"
         onSubmit={(e) => {
           e.preventDefault();
           setRange({ ...draft });
@@ -52,7 +59,7 @@ export function AnalyticsPage() {
         </button>
       </form>
       {error && <p className="error">Could not load analytics: {error}</p>}
-      {data === null ? !error && <p>Loading…</p> : <Report data={data} />}
+      {data === null ? !error && <SkeletonRows rows={2} height="h-72" /> : <Report data={data} />}
     </main>
   );
 }
@@ -105,32 +112,53 @@ function Report({ data }: { data: Analytics }) {
         ) : (
           <div className="pair">
             <ChartBox label="Spend per day, stacked by wallet" height={280} build={spendChart} data={data} dark={dark} />
-            <table className="numbers" aria-label="Spend per day">
+            <table className="numbers stack" aria-label="Spend per day">
               <thead>
                 <tr>
                   <th scope="col">Day</th>
                   <th scope="col">Wallet</th>
-                  <th scope="col">USDC</th>
-                  <th scope="col">Transactions</th>
-                  <th scope="col">Of which x402</th>
-                  <th scope="col">Fees (SOL)</th>
-                  <th scope="col">Daily limit</th>
+                  <th scope="col" className="num">
+                    USDC
+                  </th>
+                  <th scope="col" className="num">
+                    Transactions
+                  </th>
+                  <th scope="col" className="num">
+                    Of which x402
+                  </th>
+                  <th scope="col" className="num">
+                    Fees (SOL)
+                  </th>
+                  <th scope="col" className="num">
+                    Daily limit
+                  </th>
                 </tr>
               </thead>
               <tbody>
-                {data.spend.map((s) => (
-                  <tr key={s.day + s.wallet_id} data-wallet={s.wallet_id}>
-                    <td>{s.day}</td>
-                    <td>
-                      <span className="swatch" style={{ background: colour.get(s.wallet_id) }} /> {label.get(s.wallet_id)}
-                    </td>
-                    <td>{s.amount_usdc}</td>
-                    <td>{s.transactions}</td>
-                    <td data-testid="x402">{s.x402_payments > 0 ? `${s.x402_payments} · ${s.x402_amount_usdc} USDC` : '—'}</td>
-                    <td>{s.fee_lamports / 1e9}</td>
-                    <td>{data.wallets.find((w) => w.id === s.wallet_id)?.daily_limit_usdc}</td>
-                  </tr>
-                ))}
+                {data.spend.map((s) => {
+                  const limit = data.wallets.find((w) => w.id === s.wallet_id)?.daily_limit_usdc;
+                  return (
+                    <tr key={s.day + s.wallet_id} data-wallet={s.wallet_id} className={SPEND_PHONE_ROW}>
+                      <td className="max-sm:[grid-area:day] max-sm:text-muted">{s.day}</td>
+                      <td className="max-sm:[grid-area:wallet] max-sm:font-medium">
+                        <span className="swatch" style={{ background: colour.get(s.wallet_id) }} /> {label.get(s.wallet_id)}
+                      </td>
+                      <td className="num max-sm:[grid-area:usdc] max-sm:font-semibold max-sm:after:content-['_USDC']">{amount(s.amount_usdc)}</td>
+                      <td className="num max-sm:[grid-area:txs]" data-label="Transactions">
+                        {count(s.transactions)}
+                      </td>
+                      <td className="num max-sm:[grid-area:x402] max-sm:text-left" data-testid="x402" data-label="x402">
+                        {s.x402_payments > 0 ? `${count(s.x402_payments)} · ${usdc(s.x402_amount_usdc)}` : '—'}
+                      </td>
+                      <td className="num max-sm:[grid-area:fees] max-sm:text-left max-sm:after:content-['_SOL']" data-label="Fees">
+                        {solAmount(s.fee_lamports / 1e9)}
+                      </td>
+                      <td className="num max-sm:[grid-area:limit]" data-label="Daily limit">
+                        {limit === undefined ? '—' : amount(limit)}
+                      </td>
+                    </tr>
+                  );
+                })}
               </tbody>
             </table>
           </div>
@@ -147,24 +175,40 @@ function Report({ data }: { data: Analytics }) {
         ) : (
           <div className="pair">
             <ChartBox label="Approvals per day by outcome" height={240} build={approvalsChart} data={data} dark={dark} />
-            <table className="numbers" aria-label="Approvals per day">
+            <table className="numbers stack" aria-label="Approvals per day">
               <thead>
                 <tr>
                   <th scope="col">Day</th>
-                  <th scope="col">Approved</th>
-                  <th scope="col">Rejected</th>
-                  <th scope="col">Expired</th>
-                  <th scope="col">Median decision</th>
+                  <th scope="col" className="num">
+                    Approved
+                  </th>
+                  <th scope="col" className="num">
+                    Rejected
+                  </th>
+                  <th scope="col" className="num">
+                    Expired
+                  </th>
+                  <th scope="col" className="num">
+                    Median decision
+                  </th>
                 </tr>
               </thead>
               <tbody>
                 {data.approvals.map((a) => (
-                  <tr key={a.day}>
-                    <td>{a.day}</td>
-                    <td>{a.approved}</td>
-                    <td>{a.rejected}</td>
-                    <td>{a.expired}</td>
-                    <td>{duration(a.median_decision_seconds)}</td>
+                  <tr key={a.day} className="max-sm:flex max-sm:flex-wrap max-sm:gap-x-4">
+                    <td className="whitespace-nowrap max-sm:basis-full max-sm:text-muted">{a.day}</td>
+                    <td className="num" data-label="Approved">
+                      {count(a.approved)}
+                    </td>
+                    <td className="num" data-label="Rejected">
+                      {count(a.rejected)}
+                    </td>
+                    <td className="num" data-label="Expired">
+                      {count(a.expired)}
+                    </td>
+                    <td className="num" data-label="Median decision">
+                      {duration(a.median_decision_seconds)}
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -190,14 +234,16 @@ function Report({ data }: { data: Analytics }) {
               <thead>
                 <tr>
                   <th scope="col">Rule</th>
-                  <th scope="col">Sends</th>
+                  <th scope="col" className="num">
+                    Sends
+                  </th>
                 </tr>
               </thead>
               <tbody>
                 {data.blocked.map((b) => (
                   <tr key={b.reason}>
                     <td>{b.reason}</td>
-                    <td>{b.count}</td>
+                    <td className="num">{count(b.count)}</td>
                   </tr>
                 ))}
               </tbody>

@@ -95,7 +95,7 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
   return (
     <main className="page max-w-3xl">
       <p className="mb-3">
-        <Link to="/approvals" className="inline-flex items-center gap-1">
+        <Link to="/approvals" className="tap inline-flex items-center gap-1">
           <Icon name="back" /> All approvals
         </Link>
       </p>

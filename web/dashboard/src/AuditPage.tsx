@@ -4,6 +4,7 @@ import { useNavigate, useSearch } from '@tanstack/react-router';
 import { listAudit, verifyAudit } from './api';
 import { actor, errorText, when } from './format';
 import { Empty } from './components/Empty';
+import { Middle } from './components/Middle';
 import { SkeletonRows } from './components/Skeleton';
 import { Time } from './components/Time';
 import { cursorPages, keys } from './queries';
@@ -38,6 +39,12 @@ const ACTIONS = [
   'x402.signed',
   'x402.expired',
 ];
+
+/**
+ * PHONE_ROW places an entry's cells on a phone: the action and its number,
+ * who and when, the target on one line (cut in the middle), then its details.
+ */
+const PHONE_ROW = "max-sm:[grid-template-areas:'action_seq'_'actor_when'_'target_target'_'details_details']";
 
 /** AuditPage lists the account's audit log, newest first, with the chain's state. */
 export function AuditPage() {
@@ -94,7 +101,7 @@ export function AuditPage() {
         </button>
       </section>
       <form
-        className="card filters"
+        className="card filters filters-2 max-sm:[&>label]:basis-full"
         onSubmit={(e) => {
           e.preventDefault();
           setFilter({ action: draft.action.trim(), target: draft.target.trim() });
@@ -145,22 +152,28 @@ export function AuditPage() {
           </thead>
           <tbody>
             {entries.map((e) => (
-              <tr key={e.id} data-seq={e.seq} className={chain?.first_break?.seq === e.seq ? 'bg-bad-soft' : undefined}>
-                <td className="num">{e.seq}</td>
-                <td>
+              <tr key={e.id} data-seq={e.seq} className={`${PHONE_ROW} ${chain?.first_break?.seq === e.seq ? 'bg-bad-soft' : ''}`}>
+                <td className="num max-sm:[grid-area:seq] max-sm:text-muted max-sm:before:content-['#']">{e.seq}</td>
+                <td className="max-sm:[grid-area:when] max-sm:text-right max-sm:text-muted">
                   <Time iso={e.at} />
                 </td>
-                <td title={e.actor}>{actor(e.actor)}</td>
-                <td>{e.action}</td>
-                <td>
-                  <code className="wrap-anywhere">{e.target}</code>
+                <td className="max-sm:[grid-area:actor]" title={e.actor}>
+                  {actor(e.actor)}
                 </td>
-                <td>
+                <td className="max-sm:[grid-area:action] max-sm:font-semibold">{e.action}</td>
+                <td className="max-sm:[grid-area:target]">
+                  <code>
+                    <Middle text={e.target} />
+                  </code>
+                </td>
+                <td className="max-sm:[grid-area:details]">
                   <button type="button" className="btn btn-sm" aria-expanded={open === e.id} onClick={() => setOpen(open === e.id ? null : e.id)}>
                     {open === e.id ? 'Hide' : 'Show'}
                   </button>
                   {open === e.id && (
-                    <pre className="mt-1 mb-0 max-w-[40ch] whitespace-pre-wrap wrap-anywhere">{JSON.stringify(e.details, null, 2)}</pre>
+                    <pre className="mt-1 mb-0 max-w-[40ch] whitespace-pre-wrap wrap-anywhere max-sm:max-w-none">
+                      {JSON.stringify(e.details, null, 2)}
+                    </pre>
                   )}
                 </td>
               </tr>

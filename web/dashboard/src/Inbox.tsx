@@ -54,11 +54,14 @@ export function Inbox() {
       <ul className="m-0 grid list-none gap-3 p-0">
         {list.map((a) => (
           <li key={a.id} className="card flex flex-wrap items-center gap-x-4 gap-y-2" data-approval={a.id}>
-            <div className="grid min-w-0 flex-1 gap-1">
+            <div className="grid min-w-0 flex-[1_1_16rem] gap-1">
               <div className="flex flex-wrap items-baseline gap-x-2">
                 <strong className="text-xl tabular-nums">{usdc(a.amount)}</strong>
                 <span>
-                  from <span className="font-medium">{a.agent_label}</span> to <code title={a.to}>{short(a.to)}</code>
+                  from <span className="font-medium">{a.agent_label}</span> to{' '}
+                  <code title={a.to} className="whitespace-nowrap">
+                    {short(a.to)}
+                  </code>
                 </span>
               </div>
               {a.memo && <div className="wrap-anywhere">“{a.memo}”</div>}
@@ -68,7 +71,7 @@ export function Inbox() {
                     <span>
                       asked <Time iso={a.created_at} now={now} />
                     </span>
-                    <span>·</span>
+                    <span aria-hidden="true">·</span>
                     <span className="font-medium text-warn">expires in {countdown(a.expires_at, now)}</span>
                     <QuorumBadge a={a} />
                   </>
@@ -81,7 +84,7 @@ export function Inbox() {
                 )}
               </div>
             </div>
-            <Link to="/approvals/$id" params={{ id: a.id }} className={`btn ${a.status === 'pending' ? 'btn-primary' : ''}`}>
+            <Link to="/approvals/$id" params={{ id: a.id }} className={`btn max-sm:w-full ${a.status === 'pending' ? 'btn-primary' : ''}`}>
               {a.status === 'pending' ? 'Review' : 'Details'}
             </Link>
           </li>

@@ -22,6 +22,13 @@ function Shown({ created, onDone }: { created: NewKey; onDone: () => void }) {
   );
 }
 
+/**
+ * PHONE_ROW places a key's cells on a phone: which key and its role, the
+ * wallets it may use, who made it, when it was last used, then its state
+ * beside the buttons that change it.
+ */
+const PHONE_ROW = "max-sm:[grid-template-areas:'key_role'_'wallets_wallets'_'made_made'_'used_used'_'state_act']";
+
 /** KeysPage lists the account's API keys; owners create, rotate and revoke them. */
 export function KeysPage({ session }: { session: Session }) {
   const owner = session.role === 'owner';
@@ -65,7 +72,7 @@ export function KeysPage({ session }: { session: Session }) {
       {created && <Shown created={created} onDone={() => setCreated(null)} />}
       {owner && (
         <form
-          className="card filters"
+          className="card filters filters-2"
           aria-label="Create a key"
           onSubmit={async (e) => {
             e.preventDefault();
@@ -93,7 +100,7 @@ export function KeysPage({ session }: { session: Session }) {
             Label <input value={label} maxLength={100} onChange={(e) => setLabel(e.target.value)} />
           </label>
           {role === 'agent' && wallets.length > 0 && (
-            <fieldset className="grid gap-1 [&_label]:flex [&_label]:items-center [&_label]:gap-2 [&_label]:font-normal">
+            <fieldset className="grid gap-1 [&_label]:flex [&_label]:items-center [&_label]:gap-2 [&_label]:font-normal max-sm:[&_label]:min-h-10">
               <legend>Only these wallets (none: all)</legend>
               {wallets.map((w) => (
                 <label key={w.id}>
@@ -150,23 +157,28 @@ export function KeysPage({ session }: { session: Session }) {
           </thead>
           <tbody>
             {keys.map((k) => (
-              <tr key={k.id} data-key={k.id}>
-                <td>
-                  {k.label ?? <span className="notice">no label</span>} <code>{k.prefix}…</code>
+              <tr key={k.id} data-key={k.id} className={PHONE_ROW}>
+                <td className="max-sm:[grid-area:key]">
+                  {k.label ? <span className="max-sm:font-semibold">{k.label}</span> : <span className="notice">no label</span>}{' '}
+                  <code>{k.prefix}…</code>
                 </td>
-                <td>{k.role}</td>
-                <td data-label="Wallets">{k.wallet_ids ? k.wallet_ids.map((id) => name.get(id) ?? id.slice(0, 8)).join(', ') : 'all'}</td>
-                <td data-testid="made-by" data-label="Made by">
+                <td className="max-sm:[grid-area:role] max-sm:text-muted">{k.role}</td>
+                <td className="max-sm:[grid-area:wallets]" data-label="Wallets">
+                  {k.wallet_ids ? k.wallet_ids.map((id) => name.get(id) ?? id.slice(0, 8)).join(', ') : 'all'}
+                </td>
+                <td className="max-sm:[grid-area:made]" data-testid="made-by" data-label="Made by">
                   {k.created_by === `user:${session.address}` ? 'you' : k.created_by ? actor(k.created_by) : 'command line'}
                 </td>
-                <td data-label="Last used">{k.last_used_at ? <Time iso={k.last_used_at} /> : <span className="notice">never</span>}</td>
-                <td>
+                <td className="max-sm:[grid-area:used]" data-label="Last used">
+                  {k.last_used_at ? <Time iso={k.last_used_at} /> : <span className="notice">never</span>}
+                </td>
+                <td className="max-sm:[grid-area:state] max-sm:self-center">
                   <Status status={k.revoked_at ? (k.replaced_by ? 'rotated' : 'revoked') : 'active'} />
                 </td>
                 {owner && (
-                  <td>
+                  <td className="max-sm:[grid-area:act] max-sm:text-right">
                     {!k.revoked_at && (
-                      <span className="buttons">
+                      <span className="buttons max-sm:justify-end sm:flex-nowrap">
                         <button type="button" className="btn btn-sm" onClick={() => setConfirm({ id: k.id, what: 'rotate' })}>
                           Rotate
                         </button>

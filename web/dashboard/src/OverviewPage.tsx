@@ -191,7 +191,7 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
                 <ul className="m-0 grid list-none gap-1 p-0">
                   {low.map((a) => (
                     <li key={a.id} data-wallet={a.id} className="border-b border-bad/20 py-1.5 wrap-anywhere last:border-0">
-                      <Link to="/wallets/$id" params={{ id: a.id }} className="font-medium">
+                      <Link to="/wallets/$id" params={{ id: a.id }} className="tap font-medium">
                         {a.label}
                       </Link>{' '}
                       <code title={a.pubkey}>{short(a.pubkey)}</code>{' '}
@@ -231,7 +231,9 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
         )}
         <p className="mt-3 mb-0">
           {o.wallets.data?.more && `Showing the newest ${WALLETS_SHOWN}. `}
-          <Link to="/wallets">All wallets</Link>
+          <Link to="/wallets" className="tap">
+            All wallets
+          </Link>
         </p>
       </section>
 
@@ -250,24 +252,36 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
           </ul>
         )}
         <p className="mt-3 mb-0">
-          <Link to="/transactions">All transactions</Link>
+          <Link to="/transactions" className="tap">
+            All transactions
+          </Link>
         </p>
       </section>
     </main>
   );
 }
 
-/** TxRow is a transaction in one line: amount, status, wallet and recipient, memo, time. */
+/**
+ * TxRow is a transaction in one line: amount, status, wallet and recipient,
+ * memo, time. On a phone it is the transactions page's card: who paid whom
+ * beside the amount, the memo beside the status, then when.
+ */
 function TxRow({ t, wallet }: { t: Transaction; wallet: string }) {
   return (
-    <li data-signature={t.signature} className="flex min-w-0 flex-wrap items-baseline gap-x-3 gap-y-1 border-b border-line py-2 last:border-0">
-      <strong className="min-w-28 text-right tabular-nums">{usdc(t.amount)}</strong>
-      <Status status={t.status} />
-      <span className="min-w-0 wrap-anywhere">
-        {wallet} to <code title={t.counterparty}>{short(t.counterparty)}</code>
+    <li
+      data-signature={t.signature}
+      className="flex min-w-0 flex-wrap items-baseline gap-x-3 gap-y-1 border-b border-line py-2 last:border-0 max-sm:grid max-sm:grid-cols-[minmax(0,1fr)_auto] max-sm:items-start max-sm:gap-y-0.5 max-sm:[grid-template-areas:'who_amount'_'memo_status'_'when_when']"
+    >
+      <strong className="min-w-28 text-right whitespace-nowrap tabular-nums max-sm:min-w-0 max-sm:[grid-area:amount]">{usdc(t.amount)}</strong>
+      <Status status={t.status} className="max-sm:justify-self-end max-sm:[grid-area:status]" />
+      <span className="min-w-0 wrap-anywhere max-sm:[grid-area:who]">
+        {wallet} to{' '}
+        <code title={t.counterparty} className="whitespace-nowrap">
+          {short(t.counterparty)}
+        </code>
       </span>
-      {t.memo && <span className="memo min-w-0 text-muted wrap-anywhere">“{t.memo}”</span>}
-      <Time iso={t.created_at} className="basis-full text-sm text-muted sm:ml-auto sm:basis-auto" />
+      {t.memo && <span className="memo min-w-0 text-muted wrap-anywhere max-sm:[grid-area:memo]">“{t.memo}”</span>}
+      <Time iso={t.created_at} className="basis-full text-sm text-muted max-sm:[grid-area:when] sm:ml-auto sm:basis-auto" />
     </li>
   );
 }
@@ -348,12 +362,12 @@ function Glance({
             <p className="m-0 text-sm">
               {fails || blocks ? (
                 <>
-                  <Link to="/transactions" search={{ status: 'failed' }}>
+                  <Link to="/transactions" search={{ status: 'failed' }} className="tap">
                     {fails}
                     {failed?.more ? '+' : ''} failed
                   </Link>
                   {' · '}
-                  <Link to="/audit" search={{ action: 'send.blocked' }}>
+                  <Link to="/audit" search={{ action: 'send.blocked' }} className="tap">
                     {blocks} blocked by a policy
                   </Link>
                 </>
@@ -445,7 +459,7 @@ function WalletCard({ agent: a, read, spent, sponsored }: { agent: Agent; read: 
   return (
     <li className={`grid min-w-0 gap-1.5 rounded-md border border-line p-3 ${frozen ? 'bg-info-soft' : 'bg-surface'}`} data-wallet={a.id}>
       <div className="flex min-w-0 items-center justify-between gap-2">
-        <Link to="/wallets/$id" params={{ id: a.id }} className="min-w-0 py-1 font-semibold wrap-anywhere">
+        <Link to="/wallets/$id" params={{ id: a.id }} className="tap min-w-0 py-1 font-semibold wrap-anywhere">
           {a.label}
         </Link>
         <Status status={a.state} className="ov-state text-xs uppercase" />
@@ -517,10 +531,13 @@ function Pending({ pending }: { pending: Approval[] | null }) {
         <ul className="m-0 grid list-none gap-1 p-0">
           {pending.slice(0, APPROVALS_SHOWN).map((a) => (
             <li key={a.id} data-approval={a.id} className="border-b border-line py-1.5 wrap-anywhere last:border-0">
-              <Link to="/approvals/$id" params={{ id: a.id }} className="font-semibold tabular-nums">
+              <Link to="/approvals/$id" params={{ id: a.id }} className="tap font-semibold tabular-nums">
                 {usdc(a.amount)}
               </Link>{' '}
-              from {a.agent_label} to <code title={a.to}>{short(a.to)}</code>
+              from {a.agent_label} to{' '}
+              <code title={a.to} className="whitespace-nowrap">
+                {short(a.to)}
+              </code>
               {a.memo && <span className="text-muted"> “{a.memo}”</span>}
             </li>
           ))}
@@ -528,7 +545,9 @@ function Pending({ pending }: { pending: Approval[] | null }) {
       )}
       <p className="mb-0">
         {pending && pending.length > APPROVALS_SHOWN && `${pending.length - APPROVALS_SHOWN}${pending.length >= 50 ? '+' : ''} more. `}
-        <Link to="/approvals">All pending approvals</Link>
+        <Link to="/approvals" className="tap">
+          All pending approvals
+        </Link>
       </p>
     </section>
   );

@@ -1,48 +1,242 @@
-import { useEffect, useRef, useState } from 'react';
+import { memo, useEffect, useRef, useState } from 'react';
 import type { Agent } from './api';
 import { type Policy, type PolicyInput, type Preview, previewSend, updatePolicy } from './api-wallets';
 import { addressProblem } from './address';
 import { errorText, short, usdc } from './format';
 import { Status } from './components/Status';
 import {
+  COUNTS,
   type Change,
+  type Count,
+  DAYS,
+  DAY_NAMES,
   type Draft,
   type Entry,
   FIELDS,
+  type Field,
+  LIMITS,
+  type Limit,
   MAX_LABEL,
   type Problems,
+  RULES,
   amountProblem,
   changesOf,
   draftOf,
-  inputOf,
+  hoursText,
   newEntry,
+  newHours,
   patchOf,
   problemsOf,
   proposedOf,
+  ruleText,
+  rulesOf,
 } from './policy-draft';
 
-/** AmountField is one USDC amount with its problem said beside it as it is typed. */
-function AmountField(props: { id: string; label: string; hint: string; value: string; problem: string; onChange: (v: string) => void }) {
-  const { id, label, hint, value, problem, onChange } = props;
+/** NumberField is one amount or count with its unit, and its problem said beside it as it is typed. */
+function NumberField(props: {
+  id: string;
+  label: string;
+  hint: string;
+  value: string;
+  problem: string;
+  unit?: string;
+  decimal?: boolean;
+  onChange: (v: string) => void;
+}) {
+  const { id, label, hint, value, problem, unit, decimal = true, onChange } = props;
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
       <span className="flex items-center gap-1.5 [&>input]:min-w-0 [&>input]:flex-1">
         <input
           id={id}
-          inputMode="decimal"
+          inputMode={decimal ? 'decimal' : 'numeric'}
           autoComplete="off"
           value={value}
           aria-invalid={problem !== ''}
           aria-describedby={`${id}-note`}
           onChange={(e) => onChange(e.target.value)}
-        />{' '}
-        USDC
+        />
+        {unit && <> {unit}</>}
       </span>
       <span id={`${id}-note`} className={problem ? 'field-error' : 'hint'}>
         {problem || hint}
       </span>
     </div>
+  );
+}
+
+// The time zones offered while typing one: every zone the browser knows
+// (and UTC, which some leave out), else the most used ones.
+const COMMON_ZONES = [
+  'UTC',
+  'America/New_York',
+  'America/Chicago',
+  'America/Denver',
+  'America/Los_Angeles',
+  'America/Sao_Paulo',
+  'Europe/London',
+  'Europe/Paris',
+  'Europe/Berlin',
+  'Africa/Lagos',
+  'Africa/Johannesburg',
+  'Asia/Dubai',
+  'Asia/Kolkata',
+  'Asia/Singapore',
+  'Asia/Shanghai',
+  'Asia/Tokyo',
+  'Australia/Sydney',
+  'Pacific/Auckland',
+];
+let zones: string[] | null = null;
+function timeZones(): string[] {
+  if (!zones) {
+    const all = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
+    zones = all.length > 0 ? ['UTC', ...all.filter((z) => z !== 'UTC')] : COMMON_ZONES;
+  }
+  return zones;
+}
+
+/** ZoneList is the time zones offered, some 400: rendered once, not on every keystroke of the form. */
+const ZoneList = memo(function ZoneList({ id }: { id: string }) {
+  return (
+    <datalist id={id}>
+      {timeZones().map((z) => (
+        <option key={z} value={z} />
+      ))}
+    </datalist>
+  );
+});
+
+/** TimeField is an HH:MM time with its problem, or else its note, below. */
+function TimeField(props: { id: string; label: string; value: string; problem: string; note: string; onChange: (v: string) => void }) {
+  const { id, label, value, problem, note, onChange } = props;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        type="time"
+        value={value}
+        aria-invalid={problem !== ''}
+        aria-describedby={`${id}-note`}
+        onChange={(e) => onChange(e.target.value)}
+      />
+      <span id={`${id}-note`} className={problem ? 'field-error' : 'hint'}>
+        {problem || note}
+      </span>
+    </div>
+  );
+}
+
+/**
+ * ActiveHoursFields edits when the agent may pay: none (any time), or a
+ * zone, days, an opening and a closing time, and what becomes of a payment
+ * outside them.
+ */
+function ActiveHoursFields({
+  prefix,
+  draft,
+  problems,
+  onChange,
+}: {
+  prefix: string;
+  draft: Draft;
+  problems: Problems;
+  onChange: (d: Draft) => void;
+}) {
+  const h = draft.hours;
+  const p = problems.hours;
+  const id = `${prefix}-hours`;
+  if (!h) {
+    return (
+      <fieldset className="mb-3">
+        <legend>Active hours</legend>
+        <p className="hint">Any time: the agent may pay at any hour of any day.</p>
+        <button type="button" className="btn mt-2" onClick={() => onChange({ ...draft, hours: newHours() })}>
+          Set active hours
+        </button>
+      </fieldset>
+    );
+  }
+  const set = (part: Partial<typeof h>) => onChange({ ...draft, hours: { ...h, ...part } });
+  return (
+    <fieldset className="mb-3">
+      <legend>Active hours</legend>
+      <p className="hint">The agent may pay only on these days, between these times on the zone&apos;s clock.</p>
+      <div className="my-2 grid gap-x-4 gap-y-3 sm:grid-cols-[minmax(0,2fr)_minmax(0,1fr)_minmax(0,1fr)]">
+        <div className="field">
+          <label htmlFor={`${id}-zone`}>Time zone</label>
+          <input
+            id={`${id}-zone`}
+            list={`${id}-zones`}
+            value={h.timezone}
+            spellCheck={false}
+            autoComplete="off"
+            aria-invalid={p.timezone !== ''}
+            aria-describedby={`${id}-zone-note`}
+            onChange={(e) => set({ timezone: e.target.value })}
+          />
+          <ZoneList id={`${id}-zones`} />
+          <span id={`${id}-zone-note`} className={p.timezone ? 'field-error' : 'hint'}>
+            {p.timezone || 'Region/City, like Europe/Paris; daylight saving follows it.'}
+          </span>
+        </div>
+        <TimeField id={`${id}-from`} label="Opens at" value={h.from} problem={p.from} note="" onChange={(from) => set({ from })} />
+        <TimeField
+          id={`${id}-to`}
+          label="Closes at"
+          value={h.to}
+          problem={p.to}
+          note={h.to === '00:00' ? 'Midnight, the end of the day.' : h.to < h.from ? 'The next morning (overnight).' : ''}
+          onChange={(to) => set({ to })}
+        />
+      </div>
+      <fieldset className="m-0 border-0 p-0" aria-describedby={`${id}-days-note`}>
+        <legend className="px-0 font-medium">Days</legend>
+        <div className="flex flex-wrap gap-x-4">
+          {DAYS.map((d) => (
+            <label key={d} className="inline-flex min-h-11 items-center gap-2 font-normal">
+              <input
+                type="checkbox"
+                aria-label={DAY_NAMES[d]}
+                checked={h.days.includes(d)}
+                onChange={(e) => set({ days: e.target.checked ? DAYS.filter((x) => x === d || h.days.includes(x)) : h.days.filter((x) => x !== d) })}
+              />
+              {DAY_NAMES[d].slice(0, 3)}
+            </label>
+          ))}
+        </div>
+        <span id={`${id}-days-note`} className="field-error">
+          {p.days}
+        </span>
+      </fieldset>
+      <fieldset className="m-0 mt-2 border-0 p-0">
+        <legend className="px-0 font-medium">Outside these hours, a payment is</legend>
+        <div className="flex flex-wrap gap-x-4">
+          {(
+            [
+              ['block', 'Blocked'],
+              ['approve', 'Parked for approval, whatever its amount'],
+            ] as const
+          ).map(([v, text]) => (
+            <label key={v} className="inline-flex min-h-11 items-center gap-2 font-normal">
+              <input
+                type="radio"
+                name={`${id}-outside`}
+                value={v}
+                checked={draft.outside_active_hours === v}
+                onChange={() => onChange({ ...draft, outside_active_hours: v })}
+              />
+              {text}
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <button type="button" className="btn mt-2" onClick={() => onChange({ ...draft, hours: null })}>
+        Remove active hours
+      </button>
+    </fieldset>
   );
 }
 
@@ -127,33 +321,61 @@ function AddressBook({
   );
 }
 
-/** PolicyFields are the policy's inputs, shared by the create form and the editor. */
+/**
+ * PolicyFields are the policy's inputs, shared by the create form and the
+ * editor. people, when known, is how many owners and approvers the account
+ * has (the most approvals a wallet may need).
+ */
 export function PolicyFields({
   prefix,
   draft,
   problems,
+  people,
   onChange,
 }: {
   prefix: string;
   draft: Draft;
   problems: Problems;
+  people?: number;
   onChange: (d: Draft) => void;
 }) {
+  const grid = 'grid grid-cols-[repeat(auto-fit,minmax(12rem,1fr))] gap-x-4 gap-y-3';
+  const field = (f: { name: Field | Limit | Count; label: string; hint: string }, unit: string, decimal = true) => (
+    <NumberField
+      key={f.name}
+      id={`${prefix}-${f.name}`}
+      label={f.label}
+      hint={f.hint}
+      unit={unit}
+      decimal={decimal}
+      value={draft[f.name]}
+      problem={problems.fields[f.name]}
+      onChange={(v) => onChange({ ...draft, [f.name]: v })}
+    />
+  );
   return (
     <>
-      <div className="mb-3 grid grid-cols-[repeat(auto-fit,minmax(12rem,1fr))] gap-x-4 gap-y-3">
-        {FIELDS.map((f) => (
-          <AmountField
-            key={f.name}
-            id={`${prefix}-${f.name}`}
-            label={f.label}
-            hint={f.hint}
-            value={draft[f.name]}
-            problem={problems.fields[f.name]}
-            onChange={(v) => onChange({ ...draft, [f.name]: v })}
-          />
-        ))}
+      <div className={`mb-3 ${grid}`}>
+        {FIELDS.map((f) => field(f, 'USDC'))}
+        <NumberField
+          id={`${prefix}-approvals_required`}
+          label="Approvals needed"
+          hint={`people who must approve a parked payment${people ? ` (1 to ${people})` : ''}`}
+          decimal={false}
+          value={draft.approvals_required}
+          problem={problems.approvals}
+          onChange={(v) => onChange({ ...draft, approvals_required: v })}
+        />
       </div>
+      <fieldset className="mb-3">
+        <legend>Optional limits</legend>
+        <p className="hint">Rolling windows, counted back from each payment. Leave a field empty for no limit.</p>
+        <div className={`mt-2 ${grid}`}>
+          {LIMITS.map((f) => field(f, 'USDC'))}
+          {COUNTS.map((f) => field(f, 'payments', false))}
+        </div>
+      </fieldset>
+      <ActiveHoursFields prefix={prefix} draft={draft} problems={problems} onChange={onChange} />
       <AddressBook prefix={prefix} entries={draft.entries} problems={problems} onChange={(entries) => onChange({ ...draft, entries })} />
     </>
   );
@@ -162,6 +384,9 @@ export function PolicyFields({
 /** PolicyView shows a policy to those who may not change it. */
 export function PolicyView({ policy }: { policy: Policy }) {
   const labels = policy.allowlist_labels ?? {};
+  const rules = rulesOf(policy);
+  // What becomes of a payment outside the hours means nothing without them.
+  const shown = RULES.filter((r) => r.name !== 'outside_active_hours' || rules.active_hours !== null);
   return (
     <div>
       <dl className="my-2 grid grid-cols-[repeat(auto-fit,minmax(9rem,1fr))] gap-x-4 gap-y-2 [&_dt]:text-xs [&_dt]:font-semibold [&_dt]:text-muted">
@@ -169,6 +394,12 @@ export function PolicyView({ policy }: { policy: Policy }) {
           <div key={f.name}>
             <dt>{f.label}</dt>
             <dd data-field={f.name}>{usdc(policy[f.name])}</dd>
+          </div>
+        ))}
+        {shown.map((r) => (
+          <div key={r.name} className={r.name === 'active_hours' ? 'col-span-full' : undefined}>
+            <dt>{r.label}</dt>
+            <dd data-field={r.name}>{ruleText(r.name, rules[r.name])}</dd>
           </div>
         ))}
       </dl>
@@ -189,12 +420,23 @@ export function PolicyView({ policy }: { policy: Policy }) {
   );
 }
 
-/** policySummary is a policy in one line, for lists. */
+/** policySummary is a policy in one line, for lists: the amounts, then the optional rules it has. */
 export function policySummary(p: Policy): string {
   const n = p.allowlist.length;
-  return `max ${usdc(p.max_tx_usdc)} a send · ${usdc(p.daily_limit_usdc)} a day · approval from ${usdc(p.approval_threshold_usdc)} · ${
-    n === 0 ? 'any recipient' : `${n} allowed recipient${n === 1 ? '' : 's'}`
-  }`;
+  const r = rulesOf(p);
+  const parts = [
+    `max ${usdc(p.max_tx_usdc)} a send`,
+    `${usdc(p.daily_limit_usdc)} a day`,
+    r.weekly_limit_usdc !== null && `${usdc(r.weekly_limit_usdc)} a week`,
+    r.monthly_limit_usdc !== null && `${usdc(r.monthly_limit_usdc)} a month`,
+    r.max_tx_per_hour !== null && `at most ${ruleText('max_tx_per_hour', r.max_tx_per_hour)} an hour`,
+    r.max_tx_per_day !== null && `at most ${ruleText('max_tx_per_day', r.max_tx_per_day)} a day`,
+    r.active_hours !== null && hoursText(r.active_hours),
+    `approval from ${usdc(p.approval_threshold_usdc)}`,
+    r.approvals_required > 1 && `${r.approvals_required} approvals`,
+    n === 0 ? 'any recipient' : `${n} allowed recipient${n === 1 ? '' : 's'}`,
+  ];
+  return parts.filter(Boolean).join(' · ');
 }
 
 function ChangeItem({ c }: { c: Change }) {
@@ -203,6 +445,12 @@ function ChangeItem({ c }: { c: Change }) {
       return (
         <li data-change={c.field}>
           {c.name}: <del>{usdc(c.from)}</del> → <ins>{usdc(c.to)}</ins>
+        </li>
+      );
+    case 'rule':
+      return (
+        <li data-change={c.field}>
+          {c.name}: <del>{c.from}</del> → <ins>{c.to}</ins>
         </li>
       );
     case 'added':
@@ -242,6 +490,15 @@ export function Diff({ changes, testid }: { changes: Change[]; testid?: string }
   );
 }
 
+type Rule = NonNullable<Preview['rule']>;
+
+/** RULE_NAMES name the rule that decides a preview as the editor labels its field. */
+const RULE_NAMES = {
+  ...Object.fromEntries([...FIELDS, ...RULES].map((f) => [f.name, f.label])),
+  state: 'the wallet is frozen',
+  allowlist: 'Allowlist',
+} as Record<Rule, string>;
+
 function Outcome({ p, testid }: { p: Preview; testid: string }) {
   return (
     <span data-testid={testid}>
@@ -252,13 +509,60 @@ function Outcome({ p, testid }: { p: Preview; testid: string }) {
           <code data-reason={p.reason}>{p.reason}</code>
         </>
       )}
+      {p.rule && (
+        <>
+          {' '}
+          · decided by <strong data-rule={p.rule}>{RULE_NAMES[p.rule] ?? p.rule}</strong>
+        </>
+      )}
     </span>
+  );
+}
+
+/** Figures are what a preview counted against the limits; the deciding rule's figure stands out. */
+function Figures({ r }: { r: Preview }) {
+  const cap = (n: number, max: number | null) => (max === null ? `${n} (no limit)` : `${n} of ${max}`);
+  const left = (v: number | null, what: string) => (v === null ? `no ${what} limit` : usdc(v));
+  const items: { rule?: Rule; label: string; value: string; testid?: string }[] = [
+    { label: 'Spent today', value: usdc(r.spent_today_usdc) },
+    { rule: 'daily_limit_usdc', label: 'Remaining today', value: usdc(r.remaining_today_usdc), testid: 'preview-remaining' },
+    { label: 'Spent in 7 days', value: usdc(r.spent_week_usdc) },
+    { rule: 'weekly_limit_usdc', label: 'Remaining this week', value: left(r.remaining_week_usdc, 'weekly'), testid: 'preview-remaining-week' },
+    { label: 'Spent in 30 days', value: usdc(r.spent_month_usdc) },
+    { rule: 'monthly_limit_usdc', label: 'Remaining this month', value: left(r.remaining_month_usdc, 'monthly'), testid: 'preview-remaining-month' },
+    { rule: 'max_tx_per_hour', label: 'Payments in the last hour', value: cap(r.payments_last_hour, r.max_tx_per_hour), testid: 'preview-hour' },
+    { rule: 'max_tx_per_day', label: 'Payments in 24 hours', value: cap(r.payments_last_day, r.max_tx_per_day), testid: 'preview-day' },
+    {
+      rule: 'active_hours',
+      label: 'Within active hours',
+      value: r.within_active_hours === null ? 'no active hours' : r.within_active_hours ? 'yes' : 'no',
+      testid: 'preview-within',
+    },
+    { rule: 'max_tx_usdc', label: 'Max per send', value: usdc(r.max_tx_usdc) },
+    { rule: 'approval_threshold_usdc', label: 'Approval from', value: usdc(r.approval_threshold_usdc) },
+    { label: 'Approvals needed', value: String(r.approvals_required), testid: 'preview-approvals' },
+  ];
+  return (
+    <dl className="my-2 grid grid-cols-[repeat(auto-fit,minmax(9rem,1fr))] gap-x-4 gap-y-2 tabular-nums [&_dt]:text-xs [&_dt]:font-semibold [&_dt]:text-muted">
+      {items.map((f) => {
+        const deciding = f.rule !== undefined && f.rule === r.rule;
+        return (
+          <div key={f.label} data-deciding={deciding || undefined} className={deciding ? 'rounded-sm font-semibold text-warn' : undefined}>
+            <dt>{f.label}</dt>
+            <dd data-testid={f.testid}>{f.value}</dd>
+          </div>
+        );
+      })}
+    </dl>
   );
 }
 
 /**
  * TrySend previews a send under the proposed policy (and the current one,
  * for comparison) before the owner saves: nothing is sent or reserved.
+ * proposed is what a save would send (the API reads a preview's policy as
+ * a change of the wallet's, so a rule removed is sent as null); null while
+ * the draft has errors.
  */
 function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: PolicyInput | null; changed: boolean }) {
   const [to, setTo] = useState('');
@@ -287,7 +591,10 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
     const body = { to: to.trim(), amount: Number(amount.trim()), ...(memo.trim() ? { memo: memo.trim() } : {}) };
     const asked = policyKey;
     try {
-      const [next, now] = await Promise.all([previewSend(walletId, body, proposed), changed ? previewSend(walletId, body) : Promise.resolve(null)]);
+      const [next, now] = await Promise.all([
+        previewSend(walletId, body, changed ? proposed : undefined),
+        changed ? previewSend(walletId, body) : Promise.resolve(null),
+      ]);
       if (asked === current.current) setResult({ next, now });
     } catch (e) {
       setResult(null);
@@ -368,28 +675,7 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
               Under the current policy: <Outcome p={result.now} testid="preview-current" />
             </p>
           )}
-          <dl className="my-2 grid grid-cols-[repeat(auto-fit,minmax(9rem,1fr))] gap-x-4 gap-y-2 [&_dt]:text-xs [&_dt]:font-semibold [&_dt]:text-muted tabular-nums">
-            <div>
-              <dt>Spent today</dt>
-              <dd>{usdc(r.spent_today_usdc)}</dd>
-            </div>
-            <div>
-              <dt>Remaining today</dt>
-              <dd data-testid="preview-remaining">{usdc(r.remaining_today_usdc)}</dd>
-            </div>
-            <div>
-              <dt>Daily limit</dt>
-              <dd>{usdc(r.daily_limit_usdc)}</dd>
-            </div>
-            <div>
-              <dt>Max per send</dt>
-              <dd>{usdc(r.max_tx_usdc)}</dd>
-            </div>
-            <div>
-              <dt>Approval from</dt>
-              <dd>{usdc(r.approval_threshold_usdc)}</dd>
-            </div>
-          </dl>
+          <Figures r={r} />
         </div>
       )}
     </form>
@@ -397,11 +683,13 @@ function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: 
 }
 
 /**
- * PolicyEditor lets an owner change a wallet's policy: the amounts and the
- * allowlist checked while typed, the changes listed old → new, a send tried
- * against the proposed policy, and a save that sends only what changed.
+ * PolicyEditor lets an owner change a wallet's policy: the amounts, the
+ * optional rules and the allowlist checked while typed, the changes listed
+ * old → new, a send tried against the proposed policy, and a save that
+ * sends only what changed. people, when known, is the account's owners and
+ * approvers (the most approvals a wallet may need).
  */
-export function PolicyEditor({ agent, onSaved }: { agent: Agent; onSaved: (a: Agent) => void }) {
+export function PolicyEditor({ agent, people, onSaved }: { agent: Agent; people?: number; onSaved: (a: Agent) => void }) {
   const current = agent.policy;
   const [draft, setDraft] = useState<Draft>(() => draftOf(current));
   // base is the policy the draft started from. When the page sees another
@@ -412,7 +700,7 @@ export function PolicyEditor({ agent, onSaved }: { agent: Agent; onSaved: (a: Ag
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState(false);
-  const problems = problemsOf(draft);
+  const problems = problemsOf(draft, { count: people, kept: current.approvals_required });
   const next = problems.any ? null : proposedOf(draft);
   const changes = next ? changesOf(current, next) : [];
 
@@ -459,6 +747,7 @@ export function PolicyEditor({ agent, onSaved }: { agent: Agent; onSaved: (a: Ag
           prefix="policy"
           draft={draft}
           problems={problems}
+          people={people}
           onChange={(d) => {
             setDraft(d);
             setSaved(false);
@@ -480,7 +769,7 @@ export function PolicyEditor({ agent, onSaved }: { agent: Agent; onSaved: (a: Ag
           <Diff changes={changes} testid="diff" />
         )}
       </section>
-      <TrySend walletId={agent.id} proposed={next ? inputOf(next) : null} changed={changes.length > 0} />
+      <TrySend walletId={agent.id} proposed={next ? patchOf(current, next) : null} changed={changes.length > 0} />
       {error && (
         <p role="alert" className="error">
           Not saved: {error}

@@ -11,6 +11,13 @@ import { cursorPages, keys } from './queries';
 
 type Filter = { wallet_id: string; status: string; since: string; until: string };
 
+/**
+ * PHONE_ROW places a transaction's cells on a phone: who paid and how
+ * much first, then to whom and how it went, the memo, the fee, and when
+ * beside the links. Every cell stays; only its place changes.
+ */
+const PHONE_ROW = "max-sm:[grid-template-areas:'wallet_amount'_'to_status'_'memo_memo'_'fee_fee'_'when_links']";
+
 /** TransactionsPage lists the account's transactions with filters, newest first. */
 export function TransactionsPage({ session }: { session: Session }) {
   const { data: wallets = [] } = useQuery({ queryKey: keys.walletLabels, queryFn: listWalletLabels });
@@ -61,7 +68,7 @@ export function TransactionsPage({ session }: { session: Session }) {
     <main className="page">
       <h1>Transactions</h1>
       <form
-        className="card filters"
+        className="card filters filters-2"
         aria-label="Filter transactions"
         onSubmit={(e) => {
           e.preventDefault();
@@ -127,17 +134,22 @@ export function TransactionsPage({ session }: { session: Session }) {
           </thead>
           <tbody>
             {txs.map((t) => (
-              <tr key={t.id} data-signature={t.signature}>
-                <td>
+              <tr key={t.id} data-signature={t.signature} className={PHONE_ROW}>
+                <td className="max-sm:[grid-area:when] max-sm:self-center max-sm:text-muted">
                   <Time iso={t.created_at} />
                 </td>
-                <td>{name.get(t.wallet_id) ?? short(t.wallet_id)}</td>
-                <td className="num font-semibold">{usdc(t.amount)}</td>
-                <td className="num" data-label="Network fee">
+                <td className="max-sm:[grid-area:wallet] max-sm:text-left max-sm:font-semibold">{name.get(t.wallet_id) ?? short(t.wallet_id)}</td>
+                <td className="num font-semibold max-sm:[grid-area:amount] max-sm:text-base">{usdc(t.amount)}</td>
+                <td className="num max-sm:[grid-area:fee] max-sm:text-left max-sm:text-muted" data-label="Network fee">
                   {t.fee_lamports == null ? '—' : sol(t.fee_lamports)}
                 </td>
-                <td>
-                  <code title={t.counterparty}>{short(t.counterparty)}</code>
+                <td className="max-sm:[grid-area:to]">
+                  <span className="max-sm:text-muted">
+                    <span className="sm:hidden">to </span>
+                    <code title={t.counterparty} className="whitespace-nowrap">
+                      {short(t.counterparty)}
+                    </code>
+                  </span>
                   {t.kind === 'x402' && (
                     <div data-testid="x402-resource">
                       {/* The seller's URL, shown as text: it is not ours to link. */}
@@ -145,8 +157,10 @@ export function TransactionsPage({ session }: { session: Session }) {
                     </div>
                   )}
                 </td>
-                <td>{t.memo ?? ''}</td>
-                <td>
+                <td className="max-sm:[grid-area:memo] max-sm:empty:hidden">
+                  {t.memo ? <span className="max-sm:before:content-['“'] max-sm:after:content-['”']">{t.memo}</span> : ''}
+                </td>
+                <td className="max-sm:[grid-area:status] max-sm:text-right">
                   <TxStatus status={t.status} />
                   {t.attempts > 1 && (
                     <small title={`Signed again after expiry; earlier signatures: ${t.previous_signatures.join(', ')}`}>
@@ -155,7 +169,7 @@ export function TransactionsPage({ session }: { session: Session }) {
                     </small>
                   )}
                 </td>
-                <td>
+                <td className="max-sm:[grid-area:links] max-sm:text-right">
                   <TxLinks t={t} network={session.network} />
                 </td>
               </tr>
@@ -181,13 +195,13 @@ export function TxStatus({ status }: { status: Transaction['status'] }) {
 export function TxLinks({ t, network }: { t: Transaction; network: string }) {
   return (
     <>
-      <a href={explorer(t.signature, network)} target="_blank" rel="noreferrer">
+      <a href={explorer(t.signature, network)} target="_blank" rel="noreferrer" className="tap">
         Explorer
       </a>
       {t.approval_id && (
         <>
           {' · '}
-          <Link to="/approvals/$id" params={{ id: t.approval_id }}>
+          <Link to="/approvals/$id" params={{ id: t.approval_id }} className="tap">
             Approval
           </Link>
         </>

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { type Role, type Session, addUser, changeUser, listUsers, removeUser } from './api';
+import { type Role, type Session, type User, addUser, changeUser, removeUser } from './api';
+import { setSlackMember, usersQuery } from './api-users';
 import { errorText } from './format';
 import { ConfirmDialog } from './components/ConfirmDialog';
 import { SkeletonRows } from './components/Skeleton';
@@ -10,9 +11,78 @@ import { addressProblem } from './address';
 
 const ROLES: Role[] = ['owner', 'approver', 'viewer'];
 
+/** SLACK_MEMBER is the form of a Slack member id, as the API checks it. */
+const SLACK_MEMBER = /^[UW][A-Z0-9]{1,31}$/;
+
+/** slackProblem says why s is no Slack member id ('' when it is one, or empty). */
+export function slackProblem(s: string): string {
+  const t = s.trim();
+  if (t === '' || SLACK_MEMBER.test(t)) return '';
+  return 'A Slack member id: U or W, then capital letters and digits (in Slack: the profile, ⋮, Copy member ID).';
+}
+
+/**
+ * SlackMember links a person to their Slack member id, so that their clicks
+ * on an approval message count as them (wallets needing several people
+ * count only linked members). save sends the id, or null to unlink. The
+ * page keys it by the id it shows, so a change (saved here or elsewhere)
+ * starts it anew from the id as it is.
+ */
+function SlackMember({ user, save }: { user: User; save: (id: string | null) => Promise<boolean> }) {
+  const now = user.slack_user_id ?? '';
+  const [text, setText] = useState(now);
+  const [busy, setBusy] = useState(false);
+  const id = `slack-${user.address}`;
+  const problem = slackProblem(text);
+  const typed = text.trim();
+  const act = async (v: string | null) => {
+    setBusy(true);
+    await save(v);
+    setBusy(false);
+  };
+  return (
+    <form
+      className="flex flex-wrap items-start gap-2"
+      aria-label={`Slack member of ${user.address}`}
+      noValidate
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (!problem && typed !== '' && typed !== now) void act(typed);
+      }}
+    >
+      <span className="grid min-w-0 gap-1">
+        <input
+          id={id}
+          value={text}
+          placeholder="Not linked"
+          spellCheck={false}
+          autoComplete="off"
+          maxLength={40}
+          aria-label={`Slack member id of ${user.address}`}
+          aria-invalid={problem !== ''}
+          aria-describedby={`${id}-note`}
+          className="w-36 font-mono text-sm"
+          onChange={(e) => setText(e.target.value)}
+        />
+        <span id={`${id}-note`} className="field-error max-w-64">
+          {problem}
+        </span>
+      </span>
+      <button type="submit" className="btn btn-sm min-h-11" disabled={busy || problem !== '' || typed === '' || typed === now}>
+        {now ? 'Change' : 'Link'}
+      </button>
+      {now && (
+        <button type="button" className="btn btn-sm min-h-11" disabled={busy} onClick={() => void act(null)}>
+          Unlink
+        </button>
+      )}
+    </form>
+  );
+}
+
 /** UsersPage lets owners add people by address, change their role and remove them. */
 export function UsersPage({ session }: { session: Session }) {
-  const list = useQuery({ queryKey: keys.users, queryFn: async () => (await listUsers()).users });
+  const list = useQuery(usersQuery);
   const users = list.data ?? null;
   const [failure, setError] = useState('');
   const error = failure || (list.error ? errorText(list.error) : '');
@@ -41,7 +111,9 @@ export function UsersPage({ session }: { session: Session }) {
     <main className="page">
       <h1>Users</h1>
       <p className="notice">
-        People sign in with these Solana addresses. Owners may do everything; approvers approve, reject and freeze; viewers read.
+        People sign in with these Solana addresses. Owners may do everything; approvers approve, reject and freeze; viewers read. Linking a
+        person&apos;s Slack member id makes their clicks on approval messages count as them: a wallet that needs several people counts only linked
+        members.
       </p>
       {error && (
         <p role="alert" className="error">
@@ -106,6 +178,7 @@ export function UsersPage({ session }: { session: Session }) {
             <tr>
               <th scope="col">Address</th>
               <th scope="col">Role</th>
+              <th scope="col">Slack member</th>
               <th scope="col">Added</th>
               {owner && <th scope="col">Remove</th>}
             </tr>
@@ -130,6 +203,13 @@ export function UsersPage({ session }: { session: Session }) {
                     </select>
                   ) : (
                     u.role
+                  )}
+                </td>
+                <td data-label="Slack member" data-slack={u.slack_user_id ?? ''}>
+                  {owner ? (
+                    <SlackMember key={u.slack_user_id ?? ''} user={u} save={(v) => act(() => setSlackMember(u.address, v))} />
+                  ) : (
+                    (u.slack_user_id ?? 'not linked')
                   )}
                 </td>
                 <td>

@@ -15,6 +15,7 @@ import { Diff, PolicyEditor, PolicyView } from './PolicyEditor';
 import { TxLinks, TxStatus } from './TransactionsPage';
 import { amountProblem, changesOf } from './policy-draft';
 import { invalidate, keys, poll, queryClient } from './queries';
+import { usersQuery } from './api-users';
 import { QR } from './qr';
 
 /** StateBadge is a wallet's state, wherever the wallet appears. */
@@ -222,6 +223,10 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
     placeholderData: keepPreviousData,
   });
   const historyError = historyFailure ? errorText(historyFailure) : '';
+  // The owners and approvers bound how many approvals a wallet may need;
+  // until they are read, the API's answer says it.
+  const { data: users } = useQuery({ ...usersQuery, enabled: owner });
+  const people = users?.filter((u) => u.role !== 'viewer').length;
 
   // An action's answer is the wallet as it is now: reads started before it
   // are cancelled so they do not put the old one back.
@@ -253,7 +258,9 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
   return (
     <main className="page">
       <p className="mb-2">
-        <Link to="/wallets">← All wallets</Link>
+        <Link to="/wallets" className="tap">
+          ← All wallets
+        </Link>
       </p>
       <h1 className="flex flex-wrap items-center gap-x-3 gap-y-1 wrap-anywhere">
         {agent.label} <StateBadge state={agent.state} />
@@ -317,7 +324,7 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
       <section className="card mt-4" aria-label="Policy">
         <h2>Policy</h2>
         {owner ? (
-          <PolicyEditor key={agent.id} agent={agent} onSaved={adopt} />
+          <PolicyEditor key={agent.id} agent={agent} people={people} onSaved={adopt} />
         ) : (
           <>
             <p className="notice">Your role ({session.role}) can read the policy; owners change it.</p>
@@ -368,18 +375,21 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
             </thead>
             <tbody>
               {activity.txs.map((t) => (
-                <tr key={t.id} data-signature={t.signature}>
-                  <td>
+                <tr key={t.id} data-signature={t.signature} className="max-sm:[grid-template-areas:'to_amount'_'when_status'_'links_links']">
+                  <td className="max-sm:[grid-area:when] max-sm:text-muted">
                     <Time iso={t.created_at} />
                   </td>
-                  <td className="num">{usdc(t.amount)}</td>
-                  <td>
-                    <code title={t.counterparty}>{short(t.counterparty)}</code>
+                  <td className="num max-sm:[grid-area:amount] max-sm:font-semibold">{usdc(t.amount)}</td>
+                  <td className="max-sm:[grid-area:to] max-sm:text-left">
+                    <span className="sm:hidden">to </span>
+                    <code title={t.counterparty} className="whitespace-nowrap">
+                      {short(t.counterparty)}
+                    </code>
                   </td>
-                  <td>
+                  <td className="max-sm:[grid-area:status] max-sm:text-right">
                     <TxStatus status={t.status} />
                   </td>
-                  <td>
+                  <td className="max-sm:[grid-area:links] max-sm:text-right">
                     <TxLinks t={t} network={session.network} />
                   </td>
                 </tr>
@@ -388,7 +398,9 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
           </table>
         )}
         <p className="mb-0">
-          <Link to="/transactions">All transactions</Link>
+          <Link to="/transactions" className="tap">
+            All transactions
+          </Link>
         </p>
       </section>
 
@@ -399,13 +411,22 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
         ) : activity.approvals.length === 0 ? (
           <p className="notice">No approvals: sends at or above its approval threshold wait here for a decision.</p>
         ) : (
-          <ul className="m-0 grid list-none gap-1.5 p-0">
+          <ul className="m-0 grid list-none p-0">
             {activity.approvals.map((a) => (
-              <li key={a.id} data-approval={a.id} className="flex flex-wrap items-center gap-x-2">
-                <Link to="/approvals/$id" params={{ id: a.id }} className="tabular-nums">
-                  {usdc(a.amount)} to {short(a.to)}
-                </Link>{' '}
-                <Status status={a.status} /> <Time iso={a.created_at} className="text-sm text-muted" />
+              <li
+                key={a.id}
+                data-approval={a.id}
+                className="grid grid-cols-[minmax(0,1fr)_auto] items-center gap-x-3 border-b border-line py-1.5 last:border-0 sm:flex sm:flex-wrap sm:gap-x-2"
+              >
+                <Link
+                  to="/approvals/$id"
+                  params={{ id: a.id }}
+                  className="tap justify-self-start font-medium tabular-nums max-sm:flex-wrap max-sm:gap-x-1"
+                >
+                  {usdc(a.amount)} <span className="whitespace-nowrap">to {short(a.to)}</span>
+                </Link>
+                <Status status={a.status} />
+                <Time iso={a.created_at} className="text-sm text-muted" />
               </li>
             ))}
           </ul>

@@ -7,6 +7,7 @@ import { PolicyFields, policySummary } from './PolicyEditor';
 import { DEFAULT_DRAFT, type Draft, inputOf, problemsOf, proposedOf } from './policy-draft';
 import { errorText } from './format';
 import { Empty } from './components/Empty';
+import { Middle } from './components/Middle';
 import { SkeletonRows } from './components/Skeleton';
 import { cursorPages, invalidate, keys } from './queries';
 import { StateBadge } from './WalletPage';
@@ -171,14 +172,16 @@ export function WalletsPage({ session }: { session: Session }) {
       ) : (
         <ul className="m-0 mb-4 grid list-none gap-2 p-0" aria-label="Wallets" aria-busy={q !== text.trim()}>
           {items.map((a) => (
-            <li key={a.id} data-wallet={a.id} className="card grid gap-1 py-3">
+            <li key={a.id} data-wallet={a.id} className="card grid grid-cols-1 gap-1 py-3">
               <div className="flex flex-wrap items-center gap-x-2 gap-y-1">
-                <Link to="/wallets/$id" params={{ id: a.id }} className="text-lg font-semibold wrap-anywhere">
+                <Link to="/wallets/$id" params={{ id: a.id }} className="tap text-lg font-semibold wrap-anywhere">
                   {a.label}
                 </Link>{' '}
                 <StateBadge state={a.state} />
               </div>
-              <code className="text-sm break-all text-muted">{a.pubkey}</code>
+              <code className="text-sm text-muted">
+                <Middle text={a.pubkey} />
+              </code>
               <span className="text-sm text-muted">{policySummary(a.policy)}</span>
             </li>
           ))}

@@ -247,18 +247,22 @@ export function WebhooksPage({ session }: { session: Session }) {
           </thead>
           <tbody>
             {endpoints.map((e) => (
-              <tr key={e.id} data-endpoint={e.id}>
-                <td className="max-w-[36ch] wrap-anywhere max-sm:col-span-full max-sm:max-w-none">
-                  <Link to="/webhooks/$id" params={{ id: e.id }}>
+              <tr key={e.id} data-endpoint={e.id} className="max-sm:[grid-template-areas:'url_url'_'state_format'_'events_events'_'desc_desc']">
+                <td className="max-w-[36ch] wrap-anywhere max-sm:max-w-none max-sm:[grid-area:url]">
+                  <Link to="/webhooks/$id" params={{ id: e.id }} className="tap max-sm:font-semibold">
                     {e.url}
                   </Link>
                 </td>
-                <td>{e.format}</td>
-                <td>
+                <td className="max-sm:[grid-area:format] max-sm:self-center max-sm:text-muted" data-label="Format">
+                  {e.format}
+                </td>
+                <td className="max-sm:[grid-area:state] max-sm:text-left">
                   <Status status={e.enabled ? 'enabled' : 'disabled'} />
                 </td>
-                <td>{e.events.join(', ')}</td>
-                <td>{e.description || <span className="notice">—</span>}</td>
+                <td className="max-sm:[grid-area:events]" data-label="Events">
+                  {e.events.join(', ')}
+                </td>
+                <td className="max-sm:[grid-area:desc] max-sm:text-muted">{e.description || <span className="notice">—</span>}</td>
               </tr>
             ))}
           </tbody>
@@ -318,7 +322,9 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
       <main className="page">
         <h1>Webhook endpoint</h1>
         <p className="error">Could not load this endpoint: {missing}</p>
-        <Link to="/webhooks">All endpoints</Link>
+        <Link to="/webhooks" className="tap">
+          All endpoints
+        </Link>
       </main>
     );
   }
@@ -333,7 +339,9 @@ export function WebhookPage({ id, session }: { id: string; session: Session }) {
   return (
     <main className="page">
       <p className="mb-2">
-        <Link to="/webhooks">← Webhooks</Link>
+        <Link to="/webhooks" className="tap">
+          ← Webhooks
+        </Link>
       </p>
       <h1>Webhook endpoint</h1>
       <p className="-mt-2 mb-4 text-lg wrap-anywhere">

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { actor, ago, countdown, errorText, explorer, short, sol, usdc, when } from './format';
+import { actor, ago, count, countdown, errorText, explorer, short, sol, solAmount, usdc, when } from './format';
 
 describe('usdc', () => {
   test.each([
@@ -35,6 +35,13 @@ describe('sol', () => {
   ])('%s lamports → %s', (lamports, want) => {
     expect(sol(lamports, 'en-US')).toBe(want);
   });
+});
+
+test('counts and SOL amounts without a unit, for tables whose head names it, in the reader’s locale', () => {
+  expect(count(1234, 'en-US')).toBe('1,234');
+  expect(count(1234, 'de-DE')).toBe('1.234');
+  expect(solAmount(0.000015, 'en-US')).toBe('0.000015');
+  expect(solAmount(1234.5, 'de-DE')).toBe('1.234,5');
 });
 
 test('short keeps the ends of a long address and leaves a short one', () => {

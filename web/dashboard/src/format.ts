@@ -21,8 +21,14 @@ export function usdc(n: number, locale?: string): string {
   return `${amount(n, locale)} USDC`;
 }
 
+/** count is a whole number in the reader's locale: 1,234. */
+export const count = (n: number, locale?: string): string => number(n, 0, 0, locale);
+
+/** solAmount is a SOL amount without its unit, exactly (9 decimals at most). */
+export const solAmount = (n: number, locale?: string): string => number(n, 0, 9, locale);
+
 /** sols is a SOL amount, exactly (9 decimals at most), so a tiny balance never rounds to 0. */
-export const sols = (n: number, locale?: string): string => `${number(n, 0, 9, locale)} SOL`;
+export const sols = (n: number, locale?: string): string => `${solAmount(n, locale)} SOL`;
 
 /** sol shows lamports in SOL, exactly (a lamport is 10^-9 SOL). */
 export function sol(lamports: number, locale?: string): string {

@@ -7,6 +7,7 @@ import nacl from 'tweetnacl';
 import {
   addressOf,
   ADMIN_KEY,
+  amountText,
   api,
   approver,
   assertNoConsoleErrors,
@@ -22,6 +23,7 @@ import {
   signIn,
   stranger,
   useBrowser,
+  usdcText,
   viewer,
   WALLET_ID,
 } from './lib.mjs';
@@ -236,11 +238,11 @@ test('analytics: the tables beside the charts have the numbers of the API', asyn
     a.spend.map((s) => [
       s.day,
       label[s.wallet_id].label,
-      String(s.amount_usdc),
+      amountText(s.amount_usdc),
       String(s.transactions),
-      s.x402_payments > 0 ? `${s.x402_payments} · ${s.x402_amount_usdc} USDC` : '—',
-      String(s.fee_lamports / 1e9),
-      String(label[s.wallet_id].daily_limit_usdc),
+      s.x402_payments > 0 ? `${s.x402_payments} · ${usdcText(s.x402_amount_usdc)}` : '—',
+      (s.fee_lamports / 1e9).toLocaleString('en-US', { maximumFractionDigits: 9 }),
+      amountText(label[s.wallet_id].daily_limit_usdc),
     ]),
   );
   assert.deepEqual(

@@ -120,6 +120,35 @@ export async function chainUSDC(owner) {
 /** sideways is how far page p scrolls sideways, in px (0 when it fits). */
 export const sideways = (p) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
+/**
+ * phoneProblems answers what on page p, as it is now, does not fit a
+ * phone: the page scrolling sideways (document.scrollingElement wider
+ * than the window), an element sticking out of the page's width (cut off
+ * by a box that hides its overflow: out of reach), and a control a finger
+ * must hit smaller than 40 × 40 px (buttons, fields, tabs, links that
+ * stand alone; a link inside a sentence, and a checkbox, whose label is
+ * the target, are exempt).
+ */
+export const phoneProblems = (p) =>
+  p.evaluate(() => {
+    const problems = [];
+    const page = document.scrollingElement;
+    if (page.scrollWidth > innerWidth) problems.push(`scrolls sideways: ${page.scrollWidth} px wide in ${innerWidth}`);
+    const width = document.documentElement.clientWidth;
+    const name = (el) =>
+      `${el.tagName.toLowerCase()} “${(el.textContent || el.getAttribute('aria-label') || '').trim().replace(/\s+/g, ' ').slice(0, 40)}”`;
+    for (const el of document.body.querySelectorAll('*')) {
+      if (el.closest('.sr-only')) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      if (r.left < -0.5 || r.right > width + 0.5) problems.push(`${name(el)} sticks out (${Math.round(r.left)} to ${Math.round(r.right)} px)`);
+      const control = el.matches('button, select, textarea, input:not([type=checkbox], [type=radio]), [role=tab], a[href]');
+      if (control && getComputedStyle(el).display !== 'inline' && (r.width < 40 || r.height < 40))
+        problems.push(`${name(el)} is ${Math.round(r.width)} × ${Math.round(r.height)} px: too small to tap`);
+    }
+    return problems.slice(0, 10);
+  });
+
 export async function eventually(what, fn, ms = 10000) {
   const end = Date.now() + ms;
   for (;;) {

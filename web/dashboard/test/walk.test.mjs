@@ -3,7 +3,8 @@
 // API: each page loads without a console error, without scrolling sideways
 // and without a serious or critical axe-core finding, in the light and the
 // dark colour scheme, and leaves a screenshot of each (test/screenshots/walk/;
-// make screenshots copies them to docs/screenshots/).
+// make screenshots copies them to docs/screenshots/). At phone width nothing
+// sticks out of the page and every control is big enough for a finger.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -22,6 +23,7 @@ import {
   owner,
   page,
   SHOTS,
+  phoneProblems,
   sideways,
   signIn,
   useBrowser,
@@ -125,16 +127,19 @@ async function team() {
   ];
 }
 
-test('every page at desktop and phone width, light and dark: no console error, no sideways scroll, no serious axe finding', async () => {
+test('every page at desktop and phone width, light and dark: no console error, no sideways scroll, no serious axe finding, fits a phone', async () => {
   const all = await team();
   // Every page is checked; the findings of all of them fail the test at the end.
   const findings = [];
   const check = async (p, what) => findings.push(...(await axeFindings(p)).map((f) => `${what}: ${f}`));
+  const misfits = [];
+  const fits = async (p, size, what) => size.name === 'phone' && misfits.push(...(await phoneProblems(p)).map((f) => `${what}: ${f}`));
   for (const size of WIDTHS) {
     const p = await page(demo, size);
     // The sign-in page, before signing in.
     await p.goto(`${BASE}/dashboard/`);
     await p.getByRole('button', { name: /^Sign in with/ }).waitFor();
+    await fits(p, size, 'the sign-in page');
     for (const scheme of ['light', 'dark']) {
       await p.emulateMedia({ colorScheme: scheme });
       await p.screenshot({ path: `${WALK}signin-${size.name}${scheme === 'dark' ? '-dark' : ''}.png`, fullPage: true });
@@ -158,6 +163,9 @@ test('every page at desktop and phone width, light and dark: no console error, n
       assert.equal(await p.locator('[data-skeleton]').count(), 0, `${name} at ${size.name} still shows a skeleton`);
       const overflow = await sideways(p);
       assert.ok(overflow <= 0, `${name} scrolls sideways by ${overflow} px at ${size.width} px`);
+      await fits(p, size, name);
+      // From the top: a page scrolled (by a click) would show its sticky header mid-page.
+      await p.evaluate(() => window.scrollTo(0, 0));
       // The same page in both colour schemes, as the system setting picks them.
       for (const scheme of ['light', 'dark']) {
         await p.emulateMedia({ colorScheme: scheme });
@@ -167,6 +175,7 @@ test('every page at desktop and phone width, light and dark: no console error, n
     }
     await p.context().close();
   }
+  assert.deepEqual(misfits, [], 'what does not fit a phone (375 px)');
   assert.deepEqual(findings, [], 'serious or critical accessibility findings');
 });
 

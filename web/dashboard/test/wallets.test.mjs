@@ -236,7 +236,7 @@ test('the policy editor: checked while typed, the changes old → new, a send tr
   await save.click();
   await policy.getByText('Saved.').waitFor();
   const { body } = await api('GET', `/agents/${wallet.id}`, ADMIN_KEY);
-  // One approve, as before (the editor has no field for it yet).
+  // One approve, as before (the editor left its field alone).
   const { approvals_required: approvals, ...saved } = body.policy;
   assert.equal(approvals, 1);
   assert.deepEqual(saved, {

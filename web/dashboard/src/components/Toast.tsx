@@ -1,4 +1,4 @@
-import { Suspense, lazy, useEffect, useSyncExternalStore } from 'react';
+import { Suspense, lazy, useEffect, useState, useSyncExternalStore } from 'react';
 
 /**
  * Toasts say how an action ended (approved, saved, failed) without moving
@@ -31,13 +31,24 @@ const subscribe = (l: () => void) => {
 const load = () => import('./ToastViewport');
 const ToastViewport = lazy(load);
 
-/** Toaster is where toasts appear: the foot of the screen, above everything. */
+/**
+ * Toaster is where toasts appear: the foot of the screen, above everything.
+ * Its code is fetched a second after the first page (or with the first
+ * toast, if sooner): rendered at once, the lazy viewport would be fetched
+ * with the first page.
+ */
 export function Toaster() {
   const shown = useSyncExternalStore(subscribe, () => toasts);
+  const [ready, setReady] = useState(false);
   useEffect(() => {
-    const t = setTimeout(() => void load(), 1000);
-    return () => clearTimeout(t);
+    let live = true;
+    const t = setTimeout(() => void load().then(() => live && setReady(true)), 1000);
+    return () => {
+      live = false;
+      clearTimeout(t);
+    };
   }, []);
+  if (!ready && shown.length === 0) return null;
   return (
     <Suspense fallback={null}>
       <ToastViewport shown={shown} dismiss={dismiss} />

@@ -5,6 +5,7 @@ import { render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, test, vi } from 'vitest';
 import { ConfirmDialog } from './ConfirmDialog';
+import { Middle } from './Middle';
 import { Status, toneOf } from './Status';
 import { Time } from './Time';
 
@@ -95,5 +96,24 @@ describe('ConfirmDialog', () => {
   test('closed, it shows nothing', () => {
     dialog({ open: false });
     expect(screen.queryByRole('alertdialog')).toBeNull();
+  });
+});
+
+describe('Middle', () => {
+  const address = '7Whf6J3tgBwhFeBz68Uq1qiKEPR6nXPfNCCsVEQhjX1b';
+
+  test('a long value is cut in the middle by CSS only: its text and its title are the whole of it', () => {
+    const { container } = render(<Middle text={address} />);
+    const shown = container.firstElementChild!;
+    expect(shown.textContent).toBe(address);
+    expect(shown.getAttribute('title')).toBe(address);
+    expect(shown.className).toContain('middle');
+    // The start gives way; the end stays.
+    expect([...shown.children].map((c) => c.textContent)).toEqual([address.slice(0, -6), address.slice(-6)]);
+  });
+
+  test('a short value is left whole', () => {
+    const { container } = render(<Middle text="ap_12345" />);
+    expect(container.innerHTML).toBe('<span class="">ap_12345</span>');
   });
 });
