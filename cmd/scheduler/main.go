@@ -34,12 +34,12 @@ func run(ctx context.Context, getenv config.Getenv) error {
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	redis.SetLogger(tasks.Logger{L: log}) // go-redis logs in JSON too
-	redisOpt, err := asynq.ParseRedisURI(cfg.RedisURL)
+	rdb, _, err := cfg.Redis.Open(0)
 	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
+		return err
 	}
-	// The scheduler owns its connection: Shutdown closes it.
-	s := asynq.NewScheduler(redisOpt, &asynq.SchedulerOpts{
+	defer rdb.Close() // after Shutdown, which leaves a given client open
+	s := asynq.NewSchedulerFromRedisClient(rdb, &asynq.SchedulerOpts{
 		Logger: tasks.Logger{L: log},
 		// Entries show up in asynqmon within this period.
 		HeartbeatInterval: 2 * time.Second,
@@ -57,6 +57,7 @@ func run(ctx context.Context, getenv config.Getenv) error {
 		{tasks.ConfirmEvery, tasks.NewConfirmSweepTask()},
 		{tasks.ExpireEvery, tasks.NewApprovalsExpireTask()},
 		{tasks.RedriveEvery, tasks.NewWebhooksRedriveTask()},
+		{tasks.AuditSealEvery, tasks.NewAuditSealTask()},
 	} {
 		if _, err := s.Register(fmt.Sprintf("@every %s", e.every), e.task); err != nil {
 			return err

@@ -1,7 +1,16 @@
 // Package audit writes the append-only audit log: one hash chain per
-// account, each entry written inside the caller's transaction so it commits
-// with the state change it describes. The table refuses UPDATE and DELETE;
-// the chain makes any edit of a stored entry detectable.
+// account. Each entry is written inside the caller's transaction, so it
+// commits with the state change it describes, and is sealed onto the
+// chain after that commit (Seal): its seq, the previous entry's hash and
+// its own. The table refuses UPDATE and DELETE, but for that one seal; the
+// chain makes any edit of a sealed entry detectable.
+//
+// Sealing after the commit, not inside the writing transaction, is what
+// lets one account's decisions run side by side: chaining in the
+// transaction took an account-wide lock held to its commit. Readers seal
+// before they read (List, Check), and the scheduler seals every account
+// every two seconds (tasks.AuditSealEvery), so an entry waits at most
+// that long for its place.
 package audit
 
 import (
@@ -14,6 +23,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/postgres"
 )
 
 // Actions. A system rejection of an approval is approval.rejected with
@@ -77,7 +88,7 @@ type Entry struct {
 
 	ID        uuid.UUID       `bun:"id,pk,type:uuid"`
 	AccountID uuid.UUID       `bun:"account_id,type:uuid"`
-	Seq       int64           `bun:"seq"`
+	Seq       int64           `bun:"seq"` // 0 and no hashes until sealed; readers see sealed entries only
 	At        time.Time       `bun:"at"`
 	Actor     string          `bun:"actor"`  // key_<uuid>, user:<address>, slack:<user id>, system
 	Action    string          `bun:"action"` // e.g. send.sent
@@ -87,21 +98,62 @@ type Entry struct {
 	Hash      []byte          `bun:"hash"`
 }
 
-// Append adds an entry to the account's chain inside tx, in one round
-// trip (the audit_append SQL function). Appends of one account are
-// serialized by a transaction-scoped lock, so call it last in a
-// transaction: the lock is held until commit.
+// Append adds an entry to the account's log inside tx, in one round trip
+// (the audit_append SQL function); Seal chains it once tx commits. It
+// takes no lock: appends of one account run side by side.
 func Append(ctx context.Context, tx bun.IDB, accountID uuid.UUID, at time.Time, actor, action, target string, details any) error {
+	return AppendWith(ctx, tx, "", nil, accountID, at, actor, action, target, details)
+}
+
+// AppendWith is Append in the same statement as the caller's own last
+// change, one round trip instead of two: with is data-modifying common
+// table expressions ("name AS (UPDATE ...)", no WITH keyword) whose
+// placeholders $1..$n take args. They run whether or not anything reads
+// them, before the commit like the entry.
+func AppendWith(ctx context.Context, tx bun.IDB, with string, args []any, accountID uuid.UUID, at time.Time, actor, action, target string, details any) error {
 	raw, err := json.Marshal(details)
 	if err != nil {
 		return fmt.Errorf("audit details: %w", err)
 	}
-	_, err = tx.ExecContext(ctx, "SELECT audit_append(?, ?, ?, ?, ?, ?, ?)",
-		uuid.New(), accountID, at.UTC().Truncate(time.Microsecond), actor, action, target, string(raw))
-	if err != nil {
+	n := len(args)
+	stmt := fmt.Sprintf("SELECT audit_append($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+	if with != "" {
+		stmt = "WITH " + with + " " + stmt
+	}
+	args = append(args[:n:n], uuid.New(), accountID, at.UTC().Truncate(time.Microsecond), actor, action, target, string(raw))
+	if _, err = postgres.Exec(ctx, tx, stmt, args...); err != nil {
 		return fmt.Errorf("append audit entry: %w", err)
 	}
 	return nil
+}
+
+// Seal chains accountID's committed, unsealed entries, oldest first, and
+// says how many it sealed. It runs in a transaction of its own (db should
+// not be one: the account's seal lock is held to its end).
+func Seal(ctx context.Context, db bun.IDB, accountID uuid.UUID) (int, error) {
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT audit_seal(?)", accountID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("seal audit entries: %w", err)
+	}
+	return n, nil
+}
+
+// SealAll seals every account's unsealed entries (the scheduler's task),
+// one account at a time, and says how many entries it sealed.
+func SealAll(ctx context.Context, db bun.IDB) (int, error) {
+	var accounts []uuid.UUID
+	if err := db.NewRaw("SELECT DISTINCT account_id FROM audit_log WHERE seq IS NULL").Scan(ctx, &accounts); err != nil {
+		return 0, fmt.Errorf("find unsealed audit entries: %w", err)
+	}
+	total := 0
+	for _, a := range accounts {
+		n, err := Seal(ctx, db, a)
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // ComputeHash is what audit_hash computes in the database: SHA-256 over

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
@@ -16,8 +17,9 @@ import (
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
-// Concurrent appends of one account form one unbroken chain whose hashes
-// Go recomputes; the table refuses UPDATE, DELETE and TRUNCATE.
+// Concurrent appends of one account, sealed while they commit, form one
+// unbroken chain whose hashes Go recomputes; the table refuses UPDATE,
+// DELETE and TRUNCATE.
 func TestChainUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -29,6 +31,23 @@ func TestChainUnderConcurrency(t *testing.T) {
 	other, _ := auth.CreateAccount(ctx, db, solana.Devnet)
 	at := time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
 	var wg sync.WaitGroup
+	done := make(chan struct{})
+	var sealers sync.WaitGroup
+	for range 3 { // sealers racing the appends and each other
+		sealers.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if _, err := audit.SealAll(ctx, db); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
 	for i := range 40 {
 		wg.Go(func() {
 			a := acct
@@ -44,6 +63,11 @@ func TestChainUnderConcurrency(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	close(done)
+	sealers.Wait()
+	if _, err := audit.SealAll(ctx, db); err != nil {
+		t.Fatal(err)
+	}
 
 	var entries []audit.Entry
 	if err := db.NewSelect().Model(&entries).Where("account_id = ?", acct.ID).Order("seq").Scan(ctx); err != nil {
@@ -82,4 +106,113 @@ func TestChainUnderConcurrency(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
+}
+
+// An append takes no lock: a transaction that appended and has not
+// committed does not hold up another's append, nor a seal, which leaves
+// it out until it commits.
+func TestAppendsDoNotWaitAndSealAfterCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	acct := newAccount(t, db)
+	at := time.Now()
+	open, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Rollback() //nolint:errcheck // committed below
+	if err := audit.Append(ctx, open, acct, at, "key_a", "send.sent", "wallet:a", map[string]int{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	quick, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := db.RunInTx(quick, nil, func(ctx context.Context, tx bun.Tx) error {
+		return audit.Append(ctx, tx, acct, at.Add(time.Millisecond), "key_b", "send.sent", "wallet:b", map[string]int{"n": 2})
+	}); err != nil {
+		t.Fatalf("an append waited for another transaction's: %v", err)
+	}
+	if n, err := audit.Seal(quick, db, acct); err != nil || n != 1 {
+		t.Fatalf("sealed %d, %v: want only the committed entry", n, err)
+	}
+	// The open one is older than the sealed one; it takes the next place.
+	if err := open.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	es, err := audit.List(ctx, db, acct, audit.Filter{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 || es[0].Actor != "key_a" || es[0].Seq != 2 || es[1].Actor != "key_b" || es[1].Seq != 1 {
+		t.Fatalf("entries %+v", es)
+	}
+	if st, err := audit.Check(ctx, db, acct, audit.CheckOptions{Full: true}); err != nil || st.Break != nil || st.VerifiedThrough != 2 {
+		t.Fatalf("check %+v %v", st, err)
+	}
+}
+
+// An unsealed entry is as append-only as a sealed one: the one change the
+// table allows is its seal, with the hash of its own fields.
+func TestUnsealedEntriesRefuseChanges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	acct := newAccount(t, db)
+	if err := audit.Append(ctx, db, acct, time.Now(), "key_a", "policy.updated", "wallet:a", map[string]int{"max": 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`UPDATE audit_log SET details = '{"max":1000}' WHERE account_id = ?`,
+		`UPDATE audit_log SET seq = 1, prev_hash = '\x00', hash = '\x00' WHERE account_id = ?`,
+		`UPDATE audit_log SET seq = 1, prev_hash = '\x00', hash = audit_hash('\x00', id, account_id, 1, at, actor, action, target, '{"max":1000}') WHERE account_id = ?`,
+		`DELETE FROM audit_log WHERE account_id = ?`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt, acct); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if n, err := audit.Seal(ctx, db, acct); err != nil || n != 1 {
+		t.Fatalf("sealed %d, %v", n, err)
+	}
+	if n, err := audit.Seal(ctx, db, acct); err != nil || n != 0 {
+		t.Fatalf("sealed again %d, %v", n, err)
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE audit_log SET seq = 5 WHERE account_id = ?`, acct); err == nil {
+		t.Fatal("a sealed entry was sealed again")
+	}
+}
+
+// A Sealer seals the accounts marked, soon after, and only those.
+func TestSealerSealsMarkedAccounts(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	db := pgtest.New(t)
+	marked, other := newAccount(t, db), newAccount(t, db)
+	for _, a := range []uuid.UUID{marked, other} {
+		if err := audit.Append(ctx, db, a, time.Now(), "key_a", "send.sent", "wallet:a", map[string]int{"n": 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := audit.NewSealer(db, 10*time.Millisecond, nil)
+	go s.Run(ctx)
+	s.Mark(marked)
+	unsealed := func(a uuid.UUID) int64 {
+		n, err := db.NewSelect().Table("audit_log").Where("account_id = ? AND seq IS NULL", a).Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for deadline := time.Now().Add(10 * time.Second); unsealed(marked) > 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the marked account was not sealed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := unsealed(other); n != 1 {
+		t.Fatalf("the unmarked account: %d unsealed", n)
+	}
+	var nilSealer *audit.Sealer
+	nilSealer.Mark(marked) // a nil Sealer marks nothing
 }

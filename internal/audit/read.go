@@ -39,9 +39,14 @@ type AgentView struct {
 
 // List returns the account's entries newest first. The filter is one SQL
 // condition, so a page is never short for what it leaves out.
+// It seals the account's entries first, so what committed before the call
+// is listed.
 func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Filter) ([]Entry, error) {
+	if _, err := Seal(ctx, db, accountID); err != nil {
+		return nil, err
+	}
 	es := []Entry{}
-	q := db.NewSelect().Model(&es).Where("account_id = ?", accountID).Order("seq DESC").Limit(int64(f.Limit))
+	q := db.NewSelect().Model(&es).Where("account_id = ? AND seq IS NOT NULL", accountID).Order("seq DESC").Limit(int64(f.Limit))
 	if f.Action != "" {
 		q = q.Where("action = ?", f.Action)
 	}

@@ -120,8 +120,14 @@ type ChainState struct {
 // without recomputing the hashes after it is found only by a full walk
 // (o.Full), which reads the whole chain and checks the checkpoint's hash
 // on its way. Concurrent checks of one account wait for each other.
+//
+// It seals the account's entries first: what committed before the call is
+// checked.
 func Check(ctx context.Context, db bun.IDB, accountID uuid.UUID, o CheckOptions) (ChainState, error) {
 	var st ChainState
+	if _, err := Seal(ctx, db, accountID); err != nil {
+		return st, err
+	}
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		cp := Checkpoint{AccountID: accountID, Hash: make([]byte, 32), VerifiedAt: time.Now()}
 		if _, err := tx.NewInsert().Model(&cp).On("CONFLICT (account_id) DO NOTHING").Exec(ctx); err != nil {

@@ -13,13 +13,17 @@ import (
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
-// appendN appends n entries to acct's chain in one statement.
+// appendN appends n entries to acct's chain in one statement, and seals
+// them (so the tests can name them by seq).
 func appendN(t testing.TB, db bun.IDB, acct uuid.UUID, n int) {
 	t.Helper()
 	_, err := db.ExecContext(t.Context(), `SELECT audit_append(gen_random_uuid(), ?, now(), 'system', 'policy.updated',
 		'wallet:w', json_build_object('i', i)) FROM generate_series(1, ?) AS i`, acct, n)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if sealed, err := audit.Seal(t.Context(), db, acct); err != nil || sealed != n {
+		t.Fatalf("sealed %d of %d: %v", sealed, n, err)
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 // AuditEntry is one link of the account's hash chain.
 type AuditEntry struct {
 	ID       string          `json:"id" format:"uuid" doc:"Entry id." example:"3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7"`
-	Seq      int64           `json:"seq" doc:"Position in the account's chain, from 1." example:"42"`
+	Seq      int64           `json:"seq" doc:"Position in the account's chain, from 1: the order entries were sealed onto it, moments after their commit (so an entry may follow one whose at is later by as much)." example:"42"`
 	At       time.Time       `json:"at" doc:"When it happened, ISO 8601 UTC (microseconds)." example:"2026-04-01T12:00:00.123456Z"`
 	Actor    string          `json:"actor" doc:"Who acted: key_<uuid> (API key), user:<address> (dashboard user), slack:<user id>, or system. Agent keys read a person as user or slack, without the address or id (in details too), so those entries' hashes cannot be recomputed from their answer." example:"key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"`
 	Action   string          `json:"action" doc:"What happened, e.g. send.sent, policy.updated, approval.rejected." example:"policy.updated"`

@@ -1194,7 +1194,7 @@ export interface components {
             prev_hash: string;
             /**
              * Format: int64
-             * @description Position in the account's chain, from 1.
+             * @description Position in the account's chain, from 1: the order entries were sealed onto it, moments after their commit (so an entry may follow one whose at is later by as much).
              * @example 42
              */
             seq: number;
