@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,9 +39,11 @@ func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 // mcpKeyOf carries the caller's admitted key to the MCP server it builds.
 type mcpKeyOf struct{}
 
-// mcpCaller is the admitted key and its account's network.
+// mcpCaller is the admitted key, whose rate-limit bucket it is (its
+// actor), and its account's network.
 type mcpCaller struct {
 	key     string
+	actor   string
 	network solana.Network
 }
 
@@ -67,6 +70,12 @@ func (s *server) mcpHandler(api *http.Handler) http.Handler {
 			return
 		case len(raw) > MaxBodyBytes:
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d KiB", MaxBodyBytes>>10))
+			return
+		}
+		// A tool call is counted where it acts: each is an API request
+		// under the key. Anything else (initialize, tools/list, ping, a
+		// notification) acts on nothing, and is counted here as a read.
+		if !onlyToolCalls(raw) && !s.limitHTTP(w, r, caller.actor, ratelimit.Read, true) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(raw))
@@ -105,7 +114,25 @@ func (s *server) mcpAuthenticate(w http.ResponseWriter, r *http.Request) (mcpCal
 		writeError(w, http.StatusServiceUnavailable, "authentication unavailable; try again")
 		return mcpCaller{}, false
 	}
-	return mcpCaller{key: key, network: p.Network}, true
+	return mcpCaller{key: key, actor: p.ActorID(), network: p.Network}, true
+}
+
+// onlyToolCalls reports whether body is one JSON-RPC message, or a batch
+// of them, that are all tools/call requests. What does not parse is not.
+func onlyToolCalls(body []byte) bool {
+	var batch []json.RawMessage
+	if err := json.Unmarshal(body, &batch); err != nil {
+		batch = []json.RawMessage{body}
+	}
+	for _, m := range batch {
+		var msg struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(m, &msg) != nil || msg.Method != "tools/call" {
+			return false
+		}
+	}
+	return len(batch) > 0
 }
 
 // x402Fetcher is the HTTP client x402_fetch reaches sellers with from the
