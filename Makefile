@@ -8,7 +8,13 @@ MAKEFLAGS += --no-print-directory
 GO ?= go
 # Two cores: two test binaries at a time (each starts its own localnet).
 TEST_FLAGS ?= -race -count=1 -p 2
-BENCH_FLAGS ?= -run '^$$' -bench . -benchmem -p 1
+# make bench BENCH=Send runs only the benchmarks matching Send
+BENCH ?= .
+BENCH_FLAGS ?= -run '^$$' -bench '$(BENCH)' -benchmem -p 1
+# make bench: api and worker processes of the send benchmark, and its profiles
+APIS ?= 1
+WORKERS ?= 1
+BENCH_PPROF ?=
 # make migrate ARGS=status|down|unlock
 ARGS ?= up
 
@@ -131,8 +137,8 @@ $(STATICCHECK):
 	@mv -f $(TOOLS_BIN)/staticcheck $@
 
 .PHONY: bench
-bench: deps ## run the benchmarks (bench/results/send.json and webhooks.json; BENCH_SENDS=n, BENCH_EVENTS=n, BENCH_PROFILE=full|baseline|decision_only)
-	@$(WITH_TEST_SERVICES) $(GO) test $(BENCH_FLAGS) ./...
+bench: deps ## run the benchmarks (bench/results/send.json, webhooks.json; BENCH=Send, BENCH_SENDS=n, BENCH_EVENTS=n, APIS=n WORKERS=m, BENCH_PPROF=1: see bench/README.md)
+	@$(WITH_TEST_SERVICES) APIS=$(APIS) WORKERS=$(WORKERS) BENCH_PPROF=$(BENCH_PPROF) $(GO) test $(BENCH_FLAGS) ./...
 
 .PHONY: migrate
 migrate: ## apply the migrations to DATABASE_URL (make migrate ARGS=status|down|unlock for the others)

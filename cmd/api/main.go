@@ -29,7 +29,6 @@ import (
 	_ "time/tzdata"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
@@ -39,6 +38,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/mcpserver"
 	"github.com/agentwallet/agentwallet/internal/postgres"
+	"github.com/agentwallet/agentwallet/internal/pprofserver"
 	"github.com/agentwallet/agentwallet/internal/ratelimit"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -97,6 +97,11 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 	}
 	log := newLogger(cfg.LogLevel)
 	redis.SetLogger(tasks.Logger{L: log}) // go-redis logs in JSON too
+	if cfg.PprofAddr != "" {
+		if _, err := pprofserver.Start(ctx, cfg.PprofAddr, log); err != nil {
+			return fmt.Errorf("PPROF_ADDR: %w", err)
+		}
+	}
 
 	db, err := postgres.Open(cfg.DatabaseURL)
 	if err != nil {
@@ -104,15 +109,11 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 	}
 	defer db.Close()
 
-	rdb, err := httpapi.RedisClient(cfg.RedisURL)
+	rdb, asynqOpt, err := cfg.Redis.Open(httpapi.RedisTimeout)
 	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
+		return err
 	}
 	defer rdb.Close()
-	asynqOpt, err := asynq.ParseRedisURI(cfg.RedisURL)
-	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
-	}
 
 	sealer, err := signer.NewSealer(cfg.WalletPublicKey)
 	if err != nil {

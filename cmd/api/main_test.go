@@ -54,18 +54,7 @@ func TestMigrateBootstrapServe(t *testing.T) {
 		t.Fatal("bootstrap accepted network moon")
 	}
 
-	srvCtx, cancel := context.WithCancel(ctx)
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve(srvCtx, getenv, ready) }()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not start")
-	}
+	addr, stop := startServe(t, env)
 	req, _ := http.NewRequest("GET", "http://"+addr+"/api/public/v1/agents", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
@@ -78,14 +67,37 @@ func TestMigrateBootstrapServe(t *testing.T) {
 	if resp.StatusCode != 200 || len(body["agents"].([]any)) != 0 {
 		t.Fatalf("GET /agents: %d %v", resp.StatusCode, body)
 	}
-	cancel()
+	stop()
+}
+
+// startServe serves with env until stop, which fails the test unless the
+// server shuts down cleanly within 20 s. It returns the bound address.
+func startServe(t *testing.T, env map[string]string) (addr string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, func(k string) string { return env[k] }, ready) }()
 	select {
+	case addr = <-ready:
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("shutdown: %v", err)
-		}
+		cancel()
+		t.Fatalf("serve: %v", err)
 	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
+		cancel()
+		t.Fatal("serve did not start")
+	}
+	return addr, func() {
+		t.Helper()
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("shutdown: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("serve did not stop")
+		}
 	}
 }
 

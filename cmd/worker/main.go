@@ -20,9 +20,11 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/postgres"
+	"github.com/agentwallet/agentwallet/internal/pprofserver"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/tasks"
@@ -65,6 +67,11 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	redis.SetLogger(tasks.Logger{L: log}) // go-redis logs in JSON too
+	if cfg.PprofAddr != "" {
+		if _, err := pprofserver.Start(ctx, cfg.PprofAddr, log); err != nil {
+			return fmt.Errorf("PPROF_ADDR: %w", err)
+		}
+	}
 
 	ks, err := signer.NewKeystore(cfg.WalletMasterKey.Reveal())
 	if err != nil {
@@ -78,11 +85,10 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	if err := worker.CheckKeystore(ctx, db, ks); err != nil {
 		return err
 	}
-	redisOpts, err := redis.ParseURL(cfg.RedisURL)
+	rdb, _, err := cfg.Redis.Open(0)
 	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
+		return err
 	}
-	rdb := redis.NewClient(redisOpts)
 	defer rdb.Close()
 
 	// Each network's node must be of its network's chain before anything
@@ -91,7 +97,12 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	// verified as soon as it does, and signs nothing until then.
 	ctx, wrongChain := context.WithCancelCause(ctx)
 	defer wrongChain(nil)
-	engine := &payment.Engine{DB: db, Redis: rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}, Fees: cfg.PriorityFees, MaxAttempts: cfg.SendMaxAttempts, Log: log}
+	sealer := audit.NewSealer(db, audit.SealerEvery, log)
+	sealCtx, stopSealing := context.WithCancel(context.Background())
+	defer stopSealing()
+	go sealer.Run(sealCtx)
+	engine := &payment.Engine{DB: db, Redis: rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}, Fees: cfg.PriorityFees,
+		MaxAttempts: cfg.SendMaxAttempts, Sealer: sealer, Log: log}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		c := cfg.Client(n)
 		var wrong *solana.WrongChainError

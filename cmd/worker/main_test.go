@@ -14,6 +14,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agentwallet/agentwallet/internal/tasks"
 )
@@ -49,10 +50,16 @@ func TestServeRunsTasksAndStops(t *testing.T) {
 	t.Parallel()
 	rdb, redisURL := redistest.New(t)
 	priv, _, _ := signer.GenerateMasterKey()
-	env := map[string]string{
+	runsHeartbeatAndStops(t, map[string]string{
 		"DATABASE_URL": pgtest.NewURL(t, true), "REDIS_URL": redisURL, "WALLET_MASTER_KEY": priv,
 		"LOG_LEVEL": "error", "SHUTDOWN_TIMEOUT": "5s", "SOLANA_LOCAL_CHAIN": "true",
-	}
+	}, rdb)
+}
+
+// runsHeartbeatAndStops runs the worker with env, puts a heartbeat task
+// in through rdb, waits for the worker to run it, and stops the worker.
+func runsHeartbeatAndStops(t *testing.T, env map[string]string, rdb *redis.Client) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, nil) }()

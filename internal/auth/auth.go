@@ -18,6 +18,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
@@ -455,15 +456,15 @@ func Authenticate(ctx context.Context, db bun.IDB, key string) (Principal, error
 	// minute old (so a busy key is not rewritten on every request). A
 	// revoked key matches nothing: rotation and revocation take effect on
 	// the next request, on every api instance, since nothing is cached.
-	err := db.NewRaw(`WITH k AS (
+	err := postgres.QueryRow(ctx, db, []any{&p.KeyID, &p.AccountID, &p.Network, &p.Role, pgdialect.Array(&p.Wallets), &p.Lineage, pgdialect.Array(&p.Ancestry)},
+		`WITH k AS (
 			SELECT k.id, k.account_id, a.network, k.role, k.wallet_ids, k.lineage, k.ancestors, k.last_used_at
 			FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id
-			WHERE k.hash = ? AND k.revoked_at IS NULL),
+			WHERE k.hash = $1 AND k.revoked_at IS NULL),
 		touch AS (
 			UPDATE api_keys SET last_used_at = now() FROM k
 			WHERE api_keys.id = k.id AND (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute'))
-		SELECT id, account_id, network, role, wallet_ids, lineage, ancestors FROM k`, sum[:]).
-		Scan(ctx, &p.KeyID, &p.AccountID, &p.Network, &p.Role, pgdialect.Array(&p.Wallets), &p.Lineage, pgdialect.Array(&p.Ancestry))
+		SELECT id, account_id, network, role, wallet_ids, lineage, ancestors FROM k`, sum[:])
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, ErrUnauthorized
 	}

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/agentwallet/agentwallet/internal/feepayer"
 	"github.com/agentwallet/agentwallet/internal/ratelimit"
 	"github.com/agentwallet/agentwallet/internal/signer"
@@ -53,9 +51,20 @@ type Getenv func(string) string
 
 // Common is what every process needs.
 type Common struct {
-	DatabaseURL string     // DATABASE_URL
-	RedisURL    string     // REDIS_URL
-	LogLevel    slog.Level // LOG_LEVEL: debug, info, warn, error
+	DatabaseURL string // DATABASE_URL
+	// Redis: REDIS_URL, or REDIS_SENTINELS with REDIS_MASTER_NAME (and
+	// REDIS_SENTINEL_PASSWORD).
+	Redis    Redis
+	LogLevel slog.Level // LOG_LEVEL: debug, info, warn, error
+}
+
+// Debug is opt-in diagnostics of the api and the worker.
+type Debug struct {
+	// PprofAddr (PPROF_ADDR, loopback host:port, port 0 picks one) serves
+	// net/http/pprof there; empty (the default) serves nothing. Profiles
+	// show code paths and cost CPU while taken, so only a loopback
+	// address is accepted: reach it from the host (or through a tunnel).
+	PprofAddr string
 }
 
 // Solana is where each network's RPC nodes are.
@@ -97,6 +106,7 @@ func (s Solana) RPCURLs(n solana.Network) []string {
 type API struct {
 	Common
 	Solana
+	Debug
 	HTTPAddr        string        // HTTP_ADDR
 	WalletPublicKey string        // WALLET_PUBLIC_KEY: base64 X25519 public key
 	OpsUsername     string        // OPS_USERNAME: operator UI credentials
@@ -170,6 +180,7 @@ func (r *reader) webhooks() Webhooks {
 type Worker struct {
 	Common
 	Solana
+	Debug
 	WalletMasterKey Secret        // WALLET_MASTER_KEY: base64 X25519 private key(s), comma separated
 	Concurrency     int           // WORKER_CONCURRENCY
 	Queues          string        // WORKER_QUEUES: comma separated, empty means all
@@ -203,6 +214,7 @@ func LoadAPI(getenv Getenv) (API, error) {
 	c := API{
 		Common:                 r.common(),
 		Solana:                 r.solana(),
+		Debug:                  r.debug(),
 		HTTPAddr:               r.str("HTTP_ADDR", DefaultHTTPAddr),
 		WalletPublicKey:        r.str("WALLET_PUBLIC_KEY", ""),
 		OpsUsername:            r.str("OPS_USERNAME", ""),
@@ -248,6 +260,7 @@ func LoadWorker(getenv Getenv) (Worker, error) {
 	c := Worker{
 		Common:          r.common(),
 		Solana:          r.solana(),
+		Debug:           r.debug(),
 		WalletMasterKey: Secret(r.str("WALLET_MASTER_KEY", "")),
 		Concurrency:     r.integer("WORKER_CONCURRENCY", 10, 1, 1000),
 		Queues:          r.str("WORKER_QUEUES", ""),
@@ -448,10 +461,7 @@ func (r *reader) urls(name, def string, schemes ...string) []string {
 func (r *reader) common() Common {
 	c := Common{
 		DatabaseURL: r.url("DATABASE_URL", DefaultDatabaseURL, "postgres", "postgresql"),
-		RedisURL:    r.url("REDIS_URL", DefaultRedisURL, "redis", "rediss"),
-	}
-	if _, err := redis.ParseURL(c.RedisURL); err != nil {
-		r.fail("REDIS_URL", fmt.Sprintf("%q: %v", redact(c.RedisURL), err))
+		Redis:       r.redis(),
 	}
 	switch lvl := strings.ToLower(r.str("LOG_LEVEL", "info")); lvl {
 	case "debug":
@@ -466,6 +476,24 @@ func (r *reader) common() Common {
 		r.fail("LOG_LEVEL", fmt.Sprintf("%q is not one of debug, info, warn, error", lvl))
 	}
 	return c
+}
+
+// debug reads PPROF_ADDR: empty, or a loopback host:port.
+func (r *reader) debug() Debug {
+	const name = "PPROF_ADDR"
+	d := Debug{PprofAddr: r.str(name, "")}
+	if d.PprofAddr == "" {
+		return d
+	}
+	host, port, err := net.SplitHostPort(d.PprofAddr)
+	if _, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil {
+		r.fail(name, fmt.Sprintf("%q: want host:port, e.g. 127.0.0.1:6060", d.PprofAddr))
+		return d
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		r.fail(name, fmt.Sprintf("%q: only a loopback address (127.0.0.1, ::1, localhost) is accepted", d.PprofAddr))
+	}
+	return d
 }
 
 func (r *reader) solana() Solana {

@@ -18,7 +18,7 @@ func TestLoadAPIDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.DatabaseURL != DefaultDatabaseURL || c.RedisURL != DefaultRedisURL || c.HTTPAddr != DefaultHTTPAddr {
+	if c.DatabaseURL != DefaultDatabaseURL || c.Redis.URL != DefaultRedisURL || c.Redis.Sentinels != nil || c.HTTPAddr != DefaultHTTPAddr {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
 }

@@ -52,13 +52,22 @@ func repoRoot(t *testing.T) string {
 // consistency) with exactly env as the environment.
 func load(t *testing.T, env map[string]string) (*types.Project, error) {
 	t.Helper()
+	return loadFiles(t, env, "docker-compose.yml")
+}
+
+// loadFiles is load of files merged in order, as `docker compose -f … -f …`
+// does.
+func loadFiles(t *testing.T, env map[string]string, files ...string) (*types.Project, error) {
+	t.Helper()
 	root := repoRoot(t)
 	// The loader writes into the mapping (COMPOSE_PROJECT_NAME): give it a copy.
 	env = maps.Clone(env)
 	details := types.ConfigDetails{
 		WorkingDir:  root,
-		ConfigFiles: []types.ConfigFile{{Filename: filepath.Join(root, "docker-compose.yml")}},
 		Environment: types.Mapping(env),
+	}
+	for _, f := range files {
+		details.ConfigFiles = append(details.ConfigFiles, types.ConfigFile{Filename: filepath.Join(root, f)})
 	}
 	return loader.LoadWithContext(context.Background(), details, func(o *loader.Options) {
 		o.SetProjectName("agentwallet", true)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
@@ -66,10 +67,13 @@ func (f *FeePayer) Sealed() signer.Sealed {
 	return s
 }
 
+// publicColumns are a fee payer's columns but its sealed secret.
+const publicColumns = "account_id, enabled, daily_budget_lamports, pubkey, secret_key_id, created_at, updated_at"
+
 // Get is the account's fee payer without its secret; ok is false when the
 // account never set one.
 func Get(ctx context.Context, db bun.IDB, accountID uuid.UUID) (f FeePayer, ok bool, err error) {
-	err = db.NewSelect().Model(&f).ExcludeColumn("secret_sealed").Where("account_id = ?", accountID).Scan(ctx)
+	err = postgres.QueryRow(ctx, db, []any{&f}, `SELECT `+publicColumns+` FROM fee_payers WHERE account_id = $1`, accountID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return FeePayer{}, false, nil
 	}

@@ -67,6 +67,9 @@ func (e *env) reject(apID, key string, body any) (int, map[string]any) {
 func (e *env) auditOf(action string) []audit.Entry {
 	e.t.Helper()
 	var es []audit.Entry
+	if _, err := audit.Seal(context.Background(), e.db, e.account.ID); err != nil {
+		e.t.Fatal(err)
+	}
 	if err := e.db.NewSelect().Model(&es).Where("account_id = ? AND action = ?", e.account.ID, action).Order("seq").Scan(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}

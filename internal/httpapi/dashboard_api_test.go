@@ -134,6 +134,9 @@ func TestAllowlistLabels(t *testing.T) {
 		t.Fatalf("replaced labels: %d %v", status, w)
 	}
 	var entry audit.Entry
+	if _, err := audit.SealAll(t.Context(), e.db); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.db.NewSelect().Model(&entry).Where("action = ?", audit.ActionPolicyUpdated).Order("seq DESC").Limit(1).Scan(t.Context()); err != nil {
 		t.Fatal(err)
 	}

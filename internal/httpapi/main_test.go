@@ -22,6 +22,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
@@ -95,6 +96,10 @@ type envOpts struct {
 	// clock, when set, is the time policy decisions and previews are made
 	// at (payment.Engine.PolicyClock, httpapi.Deps.PolicyClock).
 	clock func() time.Time
+	// redis, when set, is how the API, the worker and the test reach
+	// Redis (config.Redis.Open, as the binaries do: a Sentinel group);
+	// nil: a Redis DB of their own on TEST_REDIS_URL's server.
+	redis *config.Redis
 }
 
 func newEnv(t testing.TB, opts ...envOpts) *env {
@@ -116,7 +121,16 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	}
 	t.Cleanup(func() { db.Close() })
 	e.db = db
-	rdb, redisURL := redistest.New(t)
+	var rdb *redis.Client
+	var redisURL string
+	if o.redis != nil {
+		if rdb, _, err = o.redis.Open(0); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rdb.Close() })
+	} else {
+		rdb, redisURL = redistest.New(t)
+	}
 	e.rdb = rdb
 	e.masterKey, e.publicKey, err = signer.GenerateMasterKey()
 	if err != nil {
@@ -126,6 +140,17 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	apiDB, apiRedis := e.db, rdb
+	if o.redis != nil {
+		var opt asynq.RedisConnOpt
+		if apiRedis, opt, err = o.redis.Open(httpapi.RedisTimeout); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { apiRedis.Close() })
+		if o.ops.RedisConnOpt == nil {
+			o.ops.RedisConnOpt = opt
+		}
+	}
 	if o.ops.RedisConnOpt == nil {
 		opt, err := asynq.ParseRedisURI(redisURL)
 		if err != nil {
@@ -133,14 +158,13 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		}
 		o.ops.RedisConnOpt = opt
 	}
-	apiDB, apiRedis := e.db, rdb
 	if o.proxied {
 		e.pgProxy, e.redisProxy = newProxy(t, pgHost(t, e.dbURL)), newProxy(t, rdb.Options().Addr)
 		if apiDB, err = postgres.Open(e.pgProxy.via(e.dbURL)); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { apiDB.Close() })
-		if apiRedis, err = httpapi.RedisClient(e.redisProxy.via(redisURL)); err != nil {
+		if apiRedis, _, err = (config.Redis{URL: e.redisProxy.via(redisURL)}).Open(httpapi.RedisTimeout); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { apiRedis.Close() })

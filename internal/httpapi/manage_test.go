@@ -277,6 +277,9 @@ func TestAuditLogVerification(t *testing.T) {
 	// An edit as a database superuser would make it, past the append-only
 	// trigger (disabled for this transaction only).
 	var edited string
+	if _, err := audit.Seal(t.Context(), e.db, acct.AccountID); err != nil {
+		t.Fatal(err)
+	}
 	err = e.db.RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.ExecContext(ctx, "SET LOCAL session_replication_role = replica"); err != nil {
 			return err

@@ -300,7 +300,7 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 	}
 	notified, done := s.waiter.Register(r.ID)
 	defer done()
-	if _, err := s.tasks.EnqueueContext(ctx, tasks.NewSendDecideTask(r.ID)); err != nil {
+	if err := tasks.Hand(ctx, s.Redis, tasks.NewSendDecideTask(r.ID)); err != nil {
 		// The enqueue may have reached Redis all the same (a timeout on
 		// the answer): only a successful abandon means nothing will run.
 		s.log.WarnContext(ctx, "enqueue send decision", "send_request_id", r.ID, "err", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
@@ -98,6 +99,9 @@ func (e *env) events(kind string) []map[string]any {
 func (e *env) auditActions() []string {
 	e.t.Helper()
 	var actions []string
+	if _, err := audit.Seal(context.Background(), e.db, e.account.ID); err != nil {
+		e.t.Fatal(err)
+	}
 	if err := e.db.NewSelect().Table("audit_log").Column("action").Where("account_id = ?", e.account.ID).
 		Order("seq").Scan(context.Background(), &actions); err != nil {
 		e.t.Fatal(err)

@@ -104,18 +104,10 @@ type Deps struct {
 	PolicyClock func() time.Time
 }
 
-// RedisClient is the API's Redis client for url: dials and calls bounded
-// at 2 s, and each call's own deadline honoured (the rate limiter's is
-// 500 ms), so an unreachable Redis answers 503 quickly instead of hanging.
-func RedisClient(url string) (*redis.Client, error) {
-	o, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, err
-	}
-	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
-	o.ContextTimeoutEnabled = true
-	return redis.NewClient(o), nil
-}
+// RedisTimeout bounds the API's Redis dials and calls (config.Redis.Open),
+// and each call's own deadline is honoured (the rate limiter's is 500 ms),
+// so an unreachable Redis answers 503 quickly instead of hanging.
+const RedisTimeout = 2 * time.Second
 
 type server struct {
 	Deps

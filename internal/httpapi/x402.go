@@ -285,7 +285,7 @@ func (s *server) payX402(ctx context.Context, in *x402PayInput) (*x402PayOutput,
 	}
 	notified, done := s.waiter.Register(r.ID)
 	defer done()
-	if _, err := s.tasks.EnqueueContext(ctx, tasks.NewSendDecideTask(r.ID)); err != nil {
+	if err := tasks.Hand(ctx, s.Redis, tasks.NewSendDecideTask(r.ID)); err != nil {
 		s.log.WarnContext(ctx, "enqueue x402 decision", "send_request_id", r.ID, "err", err)
 		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		abandoned, aerr := payment.Abandon(bg, s.DB, r.ID)

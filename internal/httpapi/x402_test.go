@@ -285,14 +285,24 @@ func (e *env) parkX402(key, w string) string {
 }
 
 // Sends and x402 payments share one daily budget under the wallet's lock:
-// 50 concurrent attempts of 1 USDC each, half of each kind, against a
-// limit of 10 USDC: exactly 10 go through, the rest are blocked.
+// 5 x402 payments of 1 USDC are signed first, then 50 concurrent attempts
+// of 1 USDC each, half of each kind, against a limit of 10 USDC: exactly 5
+// more go through, whichever kind, and the rest are blocked. (Were the
+// budgets apart, the sends alone would pass 10.) Which kind of the 50 is
+// decided first is up to the scheduler: sends, cheaper to read, often all
+// reach the queue first.
 func TestIssue23X402SharesDailyLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
 	id, _ := e.agent(map[string]any{"daily_limit_usdc": 10, "max_tx_usdc": 10, "approval_threshold_usdc": 1000}, 100_000_000)
 	to := newAddress()
+	for range 5 {
+		status, body := e.do("POST", fmt.Sprintf(x402Path, id), e.key, map[string]any{"payment_required": fakeChallenge("1000000")})
+		if status != 200 || body["status"] != "signed" {
+			t.Fatalf("x402 within the limit: %d %v", status, body)
+		}
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	counts := map[string]int{}
@@ -310,7 +320,6 @@ func TestIssue23X402SharesDailyLimit(t *testing.T) {
 			switch {
 			case status == 200 && (body["status"] == "sent" || body["status"] == "signed"):
 				counts["passed"]++
-				counts[body["status"].(string)]++
 			case status == 403 && body["reason"] == "exceeds_daily_limit":
 				counts["blocked"]++
 			default:
@@ -319,7 +328,7 @@ func TestIssue23X402SharesDailyLimit(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if counts["passed"] != 10 || counts["blocked"] != 40 || counts["sent"] == 0 || counts["signed"] == 0 || len(counts) != 4 {
+	if counts["passed"] != 5 || counts["blocked"] != 45 || len(counts) != 2 {
 		t.Fatalf("outcomes %v", counts)
 	}
 	if r := e.reservedToday(id); r != 10_000_000 {

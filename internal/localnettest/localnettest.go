@@ -27,6 +27,8 @@ import (
 // Localnet is a running localnet.
 type Localnet struct {
 	URL string
+	// PID is the node process's id (the benchmarks read its CPU time).
+	PID int
 }
 
 var (
@@ -79,7 +81,7 @@ func StartSlots(t testing.TB, slot time.Duration) *Localnet {
 }
 
 func start(slot time.Duration) (*Localnet, *exec.Cmd, error) {
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -116,7 +118,7 @@ func start(slot time.Duration) (*Localnet, *exec.Cmd, error) {
 	}()
 	select {
 	case u := <-urlc:
-		return &Localnet{URL: u}, cmd, nil
+		return &Localnet{URL: u, PID: cmd.Process.Pid}, cmd, nil
 	case <-eof:
 		cmd.Wait()
 		return nil, nil, fmt.Errorf("localnet: exited before it was ready (see its stderr above)")
@@ -127,7 +129,9 @@ func start(slot time.Duration) (*Localnet, *exec.Cmd, error) {
 	}
 }
 
-func repoRoot() (string, error) {
+// RepoRoot is the directory holding go.mod above the working directory
+// (a test's package directory).
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
@@ -138,7 +142,7 @@ func repoRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("localnet: no go.mod above the test's directory")
+			return "", fmt.Errorf("no go.mod above the test's directory")
 		}
 		dir = parent
 	}

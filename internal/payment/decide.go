@@ -19,6 +19,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/feepayer"
 	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
@@ -62,7 +63,10 @@ type Engine struct {
 	// in production) reads the database's clock, the one clock every
 	// worker and API instance shares. Tests set it.
 	PolicyClock func() time.Time
-	Log         *slog.Logger
+	// Sealer seals the audit entries of a decision soon after its commit;
+	// nil leaves them to the scheduler's seal and to readers.
+	Sealer *audit.Sealer
+	Log    *slog.Logger
 }
 
 func (e *Engine) now() time.Time {
@@ -109,10 +113,11 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 		// waits for this commit) and read in the same statement. Past its
 		// deadline it is abandoned instead, on the database's clock.
 		// decided_at is the decision's time (the PolicyClock's, if set).
-		err := tx.NewRaw(`UPDATE send_requests
-			SET state = CASE WHEN deadline > now() THEN ? ELSE ? END, decided_at = coalesce(?::timestamptz, now())
-			WHERE id = ? AND state = ? RETURNING *`,
-			StateDecided, StateAbandoned, e.policyTime(), id, StateQueued).Scan(ctx, &r)
+		err := postgres.QueryRow(ctx, tx, []any{&r}, `UPDATE send_requests
+			SET state = CASE WHEN deadline > now() THEN $1 ELSE $2 END, decided_at = coalesce($3::timestamptz, now())
+			WHERE id = $4 AND state = $5
+			RETURNING `+postgres.Columns(tx, &r)+`, (SELECT pubkey FROM fee_payers AS f WHERE f.account_id = send_requests.account_id AND f.enabled) AS sponsor`,
+			StateDecided, StateAbandoned, e.policyTime(), id, StateQueued)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errNotQueued
 		}
@@ -140,7 +145,7 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 		// is read after it is held, so it includes every earlier
 		// decision's reservation and payment.
 		var w wallet.Wallet
-		if err := tx.NewSelect().Model(&w).Where("id = ?", r.WalletID).For("UPDATE").Scan(ctx); err != nil {
+		if err := postgres.QueryRow(ctx, tx, []any{&w}, `SELECT `+postgres.Columns(tx, &w)+` FROM wallets WHERE id = $1 FOR UPDATE`, r.WalletID); err != nil {
 			return fmt.Errorf("lock wallet: %w", err)
 		}
 		// The database's clock (the claim's decided_at) places the send in
@@ -189,6 +194,9 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 	if err != nil {
 		return err
 	}
+	if out != nil || txn != nil {
+		e.Sealer.Mark(r.AccountID)
+	}
 	if txn != nil {
 		out, err = e.firstBroadcast(ctx, node, &r, txn)
 		if err != nil {
@@ -200,7 +208,7 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 }
 
 func setOutcome(ctx context.Context, db bun.IDB, id uuid.UUID, o *Outcome) error {
-	_, err := db.NewUpdate().Table("send_requests").Set("outcome = ?", o).Where("id = ?", id).Exec(ctx)
+	_, err := postgres.Exec(ctx, db, `UPDATE send_requests SET outcome = $1 WHERE id = $2`, o, id)
 	if err != nil {
 		return fmt.Errorf("store outcome: %w", err)
 	}
@@ -236,31 +244,30 @@ func (e *Engine) block(ctx context.Context, tx bun.Tx, r *Request, d policy.Deci
 		data["kind"], data["resource"] = "x402", r.X402.Resource
 	}
 	out := &Outcome{Status: Blocked, Reason: d.Reason, RemainingToday: int64(d.RemainingToday)}
-	if err := settleWithEvent(ctx, tx, r, out, webhook.KindTxBlocked, data, at); err != nil {
-		return nil, err
-	}
 	details := map[string]any{
 		"request_id": r.ID, "amount": r.Amount, "to": r.To, "reason": d.Reason,
 		"remaining_today": d.RemainingToday,
 	}
-	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendBlocked, wallet.Target(r.WalletID), details); err != nil {
+	if err := settleWithEvent(ctx, tx, r, out, webhook.KindTxBlocked, data, at, audit.ActionSendBlocked, details); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// settleWithEvent stores the request's outcome and emits its event in one
-// statement (a round trip saved on the hot path).
-func settleWithEvent(ctx context.Context, tx bun.Tx, r *Request, o *Outcome, kind string, data any, at time.Time) error {
+// settleWithEvent stores the request's outcome, emits its event and
+// appends its audit entry (action, details) in one statement: the
+// decision's last, so the audit chain's lock is held only to the commit.
+func settleWithEvent(ctx context.Context, tx bun.Tx, r *Request, o *Outcome, kind string, data any, at time.Time, action string, details any) error {
 	ev, err := webhook.NewEvent(r.AccountID, at, kind, data)
 	if err != nil {
 		return err
 	}
-	_, err = tx.NewRaw(`WITH ev AS (INSERT INTO events (id, account_id, kind, data, created_at) VALUES (?, ?, ?, ?, ?))
-		UPDATE send_requests SET outcome = ? WHERE id = ?`,
-		ev.ID, ev.AccountID, ev.Kind, string(ev.Data), ev.CreatedAt, o, r.ID).Exec(ctx)
+	err = audit.AppendWith(ctx, tx, `ev AS (INSERT INTO events (id, account_id, kind, data, created_at) VALUES ($1, $2, $3, $4, $5)),
+		o AS (UPDATE send_requests SET outcome = $6 WHERE id = $7)`,
+		[]any{ev.ID, ev.AccountID, ev.Kind, string(ev.Data), ev.CreatedAt, o, r.ID},
+		r.AccountID, at, actorOf(r), action, wallet.Target(r.WalletID), details)
 	if err != nil {
-		return fmt.Errorf("store outcome and %s event: %w", kind, err)
+		return fmt.Errorf("store outcome, %s event and audit entry: %w", kind, err)
 	}
 	return nil
 }
@@ -292,11 +299,8 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wall
 	if r.X402 != nil {
 		out.X402 = &X402Signed{PaymentID: r.ID, Amount: int64(r.Amount), PayTo: r.To, Network: r.X402.NetworkID, Resource: r.X402.Resource}
 	}
-	if err := settleWithEvent(ctx, tx, r, out, webhook.KindApprovalPending, data, at); err != nil {
-		return nil, err
-	}
 	details := map[string]any{"request_id": r.ID, "approval_id": approval.PublicID(a.ID), "amount": r.Amount, "to": r.To}
-	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendPendingApproval, wallet.Target(r.WalletID), details); err != nil {
+	if err := settleWithEvent(ctx, tx, r, out, webhook.KindApprovalPending, data, at, audit.ActionSendPendingApproval, details); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -314,6 +318,10 @@ type spend struct {
 	amount                usdc.Micros
 	memo                  *string
 	requestID, approvalID uuid.NullUUID
+	// sponsor is the account's enabled fee payer (nil: none) when
+	// sponsorRead; else signSpend reads it.
+	sponsor     *string
+	sponsorRead bool
 }
 
 func (s *spend) reference() sol.PublicKey {
@@ -395,14 +403,22 @@ func (e *Engine) signSpend(ctx context.Context, tx bun.Tx, node Node, w *wallet.
 	}
 	transfer := solana.Transfer{Owner: w.PublicKey(), To: to, Amount: s.amount, Memo: memo, Reference: s.reference()}
 	// Sponsored or not is decided under the fee payer's lock below; this
-	// read (no lock: the fee reading may wait on the node) names the fee
-	// payer among the accounts whose market is read, and spares accounts
-	// without sponsorship the lock. Enabled after it, sponsorship starts
-	// with the next send.
-	if f, ok, err := feepayer.Get(ctx, tx, s.accountID); err != nil {
-		return signedTransfer{}, err
-	} else if ok && f.Enabled {
-		transfer.FeePayer = f.PublicKey()
+	// read (no lock: the fee reading may wait on the node; a send's claim
+	// made it) names the fee payer among the accounts whose market is
+	// read, and spares accounts without sponsorship the lock. Enabled
+	// after it, sponsorship starts with the next send.
+	sponsor := s.sponsor
+	if !s.sponsorRead {
+		f, ok, err := feepayer.Get(ctx, tx, s.accountID)
+		if err != nil {
+			return signedTransfer{}, err
+		}
+		if ok && f.Enabled {
+			sponsor = f.Pubkey
+		}
+	}
+	if sponsor != nil {
+		transfer.FeePayer = (&feepayer.FeePayer{Pubkey: sponsor}).PublicKey()
 	}
 	// The fee reading (normally cached) and the recipient's account are
 	// read at once: a slow node costs the held locks one wait, not two.
@@ -577,7 +593,7 @@ func (e *Engine) price(ctx context.Context, network solana.Network, recent []uin
 func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, d policy.Decision, at time.Time) (*Transaction, *Outcome, error) {
 	t, err := e.signTransfer(ctx, tx, node, w, &spend{
 		accountID: r.AccountID, walletID: r.WalletID, network: r.Network, to: r.To, amount: r.Amount, memo: r.Memo,
-		requestID: uuid.NullUUID{UUID: r.ID, Valid: true},
+		requestID: uuid.NullUUID{UUID: r.ID, Valid: true}, sponsor: r.Sponsor, sponsorRead: true,
 	}, at)
 	if errors.Is(err, errNoBlockhash) {
 		out := &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}
@@ -603,15 +619,16 @@ func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *
 		return nil, nil, err
 	}
 	// Sent from this commit on, even if the worker dies before its first
-	// broadcast (the sweep broadcasts it); the broadcast's answer refines it.
-	if err := setOutcome(ctx, tx, r.ID, &Outcome{Status: Sent, Signature: t.Signature, Broadcasting: true}); err != nil {
-		return nil, nil, err
-	}
+	// broadcast (the sweep broadcasts it); the broadcast's answer refines
+	// it. The outcome and the audit entry are one statement.
 	details := map[string]any{
 		"request_id": r.ID, "transaction_id": t.ID, "signature": t.Signature, "amount": r.Amount, "to": r.To,
 	}
-	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionSendSent, wallet.Target(r.WalletID), details); err != nil {
-		return nil, nil, err
+	err = audit.AppendWith(ctx, tx, `o AS (UPDATE send_requests SET outcome = $1 WHERE id = $2)`,
+		[]any{&Outcome{Status: Sent, Signature: t.Signature, Broadcasting: true}, r.ID},
+		r.AccountID, at, actorOf(r), audit.ActionSendSent, wallet.Target(r.WalletID), details)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store outcome: %w", err)
 	}
 	return t, nil, nil
 }
@@ -628,9 +645,14 @@ func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *T
 	var pe *solana.PreflightError
 	switch {
 	case err == nil:
-		// The outcome and the broadcast count in one statement.
-		_, err := e.DB.NewRaw(`WITH b AS (UPDATE transactions SET broadcasts = broadcasts + 1 WHERE id = ?)
-			UPDATE send_requests SET outcome = ? WHERE id = ?`, t.ID, out, r.ID).Exec(ctx)
+		// The outcome and the broadcast count in one statement, whose
+		// commit does not wait for its WAL flush (this transaction only):
+		// lost in a crash, the row is back to sent and never broadcast,
+		// which the sweep answers by broadcasting the same bytes again,
+		// and the answer was sent either way. A refusal, below, waits.
+		_, err := postgres.Exec(ctx, e.DB, `WITH b AS (UPDATE transactions SET broadcasts = broadcasts + 1 WHERE id = $1)
+			UPDATE send_requests SET outcome = $2 FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async
+			WHERE id = $3`, t.ID, out, r.ID)
 		if err != nil {
 			return nil, fmt.Errorf("store outcome: %w", err)
 		}

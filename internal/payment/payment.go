@@ -64,6 +64,9 @@ type Request struct {
 	CreatedAt time.Time    `bun:"created_at"`
 	Deadline  time.Time    `bun:"deadline"`
 	DecidedAt bun.NullTime `bun:"decided_at"`
+	// Sponsor is the account's enabled fee payer's pubkey as the claim
+	// read it (nil: none), sparing the signing a statement.
+	Sponsor *string `bun:"sponsor,scanonly"`
 }
 
 // Status is the kind of answer a send gets.

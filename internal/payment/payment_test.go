@@ -177,6 +177,32 @@ func TestSubmitChecksWallet(t *testing.T) {
 	}
 }
 
+// A request's insert skips the WAL flush wait for its own commit only: the
+// connection it ran on commits synchronously again afterwards, and the
+// request is there.
+func TestSubmitLeavesCommitsSynchronous(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	conn, err := f.eng.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r := payment.Request{ID: uuid.New(), AccountID: f.acc.ID, WalletID: f.w.ID, Network: solana.Devnet,
+		To: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", Amount: 1}
+	if err := payment.Submit(ctx, conn, &r, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var mode string
+	if err := conn.QueryRowContext(ctx, "SHOW synchronous_commit").Scan(&mode); err != nil || mode != "on" {
+		t.Fatalf("synchronous_commit after a submit: %q, %v", mode, err)
+	}
+	if n := f.count(t, "send_requests"); n != 1 {
+		t.Fatalf("%d requests", n)
+	}
+}
+
 // The worker wins the race against the API's timeout but its broadcast is
 // slow: the API answers sent with the stored signature, never a 503 for a
 // payment that is going out.

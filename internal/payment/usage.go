@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -41,15 +42,15 @@ func ReadUsage(ctx context.Context, db bun.IDB, walletID uuid.UUID, at time.Time
 	if need.Month && month.Before(from) {
 		from = month
 	}
-	err := db.NewRaw(`SELECT coalesce(sum(amount_micros) FILTER (WHERE created_at >= ?1), 0)::bigint,
-			coalesce(sum(amount_micros) FILTER (WHERE created_at > ?2), 0)::bigint,
-			coalesce(sum(amount_micros) FILTER (WHERE created_at > ?3), 0)::bigint
+	err := postgres.QueryRow(ctx, db, []any{&u.SpentToday, &u.SpentWeek, &u.SpentMonth},
+		`SELECT coalesce(sum(amount_micros) FILTER (WHERE created_at >= $2), 0)::bigint,
+			coalesce(sum(amount_micros) FILTER (WHERE created_at > $3), 0)::bigint,
+			coalesce(sum(amount_micros) FILTER (WHERE created_at > $4), 0)::bigint
 		FROM (SELECT created_at, amount_micros FROM transactions
-				WHERE wallet_id = ?0 AND status IN (?5, ?6) AND created_at >= ?4
+				WHERE wallet_id = $1 AND status IN ($6, $7) AND created_at >= $5
 			UNION ALL SELECT created_at, amount_micros FROM x402_payments
-				WHERE wallet_id = ?0 AND state = ?7 AND created_at >= ?4) AS t`,
-		walletID, day, week, month, from, TxPending, TxConfirmed, X402StateSigned).
-		Scan(ctx, &u.SpentToday, &u.SpentWeek, &u.SpentMonth)
+				WHERE wallet_id = $1 AND state = $8 AND created_at >= $5) AS t`,
+		walletID, day, week, month, from, TxPending, TxConfirmed, X402StateSigned)
 	if err != nil {
 		return u, fmt.Errorf("sum reserved: %w", err)
 	}
@@ -66,11 +67,11 @@ func ReadUsage(ctx context.Context, db bun.IDB, walletID uuid.UUID, at time.Time
 	if need.Day {
 		since = at.Add(-Day)
 	}
-	err = db.NewRaw(`SELECT count(*) FILTER (WHERE decided_at > ?1), count(*) FROM send_requests
-		WHERE wallet_id = ?0 AND state = ?3 AND decided_at > ?2
-			AND outcome ->> 'status' IN (?4, ?5, ?6) AND (x402 IS NULL OR x402 ->> 'approval_id' IS NULL)`,
-		walletID, at.Add(-time.Hour), since, StateDecided, Sent, Signed, PendingApproval).
-		Scan(ctx, &u.PaymentsLastHour, &u.PaymentsLastDay)
+	err = postgres.QueryRow(ctx, db, []any{&u.PaymentsLastHour, &u.PaymentsLastDay},
+		`SELECT count(*) FILTER (WHERE decided_at > $2), count(*) FROM send_requests
+		WHERE wallet_id = $1 AND state = $4 AND decided_at > $3
+			AND outcome ->> 'status' IN ($5, $6, $7) AND (x402 IS NULL OR x402 ->> 'approval_id' IS NULL)`,
+		walletID, at.Add(-time.Hour), since, StateDecided, Sent, Signed, PendingApproval)
 	if err != nil {
 		return u, fmt.Errorf("count payments: %w", err)
 	}

@@ -5,8 +5,12 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -92,6 +96,13 @@ func IsUnavailable(err error) bool {
 		// 57P: operator intervention (shutdown).
 		c := pgErr.Code
 		return c[:2] == "08" || c[:2] == "53" || c[:3] == "57P"
+	}
+	// The server gone mid-statement (a crash, a restart, a cut network):
+	// the connection ends without an answer.
+	var netErr net.Error
+	if errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
 	}
 	var connErr *pgconn.ConnectError
 	return errors.As(err, &connErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err)

@@ -1,6 +1,8 @@
 // Package redistest gives a test a Redis logical database of its own: it
 // claims a free DB number (1..15) with a key in DB 0, flushes it, and
 // releases it when the test ends. TEST_REDIS_URL points at the server.
+// NewSentinel starts a Sentinel group (primary, replica, three sentinels)
+// of its own instead, for failover tests.
 package redistest
 
 import (

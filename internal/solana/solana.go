@@ -184,7 +184,7 @@ func (c *Client) RPC() *rpc.Client { return c.rpc }
 // wallet account and its USDC associated token account. A missing account
 // counts as zero.
 func (c *Client) Balance(ctx context.Context, owner sol.PublicKey) (Balance, error) {
-	ata, _, err := sol.FindAssociatedTokenAddress(owner, c.network.USDCMint())
+	ata, _, err := associatedTokenAddress(owner, c.network.USDCMint())
 	if err != nil {
 		return Balance{}, fmt.Errorf("derive token account: %w", err)
 	}

@@ -202,7 +202,7 @@ const (
 // not, its memo's length, the recipient account's bump). The priority fee
 // is paid on this limit, not on what runs.
 func TransferComputeUnits(network Network, t Transfer) (uint32, error) {
-	_, bump, err := sol.FindAssociatedTokenAddress(t.To, network.USDCMint())
+	_, bump, err := associatedTokenAddress(t.To, network.USDCMint())
 	if err != nil {
 		return 0, err
 	}
@@ -264,11 +264,11 @@ const TokenAccountRentLamports = (165 + 128) * 3_480 * 2
 // decides whether it lands.
 func WritableAccounts(network Network, t Transfer) ([]sol.PublicKey, error) {
 	mint := network.USDCMint()
-	src, _, err := sol.FindAssociatedTokenAddress(t.Owner, mint)
+	src, _, err := associatedTokenAddress(t.Owner, mint)
 	if err != nil {
 		return nil, err
 	}
-	dst, _, err := sol.FindAssociatedTokenAddress(t.To, mint)
+	dst, _, err := associatedTokenAddress(t.To, mint)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func WritableAccounts(network Network, t Transfer) ([]sol.PublicKey, error) {
 // TokenAccountExists reports whether owner's USDC token account exists
 // (at confirmed commitment), which makes its transfer cheaper in compute.
 func (c *Client) TokenAccountExists(ctx context.Context, owner sol.PublicKey) (bool, error) {
-	ata, _, err := sol.FindAssociatedTokenAddress(owner, c.network.USDCMint())
+	ata, _, err := associatedTokenAddress(owner, c.network.USDCMint())
 	if err != nil {
 		return false, err
 	}
@@ -348,11 +348,11 @@ func buildTransfer(network Network, t Transfer, bh Blockhash) (*sol.Transaction,
 		return nil, errors.New("transfer amount must be positive")
 	}
 	mint := network.USDCMint()
-	src, _, err := sol.FindAssociatedTokenAddress(t.Owner, mint)
+	src, _, err := associatedTokenAddress(t.Owner, mint)
 	if err != nil {
 		return nil, err
 	}
-	dst, bump, err := sol.FindAssociatedTokenAddress(t.To, mint)
+	dst, bump, err := associatedTokenAddress(t.To, mint)
 	if err != nil {
 		return nil, err
 	}

@@ -14,9 +14,10 @@ import (
 )
 
 // PaymentsPollInterval is how often an idle payments server looks for a
-// task. asynq polls (it has no blocking pop); a send waits on this, so it
-// is short: about 500 cheap Redis calls a second while idle.
-const PaymentsPollInterval = 2 * time.Millisecond
+// task: approvals' executions and decisions handed back for retries. A
+// send's decision does not wait on it (tasks.DirectKey); a person's
+// approve may, by up to this.
+const PaymentsPollInterval = 20 * time.Millisecond
 
 // OtherPollInterval is the idle poll of the other queues (webhooks,
 // housekeeping), where tens of milliseconds do not matter.
@@ -51,12 +52,12 @@ func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 	return asynq.DefaultRetryDelayFunc(n, err, t)
 }
 
-// Start runs the worker's servers over rdb: one for the payments queue
-// polling every PaymentsPollInterval, so webhook backlogs can neither
-// slow nor starve sends; one for confirmation sweeps (one at a time: a
-// sweep slowed by its node never takes a decision's place); and one for
-// the other queues. stop waits for in-flight tasks (up to
-// ShutdownTimeout).
+// Start runs the worker's servers over rdb: the sends' decisions handed
+// over directly (tasks.DirectKey); one for the payments queue polling
+// every PaymentsPollInterval, so webhook backlogs can neither slow nor
+// starve payments; one for confirmation sweeps (one at a time: a sweep
+// slowed by its node never takes a decision's place); and one for the
+// other queues. stop waits for in-flight tasks (up to ShutdownTimeout).
 func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -91,10 +92,21 @@ func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err 
 		}
 	}
 	var servers []*asynq.Server
+	var waitDirect func()
+	stopDirect := func() {}
 	stop = func() {
+		stopDirect()
+		if waitDirect != nil {
+			waitDirect()
+		}
 		for _, s := range servers {
 			s.Shutdown()
 		}
+	}
+	if serve[tasks.QueuePayments] {
+		ctx, cancel := context.WithCancel(context.Background())
+		stopDirect = cancel
+		waitDirect = runDirect(ctx, rdb, mux, o.Concurrency, o.ShutdownTimeout, o.Log)
 	}
 	for _, g := range []struct {
 		queues      map[string]int

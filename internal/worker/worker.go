@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/tasks"
@@ -54,6 +55,7 @@ func NewMux(d Deps) *asynq.ServeMux {
 		mux.HandleFunc(tasks.TypeApprovalExecute, d.approvalExecute)
 	}
 	mux.HandleFunc(tasks.TypeApprovalsExpire, d.approvalsExpire)
+	mux.HandleFunc(tasks.TypeAuditSeal, d.auditSeal)
 	if d.Webhooks != nil {
 		mux.HandleFunc(tasks.TypeWebhookDeliver, d.webhookDeliver)
 		mux.HandleFunc(tasks.TypeWebhooksRedrive, d.webhooksRedrive)
@@ -84,6 +86,15 @@ func (d Deps) approvalsExpire(ctx context.Context, _ *asynq.Task) error {
 	if st.Expired+st.Released > 0 {
 		d.Log.InfoContext(ctx, "approvals swept", "expired", st.Expired, "released", st.Released)
 	}
+	return err
+}
+
+// auditSeal fails the task on error; the next period's seal (or the next
+// read of the log) seals what this one left.
+func (d Deps) auditSeal(ctx context.Context, _ *asynq.Task) error {
+	ctx, cancel := context.WithTimeout(ctx, tasks.SweepBudget)
+	defer cancel()
+	_, err := audit.SealAll(ctx, d.DB)
 	return err
 }
 
