@@ -16,6 +16,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/x402test"
 )
@@ -39,7 +40,10 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Fatalf("%s is missing: run %s", file, fix)
 		}
 	}
-	e := newEnv(t, envOpts{selfOrigin: true})
+	// Its own localnet: the pages' tests take the node down (the overview's
+	// "unavailable" balances), which must not reach the package's other
+	// tests on the shared one.
+	e := newEnv(t, envOpts{selfOrigin: true, ln: localnettest.Start(t)})
 	eng, _ := e.startWorker()
 	walletID, _ := e.agent(map[string]any{"approval_threshold_usdc": 1}, 50_000_000)
 	_, agentKey := e.agentKey()

@@ -29,6 +29,9 @@ type Localnet struct {
 	URL string
 	// PID is the node process's id (the benchmarks read its CPU time).
 	PID int
+	// shared is the test binary's one localnet (Shared), which every
+	// test may be using at once: it refuses faults.
+	shared bool
 }
 
 var (
@@ -44,6 +47,9 @@ func Shared(t testing.TB) *Localnet {
 	sharedOnce.Do(func() {
 		// No cleanup: Pdeathsig kills it when the test binary exits.
 		shared, _, sharedErr = start(defaultSlot)
+		if sharedErr == nil {
+			shared.shared = true
+		}
 	})
 	if sharedErr != nil {
 		t.Fatal(sharedErr)
@@ -205,9 +211,10 @@ type Faults struct {
 	Down      bool    `json:"down,omitempty"`
 }
 
-// SetFaults injects faults; use only on a private localnet (Start).
+// SetFaults injects faults; only on a private localnet (Start).
 func (l *Localnet) SetFaults(t testing.TB, f Faults) {
 	t.Helper()
+	l.private(t, "faults")
 	l.Call(t, nil, "localnet_setFaults", f)
 }
 
@@ -218,7 +225,17 @@ func (l *Localnet) SetFaults(t testing.TB, f Faults) {
 // private localnet (Start).
 func (l *Localnet) SetMinPriorityFee(t testing.TB, microLamports uint64) {
 	t.Helper()
+	l.private(t, "a fee market")
 	l.Call(t, nil, "localnet_setMarket", map[string]any{"minPriorityFee": microLamports})
+}
+
+// private fails the test when l is the shared localnet: a fault there
+// reaches every test running beside it.
+func (l *Localnet) private(t testing.TB, what string) {
+	t.Helper()
+	if l.shared {
+		t.Fatalf("localnet: %s on the shared localnet would reach the tests running beside this one; use localnettest.Start", what)
+	}
 }
 
 // Calls is how many times each RPC method was called since the start or
