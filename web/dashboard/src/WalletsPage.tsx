@@ -1,7 +1,8 @@
 import { useEffect, useEffectEvent, useRef, useState } from 'react';
-import { useInfiniteQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type Session, listAgents } from './api';
+import { usersQuery } from './api-users';
 import { createAgent } from './api-wallets';
 import { PolicyFields, policySummary } from './PolicyEditor';
 import { DEFAULT_DRAFT, type Draft, inputOf, problemsOf, proposedOf } from './policy-draft';
@@ -21,7 +22,11 @@ function CreateWallet({ onClose }: { onClose: () => void }) {
   const [draft, setDraft] = useState<Draft>(DEFAULT_DRAFT);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
-  const problems = problemsOf(draft);
+  // The owners and approvers bound the approvals, as in the editor; until
+  // they are read, the API's answer says it.
+  const { data: users } = useQuery(usersQuery);
+  const people = users?.filter((u) => u.role !== 'viewer').length;
+  const problems = problemsOf(draft, { count: people });
   const labelProblem = label.trim() === '' ? 'Give the wallet a name.' : label.trim().length > 100 ? 'At most 100 characters.' : '';
   const [touched, setTouched] = useState(false);
   const navigate = useNavigate();
@@ -67,7 +72,7 @@ function CreateWallet({ onClose }: { onClose: () => void }) {
           {touched && labelProblem ? labelProblem : 'A name people and agents know it by.'}
         </span>
       </div>
-      <PolicyFields prefix="new" draft={draft} problems={problems} onChange={setDraft} />
+      <PolicyFields prefix="new" draft={draft} problems={problems} people={people} onChange={setDraft} />
       {error && (
         <p role="alert" className="error">
           Not created: {error}

@@ -2,9 +2,10 @@
 // approvals needed, a weekly limit, a payment count and active hours in
 // the editor, reads them old → new, saves, and the API has them; a send
 // tried afterwards names the rule that decides it; clearing them sends
-// "none", which the API removes. On a phone, in dark mode, the fields fit
-// and pass axe. The owner also links a person to a Slack member id on the
-// users page, and unlinks them.
+// "none", which the API removes. A new wallet takes the same rules on its
+// form, bounded the same way, and the API has them. On a phone, in dark
+// mode, the fields fit and pass axe. The owner also links a person to a
+// Slack member id on the users page, and unlinks them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -242,6 +243,82 @@ test('an owner links a person to their Slack member id on the users page, and un
   await form.getByRole('button', { name: 'Link', exact: true }).waitFor();
   assert.equal(await slackOf(), null);
   assert.equal(await input.inputValue(), '');
+  await p.context().close();
+});
+
+test('an owner creates a wallet with the rules on the new-wallet form; too many approvals are caught beside the field; the API has what was saved', async () => {
+  const label = `rules-new-${Date.now().toString(36)}`;
+  const hours = { timezone: 'Europe/Paris', days: ['tue', 'wed', 'sun'], from: '22:00', to: '06:00' };
+  const people = (await api('GET', '/users', ADMIN_KEY)).body.users.filter((u) => u.role !== 'viewer').length;
+  const before = (await api('GET', `/agents?limit=50&q=${label}`, ADMIN_KEY)).body.agents.length;
+  assert.equal(before, 0);
+
+  const p = await page(owner, { height: 2000 });
+  await signIn(p);
+  await p.getByRole('link', { name: 'Wallets', exact: true }).click();
+  await p.getByRole('button', { name: 'New wallet…' }).click();
+  const form = p.getByRole('form', { name: 'Create a wallet' });
+  await form.getByLabel('Label', { exact: true }).fill(label);
+  await form.getByText(`people who must approve a parked payment (1 to ${people})`).waitFor();
+  await form.getByLabel('Approvals needed').fill(String(people + 1));
+  await form.getByLabel('Monthly limit').fill('30.5');
+  await form.getByLabel('Payments per day').fill('4');
+  await form.getByRole('button', { name: 'Set active hours' }).click();
+  await form.getByRole('combobox', { name: 'Time zone' }).fill(hours.timezone);
+  await form.getByLabel('Opens at').fill(hours.from);
+  await form.getByLabel('Closes at').fill(hours.to);
+  await form.getByText('The next morning (overnight).').waitFor();
+  for (const [day, name] of Object.entries({
+    mon: 'Monday',
+    tue: 'Tuesday',
+    wed: 'Wednesday',
+    thu: 'Thursday',
+    fri: 'Friday',
+    sat: 'Saturday',
+    sun: 'Sunday',
+  })) {
+    await form.getByRole('checkbox', { name })[hours.days.includes(day) ? 'check' : 'uncheck']();
+  }
+
+  // More approvals than the account has people who may approve: the
+  // form says so beside the field, as the editor does, and will not send.
+  await form.getByText(`At most ${people}: the account's owners and approvers.`).waitFor();
+  assert.ok(await form.getByRole('button', { name: 'Create wallet' }).isDisabled(), 'Create is enabled with too many approvals');
+  await p.screenshot({ path: `${SHOTS}wallet-new-rules.png`, fullPage: true });
+
+  await form.getByLabel('Approvals needed').fill('2');
+  await form.getByRole('button', { name: 'Create wallet' }).click();
+  await p.waitForURL(/\/dashboard\/wallets\/[0-9a-f-]{36}$/);
+  const id = p.url().split('/').pop();
+  const { status, body } = await api('GET', `/agents/${id}`, ADMIN_KEY);
+  assert.equal(status, 200, JSON.stringify(body));
+  assert.equal(body.label, label);
+  const { approvals_required, weekly_limit_usdc, monthly_limit_usdc, max_tx_per_hour, max_tx_per_day, active_hours, outside_active_hours } =
+    body.policy;
+  assert.deepEqual(
+    { approvals_required, weekly_limit_usdc, monthly_limit_usdc, max_tx_per_hour, max_tx_per_day, active_hours, outside_active_hours },
+    {
+      approvals_required: 2,
+      weekly_limit_usdc: null,
+      monthly_limit_usdc: 30.5,
+      max_tx_per_hour: null,
+      max_tx_per_day: 4,
+      active_hours: hours,
+      outside_active_hours: 'block',
+    },
+  );
+  // The wallet's page opens its editor on what was saved.
+  const policy = p.getByRole('region', { name: 'Policy', exact: true });
+  await policy.getByRole('button', { name: 'Save policy' }).waitFor();
+  assert.deepEqual(
+    await Promise.all(
+      ['Approvals needed', 'Monthly limit', 'Payments per day', 'Opens at', 'Closes at'].map((l) => policy.getByLabel(l).inputValue()),
+    ),
+    ['2', '30.5', '4', hours.from, hours.to],
+  );
+  assert.equal(await policy.getByRole('combobox', { name: 'Time zone' }).inputValue(), hours.timezone);
+  assert.ok(await policy.getByRole('checkbox', { name: 'Sunday' }).isChecked());
+  assert.ok(!(await policy.getByRole('checkbox', { name: 'Monday' }).isChecked()));
   await p.context().close();
 });
 
