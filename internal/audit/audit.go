@@ -18,6 +18,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -127,33 +128,44 @@ func AppendWith(ctx context.Context, tx bun.IDB, with string, args []any, accoun
 	return nil
 }
 
+// ErrSeal wraps every failure to seal: the lock waited for past its
+// timeout, the database gone, or an entry that cannot be hashed. A reader
+// that must seal first cannot answer without it (503, not a partial log).
+var ErrSeal = errors.New("the audit log could not be sealed")
+
 // Seal chains accountID's committed, unsealed entries, oldest first, and
 // says how many it sealed. It runs in a transaction of its own (db should
 // not be one: the account's seal lock is held to its end).
 func Seal(ctx context.Context, db bun.IDB, accountID uuid.UUID) (int, error) {
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT audit_seal(?)", accountID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("seal audit entries: %w", err)
+		return 0, fmt.Errorf("%w: %w", ErrSeal, err)
 	}
 	return n, nil
 }
 
 // SealAll seals every account's unsealed entries (the scheduler's task),
-// one account at a time, and says how many entries it sealed.
+// one account at a time, and says how many entries it sealed. An account
+// that fails does not hold back the others: their errors are joined.
 func SealAll(ctx context.Context, db bun.IDB) (int, error) {
 	var accounts []uuid.UUID
 	if err := db.NewRaw("SELECT DISTINCT account_id FROM audit_log WHERE seq IS NULL").Scan(ctx, &accounts); err != nil {
 		return 0, fmt.Errorf("find unsealed audit entries: %w", err)
 	}
 	total := 0
+	var errs []error
 	for _, a := range accounts {
 		n, err := Seal(ctx, db, a)
 		if err != nil {
-			return total, err
+			if ctx.Err() != nil {
+				return total, err
+			}
+			errs = append(errs, fmt.Errorf("account %s: %w", a, err))
+			continue
 		}
 		total += n
 	}
-	return total, nil
+	return total, errors.Join(errs...)
 }
 
 // ComputeHash is what audit_hash computes in the database: SHA-256 over

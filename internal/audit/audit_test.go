@@ -3,6 +3,7 @@ package audit_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -215,4 +216,43 @@ func TestSealerSealsMarkedAccounts(t *testing.T) {
 	}
 	var nilSealer *audit.Sealer
 	nilSealer.Mark(marked) // a nil Sealer marks nothing
+}
+
+// An entry the seal cannot hash (a time past what microseconds since the
+// epoch hold; nothing the service writes) fails its account's seal with
+// ErrSeal, and readers with it, rather than a partial log; the scheduler's
+// SealAll still seals every other account, and names the one that failed.
+func TestSealAllGoesPastAnAccountThatFails(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := pgtest.New(t)
+	bad, good := newAccount(t, db), newAccount(t, db)
+	if _, err := db.ExecContext(ctx, `SELECT audit_append(gen_random_uuid(), ?, 'infinity', 'system', 'policy.updated', 'wallet:x', '{}'::json)`, bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `SELECT audit_append(gen_random_uuid(), ?, now(), 'system', 'policy.updated', 'wallet:w', json_build_object('i', i))
+		FROM generate_series(1, 3) AS i`, good); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := audit.Seal(ctx, db, bad); !errors.Is(err, audit.ErrSeal) {
+		t.Fatalf("seal of the unhashable entry: %v, want ErrSeal", err)
+	}
+	for name, read := range map[string]func() error{
+		"List":  func() error { _, err := audit.List(ctx, db, bad, audit.Filter{Limit: 10}); return err },
+		"Check": func() error { _, err := audit.Check(ctx, db, bad, audit.CheckOptions{}); return err },
+	} {
+		if err := read(); !errors.Is(err, audit.ErrSeal) {
+			t.Errorf("%s: %v, want ErrSeal", name, err)
+		}
+	}
+	n, err := audit.SealAll(ctx, db)
+	if !errors.Is(err, audit.ErrSeal) || !strings.Contains(err.Error(), bad.String()) || strings.Contains(err.Error(), good.String()) {
+		t.Fatalf("SealAll error %v: want the failing account's, only", err)
+	}
+	if n != 3 {
+		t.Fatalf("SealAll sealed %d entries, want the good account's 3", n)
+	}
+	if st, err := audit.Check(ctx, db, good, audit.CheckOptions{Full: true}); err != nil || st.Break != nil || st.VerifiedThrough != 3 {
+		t.Fatalf("the good account's chain: %+v %v", st, err)
+	}
 }

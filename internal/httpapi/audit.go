@@ -75,9 +75,10 @@ func (s *server) registerAudit(api huma.API) {
 			"approvals of those wallets, and its own keys (its rotation lineage and the keys it created, as GET /keys lists them), " +
 			"and of refusals (permission.denied) only its own keys'; never users, sessions, webhook endpoints or other keys. " +
 			"To an agent key a person is user or slack, without the address or id. " +
-			"Each entry's hash covers its fields and the previous entry's hash, so an edit anywhere breaks the chain (`api audit verify`).",
+			"Each entry's hash covers its fields and the previous entry's hash, so an edit anywhere breaks the chain (`api audit verify`). " +
+			"Entries are chained moments after their commit; a read first chains what has committed, and answers 503 when it cannot (try again), never a partial log.",
 		Tags:   []string{"Audit"},
-		Errors: []int{400, 401, 422},
+		Errors: []int{400, 401, 422, 503},
 	}, s.listAudit)
 	huma.Register(api, huma.Operation{
 		OperationID: "verify-audit-log",
@@ -88,9 +89,10 @@ func (s *server) registerAudit(api huma.API) {
 			"and answers how far it holds: verified through entry N (`more` when entries remain: call again), or the first broken entry and what is wrong with it, " +
 			"which every later call reports. It also checks that the checkpoint's entry kept its hash, so a rewrite of the entries before it is found; " +
 			"an edit before the checkpoint behind the database's append-only triggers, hashes left alone, is found by a full walk (`api audit verify --full`). " +
-			"The chain is the account's, across every wallet: admin keys and dashboard users may run it, agent keys may not.",
+			"The chain is the account's, across every wallet: admin keys and dashboard users may run it, agent keys may not. " +
+			"It first chains the entries that have committed; 503 when it cannot (try again).",
 		Tags:   []string{"Audit"},
-		Errors: []int{401, 403},
+		Errors: []int{401, 403, 503},
 	}, s.verifyAudit)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/postgres"
@@ -175,6 +176,11 @@ func (s *server) fail(ctx context.Context, err error) error {
 	case errors.Is(err, solana.ErrRPC):
 		s.log.WarnContext(ctx, "solana rpc failed", "err", err)
 		return errorf(http.StatusBadGateway, "Solana RPC node did not answer correctly; try again")
+	case errors.Is(err, audit.ErrSeal):
+		// Readers seal before they read (a lock held by another seal past
+		// its timeout, the database going away): never a partial log.
+		s.log.WarnContext(ctx, "audit log not sealed", "err", err)
+		return errorf(http.StatusServiceUnavailable, "the audit log could not be brought up to date for reading; try again")
 	case postgres.IsUnavailable(err):
 		s.log.WarnContext(ctx, "database unavailable", "err", err)
 		return errorf(http.StatusServiceUnavailable, "database unavailable; try again")

@@ -294,7 +294,7 @@ export interface paths {
         };
         /**
          * Read the audit log
-         * @description The account's append-only, hash-chained audit log, newest first, optionally by action or target. Humans and admin keys read every entry. An agent key reads only entries about the wallets it reaches (target wallet:<id>), approvals of those wallets, and its own keys (its rotation lineage and the keys it created, as GET /keys lists them), and of refusals (permission.denied) only its own keys'; never users, sessions, webhook endpoints or other keys. To an agent key a person is user or slack, without the address or id. Each entry's hash covers its fields and the previous entry's hash, so an edit anywhere breaks the chain (`api audit verify`).
+         * @description The account's append-only, hash-chained audit log, newest first, optionally by action or target. Humans and admin keys read every entry. An agent key reads only entries about the wallets it reaches (target wallet:<id>), approvals of those wallets, and its own keys (its rotation lineage and the keys it created, as GET /keys lists them), and of refusals (permission.denied) only its own keys'; never users, sessions, webhook endpoints or other keys. To an agent key a person is user or slack, without the address or id. Each entry's hash covers its fields and the previous entry's hash, so an edit anywhere breaks the chain (`api audit verify`). Entries are chained moments after their commit; a read first chains what has committed, and answers 503 when it cannot (try again), never a partial log.
          */
         get: operations["list-audit-log"];
         put?: never;
@@ -314,7 +314,7 @@ export interface paths {
         };
         /**
          * Verify the audit log's hash chain
-         * @description Verifies the account's chain from where the last verification stopped (its checkpoint), recomputing every hash, at most 10000 entries per call, and answers how far it holds: verified through entry N (`more` when entries remain: call again), or the first broken entry and what is wrong with it, which every later call reports. It also checks that the checkpoint's entry kept its hash, so a rewrite of the entries before it is found; an edit before the checkpoint behind the database's append-only triggers, hashes left alone, is found by a full walk (`api audit verify --full`). The chain is the account's, across every wallet: admin keys and dashboard users may run it, agent keys may not.
+         * @description Verifies the account's chain from where the last verification stopped (its checkpoint), recomputing every hash, at most 10000 entries per call, and answers how far it holds: verified through entry N (`more` when entries remain: call again), or the first broken entry and what is wrong with it, which every later call reports. It also checks that the checkpoint's entry kept its hash, so a rewrite of the entries before it is found; an edit before the checkpoint behind the database's append-only triggers, hashes left alone, is found by a full walk (`api audit verify --full`). The chain is the account's, across every wallet: admin keys and dashboard users may run it, agent keys may not. It first chains the entries that have committed; 503 when it cannot (try again).
          */
         get: operations["verify-audit-log"];
         put?: never;
@@ -4242,6 +4242,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "verify-audit-log": {
@@ -4291,6 +4300,15 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
