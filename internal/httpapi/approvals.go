@@ -369,8 +369,12 @@ func (s *server) approveAs(ctx context.Context, accountID, id uuid.UUID, voter a
 	// task exists.
 	notified, done := s.waiter.Register(id)
 	defer done()
-	if _, err := s.tasks.EnqueueContext(ctx, tasks.NewApprovalExecuteTask(id)); err != nil {
-		s.log.WarnContext(ctx, "enqueue approval execution", "approval_id", id, "err", err)
+	// Handed to the next free worker at once, as a send's decision is
+	// (tasks.DirectKey). A hand-off lost with Redis or a killed worker
+	// leaves the approval signing with nothing signed: the wait below
+	// returns it to pending.
+	if err := tasks.Hand(ctx, s.Redis, tasks.NewApprovalExecuteTask(id)); err != nil {
+		s.log.WarnContext(ctx, "hand approval execution to a worker", "approval_id", id, "err", err)
 		released, err := s.release(ctx, id)
 		switch {
 		case err != nil:

@@ -19,7 +19,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
@@ -113,7 +112,6 @@ type server struct {
 	Deps
 	log      *slog.Logger
 	metrics  httpMetrics
-	tasks    *asynq.Client
 	waiter   *payment.Waiter
 	sendWait time.Duration
 	limiter  *ratelimit.Limiter
@@ -155,7 +153,6 @@ func New(d Deps) (http.Handler, func()) {
 	closeOps := s.registerOps(mux)
 	stopWaiter := func() {}
 	if d.Redis != nil {
-		s.tasks = asynq.NewClientFromRedisClient(d.Redis)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); s.waiter.Run(ctx, d.Redis, s.log) }()

@@ -14,10 +14,11 @@ import (
 )
 
 // PaymentsPollInterval is how often an idle payments server looks for a
-// task: approvals' executions and decisions handed back for retries. A
-// send's decision does not wait on it (tasks.DirectKey); a person's
-// approve may, by up to this.
-const PaymentsPollInterval = 20 * time.Millisecond
+// task: only decisions and executions that failed in the worker come
+// there, for asynq's retries, which wait seconds anyway. A send's
+// decision and an approval's execution are handed over directly
+// (tasks.DirectKey) and never wait on it.
+const PaymentsPollInterval = 500 * time.Millisecond
 
 // OtherPollInterval is the idle poll of the other queues (webhooks,
 // housekeeping), where tens of milliseconds do not matter.
