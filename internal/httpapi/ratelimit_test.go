@@ -122,3 +122,46 @@ func TestSendWithoutRedisIs503(t *testing.T) {
 	status, body = down.do("GET", "/api/public/v1/agents", e.key, nil)
 	wantError(t, status, body, http.StatusServiceUnavailable, "try again")
 }
+
+// An approve that cannot hand its execution to a worker (Redis gone after
+// the limiter let it through) answers 503 at once and leaves the approval
+// pending with nothing signed; approved again once Redis is back, it is
+// sent, once.
+func TestApproveWithoutRedisLeavesItPending(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 0}, 10_000_000)
+	to := newAddress()
+	apID := e.park(id, to, 2)
+	_, approver := e.adminKey()
+
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	defer dead.Close()
+	sealer, _ := signer.NewSealer(e.publicKey)
+	// No limiter: the hand-off is the first thing to need Redis.
+	h, closeAPI := httpapi.New(httpapi.Deps{DB: e.db, Redis: dead, Sealer: sealer})
+	srv := httptest.NewServer(h)
+	defer func() { srv.Close(); closeAPI() }()
+	down := e.with(t)
+	down.url = srv.URL
+
+	start := time.Now()
+	status, body := down.approve(apID, approver, nil)
+	wantError(t, status, body, http.StatusServiceUnavailable, "the approval is still pending and nothing was sent")
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("503 took %s", took)
+	}
+	if s := e.approvalStatus(apID); s != "pending" {
+		t.Fatalf("approval %s after the failed hand-off", s)
+	}
+	if n := e.transactionsOfApproval(apID); n != 0 {
+		t.Fatalf("%d transactions signed", n)
+	}
+
+	status, a := e.approve(apID, approver, nil)
+	if status != http.StatusOK || a["status"] != "sent" {
+		t.Fatalf("approve with Redis back: %d %v", status, a)
+	}
+	e.paidOnce(eng, apID, a["signature"].(string), to, 2_000_000)
+}
