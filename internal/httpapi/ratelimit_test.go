@@ -95,20 +95,27 @@ func TestRateLimits(t *testing.T) {
 	}
 }
 
+// withoutRedis is e served by a second api whose Redis never answers,
+// limited by limits (nil: none).
+func (e *env) withoutRedis(t *testing.T, limits *ratelimit.Limits) *env {
+	t.Helper()
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	sealer, _ := signer.NewSealer(e.publicKey)
+	h, closeAPI := httpapi.New(httpapi.Deps{DB: e.db, Redis: dead, Sealer: sealer, RateLimits: limits})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { srv.Close(); closeAPI(); dead.Close() })
+	down := e.with(t)
+	down.url = srv.URL
+	return down
+}
+
 // With Redis unreachable every keyed request answers 503 at once instead of
 // running unmetered; nothing is recorded.
 func TestSendWithoutRedisIs503(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	id, _ := e.agent(nil, 0)
-	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
-	defer dead.Close()
-	sealer, _ := signer.NewSealer(e.publicKey)
-	h, closeAPI := httpapi.New(httpapi.Deps{DB: e.db, Redis: dead, Sealer: sealer, RateLimits: &ratelimit.Default})
-	srv := httptest.NewServer(h)
-	defer func() { srv.Close(); closeAPI() }()
-	down := e.with(t)
-	down.url = srv.URL
+	down := e.withoutRedis(t, &ratelimit.Default)
 
 	start := time.Now()
 	status, body := down.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": newAddress(), "amount": 1})
@@ -136,15 +143,8 @@ func TestApproveWithoutRedisLeavesItPending(t *testing.T) {
 	apID := e.park(id, to, 2)
 	_, approver := e.adminKey()
 
-	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
-	defer dead.Close()
-	sealer, _ := signer.NewSealer(e.publicKey)
 	// No limiter: the hand-off is the first thing to need Redis.
-	h, closeAPI := httpapi.New(httpapi.Deps{DB: e.db, Redis: dead, Sealer: sealer})
-	srv := httptest.NewServer(h)
-	defer func() { srv.Close(); closeAPI() }()
-	down := e.with(t)
-	down.url = srv.URL
+	down := e.withoutRedis(t, nil)
 
 	start := time.Now()
 	status, body := down.approve(apID, approver, nil)
