@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,31 +35,42 @@ const (
 // them all.
 func ReadUsage(ctx context.Context, db bun.IDB, walletID uuid.UUID, at time.Time, need policy.Windows) (policy.Usage, error) {
 	var u policy.Usage
-	day, week, month := policy.DayStart(at), at.Add(-Week), at.Add(-Month)
+	// From wallet_usage_hours (migration 0024: kept by triggers, every
+	// counted row's amount in the UTC hour of its created_at). The UTC day
+	// starts on an hour: its hours are its total. A rolling window is its
+	// whole hours and, read exactly, the rows of the hour it starts in. At
+	// most 720 sums and an hour of rows, however many payments the window
+	// holds; only the windows the policy has are read.
+	day := policy.DayStart(at)
+	cols := []string{"coalesce(sum(micros) FILTER (WHERE hour >= $2), 0)::bigint"}
+	args := []any{walletID, day}
+	dest := []any{&u.SpentToday}
 	from := day
-	if need.Week && week.Before(from) {
-		from = week
+	for _, w := range []struct {
+		on    bool
+		start time.Time
+		spent *usdc.Micros
+	}{{need.Week, at.Add(-Week), &u.SpentWeek}, {need.Month, at.Add(-Month), &u.SpentMonth}} {
+		if !w.on {
+			continue
+		}
+		whole := w.start.Truncate(time.Hour).Add(time.Hour)
+		n := len(args)
+		args = append(args, w.start, whole)
+		cols = append(cols, fmt.Sprintf(`(coalesce(sum(micros) FILTER (WHERE hour >= $%[2]d), 0)
+			+ (SELECT coalesce(sum(amount_micros), 0) FROM transactions
+				WHERE wallet_id = $1 AND status IN ('%[3]s', '%[4]s') AND created_at > $%[1]d AND created_at < $%[2]d)
+			+ (SELECT coalesce(sum(amount_micros), 0) FROM x402_payments
+				WHERE wallet_id = $1 AND state = '%[5]s' AND created_at > $%[1]d AND created_at < $%[2]d))::bigint`,
+			n+1, n+2, TxPending, TxConfirmed, X402StateSigned))
+		dest = append(dest, w.spent)
+		from = minTime(from, w.start.Truncate(time.Hour))
 	}
-	if need.Month && month.Before(from) {
-		from = month
-	}
-	err := postgres.QueryRow(ctx, db, []any{&u.SpentToday, &u.SpentWeek, &u.SpentMonth},
-		`SELECT coalesce(sum(amount_micros) FILTER (WHERE created_at >= $2), 0)::bigint,
-			coalesce(sum(amount_micros) FILTER (WHERE created_at > $3), 0)::bigint,
-			coalesce(sum(amount_micros) FILTER (WHERE created_at > $4), 0)::bigint
-		FROM (SELECT created_at, amount_micros FROM transactions
-				WHERE wallet_id = $1 AND status IN ($6, $7) AND created_at >= $5
-			UNION ALL SELECT created_at, amount_micros FROM x402_payments
-				WHERE wallet_id = $1 AND state = $8 AND created_at >= $5) AS t`,
-		walletID, day, week, month, from, TxPending, TxConfirmed, X402StateSigned)
+	args = append(args, from)
+	err := postgres.QueryRow(ctx, db, dest, fmt.Sprintf("SELECT %s FROM wallet_usage_hours WHERE wallet_id = $1 AND hour >= $%d",
+		strings.Join(cols, ", "), len(args)), args...)
 	if err != nil {
 		return u, fmt.Errorf("sum reserved: %w", err)
-	}
-	if !need.Week {
-		u.SpentWeek = 0
-	}
-	if !need.Month {
-		u.SpentMonth = 0
 	}
 	if !need.Hour && !need.Day {
 		return u, nil
@@ -88,4 +100,11 @@ func ReadUsage(ctx context.Context, db bun.IDB, walletID uuid.UUID, at time.Time
 func ReservedToday(ctx context.Context, db bun.IDB, walletID uuid.UUID, at time.Time) (usdc.Micros, error) {
 	u, err := ReadUsage(ctx, db, walletID, at, policy.Windows{})
 	return u.SpentToday, err
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

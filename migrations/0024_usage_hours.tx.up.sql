@@ -1,0 +1,98 @@
+-- Each wallet's reservations summed by UTC hour, kept by triggers, so a
+-- decision reads its windows' totals from at most 30 × 24 rows and the
+-- rows of one edge hour per window, not every payment of the window
+-- (internal/payment.ReadUsage). What counts is what ReadUsage counted:
+-- transactions pending or confirmed, and x402 payments signed (not yet
+-- settled), each by its created_at.
+
+CREATE TABLE wallet_usage_hours (
+    -- No foreign key: its check would take a share lock on the wallet,
+    -- which a decision holds for update; wallets are never deleted.
+    wallet_id uuid        NOT NULL,
+    hour      timestamptz NOT NULL,
+    micros    bigint      NOT NULL,
+    PRIMARY KEY (wallet_id, hour)
+);
+
+--bun:split
+
+-- The UTC hour t falls in, whatever the session's time zone.
+CREATE FUNCTION usage_hour(t timestamptz) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT to_timestamp(floor(extract(epoch FROM t) / 3600) * 3600)
+$$;
+
+--bun:split
+
+CREATE FUNCTION usage_hours_add(p_wallet uuid, p_at timestamptz, p_micros bigint) RETURNS void
+LANGUAGE sql AS $$
+    INSERT INTO wallet_usage_hours (wallet_id, hour, micros) VALUES (p_wallet, usage_hour(p_at), p_micros)
+    ON CONFLICT (wallet_id, hour) DO UPDATE SET micros = wallet_usage_hours.micros + excluded.micros
+$$;
+
+--bun:split
+
+-- A row's part in its hour: taken out as it was, put in as it is. An
+-- update that changes nothing counted (a pending transaction confirmed)
+-- writes nothing.
+CREATE FUNCTION usage_hours_transactions() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    counted_old boolean := TG_OP <> 'INSERT' AND OLD.status IN ('pending', 'confirmed');
+    counted_new boolean := TG_OP <> 'DELETE' AND NEW.status IN ('pending', 'confirmed');
+BEGIN
+    IF counted_old AND counted_new AND OLD.wallet_id = NEW.wallet_id AND OLD.amount_micros = NEW.amount_micros
+       AND usage_hour(OLD.created_at) = usage_hour(NEW.created_at) THEN
+        RETURN NULL;
+    END IF;
+    IF counted_old THEN
+        PERFORM usage_hours_add(OLD.wallet_id, OLD.created_at, -OLD.amount_micros);
+    END IF;
+    IF counted_new THEN
+        PERFORM usage_hours_add(NEW.wallet_id, NEW.created_at, NEW.amount_micros);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+--bun:split
+
+CREATE FUNCTION usage_hours_x402() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    counted_old boolean := TG_OP <> 'INSERT' AND OLD.state = 'signed';
+    counted_new boolean := TG_OP <> 'DELETE' AND NEW.state = 'signed';
+BEGIN
+    IF counted_old AND counted_new AND OLD.wallet_id = NEW.wallet_id AND OLD.amount_micros = NEW.amount_micros
+       AND usage_hour(OLD.created_at) = usage_hour(NEW.created_at) THEN
+        RETURN NULL;
+    END IF;
+    IF counted_old THEN
+        PERFORM usage_hours_add(OLD.wallet_id, OLD.created_at, -OLD.amount_micros);
+    END IF;
+    IF counted_new THEN
+        PERFORM usage_hours_add(NEW.wallet_id, NEW.created_at, NEW.amount_micros);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+--bun:split
+
+-- The triggers first: creating them waits for the writers under way and
+-- holds new ones until this migration commits, so the sums below see
+-- every row, and every later change goes through a trigger.
+CREATE TRIGGER usage_hours AFTER INSERT OR DELETE OR UPDATE OF status, amount_micros, created_at, wallet_id
+    ON transactions FOR EACH ROW EXECUTE FUNCTION usage_hours_transactions();
+
+--bun:split
+
+CREATE TRIGGER usage_hours AFTER INSERT OR DELETE OR UPDATE OF state, amount_micros, created_at, wallet_id
+    ON x402_payments FOR EACH ROW EXECUTE FUNCTION usage_hours_x402();
+
+--bun:split
+
+INSERT INTO wallet_usage_hours (wallet_id, hour, micros)
+SELECT wallet_id, usage_hour(created_at), sum(amount_micros) FROM (
+    SELECT wallet_id, created_at, amount_micros FROM transactions WHERE status IN ('pending', 'confirmed')
+    UNION ALL
+    SELECT wallet_id, created_at, amount_micros FROM x402_payments WHERE state = 'signed') AS t
+GROUP BY 1, 2;
