@@ -179,7 +179,7 @@ func TestUsageHoursAgreeWithAScan(t *testing.T) {
 	base := time.Date(2026, 11, 24, 15, 0, 0, 0, time.UTC)
 	// Instants cluster on hour boundaries, so edges are hit.
 	instant := func() time.Time {
-		t := base.Add(-time.Duration(rng.Int64N(int64(33*payment.Day)))).Add(time.Duration(rng.Int64N(int64(2 * payment.Day))))
+		t := base.Add(-time.Duration(rng.Int64N(int64(33 * payment.Day)))).Add(time.Duration(rng.Int64N(int64(2 * payment.Day))))
 		switch rng.IntN(4) {
 		case 0:
 			return t.Truncate(time.Hour)
