@@ -4,14 +4,15 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 )
 
-// 0024 sums an existing database's reservations into wallet_usage_hours
-// (pending and confirmed transactions, by the UTC hour of created_at;
-// failed ones not), keeps them summed from then on, and its down
-// migration removes the table.
+// 0024 sums an existing database's reservations of the last 31 days into
+// wallet_usage_hours (pending and confirmed transactions, by the UTC hour
+// of created_at; failed ones and older ones not), keeps them summed from
+// then on, and its down migration removes the table.
 func TestUsageHoursMigrationSumsExistingReservations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -23,14 +24,18 @@ func TestUsageHoursMigrationSumsExistingReservations(t *testing.T) {
 			VALUES ('` + uuid.NewString() + `', '` + acct.String() + `', '` + w.String() + `', 'devnet', '` + uuid.NewString() + `', ` +
 			strconv.Itoa(amount) + `, 'cp', '` + status + `', '\x00', 1, '` + at + `', now())`
 	}
+	h := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour) // an hour some transactions fall in
+	at := func(d time.Duration) string { return h.Add(d).Format(time.RFC3339Nano) }
+	other := h.Add(-5 * time.Hour)
 	for _, q := range []string{
 		`INSERT INTO accounts (id, network) VALUES ('` + acct.String() + `', 'devnet')`,
 		`INSERT INTO wallets (id, account_id, label, pubkey, daily_limit_micros, max_tx_micros, approval_threshold_micros, secret_key_id, secret_sealed)
 			VALUES ('` + w.String() + `', '` + acct.String() + `', 'w', 'pk', 1, 1, 1, 'k', '\x00')`,
-		tx(1, "confirmed", "2026-11-24T10:00:00Z"),
-		tx(2, "pending", "2026-11-24T10:59:59.999999Z"),
-		tx(4, "failed", "2026-11-24T10:30:00Z"),
-		tx(8, "confirmed", "2026-11-24T11:00:00+05:30"), // 05:30 UTC
+		tx(1, "confirmed", at(0)),
+		tx(2, "pending", at(time.Hour-time.Microsecond)),
+		tx(4, "failed", at(30*time.Minute)),
+		tx(8, "confirmed", other.In(time.FixedZone("", 5*3600+1800)).Format(time.RFC3339)), // +05:30: its UTC hour
+		tx(32, "confirmed", at(-32*24*time.Hour)),                                          // older than any window: not summed
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
@@ -39,7 +44,7 @@ func TestUsageHoursMigrationSumsExistingReservations(t *testing.T) {
 	runFile(t, db, "0024_usage_hours.tx.up.sql")
 	sums := func() map[string]int {
 		t.Helper()
-		rows, err := db.QueryContext(ctx, `SELECT to_char(hour AT TIME ZONE 'UTC', 'HH24:MI'), micros FROM wallet_usage_hours WHERE wallet_id = ?`, w)
+		rows, err := db.QueryContext(ctx, `SELECT to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), micros FROM wallet_usage_hours WHERE wallet_id = ?`, w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,17 +60,18 @@ func TestUsageHoursMigrationSumsExistingReservations(t *testing.T) {
 		}
 		return m
 	}
-	if got := sums(); len(got) != 2 || got["10:00"] != 3 || got["05:00"] != 8 {
-		t.Fatalf("hourly totals after the migration %v, want 10:00 → 3, 05:00 → 8", got)
+	hh, oh := h.Format("2006-01-02 15:04"), other.Format("2006-01-02 15:04")
+	if got := sums(); len(got) != 2 || got[hh] != 3 || got[oh] != 8 {
+		t.Fatalf("hourly totals after the migration %v, want %s → 3, %s → 8", got, hh, oh)
 	}
-	if _, err := db.ExecContext(ctx, tx(16, "pending", "2026-11-24T10:15:00Z")); err != nil {
+	if _, err := db.ExecContext(ctx, tx(16, "pending", at(15*time.Minute))); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, "UPDATE transactions SET status = 'failed' WHERE amount_micros = 2"); err != nil {
 		t.Fatal(err)
 	}
-	if got := sums(); got["10:00"] != 17 {
-		t.Fatalf("10:00 after an insert and a failure: %d, want 17", got["10:00"])
+	if got := sums(); got[hh] != 17 {
+		t.Fatalf("%s after an insert and a failure: %d, want 17", hh, got[hh])
 	}
 	runFile(t, db, "0024_usage_hours.tx.down.sql")
 	var n int
