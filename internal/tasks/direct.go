@@ -10,14 +10,15 @@ import (
 )
 
 // DirectKey is the Redis list through which the API hands a send's
-// decision to a worker at once. asynq has no blocking pop: its servers
-// poll, and the poll a send could wait for (2 ms) cost an idle worker
-// about 9% of a core and Redis 5%. A worker blocks on this list instead
-// (BRPOP), so it wakes the moment a send arrives and costs nothing while
-// idle. A decision that fails goes to the payments queue, where asynq
-// retries it (see worker.Start). A hand-off lost with Redis or with a
+// decision, or an approval's execution, to a worker at once. asynq has no
+// blocking pop: its servers poll, and the poll a send could wait for
+// (2 ms) cost an idle worker about 9% of a core and Redis 5%. A worker
+// blocks on this list instead (BRPOP), so it wakes the moment a task
+// arrives and costs nothing while idle. A task that fails goes to the
+// payments queue, where asynq retries it (see worker.Start). A hand-off lost with Redis or with a
 // killed worker is what a lost asynq task was: the request stays queued
-// and the API abandons it at its deadline.
+// and the API abandons it at its deadline (an approval: nothing signed,
+// the approve's wait returns it to pending).
 const DirectKey = "agentwallet:payments:direct"
 
 // directCap bounds the list: entries nobody pops (no worker running) are
