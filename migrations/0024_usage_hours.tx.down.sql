@@ -14,6 +14,10 @@ DROP FUNCTION usage_hours_transactions();
 
 --bun:split
 
+DROP FUNCTION usage_hours_move(boolean, boolean, uuid, timestamptz, bigint, uuid, timestamptz, bigint);
+
+--bun:split
+
 DROP FUNCTION usage_hours_add(uuid, timestamptz, bigint);
 
 --bun:split

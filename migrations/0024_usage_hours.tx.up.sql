@@ -35,24 +35,36 @@ $$;
 
 --bun:split
 
--- A row's part in its hour: taken out as it was, put in as it is. An
--- update that changes nothing counted (a pending transaction confirmed)
--- writes nothing.
-CREATE FUNCTION usage_hours_transactions() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    counted_old boolean := TG_OP <> 'INSERT' AND OLD.status IN ('pending', 'confirmed');
-    counted_new boolean := TG_OP <> 'DELETE' AND NEW.status IN ('pending', 'confirmed');
+-- A row's part in its hour: taken out as it was (counted_old), put in as
+-- it is (counted_new). An update that changes nothing counted (a pending
+-- transaction confirmed) writes nothing.
+CREATE FUNCTION usage_hours_move(counted_old boolean, counted_new boolean,
+                                 old_wallet uuid, old_at timestamptz, old_micros bigint,
+                                 new_wallet uuid, new_at timestamptz, new_micros bigint) RETURNS void
+LANGUAGE plpgsql AS $$
 BEGIN
-    IF counted_old AND counted_new AND OLD.wallet_id = NEW.wallet_id AND OLD.amount_micros = NEW.amount_micros
-       AND usage_hour(OLD.created_at) = usage_hour(NEW.created_at) THEN
-        RETURN NULL;
+    IF counted_old AND counted_new AND old_wallet = new_wallet AND old_micros = new_micros
+       AND usage_hour(old_at) = usage_hour(new_at) THEN
+        RETURN;
     END IF;
     IF counted_old THEN
-        PERFORM usage_hours_add(OLD.wallet_id, OLD.created_at, -OLD.amount_micros);
+        PERFORM usage_hours_add(old_wallet, old_at, -old_micros);
     END IF;
     IF counted_new THEN
-        PERFORM usage_hours_add(NEW.wallet_id, NEW.created_at, NEW.amount_micros);
+        PERFORM usage_hours_add(new_wallet, new_at, new_micros);
     END IF;
+END
+$$;
+
+--bun:split
+
+-- What counts of each table: a transaction pending or confirmed, an x402
+-- payment signed (not yet settled).
+CREATE FUNCTION usage_hours_transactions() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM usage_hours_move(TG_OP <> 'INSERT' AND OLD.status IN ('pending', 'confirmed'),
+                             TG_OP <> 'DELETE' AND NEW.status IN ('pending', 'confirmed'),
+                             OLD.wallet_id, OLD.created_at, OLD.amount_micros, NEW.wallet_id, NEW.created_at, NEW.amount_micros);
     RETURN NULL;
 END
 $$;
@@ -60,20 +72,10 @@ $$;
 --bun:split
 
 CREATE FUNCTION usage_hours_x402() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    counted_old boolean := TG_OP <> 'INSERT' AND OLD.state = 'signed';
-    counted_new boolean := TG_OP <> 'DELETE' AND NEW.state = 'signed';
 BEGIN
-    IF counted_old AND counted_new AND OLD.wallet_id = NEW.wallet_id AND OLD.amount_micros = NEW.amount_micros
-       AND usage_hour(OLD.created_at) = usage_hour(NEW.created_at) THEN
-        RETURN NULL;
-    END IF;
-    IF counted_old THEN
-        PERFORM usage_hours_add(OLD.wallet_id, OLD.created_at, -OLD.amount_micros);
-    END IF;
-    IF counted_new THEN
-        PERFORM usage_hours_add(NEW.wallet_id, NEW.created_at, NEW.amount_micros);
-    END IF;
+    PERFORM usage_hours_move(TG_OP <> 'INSERT' AND OLD.state = 'signed',
+                             TG_OP <> 'DELETE' AND NEW.state = 'signed',
+                             OLD.wallet_id, OLD.created_at, OLD.amount_micros, NEW.wallet_id, NEW.created_at, NEW.amount_micros);
     RETURN NULL;
 END
 $$;
