@@ -21,6 +21,29 @@ import (
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
+// usageWallets makes a database with an account and a wallet per label
+// (default policy), for reading usage against.
+func usageWallets(tb testing.TB, labels ...string) (*bun.DB, auth.Account, []uuid.UUID) {
+	tb.Helper()
+	ctx := tb.Context()
+	db := pgtest.New(tb)
+	_, pub, _ := signer.GenerateMasterKey()
+	sealer, _ := signer.NewSealer(pub)
+	acc, err := auth.CreateAccount(ctx, db, solana.Devnet)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var ids []uuid.UUID
+	for _, label := range labels {
+		w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", label, policy.Default(), 0)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ids = append(ids, w.ID)
+	}
+	return db, acc, ids
+}
+
 // ReadUsage counts, back from a decision's time, what the rolling windows
 // and the UTC day hold: amounts of pending and confirmed transactions and
 // signed x402 payments (never failed or expired ones), and the payments
@@ -30,21 +53,8 @@ import (
 func TestIssue25ReadUsage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.New(t)
-	_, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	acc, err := auth.CreateAccount(ctx, db, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", "w", policy.Default(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := wallet.Create(ctx, db, sealer, acc.ID, "system", "other", policy.Default(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, acc, ids := usageWallets(t, "w", "other")
+	w, other := ids[0], ids[1]
 	at := time.Date(2026, 11, 24, 15, 0, 0, 0, time.UTC) // a Tuesday afternoon
 	const u = usdc.Unit
 
@@ -70,8 +80,8 @@ func TestIssue25ReadUsage(t *testing.T) {
 	}
 	x402 := func(amount usdc.Micros, state string, created time.Time) {
 		t.Helper()
-		id := req(w.ID, payment.Signed, created, &payment.X402Request{Resource: "r"})
-		p := payment.X402Payment{ID: id, AccountID: acc.ID, WalletID: w.ID, RequestID: id, Network: solana.Devnet, Version: 2,
+		id := req(w, payment.Signed, created, &payment.X402Request{Resource: "r"})
+		p := payment.X402Payment{ID: id, AccountID: acc.ID, WalletID: w, RequestID: id, Network: solana.Devnet, Version: 2,
 			Challenge: []byte(`{}`), Amount: amount, PayTo: "p", Asset: "a", FeePayer: "f", Resource: "r", Memo: "m",
 			OwnerSignature: uuid.NewString(), SourceATA: "s", DestinationATA: "d", Header: "h", PaymentSignature: "v",
 			SignedTx: []byte{0}, State: state, CreatedAt: created, UpdatedAt: created}
@@ -82,29 +92,29 @@ func TestIssue25ReadUsage(t *testing.T) {
 
 	dayStart := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	// Amounts.
-	tx(w.ID, 1*u, payment.TxConfirmed, dayStart)                      // today (the day's first instant), week, month
-	tx(w.ID, 2*u, payment.TxPending, dayStart.Add(-time.Microsecond)) // yesterday: week and month
-	tx(w.ID, 100*u, payment.TxFailed, at.Add(-time.Hour))             // failed: nothing
-	tx(w.ID, 4*u, payment.TxConfirmed, at.Add(-payment.Week))         // exactly 7 days old: month only
-	tx(w.ID, 8*u, payment.TxConfirmed, at.Add(-payment.Month))        // exactly 30 days old: nothing
-	tx(w.ID, 16*u, payment.TxConfirmed, at.Add(-payment.Month+time.Second))
-	tx(other.ID, 1000*u, payment.TxConfirmed, at.Add(-time.Minute)) // another wallet's
-	x402(32*u, payment.X402StateSigned, at.Add(-time.Minute))       // signed: reserved (and a payment of the hour)
-	x402(64*u, payment.X402Expired, at.Add(-time.Minute))           // expired: released (still a payment of the hour)
+	tx(w, 1*u, payment.TxConfirmed, dayStart)                      // today (the day's first instant), week, month
+	tx(w, 2*u, payment.TxPending, dayStart.Add(-time.Microsecond)) // yesterday: week and month
+	tx(w, 100*u, payment.TxFailed, at.Add(-time.Hour))             // failed: nothing
+	tx(w, 4*u, payment.TxConfirmed, at.Add(-payment.Week))         // exactly 7 days old: month only
+	tx(w, 8*u, payment.TxConfirmed, at.Add(-payment.Month))        // exactly 30 days old: nothing
+	tx(w, 16*u, payment.TxConfirmed, at.Add(-payment.Month+time.Second))
+	tx(other, 1000*u, payment.TxConfirmed, at.Add(-time.Minute)) // another wallet's
+	x402(32*u, payment.X402StateSigned, at.Add(-time.Minute))    // signed: reserved (and a payment of the hour)
+	x402(64*u, payment.X402Expired, at.Add(-time.Minute))        // expired: released (still a payment of the hour)
 
 	// Counts (besides the two x402 pay requests above).
-	req(w.ID, payment.Sent, at.Add(-59*time.Minute), nil)
-	req(w.ID, payment.PendingApproval, at.Add(-time.Hour), nil) // exactly an hour old: the day's only
-	req(w.ID, payment.Sent, at.Add(-23*time.Hour), nil)
-	req(w.ID, payment.Sent, at.Add(-payment.Day), nil) // exactly 24 hours old: neither
-	req(w.ID, payment.Blocked, at.Add(-time.Minute), nil)
-	req(w.ID, payment.Refused, at.Add(-time.Minute), nil)
-	req(w.ID, payment.Unavailable, at.Add(-time.Minute), nil)
-	req(w.ID, payment.Signed, at.Add(-time.Minute), &payment.X402Request{Resource: "r", ApprovalID: uuid.NullUUID{UUID: uuid.New(), Valid: true}})
-	req(other.ID, payment.Sent, at.Add(-time.Minute), nil)
+	req(w, payment.Sent, at.Add(-59*time.Minute), nil)
+	req(w, payment.PendingApproval, at.Add(-time.Hour), nil) // exactly an hour old: the day's only
+	req(w, payment.Sent, at.Add(-23*time.Hour), nil)
+	req(w, payment.Sent, at.Add(-payment.Day), nil) // exactly 24 hours old: neither
+	req(w, payment.Blocked, at.Add(-time.Minute), nil)
+	req(w, payment.Refused, at.Add(-time.Minute), nil)
+	req(w, payment.Unavailable, at.Add(-time.Minute), nil)
+	req(w, payment.Signed, at.Add(-time.Minute), &payment.X402Request{Resource: "r", ApprovalID: uuid.NullUUID{UUID: uuid.New(), Valid: true}})
+	req(other, payment.Sent, at.Add(-time.Minute), nil)
 
 	all := policy.Windows{Week: true, Month: true, Hour: true, Day: true}
-	got, err := payment.ReadUsage(ctx, db, w.ID, at, all)
+	got, err := payment.ReadUsage(ctx, db, w, at, all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,15 +124,15 @@ func TestIssue25ReadUsage(t *testing.T) {
 		t.Fatalf("usage %+v, want %+v", got, want)
 	}
 	// Only what a policy limits is read; the day always.
-	got, err = payment.ReadUsage(ctx, db, w.ID, at, policy.Windows{})
+	got, err = payment.ReadUsage(ctx, db, w, at, policy.Windows{})
 	if err != nil || got != (policy.Usage{SpentToday: want.SpentToday}) {
 		t.Fatalf("usage without optional rules %+v (%v)", got, err)
 	}
-	got, err = payment.ReadUsage(ctx, db, w.ID, at, policy.Windows{Hour: true})
+	got, err = payment.ReadUsage(ctx, db, w, at, policy.Windows{Hour: true})
 	if err != nil || got != (policy.Usage{SpentToday: want.SpentToday, PaymentsLastHour: 3}) {
 		t.Fatalf("usage with the hour only %+v (%v)", got, err)
 	}
-	if r, err := payment.ReservedToday(ctx, db, w.ID, at); err != nil || r != want.SpentToday {
+	if r, err := payment.ReservedToday(ctx, db, w, at); err != nil || r != want.SpentToday {
 		t.Fatalf("reserved today %v (%v)", r, err)
 	}
 }
@@ -159,21 +169,7 @@ func usageByScanB(t testing.TB, db bun.IDB, walletID uuid.UUID, at time.Time) (d
 func TestUsageHoursAgreeWithAScan(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	db := pgtest.New(t)
-	_, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	acc, err := auth.CreateAccount(ctx, db, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wallets []uuid.UUID
-	for _, label := range []string{"a", "b"} {
-		w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", label, policy.Default(), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wallets = append(wallets, w.ID)
-	}
+	db, acc, wallets := usageWallets(t, "a", "b")
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
@@ -300,21 +296,7 @@ func TestUsageHoursAgreeWithAScan(t *testing.T) {
 // scan of every row it replaced, in the same run: x_scan is the ratio.
 func BenchmarkReadUsage(b *testing.B) {
 	ctx := b.Context()
-	db := pgtest.New(b)
-	_, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	acc, err := auth.CreateAccount(ctx, db, solana.Devnet)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var ids []uuid.UUID
-	for i := range 8 {
-		w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", fmt.Sprintf("busy-%d", i), policy.Default(), 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ids = append(ids, w.ID)
-	}
+	db, acc, ids := usageWallets(b, "busy-0", "busy-1", "busy-2", "busy-3", "busy-4", "busy-5", "busy-6", "busy-7")
 	w := ids[0]
 	at := time.Date(2026, 11, 24, 15, 0, 0, 0, time.UTC)
 	if _, err := db.ExecContext(ctx, `INSERT INTO transactions (id, account_id, wallet_id, network, signature, amount_micros, counterparty,
