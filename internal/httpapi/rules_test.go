@@ -684,3 +684,57 @@ func TestIssue25ClientsCarryTheRules(t *testing.T) {
 		t.Fatalf("send_usdc: %v", sent)
 	}
 }
+
+// The rolling limits are exact under concurrency, as the day's is: with
+// earlier days' spend in the hourly sums, 20 sends at once against a week
+// with 30 left pass exactly 3, and a week later 20 at once against a month
+// with 20 left pass exactly 2; the rest are blocked with the window's
+// reason, and the chain holds what passed.
+func TestIssue25RollingLimitsUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	start := time.Now().UTC().Truncate(time.Hour).Add(time.Hour)
+	clock := newTestClock(start)
+	e := newEnv(t, envOpts{clock: clock.Now})
+	e.startWorker()
+	id, _ := e.agent(map[string]any{"daily_limit_usdc": 100, "max_tx_usdc": 10, "approval_threshold_usdc": 1000,
+		"weekly_limit_usdc": 60, "monthly_limit_usdc": 80}, 500_000_000)
+	to := newAddress()
+	burst := func(blockedAs string) (sent int) {
+		t.Helper()
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 10})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case status == 200 && body["status"] == "sent":
+					sent++
+				case status == 403 && body["reason"] == blockedAs:
+				default:
+					t.Errorf("%d %v, want sent or %s", status, body, blockedAs)
+				}
+			})
+		}
+		wg.Wait()
+		return sent
+	}
+	for range 3 {
+		if status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 10}); status != 200 {
+			t.Fatalf("first day's send: %d %v", status, body)
+		}
+	}
+	clock.Set(start.Add(2 * 24 * time.Hour))
+	if n := burst("exceeds_weekly_limit"); n != 3 {
+		t.Fatalf("%d sent against a week with 30 USDC left, want 3", n)
+	}
+	// The first day's 30 have left the week, not the month: 20 left of it.
+	clock.Set(start.Add(8 * 24 * time.Hour))
+	if n := burst("exceeds_monthly_limit"); n != 2 {
+		t.Fatalf("%d sent against a month with 20 USDC left, want 2", n)
+	}
+	if got := e.chainUSDC(to); got != 80_000_000 {
+		t.Fatalf("recipient holds %d micro-USDC, want 80 USDC", got)
+	}
+}
