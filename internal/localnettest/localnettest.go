@@ -209,6 +209,10 @@ type Faults struct {
 	DropRate  float64 `json:"dropRate,omitempty"`
 	FailSends bool    `json:"failSends,omitempty"`
 	Down      bool    `json:"down,omitempty"`
+	// HistorySlot, when set, makes the history methods answer as a
+	// backend stuck at that slot (getSignatureStatuses' context slot, and
+	// nothing that landed after it), while the height stays current.
+	HistorySlot *uint64 `json:"historySlot,omitempty"`
 }
 
 // SetFaults injects faults; only on a private localnet (Start).

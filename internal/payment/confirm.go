@@ -150,7 +150,7 @@ func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node 
 	for {
 		var batch []Transaction
 		q := e.DB.NewSelect().Model(&batch).
-			Column("id", "account_id", "wallet_id", "request_id", "approval_id", "network", "signature", "signed_tx", "last_valid_block_height",
+			Column("id", "account_id", "wallet_id", "request_id", "approval_id", "network", "signature", "signed_tx", "last_valid_block_height", "expiry_slot",
 				"amount_micros", "counterparty", "memo", "error", "refused_at", "attempts", "created_at").
 			// The grace runs from the commit, on the database's clock.
 			ColumnExpr("signed_at > clock_timestamp() - ? * interval '1 microsecond' AS in_grace", e.firstBroadcastGrace().Microseconds()).
@@ -214,20 +214,37 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 		// before declaring them lost (a sweep may have been late).
 		// Height and statuses from one node (Settled): the height read
 		// above may come from a node ahead of the one answering here.
-		settled, err := node.Client.Settled(ctx, signatures(expired))
+		// A "not found" counts only from an answer at or past the slot
+		// at which each was first seen expired (recorded below).
+		since := make([]uint64, len(expired))
+		for i := range expired {
+			since[i] = expired[i].ExpirySlot
+		}
+		settled, err := node.Client.Settled(ctx, signatures(expired), since)
 		if err != nil {
 			return err
 		}
 		height := settled.Height
+		if err := e.recordExpirySlots(ctx, expired, settled); err != nil {
+			return err
+		}
 		if !settled.History {
 			e.log().WarnContext(ctx, "the Solana node keeps no transaction history: expired transactions it does not know are not signed again (they may have landed before its status cache)", "network", expired[0].Network)
 		}
+		doubted := 0
 		for i := range expired {
 			t, s := &expired[i], settled.Statuses[i]
 			var err error
 			switch {
 			case !s.Found && height <= t.LastValidBlockHeight+expiryMargin:
 				// This node is behind the one that said expired: wait.
+			case !s.Found && !s.Absent:
+				// Not found, but by an answer from before the slot at
+				// which it was seen expired (a backend behind the one
+				// it landed on), or a second node disagrees or did not
+				// answer: it may have landed. Wait and ask again;
+				// never sign again on that word.
+				doubted++
 			case !s.Found && !settled.History && t.RefusedAt.IsZero():
 				// Unknown to a node without history proves nothing: it
 				// may have landed before the node's status cache. Never
@@ -255,10 +272,34 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 				return err
 			}
 		}
+		if doubted > 0 {
+			e.log().WarnContext(ctx, "expired transactions not found, but not conclusively: they wait, and are not signed again",
+				"network", expired[0].Network, "transactions", doubted, "why", settled.Doubt)
+		}
 	}
 	resend = resend[:min(len(resend), *budget)]
 	*budget -= len(resend)
 	e.rebroadcast(ctx, node, resend, st)
+	return nil
+}
+
+// recordExpirySlots records, for each transaction first seen past its
+// last valid height (and the margin) by settled's node, the slot read
+// with that height: from then on only answers at or past it count. The
+// record is conditional on the attempt's signature: a re-sign (a new
+// blockhash) clears it.
+func (e *Engine) recordExpirySlots(ctx context.Context, ts []Transaction, settled solana.Settled) error {
+	for i := range ts {
+		t := &ts[i]
+		if t.ExpirySlot != 0 || settled.Height <= t.LastValidBlockHeight+expiryMargin {
+			continue
+		}
+		if _, err := e.DB.NewUpdate().Table("transactions").Set("expiry_slot = ?", settled.Slot).
+			Where("id = ? AND signature = ? AND expiry_slot IS NULL", t.ID, t.Signature).Exec(ctx); err != nil {
+			return fmt.Errorf("record expiry slot: %w", err)
+		}
+		t.ExpirySlot = settled.Slot
+	}
 	return nil
 }
 

@@ -148,7 +148,11 @@ type Transaction struct {
 	Error                *string        `bun:"error"`
 	SignedTx             []byte         `bun:"signed_tx"`
 	LastValidBlockHeight uint64         `bun:"last_valid_block_height"`
-	Broadcasts           int            `bun:"broadcasts"`
+	// ExpirySlot is the slot at which the current attempt's blockhash was
+	// first seen expired (zero: not yet); the sweep takes a node's "not
+	// found" only from an answer at or past it.
+	ExpirySlot uint64 `bun:"expiry_slot,nullzero"`
+	Broadcasts int    `bun:"broadcasts"`
 	// FeeLamports is the network fee it pays if it lands: the base fee and
 	// the priority fee on its requested compute units (null before 0015).
 	FeeLamports *int64 `bun:"fee_lamports"`

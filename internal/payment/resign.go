@@ -136,7 +136,7 @@ func (e *Engine) resign(ctx context.Context, node Node, height uint64, t *Transa
 			Set("signature = ?", signed.signature).Set("signed_tx = ?", signed.raw).
 			Set("last_valid_block_height = ?", signed.lastValid).Set("fee_lamports = ?", signed.fee).
 			Set("fee_payer = ?", signed.feePayer).Set("sponsored_lamports = ?", signed.sponsored).
-			Set("attempts = attempts + 1").Set("broadcasts = 0").
+			Set("attempts = attempts + 1").Set("broadcasts = 0").Set("expiry_slot = NULL").
 			Set("signed_at = clock_timestamp()").Set("updated_at = ?", at).
 			Where("id = ?", t.ID).Exec(ctx); err != nil {
 			return fmt.Errorf("record the new attempt: %w", err)

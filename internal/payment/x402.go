@@ -125,6 +125,10 @@ type X402Payment struct {
 	// last searched for (the sweep takes the least recently searched).
 	SearchBefore *string    `bun:"search_before"`
 	CheckedAt    *time.Time `bun:"checked_at"`
+	// ExpirySlot is the slot at which its blockhash was first seen expired
+	// (zero: not yet): a search counts "not found" only from an answer at
+	// or past it.
+	ExpirySlot uint64 `bun:"expiry_slot,nullzero"`
 }
 
 // signX402 signs an allowed x402 pay request with the wallet's key (only
@@ -261,12 +265,18 @@ func (e *Engine) checkX402(ctx context.Context, network solana.Network, node Nod
 			return err
 		}
 	}
-	l, err := node.Client.FindLanding(ctx, src, owner, p.Memo, p.CreatedAt, from)
+	l, err := node.Client.FindLanding(ctx, src, owner, p.Memo, p.CreatedAt, from, p.ExpirySlot)
+	past := err == nil && l.Height > p.LastValidBlockHeight+expiryMargin
 	// Searched (or tried): to the back of the queue. A search cut short
 	// after the payment could last land goes on from where it stopped.
+	// First seen expired: from now on the search asks for answers at or
+	// past this slot, and only such an answer's "not found" counts.
 	q := e.DB.NewUpdate().Table("x402_payments").Set("checked_at = clock_timestamp()").Where("id = ? AND state = ?", p.ID, X402StateSigned)
-	if err == nil && !l.Found && !l.Complete && !l.Cursor.IsZero() && l.Height > p.LastValidBlockHeight+expiryMargin {
+	if past && !l.Found && !l.Complete && !l.Cursor.IsZero() {
 		q = q.Set("search_before = ?", l.Cursor.String())
+	}
+	if past && !l.Found && p.ExpirySlot == 0 {
+		q = q.Set("expiry_slot = ?", l.Slot)
 	}
 	if _, uerr := q.Exec(ctx); uerr != nil {
 		return errors.Join(err, fmt.Errorf("record the search: %w", uerr))
@@ -279,11 +289,14 @@ func (e *Engine) checkX402(ctx context.Context, network solana.Network, node Nod
 		return e.settleX402(ctx, p, l.Signature, st)
 	case l.Found:
 		return e.endX402(ctx, p, X402Failed, "rejected on chain: "+l.Err, &l.Signature, st)
-	case l.Height <= p.LastValidBlockHeight+expiryMargin:
+	case !past:
 		// It may still land.
-	case !l.Complete:
-		e.log().WarnContext(ctx, "x402 payment past its blockhash not found yet: the node's search was incomplete (no transaction history, or more transactions than one search reads; the next sweep reads on)",
-			"network", network, "payment_id", p.ID)
+	case p.ExpirySlot == 0:
+		// Seen expired for the first time: the next sweep searches for
+		// answers from this slot on.
+	case !l.Absent:
+		e.log().WarnContext(ctx, "x402 payment past its blockhash not found yet, but not conclusively: it waits (a node behind, no transaction history, a second node that disagrees, or more transactions than one search reads; the next sweep reads on)",
+			"network", network, "payment_id", p.ID, "why", l.Doubt)
 	default:
 		return e.endX402(ctx, p, X402Expired, "its blockhash expired before the seller settled it", nil, st)
 	}

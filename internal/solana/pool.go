@@ -333,8 +333,9 @@ func (p *pool) judge(n *node, h string) error {
 type pinKey struct{}
 
 type pin struct {
-	mu sync.Mutex
-	n  *node
+	mu      sync.Mutex
+	n       *node
+	exclude *node // never this one (a second opinion's first node)
 }
 
 // onOneNode returns a context whose calls through the pool all go to the
@@ -344,6 +345,21 @@ type pin struct {
 func onOneNode(ctx context.Context) context.Context {
 	return context.WithValue(ctx, pinKey{}, &pin{})
 }
+
+// onAnotherNode is onOneNode on a node other than the one pinned in
+// first (which must have answered): a second opinion.
+func onAnotherNode(ctx, first context.Context) context.Context {
+	p := &pin{}
+	if fp, ok := first.Value(pinKey{}).(*pin); ok {
+		fp.mu.Lock()
+		p.exclude = fp.n
+		fp.mu.Unlock()
+	}
+	return context.WithValue(ctx, pinKey{}, p)
+}
+
+// nodes is how many nodes the client's pool routes over.
+func (c *Client) nodes() int { return len(c.pool.nodes) }
 
 // route runs call on the best node, failing over to the next on a node
 // fault, and answers ErrUnavailable when no node served it.
@@ -361,6 +377,12 @@ func (p *pool) route(ctx context.Context, method string, call func(context.Conte
 		}
 	}
 	nodes := p.candidates()
+	if pn != nil && pn.exclude != nil {
+		nodes = slices.DeleteFunc(nodes, func(n *node) bool { return n == pn.exclude })
+	}
+	if len(nodes) == 0 && pn != nil && pn.exclude != nil {
+		return fmt.Errorf("%w: %s: no other node of %s is verified", ErrUnavailable, method, p.network)
+	}
 	if len(nodes) == 0 {
 		return fmt.Errorf("%w: %s: no node of %s is verified", ErrUnavailable, method, p.network)
 	}

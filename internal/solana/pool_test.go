@@ -1,6 +1,7 @@
 package solana_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -319,12 +320,7 @@ func TestIssue22FailoverSettledReadsOneNode(t *testing.T) {
 	ps, urls := proxies(t, ln, 2)
 	ps[0].Set(t, localnettest.ProxyFaults{Status: http.StatusServiceUnavailable, Methods: []string{"getSignatureStatuses"},
 		Rewrite: func(method string, r json.RawMessage) json.RawMessage {
-			if method != "getBlockHeight" {
-				return r
-			}
-			var h uint64
-			json.Unmarshal(r, &h)
-			return json.RawMessage(fmt.Sprint(h + 1000))
+			return heightAhead(method, r, 1000)
 		}})
 	ps[1].Set(t, localnettest.ProxyFaults{Delay: 20 * time.Millisecond, Rewrite: func(method string, r json.RawMessage) json.RawMessage {
 		if method != "getSignatureStatuses" {
@@ -364,7 +360,7 @@ func TestIssue22FailoverSettledReadsOneNode(t *testing.T) {
 	pinnedFailures := 0
 	for range 20 {
 		c := solana.NewPoolClient(urls, solana.Devnet, time.Second)
-		settled, err := c.Settled(ctx, []sol.Signature{sig})
+		settled, err := c.Settled(ctx, []sol.Signature{sig}, []uint64{0})
 		h, st := settled.Height, settled.Statuses
 		switch {
 		case err != nil:
@@ -496,4 +492,26 @@ func TestIssue22FailoverReadsPreferTheFasterNode(t *testing.T) {
 	if h := healthOf(t, c, urls[0]); !h.Up || h.Latency < 150*time.Millisecond {
 		t.Fatalf("the slow node is reported %+v", h)
 	}
+}
+
+// heightAhead rewrites a node's answer to say its block height is by
+// blocks ahead of the chain (getBlockHeight, and getEpochInfo's
+// blockHeight): a node that lies, or is ahead of the others.
+func heightAhead(method string, r json.RawMessage, by uint64) json.RawMessage {
+	switch method {
+	case "getBlockHeight":
+		var h uint64
+		json.Unmarshal(r, &h)
+		return json.RawMessage(fmt.Sprint(h + by))
+	case "getEpochInfo":
+		var info map[string]any
+		d := json.NewDecoder(bytes.NewReader(r))
+		d.UseNumber()
+		d.Decode(&info)
+		h, _ := info["blockHeight"].(json.Number).Int64()
+		info["blockHeight"] = uint64(h) + by
+		out, _ := json.Marshal(info)
+		return out
+	}
+	return r
 }

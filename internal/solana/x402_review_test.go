@@ -80,7 +80,7 @@ func TestIssue23FindLandingReadsOnThroughABusyAccount(t *testing.T) {
 	defer proxy.Close()
 	c := solana.NewClient(proxy.URL, solana.Devnet, 0)
 	ctx := context.Background()
-	l, err := c.FindLanding(ctx, ata, sig, memo, time.Now().Add(-time.Minute), sol.Signature{})
+	l, err := c.FindLanding(ctx, ata, sig, memo, time.Now().Add(-time.Minute), sol.Signature{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestIssue23FindLandingReadsOnThroughABusyAccount(t *testing.T) {
 		t.Fatalf("one search of %d later transactions: %+v, want an incomplete search with a cursor", later, l)
 	}
 	// The next sweep reads on from the cursor, and finds it.
-	l, err = c.FindLanding(ctx, ata, sig, memo, time.Now().Add(-time.Minute), l.Cursor)
+	l, err = c.FindLanding(ctx, ata, sig, memo, time.Now().Add(-time.Minute), l.Cursor, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

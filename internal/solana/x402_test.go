@@ -56,7 +56,7 @@ func TestIssue23FindLanding(t *testing.T) {
 	memo := fmt.Sprintf("x402-%d", time.Now().UnixNano())
 	sig, ata := landed(t, ln, memo)
 	c := solana.NewClient(ln.URL, solana.Devnet, 0)
-	l, err := c.FindLanding(context.Background(), ata, sig, memo, time.Now().Add(-time.Minute), sol.Signature{})
+	l, err := c.FindLanding(context.Background(), ata, sig, memo, time.Now().Add(-time.Minute), sol.Signature{}, 0)
 	if err != nil || !l.Found || l.Signature != sig.String() || l.Err != "" || l.Height == 0 {
 		t.Fatalf("landed: %+v %v", l, err)
 	}
@@ -67,7 +67,7 @@ func TestIssue23FindLanding(t *testing.T) {
 		sig  sol.Signature
 		memo string
 	}{{other, memo}, {sig, "x402-none"}} {
-		l, err := c.FindLanding(context.Background(), ata, tc.sig, tc.memo, time.Now().Add(-time.Minute), sol.Signature{})
+		l, err := c.FindLanding(context.Background(), ata, tc.sig, tc.memo, time.Now().Add(-time.Minute), sol.Signature{}, 0)
 		if err != nil || l.Found || !l.Complete {
 			t.Fatalf("%s / %s: %+v %v", tc.sig, tc.memo, l, err)
 		}
@@ -90,12 +90,7 @@ func TestIssue23FindLandingReadsOneNode(t *testing.T) {
 	ps, urls := proxies(t, ln, 2)
 	ps[0].Set(t, localnettest.ProxyFaults{Status: http.StatusServiceUnavailable, Methods: []string{"getSignaturesForAddress"},
 		Rewrite: func(method string, r json.RawMessage) json.RawMessage {
-			if method != "getBlockHeight" {
-				return r
-			}
-			var h uint64
-			json.Unmarshal(r, &h)
-			return json.RawMessage(fmt.Sprint(h + 1000))
+			return heightAhead(method, r, 1000)
 		}})
 	ps[1].Set(t, localnettest.ProxyFaults{Delay: 20 * time.Millisecond, Rewrite: func(method string, r json.RawMessage) json.RawMessage {
 		if method == "getSignaturesForAddress" {
@@ -106,7 +101,7 @@ func TestIssue23FindLandingReadsOneNode(t *testing.T) {
 	failures := 0
 	for range 20 {
 		c := solana.NewPoolClient(urls, solana.Devnet, time.Second)
-		l, err := c.FindLanding(context.Background(), ata, sig, memo, time.Now().Add(-time.Minute), sol.Signature{})
+		l, err := c.FindLanding(context.Background(), ata, sig, memo, time.Now().Add(-time.Minute), sol.Signature{}, 0)
 		switch {
 		case err != nil:
 			if !errors.Is(err, solana.ErrRPC) {

@@ -466,11 +466,11 @@ export class Chain {
     throw new Error('too many identical airdrop requests in this block');
   }
 
-  /** Status object for getSignatureStatuses, or null. */
-  signatureStatus(sig) {
+  /** Status object for getSignatureStatuses as of slot `at` (the current one by default), or null. */
+  signatureStatus(sig, at = this.slot) {
     const rec = this.txs.get(sig);
-    if (!rec) return null;
-    const age = this.slot - rec.slot;
+    if (!rec || rec.slot > at) return null;
+    const age = at - rec.slot;
     const finalized = age >= FINALIZATION_DEPTH;
     return {
       slot: rec.slot,
@@ -481,9 +481,10 @@ export class Chain {
     };
   }
 
-  /** Whether a recorded tx is visible at a commitment level. */
-  visibleAt(rec, commitment) {
-    const age = this.slot - rec.slot;
+  /** Whether a recorded tx is visible at a commitment level, as of slot `at` (the current one by default). */
+  visibleAt(rec, commitment, at = this.slot) {
+    if (rec.slot > at) return false;
+    const age = at - rec.slot;
     if (commitment === 'finalized') return age >= FINALIZATION_DEPTH;
     if (commitment === 'confirmed') return age >= 1;
     return true;

@@ -28,7 +28,7 @@ const U64_MAX = (1n << 64n) - 1n;
 
 const ENCODINGS = ['binary', 'base58', 'base64', 'jsonParsed', 'base64+zstd'];
 
-export const DEFAULT_FAULTS = Object.freeze({ latencyMs: 0, dropRate: 0, failSends: false, down: false });
+export const DEFAULT_FAULTS = Object.freeze({ latencyMs: 0, dropRate: 0, failSends: false, down: false, historySlot: null });
 
 /** Methods that are never delayed, failed or taken down by faults. */
 export const isExemptMethod = (m) => typeof m === 'string' && (m.startsWith('localnet_') || m.startsWith('surfnet_'));
@@ -48,6 +48,17 @@ export class Rpc {
 
   withContext(value) {
     return { context: this.ctx(), value };
+  }
+
+  /**
+   * The slot the history methods (getSignatureStatuses, getTransaction,
+   * getSignaturesForAddress) answer from: the chain's, or with the
+   * historySlot fault a backend stuck at that slot, which knows nothing
+   * that landed after it.
+   */
+  historySlot() {
+    const h = this.faults.historySlot;
+    return h === null ? this.chain.slot : Math.min(h, this.chain.slot);
   }
 
   /** Handles one JSON-RPC request object; returns the response object or null for notifications. */
@@ -616,7 +627,8 @@ const METHODS = {
     if (!Array.isArray(sigs)) throw invalidParams('Invalid params: invalid type: expected a sequence of signatures.');
     if (sigs.length > MAX_SIGNATURE_STATUSES) throw invalidParams(`Too many inputs provided; max ${MAX_SIGNATURE_STATUSES}`);
     for (const s of sigs) signatureParam(s);
-    return this.withContext(sigs.map((s) => this.chain.signatureStatus(s)));
+    const at = this.historySlot();
+    return { context: { ...this.ctx(), slot: at }, value: sigs.map((s) => this.chain.signatureStatus(s, at)) };
   },
 
   getTransaction(params) {
@@ -631,7 +643,7 @@ const METHODS = {
       throw invalidParams(`Invalid params: unknown variant \`${encoding}\`, expected one of \`binary\`, \`base64\`, \`base58\`, \`json\`, \`jsonParsed\`.`);
     }
     const rec = this.chain.txs.get(sig);
-    if (!rec || !this.chain.visibleAt(rec, commitment)) return null;
+    if (!rec || !this.chain.visibleAt(rec, commitment, this.historySlot())) return null;
     const maxVersion = cfg.maxSupportedTransactionVersion;
     if (rec.version !== 'legacy' && (maxVersion === undefined || maxVersion === null || maxVersion < rec.version)) {
       throw new RpcError(
@@ -652,6 +664,10 @@ const METHODS = {
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidParams('Invalid limit; max 1000');
     const before = cfg.before ? signatureParam(cfg.before) : null;
     const until = cfg.until ? signatureParam(cfg.until) : null;
+    const at = this.historySlot();
+    if (cfg.minContextSlot !== undefined && cfg.minContextSlot !== null && Number(cfg.minContextSlot) > at) {
+      throw new RpcError(-32016, 'Minimum context slot has not been reached', { contextSlot: at });
+    }
     const list = this.chain.addrIndex.get(a) ?? [];
     const out = [];
     let started = before === null;
@@ -663,8 +679,8 @@ const METHODS = {
       }
       if (sig === until) break;
       const rec = this.chain.txs.get(sig);
-      if (!rec || !this.chain.visibleAt(rec, commitment)) continue;
-      const st = this.chain.signatureStatus(sig);
+      if (!rec || !this.chain.visibleAt(rec, commitment, at)) continue;
+      const st = this.chain.signatureStatus(sig, at);
       out.push({
         blockTime: rec.blockTime,
         confirmationStatus: st.confirmationStatus,
@@ -744,6 +760,11 @@ const METHODS = {
     }
     next.failSends = !!f.failSends;
     next.down = !!f.down;
+    if (f.historySlot !== undefined && f.historySlot !== null) {
+      const v = Number(f.historySlot);
+      if (!Number.isInteger(v) || v < 0) throw invalidParams('Invalid params: historySlot must be a slot (an integer ≥ 0)');
+      next.historySlot = v;
+    }
     this.faults = next;
     this.log(`faults: ${JSON.stringify(next)}`);
     return { ...next };
