@@ -99,12 +99,14 @@ func Lock(ctx context.Context, tx bun.IDB, accountID uuid.UUID) (f FeePayer, ok 
 }
 
 // SpentToday is what the account's fee payer paid or may pay in at's UTC
-// day, and in how many transactions: the fee and created-account rent of
-// every transaction it signed that day (by signed_at: a payment signed
-// again after midnight counts in the day of its current attempt),
-// whatever became of it (a failed or expired one is counted too: counting
-// more than was paid never lets a runaway agent past the budget). except, a transaction being signed again
-// (its current attempt is replaced by the one being priced), is left out;
+// day, and in how many transactions: the sponsored_lamports of every
+// transaction it signed that day (by signed_at: a payment signed again
+// after midnight counts in the day of its current attempt). A signed
+// transaction reserves its fee and rent; one the node refused, or that
+// expired unseen, counts nothing once recorded so, and one that landed
+// and failed its fee alone (the payment engine rewrites its
+// sponsored_lamports). except, a transaction being signed again (its
+// current attempt is replaced by the one being priced), is left out;
 // uuid.Nil leaves out nothing.
 func SpentToday(ctx context.Context, db bun.IDB, accountID uuid.UUID, at time.Time, except uuid.UUID) (lamports int64, count int, err error) {
 	err = db.NewSelect().Table("transactions").ColumnExpr("coalesce(sum(sponsored_lamports), 0), count(*)").

@@ -20,7 +20,7 @@ type FeePayer struct {
 	Address *string `json:"address" nullable:"true" doc:"The fee payer's Solana address, to fund with SOL; null until it is first enabled." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	SOL     *SOL    `json:"sol" nullable:"true" doc:"Its SOL balance, read live; null before it has an address, or when the Solana node did not answer (the rest is still current)." example:"0.75"`
 	Budget  SOL     `json:"daily_budget_sol" doc:"The most SOL it may pay in fees and rent per UTC day; past it, sends answer 503 fee_payer_budget_exceeded." example:"1"`
-	Spent   SOL     `json:"spent_today_sol" doc:"What it paid or may still pay today (UTC): fee and rent of every transaction it signed today, landed or not." example:"0.0041"`
+	Spent   SOL     `json:"spent_today_sol" doc:"What it paid or may still pay today (UTC): fee and rent of the transactions it signed today that landed or may still land; one the node refused or that expired unseen counts nothing, one that landed and failed its fee." example:"0.0041"`
 	Count   int     `json:"transactions_today" doc:"How many transactions it signed today (UTC)." example:"2"`
 	Low     bool    `json:"low" doc:"Enabled and its SOL balance is below one day's budget: fund it before it runs dry." example:"false"`
 }

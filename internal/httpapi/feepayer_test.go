@@ -409,3 +409,48 @@ func TestIssue22SponsorFeePayerWithoutSOL(t *testing.T) {
 	status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": newAddress(), "amount": 1})
 	wantError(t, status, body, http.StatusUnprocessableEntity, "the account's fee payer needs SOL")
 }
+
+// Sponsored sends the node refuses pay nothing, so they use up nothing of
+// the fee payer's budget. The budget has room for five sends to new
+// recipients; an empty wallet's six sends of 0.000001 USDC to fresh
+// addresses are each signed and refused at preflight (nothing moves);
+// another wallet's sponsored send then lands, and GET /fee-payer counts
+// only what the fee payer paid on chain.
+func TestFeePayer_RefusedSendsDoNotUseUpTheBudget(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	empty, emptyKey := e.agent(map[string]any{"daily_limit_usdc": 100, "max_tx_usdc": 50, "approval_threshold_usdc": 100}, 0)
+	e.ln.SetLamports(t, emptyKey, 0)
+	e.ln.SetTokenBalance(t, emptyKey, solana.DevnetUSDCMint.String(), 0)
+	funded, fundedKey := e.agent(map[string]any{"daily_limit_usdc": 100, "max_tx_usdc": 50, "approval_threshold_usdc": 100}, 20_000_000)
+	e.ln.SetLamports(t, fundedKey, 0)
+	cost := int64(2*solana.BaseFeeLamports + solana.TokenAccountRentLamports)
+	budget := 5*cost + cost/2
+	feePayer := e.sponsor(fmt.Sprintf("%d.%09d", budget/1e9, budget%1e9), 1)
+	before := e.lamports(feePayer)
+
+	for range 6 {
+		status, body := e.do("POST", fmt.Sprintf(sendPath, empty), e.key, map[string]any{"to": newAddress(), "amount": 0.000001})
+		wantError(t, status, body, http.StatusUnprocessableEntity, "insufficient USDC")
+	}
+	if n, err := e.db.NewSelect().Table("transactions").Where("fee_payer IS NOT NULL AND refused_at IS NOT NULL").Count(context.Background()); err != nil || n != 6 {
+		t.Fatalf("%d refused sponsored transactions (%v), want 6 signed and refused", n, err)
+	}
+	if status, fp := e.do("GET", feePayerPath, e.key, nil); status != http.StatusOK || fp["spent_today_sol"] != 0.0 {
+		t.Fatalf("GET /fee-payer after six refusals: %d %v", status, fp)
+	}
+
+	status, body := e.do("POST", fmt.Sprintf(sendPath, funded), e.key, map[string]any{"to": newAddress(), "amount": 1})
+	if status != http.StatusOK || body["status"] != "sent" {
+		t.Fatalf("another wallet's sponsored send: %d %v", status, body)
+	}
+	e.settle(eng, body["signature"].(string), payment.TxConfirmed)
+	paid := before - e.lamports(feePayer)
+	if paid != uint64(cost) {
+		t.Fatalf("the fee payer paid %d lamports on chain, want %d (one send: two base fees and the rent)", paid, cost)
+	}
+	if status, fp := e.do("GET", feePayerPath, e.key, nil); status != http.StatusOK || fp["spent_today_sol"] != float64(paid)/1e9 {
+		t.Fatalf("GET /fee-payer counts %v, the fee payer paid %d lamports: %d %v", fp["spent_today_sol"], paid, status, fp)
+	}
+}

@@ -188,11 +188,11 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 		t, s := &batch[i], statuses[i]
 		switch {
 		case s.Confirmed && s.Err != "":
-			if err := e.settle(ctx, t, false, "rejected on chain: "+s.Err, st); err != nil {
+			if err := e.fail(ctx, t, "rejected on chain: "+s.Err, paidFee, st); err != nil {
 				return err
 			}
 		case s.Confirmed:
-			if err := e.settle(ctx, t, true, "", st); err != nil {
+			if err := e.confirm(ctx, t, st); err != nil {
 				return err
 			}
 		case s.Found:
@@ -249,13 +249,13 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 				// Unknown to a node without history proves nothing: it
 				// may have landed before the node's status cache. Never
 				// signed again: failed, as before re-signing existed.
-				err = e.settle(ctx, t, false, "expired: not found by a node without transaction history, so not signed again; it may have landed (check the signature on chain)", st)
+				err = e.fail(ctx, t, "expired: not found by a node without transaction history, so not signed again; it may have landed (check the signature on chain)", paidUnknown, st)
 			case s.Confirmed && s.Err != "":
-				err = e.settle(ctx, t, false, "rejected on chain: "+s.Err, st)
+				err = e.fail(ctx, t, "rejected on chain: "+s.Err, paidFee, st)
 			case s.Confirmed:
-				err = e.settle(ctx, t, true, "", st)
+				err = e.confirm(ctx, t, st)
 			case !s.Found && !t.RefusedAt.IsZero() && t.Error != nil:
-				err = e.settle(ctx, t, false, *t.Error+"; its blockhash has expired", st)
+				err = e.fail(ctx, t, *t.Error+"; its blockhash has expired", paidNothing, st)
 			case !s.Found && t.RefusedAt.IsZero() && t.Attempts < e.maxAttempts():
 				// It can never land: the same payment is signed again
 				// (by a later sweep past this one's bound).
@@ -264,9 +264,9 @@ func (e *Engine) sweepBatch(ctx context.Context, node Node, height uint64, batch
 					err = e.resign(ctx, node, height, t, st)
 				}
 			case !s.Found && t.Attempts > 1:
-				err = e.settle(ctx, t, false, fmt.Sprintf("expired: the blockhash of each of its %d attempts expired before it landed", t.Attempts), st)
+				err = e.fail(ctx, t, fmt.Sprintf("expired: the blockhash of each of its %d attempts expired before it landed", t.Attempts), paidNothing, st)
 			case !s.Found:
-				err = e.settle(ctx, t, false, "expired: the blockhash expired before the transaction landed", st)
+				err = e.fail(ctx, t, "expired: the blockhash expired before the transaction landed", paidNothing, st)
 			}
 			if err != nil {
 				return err
@@ -311,18 +311,23 @@ func signatures(ts []Transaction) []sol.Signature {
 	return sigs
 }
 
-// settle confirms (with its tx.sent event) or fails (releasing the
-// reservation) a pending transaction; a concurrent sweep's settlement
+// fail fails a pending transaction (releasing its reservation, and the
+// fee payer's of what it did not pay); a concurrent sweep's settlement
 // wins harmlessly.
-func (e *Engine) settle(ctx context.Context, t *Transaction, confirmed bool, why string, st *SweepStats) error {
+func (e *Engine) fail(ctx context.Context, t *Transaction, why string, paid feePaid, st *SweepStats) error {
 	return e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if !confirmed {
-			failed, err := e.failTx(ctx, tx, t, why, approval.ReasonTxFailed)
-			if failed {
-				st.Failed++
-			}
-			return err
+		failed, err := e.failTx(ctx, tx, t, why, paid, approval.ReasonTxFailed)
+		if failed {
+			st.Failed++
 		}
+		return err
+	})
+}
+
+// confirm confirms a pending transaction, with its tx.sent event; a
+// concurrent sweep's settlement wins harmlessly.
+func (e *Engine) confirm(ctx context.Context, t *Transaction, st *SweepStats) error {
+	return e.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		at := e.now()
 		res, err := tx.NewUpdate().Table("transactions").
 			Set("status = ?", TxConfirmed).Set("updated_at = ?", at).

@@ -701,6 +701,8 @@ func (e *Engine) refuse(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 	at := e.now()
 	res, err := tx.NewUpdate().Table("transactions").
 		Set("refused_at = ?", at).Set("error = ?", why).Set("updated_at = ?", at).
+		// Nothing went out: the fee payer pays nothing for it.
+		Set("sponsored_lamports = " + paidNothing.sponsored()).
 		Where("id = ? AND status = ? AND refused_at IS NULL AND broadcasts = 0", t.ID, TxPending).Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("record refusal: %w", err)
@@ -716,13 +718,42 @@ func (e *Engine) refuse(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 	return true, nil
 }
 
+// feePaid is what the fee payer of a transaction that failed paid for
+// it: its sponsored_lamports becomes that, so the day's budget counts what
+// was paid (a signed transaction reserves its fee and rent; one that can
+// no longer land releases what it did not pay).
+type feePaid int
+
+const (
+	// paidNothing: it never landed (refused, or expired unseen).
+	paidNothing feePaid = iota
+	// paidFee: it landed and failed: the fee is charged, and the
+	// recipient's account it offered to make was rolled back with it.
+	paidFee
+	// paidUnknown: it may have landed; all it reserved stays counted.
+	paidUnknown
+)
+
+// sponsored is the SQL expression of the transaction's sponsored_lamports
+// once it paid p (null stays null: the wallet paid its own way).
+func (p feePaid) sponsored() string {
+	switch p {
+	case paidNothing:
+		return "CASE WHEN sponsored_lamports IS NULL THEN NULL ELSE 0 END"
+	case paidFee:
+		return "CASE WHEN sponsored_lamports IS NULL THEN NULL ELSE LEAST(sponsored_lamports, fee_lamports) END"
+	}
+	return "sponsored_lamports"
+}
+
 // failTx marks a pending transaction failed (releasing its reservation)
 // with an audit entry and a tx.failed event; an approval still signing for
 // it is rejected by the system. False means it was no longer pending.
-func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why string, reason string) (bool, error) {
+func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why string, paid feePaid, reason string) (bool, error) {
 	at := e.now()
 	res, err := tx.NewUpdate().Table("transactions").
 		Set("status = ?", TxFailed).Set("error = ?", why).Set("updated_at = ?", at).
+		Set("sponsored_lamports = " + paid.sponsored()).
 		Where("id = ? AND status = ?", t.ID, TxPending).Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("fail transaction: %w", err)

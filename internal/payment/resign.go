@@ -65,7 +65,7 @@ func (e *Engine) resign(ctx context.Context, node Node, height uint64, t *Transa
 	}
 	expired := "expired: the blockhash expired before the transaction landed"
 	if w.State == wallet.Frozen {
-		return e.settle(ctx, t, false, expired+"; not signed again: the wallet is frozen", st)
+		return e.fail(ctx, t, expired+"; not signed again: the wallet is frozen", paidNothing, st)
 	}
 	log := e.log().With("transaction_id", t.ID, "attempt", t.Attempts+1)
 	bh, err := node.Client.LatestBlockhash(ctx)
@@ -152,7 +152,7 @@ func (e *Engine) resign(ctx context.Context, node Node, height uint64, t *Transa
 		return nil
 	})
 	if notAgain != nil {
-		return e.settle(ctx, t, false, expired+"; not signed again: "+notAgain.Error(), st)
+		return e.fail(ctx, t, expired+"; not signed again: "+notAgain.Error(), paidNothing, st)
 	}
 	if errors.Is(err, errSkipped) {
 		return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/feepayer"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -58,5 +59,33 @@ func TestIssue22ResignSponsored(t *testing.T) {
 	}
 	if spent, n, err := feepayer.SpentToday(ctx, f.eng.DB, f.acc.ID, time.Now(), uuid.Nil); err != nil || spent != *txn.SponsoredLamports || n != 1 {
 		t.Fatalf("spent today %d in %d (%v), want %d in 1", spent, n, err, *txn.SponsoredLamports)
+	}
+}
+
+// A sponsored payment whose every attempt expired unseen fails, and the
+// fee payer's budget no longer counts what it reserved: nothing was paid.
+func TestFeePayer_ExpiredSendReleasesItsReservation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newResignFixture(t, localnettest.Start(t))
+	f.eng.MaxAttempts = 1
+	budget := int64(solana.LamportsPerSOL)
+	fp, err := feepayer.Set(ctx, f.eng.DB, f.sealer, f.acc.ID, "system", feepayer.Change{Enabled: true, Budget: &budget}, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ln.SetLamports(t, *fp.Pubkey, 1_000_000_000)
+	f.ln.SetLamports(t, f.w.Pubkey, 0)
+
+	f.sendUnseen(t)
+	if spent, n, err := feepayer.SpentToday(ctx, f.eng.DB, f.acc.ID, time.Now(), uuid.Nil); err != nil || spent == 0 || n != 1 {
+		t.Fatalf("while it may land: spent %d in %d (%v), want its fee and rent reserved", spent, n, err)
+	}
+	txn := f.sweepUntil(t, payment.TxFailed)
+	if txn.SponsoredLamports == nil || *txn.SponsoredLamports != 0 {
+		t.Fatalf("failed unseen: sponsored %v, want 0", txn.SponsoredLamports)
+	}
+	if spent, _, err := feepayer.SpentToday(ctx, f.eng.DB, f.acc.ID, time.Now(), uuid.Nil); err != nil || spent != 0 {
+		t.Fatalf("spent today %d (%v) after it expired unseen, want 0", spent, err)
 	}
 }

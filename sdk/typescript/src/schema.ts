@@ -1650,7 +1650,7 @@ export interface components {
              */
             sol: number | null;
             /**
-             * @description What it paid or may still pay today (UTC): fee and rent of every transaction it signed today, landed or not.
+             * @description What it paid or may still pay today (UTC): fee and rent of the transactions it signed today that landed or may still land; one the node refused or that expired unseen counts nothing, one that landed and failed its fee.
              * @example 0.0041
              */
             spent_today_sol: number;
