@@ -66,11 +66,13 @@ func (v Voter) claims() []string {
 }
 
 // ErrNoPerson refuses a vote that cannot be counted as a person of the
-// account while more than one approve is needed (see NoPersonError).
+// account while more than one approve is needed, or that speaks for a
+// person removed from the account (see NoPersonError).
 var ErrNoPerson = errors.New("this approver is no person of the account")
 
 // NoPersonError refuses a vote no person of the account can be counted
-// for, when the approval needs several people: Reason says why.
+// for, when the approval needs several people, or one that speaks for a
+// person no longer of the account: Reason says why.
 type NoPersonError struct{ Reason string }
 
 func (e *NoPersonError) Error() string { return e.Reason }
@@ -109,10 +111,12 @@ func Quorum(ctx context.Context, db bun.IDB, walletID uuid.UUID) (int, error) {
 // VoteFor records voter's approve of a pending approval, under the
 // approval row's lock: the requester rule first (ErrRequester), then the
 // state (*NotPendingError; one past its lifetime is expired on the spot),
-// then the person (*NoPersonError when several are needed and it is none,
-// or no longer one who may approve), then the votes (*AlreadyVotedError
-// when the voter, or a person it speaks for, voted already). A vote that
-// reaches the quorum moves the approval to signing, approved_by the voter
+// then the people (*NoPersonError when a person it speaks for is no
+// longer a user of the account, or when several are needed and it is
+// none, or no longer one who may approve), then the votes
+// (*AlreadyVotedError when the voter, or a person it speaks for, voted
+// already). A vote that reaches the quorum moves the approval to
+// signing, approved_by the voter
 // (final): the payment engine then evaluates the policy again and signs,
 // as for a single approve; its approval.approved audit entry records the
 // votes. A vote short of it keeps the approval pending with an
@@ -126,7 +130,11 @@ func VoteFor(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, voter Vot
 		needed int
 	)
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		err := tx.NewSelect().Model(&a).Where("a.id = ? AND a.account_id = ?", id, accountID).For("UPDATE").Scan(ctx)
+		people, err := lockPeople(ctx, tx, accountID, voter)
+		if err != nil {
+			return err
+		}
+		err = tx.NewSelect().Model(&a).Where("a.id = ? AND a.account_id = ?", id, accountID).For("UPDATE").Scan(ctx)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
@@ -150,9 +158,12 @@ func VoteFor(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, voter Vot
 		if needed, err = Quorum(ctx, tx, a.WalletID); err != nil {
 			return err
 		}
+		if err := people.allThere(); err != nil {
+			return err
+		}
 		person := voter.Person
 		if needed > 1 {
-			if err := mayCount(ctx, tx, accountID, voter, needed); err != nil {
+			if err := mayCount(people, voter, needed); err != nil {
 				return err
 			}
 		} else if person == "" {
@@ -221,11 +232,66 @@ func VoteFor(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, voter Vot
 	return a, final, nil
 }
 
+// people are the persons a vote speaks for (the user:<address> among its
+// claims), each with whether they may approve now (owner or approver);
+// one missing from the map is no user of the account.
+type people struct {
+	claimed []string
+	may     map[string]bool
+}
+
+// lockPeople reads the users a vote speaks for, locked FOR SHARE until the
+// vote commits: a removal or demotion of one of them (RemoveUser, SetRole,
+// then WithdrawPerson, in one transaction) that locked the row first is
+// committed before the vote reads it, which then finds the person gone or
+// changed; one that comes second waits for the vote's commit, then sees
+// and withdraws its vote. FOR SHARE, not FOR KEY SHARE: the latter lets
+// an UPDATE of the role through. Users are locked before the approval, in
+// the order of the removal and the demotion (users, then approvals).
+func lockPeople(ctx context.Context, tx bun.Tx, accountID uuid.UUID, v Voter) (people, error) {
+	p := people{may: map[string]bool{}}
+	var addresses []string
+	for _, c := range v.claims() {
+		if address, ok := strings.CutPrefix(c, "user:"); ok {
+			p.claimed = append(p.claimed, c)
+			addresses = append(addresses, address)
+		}
+	}
+	if len(addresses) == 0 {
+		return p, nil
+	}
+	var rows []struct {
+		Address string `bun:"address"`
+		May     bool   `bun:"may"`
+	}
+	err := tx.NewRaw(`SELECT address, role IN ('owner', 'approver') AS may FROM users
+		WHERE account_id = ? AND address IN (?) ORDER BY address FOR SHARE`, accountID, bun.List(addresses)).Scan(ctx, &rows)
+	if err != nil {
+		return p, fmt.Errorf("lock the approver: %w", err)
+	}
+	for _, r := range rows {
+		p.may["user:"+r.Address] = r.May
+	}
+	return p, nil
+}
+
+// allThere refuses a vote that speaks for a person who is no user of the
+// account: only a removal that committed while the vote was being cast
+// leaves one (a removed person's sessions end and their keys are revoked
+// with them, and a Slack member's link goes with the user).
+func (p people) allThere() error {
+	for _, c := range p.claimed {
+		if _, ok := p.may[c]; !ok {
+			return &NoPersonError{Reason: fmt.Sprintf("this approve speaks for %s, who is no longer a person of the account", c)}
+		}
+	}
+	return nil
+}
+
 // mayCount refuses, when needed people must approve, a voter who is no
 // person of the account who may approve now.
-func mayCount(ctx context.Context, tx bun.Tx, accountID uuid.UUID, v Voter, needed int) error {
-	address, ok := strings.CutPrefix(v.Person, "user:")
-	if !ok {
+func mayCount(p people, v Voter, needed int) error {
+	if !strings.HasPrefix(v.Person, "user:") {
 		what := "an API key made on the command line belongs to no person of the account"
 		switch {
 		case strings.HasPrefix(v.Actor, "slack:"):
@@ -235,11 +301,7 @@ func mayCount(ctx context.Context, tx bun.Tx, accountID uuid.UUID, v Voter, need
 		}
 		return &NoPersonError{Reason: fmt.Sprintf("this payment needs %d people to approve it, and every approve must count as one of them: %s", needed, what)}
 	}
-	may, err := tx.NewSelect().Table("users").Where("account_id = ? AND address = ? AND role IN ('owner', 'approver')", accountID, address).Exists(ctx)
-	if err != nil {
-		return fmt.Errorf("check the approver: %w", err)
-	}
-	if !may {
+	if !p.may[v.Person] {
 		return &NoPersonError{Reason: fmt.Sprintf("this payment needs %d people to approve it, and %s, whom this approve counts as, is no longer an owner or approver of the account", needed, v.Person)}
 	}
 	return nil

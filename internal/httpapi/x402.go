@@ -152,15 +152,10 @@ func (s *server) registerX402(api huma.API) {
 	}, s.listX402)
 }
 
-// shown is seller text kept for approvers: control and invisible
-// formatting characters become spaces, and it is clipped.
+// shown is seller text kept for approvers, clipped to n characters
+// (x402.ParsePaymentRequired refuses control and invisible formatting
+// characters in it).
 func shown(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if policy.Deceptive(r) || r == utf8.RuneError {
-			return ' '
-		}
-		return r
-	}, s)
 	if utf8.RuneCountInString(s) > n {
 		s = string([]rune(s)[:n])
 	}

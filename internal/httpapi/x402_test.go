@@ -586,3 +586,53 @@ func TestIssue23X402PayV1(t *testing.T) {
 		t.Fatalf("settled %v, seller %+v", p, paid.Response)
 	}
 }
+
+// A seller's memo with a direction override, a newline or NUL is refused
+// at once with 422 naming extra.memo and the character, before anything
+// is recorded or signed; the same challenge with its memo as the seller
+// sent it is paid.
+func TestX402Pay_MemoWithControlOrFormatCharacterIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{Memo: "order 42"})
+	id, _ := e.x402Agent(nil, 5_000_000)
+	base := seller.Challenge(t, x402test.MemoWeather)
+	withMemo := func(memo string) json.RawMessage {
+		var c map[string]any
+		if err := json.Unmarshal(base, &c); err != nil {
+			t.Fatal(err)
+		}
+		c["accepts"].([]any)[0].(map[string]any)["extra"].(map[string]any)["memo"] = memo
+		raw, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	for _, tc := range []struct{ name, memo, char string }{
+		{"right-to-left override", "order \u202e24", "U+202E"},
+		{"newline", "order 42\nPaid in full", "U+000A"},
+		{"NUL", "order\x0042", "U+0000"},
+	} {
+		start := time.Now()
+		status, body, _ := e.pay(id, withMemo(tc.memo), nil, nil)
+		took := time.Since(start)
+		msg, _ := body["error"].(string)
+		if status != 422 || !strings.Contains(msg, "extra.memo") || !strings.Contains(msg, tc.char) {
+			t.Fatalf("%s: %d %v", tc.name, status, body)
+		}
+		if took > time.Second {
+			t.Fatalf("%s: answered after %s", tc.name, took)
+		}
+	}
+	if n := e.countRows("send_requests"); n != 0 {
+		t.Fatalf("%d requests recorded", n)
+	}
+	if n := e.countRows("x402_payments"); n != 0 {
+		t.Fatalf("%d payments signed", n)
+	}
+	if status, body, _ := e.pay(id, base, nil, nil); status != 200 || body["status"] != "signed" {
+		t.Fatalf("the seller's own memo: %d %v", status, body)
+	}
+}

@@ -4,9 +4,10 @@
 // `exact`, the wallet's network, that network's USDC), builds and partially
 // signs the scheme's transaction exactly as the official facilitator
 // verifies it, and encodes the payment header. It is pure: no RPC, no
-// storage, no policy. The caller gives the blockhash and the wallet's key,
-// so signing happens where keys are unsealed (the worker), and the policy,
-// reservations and approvals stay in the service around it.
+// storage, no policy decisions (of package policy it uses only the rule
+// on text people read). The caller gives the blockhash and the wallet's
+// key, so signing happens where keys are unsealed (the worker), and the
+// policy, reservations and approvals stay in the service around it.
 //
 // The protocol's sources: specs/transports-v2/http.md and
 // specs/schemes/exact/scheme_exact_svm.md in x402-foundation/x402, and the
@@ -24,6 +25,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -62,7 +64,9 @@ type Resource struct {
 type PaymentRequired struct {
 	// Version is 1 (the 402's JSON body) or 2 (the PAYMENT-REQUIRED header).
 	Version int
-	// Error is the seller's message, if any.
+	// Error is the seller's message, if any. Unlike the other fields it is
+	// not held to the rule on seller text (see sellerText): it is neither
+	// stored nor shown.
 	Error string
 	// Resource is v2's top-level resource; v1 carries one per requirement
 	// (Requirement.Resource).
@@ -77,6 +81,8 @@ type PaymentRequired struct {
 // Requirement is one entry of `accepts`. Its fields are the seller's text;
 // only the entry that is chosen is validated in full (Select), so an entry
 // for another chain (EVM addresses, other schemes) never fails the parse.
+// A field of the wrong type, or carrying a character the rule on seller
+// text refuses (sellerText), is left empty and makes the entry malformed.
 type Requirement struct {
 	Scheme  string
 	Network string
@@ -147,8 +153,10 @@ type wirePaymentRequired struct {
 
 // ParsePaymentRequired reads a challenge's JSON: the decoded v2 header or
 // the v1 402 body. It checks the envelope strictly (size, UTF-8, version
-// 1 or 2, 1 to 32 entries, each a JSON object) and reads the entries'
-// fields without judging them; Select judges the one it may pay.
+// 1 or 2, 1 to 32 entries, each a JSON object, v2's resource held to the
+// rule on seller text) and reads the entries' fields without judging
+// them beyond their type and that rule (an entry that breaks either is
+// malformed); Select judges the one it may pay.
 func ParsePaymentRequired(data []byte) (*PaymentRequired, error) {
 	if len(data) > MaxChallengeBytes {
 		return nil, fmt.Errorf("%w: larger than %d bytes", ErrInvalidChallenge, MaxChallengeBytes)
@@ -182,6 +190,13 @@ func ParsePaymentRequired(data []byte) (*PaymentRequired, error) {
 		}
 		if err := json.Unmarshal(w.Resource, &pr.Resource); err != nil || pr.Resource.URL == "" {
 			return nil, fmt.Errorf("%w: resource must be an object with a url", ErrInvalidChallenge)
+		}
+		for _, f := range []struct{ name, text string }{
+			{"resource.url", pr.Resource.URL}, {"resource.description", pr.Resource.Description}, {"resource.mimeType", pr.Resource.MimeType},
+		} {
+			if err := sellerText(f.name, f.text); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrInvalidChallenge, err)
+			}
 		}
 		pr.rawResource = w.Resource
 		if !isNull(w.Extensions) {
@@ -229,14 +244,19 @@ func parseRequirement(raw json.RawMessage) Requirement {
 			return
 		}
 		s, ok := jsonString(field)
-		switch {
-		case !ok:
+		if !ok {
 			bad = append(bad, name+" is not a string")
-		case limit > 0 && len(s) > limit:
-			bad = append(bad, fmt.Sprintf("%s is longer than %d bytes", name, limit))
-		default:
-			*dst = s
+			return
 		}
+		if limit > 0 && len(s) > limit {
+			bad = append(bad, fmt.Sprintf("%s is longer than %d bytes", name, limit))
+			return
+		}
+		if err := sellerText(name, s); err != nil {
+			bad = append(bad, err.Error())
+			return
+		}
+		*dst = s
 	}
 	str("scheme", w.Scheme, &r.Scheme, maxSchemeLen)
 	str("network", w.Network, &r.Network, maxNetworkLen)
@@ -267,6 +287,24 @@ func parseRequirement(raw json.RawMessage) Requirement {
 	}
 	r.malformed = strings.Join(bad, "; ")
 	return r
+}
+
+// sellerText refuses, in the seller's string field name, the characters
+// refused in every text people read (policy.Deceptive): control
+// characters (NUL, newlines, tabs, DEL and the C1 controls), format
+// characters (Cf: bidi overrides and isolates such as U+202E, zero-width
+// ones, U+FEFF) and the line and paragraph separators. A challenge's
+// memo, resource, description and mime type are stored, signed (the
+// memo) and shown in the dashboard, events and Slack, where such a
+// character can make one text read as another or forge a line; NUL
+// cannot be stored at all. The error names the field and the character.
+func sellerText(name, s string) error {
+	i := strings.IndexFunc(s, policy.Deceptive)
+	if i < 0 {
+		return nil
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return fmt.Errorf("%s contains %U, a control or invisible formatting character", name, r)
 }
 
 // readAmount is `amount ?? maxAmountRequired`: a present amount wins, even

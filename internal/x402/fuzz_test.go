@@ -4,17 +4,21 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
+	"strings"
 	"testing"
 
 	sol "github.com/gagliardetto/solana-go"
 
+	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // FuzzParsePaymentRequired feeds arbitrary seller text to the parser,
 // the selection and the builder: nothing panics, every failure is typed,
-// and whatever is chosen is payable by the rules (exact, the wallet's
+// no string a parsed challenge holds carries a character the rule on
+// seller text refuses (policy.Deceptive), and whatever is chosen is
+// payable by the rules (exact, the wallet's
 // network and USDC, a positive amount within the cap, a fee payer other
 // than the wallet) and builds a transaction that passes our own check.
 // Run: go test -fuzz FuzzParsePaymentRequired -fuzztime 30s ./internal/x402
@@ -32,6 +36,15 @@ func FuzzParsePaymentRequired(f *testing.F) {
 	}
 	f.Add([]byte(`{"x402Version":2,"resource":{"url":"u"},"accepts":[{"extra":{"memo":null}}]}`))
 	f.Add([]byte(`{"x402Version":1,"accepts":[{"amount":"18446744073709551615"}]}`))
+	memo := entry(s, fp, "1000")
+	memo["extra"].(map[string]any)["memo"] = "paid\u202e in full"
+	described := challengeV2(entry(s, fp, "1000"))
+	described["resource"].(map[string]any)["description"] = "line one\nline two"
+	v1 := v1entry(s, fp, "1000")
+	v1["resource"] = "https://seller.example/\x00"
+	for _, c := range []map[string]any{challengeV2(memo), described, challengeV1(v1)} {
+		f.Add(mustJSON(f, c))
+	}
 	maxCap := usdc.Micros(5_000)
 	wallet := Wallet{Network: solana.Devnet, Owner: owner}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -48,6 +61,15 @@ func FuzzParsePaymentRequired(f *testing.F) {
 		}
 		if len(pr.Accepts) == 0 || len(pr.Accepts) > maxAccepts || (pr.Version != 1 && pr.Version != 2) {
 			t.Fatalf("parsed %d accepts, version %d", len(pr.Accepts), pr.Version)
+		}
+		texts := []string{pr.Resource.URL, pr.Resource.Description, pr.Resource.MimeType}
+		for _, r := range pr.Accepts {
+			texts = append(texts, r.Scheme, r.Network, r.Asset, r.PayTo, r.FeePayer, r.Memo, r.Resource.URL, r.Resource.Description, r.Resource.MimeType)
+		}
+		for _, text := range texts {
+			if strings.ContainsFunc(text, policy.Deceptive) {
+				t.Fatalf("parsed seller text %q", text)
+			}
 		}
 		c, err := pr.Select(wallet, &maxCap)
 		if err != nil {

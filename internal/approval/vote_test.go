@@ -1,0 +1,146 @@
+package approval_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"testing"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+)
+
+// A person's approve cast while an owner removes them does not count: the
+// removal (deleting the user, revoking their keys, withdrawing their
+// votes) is open when the approve starts from another connection, and
+// commits after it. The approve is refused, no vote of theirs remains, and
+// the next person's approve leaves the payment one short of the two it
+// needs instead of sending it.
+func TestVoteFor_RemovedPersonsVoteDoesNotCount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	_, pub, _ := signer.GenerateMasterKey()
+	sealer, _ := signer.NewSealer(pub)
+	acct, err := auth.CreateAccount(ctx, db, solana.Devnet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, leaving, next, third := newAddress(t), newAddress(t), newAddress(t), newAddress(t)
+	for address, role := range map[string]auth.Role{owner: auth.RoleOwner, leaving: auth.RoleApprover, next: auth.RoleApprover, third: auth.RoleApprover} {
+		if _, err := auth.AddUser(ctx, db, acct.ID, address, role); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := policy.Default()
+	p.ApprovalsRequired = 2
+	w, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	a := approval.Approval{ID: uuid.New(), AccountID: acct.ID, WalletID: w.ID, Amount: 1, To: newAddress(t),
+		Status: approval.Pending, CreatedAt: now, ExpiresAt: now.Add(approval.Lifetime)}
+	if _, err := db.NewInsert().Model(&a).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// The removal as RemoveUser's caller makes it, not committed yet.
+	removal, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer removal.Rollback() //nolint:errcheck // committed below
+	if _, _, err := auth.RemoveUser(ctx, removal, acct.ID, leaving); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := approval.WithdrawPerson(ctx, removal, acct.ID, auth.UserActorID(leaving)); err != nil {
+		t.Fatal(err)
+	}
+
+	voted := make(chan error, 1)
+	go func() {
+		_, _, err := approval.VoteFor(ctx, db, acct.ID, a.ID, voter(leaving), nil)
+		voted <- err
+	}()
+	// Commit once the approve has either finished or is waiting on a
+	// lock the removal holds.
+	var (
+		voteErr error
+		done    bool
+	)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		select {
+		case voteErr = <-voted:
+			done = true
+		default:
+		}
+		if done || waiting(t, db) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the approve neither finished nor waited for the removal")
+		}
+	}
+	if err := removal.Commit(); err != nil {
+		t.Fatalf("commit the removal: %v", err)
+	}
+	if !done {
+		voteErr = <-voted
+	}
+	if voteErr != nil && !errors.Is(voteErr, approval.ErrNoPerson) {
+		t.Fatalf("the approve failed otherwise than by being refused: %v", voteErr)
+	}
+	var left []approval.Vote
+	if err := db.NewSelect().Model(&left).Where("approval_id = ?", a.ID).Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Fatalf("votes after the removal (approve answered %v): %+v", voteErr, left)
+	}
+	got, final, err := approval.VoteFor(ctx, db, acct.ID, a.ID, voter(next), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if final || got.Status != approval.Pending || len(got.Votes) != 1 || got.Needed != 2 {
+		t.Fatalf("the next approve: final %v, status %s, %d votes of %d", final, got.Status, len(got.Votes), got.Needed)
+	}
+}
+
+// voter is the dashboard user address as an approver.
+func voter(address string) approval.Voter {
+	actor := auth.UserActorID(address)
+	return approval.Voter{Actor: actor, Person: actor, Ancestry: []string{actor}}
+}
+
+// waiting reports whether a connection to the test's database waits for a
+// lock.
+func waiting(t *testing.T, db *bun.DB) bool {
+	t.Helper()
+	var n int
+	err := db.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(context.Background(), &n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
+}
+
+func newAddress(t *testing.T) string {
+	t.Helper()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sol.PublicKeyFromBytes(pub).String()
+}
