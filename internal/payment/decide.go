@@ -702,7 +702,7 @@ func (e *Engine) refuse(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 	res, err := tx.NewUpdate().Table("transactions").
 		Set("refused_at = ?", at).Set("error = ?", why).Set("updated_at = ?", at).
 		// Nothing went out: the fee payer pays nothing for it.
-		Set("sponsored_lamports = " + paidNothing.sponsored()).
+		Set("sponsored_lamports = "+paidNothing.sponsored()).
 		Where("id = ? AND status = ? AND refused_at IS NULL AND broadcasts = 0", t.ID, TxPending).Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("record refusal: %w", err)
@@ -753,7 +753,7 @@ func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 	at := e.now()
 	res, err := tx.NewUpdate().Table("transactions").
 		Set("status = ?", TxFailed).Set("error = ?", why).Set("updated_at = ?", at).
-		Set("sponsored_lamports = " + paid.sponsored()).
+		Set("sponsored_lamports = "+paid.sponsored()).
 		Where("id = ? AND status = ?", t.ID, TxPending).Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("fail transaction: %w", err)
