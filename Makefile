@@ -140,6 +140,10 @@ $(STATICCHECK):
 bench: deps ## run the benchmarks (bench/results/send.json, webhooks.json; BENCH=Send, BENCH_SENDS=n, BENCH_EVENTS=n, APIS=n WORKERS=m, BENCH_PPROF=1: see bench/README.md)
 	@$(WITH_TEST_SERVICES) APIS=$(APIS) WORKERS=$(WORKERS) BENCH_PPROF=$(BENCH_PPROF) $(GO) test $(BENCH_FLAGS) ./...
 
+.PHONY: soak
+soak: deps ## run the multi-process soaks of the whole stack (bench: scale-out, chaos), skipped by make test
+	@$(WITH_TEST_SERVICES) SOAK=1 $(GO) test -race -count=1 -run 'TestStack_' ./bench
+
 .PHONY: migrate
 migrate: ## apply the migrations to DATABASE_URL (make migrate ARGS=status|down|unlock for the others)
 	@$(WITH_SERVICES) $(GO) run ./cmd/api migrate $(ARGS)

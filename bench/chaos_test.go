@@ -16,8 +16,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
-// Issue 26: the sends' direct hand-off to workers keeps the chaos
-// guarantees. Under a steady stream of sends from one api to two worker
+// The sends' direct hand-off to workers keeps the chaos guarantees. Under a steady stream of sends from one api to two worker
 // processes, a worker is killed with SIGKILL, then Redis is flushed, then
 // every PostgreSQL connection of the service is cut, then PostgreSQL
 // crashes (immediate shutdown: what its WAL buffers held unflushed is
@@ -30,7 +29,8 @@ import (
 // stream kept paying through each fault (sends answered sent after each).
 // A send the killed worker signed but never broadcast is answered sent
 // and goes out with the scheduler's next confirmation sweep.
-func TestIssue26ChaosPaysEachSendOnce(t *testing.T) {
+func TestStack_ChaosPaysEachSendOnce(t *testing.T) {
+	soak(t)
 	const (
 		payers  = 4
 		conc    = 6

@@ -15,7 +15,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
-// Issue 26: two api and three worker processes (the real binaries) over
+// Two api and three worker processes (the real binaries) over
 // one PostgreSQL and one Redis, under concurrent load, pay each send
 // exactly once. Every send has its own recipient and amount, so the
 // chain itself says how often it was paid: each recipient holds exactly
@@ -23,7 +23,8 @@ import (
 // A third of the sends are also raced: the same Idempotency-Key posted to
 // both apis at once (a client's retry reaching another instance), which
 // must make one payment and give both callers its signature.
-func TestIssue26ScaleOutPaysEachSendOnce(t *testing.T) {
+func TestStack_ScaleOutPaysEachSendOnce(t *testing.T) {
+	soak(t)
 	t.Parallel()
 	const (
 		sends   = 48

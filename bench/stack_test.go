@@ -78,6 +78,15 @@ type Service struct {
 	cmd   *exec.Cmd
 }
 
+// soak skips t unless SOAK is set (make soak): the multi-process runs
+// take minutes of both cores, more than the everyday suite can spend.
+func soak(t *testing.T) {
+	t.Helper()
+	if os.Getenv("SOAK") == "" {
+		t.Skip("a soak of the whole stack: make soak runs it")
+	}
+}
+
 // StartStack builds and starts the stack; everything stops at cleanup.
 func StartStack(t testing.TB, o StackOptions) *Stack {
 	t.Helper()
