@@ -24,6 +24,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/postgres"
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/tasks"
 	"github.com/agentwallet/agentwallet/internal/usdc"
@@ -211,7 +212,7 @@ func BenchmarkSend(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		raw, _, err := solana.Sign(tx, payers[w])
+		raw, _, err := solana.Sign(context.Background(), tx, signer.Plain(payers[w]))
 		if err != nil {
 			return err
 		}

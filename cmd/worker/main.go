@@ -101,7 +101,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	sealCtx, stopSealing := context.WithCancel(context.Background())
 	defer stopSealing()
 	go sealer.Run(sealCtx)
-	engine := &payment.Engine{DB: db, Redis: rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}, Fees: cfg.PriorityFees,
+	engine := &payment.Engine{DB: db, Redis: rdb, Signer: ks, Nodes: map[solana.Network]payment.Node{}, Fees: cfg.PriorityFees,
 		MaxAttempts: cfg.SendMaxAttempts, Sealer: sealer, Log: log}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		c := cfg.Client(n)

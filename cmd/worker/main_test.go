@@ -3,18 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/agentwallet/agentwallet/internal/tasks"
 )
@@ -39,7 +41,8 @@ func TestKeygen(t *testing.T) {
 		t.Fatal(err)
 	}
 	wpub, sealed, _ := sealer.NewWallet()
-	if _, err := ks.Open(sealed, wpub); err != nil {
+	msg := []byte("keygen pair")
+	if sig, err := ks.Sign(context.Background(), signer.Key{Public: wpub, Sealed: sealed}, msg); err != nil || !ed25519.Verify(wpub, msg, sig) {
 		t.Fatalf("keygen pair does not match: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ package feepayer
 
 import (
 	"context"
+	"crypto/ed25519"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -59,6 +60,12 @@ func (f *FeePayer) PublicKey() sol.PublicKey {
 }
 
 // Sealed is the fee payer's sealed secret, for the worker to open.
+// Key names the fee payer's key for a signer.
+func (f *FeePayer) Key() signer.Key {
+	pub := f.PublicKey()
+	return signer.Key{Public: ed25519.PublicKey(pub[:]), Sealed: f.Sealed()}
+}
+
 func (f *FeePayer) Sealed() signer.Sealed {
 	s := signer.Sealed{Ciphertext: f.SecretSealed}
 	if f.SecretKeyID != nil {

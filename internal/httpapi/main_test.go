@@ -339,7 +339,7 @@ func (e *env) newEngine() *payment.Engine {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	eng := &payment.Engine{DB: e.db, Redis: e.rdb, Keys: ks, Nodes: map[solana.Network]payment.Node{}, Sweeps: e.sweeps, PolicyClock: e.clock}
+	eng := &payment.Engine{DB: e.db, Redis: e.rdb, Signer: ks, Nodes: map[solana.Network]payment.Node{}, Sweeps: e.sweeps, PolicyClock: e.clock}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		eng.Nodes[n] = payment.NewNode(e.ln.URL, n, 5*time.Second)
 		if e.nodes != nil {
@@ -382,7 +382,7 @@ func (e *env) startWorker(opts ...func(*worker.Options)) (*payment.Engine, func(
 	ctx, cancel := context.WithCancel(context.Background())
 	eng.RunBlockhashes(ctx)
 	hooks := &worker.Webhooks{
-		Deliverer:  &webhook.Deliverer{DB: e.db, Keys: eng.Keys, AllowPrivate: true, Log: eng.Log},
+		Deliverer:  &webhook.Deliverer{DB: e.db, Keys: eng.Signer.(*signer.Keystore), AllowPrivate: true, Log: eng.Log},
 		Dispatcher: &webhook.Dispatcher{DB: e.db, Enqueue: worker.EnqueueDelivery(e.rdb), Log: eng.Log},
 	}
 	go hooks.Dispatcher.Run(ctx, e.dbURL)

@@ -49,12 +49,10 @@ func TestWalletSecretIsSealed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := ks.Open(sealed, ed25519.PublicKey(pub.Bytes()))
-	if err != nil {
-		t.Fatalf("worker cannot open: %v", err)
-	}
-	if !secret.Public().(ed25519.PublicKey).Equal(ed25519.PublicKey(pub.Bytes())) {
-		t.Fatal("opened secret is not the wallet's")
+	key := signer.Key{Public: ed25519.PublicKey(pub.Bytes()), Sealed: sealed}
+	msg := []byte("the worker signs with the wallet's own key")
+	if sig, err := ks.Sign(context.Background(), key, msg); err != nil || !ed25519.Verify(key.Public, msg, sig) {
+		t.Fatalf("the worker cannot sign with the wallet's key: %v", err)
 	}
 
 	// No value in the API's configuration opens it: try every string field
@@ -64,7 +62,7 @@ func TestWalletSecretIsSealed(t *testing.T) {
 		for _, part := range strings.Split(v, ",") {
 			tried++
 			if ks, err := signer.NewKeystore(part); err == nil {
-				if _, err := ks.Open(sealed, ed25519.PublicKey(pub.Bytes())); err == nil {
+				if _, err := ks.Sign(context.Background(), key, msg); err == nil {
 					t.Fatalf("the API configuration opened a wallet secret with %q", part)
 				}
 			}
@@ -79,6 +77,7 @@ func TestWalletSecretIsSealed(t *testing.T) {
 	if err := e.db.NewRaw("SELECT row_to_json(w)::text FROM wallets w WHERE id = ?", id).Scan(context.Background(), &row); err != nil {
 		t.Fatal(err)
 	}
+	secret := openSealedSecret(t, workerCfg.WalletMasterKey.Reveal(), sealed, key.Public)
 	seed := secret.Seed()
 	for name, form := range map[string]string{
 		"base58 secret": base58.Encode(secret),

@@ -12,6 +12,7 @@ import (
 	"github.com/gagliardetto/solana-go/programs/token"
 
 	"github.com/agentwallet/agentwallet/internal/payment"
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -48,7 +49,7 @@ func (e *env) reviewCloseUSDCAccount(owner sol.PublicKey, key sol.PrivateKey) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	raw, _, err := solana.Sign(tx, ed25519.PrivateKey(key))
+	raw, _, err := solana.Sign(context.Background(), tx, signer.Plain(ed25519.PrivateKey(key)))
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package payment
 
 import (
 	"context"
-	"crypto/ed25519"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -42,8 +41,10 @@ type Node struct {
 type Engine struct {
 	DB    *bun.DB
 	Redis *redis.Client // announces final outcomes; nil disables
-	Keys  *signer.Keystore
-	Nodes map[solana.Network]Node
+	// Signer signs with wallets' and fee payers' keys; it never hands
+	// one out.
+	Signer signer.Signer
+	Nodes  map[solana.Network]Node
 	// Fees prices each transfer's priority fee from the market (the zero
 	// value: solana.DefaultFeePolicy).
 	Fees solana.FeePolicy
@@ -443,21 +444,11 @@ func (e *Engine) signSpend(ctx context.Context, tx bun.Tx, node Node, w *wallet.
 	if err != nil {
 		return signedTransfer{}, fmt.Errorf("build transfer: %w", err)
 	}
-	secret, err := e.Keys.Open(signer.Sealed{KeyID: w.SecretKeyID, Ciphertext: w.SecretSealed}, ed25519.PublicKey(w.PublicKey().Bytes()))
-	if err != nil {
-		return signedTransfer{}, fmt.Errorf("open wallet %s secret: %w", w.ID, err)
-	}
-	defer clear(secret)
-	var more []ed25519.PrivateKey
+	keys := []signer.Key{w.Key()}
 	if payer != nil {
-		fps, err := e.Keys.Open(payer.Sealed(), ed25519.PublicKey(payer.PublicKey().Bytes()))
-		if err != nil {
-			return signedTransfer{}, fmt.Errorf("open the fee payer's secret: %w", err)
-		}
-		defer clear(fps)
-		more = append(more, fps)
+		keys = append(keys, payer.Key())
 	}
-	raw, sig, err := solana.Sign(unsigned, secret, more...)
+	raw, sig, err := solana.Sign(ctx, unsigned, signer.For(e.Signer, keys...))
 	if err != nil {
 		return signedTransfer{}, err
 	}

@@ -342,7 +342,7 @@ func newFixtureOn(t *testing.T, ln *localnettest.Localnet, usdcMicros uint64) fi
 	}
 	ln.SetLamports(t, w.Pubkey, 1_000_000_000)
 	ln.SetTokenBalance(t, w.Pubkey, solana.DevnetUSDCMint.String(), usdcMicros)
-	eng := &payment.Engine{DB: db, Keys: ks, Nodes: map[solana.Network]payment.Node{
+	eng := &payment.Engine{DB: db, Signer: ks, Nodes: map[solana.Network]payment.Node{
 		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
 	}}
 	return fixture{eng: eng, w: w, acc: acc}
@@ -418,11 +418,8 @@ func TestErrorAtProcessedIsNotFinal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := f.eng.Keys.Open(sealed, ed25519.PublicKey(owner.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, sig, err := solana.Sign(unsigned, secret)
+	key := signer.Key{Public: ed25519.PublicKey(owner.Bytes()), Sealed: sealed}
+	raw, sig, err := solana.Sign(ctx, unsigned, signer.For(f.eng.Signer, key))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func newResignFixture(t *testing.T, ln *localnettest.Localnet) *resignFixture {
 	}
 	ln.SetLamports(t, w.Pubkey, 1_000_000_000)
 	ln.SetTokenBalance(t, w.Pubkey, solana.DevnetUSDCMint.String(), 50_000_000)
-	eng := &payment.Engine{DB: db, Keys: ks, FirstBroadcastGrace: time.Millisecond, Nodes: map[solana.Network]payment.Node{
+	eng := &payment.Engine{DB: db, Signer: ks, FirstBroadcastGrace: time.Millisecond, Nodes: map[solana.Network]payment.Node{
 		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
 	}}
 	return &resignFixture{fixture: fixture{eng: eng, w: w, acc: acc}, ln: ln, dbURL: url, master: priv,
@@ -330,7 +330,7 @@ func TestIssue22ResignCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := &payment.Engine{DB: db, Keys: ks, FirstBroadcastGrace: time.Millisecond, Nodes: map[solana.Network]payment.Node{
+	eng := &payment.Engine{DB: db, Signer: ks, FirstBroadcastGrace: time.Millisecond, Nodes: map[solana.Network]payment.Node{
 		solana.Devnet: payment.NewNode(os.Getenv(crashRPCEnv), solana.Devnet, 5*time.Second),
 	}}
 	payment.SetCrashPoint(func(s string) {

@@ -2,7 +2,6 @@ package payment
 
 import (
 	"context"
-	"crypto/ed25519"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
@@ -171,12 +170,7 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 		out := &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}
 		return out, setOutcome(ctx, tx, r.ID, out)
 	}
-	secret, err := e.Keys.Open(signer.Sealed{KeyID: w.SecretKeyID, Ciphertext: w.SecretSealed}, ed25519.PublicKey(w.PublicKey().Bytes()))
-	if err != nil {
-		return nil, fmt.Errorf("open wallet %s secret: %w", w.ID, err)
-	}
-	p, err := x402.Pay(c, secret, bh.Hash, x402.BuildOptions{})
-	clear(secret)
+	p, err := x402.Pay(ctx, c, w.PublicKey(), signer.For(e.Signer, w.Key()), bh.Hash, x402.BuildOptions{})
 	if err != nil {
 		return refuse(err.Error())
 	}

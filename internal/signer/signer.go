@@ -1,6 +1,8 @@
-// Package signer keeps wallet secret keys sealed. The API process holds only
-// a Sealer (a public key: it can lock a fresh secret but never open one); the
-// worker holds the Keystore, whose private keys open sealed secrets to sign.
+// Package signer keeps wallet secret keys sealed and signs with them. The
+// API process holds only a Sealer (a public key: it can lock a fresh secret
+// but never open one); the worker holds a Signer, which signs message bytes
+// with a wallet's key and never hands the key out. The Keystore is the
+// envelope Signer: its private keys open a sealed secret for one signature.
 //
 // Sealing is HPKE (RFC 9180) base mode with DHKEM(X25519, HKDF-SHA256),
 // HKDF-SHA256 and AES-256-GCM: every secret gets its own ephemeral key and
@@ -169,9 +171,10 @@ func (k *Keystore) Has(keyID string) bool {
 	return ok
 }
 
-// Open decrypts the secret of the wallet whose public key is walletPubkey,
-// and checks the secret really is that wallet's.
-func (k *Keystore) Open(s Sealed, walletPubkey ed25519.PublicKey) (ed25519.PrivateKey, error) {
+// open decrypts the secret of the wallet whose public key is walletPubkey,
+// and checks the secret really is that wallet's. It stays in this package:
+// callers get signatures (Sign), never keys.
+func (k *Keystore) open(s Sealed, walletPubkey ed25519.PublicKey) (ed25519.PrivateKey, error) {
 	priv, ok := k.keys[s.KeyID]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownKey, s.KeyID)

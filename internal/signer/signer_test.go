@@ -27,7 +27,7 @@ func TestSealOpen(t *testing.T) {
 	if sealed.KeyID != sealer.KeyID() {
 		t.Fatalf("key id %q, want %q", sealed.KeyID, sealer.KeyID())
 	}
-	secret, err := ks.Open(sealed, walletPub)
+	secret, err := ks.open(sealed, walletPub)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,19 +37,19 @@ func TestSealOpen(t *testing.T) {
 
 	// Bound to the wallet: the same ciphertext read for another wallet fails.
 	otherPub, _, _ := sealer.NewWallet()
-	if _, err := ks.Open(sealed, otherPub); !errors.Is(err, ErrOpen) {
+	if _, err := ks.open(sealed, otherPub); !errors.Is(err, ErrOpen) {
 		t.Fatalf("open for another wallet: %v, want ErrOpen", err)
 	}
 	// Tampering is detected.
 	bad := Sealed{KeyID: sealed.KeyID, Ciphertext: append([]byte(nil), sealed.Ciphertext...)}
 	bad.Ciphertext[len(bad.Ciphertext)-1] ^= 1
-	if _, err := ks.Open(bad, walletPub); !errors.Is(err, ErrOpen) {
+	if _, err := ks.open(bad, walletPub); !errors.Is(err, ErrOpen) {
 		t.Fatalf("tampered: %v, want ErrOpen", err)
 	}
 	// Another master key cannot open it.
 	priv2, _, _ := GenerateMasterKey()
 	ks2, _ := NewKeystore(priv2)
-	if _, err := ks2.Open(sealed, walletPub); !errors.Is(err, ErrUnknownKey) {
+	if _, err := ks2.open(sealed, walletPub); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("other keystore: %v, want ErrUnknownKey", err)
 	}
 	// Rotation: a keystore holding the new and the old key opens old secrets.
@@ -57,7 +57,7 @@ func TestSealOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ks3.Open(sealed, walletPub); err != nil {
+	if _, err := ks3.open(sealed, walletPub); err != nil {
 		t.Fatalf("rotated keystore: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -158,7 +159,7 @@ func TestIssue22TransferComputeUnitsAreTightPerShape(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, _, err := solana.Sign(tx, secret); err != nil {
+				if _, _, err := solana.Sign(context.Background(), tx, signer.Plain(secret)); err != nil {
 					t.Fatal(err)
 				}
 				res, err := c.RPC().SimulateTransactionWithOpts(ctx, tx, &rpc.SimulateTransactionOpts{Commitment: rpc.CommitmentConfirmed})

@@ -16,6 +16,7 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -205,7 +206,7 @@ func signed(t *testing.T, ln *localnettest.Localnet, payable bool) ([]byte, sol.
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, sig, err := solana.Sign(tx, secret)
+	raw, sig, err := solana.Sign(context.Background(), tx, signer.Plain(secret))
 	if err != nil {
 		t.Fatal(err)
 	}

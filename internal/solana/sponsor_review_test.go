@@ -8,6 +8,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -55,7 +56,7 @@ func TestIssue22SponsorKnownRecipientIsNeverCreated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := solana.Sign(tx, secret, psecret); err != nil {
+	if _, _, err := solana.Sign(context.Background(), tx, signer.Plain(secret, psecret)); err != nil {
 		t.Fatal(err)
 	}
 	res, err := c.RPC().SimulateTransactionWithOpts(ctx, tx, &rpc.SimulateTransactionOpts{Commitment: rpc.CommitmentConfirmed})

@@ -18,6 +18,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -380,23 +381,27 @@ func buildTransfer(network Network, t Transfer, bh Blockhash) (*sol.Transaction,
 	return sol.NewTransaction(ixs, bh.Hash, sol.TransactionPayer(t.payer()))
 }
 
-// Sign signs tx with the wallet's secret (and a fee payer's, when the
-// transfer has one) and returns the wire bytes and the transaction's id
-// (its first signature: the fee payer's). A transaction over
-// MaxTransactionSize is a *TooLargeError: no node would take it.
-func Sign(tx *sol.Transaction, secret ed25519.PrivateKey, more ...ed25519.PrivateKey) ([]byte, sol.Signature, error) {
-	keys := map[sol.PublicKey]sol.PrivateKey{}
-	for _, s := range append([]ed25519.PrivateKey{secret}, more...) {
-		pk := sol.PrivateKey(s)
-		keys[pk.PublicKey()] = pk
+// Sign signs tx, asking sign for each required signature (the wallet's,
+// and a fee payer's when the transfer has one; sign holds the keys and
+// verifies what it returns), and returns the wire bytes and the
+// transaction's id (its first signature: the fee payer's). A transaction
+// over MaxTransactionSize is a *TooLargeError: no node would take it.
+func Sign(ctx context.Context, tx *sol.Transaction, sign signer.SignFunc) ([]byte, sol.Signature, error) {
+	message, err := tx.Message.MarshalBinary()
+	if err != nil {
+		return nil, sol.Signature{}, fmt.Errorf("sign: encode message: %w", err)
 	}
-	if _, err := tx.Sign(func(k sol.PublicKey) *sol.PrivateKey {
-		if pk, ok := keys[k]; ok {
-			return &pk
+	n := int(tx.Message.Header.NumRequiredSignatures)
+	if n == 0 || n > len(tx.Message.AccountKeys) {
+		return nil, sol.Signature{}, fmt.Errorf("sign: %d signers", n)
+	}
+	tx.Signatures = make([]sol.Signature, n)
+	for i, k := range tx.Message.AccountKeys[:n] {
+		sig, err := sign(ctx, ed25519.PublicKey(k[:]), message)
+		if err != nil {
+			return nil, sol.Signature{}, fmt.Errorf("sign: %w", err)
 		}
-		return nil
-	}); err != nil {
-		return nil, sol.Signature{}, fmt.Errorf("sign: %w", err)
+		copy(tx.Signatures[i][:], sig)
 	}
 	raw, err := tx.MarshalBinary()
 	if err != nil {

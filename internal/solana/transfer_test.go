@@ -17,6 +17,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -53,7 +54,7 @@ func TestTransferCreatesRecipientAccountWithMemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, sig, err := solana.Sign(tx, secret)
+	raw, sig, err := solana.Sign(context.Background(), tx, signer.Plain(secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestPreflightNamesWhatIsShort(t *testing.T) {
 		}
 		ln.SetTokenBalance(t, owner.String(), solana.DevnetUSDCMint.String(), tc.micro)
 		tx, _ := c.BuildTransfer(solana.Transfer{Owner: owner, To: to, Amount: 5_000_000}, bh)
-		raw, _, _ := solana.Sign(tx, secret)
+		raw, _, _ := solana.Sign(context.Background(), tx, signer.Plain(secret))
 		_, err := c.Broadcast(ctx, raw)
 		var pe *solana.PreflightError
 		if !errors.As(err, &pe) {
@@ -207,7 +208,7 @@ func TestReferenceMakesTransfersDistinct(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, sig, err := solana.Sign(tx, ed25519.PrivateKey(owner.PrivateKey))
+		_, sig, err := solana.Sign(context.Background(), tx, signer.Plain(ed25519.PrivateKey(owner.PrivateKey)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +271,7 @@ func TestTransferSize(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw, _, signErr := solana.Sign(tx, secret)
+		raw, _, signErr := solana.Sign(context.Background(), tx, signer.Plain(secret))
 		checkErr := solana.CheckTransferSize(solana.Devnet, memo)
 		var tl *solana.TooLargeError
 		switch {

@@ -12,6 +12,7 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -32,7 +33,7 @@ func landed(t *testing.T, ln *localnettest.Localnet, memo string) (sol.Signature
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, sig, err := solana.Sign(tx, secret)
+	raw, sig, err := solana.Sign(context.Background(), tx, signer.Plain(secret))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,6 +183,13 @@ func labelsOf(p policy.Policy) map[string]string {
 // PublicKey is the wallet's Solana address.
 func (w *Wallet) PublicKey() sol.PublicKey { return sol.MustPublicKeyFromBase58(w.Pubkey) }
 
+// Key names the wallet's key for a signer (its public key and sealed
+// secret, as read with the row).
+func (w *Wallet) Key() signer.Key {
+	pub := w.PublicKey()
+	return signer.Key{Public: ed25519.PublicKey(pub[:]), Sealed: signer.Sealed{KeyID: w.SecretKeyID, Ciphertext: w.SecretSealed}}
+}
+
 // Sealer makes a new keypair and returns its public key and sealed secret.
 // *signer.Sealer implements it.
 type Sealer interface {

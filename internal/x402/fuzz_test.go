@@ -1,6 +1,7 @@
 package x402
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 
 	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
@@ -84,7 +86,7 @@ func FuzzParsePaymentRequired(f *testing.F) {
 			c.Amount <= 0 || c.Amount > maxCap || c.FeePayer.Equals(owner) || c.PayTo.Equals(owner) || len(c.Memo) > MaxMemoBytes {
 			t.Fatalf("chose an unpayable entry %+v", c)
 		}
-		p, err := Pay(c, seed, testBlockhash, BuildOptions{Nonce: "00112233445566778899aabbccddeeff"})
+		p, err := Pay(context.Background(), c, ownerOf(seed), signer.Plain(seed), testBlockhash, BuildOptions{Nonce: "00112233445566778899aabbccddeeff"})
 		if err != nil {
 			t.Fatalf("build: %v", err)
 		}

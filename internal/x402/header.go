@@ -2,13 +2,15 @@ package x402
 
 import (
 	"bytes"
-	"crypto/ed25519"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 
 	sol "github.com/gagliardetto/solana-go"
+
+	"github.com/agentwallet/agentwallet/internal/signer"
 )
 
 // exactPayload is the scheme's `payload`: the partially signed transaction.
@@ -79,8 +81,8 @@ type Payment struct {
 
 // Pay builds and partially signs c's transaction with the wallet's key
 // (see BuildTransaction) and encodes the payment header.
-func Pay(c Choice, key ed25519.PrivateKey, blockhash sol.Hash, opts BuildOptions) (*Payment, error) {
-	tx, err := BuildTransaction(c, key, blockhash, opts)
+func Pay(ctx context.Context, c Choice, owner sol.PublicKey, sign signer.SignFunc, blockhash sol.Hash, opts BuildOptions) (*Payment, error) {
+	tx, err := BuildTransaction(ctx, c, owner, sign, blockhash, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -88,7 +89,7 @@ func TestIssue23OfficialFacilitatorVerifiesAndSettles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := Pay(c, w.key, bh.Hash, BuildOptions{})
+		p, err := Pay(context.Background(), c, ownerOf(w.key), signer.Plain(w.key), bh.Hash, BuildOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,10 @@
 package x402
 
 import (
+	"context"
 	"testing"
 
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -21,11 +23,11 @@ func TestIssue23SellerMemoPaymentsAreUnique(t *testing.T) {
 	e["extra"].(map[string]any)["memo"] = "order"
 	first := choose(t, w, challengeV2(e))
 	second := choose(t, w, challengeV2(e))
-	a, err := BuildTransaction(first, w.key, testBlockhash, BuildOptions{})
+	a, err := BuildTransaction(context.Background(), first, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := BuildTransaction(second, w.key, testBlockhash, BuildOptions{})
+	b, err := BuildTransaction(context.Background(), second, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

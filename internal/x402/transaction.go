@@ -3,6 +3,7 @@ package x402
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
@@ -15,6 +16,7 @@ import (
 	computebudget "github.com/gagliardetto/solana-go/programs/compute-budget"
 	"github.com/gagliardetto/solana-go/programs/token"
 
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -96,13 +98,12 @@ type Transaction struct {
 // Before returning, the wire bytes are decoded and checked against the
 // facilitator's rules, so nothing outside that shape is ever signed.
 //
-// key is the wallet's ed25519 private key; it is used to sign and is
-// never kept, logged or put into an error.
-func BuildTransaction(c Choice, key ed25519.PrivateKey, blockhash sol.Hash, opts BuildOptions) (*Transaction, error) {
-	if len(key) != ed25519.PrivateKeySize {
+// owner is the wallet's public key; sign signs with its key (it holds the
+// key, and verifies what it returns), so no key passes through here.
+func BuildTransaction(ctx context.Context, c Choice, owner sol.PublicKey, sign signer.SignFunc, blockhash sol.Hash, opts BuildOptions) (*Transaction, error) {
+	if owner.IsZero() || sign == nil {
 		return nil, ErrInvalidKey
 	}
-	owner := sol.PublicKeyFromBytes(key.Public().(ed25519.PublicKey))
 	if c.challenge == nil {
 		return nil, fmt.Errorf("%w: the choice does not come from Select", ErrShape)
 	}
@@ -196,7 +197,11 @@ func BuildTransaction(c Choice, key ed25519.PrivateKey, blockhash sol.Hash, opts
 	if len(tx.Signatures) != 2 {
 		return nil, fmt.Errorf("%w: %d signers", ErrShape, len(tx.Signatures))
 	}
-	copy(tx.Signatures[1][:], ed25519.Sign(key, message))
+	sig, err := sign(ctx, ed25519.PublicKey(owner[:]), message)
+	if err != nil {
+		return nil, fmt.Errorf("x402: sign: %w", err)
+	}
+	copy(tx.Signatures[1][:], sig)
 	wire, err := tx.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("x402: encode transaction: %w", err)

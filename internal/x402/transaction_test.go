@@ -2,6 +2,7 @@ package x402
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	computebudget "github.com/gagliardetto/solana-go/programs/compute-budget"
 	"github.com/gagliardetto/solana-go/programs/token"
 
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -38,7 +40,7 @@ func TestIssue23BuildTransactionShape(t *testing.T) {
 	e := entry(s.pub, f.pub, "1234567")
 	e["extra"].(map[string]any)["memo"] = "pi_3abc123 ✓"
 	c := choose(t, w, challengeV2(e))
-	tx, err := BuildTransaction(c, w.key, testBlockhash, BuildOptions{})
+	tx, err := BuildTransaction(context.Background(), c, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,18 +127,18 @@ func TestIssue23NonceMakesPaymentsUnique(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	c := choose(t, w, challengeV2(entry(s.pub, f.pub, "1000")))
-	a, err := BuildTransaction(c, w.key, testBlockhash, BuildOptions{})
+	a, err := BuildTransaction(context.Background(), c, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := BuildTransaction(c, w.key, testBlockhash, BuildOptions{})
+	b, err := BuildTransaction(context.Background(), c, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if raw, err := hex.DecodeString(a.Memo); err != nil || len(raw) != 16 || a.Memo == b.Memo || a.OwnerSignature == b.OwnerSignature {
 		t.Fatalf("nonces %q %q", a.Memo, b.Memo)
 	}
-	n, err := BuildTransaction(c, w.key, testBlockhash, BuildOptions{Nonce: "0123456789abcdef0123"})
+	n, err := BuildTransaction(context.Background(), c, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{Nonce: "0123456789abcdef0123"})
 	if err != nil || n.Memo != "0123456789abcdef0123" {
 		t.Fatalf("given nonce: %v", err)
 	}
@@ -146,7 +148,7 @@ func TestIssue23BuildTransactionOptions(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	c := choose(t, w, challengeV2(entry(s.pub, f.pub, "1000")))
-	tx, err := BuildTransaction(c, w.key, testBlockhash, BuildOptions{
+	tx, err := BuildTransaction(context.Background(), c, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{
 		TokenProgram: sol.Token2022ProgramID, ComputeUnitLimit: MaxComputeUnitLimit, ComputeUnitPrice: MaxComputeUnitPrice,
 	})
 	if err != nil {
@@ -190,12 +192,12 @@ func TestIssue23BuildTransactionRefuses(t *testing.T) {
 		{"a choice not from Select", notSelected, w.key, testBlockhash, BuildOptions{}, ErrShape},
 		{"a short key", c, w.key[:32], testBlockhash, BuildOptions{}, ErrInvalidKey},
 	} {
-		if _, err := BuildTransaction(tc.c, tc.key, tc.bh, tc.opts); !errors.Is(err, tc.want) {
+		if _, err := BuildTransaction(context.Background(), tc.c, ownerOf(tc.key), signer.Plain(tc.key), tc.bh, tc.opts); !errors.Is(err, tc.want) {
 			t.Errorf("%s: err %v, want %v", tc.name, err, tc.want)
 		}
 	}
 	// The key never shows in an error.
-	_, err := BuildTransaction(walletPays, w.key, testBlockhash, BuildOptions{})
+	_, err := BuildTransaction(context.Background(), walletPays, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{})
 	for _, enc := range []string{base64.StdEncoding.EncodeToString(w.key), hex.EncodeToString(w.key), sol.PrivateKey(w.key).String()} {
 		if strings.Contains(err.Error(), enc) {
 			t.Fatal("key in error")
@@ -209,7 +211,7 @@ func TestIssue23CheckTransactionRefusesTampering(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	c := choose(t, w, challengeV2(entry(s.pub, f.pub, "1000")))
-	tx, err := BuildTransaction(c, w.key, testBlockhash, BuildOptions{Nonce: "00112233445566778899aabbccddeeff"})
+	tx, err := BuildTransaction(context.Background(), c, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{Nonce: "00112233445566778899aabbccddeeff"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +289,7 @@ func TestIssue23EncodePaymentHeader(t *testing.T) {
 	v2["accepts"].([]map[string]any)[1]["extra"].(map[string]any)["future"] = map[string]any{"z": 1, "a": "<&>"}
 	v2["extensions"] = map[string]any{"bazaar": map[string]any{"info": "x"}}
 	c := choose(t, w, v2)
-	p, err := Pay(c, w.key, testBlockhash, BuildOptions{})
+	p, err := Pay(context.Background(), c, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +309,7 @@ func TestIssue23EncodePaymentHeader(t *testing.T) {
 	}
 
 	c1 := choose(t, w, challengeV1(v1entry(s.pub, f.pub, "1000")))
-	p1, err := Pay(c1, w.key, testBlockhash, BuildOptions{})
+	p1, err := Pay(context.Background(), c1, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,4 +347,13 @@ func TestIssue23DecodePaymentResponseHeader(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+}
+
+// ownerOf is the public key of a test wallet's key (zero for a key that is
+// not one).
+func ownerOf(key ed25519.PrivateKey) sol.PublicKey {
+	if len(key) != ed25519.PrivateKeySize {
+		return sol.PublicKey{}
+	}
+	return sol.PublicKeyFromBytes(key.Public().(ed25519.PublicKey))
 }
