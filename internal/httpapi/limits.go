@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -46,16 +47,16 @@ type limitAnswer struct {
 	retryAfter string
 }
 
-// count counts one request of key in bucket. Over the limit it is 429;
-// without Redis a keyed request (failClosed) is 503, so nothing runs
-// unmetered, and an unkeyed one goes on (to its 401, or to a sign-in
-// that needs Redis anyway).
-func (s *server) count(ctx context.Context, key string, bucket ratelimit.Bucket, failClosed bool) limitAnswer {
+// count counts n requests of key in bucket (one, or a batch's messages).
+// Over the limit it is 429; without Redis a keyed request (failClosed)
+// is 503, so nothing runs unmetered, and an unkeyed one goes on (to its
+// 401, or to a sign-in that needs Redis anyway).
+func (s *server) count(ctx context.Context, key string, bucket ratelimit.Bucket, n int, failClosed bool) limitAnswer {
 	if s.limiter == nil {
 		return limitAnswer{}
 	}
 	c, cancel := context.WithTimeout(ctx, limitTimeout)
-	r, err := s.limiter.Allow(c, key, bucket)
+	r, err := s.limiter.AllowN(c, key, bucket, n)
 	cancel()
 	switch {
 	case err != nil:
@@ -85,11 +86,27 @@ func (a limitAnswer) headers(set func(name, value string)) {
 	}
 }
 
+// toolError is a refusal as an MCP tool's error, worded as the tools word
+// the API's answers: "the service answered 429: Rate limited; retry
+// after 12 s".
+func (a limitAnswer) toolError() error {
+	if a.retryAfter != "" && a.status == http.StatusTooManyRequests {
+		return fmt.Errorf("the service answered %d: %s; retry after %s s", a.status, a.message, a.retryAfter)
+	}
+	return fmt.Errorf("the service answered %d: %s", a.status, a.message)
+}
+
 // limitHTTP is limit for routes outside huma (sign-in, /mcp): it counts
 // the request, sets the headers on w, and answers a refusal itself
 // (false).
 func (s *server) limitHTTP(w http.ResponseWriter, r *http.Request, key string, bucket ratelimit.Bucket, failClosed bool) bool {
-	a := s.count(r.Context(), key, bucket, failClosed)
+	return s.limitHTTPN(w, r, key, bucket, 1, failClosed)
+}
+
+// limitHTTPN is limitHTTP for a request that counts as n (a batch of /mcp
+// messages).
+func (s *server) limitHTTPN(w http.ResponseWriter, r *http.Request, key string, bucket ratelimit.Bucket, n int, failClosed bool) bool {
+	a := s.count(r.Context(), key, bucket, n, failClosed)
 	a.headers(w.Header().Set)
 	if a.status != 0 {
 		writeError(w, a.status, a.message)

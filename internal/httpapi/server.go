@@ -121,6 +121,8 @@ type server struct {
 
 	x402FetchOnce           sync.Once
 	x402Public, x402Private *http.Client // x402_fetch's clients (x402Fetcher)
+	// x402InFlight bounds each key's x402_fetch calls fetching at once.
+	x402InFlight ratelimit.InFlight
 
 	// The dashboard's event streams (events.go); hub and leases are nil
 	// without a database and Redis.
@@ -173,7 +175,8 @@ func (s *server) policyTime() time.Time {
 
 func newServer(d Deps) *server {
 	useErrorShape()
-	s := &server{Deps: d, log: d.Log, metrics: newHTTPMetrics(), waiter: payment.NewWaiter(), sendWait: d.SendWait}
+	s := &server{Deps: d, log: d.Log, metrics: newHTTPMetrics(), waiter: payment.NewWaiter(), sendWait: d.SendWait,
+		x402InFlight: ratelimit.InFlight{Max: x402FetchesInFlight}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -312,7 +315,7 @@ func (s *server) authenticate(api huma.API) func(huma.Context, func(huma.Context
 			limitAnswer{result: s.unknownLimit(bucketOf(ctx.Operation()))}.headers(ctx.SetHeader)
 			huma.WriteErr(api, ctx, http.StatusServiceUnavailable, "authentication unavailable; try again")
 		default:
-			if s.limit(api, ctx, p.ActorID(), bucketOf(ctx.Operation()), true) {
+			if countedByTool(ctx.Context(), p, ctx.Operation()) || s.limit(api, ctx, p.ActorID(), bucketOf(ctx.Operation()), true) {
 				next(huma.WithValue(ctx, principalKey{}, p))
 			}
 		}
@@ -341,7 +344,7 @@ func bucketOf(op *huma.Operation) ratelimit.Bucket {
 // queue a send or an approve needs is down anyway; an unkeyed one goes on
 // to its 401.
 func (s *server) limit(api huma.API, ctx huma.Context, key string, bucket ratelimit.Bucket, failClosed bool) bool {
-	a := s.count(ctx.Context(), key, bucket, failClosed)
+	a := s.count(ctx.Context(), key, bucket, 1, failClosed)
 	a.headers(ctx.SetHeader)
 	if a.status != 0 {
 		huma.WriteErr(api, ctx, a.status, a.message)

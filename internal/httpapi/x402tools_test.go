@@ -11,7 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/mcpserver"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/x402test"
@@ -125,17 +124,7 @@ func TestIssue23ToolsMCP(t *testing.T) {
 	// The stdio server as its own process (`api mcp`): it fetches in that
 	// process and pays through the public route.
 	inProcess := connectStdio(t, e.url, agentKey)
-	connect := func(key string) *mcp.ClientSession {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
-			Endpoint: e.url + httpapi.MCPPath, HTTPClient: &http.Client{Transport: bearer{key, http.DefaultTransport}}, MaxRetries: -1,
-		}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
-	overHTTP := connect(agentKey)
+	overHTTP := connectMCP(t, e, agentKey)
 
 	var bought uint64 // atomic USDC
 	for _, tc := range []struct {
@@ -211,9 +200,13 @@ func TestIssue23ToolsMCP(t *testing.T) {
 	// A live account's /mcp fetch may not reach a private address: refused
 	// at the dial, before anything is paid.
 	_, liveKey := e.newAccount(solana.Mainnet)
-	live := connect(liveKey)
+	status, liveWallet := e.do("POST", "/api/public/v1/agents", liveKey, map[string]any{"label": "live"})
+	if status != http.StatusCreated {
+		t.Fatalf("a live wallet: %d %v", status, liveWallet)
+	}
+	live := connectMCP(t, e, liveKey)
 	settled := len(seller.Settlements(t))
-	res, _ := call(t, live, "x402_fetch", map[string]any{"wallet_id": wallet, "url": seller.URL + x402test.Weather})
+	res, _ := call(t, live, "x402_fetch", map[string]any{"wallet_id": liveWallet["id"], "url": seller.URL + x402test.Weather})
 	if !res.IsError || !strings.Contains(text(res), "public address") {
 		t.Fatalf("a live account's fetch of %s: %s", seller.URL, text(res))
 	}

@@ -79,6 +79,7 @@ type Option func(*options)
 
 type options struct {
 	fetch *http.Client
+	admit Admit
 }
 
 // WithX402 enables x402_fetch, whose requests to sellers go through fetch
@@ -87,6 +88,21 @@ type options struct {
 // with the server's client, as every tool acts.
 func WithX402(fetch *http.Client) Option {
 	return func(o *options) { o.fetch = fetch }
+}
+
+// Admit decides whether one x402_fetch call, whose arguments are valid,
+// may fetch: it runs before anything is fetched, within the call's
+// X402FetchTimeout. An error refuses the call with its text (a tool
+// error) and nothing is fetched; otherwise release is called once the
+// call is over.
+type Admit func(ctx context.Context, walletID string) (release func(), err error)
+
+// WithX402Admission makes every x402_fetch ask admit first. A server that
+// fetches on its callers' behalf (the API's /mcp) counts and bounds the
+// calls there; without it (stdio, fetching from the agent's own machine)
+// a call fetches at once.
+func WithX402Admission(admit Admit) Option {
+	return func(o *options) { o.admit = admit }
 }
 
 func addX402(s *mcp.Server, c *client.Client, o options, dashboard string) {
@@ -123,6 +139,13 @@ func x402Fetch(ctx context.Context, c *client.Client, o options, dashboard strin
 	}
 	ctx, cancel := context.WithTimeout(ctx, X402FetchTimeout)
 	defer cancel()
+	if o.admit != nil {
+		release, err := o.admit(ctx, in.WalletID)
+		if err != nil {
+			return X402FetchOutput{}, err
+		}
+		defer release()
+	}
 	request := func(header, value string) (*http.Response, error) {
 		var body io.Reader
 		if in.Body != "" {

@@ -81,15 +81,23 @@ type Limiter struct {
 	Now    func() time.Time // nil: time.Now
 }
 
-// incr adds one to a window's counter and sets its expiry on the first
-// hit, atomically.
+// incr adds ARGV[2] to a window's counter and sets its expiry on the
+// first hits, atomically.
 var incr = redis.NewScript(`
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local n = redis.call('INCRBY', KEYS[1], ARGV[2])
+if n == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`)
 
 // Allow counts one request of key in bucket's current window.
 func (l *Limiter) Allow(ctx context.Context, key string, b Bucket) (Result, error) {
+	return l.AllowN(ctx, key, b, 1)
+}
+
+// AllowN counts n requests of key in bucket's current window at once
+// (the messages of one JSON-RPC batch): allowed when all n fit; counted
+// either way, as a refused single request is.
+func (l *Limiter) AllowN(ctx context.Context, key string, b Bucket, n int) (Result, error) {
+	n = max(n, 1)
 	now := time.Now()
 	if l.Now != nil {
 		now = l.Now()
@@ -98,11 +106,11 @@ func (l *Limiter) Allow(ctx context.Context, key string, b Bucket) (Result, erro
 	r := Result{Limit: l.Limits.of(b), Reset: start.Add(Window)}
 	k := "agentwallet:ratelimit:" + string(b) + ":" + key + ":" + strconv.FormatInt(start.Unix(), 10)
 	// Kept a little past the window so a skewed clock never reuses it.
-	n, err := incr.Run(ctx, l.Redis, []string{k}, (Window + 10*time.Second).Milliseconds()).Int()
+	total, err := incr.Run(ctx, l.Redis, []string{k}, (Window + 10*time.Second).Milliseconds(), n).Int()
 	if err != nil {
 		return r, fmt.Errorf("rate limit: %w", err)
 	}
-	r.Allowed = n <= r.Limit
-	r.Remaining = max(r.Limit-n, 0)
+	r.Allowed = total <= r.Limit
+	r.Remaining = max(r.Limit-total, 0)
 	return r, nil
 }

@@ -55,3 +55,26 @@ func TestFixedWindow(t *testing.T) {
 		t.Fatalf("window key ttl %v %v", ttl, err)
 	}
 }
+
+// n requests counted at once (a batch's messages) fit only whole: the
+// window holds them all, and the next count sees them.
+func TestAllowN(t *testing.T) {
+	t.Parallel()
+	rdb, _ := redistest.New(t)
+	now := time.Date(2026, 11, 22, 10, 0, 30, 0, time.UTC)
+	l := &ratelimit.Limiter{Redis: rdb, Limits: ratelimit.Limits{Read: 5}, Now: func() time.Time { return now }}
+	ctx := context.Background()
+	if r, err := l.AllowN(ctx, "k", ratelimit.Read, 3); err != nil || !r.Allowed || r.Remaining != 2 {
+		t.Fatalf("3 of 5: %+v %v", r, err)
+	}
+	if r, _ := l.AllowN(ctx, "k", ratelimit.Read, 3); r.Allowed || r.Remaining != 0 {
+		t.Fatalf("3 more: %+v", r)
+	}
+	if r, _ := l.Allow(ctx, "k", ratelimit.Read); r.Allowed {
+		t.Fatalf("one more after the refused batch: %+v", r)
+	}
+	ttl, err := rdb.PTTL(ctx, "agentwallet:ratelimit:read:k:1795341600").Result()
+	if err != nil || ttl <= 0 || ttl > 70*time.Second {
+		t.Fatalf("window key ttl %v %v", ttl, err)
+	}
+}
