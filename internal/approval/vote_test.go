@@ -76,6 +76,58 @@ func TestVoteFor_RemovedPersonsVoteDoesNotCount(t *testing.T) {
 	}
 }
 
+// Another person's approve cast while a voter is being removed neither
+// deadlocks with the removal nor fails. With three approves needed and P's
+// cast, P's removal (deleting the user, then withdrawing P's votes) is open
+// when R approves from another connection: R's approve locks the approval
+// and writes its event, whose foreign key on the account row must not wait
+// for the removal's lock on that row while the removal waits for the
+// approval. R's vote counts, P's is withdrawn, and the payment still waits
+// for two more.
+func TestVoteFor_VoteDuringAnotherPersonsRemovalNeitherDeadlocksNorFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	owner, leaving, r, fourth := newAddress(t), newAddress(t), newAddress(t), newAddress(t)
+	acctID, a := pendingApproval(t, db, 3, map[string]auth.Role{owner: auth.RoleOwner, leaving: auth.RoleApprover, r: auth.RoleApprover, fourth: auth.RoleApprover})
+	if _, final, err := approval.VoteFor(ctx, db, acctID, a.ID, voter(leaving), nil); err != nil || final {
+		t.Fatalf("the leaving person's approve: final %v, %v", final, err)
+	}
+
+	removal, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer removal.Rollback() //nolint:errcheck // committed below
+	if _, _, err := auth.RemoveUser(ctx, removal, acctID, leaving); err != nil {
+		t.Fatal(err)
+	}
+	// R approves while the removal holds the account row and the leaving
+	// person's row, before it withdraws their vote.
+	voted := vote(db, acctID, a.ID, r)
+	voteErr, done := settle(t, db, voted)
+	withdrawn, withdrawErr := approval.WithdrawPerson(ctx, removal, acctID, auth.UserActorID(leaving))
+	if withdrawErr == nil {
+		withdrawErr = removal.Commit()
+	}
+	if !done {
+		voteErr = <-voted
+	}
+	if withdrawErr != nil || voteErr != nil {
+		t.Fatalf("the removal answered %v, R's approve %v", withdrawErr, voteErr)
+	}
+	if withdrawn != 1 {
+		t.Fatalf("the removal withdrew %d votes, want the leaving person's one", withdrawn)
+	}
+	got, err := approval.Get(ctx, db, acctID, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != approval.Pending || len(got.Votes) != 1 || got.Votes[0].Person != auth.UserActorID(r) || got.Needed != 3 {
+		t.Fatalf("after the removal: status %s, votes %+v, %d needed", got.Status, got.Votes, got.Needed)
+	}
+}
+
 // pendingApproval makes an account with the users people, a wallet that
 // needs required approves, and a pending approval of a payment from it.
 func pendingApproval(t *testing.T, db *bun.DB, required int, people map[string]auth.Role) (uuid.UUID, approval.Approval) {
