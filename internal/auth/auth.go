@@ -279,7 +279,8 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 // Refusals are *Denied, bad input *FieldError. An agent key makes one
 // only while the live keys agent keys created number fewer than
 // maxByAgents (0: no cap; past it *TooManyByAgentsError). It locks the
-// account row to count its live keys, so tx must be a transaction.
+// account row (FOR NO KEY UPDATE, see AddUser) to count its live keys, so
+// tx must be a transaction.
 func CreateKeyBy(ctx context.Context, tx bun.Tx, by Principal, spec KeySpec, maxByAgents int) (APIKey, string, error) {
 	if spec.Role == "" {
 		spec.Role = RoleAgent
@@ -287,7 +288,7 @@ func CreateKeyBy(ctx context.Context, tx bun.Tx, by Principal, spec KeySpec, max
 	if err := checkSpec(by, &spec); err != nil {
 		return APIKey{}, "", err
 	}
-	if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", by.AccountID).Exec(ctx); err != nil {
+	if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR NO KEY UPDATE", by.AccountID).Exec(ctx); err != nil {
 		return APIKey{}, "", fmt.Errorf("lock account: %w", err)
 	}
 	if len(spec.Wallets) > 0 {

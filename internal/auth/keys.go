@@ -92,9 +92,9 @@ func mayManage(by Principal, op string, k *APIKey) error {
 // (plus by's, when by is not of the key's lineage), in tx. The old key is refused from the next request on. It returns the old
 // key as revoked, the new one, and the new key's full text.
 func Rotate(ctx context.Context, tx bun.Tx, by Principal, id uuid.UUID) (old, fresh APIKey, secret string, err error) {
-	// Shared with other rotations, exclusive with RemoveUser: a key its
-	// creator's removal revokes is not replaced by a successor that
-	// removal would miss.
+	// Shared with other rotations, exclusive with RemoveUser's (and
+	// CreateKeyBy's) FOR NO KEY UPDATE: a key its creator's removal
+	// revokes is not replaced by a successor that removal would miss.
 	if _, err = tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR SHARE", by.AccountID).Exec(ctx); err != nil {
 		err = fmt.Errorf("lock account: %w", err)
 		return

@@ -85,11 +85,19 @@ var ErrTooManyUsers = fmt.Errorf("the account has %d users, the most it may; rem
 // AddUser makes address a user of the account with role. It counts the
 // account's users under the account row's lock (past MaxUsers
 // ErrTooManyUsers): in a transaction, concurrent adds cannot pass it.
+// The lock is FOR NO KEY UPDATE, as everywhere the account row
+// serializes (RemoveUser, CreateKeyBy, the wallet and webhook endpoint
+// caps): it excludes the others and FOR SHARE, but not the FOR KEY SHARE
+// of a foreign-key check, so a row that references the account (an
+// event, an audit entry, a payment) is written meanwhile instead of
+// waiting for the holder's commit. FOR UPDATE made it wait, and a holder
+// that then waited on that writer (a removal withdrawing votes from the
+// approval a vote has locked) deadlocked.
 func AddUser(ctx context.Context, db bun.IDB, accountID uuid.UUID, address string, role Role) (User, error) {
 	if err := CheckUser(address, role); err != nil {
 		return User{}, err
 	}
-	if _, err := db.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", accountID).Exec(ctx); err != nil {
+	if _, err := db.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR NO KEY UPDATE", accountID).Exec(ctx); err != nil {
 		return User{}, fmt.Errorf("lock account: %w", err)
 	}
 	n, err := db.NewSelect().Table("users").Where("account_id = ?", accountID).Count(ctx)
@@ -168,10 +176,12 @@ func RemoveUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address str
 	if u.Role == RoleOwner && owners <= 1 {
 		return User{}, nil, ErrLastOwner
 	}
-	// Key creation (CreateKeyBy) and rotation wait on the account row:
-	// none can add a descendant of the user that the revocation below
-	// would not see.
-	if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", accountID).Exec(ctx); err != nil {
+	// Key creation (CreateKeyBy, the same lock) and rotation (FOR SHARE,
+	// which conflicts with it) wait on the account row: none can add a
+	// descendant of the user that the revocation below would not see. NO
+	// KEY UPDATE (see AddUser) lets a vote by another person write its
+	// event while this waits for that vote's approval (WithdrawPerson).
+	if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR NO KEY UPDATE", accountID).Exec(ctx); err != nil {
 		return User{}, nil, fmt.Errorf("lock account: %w", err)
 	}
 	if _, err := tx.NewDelete().Model(&u).WherePK().Exec(ctx); err != nil {

@@ -287,13 +287,16 @@ func CreateBy(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUI
 	return w, nil
 }
 
-// checkCaps refuses a wallet past caps, under the account row's lock.
+// checkCaps refuses a wallet past caps, under the account row's lock:
+// FOR NO KEY UPDATE, the account-wide lock of auth.AddUser, which
+// serializes the capped creates but lets the foreign-key checks of other
+// writers to the account through.
 func checkCaps(ctx context.Context, tx bun.Tx, accountID uuid.UUID, by Creator, caps Caps) error {
 	byAgents := by.Agent && caps.ByAgents > 0
 	if caps.Total <= 0 && !byAgents {
 		return nil
 	}
-	if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", accountID).Exec(ctx); err != nil {
+	if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR NO KEY UPDATE", accountID).Exec(ctx); err != nil {
 		return fmt.Errorf("lock account: %w", err)
 	}
 	// Statements of their own: their snapshots follow the lock.

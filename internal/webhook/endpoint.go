@@ -203,7 +203,9 @@ func CreateEndpoint(ctx context.Context, db bun.IDB, sealer Sealer, accountID uu
 	e.SecretKeyID, e.SecretSealed = sealed.KeyID, sealed.Ciphertext
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if max > 0 {
-			if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE", accountID).Exec(ctx); err != nil {
+			// FOR NO KEY UPDATE, the account-wide lock of auth.AddUser:
+			// it serializes capped creates, not foreign-key checks.
+			if _, err := tx.NewRaw("SELECT 1 FROM accounts WHERE id = ? FOR NO KEY UPDATE", accountID).Exec(ctx); err != nil {
 				return fmt.Errorf("lock account: %w", err)
 			}
 			// A statement of its own: its snapshot follows the lock.
