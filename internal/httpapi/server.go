@@ -67,6 +67,9 @@ type Deps struct {
 	// RateLimits per key and minute; nil disables limiting (the api binary
 	// always sets them).
 	RateLimits *ratelimit.Limits
+	// RateLimitClock is the rate limiter's clock (nil: time.Now). Tests
+	// hold it inside one window, so a count never straddles two.
+	RateLimitClock func() time.Time
 	// DashboardOrigin is where the dashboard is served (scheme://host:port):
 	// the Sign-In With Solana domain and URI, and the only Origin whose
 	// cookie-authenticated unsafe requests are served.
@@ -185,7 +188,7 @@ func newServer(d Deps) *server {
 		s.sendWait = DefaultSendWait
 	}
 	if d.RateLimits != nil && d.Redis != nil {
-		s.limiter = &ratelimit.Limiter{Redis: d.Redis, Limits: *d.RateLimits}
+		s.limiter = &ratelimit.Limiter{Redis: d.Redis, Limits: *d.RateLimits, Now: d.RateLimitClock}
 	}
 	return s
 }
