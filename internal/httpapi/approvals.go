@@ -16,7 +16,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/payment"
-	"github.com/agentwallet/agentwallet/internal/tasks"
 )
 
 // Approval is a payment parked for a human (DESIGN §3).
@@ -340,150 +339,35 @@ func voterOf(pr auth.Principal) approval.Voter {
 }
 
 // approveAs is every approve (API key, dashboard user, Slack button): the
-// vote, and when it completes the quorum the conditional move to signing,
-// the worker's task, and the wait for its outcome. A vote short of the
-// quorum answers the approval, still pending.
+// Gateway casts the vote and, when it completes the quorum, hands the
+// execution to a worker and waits for it; this maps its refusals.
 func (s *server) approveAs(ctx context.Context, accountID, id uuid.UUID, voter approval.Voter, note *string) (approval.Approval, error) {
-	actor := voter.Actor
-	voted, final, err := approval.VoteFor(ctx, s.DB, accountID, id, voter, note)
-	if err != nil {
-		var np *approval.NoPersonError
-		if errors.As(err, &np) {
-			return approval.Approval{}, s.denied(ctx, &auth.Denied{Op: "approve", Target: "approval:" + approval.PublicID(id), Reason: np.Reason})
-		}
-		if errors.Is(err, approval.ErrRequester) {
-			reason := "Requester cannot approve: this payment was requested by this key, a key it was rotated from, the key or person that made or rotated it " +
-				"(directly or through other keys), or an admin key made by the same; approve with another admin key, or as a person"
-			if strings.HasPrefix(actor, "user:") {
-				reason = "Requester cannot approve: you asked for this payment, or an admin key you made did; another person, or an admin key you did not make, must approve it"
-			}
-			return approval.Approval{}, s.denied(ctx, &auth.Denied{Op: "approve", Target: "approval:" + approval.PublicID(id), Reason: reason})
-		}
-		return approval.Approval{}, s.fail(ctx, err)
-	}
-	if !final {
-		s.log.InfoContext(ctx, "approval vote", "approval_id", id, "by", actor, "approvals", len(voted.Votes), "needed", voted.Needed)
-		return voted, nil
-	}
-	// Only the approve that completed the quorum listens, before its
-	// task exists.
-	notified, done := s.waiter.Register(id)
-	defer done()
-	// Handed to the next free worker at once, as a send's decision is
-	// (tasks.DirectKey). A hand-off lost with Redis or a killed worker
-	// leaves the approval signing with nothing signed: the wait below
-	// returns it to pending.
-	if err := tasks.Hand(ctx, s.Redis, tasks.NewApprovalExecuteTask(id)); err != nil {
-		s.log.WarnContext(ctx, "hand approval execution to a worker", "approval_id", id, "err", err)
-		released, err := s.release(ctx, id)
-		switch {
-		case err != nil:
-			return approval.Approval{}, unknownApproval(id)
-		case released:
-			return approval.Approval{}, errorf(http.StatusServiceUnavailable, "the payment queue is unavailable; the approval is still pending and nothing was sent, try again")
-		}
-		// A worker took it all the same: wait for it.
-	}
-	a, err := s.awaitApproval(ctx, accountID, id, notified)
-	if err != nil {
-		return approval.Approval{}, err
-	}
-	s.log.InfoContext(ctx, "approval executed", "approval_id", id, "by", actor, "status", a.Status)
-	return a, nil
-}
-
-// release returns an unexecuted approval to pending, even when the caller
-// has gone away.
-func (s *server) release(ctx context.Context, id uuid.UUID) (bool, error) {
-	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	released, err := approval.Release(bg, s.DB, id)
-	if err != nil {
-		s.log.ErrorContext(ctx, "release approval", "approval_id", id, "err", err)
-	}
-	return released, err
-}
-
-// awaitApproval waits for the worker's turn on the approval: until it
-// leaves signing, or, once the worker announces it is done, until it is
-// signed (a broadcast that failed leaves it signing while the sweep
-// re-broadcasts). At the wait's end it releases an approval nothing was
-// signed for (503, still pending); a signed one gets sendGrace more, then
-// is answered as it stands.
-func (s *server) awaitApproval(ctx context.Context, accountID, id uuid.UUID, notified <-chan *payment.Outcome) (approval.Approval, error) {
-	// read reports whether a is an answer; announced says the worker
-	// finished its turn.
-	read := func(ctx context.Context, announced bool) (approval.Approval, bool, error) {
-		a, err := approval.Get(ctx, s.DB, accountID, id)
-		switch {
-		case err != nil:
-			s.log.WarnContext(ctx, "read approval while waiting", "approval_id", id, "err", err)
-			return a, false, nil
-		case a.Status == approval.Pending:
-			// Returned to pending by the expiry task's clean-up.
-			return a, false, notExecuted
-		}
-		return a, a.Status != approval.Signing || (announced && a.Signature != nil), nil
-	}
-	const poll = 200 * time.Millisecond
-	deadline := time.NewTimer(s.sendWait)
-	defer deadline.Stop()
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
-	for waiting := true; waiting; {
-		announced := false
-		select {
-		case o := <-notified:
-			announced, notified = true, nil
-			if unsignedCause(o) {
-				// The worker returned it to pending, nothing signed.
-				return approval.Approval{}, notSigned(o, "the approval is still pending")
-			}
-		case <-tick.C:
-		case <-deadline.C:
-			waiting = false
-			continue
-		case <-ctx.Done():
-			waiting = false
-			continue
-		}
-		if a, final, err := read(ctx, announced); final || err != nil {
-			return a, err
-		}
-	}
-	released, err := s.release(ctx, id)
+	a, err := s.payments.Approve(ctx, accountID, id, voter, note)
+	var np *approval.NoPersonError
+	var ns *payment.NotSignedError
+	var unknown *payment.UnknownApprovalError
 	switch {
-	case err != nil:
-		return approval.Approval{}, unknownApproval(id)
-	case released:
-		return approval.Approval{}, notExecuted
+	case err == nil:
+		return a, nil
+	case errors.As(err, &np):
+		return a, s.denied(ctx, &auth.Denied{Op: "approve", Target: "approval:" + approval.PublicID(id), Reason: np.Reason})
+	case errors.Is(err, approval.ErrRequester):
+		reason := "Requester cannot approve: this payment was requested by this key, a key it was rotated from, the key or person that made or rotated it " +
+			"(directly or through other keys), or an admin key made by the same; approve with another admin key, or as a person"
+		if strings.HasPrefix(voter.Actor, "user:") {
+			reason = "Requester cannot approve: you asked for this payment, or an admin key you made did; another person, or an admin key you did not make, must approve it"
+		}
+		return a, s.denied(ctx, &auth.Denied{Op: "approve", Target: "approval:" + approval.PublicID(id), Reason: reason})
+	case errors.Is(err, payment.ErrQueueUnavailable):
+		return a, errorf(http.StatusServiceUnavailable, "the payment queue is unavailable; the approval is still pending and nothing was sent, try again")
+	case errors.Is(err, payment.ErrNotExecuted):
+		return a, errorf(http.StatusServiceUnavailable, "the approval was not executed in time; it is still pending and nothing was sent, try again")
+	case errors.As(err, &ns):
+		return a, notSigned(ns.Outcome, "the approval is still pending")
+	case errors.As(err, &unknown):
+		return a, errorf(http.StatusServiceUnavailable, "the approval's outcome could not be established; check GET /approvals/"+approval.PublicID(id)+" before acting again")
 	}
-	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendGrace+5*time.Second)
-	defer cancel()
-	until := time.Now().Add(sendGrace)
-	for {
-		announced := false
-		select {
-		case <-notified:
-			announced, notified = true, nil
-		case <-time.After(50 * time.Millisecond):
-		}
-		a, final, err := read(gctx, announced || time.Now().After(until))
-		if final || err != nil {
-			return a, err
-		}
-		if gctx.Err() != nil {
-			return approval.Approval{}, unknownApproval(id)
-		}
-	}
-}
-
-var notExecuted = errorf(http.StatusServiceUnavailable, "the approval was not executed in time; it is still pending and nothing was sent, try again")
-
-// unknownApproval answers an approve whose effect could not be
-// established: it may still execute, so it must not be repeated blindly.
-func unknownApproval(id uuid.UUID) *Error {
-	return errorf(http.StatusServiceUnavailable, "the approval's outcome could not be established; check GET /approvals/"+approval.PublicID(id)+" before acting again")
+	return a, s.fail(ctx, err)
 }
 
 // approvalErr maps the approval package's refusals; nil when err is not

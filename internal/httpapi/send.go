@@ -16,7 +16,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/tasks"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -26,7 +25,7 @@ const DefaultSendWait = 10 * time.Second
 
 // sendGrace is how long a send whose decision won the race against the
 // timeout still waits for its broadcast to report.
-const sendGrace = 5 * time.Second
+const sendGrace = payment.DefaultGrace
 
 type sendInput struct {
 	ID             string `path:"id" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
@@ -262,65 +261,54 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	if key := in.IdempotencyKey; key != "" {
-		if !validIdempotencyKey(key) {
-			return nil, inputError("header", "Idempotency-Key", "must be 1 to 255 printable ASCII characters")
-		}
-		pr := principal(ctx)
-		scope := payment.IdempotencyScope(pr.Lineage, pr.User)
-		r.IdempotencyKey, r.IdempotencyScope = &key, &scope
-		prior, err := payment.SubmitOnce(ctx, s.DB, &r, s.sendWait, sendGrace)
-		if err != nil {
-			return nil, s.submitFailed(ctx, err)
-		}
-		if prior != nil {
-			// The first answer again, byte for byte: the same outcome
-			// through the same mapping.
-			s.log.InfoContext(ctx, "send replayed", "wallet_id", r.WalletID, "status", prior.Status)
-			out, err := sendAnswer(prior)
-			replayed := http.Header{"Idempotent-Replayed": {"true"}}
-			if err != nil {
-				return nil, huma.ErrorWithHeaders(err, replayed)
-			}
-			out.Replayed = "true"
-			if prior.Status == payment.Sent {
-				status, err := payment.TransactionStatus(ctx, s.DB, r.AccountID, prior.Signature)
-				if err != nil {
-					return nil, s.fail(ctx, err)
-				}
-				out.Body.TransactionStatus = status
-				if status == payment.TxFailed {
-					out.Body.Message = "the transaction failed and nothing was spent; to try again, send with a new Idempotency-Key"
-				}
-			}
-			return out, nil
-		}
-	} else if err := payment.Submit(ctx, s.DB, &r, s.sendWait); err != nil {
-		return nil, s.submitFailed(ctx, err)
+	if err := s.idempotent(ctx, &r, in.IdempotencyKey); err != nil {
+		return nil, err
 	}
-	notified, done := s.waiter.Register(r.ID)
-	defer done()
-	if err := tasks.Hand(ctx, s.Redis, tasks.NewSendDecideTask(r.ID)); err != nil {
-		// The enqueue may have reached Redis all the same (a timeout on
-		// the answer): only a successful abandon means nothing will run.
-		s.log.WarnContext(ctx, "enqueue send decision", "send_request_id", r.ID, "err", err)
-		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		abandoned, aerr := payment.Abandon(bg, s.DB, r.ID)
-		cancel()
-		switch {
-		case aerr != nil:
-			return nil, s.fail(ctx, fmt.Errorf("%w: %w", payment.ErrUnknown, aerr))
-		case abandoned:
-			return nil, errorf(http.StatusServiceUnavailable, "the payment queue is unavailable; nothing was sent, it is safe to retry")
-		}
-		// A worker took it: wait for its outcome like any other.
-	}
-	out, err := payment.Wait(ctx, s.DB, r.ID, notified, s.sendWait, sendGrace)
+	paid, err := s.payments.Pay(ctx, &r)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, s.payFailed(ctx, err, "nothing was sent")
 	}
-	s.log.InfoContext(ctx, "send decided", "send_request_id", r.ID, "wallet_id", r.WalletID, "status", out.Status, "signature", out.Signature)
-	return sendAnswer(out)
+	if paid.Replayed {
+		// The first answer again, byte for byte: the same outcome
+		// through the same mapping.
+		s.log.InfoContext(ctx, "send replayed", "wallet_id", r.WalletID, "status", paid.Outcome.Status)
+		out, err := sendAnswer(paid.Outcome)
+		if err != nil {
+			return nil, huma.ErrorWithHeaders(err, http.Header{"Idempotent-Replayed": {"true"}})
+		}
+		out.Replayed = "true"
+		out.Body.TransactionStatus = paid.TransactionStatus
+		if paid.TransactionStatus == payment.TxFailed {
+			out.Body.Message = "the transaction failed and nothing was spent; to try again, send with a new Idempotency-Key"
+		}
+		return out, nil
+	}
+	s.log.InfoContext(ctx, "send decided", "send_request_id", r.ID, "wallet_id", r.WalletID, "status", paid.Outcome.Status, "signature", paid.Outcome.Signature)
+	return sendAnswer(paid.Outcome)
+}
+
+// idempotent checks an Idempotency-Key header (when given) and scopes it
+// to the caller: the key's lineage, or the person.
+func (s *server) idempotent(ctx context.Context, r *payment.Request, key string) error {
+	if key == "" {
+		return nil
+	}
+	if !validIdempotencyKey(key) {
+		return inputError("header", "Idempotency-Key", "must be 1 to 255 printable ASCII characters")
+	}
+	pr := principal(ctx)
+	scope := payment.IdempotencyScope(pr.Lineage, pr.User)
+	r.IdempotencyKey, r.IdempotencyScope = &key, &scope
+	return nil
+}
+
+// payFailed maps the Gateway's refusals of a payment: the queue's
+// (nothing done: what says so), then the submission's.
+func (s *server) payFailed(ctx context.Context, err error, nothing string) error {
+	if errors.Is(err, payment.ErrQueueUnavailable) {
+		return errorf(http.StatusServiceUnavailable, "the payment queue is unavailable; "+nothing+", it is safe to retry")
+	}
+	return s.submitFailed(ctx, err)
 }
 
 // submitFailed maps a refusal to record a send.
@@ -352,12 +340,6 @@ func notSigned(o *payment.Outcome, also string) *Error {
 	return &Error{status: http.StatusServiceUnavailable, Reason: o.Cause, Message: msg + retry}
 }
 
-// unsignedCause reports whether o is a payment the worker refused to sign
-// for a reason of its own (notSigned answers it).
-func unsignedCause(o *payment.Outcome) bool {
-	return o != nil && (o.Cause == payment.CauseFeeCapBelowMarket || o.Cause == payment.CauseFeePayerBudgetExceeded)
-}
-
 // sendAnswer maps a send's outcome to its HTTP answer.
 func sendAnswer(o *payment.Outcome) (*sendOutput, error) {
 	out := &sendOutput{}
@@ -384,7 +366,7 @@ func sendAnswer(o *payment.Outcome) (*sendOutput, error) {
 		}
 		return nil, errorf(http.StatusUnprocessableEntity, "the Solana node refused the transaction in simulation; nothing was sent: "+o.Detail)
 	case payment.Unavailable:
-		if unsignedCause(o) {
+		if o.NotSigned() {
 			return nil, notSigned(o, "")
 		}
 		return nil, errorf(http.StatusServiceUnavailable, "no Solana RPC node of this network answered; nothing was sent, it is safe to retry")

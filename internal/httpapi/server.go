@@ -24,6 +24,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/dashboard"
+	"github.com/agentwallet/agentwallet/internal/handoff"
 	"github.com/agentwallet/agentwallet/internal/live"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/ratelimit"
@@ -117,6 +118,9 @@ type server struct {
 	metrics  httpMetrics
 	waiter   *payment.Waiter
 	sendWait time.Duration
+	// payments is the payment path's API side: handlers parse, it
+	// records, hands off and waits, and they map its outcome.
+	payments *payment.Gateway
 	limiter  *ratelimit.Limiter
 
 	slackOnce sync.Once
@@ -187,6 +191,8 @@ func newServer(d Deps) *server {
 	if s.sendWait <= 0 {
 		s.sendWait = DefaultSendWait
 	}
+	s.payments = &payment.Gateway{DB: d.DB, Handoff: handoff.Redis{Client: d.Redis}, Outcomes: s.waiter,
+		Wait: s.sendWait, Grace: sendGrace, Log: s.log}
 	if d.RateLimits != nil && d.Redis != nil {
 		s.limiter = &ratelimit.Limiter{Redis: d.Redis, Limits: *d.RateLimits, Now: d.RateLimitClock}
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
-	"github.com/agentwallet/agentwallet/internal/tasks"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/x402"
 )
@@ -255,49 +254,24 @@ func (s *server) payX402(ctx context.Context, in *x402PayInput) (*x402PayOutput,
 	if err != nil {
 		return nil, err
 	}
-	if key := in.IdempotencyKey; key != "" {
-		if !validIdempotencyKey(key) {
-			return nil, inputError("header", "Idempotency-Key", "must be 1 to 255 printable ASCII characters")
-		}
-		pr := principal(ctx)
-		scope := payment.IdempotencyScope(pr.Lineage, pr.User)
-		r.IdempotencyKey, r.IdempotencyScope = &key, &scope
-		prior, err := payment.SubmitOnce(ctx, s.DB, &r, s.sendWait, sendGrace)
-		if err != nil {
-			return nil, s.submitFailed(ctx, err)
-		}
-		if prior != nil {
-			s.log.InfoContext(ctx, "x402 pay replayed", "wallet_id", r.WalletID, "status", prior.Status)
-			out, err := x402Answer(&r, prior)
-			if err != nil {
-				return nil, huma.ErrorWithHeaders(err, http.Header{"Idempotent-Replayed": {"true"}})
-			}
-			out.Replayed = "true"
-			return out, nil
-		}
-	} else if err := payment.Submit(ctx, s.DB, &r, s.sendWait); err != nil {
-		return nil, s.submitFailed(ctx, err)
+	if err := s.idempotent(ctx, &r, in.IdempotencyKey); err != nil {
+		return nil, err
 	}
-	notified, done := s.waiter.Register(r.ID)
-	defer done()
-	if err := tasks.Hand(ctx, s.Redis, tasks.NewSendDecideTask(r.ID)); err != nil {
-		s.log.WarnContext(ctx, "enqueue x402 decision", "send_request_id", r.ID, "err", err)
-		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		abandoned, aerr := payment.Abandon(bg, s.DB, r.ID)
-		cancel()
-		switch {
-		case aerr != nil:
-			return nil, s.fail(ctx, fmt.Errorf("%w: %w", payment.ErrUnknown, aerr))
-		case abandoned:
-			return nil, errorf(http.StatusServiceUnavailable, "the payment queue is unavailable; nothing was signed, it is safe to retry")
-		}
-	}
-	out, err := payment.Wait(ctx, s.DB, r.ID, notified, s.sendWait, sendGrace)
+	paid, err := s.payments.Pay(ctx, &r)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, s.payFailed(ctx, err, "nothing was signed")
 	}
-	s.log.InfoContext(ctx, "x402 pay decided", "send_request_id", r.ID, "wallet_id", r.WalletID, "status", out.Status)
-	return x402Answer(&r, out)
+	if paid.Replayed {
+		s.log.InfoContext(ctx, "x402 pay replayed", "wallet_id", r.WalletID, "status", paid.Outcome.Status)
+		out, err := x402Answer(&r, paid.Outcome)
+		if err != nil {
+			return nil, huma.ErrorWithHeaders(err, http.Header{"Idempotent-Replayed": {"true"}})
+		}
+		out.Replayed = "true"
+		return out, nil
+	}
+	s.log.InfoContext(ctx, "x402 pay decided", "send_request_id", r.ID, "wallet_id", r.WalletID, "status", paid.Outcome.Status)
+	return x402Answer(&r, paid.Outcome)
 }
 
 // x402Answer maps a pay request's outcome to its HTTP answer; r is the
@@ -326,7 +300,7 @@ func x402Answer(r *payment.Request, o *payment.Outcome) (*x402PayOutput, error) 
 	case payment.Refused:
 		return nil, errorf(http.StatusUnprocessableEntity, "not signed: "+o.Detail)
 	case payment.Unavailable:
-		if unsignedCause(o) {
+		if o.NotSigned() {
 			return nil, notSigned(o, "")
 		}
 		return nil, errorf(http.StatusServiceUnavailable, "no Solana RPC node of this network answered; nothing was signed, it is safe to retry")

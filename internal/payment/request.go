@@ -215,6 +215,11 @@ func stored(ctx context.Context, db bun.IDB, id uuid.UUID) (*Outcome, error) {
 	return r.Outcome, nil
 }
 
+// waitPoll is how often a waiting caller reads its request (or approval)
+// between announcements on the outcome bus: a lost announcement costs
+// this much.
+const waitPoll = 200 * time.Millisecond
+
 // Wait waits for the outcome of request id: handed over by notified (see
 // Waiter), or polled from the database as a fallback. At timeout it
 // abandons the request; if a worker won that race, it waits up to grace
@@ -222,10 +227,9 @@ func stored(ctx context.Context, db bun.IDB, id uuid.UUID) (*Outcome, error) {
 // sent. ErrAbandoned means the send will never execute; ErrUnknown that
 // its fate could not be established.
 func Wait(ctx context.Context, db bun.IDB, id uuid.UUID, notified <-chan *Outcome, timeout, grace time.Duration) (*Outcome, error) {
-	const poll = 200 * time.Millisecond
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	tick := time.NewTicker(poll)
+	tick := time.NewTicker(waitPoll)
 	defer tick.Stop()
 	for waiting := true; waiting; {
 		select {

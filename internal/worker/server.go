@@ -9,6 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agentwallet/agentwallet/internal/handoff"
 	"github.com/agentwallet/agentwallet/internal/tasks"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
@@ -17,8 +18,13 @@ import (
 // task: only decisions and executions that failed in the worker come
 // there, for asynq's retries, which wait seconds anyway. A send's
 // decision and an approval's execution are handed over directly
-// (tasks.DirectKey) and never wait on it.
+// (internal/handoff) and never wait on it.
 const PaymentsPollInterval = 500 * time.Millisecond
+
+// PaymentsForwardInterval is how often the payments server moves retries
+// that are due back to its queue (asynq's default is 5 s): a decision's
+// retry comes a second after it failed, while its caller still waits.
+const PaymentsForwardInterval = 250 * time.Millisecond
 
 // OtherPollInterval is the idle poll of the other queues (webhooks,
 // housekeeping), where tens of milliseconds do not matter.
@@ -40,8 +46,14 @@ type Options struct {
 
 // RetryDelay is the wait before retrying a failed task: a webhook
 // delivery follows the spec's schedule by its own attempt count
-// (webhook.NextDelay); other tasks asynq's exponential default.
+// (webhook.NextDelay); a payment's decision or an approval's execution
+// (a caller is waiting) 1 s, doubling; other tasks asynq's exponential
+// default.
 func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
+	switch t.Type() {
+	case tasks.TypeSendDecide, tasks.TypeApprovalExecute:
+		return time.Second << min(n, 4)
+	}
 	if t.Type() == tasks.TypeWebhookDeliver {
 		if d, ok := webhook.NextDelay(err); ok {
 			return d
@@ -54,7 +66,7 @@ func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 }
 
 // Start runs the worker's servers over rdb: the sends' decisions handed
-// over directly (tasks.DirectKey); one for the payments queue polling
+// over directly (internal/handoff); one for the payments queue polling
 // every PaymentsPollInterval, so webhook backlogs can neither slow nor
 // starve payments; one for confirmation sweeps (one at a time: a sweep
 // slowed by its node never takes a decision's place); and one for the
@@ -107,15 +119,20 @@ func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err 
 	if serve[tasks.QueuePayments] {
 		ctx, cancel := context.WithCancel(context.Background())
 		stopDirect = cancel
-		waitDirect = runDirect(ctx, rdb, mux, o.Concurrency, o.ShutdownTimeout, o.Log)
+		waitDirect = handoff.Run(ctx, rdb, mux, o.Concurrency, o.ShutdownTimeout, o.Log)
 	}
 	for _, g := range []struct {
 		queues      map[string]int
 		poll        time.Duration
 		concurrency int
-	}{{payments, PaymentsPollInterval, o.Concurrency}, {sweeps, OtherPollInterval, 1}, {others, OtherPollInterval, o.Concurrency}} {
+		forward     time.Duration
+	}{{payments, PaymentsPollInterval, o.Concurrency, PaymentsForwardInterval}, {sweeps, OtherPollInterval, 1, 0}, {others, OtherPollInterval, o.Concurrency, 0}} {
 		if len(g.queues) == 0 {
 			continue
+		}
+		forward := o.DelayedTaskCheckInterval
+		if forward == 0 {
+			forward = g.forward
 		}
 		s := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 			Concurrency:              g.concurrency,
@@ -123,7 +140,7 @@ func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err 
 			ShutdownTimeout:          o.ShutdownTimeout,
 			TaskCheckInterval:        g.poll,
 			RetryDelayFunc:           o.RetryDelay,
-			DelayedTaskCheckInterval: o.DelayedTaskCheckInterval,
+			DelayedTaskCheckInterval: forward,
 			Logger:                   tasks.Logger{L: o.Log},
 			LogLevel:                 asynq.WarnLevel,
 			ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {

@@ -1,4 +1,4 @@
-package worker_test
+package handoff_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
+	"github.com/agentwallet/agentwallet/internal/handoff"
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/tasks"
 	"github.com/agentwallet/agentwallet/internal/worker"
@@ -57,7 +58,7 @@ func TestDirectHandoffRunsEachOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			if err := tasks.Hand(t.Context(), rdb, tasks.NewSendDecideTask(uuid.New())); err != nil {
+			if err := handoff.Hand(t.Context(), rdb, tasks.NewSendDecideTask(uuid.New())); err != nil {
 				t.Error(err)
 			}
 		})
@@ -72,13 +73,14 @@ func TestDirectHandoffRunsEachOnce(t *testing.T) {
 			t.Errorf("request %s decided %d times", id, runs)
 		}
 	}
-	if l := rdb.LLen(t.Context(), tasks.DirectKey).Val(); l != 0 {
+	if l := rdb.LLen(t.Context(), handoff.Key).Val(); l != 0 {
 		t.Errorf("%d hand-offs left on the list", l)
 	}
 }
 
-// A decision that keeps failing is tried again in the worker, then
-// handed to the payments queue, where asynq runs it.
+// A decision that fails in the worker goes at once to the payments
+// queue, where asynq runs its retries: the hand-off never waits or retries
+// on its own.
 func TestDirectHandoffFailureGoesToTheQueue(t *testing.T) {
 	t.Parallel()
 	rdb, _ := redistest.New(t)
@@ -97,12 +99,12 @@ func TestDirectHandoffFailureGoesToTheQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	if err := tasks.Hand(t.Context(), rdb, tasks.NewSendDecideTask(uuid.New())); err != nil {
+	if err := handoff.Hand(t.Context(), rdb, tasks.NewSendDecideTask(uuid.New())); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the queued retry", func() bool { return queued.Load() == 1 })
-	if got := direct.Load(); got != 3 {
-		t.Errorf("tried %d times in the worker, want 3 (first try and two retries)", got)
+	if got := direct.Load(); got != 1 {
+		t.Errorf("tried %d times in the worker, want 1 (the retries are the queue's)", got)
 	}
 }
 
@@ -113,8 +115,8 @@ func TestDirectHandoffMalformed(t *testing.T) {
 	var ran atomic.Int32
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(tasks.TypeSendDecide, func(context.Context, *asynq.Task) error { ran.Add(1); return nil })
-	rdb.LPush(t.Context(), tasks.DirectKey, "not json", `{"type":""}`)
-	if err := tasks.Hand(t.Context(), rdb, tasks.NewSendDecideTask(uuid.New())); err != nil {
+	rdb.LPush(t.Context(), handoff.Key, "not json", `{"type":""}`)
+	if err := handoff.Hand(t.Context(), rdb, tasks.NewSendDecideTask(uuid.New())); err != nil {
 		t.Fatal(err)
 	}
 	stop, err := worker.Start(rdb, mux, worker.Options{Concurrency: 1, Queues: []string{tasks.QueuePayments}, ShutdownTimeout: 5 * time.Second})
@@ -142,7 +144,7 @@ func TestDirectHandoffStopWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tasks.Hand(t.Context(), rdb, tasks.NewSendDecideTask(uuid.New())); err != nil {
+	if err := handoff.Hand(t.Context(), rdb, tasks.NewSendDecideTask(uuid.New())); err != nil {
 		t.Fatal(err)
 	}
 	<-started
@@ -172,7 +174,7 @@ func TestDirectHandoffPanicIsAnError(t *testing.T) {
 	}
 	t.Cleanup(stop)
 	for range 2 {
-		if err := tasks.Hand(t.Context(), rdb, tasks.NewSendDecideTask(uuid.New())); err != nil {
+		if err := handoff.Hand(t.Context(), rdb, tasks.NewSendDecideTask(uuid.New())); err != nil {
 			t.Fatal(err)
 		}
 	}
