@@ -86,28 +86,18 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 			accountID: a.AccountID, walletID: a.WalletID, network: network, to: a.To, amount: a.Amount, memo: a.Memo,
 			approvalID: uuid.NullUUID{UUID: a.ID, Valid: true},
 		}, at)
-		var fc errFeeAboveCap
-		if errors.As(err, &fc) {
+		switch out, ok := unsigned(err); {
+		case ok && out.NotSigned():
 			// Nothing signed: back to pending at once, the human's
-			// approval not spent on a market it cannot land in; the
-			// approve call answers why (503 fee_cap_below_market).
-			capped = &Outcome{Status: Unavailable, Cause: CauseFeeCapBelowMarket, Detail: fc.Error()}
+			// approval not spent on a market it cannot land in, or on a
+			// fee payer past its budget; the approve call answers why
+			// (503 fee_cap_below_market, fee_payer_budget_exceeded).
+			capped = out
 			_, err := approval.Release(ctx, tx, a.ID)
 			return err
-		}
-		var fb errFeePayerBudget
-		if errors.As(err, &fb) {
-			// The same for the fee payer's budget: pending again,
-			// nothing signed; the approve call answers 503
-			// fee_payer_budget_exceeded.
-			capped = &Outcome{Status: Unavailable, Cause: CauseFeePayerBudgetExceeded, Detail: fb.Error()}
-			_, err := approval.Release(ctx, tx, a.ID)
-			return err
-		}
-		var tl *solana.TooLargeError
-		if errors.As(err, &tl) {
+		case ok && out.Status == Refused:
 			// No node would take it: closed without spending.
-			_, err := approval.RejectBySystem(ctx, tx, a.ID, approval.ReasonRefused, tl.Error(), at)
+			_, err := approval.RejectBySystem(ctx, tx, a.ID, approval.ReasonRefused, out.Detail, at)
 			return err
 		}
 		if err != nil {

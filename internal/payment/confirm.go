@@ -14,7 +14,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
@@ -400,4 +402,85 @@ func (e *Engine) rebroadcast(ctx context.Context, node Node, ts []Transaction, s
 		})
 	}
 	wg.Wait()
+}
+
+// feePaid is what the fee payer of a transaction that failed paid for
+// it: its sponsored_lamports becomes that, so the day's budget counts what
+// was paid (a signed transaction reserves its fee and rent; one that can
+// no longer land releases what it did not pay).
+type feePaid int
+
+const (
+	// paidNothing: it never landed (refused, or expired unseen).
+	paidNothing feePaid = iota
+	// paidFee: it landed and failed: the fee is charged, and the
+	// recipient's account it offered to make was rolled back with it.
+	paidFee
+	// paidUnknown: it may have landed; all it reserved stays counted.
+	paidUnknown
+)
+
+// sponsored is the SQL expression of the transaction's sponsored_lamports
+// once it paid p (null stays null: the wallet paid its own way).
+func (p feePaid) sponsored() string {
+	switch p {
+	case paidNothing:
+		return "CASE WHEN sponsored_lamports IS NULL THEN NULL ELSE 0 END"
+	case paidFee:
+		return "CASE WHEN sponsored_lamports IS NULL THEN NULL ELSE LEAST(sponsored_lamports, fee_lamports) END"
+	}
+	return "sponsored_lamports"
+}
+
+// failTx marks a pending transaction failed (releasing its reservation)
+// with an audit entry and a tx.failed event; an approval still signing for
+// it is rejected by the system. False means it was no longer pending.
+func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why string, paid feePaid, reason string) (bool, error) {
+	at := e.now()
+	res, err := tx.NewUpdate().Table("transactions").
+		Set("status = ?", TxFailed).Set("error = ?", why).Set("updated_at = ?", at).
+		Set("sponsored_lamports = "+paid.sponsored()).
+		Where("id = ? AND status = ?", t.ID, TxPending).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("fail transaction: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	if t.ApprovalID.Valid {
+		// The approval row before the audit lock, the order every
+		// transaction keeps.
+		if _, err := tx.ExecContext(ctx, "SELECT 1 FROM approvals WHERE id = ? FOR UPDATE", t.ApprovalID.UUID); err != nil {
+			return false, fmt.Errorf("lock approval: %w", err)
+		}
+	}
+	details := map[string]any{"transaction_id": t.ID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "error": why}
+	// Under the payment's requester, like its send.sent: the key or
+	// person who asked for it (system when it is unknown).
+	var actor string
+	err = tx.NewRaw(`SELECT COALESCE('key_' || r.key_id::text, 'user:' || r.user_address,
+			'key_' || a.requested_by::text, 'user:' || a.requested_by_user, 'system')
+		FROM (SELECT 1) AS one
+		LEFT JOIN send_requests AS r ON r.id = ?
+		LEFT JOIN approvals AS a ON a.id = ?`, t.RequestID, t.ApprovalID).Scan(ctx, &actor)
+	if err != nil {
+		return false, fmt.Errorf("read the payment's requester: %w", err)
+	}
+	if err := audit.Append(ctx, tx, t.AccountID, at, actor, audit.ActionSendFailed, wallet.Target(t.WalletID), details); err != nil {
+		return false, err
+	}
+	// Never silent: whoever was told "sent" hears that it failed.
+	data := map[string]any{"wallet_id": t.WalletID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "memo": t.Memo, "reason": why}
+	if t.ApprovalID.Valid {
+		data["approval_id"] = approval.PublicID(t.ApprovalID.UUID)
+	}
+	if _, err := webhook.Emit(ctx, tx, t.AccountID, at, webhook.KindTxFailed, data); err != nil {
+		return false, err
+	}
+	if t.ApprovalID.Valid {
+		if _, err := approval.RejectBySystem(ctx, tx, t.ApprovalID.UUID, reason, why, at); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }

@@ -110,16 +110,11 @@ func (e *Engine) resign(ctx context.Context, node Node, height uint64, t *Transa
 		}
 		signed, err = e.signSpend(ctx, tx, node, &w, s, bh,
 			func(tr solana.Transfer) []uint64 { return e.freshFees(ctx, node, t.Network, tr) }, t.ID, e.now())
-		var fc errFeeAboveCap
-		var fb errFeePayerBudget
-		switch {
-		case errors.As(err, &fc):
-			notAgain = fc
+		if out, ok := unsigned(err); ok && out.NotSigned() {
+			notAgain = errors.New(out.Detail)
 			return errSkipped
-		case errors.As(err, &fb):
-			notAgain = fb
-			return errSkipped
-		case err != nil:
+		}
+		if err != nil {
 			return fmt.Errorf("sign again: %w", err)
 		}
 		crash(StepSigned)

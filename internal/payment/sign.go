@@ -1,0 +1,293 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/feepayer"
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+)
+
+// errNoBlockhash: the node gave no blockhash in time; nothing was signed.
+var errNoBlockhash = errors.New("no blockhash from the Solana node")
+
+// spend is a transfer the policy allowed: a send request's or an
+// approval's. Its id is the transfer's Solana Pay reference.
+type spend struct {
+	accountID, walletID   uuid.UUID
+	network               solana.Network
+	to                    string
+	amount                usdc.Micros
+	memo                  *string
+	requestID, approvalID uuid.NullUUID
+	// sponsor is the account's enabled fee payer (nil: none) when
+	// sponsorRead; else signSpend reads it.
+	sponsor     *string
+	sponsorRead bool
+}
+
+func (s *spend) reference() sol.PublicKey {
+	if s.approvalID.Valid {
+		return solana.ReferenceFor(s.approvalID.UUID)
+	}
+	return solana.ReferenceFor(s.requestID.UUID)
+}
+
+// signTransfer builds and signs the transfer with a cached blockhash and
+// stores it (reserving its amount) before anything is broadcast. Without
+// a blockhash nothing is signed: errNoBlockhash; with the fee market above
+// the cap neither: errFeeAboveCap; nor past the fee payer's daily budget:
+// errFeePayerBudget.
+func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wallet.Wallet, s *spend, at time.Time) (*Transaction, error) {
+	// A node not (yet) verified to be of the network's chain is never
+	// signed for: a mainnet transfer "confirmed" by a local chain would
+	// have moved nothing real.
+	if err := node.Client.ChainErr(); err != nil {
+		e.log().ErrorContext(ctx, "the network's Solana node is not verified; nothing signed", "wallet_id", w.ID, "err", err)
+		return nil, errNoBlockhash
+	}
+	// Normally cached; bounded so a stalled node cannot hold the wallet
+	// and request locks for long.
+	bctx, cancel := context.WithTimeout(ctx, time.Second)
+	bh, err := node.Blockhashes.Get(bctx)
+	cancel()
+	if err != nil {
+		e.log().WarnContext(ctx, "no blockhash; nothing signed", "wallet_id", w.ID, "err", err)
+		return nil, errNoBlockhash
+	}
+	st, err := e.signSpend(ctx, tx, node, w, s, bh, func(t solana.Transfer) []uint64 { return e.readFees(ctx, node, s.network, t) }, uuid.Nil, at)
+	if err != nil {
+		return nil, err
+	}
+	t := Transaction{
+		ID: uuid.New(), AccountID: s.accountID, WalletID: s.walletID,
+		RequestID: s.requestID, ApprovalID: s.approvalID,
+		Network: s.network, Signature: st.signature, Kind: "usdc", Direction: "send",
+		Amount: s.amount, Counterparty: s.to, Memo: s.memo, Status: TxPending,
+		SignedTx: st.raw, LastValidBlockHeight: st.lastValid, FeeLamports: &st.fee, Attempts: 1,
+		FeePayer: st.feePayer, SponsoredLamports: st.sponsored,
+		CreatedAt: at, UpdatedAt: at,
+	}
+	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("insert transaction: %w", err)
+	}
+	return &t, nil
+}
+
+// signedTransfer is a spend's transfer built and signed, not yet stored.
+type signedTransfer struct {
+	raw       []byte
+	signature string
+	lastValid uint64 // its blockhash's last valid block height
+	fee       int64  // lamports it pays if it lands
+	// feePayer is the account's fee payer that co-signed it (nil: the
+	// wallet pays) and sponsored what it is counted for in its budget.
+	feePayer  *string
+	sponsored *int64
+}
+
+// signSpend builds s's transfer on blockhash bh, priced from the market
+// that fees reads for it (by the engine's fee policy), and signs it with
+// w's key (and the account's fee payer's, when sponsorship is on; its
+// budget is checked under its row lock, held by tx). A market above the
+// cap is an errFeeAboveCap, a budget passed an errFeePayerBudget: nothing
+// is signed. The first send and a re-sign after expiry both sign here;
+// replacing is the transaction a re-sign replaces (its current attempt is
+// not counted against the budget twice), uuid.Nil at the first send.
+func (e *Engine) signSpend(ctx context.Context, tx bun.Tx, node Node, w *wallet.Wallet, s *spend, bh solana.Blockhash, fees func(solana.Transfer) []uint64, replacing uuid.UUID, at time.Time) (signedTransfer, error) {
+	to, err := sol.PublicKeyFromBase58(s.to)
+	if err != nil {
+		return signedTransfer{}, fmt.Errorf("recipient %q: %w", s.to, err)
+	}
+	memo := ""
+	if s.memo != nil {
+		memo = *s.memo
+	}
+	transfer := solana.Transfer{Owner: w.PublicKey(), To: to, Amount: s.amount, Memo: memo, Reference: s.reference()}
+	// Sponsored or not is decided under the fee payer's lock below; this
+	// read (no lock: the fee reading may wait on the node; a send's claim
+	// made it) names the fee payer among the accounts whose market is
+	// read, and spares accounts without sponsorship the lock. Enabled
+	// after it, sponsorship starts with the next send.
+	sponsor := s.sponsor
+	if !s.sponsorRead {
+		f, ok, err := feepayer.Get(ctx, tx, s.accountID)
+		if err != nil {
+			return signedTransfer{}, err
+		}
+		if ok && f.Enabled {
+			sponsor = f.Pubkey
+		}
+	}
+	if sponsor != nil {
+		transfer.FeePayer = (&feepayer.FeePayer{Pubkey: sponsor}).PublicKey()
+	}
+	// The fee reading (normally cached) and the recipient's account are
+	// read at once: a slow node costs the held locks one wait, not two.
+	market := make(chan []uint64, 1)
+	go func(t solana.Transfer) { market <- fees(t) }(transfer) // a copy: transfer changes below
+	transfer.RecipientAccountExists = e.recipientExists(ctx, node, to)
+	units, err := solana.TransferComputeUnits(s.network, transfer)
+	if err != nil {
+		return signedTransfer{}, fmt.Errorf("compute units: %w", err)
+	}
+	if transfer.ComputeUnitPrice, err = e.price(ctx, s.network, <-market, units); err != nil {
+		return signedTransfer{}, err
+	}
+	var payer *feepayer.FeePayer
+	var sponsored int64
+	if !transfer.FeePayer.IsZero() {
+		if payer, sponsored, err = e.sponsor(ctx, tx, s, &transfer, units, replacing, at); err != nil {
+			return signedTransfer{}, err
+		}
+	}
+	unsigned, err := node.Client.BuildTransfer(transfer, bh)
+	if err != nil {
+		return signedTransfer{}, fmt.Errorf("build transfer: %w", err)
+	}
+	keys := []signer.Key{w.Key()}
+	if payer != nil {
+		keys = append(keys, payer.Key())
+	}
+	raw, sig, err := solana.Sign(ctx, unsigned, signer.For(e.Signer, keys...))
+	if err != nil {
+		return signedTransfer{}, err
+	}
+	st := signedTransfer{
+		raw: raw, signature: sig.String(), lastValid: bh.LastValidBlockHeight,
+		fee: int64(transfer.FeeLamports(units, transfer.ComputeUnitPrice)),
+	}
+	if payer != nil {
+		st.feePayer, st.sponsored = payer.Pubkey, &sponsored
+	}
+	return st, nil
+}
+
+// feeReadWait bounds the wait for a fee reading during a decision (it is
+// normally cached): the wallet's and the request's locks are held.
+const feeReadWait = time.Second
+
+// recipientExists reports whether to's token account is known to exist,
+// so the transfer requests no compute for creating it. Unknown (the node
+// did not answer in time) counts as missing: more compute requested, a
+// few hundred lamports more at most, never a transfer out of compute.
+func (e *Engine) recipientExists(ctx context.Context, node Node, to sol.PublicKey) bool {
+	if node.Recipients != nil && node.Recipients.Has(to) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, feeReadWait)
+	defer cancel()
+	ok, err := node.Client.TokenAccountExists(ctx, to)
+	if err != nil {
+		e.log().WarnContext(ctx, "recipient's token account not read; compute requested for creating it", "err", err)
+		return false
+	}
+	if ok && node.Recipients != nil {
+		node.Recipients.Add(to)
+	}
+	return ok
+}
+
+// errFeeAboveCap: the market is above the configured cap; nothing signed.
+type errFeeAboveCap struct{ *solana.FeeAboveCapError }
+
+// readFees is the network's recent fee market for t's writable accounts
+// (cached; a reading that fails or does not come within feeReadWait falls
+// back to the last one, or to none, and says so in the log).
+func (e *Engine) readFees(ctx context.Context, node Node, network solana.Network, t solana.Transfer) []uint64 {
+	if node.Fees == nil {
+		return nil
+	}
+	accounts, err := solana.WritableAccounts(network, t)
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, feeReadWait)
+	defer cancel()
+	reading, err := node.Fees.Get(ctx, accounts)
+	if err != nil {
+		e.log().WarnContext(ctx, "fee market not read; priced from the last reading, or the floor without one",
+			"network", network, "last_reading", len(reading.Fees) > 0, "err", err)
+	}
+	return reading.Fees
+}
+
+// price is the compute-unit price of a transfer of units compute units
+// in the market recent, by the engine's fee policy. A market above the
+// cap is an errFeeAboveCap: nothing is signed.
+func (e *Engine) price(ctx context.Context, network solana.Network, recent []uint64, units uint32) (uint64, error) {
+	policy := e.Fees
+	if policy == (solana.FeePolicy{}) {
+		policy = solana.DefaultFeePolicy
+	}
+	price, err := policy.Price(recent, units)
+	var over *solana.FeeAboveCapError
+	if errors.As(err, &over) {
+		e.log().WarnContext(ctx, "priority fee market above the cap; nothing signed", "network", network,
+			"market_microlamports", over.Market, "cap_microlamports", over.Cap)
+		return 0, errFeeAboveCap{over}
+	}
+	return price, err
+}
+
+// sign signs a send request's transfer and records it as sent.
+func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, d policy.Decision, at time.Time) (*Transaction, *Outcome, error) {
+	t, err := e.signTransfer(ctx, tx, node, w, &spend{
+		accountID: r.AccountID, walletID: r.WalletID, network: r.Network, to: r.To, amount: r.Amount, memo: r.Memo,
+		requestID: uuid.NullUUID{UUID: r.ID, Valid: true}, sponsor: r.Sponsor, sponsorRead: true,
+	}, at)
+	if out, ok := unsigned(err); ok {
+		// The API refuses memos too large for a transaction first; a
+		// refusal here holds if it did not.
+		out.RemainingToday = int64(d.RemainingToday)
+		return nil, out, setOutcome(ctx, tx, r.ID, out)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	// Sent from this commit on, even if the worker dies before its first
+	// broadcast (the sweep broadcasts it); the broadcast's answer refines
+	// it. The outcome and the audit entry are one statement.
+	details := map[string]any{
+		"request_id": r.ID, "transaction_id": t.ID, "signature": t.Signature, "amount": r.Amount, "to": r.To,
+	}
+	err = audit.AppendWith(ctx, tx, `o AS (UPDATE send_requests SET outcome = $1 WHERE id = $2)`,
+		[]any{&Outcome{Status: Sent, Signature: t.Signature, Broadcasting: true}, r.ID},
+		r.AccountID, at, actorOf(r), audit.ActionSendSent, wallet.Target(r.WalletID), details)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store outcome: %w", err)
+	}
+	return t, nil, nil
+}
+
+// unsigned is the outcome of a transfer the engine did not sign, by its
+// signing error: the one mapping every path (a send, an approval's
+// execution, a re-sign) reads. ok is false when err is no such verdict
+// (a failure to report as an error).
+func unsigned(err error) (o *Outcome, ok bool) {
+	var fc errFeeAboveCap
+	var fb errFeePayerBudget
+	var tl *solana.TooLargeError
+	switch {
+	case errors.Is(err, errNoBlockhash):
+		return &Outcome{Status: Unavailable, Detail: "the Solana node did not answer"}, true
+	case errors.As(err, &fc):
+		return &Outcome{Status: Unavailable, Cause: CauseFeeCapBelowMarket, Detail: fc.Error()}, true
+	case errors.As(err, &fb):
+		return &Outcome{Status: Unavailable, Cause: CauseFeePayerBudgetExceeded, Detail: fb.Error()}, true
+	case errors.As(err, &tl):
+		return &Outcome{Status: Refused, Detail: tl.Error()}, true
+	}
+	return nil, false
+}
