@@ -111,14 +111,6 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	if o.ln == nil {
 		o.ln = localnettest.Shared(t)
 	}
-	// A test that sets limits counts within one window: the limiter's
-	// clock stays in the middle of the current minute, so a slow machine
-	// never starts a fresh window in the middle of a count.
-	limitClock := func() time.Time { return time.Now() }
-	if o.limits != nil {
-		held := time.Now().Truncate(ratelimit.Window).Add(ratelimit.Window / 2)
-		limitClock = func() time.Time { return held }
-	}
 	if o.limits == nil {
 		o.limits = &ratelimit.Limits{Read: 1_000_000, Write: 1_000_000, Send: 1_000_000, Anonymous: 1_000_000}
 	}
@@ -206,7 +198,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		DB:     apiDB, Redis: apiRedis, Sealer: sealer, Log: o.log,
 		Balances: balances,
 		Ops:      o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
-		SlackSigningSecret: slackSecret, SlackResponseURLPrefix: "http://127.0.0.1:", RateLimits: o.limits, RateLimitClock: limitClock,
+		SlackSigningSecret: slackSecret, SlackResponseURLPrefix: "http://127.0.0.1:", RateLimits: o.limits,
 		MaxWallets: o.maxWallets, MaxWebhookEndpoints: o.maxEndpoints, DashboardOrigin: origin,
 		EventStreams: o.streams, Draining: draining,
 		PolicyClock: o.clock,
