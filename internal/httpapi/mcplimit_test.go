@@ -50,6 +50,7 @@ func TestMCPCountsEveryRequestAgainstTheKey(t *testing.T) {
 	t.Run("handshake and listing", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, envOpts{limits: &ratelimit.Limits{Read: 3, Write: 1000, Send: 1000, Anonymous: 1000}})
+		awayFromMinuteEnd()
 		for i, method := range []string{"initialize", "tools/list", "ping", "ping"} {
 			msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, i+1, method)
 			status, body, h := mcpPost(t, e, msg)
@@ -68,6 +69,7 @@ func TestMCPCountsEveryRequestAgainstTheKey(t *testing.T) {
 	t.Run("tool calls counted once", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, envOpts{limits: &ratelimit.Limits{Read: 2, Write: 1000, Send: 1000, Anonymous: 1000}})
+		awayFromMinuteEnd()
 		call := func(i int) (int, map[string]any) {
 			msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"list_recent_transactions","arguments":{"limit":5}}}`, i)
 			status, body, _ := mcpPost(t, e, msg)
