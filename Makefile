@@ -6,8 +6,11 @@ SHELL := bash
 MAKEFLAGS += --no-print-directory
 
 GO ?= go
-# Two cores: two test binaries at a time (each starts its own localnet).
-TEST_FLAGS ?= -race -count=1 -p 2
+# Two cores: two test binaries at a time (each starts its own localnet),
+# each running four of its parallel tests at once: most of a test's time is
+# waiting (for the chain's slots, a sweep, a browser), not computing, and
+# the default (one per core) left the long browser test holding one of two.
+TEST_FLAGS ?= -race -count=1 -p 2 -parallel 4 -timeout 30m
 # make bench BENCH=Send runs only the benchmarks matching Send
 BENCH ?= .
 BENCH_FLAGS ?= -run '^$$' -bench '$(BENCH)' -benchmem -p 1
