@@ -19,6 +19,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/live"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
@@ -474,7 +475,7 @@ func TestIssue24EventsCaps(t *testing.T) {
 	e.mustOpen(theirs, "")
 
 	a1.close()
-	eventually(t, "a closed stream's place is free", func() bool {
+	waitfor.True(t, "a closed stream's place is free", func() bool {
 		s, status, _ := e.openStream(c, "")
 		if s != nil {
 			return true
@@ -484,7 +485,7 @@ func TestIssue24EventsCaps(t *testing.T) {
 		}
 		return false
 	})
-	eventually(t, "heartbeats", func() bool {
+	waitfor.True(t, "heartbeats", func() bool {
 		a2.mu.Lock()
 		defer a2.mu.Unlock()
 		return a2.comment >= 3
@@ -608,7 +609,7 @@ func TestIssue24EventsOutage(t *testing.T) {
 	hdr, _ := e.session(auth.RoleOwner)
 	reopen := func(what string) *sseStream {
 		var s *sseStream
-		eventually(t, what, func() bool { s, _, _ = e.openStream(hdr, ""); return s != nil })
+		waitfor.True(t, what, func() bool { s, _, _ = e.openStream(hdr, ""); return s != nil })
 		return s
 	}
 

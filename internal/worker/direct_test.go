@@ -13,20 +13,9 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/tasks"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
-
-// eventually polls cond for up to 20 s (no wall-clock claim: a bound
-// for a stuck test, not a speed).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // Sends handed over on the direct list each run once, on one of several
 // workers; the list is left empty.
@@ -63,7 +52,7 @@ func TestDirectHandoffRunsEachOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	eventually(t, "every hand-off to run", func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == n })
+	waitfor.True(t, "every hand-off to run", func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == n })
 	time.Sleep(200 * time.Millisecond) // room for a duplicate run to show
 	mu.Lock()
 	defer mu.Unlock()
@@ -100,7 +89,7 @@ func TestDirectHandoffFailureGoesToTheQueue(t *testing.T) {
 	if err := tasks.Hand(t.Context(), rdb, tasks.NewSendDecideTask(uuid.New())); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the queued retry", func() bool { return queued.Load() == 1 })
+	waitfor.True(t, "the queued retry", func() bool { return queued.Load() == 1 })
 	if got := direct.Load(); got != 3 {
 		t.Errorf("tried %d times in the worker, want 3 (first try and two retries)", got)
 	}
@@ -122,7 +111,7 @@ func TestDirectHandoffMalformed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	eventually(t, "the valid hand-off", func() bool { return ran.Load() == 1 })
+	waitfor.True(t, "the valid hand-off", func() bool { return ran.Load() == 1 })
 }
 
 // Stopping a worker waits for the decisions it started.
@@ -177,5 +166,5 @@ func TestDirectHandoffPanicIsAnError(t *testing.T) {
 		}
 	}
 	// The first panics then succeeds on its retry; the second runs once.
-	eventually(t, "both decisions to run", func() bool { return runs.Load() == 3 })
+	waitfor.True(t, "both decisions to run", func() bool { return runs.Load() == 3 })
 }
