@@ -254,11 +254,11 @@ func (e *env) otherAccount(role auth.Role) (*env, http.Header) {
 	return &o, hdr
 }
 
-// TestIssue24EventsApproverSeesParkAndDecision: a payment parked by an
+// TestEvents_ApproverSeesParkAndDecision: a payment parked by an
 // agent reaches a signed-in approver's stream as approval.pending, its
 // body the webhook body of that event, and another person's decision
 // follows as approval.approved.
-func TestIssue24EventsApproverSeesParkAndDecision(t *testing.T) {
+func TestEvents_ApproverSeesParkAndDecision(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -305,11 +305,11 @@ func TestIssue24EventsApproverSeesParkAndDecision(t *testing.T) {
 	}
 }
 
-// TestIssue24EventsOnlyWhatThePersonMayRead: a viewer receives the
+// TestEvents_OnlyWhatThePersonMayRead: a viewer receives the
 // account's events (of every wallet: people are not scoped), never
 // another account's; and the filter applies the permission table and
 // the wallet scope to each kind.
-func TestIssue24EventsOnlyWhatThePersonMayRead(t *testing.T) {
+func TestEvents_OnlyWhatThePersonMayRead(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -378,11 +378,11 @@ func TestIssue24EventsOnlyWhatThePersonMayRead(t *testing.T) {
 	}
 }
 
-// TestIssue24EventsReplay: a page that reconnects with Last-Event-ID gets
+// TestEvents_ReplayFromLastEventID: a page that reconnects with Last-Event-ID gets
 // what it missed, once each and in order, then the stream goes on live;
 // an id the stream cannot replay from says reset, with the id to go on
 // from.
-func TestIssue24EventsReplay(t *testing.T) {
+func TestEvents_ReplayFromLastEventID(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -453,10 +453,10 @@ func TestIssue24EventsReplay(t *testing.T) {
 	old.waitFor("reset", "too_old")
 }
 
-// TestIssue24EventsCaps: streams are capped per session and per account
+// TestEvents_CappedPerSessionAndAccount: streams are capped per session and per account
 // (429 {"error"} past them), a closed stream frees its place, and an idle
 // stream sends heartbeats.
-func TestIssue24EventsCaps(t *testing.T) {
+func TestEvents_CappedPerSessionAndAccount(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{streams: httpapi.EventStreams{PerSession: 2, PerAccount: 3, Heartbeat: 200 * time.Millisecond}})
 	a, _ := e.session(auth.RoleViewer)
@@ -492,9 +492,9 @@ func TestIssue24EventsCaps(t *testing.T) {
 	})
 }
 
-// TestIssue24EventsCapsPerPerson: a person's sessions in the account (a
+// TestEvents_CappedPerPerson: a person's sessions in the account (a
 // laptop and a phone) share a cap below the account's.
-func TestIssue24EventsCapsPerPerson(t *testing.T) {
+func TestEvents_CappedPerPerson(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{streams: httpapi.EventStreams{PerSession: 2, PerPerson: 3, PerAccount: 10}})
 	laptop, address := e.session(auth.RoleViewer)
@@ -512,11 +512,11 @@ func TestIssue24EventsCapsPerPerson(t *testing.T) {
 	e.mustOpen(other, "")
 }
 
-// TestIssue24EventsCloseWithTheSession: sign-out, removal from the
+// TestEvents_CloseWithTheSession: sign-out, removal from the
 // account and a new role end the stream at once (notified, not waited
 // for), saying why; a signed-out session cannot reopen it; an expired
 // session's stream ends at the periodic re-check.
-func TestIssue24EventsCloseWithTheSession(t *testing.T) {
+func TestEvents_CloseWithTheSession(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{streams: httpapi.EventStreams{Recheck: time.Hour}})
 
@@ -575,9 +575,9 @@ func TestIssue24EventsCloseWithTheSession(t *testing.T) {
 	}
 }
 
-// TestIssue24EventsRefusesKeys: the stream is a person's: an API key (with
+// TestEvents_RefuseAPIKeys: the stream is a person's: an API key (with
 // or without a cookie beside it) gets the 401 the dashboard routes give.
-func TestIssue24EventsRefusesKeys(t *testing.T) {
+func TestEvents_RefuseAPIKeys(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, agentKey := e.agentKey()
@@ -599,11 +599,11 @@ func TestIssue24EventsRefusesKeys(t *testing.T) {
 	}
 }
 
-// TestIssue24EventsOutage: with PostgreSQL or Redis gone an open stream
+// TestEvents_OutageClosesAndHeals: with PostgreSQL or Redis gone an open stream
 // ends with `event: close` (reason unavailable) rather than hanging, a new
 // one answers 503 {"error"}, and streams are served again once they are
 // back.
-func TestIssue24EventsOutage(t *testing.T) {
+func TestEvents_OutageClosesAndHeals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{proxied: true, streams: httpapi.EventStreams{Heartbeat: 300 * time.Millisecond, Recheck: 300 * time.Millisecond}})
 	hdr, _ := e.session(auth.RoleOwner)
@@ -644,9 +644,9 @@ func TestIssue24EventsOutage(t *testing.T) {
 	st.waitFor(webhook.KindTxBlocked, w.String())
 }
 
-// TestIssue24EventsOutlivesServerTimeouts: the server's read and write
+// TestEvents_OutliveServerTimeouts: the server's read and write
 // timeouts (cmd/api: 30 s, 60 s) cut requests, not streams.
-func TestIssue24EventsOutlivesServerTimeouts(t *testing.T) {
+func TestEvents_OutliveServerTimeouts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{serverTimeouts: 500 * time.Millisecond})
 	hdr, _ := e.session(auth.RoleViewer)
@@ -659,10 +659,10 @@ func TestIssue24EventsOutlivesServerTimeouts(t *testing.T) {
 	st.waitFor(webhook.KindTxSent, w.String())
 }
 
-// TestIssue24EventsDeliveryFailed: a webhook delivery that fails for good
+// TestEvents_FailedDeliveryIsStreamed: a webhook delivery that fails for good
 // reaches the people's streams as delivery.failed, named by the
 // delivery's id as the webhooks API shows it, and is replayed like events.
-func TestIssue24EventsDeliveryFailed(t *testing.T) {
+func TestEvents_FailedDeliveryIsStreamed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(func(o *worker.Options) {
@@ -691,11 +691,11 @@ func TestIssue24EventsDeliveryFailed(t *testing.T) {
 	}
 }
 
-// TestIssue24EventsLatency measures commit-to-page latency over the real
+// TestEvents_CommitToPageLatency measures commit-to-page latency over the real
 // server: an event committed to the outbox reaches an open stream through
 // the PostgreSQL notification. It asserts receipt only; the numbers are
 // logged (docs/decisions.md quotes them).
-func TestIssue24EventsLatency(t *testing.T) {
+func TestEvents_CommitToPageLatency(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	hdr, _ := e.session(auth.RoleViewer)

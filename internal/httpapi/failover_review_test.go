@@ -10,7 +10,7 @@ import (
 // /readyz and /metrics answer without a key. A provider whose API key is
 // in the URL's path (Alchemy .../v2/<key>, QuickNode .../<token>/,
 // Triton, Ankr) must not have it shown there.
-func TestIssue22FailoverReviewPathKeyNotServedByReadyzOrMetrics(t *testing.T) {
+func TestFailover_PathKeyNotShownByReadyzOrMetrics(t *testing.T) {
 	t.Parallel()
 	const key = "PATHSECRET0123456789"
 	ln := localnettest.Shared(t)

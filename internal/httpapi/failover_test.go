@@ -17,12 +17,12 @@ import (
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
-// The issue's acceptance: two nodes, the first refusing connections; then
-// the first up and the second down mid-run. Every send, from 16 clients
-// at once, lands exactly once: the recipients' balances on chain are the
-// sum of the sends answered sent, and each payment is one transaction.
-// 40 sends by default; FAILOVER_FULL=1 runs the issue's 200.
-func TestIssue22FailoverSendsLandExactlyOnce(t *testing.T) {
+// Two nodes, the first refusing connections; then the first up and the
+// second down mid-run. Every send, from 16 clients at once, lands exactly
+// once: the recipients' balances on chain are the sum of the sends
+// answered sent, and each payment is one transaction. 40 sends by
+// default; FAILOVER_FULL=1 runs 200.
+func TestFailover_SendsLandExactlyOnce(t *testing.T) {
 	t.Parallel()
 	n := 40
 	if os.Getenv("FAILOVER_FULL") == "1" {
@@ -180,7 +180,7 @@ func workerNodeUp(eng *payment.Engine, url string) bool {
 // when neither answers; /readyz stays ready and says which nodes are up
 // (degraded with one of two), and /metrics shows each node's health and
 // latency under its redacted name.
-func TestIssue22FailoverBalance503OnlyWhenEveryNodeIsDown(t *testing.T) {
+func TestFailover_Balance503OnlyWhenEveryNodeIsDown(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
 	a, b := localnettest.NewFaultProxy(t, ln.URL), localnettest.NewFaultProxy(t, ln.URL)

@@ -62,16 +62,16 @@ func (e *env) sponsor(budget string, fund float64) string {
 	return addr
 }
 
-// The issue's acceptance: with fee sponsorship on, a wallet holding USDC
-// and 0 SOL sends to a new recipient; its SOL stays 0; the fee payer's SOL
-// fell by the fee (two signatures) plus the recipient account's rent. Over
+// With fee sponsorship on, a wallet holding USDC and 0 SOL sends to a new
+// recipient; its SOL stays 0; the fee payer's SOL fell by the fee (two
+// signatures) plus the recipient account's rent. Over
 // the fee payer's daily budget, a send answers 503
 // fee_payer_budget_exceeded and nothing moves (no transaction, nothing
 // reserved, no lamport or USDC on chain, the Idempotency-Key free again),
 // and an approval meeting it stays pending; a send to a recipient whose
 // account exists costs no rent and still fits. Raising the budget lets the
 // same key through.
-func TestIssue22SponsorAcceptance(t *testing.T) {
+func TestFeePayer_PaysFeeAndRentWithinItsBudget(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	eng, _ := e.startWorker()
@@ -211,7 +211,7 @@ func (e *env) waitLamports(owner string) uint64 {
 // sends to new recipients, 24 at once send five, the rest answer 503
 // fee_payer_budget_exceeded, and the fee payer paid no more than the
 // budget on chain.
-func TestIssue22SponsorConcurrentSendsRespectBudget(t *testing.T) {
+func TestFeePayer_ConcurrentSendsRespectBudget(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	eng, _ := e.startWorker()
@@ -272,7 +272,7 @@ func TestIssue22SponsorConcurrentSendsRespectBudget(t *testing.T) {
 
 // PUT /fee-payer refuses a bad budget or body with a 422 naming the
 // field, and nothing changes: no fee payer is made.
-func TestIssue22SponsorPutValidation(t *testing.T) {
+func TestFeePayer_PutValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	for _, c := range []struct {
@@ -315,7 +315,7 @@ func TestIssue22SponsorPutValidation(t *testing.T) {
 
 // The Go client's fee payer methods, and the reason of a send over the
 // budget on its *APIError.
-func TestIssue22SponsorGoClient(t *testing.T) {
+func TestFeePayer_GoClient(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -354,7 +354,7 @@ func TestIssue22SponsorGoClient(t *testing.T) {
 // A sponsored transfer is 96 bytes larger (the fee payer's signature and
 // address): a memo that just fits an unsponsored one answers 422 "memo
 // too long" when sponsored, with nothing signed or reserved.
-func TestIssue22SponsorMemoTooLongWhenSponsored(t *testing.T) {
+func TestFeePayer_MemoTooLongWhenSponsored(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -378,7 +378,7 @@ func TestIssue22SponsorMemoTooLongWhenSponsored(t *testing.T) {
 
 // With the Solana node down, GET /fee-payer still answers the budget and
 // the day's spend (the database's), with sol null, at once.
-func TestIssue22SponsorGetWithNodeDown(t *testing.T) {
+func TestFeePayer_GetWithNodeDown(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t)
 	e := newEnv(t, envOpts{ln: ln})
@@ -400,7 +400,7 @@ func TestIssue22SponsorGetWithNodeDown(t *testing.T) {
 
 // A fee payer without the SOL for the fee: the node's preflight refuses
 // the send, and the answer names the fee payer, not the wallet.
-func TestIssue22SponsorFeePayerWithoutSOL(t *testing.T) {
+func TestFeePayer_WithoutSOLIsNamed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()

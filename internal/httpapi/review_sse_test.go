@@ -38,7 +38,7 @@ func (s *sseStream) next(kind, has string, d time.Duration) (sseEvent, []sseEven
 	}
 }
 
-// TestIssue24EventsReviewLateCommit: an event whose transaction began
+// TestEvents_LateCommitReachesTheReconnectedPage: an event whose transaction began
 // before another's and commits after it, while the page is reconnecting,
 // still reaches the page. Producers take the event's time when their
 // transaction's work starts (Decide: the claim's now(), then the wallet
@@ -47,7 +47,7 @@ func (s *sseStream) next(kind, has string, d time.Duration) (sseEvent, []sseEven
 // live.ReplayOverlap before the page's last event, and sends what comes
 // before that event without an id (the page's position stays; the page
 // drops ids it has handled).
-func TestIssue24EventsReviewLateCommit(t *testing.T) {
+func TestEvents_LateCommitReachesTheReconnectedPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	hdr, _ := e.session(auth.RoleApprover)
@@ -101,14 +101,14 @@ func TestIssue24EventsReviewLateCommit(t *testing.T) {
 	}
 }
 
-// TestIssue24EventsReviewBody: a stream request that declares a body it
+// TestEvents_RequestWithABodyIs400: a stream request that declares a body it
 // never sends is answered 400 at once and its connection closed. The
 // stream clears the read deadline, and before its first response bytes
 // net/http reads the unread request body (up to 256 KiB) to keep the
 // connection reusable: with no deadline left, the handler would block in
 // its first Flush, past sign-out and the caps (its lease lapses after 3
 // heartbeats, so one session could open such requests without bound).
-func TestIssue24EventsReviewBody(t *testing.T) {
+func TestEvents_RequestWithABodyIs400(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{serverTimeouts: 500 * time.Millisecond,
 		streams: httpapi.EventStreams{PerSession: 1, PerAccount: 1, Heartbeat: 100 * time.Millisecond}})

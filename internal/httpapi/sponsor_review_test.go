@@ -16,9 +16,9 @@ import (
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
-// reviewLowBumpOwner grinds a recipient whose USDC account's bump is at
+// lowBumpOwner grinds a recipient whose USDC account's bump is at
 // most max (about one key in 2^(255-max)).
-func reviewLowBumpOwner(t *testing.T, max uint8) (sol.PublicKey, sol.PrivateKey) {
+func lowBumpOwner(t *testing.T, max uint8) (sol.PublicKey, sol.PrivateKey) {
 	t.Helper()
 	for range 1 << 20 {
 		k := sol.NewWallet().PrivateKey
@@ -30,9 +30,9 @@ func reviewLowBumpOwner(t *testing.T, max uint8) (sol.PublicKey, sol.PrivateKey)
 	return sol.PublicKey{}, nil
 }
 
-// reviewCloseUSDCAccount has owner burn its USDC and close its token
+// closeUSDCAccount has owner burn its USDC and close its token
 // account, taking the rent back, as any recipient may.
-func (e *env) reviewCloseUSDCAccount(owner sol.PublicKey, key sol.PrivateKey) {
+func (e *env) closeUSDCAccount(owner sol.PublicKey, key sol.PrivateKey) {
 	e.t.Helper()
 	ctx := context.Background()
 	c := solana.NewClient(e.ln.URL, solana.Devnet, 5*time.Second)
@@ -73,7 +73,7 @@ func (e *env) reviewCloseUSDCAccount(owner sol.PublicKey, key sol.PrivateKey) {
 // pay 2,039,280 lamports of rent its budget never counted: repeated, a
 // rogue agent would drain it to an address it controls. The fee payer
 // must never pay more than it recorded, nor more than its budget.
-func TestIssue22SponsorClosedRecipientNeverCostsUncountedRent(t *testing.T) {
+func TestFeePayer_ClosedRecipientNeverCostsUncountedRent(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	eng, _ := e.startWorker()
@@ -81,7 +81,7 @@ func TestIssue22SponsorClosedRecipientNeverCostsUncountedRent(t *testing.T) {
 	id, pubkey := e.agent(map[string]any{"daily_limit_usdc": 100, "max_tx_usdc": 50, "approval_threshold_usdc": 100}, 20_000_000)
 	e.ln.SetLamports(t, pubkey, 0)
 	feePayer := e.sponsor("1", 1)
-	r, rkey := reviewLowBumpOwner(t, 243)
+	r, rkey := lowBumpOwner(t, 243)
 
 	send := func() (int, map[string]any) {
 		return e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": r.String(), "amount": 0.01})
@@ -94,7 +94,7 @@ func TestIssue22SponsorClosedRecipientNeverCostsUncountedRent(t *testing.T) {
 		e.settle(eng, body["signature"].(string), payment.TxConfirmed)
 	}
 	rBefore := e.lamports(r.String())
-	e.reviewCloseUSDCAccount(r, rkey)
+	e.closeUSDCAccount(r, rkey)
 	if got := e.lamports(r.String()); got < rBefore+solana.TokenAccountRentLamports-10_000 {
 		t.Fatalf("R holds %d lamports after closing, want the rent back", got)
 	}

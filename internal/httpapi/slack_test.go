@@ -21,7 +21,7 @@ import (
 // each key gets its own payment and never hears of the other's (no 422, no
 // replay); a key's own repeat, and its rotated successor's, replay its
 // answer. A dashboard user's value is its own too.
-func TestSecReview06IdempotencyKeysBelongToTheirKey(t *testing.T) {
+func TestIdempotencyKey_BelongsToItsCaller(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -91,7 +91,7 @@ func TestSecReview06IdempotencyKeysBelongToTheirKey(t *testing.T) {
 // Every text an approver reads beside a payment refuses invisible and
 // direction-changing characters (422 naming the field, nothing recorded):
 // wallet labels, key labels, allowlist labels and webhook descriptions.
-func TestSecReview07LabelsRefuseInvisibleCharacters(t *testing.T) {
+func TestLabels_RefuseInvisibleCharacters(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	hook := newReceiver(t, nil)
@@ -147,7 +147,7 @@ func TestSecReview07LabelsRefuseInvisibleCharacters(t *testing.T) {
 // is recorded; in Slack, what agents and people wrote (label, memo)
 // reaches the channel only inside plain_text objects, where `*…*` and
 // mentions are inert, and never in the notification fallback.
-func TestSecReview08MemoCannotForgeSlackLines(t *testing.T) {
+func TestSlack_MemoCannotForgeLines(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -228,7 +228,7 @@ func TestSecReview08MemoCannotForgeSlackLines(t *testing.T) {
 // owners and admin keys read it whole, viewers and approvers masked
 // (scheme, host, the path's last 4 characters) in every answer that
 // carries it. A JSON endpoint's URL is shown to all of them.
-func TestSecReview10SlackURLsMaskedForViewersAndApprovers(t *testing.T) {
+func TestSlack_URLMaskedForViewersAndApprovers(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -309,7 +309,7 @@ func TestSecReview10SlackURLsMaskedForViewersAndApprovers(t *testing.T) {
 // timestamp and body) is answered as the first one was and changes
 // nothing twice: one approve, one audit entry, one message update. A new
 // click (another timestamp) is served as usual.
-func TestSecReview12SlackClickReplayChangesNothing(t *testing.T) {
+func TestSlack_ClickReplayChangesNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -378,7 +378,7 @@ func TestSecReview12SlackClickReplayChangesNothing(t *testing.T) {
 // addresses and nothing else: an API configured with it still refuses a
 // Slack click whose response_url is not on https://hooks.slack.com/ (400,
 // nothing changes); only the tests' own setting points it elsewhere.
-func TestSecReview13ResponseURLAlwaysSlack(t *testing.T) {
+func TestSlack_ResponseURLIsAlwaysSlacks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()

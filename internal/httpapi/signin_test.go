@@ -38,7 +38,7 @@ func signInBody(t testing.TB, w testWallet, input map[string]string) string {
 // the dashboard's Origin is 403, on the challenge and the sign-in; none
 // sets a cookie or uses the nonce, which then signs in from the
 // dashboard. A made-up nonce is still 401.
-func TestSecReview04SignInRefusesCrossSiteRequests(t *testing.T) {
+func TestSignIn_RefusesCrossSiteRequests(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	w := newTestWallet(t)
@@ -108,7 +108,7 @@ func TestSecReview04SignInRefusesCrossSiteRequests(t *testing.T) {
 // A refused sign-in writes nothing into the accounts of the address it
 // names (it proved nothing); it is counted by reason in
 // dashboard_sign_in_refusals_total. A verified sign-in is still audited.
-func TestSecReview05BogusSignInsWriteNoAudit(t *testing.T) {
+func TestSignIn_RefusalsWriteNoAudit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	victim := newTestWallet(t)
@@ -194,7 +194,7 @@ func wantLimitHeaders(t testing.TB, what string, h http.Header, limit, remaining
 // Bad keys on /mcp count in the client's anonymous bucket as on the API:
 // 401 {"error":"Unauthorized"} with the bucket's headers, then 429 with
 // Retry-After, and the API's routes share that bucket.
-func TestSecReview09MCPBadKeysAreRateLimited(t *testing.T) {
+func TestMCP_BadKeysAreRateLimited(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{limits: &ratelimit.Limits{Anonymous: 3}})
 	awayFromMinuteEnd()
@@ -226,7 +226,7 @@ var mcpHeaders = http.Header{"Accept": {"application/json, text/event-stream"}}
 
 // With Postgres unreachable a caller whose key cannot be checked gets a
 // fixed 503, never the driver's text (user, database, address).
-func TestSecReview09MCPDatabaseDownIs503WithoutInternals(t *testing.T) {
+func TestMCP_DatabaseDownIs503WithoutInternals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{proxied: true})
 	_, agentKey := e.agentKey()
@@ -262,7 +262,7 @@ func TestSecReview09MCPDatabaseDownIs503WithoutInternals(t *testing.T) {
 
 // /mcp bodies are bounded like the API's: past 64 KiB is 413, nothing
 // read; a large body within it is served.
-func TestSecReview09MCPBodyOver64KiBIs413(t *testing.T) {
+func TestMCP_BodyOver64KiBIs413(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, agentKey := e.agentKey()
@@ -282,7 +282,7 @@ func TestSecReview09MCPBodyOver64KiBIs413(t *testing.T) {
 // by the rightmost X-Forwarded-For address that is not a trusted proxy
 // (what a client prepends changes nothing); from a peer that is not
 // trusted the header is ignored.
-func TestSecReview14TrustedProxyClientsHaveOwnBuckets(t *testing.T) {
+func TestRateLimits_ClientsBehindATrustedProxyHaveOwnBuckets(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	serve := func(trusted string) string {
@@ -344,7 +344,7 @@ func TestSecReview14TrustedProxyClientsHaveOwnBuckets(t *testing.T) {
 // The sign-in routes count in the client's anonymous bucket and every
 // answer that counted carries its x-ratelimit-* headers: 200, 401, and
 // the 429 (with Retry-After).
-func TestSecReview16SignInAnswersCarryRateLimitHeaders(t *testing.T) {
+func TestSignIn_AnswersCarryRateLimitHeaders(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{limits: &ratelimit.Limits{Anonymous: 3}})
 	awayFromMinuteEnd()
@@ -377,7 +377,7 @@ func TestSecReview16SignInAnswersCarryRateLimitHeaders(t *testing.T) {
 
 // The documents name people as the service writes them (user:<address>),
 // never usr_…, and say that unkeyed requests count in a bucket.
-func TestSecReview16DocumentsSayWhatTheServiceDoes(t *testing.T) {
+func TestDocs_NamePeopleAsTheServiceWritesThem(t *testing.T) {
 	t.Parallel()
 	v31, _, err := httpapi.OpenAPIDocuments()
 	if err != nil {
