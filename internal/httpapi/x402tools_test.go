@@ -98,12 +98,13 @@ func TestX402Tools_TypeScriptSDKAndLangChain(t *testing.T) {
 }
 
 // The MCP tool x402_fetch over stdio (the server as its own process: it
-// fetches there and pays through the public route) and over /mcp (the API process fetches, behind the SSRF guard):
-// a purchase from the official seller (listed settled with the seller's
-// transaction), a parked payment bought once with approval_id after a
-// human approved it, a policy block, a cap, bad arguments, a non-402
-// passed through with its text bounded; a live (mainnet)
-// account's /mcp fetch of a private address is refused before any payment.
+// fetches there and pays through the public route) and over /mcp (the API
+// process fetches, behind the SSRF guard): a purchase from the official
+// seller (listed settled with the seller's transaction), a parked payment
+// bought once with approval_id after a human approved it, a policy block, a
+// cap, bad arguments, a non-402 passed through with its text bounded; a live
+// (mainnet) account's /mcp fetch of a private address is refused before any
+// payment.
 func TestX402Tools_MCPFetch(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
