@@ -96,7 +96,8 @@ type Setup struct {
 	Note              string `json:"note"`
 }
 
-// Targets are issue 26's goals, as ratios of this run's figures.
+// Targets are the send path's performance goals, as ratios of this run's
+// figures.
 type Targets struct {
 	// Service CPU (api + worker + postgres + redis) per send in the full
 	// scenario, and the same over the localnet's CPU per raw transfer.
@@ -370,7 +371,7 @@ func sendResultsName(apis, workers, accounts int) string {
 	return name + ".json"
 }
 
-// targets computes issue 26's ratios; the CPU goal compares with
+// targets computes the goals' ratios; the CPU goal compares with
 // results/send-before.json when it exists.
 func targets(r *SendResults) *Targets {
 	t := &Targets{Met: map[string]bool{}}

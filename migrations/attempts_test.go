@@ -10,7 +10,7 @@ import (
 // 0016 gives the transactions of an existing database one attempt each,
 // keeps earlier attempts with unique signatures, and its down migration
 // removes them.
-func TestIssue22ResignMigrationCountsExistingTransactionsOnce(t *testing.T) {
+func TestAttemptsMigration_GivesExistingTransactionsOneAttempt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := migrated(t)

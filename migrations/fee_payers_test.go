@@ -11,7 +11,7 @@ import (
 // 0017: a fee payer cannot be enabled without its wallet, its key parts
 // come together, its budget is above 0, and a transaction names what its
 // fee payer pays exactly when it names a fee payer.
-func TestIssue22SponsorFeePayersConstraints(t *testing.T) {
+func TestFeePayersMigration_Constraints(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := migrated(t)

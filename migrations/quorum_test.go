@@ -10,7 +10,7 @@ import (
 // 0021 adds m-of-n approvals with today's behaviour: every wallet needs one
 // approve, and an approve recorded before becomes that approval's one
 // vote. The table refuses a second vote of one person on one approval.
-func TestIssue25QuorumMigration(t *testing.T) {
+func TestQuorumMigration_KeepsOneApproveEach(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := migrated(t)

@@ -12,7 +12,7 @@ import (
 
 // 0020 adds the optional rules with none set: a wallet of an existing
 // database keeps its policy and decides as before.
-func TestIssue25RulesMigrationKeepsExistingPolicies(t *testing.T) {
+func TestRulesMigration_KeepsExistingPolicies(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := migrated(t)

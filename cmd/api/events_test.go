@@ -17,10 +17,10 @@ import (
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
-// TestIssue24EventsServeShutdown: the binary serves the dashboard's event
-// stream through its http.Server, and a shutdown ends open streams at once
-// (saying so) instead of waiting SHUTDOWN_TIMEOUT for them.
-func TestIssue24EventsServeShutdown(t *testing.T) {
+// TestServe_ShutdownEndsEventStreamsAtOnce: the binary serves the
+// dashboard's event stream through its http.Server, and a shutdown ends open
+// streams at once (saying so) instead of waiting SHUTDOWN_TIMEOUT for them.
+func TestServe_ShutdownEndsEventStreamsAtOnce(t *testing.T) {
 	t.Parallel()
 	_, redisURL := redistest.New(t)
 	_, pub, _ := signer.GenerateMasterKey()

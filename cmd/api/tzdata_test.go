@@ -10,7 +10,7 @@ import (
 // The binaries that decide or preview payments (api, worker) carry the tz
 // database: wallet policies name IANA zones (active hours), and a deploy
 // image may have no /usr/share/zoneinfo.
-func TestIssue25TZDataLinked(t *testing.T) {
+func TestBinaries_CarryTheTZDatabase(t *testing.T) {
 	t.Parallel()
 	for _, pkg := range []string{".", "../worker"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()

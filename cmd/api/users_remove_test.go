@@ -15,7 +15,7 @@ import (
 
 // `api users remove` revokes the keys the person made, and those their
 // keys made, in the same change, and says so; other keys keep working.
-func TestSecReview11UsersRemoveRevokesTheirKeys(t *testing.T) {
+func TestUsersRemove_RevokesTheirKeys(t *testing.T) {
 	t.Parallel()
 	db, getenv := migrated(t)
 	ctx := context.Background()

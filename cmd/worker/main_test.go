@@ -125,7 +125,7 @@ func TestServeRefusesANodeOfAnotherChain(t *testing.T) {
 // With a node list, a node of another chain still refuses the start even
 // when another is down; with SOLANA_LOCAL_CHAIN, one node passing starts
 // the worker though the other is down (it is used once it answers).
-func TestIssue22FailoverServeChecksEveryNodeOfAList(t *testing.T) {
+func TestServe_ChecksEveryNodeOfAList(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
 	_, redisURL := redistest.New(t)

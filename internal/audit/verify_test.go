@@ -53,7 +53,7 @@ func newAccount(t testing.TB, db bun.IDB) uuid.UUID {
 // call (saying More while some remain), and moves the checkpoint; a break
 // after the checkpoint is found, stored, and reported by every later
 // check without reading.
-func TestSecReview15CheckReadsOnlyNewEntries(t *testing.T) {
+func TestCheck_ReadsOnlyNewEntries(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	acct := newAccount(t, db)
@@ -103,7 +103,7 @@ func TestSecReview15CheckReadsOnlyNewEntries(t *testing.T) {
 // in one read; an edit that left the hashes alone is the full walk's, which
 // stores the break for every later check, and clears it only once the
 // chain is whole again.
-func TestSecReview15CheckpointsAndFullWalks(t *testing.T) {
+func TestCheck_BreaksBeforeTheCheckpoint(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	ctx := t.Context()

@@ -9,7 +9,7 @@ import (
 
 // FEE_PAYER_DAILY_BUDGET_SOL is read exactly into lamports; 1 SOL unset;
 // zero, negative, finer than a lamport or above 100 SOL refuse to start.
-func TestIssue22SponsorBudgetConfig(t *testing.T) {
+func TestFeePayerBudget_ReadExactlyInLamports(t *testing.T) {
 	t.Parallel()
 	_, pub, _ := signer.GenerateMasterKey()
 	load := func(v string) (API, error) {

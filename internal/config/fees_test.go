@@ -8,7 +8,10 @@ import (
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
-func TestIssue22PriorityFeeConfig(t *testing.T) {
+// PRIORITY_FEE_* default to solana.DefaultFeePolicy, are read as set, and a
+// value out of its bounds (or a minimum above the maximum) refuses to
+// start, naming the variable.
+func TestPriorityFees_DefaultsAndBounds(t *testing.T) {
 	t.Parallel()
 	priv, _, _ := signer.GenerateMasterKey()
 	base := func(extra map[string]string) map[string]string {
@@ -53,7 +56,9 @@ func TestIssue22PriorityFeeConfig(t *testing.T) {
 	}
 }
 
-func TestIssue22ResignMaxAttemptsConfig(t *testing.T) {
+// SEND_MAX_ATTEMPTS is 3 unset, 1 to 10 when set; anything else refuses to
+// start, naming the variable.
+func TestSendMaxAttempts_DefaultAndBounds(t *testing.T) {
 	t.Parallel()
 	priv, _, _ := signer.GenerateMasterKey()
 	for raw, want := range map[string]int{"": 3, "1": 1, "5": 5} {

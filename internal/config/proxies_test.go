@@ -9,7 +9,7 @@ import (
 
 // TRUSTED_PROXIES is empty (trust none) by default, read as CIDRs and
 // addresses, and a bad entry refuses to start, naming the variable.
-func TestSecReview14TrustedProxiesAreValidated(t *testing.T) {
+func TestTrustedProxies_AreValidated(t *testing.T) {
 	t.Parallel()
 	_, pub, _ := signer.GenerateMasterKey()
 	c, err := LoadAPI(env(map[string]string{"WALLET_PUBLIC_KEY": pub}))

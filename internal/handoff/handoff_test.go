@@ -14,24 +14,13 @@ import (
 	"github.com/agentwallet/agentwallet/internal/handoff"
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/tasks"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
 
-// eventually polls cond for up to 20 s (no wall-clock claim: a bound
-// for a stuck test, not a speed).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // Sends handed over on the direct list each run once, on one of several
 // workers; the list is left empty.
-func TestDirectHandoffRunsEachOnce(t *testing.T) {
+func TestHandoff_RunsEachOnce(t *testing.T) {
 	t.Parallel()
 	rdb, _ := redistest.New(t)
 	var mu sync.Mutex
@@ -64,7 +53,7 @@ func TestDirectHandoffRunsEachOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	eventually(t, "every hand-off to run", func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == n })
+	waitfor.True(t, "every hand-off to run", func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == n })
 	time.Sleep(200 * time.Millisecond) // room for a duplicate run to show
 	mu.Lock()
 	defer mu.Unlock()
@@ -81,7 +70,7 @@ func TestDirectHandoffRunsEachOnce(t *testing.T) {
 // A decision that fails in the worker goes at once to the payments
 // queue, where asynq runs its retries: the hand-off never waits or retries
 // on its own.
-func TestDirectHandoffFailureGoesToTheQueue(t *testing.T) {
+func TestHandoff_FailureGoesToTheQueueAtOnce(t *testing.T) {
 	t.Parallel()
 	rdb, _ := redistest.New(t)
 	var direct, queued atomic.Int32
@@ -102,14 +91,14 @@ func TestDirectHandoffFailureGoesToTheQueue(t *testing.T) {
 	if err := handoff.Hand(t.Context(), rdb, tasks.NewSendDecideTask(uuid.New())); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the queued retry", func() bool { return queued.Load() == 1 })
+	waitfor.True(t, "the queued retry", func() bool { return queued.Load() == 1 })
 	if got := direct.Load(); got != 1 {
 		t.Errorf("tried %d times in the worker, want 1 (the retries are the queue's)", got)
 	}
 }
 
 // A malformed entry is dropped; the ones after it still run.
-func TestDirectHandoffMalformed(t *testing.T) {
+func TestHandoff_MalformedEntryIsDropped(t *testing.T) {
 	t.Parallel()
 	rdb, _ := redistest.New(t)
 	var ran atomic.Int32
@@ -124,11 +113,11 @@ func TestDirectHandoffMalformed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	eventually(t, "the valid hand-off", func() bool { return ran.Load() == 1 })
+	waitfor.True(t, "the valid hand-off", func() bool { return ran.Load() == 1 })
 }
 
 // Stopping a worker waits for the decisions it started.
-func TestDirectHandoffStopWaits(t *testing.T) {
+func TestHandoff_StopWaitsForStartedTasks(t *testing.T) {
 	t.Parallel()
 	rdb, _ := redistest.New(t)
 	started, release := make(chan struct{}), make(chan struct{})
@@ -157,7 +146,7 @@ func TestDirectHandoffStopWaits(t *testing.T) {
 
 // A decision that panics is an error like any other, as under asynq: the
 // worker lives on and tries it again.
-func TestDirectHandoffPanicIsAnError(t *testing.T) {
+func TestHandoff_PanicIsAnError(t *testing.T) {
 	t.Parallel()
 	rdb, _ := redistest.New(t)
 	var runs atomic.Int32
@@ -179,5 +168,5 @@ func TestDirectHandoffPanicIsAnError(t *testing.T) {
 		}
 	}
 	// The first panics then succeeds on its retry; the second runs once.
-	eventually(t, "both decisions to run", func() bool { return runs.Load() == 3 })
+	waitfor.True(t, "both decisions to run", func() bool { return runs.Load() == 3 })
 }

@@ -378,7 +378,7 @@ func TestWalletListsAndCaps(t *testing.T) {
 }
 
 // withoutRules is policy p as answered when none of the optional rules is
-// set (issue 25): each null, outside_active_hours block, one approval needed.
+// set: each null, outside_active_hours block, one approval needed.
 func withoutRules(p map[string]any) map[string]any {
 	for _, f := range []string{"weekly_limit_usdc", "monthly_limit_usdc", "max_tx_per_hour", "max_tx_per_day", "active_hours"} {
 		p[f] = nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 )
 
 // methodName is the Go client's method for an operationId
@@ -196,7 +197,7 @@ func TestGoClientEndToEnd(t *testing.T) {
 		t.Fatalf("rotate secret: %+v %v", got, err)
 	}
 	var ds []client.Delivery
-	eventually(t, "deliveries", func() bool {
+	waitfor.True(t, "deliveries", func() bool {
 		ds, _, err = admin.ListDeliveries(ctx, ep.ID, "succeeded", client.Page{})
 		return err == nil && len(ds) >= 1
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 )
 
 // The routes the dashboard's wallet and webhook pages stand on: search,
@@ -313,7 +314,7 @@ func TestWebhookTestEvent(t *testing.T) {
 	}
 	// The log's payload is the body the receiver got, byte for byte.
 	var payload json.RawMessage
-	eventually(t, "the test delivery succeeded", func() bool {
+	waitfor.True(t, "the test delivery succeeded", func() bool {
 		status, raw := e.doRaw("GET", "/api/public/v1/deliveries/"+d["id"].(string), e.key, nil)
 		var out struct {
 			Status  string          `json:"status"`

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/live"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
@@ -253,11 +255,11 @@ func (e *env) otherAccount(role auth.Role) (*env, http.Header) {
 	return &o, hdr
 }
 
-// TestIssue24EventsApproverSeesParkAndDecision: a payment parked by an
+// TestEvents_ApproverSeesParkAndDecision: a payment parked by an
 // agent reaches a signed-in approver's stream as approval.pending, its
 // body the webhook body of that event, and another person's decision
 // follows as approval.approved.
-func TestIssue24EventsApproverSeesParkAndDecision(t *testing.T) {
+func TestEvents_ApproverSeesParkAndDecision(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -304,11 +306,11 @@ func TestIssue24EventsApproverSeesParkAndDecision(t *testing.T) {
 	}
 }
 
-// TestIssue24EventsOnlyWhatThePersonMayRead: a viewer receives the
+// TestEvents_OnlyWhatThePersonMayRead: a viewer receives the
 // account's events (of every wallet: people are not scoped), never
 // another account's; and the filter applies the permission table and
 // the wallet scope to each kind.
-func TestIssue24EventsOnlyWhatThePersonMayRead(t *testing.T) {
+func TestEvents_OnlyWhatThePersonMayRead(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -377,11 +379,11 @@ func TestIssue24EventsOnlyWhatThePersonMayRead(t *testing.T) {
 	}
 }
 
-// TestIssue24EventsReplay: a page that reconnects with Last-Event-ID gets
-// what it missed, once each and in order, then the stream goes on live;
-// an id the stream cannot replay from says reset, with the id to go on
-// from.
-func TestIssue24EventsReplay(t *testing.T) {
+// TestEvents_ReplayFromLastEventID: a page that reconnects with
+// Last-Event-ID gets what it missed, once each and in order, then the stream
+// goes on live; an id the stream cannot replay from says reset, with the id
+// to go on from.
+func TestEvents_ReplayFromLastEventID(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -452,10 +454,10 @@ func TestIssue24EventsReplay(t *testing.T) {
 	old.waitFor("reset", "too_old")
 }
 
-// TestIssue24EventsCaps: streams are capped per session and per account
-// (429 {"error"} past them), a closed stream frees its place, and an idle
-// stream sends heartbeats.
-func TestIssue24EventsCaps(t *testing.T) {
+// TestEvents_CappedPerSessionAndAccount: streams are capped per session and
+// per account (429 {"error"} past them), a closed stream frees its place,
+// and an idle stream sends heartbeats.
+func TestEvents_CappedPerSessionAndAccount(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{streams: httpapi.EventStreams{PerSession: 2, PerAccount: 3, Heartbeat: 200 * time.Millisecond}})
 	a, _ := e.session(auth.RoleViewer)
@@ -474,7 +476,7 @@ func TestIssue24EventsCaps(t *testing.T) {
 	e.mustOpen(theirs, "")
 
 	a1.close()
-	eventually(t, "a closed stream's place is free", func() bool {
+	waitfor.True(t, "a closed stream's place is free", func() bool {
 		s, status, _ := e.openStream(c, "")
 		if s != nil {
 			return true
@@ -484,16 +486,16 @@ func TestIssue24EventsCaps(t *testing.T) {
 		}
 		return false
 	})
-	eventually(t, "heartbeats", func() bool {
+	waitfor.True(t, "heartbeats", func() bool {
 		a2.mu.Lock()
 		defer a2.mu.Unlock()
 		return a2.comment >= 3
 	})
 }
 
-// TestIssue24EventsCapsPerPerson: a person's sessions in the account (a
+// TestEvents_CappedPerPerson: a person's sessions in the account (a
 // laptop and a phone) share a cap below the account's.
-func TestIssue24EventsCapsPerPerson(t *testing.T) {
+func TestEvents_CappedPerPerson(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{streams: httpapi.EventStreams{PerSession: 2, PerPerson: 3, PerAccount: 10}})
 	laptop, address := e.session(auth.RoleViewer)
@@ -511,11 +513,11 @@ func TestIssue24EventsCapsPerPerson(t *testing.T) {
 	e.mustOpen(other, "")
 }
 
-// TestIssue24EventsCloseWithTheSession: sign-out, removal from the
+// TestEvents_CloseWithTheSession: sign-out, removal from the
 // account and a new role end the stream at once (notified, not waited
 // for), saying why; a signed-out session cannot reopen it; an expired
 // session's stream ends at the periodic re-check.
-func TestIssue24EventsCloseWithTheSession(t *testing.T) {
+func TestEvents_CloseWithTheSession(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{streams: httpapi.EventStreams{Recheck: time.Hour}})
 
@@ -574,9 +576,9 @@ func TestIssue24EventsCloseWithTheSession(t *testing.T) {
 	}
 }
 
-// TestIssue24EventsRefusesKeys: the stream is a person's: an API key (with
+// TestEvents_RefuseAPIKeys: the stream is a person's: an API key (with
 // or without a cookie beside it) gets the 401 the dashboard routes give.
-func TestIssue24EventsRefusesKeys(t *testing.T) {
+func TestEvents_RefuseAPIKeys(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, agentKey := e.agentKey()
@@ -598,17 +600,17 @@ func TestIssue24EventsRefusesKeys(t *testing.T) {
 	}
 }
 
-// TestIssue24EventsOutage: with PostgreSQL or Redis gone an open stream
+// TestEvents_OutageClosesAndHeals: with PostgreSQL or Redis gone an open stream
 // ends with `event: close` (reason unavailable) rather than hanging, a new
 // one answers 503 {"error"}, and streams are served again once they are
 // back.
-func TestIssue24EventsOutage(t *testing.T) {
+func TestEvents_OutageClosesAndHeals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{proxied: true, streams: httpapi.EventStreams{Heartbeat: 300 * time.Millisecond, Recheck: 300 * time.Millisecond}})
 	hdr, _ := e.session(auth.RoleOwner)
 	reopen := func(what string) *sseStream {
 		var s *sseStream
-		eventually(t, what, func() bool { s, _, _ = e.openStream(hdr, ""); return s != nil })
+		waitfor.True(t, what, func() bool { s, _, _ = e.openStream(hdr, ""); return s != nil })
 		return s
 	}
 
@@ -643,9 +645,9 @@ func TestIssue24EventsOutage(t *testing.T) {
 	st.waitFor(webhook.KindTxBlocked, w.String())
 }
 
-// TestIssue24EventsOutlivesServerTimeouts: the server's read and write
+// TestEvents_OutliveServerTimeouts: the server's read and write
 // timeouts (cmd/api: 30 s, 60 s) cut requests, not streams.
-func TestIssue24EventsOutlivesServerTimeouts(t *testing.T) {
+func TestEvents_OutliveServerTimeouts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{serverTimeouts: 500 * time.Millisecond})
 	hdr, _ := e.session(auth.RoleViewer)
@@ -658,10 +660,10 @@ func TestIssue24EventsOutlivesServerTimeouts(t *testing.T) {
 	st.waitFor(webhook.KindTxSent, w.String())
 }
 
-// TestIssue24EventsDeliveryFailed: a webhook delivery that fails for good
+// TestEvents_FailedDeliveryIsStreamed: a webhook delivery that fails for good
 // reaches the people's streams as delivery.failed, named by the
 // delivery's id as the webhooks API shows it, and is replayed like events.
-func TestIssue24EventsDeliveryFailed(t *testing.T) {
+func TestEvents_FailedDeliveryIsStreamed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker(func(o *worker.Options) {
@@ -690,11 +692,11 @@ func TestIssue24EventsDeliveryFailed(t *testing.T) {
 	}
 }
 
-// TestIssue24EventsLatency measures commit-to-page latency over the real
+// TestEvents_CommitToPageLatency measures commit-to-page latency over the real
 // server: an event committed to the outbox reaches an open stream through
 // the PostgreSQL notification. It asserts receipt only; the numbers are
 // logged (docs/decisions.md quotes them).
-func TestIssue24EventsLatency(t *testing.T) {
+func TestEvents_CommitToPageLatency(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	hdr, _ := e.session(auth.RoleViewer)
@@ -711,4 +713,142 @@ func TestIssue24EventsLatency(t *testing.T) {
 	}
 	slices.Sort(took)
 	t.Logf("commit to page over %d events: median %v, 90th %v, max %v", len(took), took[len(took)/2], took[len(took)*9/10], took[len(took)-1])
+}
+
+// next reads the stream's events until one of kind whose data contains
+// has, for at most d; ok false when none came.
+func (s *sseStream) next(kind, has string, d time.Duration) (sseEvent, []sseEvent, bool) {
+	s.t.Helper()
+	var before []sseEvent
+	deadline := time.After(d)
+	for {
+		select {
+		case ev, ok := <-s.events:
+			if !ok {
+				return sseEvent{}, before, false
+			}
+			if ev.Event == kind && strings.Contains(ev.Data, has) {
+				return ev, before, true
+			}
+			before = append(before, ev)
+		case <-deadline:
+			return sseEvent{}, before, false
+		}
+	}
+}
+
+// TestEvents_LateCommitReachesTheReconnectedPage: an event whose transaction
+// began before another's and commits after it, while the page is
+// reconnecting, still reaches the page. Producers take the event's time when
+// their transaction's work starts (Decide: the claim's now(), then the
+// wallet lock and the node's fee read), so commit order and created_at order
+// differ by as long as a transaction lasts. The replay starts
+// live.ReplayOverlap before the page's last event, and sends what comes
+// before that event without an id (the page's position stays; the page drops
+// ids it has handled).
+func TestEvents_LateCommitReachesTheReconnectedPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	hdr, _ := e.session(auth.RoleApprover)
+	st := e.mustOpen(hdr, "")
+	ctx := t.Context()
+
+	// A parked payment's transaction: its event is written with the time
+	// its work started; it commits after another that started later.
+	slow, err := e.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Rollback()
+	parked := uuid.New()
+	if _, err := webhook.Emit(ctx, slow, e.account.ID, time.Now(), webhook.KindApprovalPending,
+		map[string]any{"approval_id": "apr_" + parked.String(), "wallet_id": uuid.New(), "amount": 2_000_000}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+
+	// Meanwhile another wallet's send commits; the page sees it.
+	w := uuid.New()
+	if _, err := webhook.Emit(ctx, e.db, e.account.ID, time.Now(), webhook.KindTxSent, map[string]any{"wallet_id": w}); err != nil {
+		t.Fatal(err)
+	}
+	seen, _ := st.waitFor(webhook.KindTxSent, w.String())
+
+	// The page's connection drops (a deploy, a hub reconnection, a
+	// slow_reader close...) and the slow transaction commits meanwhile.
+	st.close()
+	if err := slow.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	re := e.mustOpen(hdr, seen.ID)
+	ev, before, ok := re.next(webhook.KindApprovalPending, parked.String(), streamWait)
+	if !ok {
+		t.Fatalf("reconnected with Last-Event-ID %s: approval.pending %s committed while the page reconnected never came (read %v)",
+			seen.ID, parked, before)
+	}
+	if ev.HasID || len(before) != 0 {
+		t.Fatalf("the late event came with id %q after %v; want it first, without an id (it is older than the page's last event)", ev.ID, before)
+	}
+	// The page's own last event is not sent again.
+	w2 := uuid.New()
+	if _, err := webhook.Emit(ctx, e.db, e.account.ID, time.Now(), webhook.KindTxSent, map[string]any{"wallet_id": w2}); err != nil {
+		t.Fatal(err)
+	}
+	if next, between := re.waitFor(webhook.KindTxSent, w2.String()); len(between) != 0 || !next.HasID {
+		t.Fatalf("after the replay: %v, then %+v", between, next)
+	}
+}
+
+// TestEvents_RequestWithABodyIs400: a stream request that declares a body it
+// never sends is answered 400 at once and its connection closed. The
+// stream clears the read deadline, and before its first response bytes
+// net/http reads the unread request body (up to 256 KiB) to keep the
+// connection reusable: with no deadline left, the handler would block in
+// its first Flush, past sign-out and the caps (its lease lapses after 3
+// heartbeats, so one session could open such requests without bound).
+func TestEvents_RequestWithABodyIs400(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{serverTimeouts: 500 * time.Millisecond,
+		streams: httpapi.EventStreams{PerSession: 1, PerAccount: 1, Heartbeat: 100 * time.Millisecond}})
+	host := strings.TrimPrefix(e.url, "http://")
+	hdr, _ := e.session(auth.RoleViewer)
+	answered, held := 0, 0
+	var conns []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nCookie: %s\r\nAccept: text/event-stream\r\nContent-Length: 10\r\n\r\n",
+			httpapi.EventsPath, host, hdr.Get("Cookie"))
+		// The answer, then the end of the connection.
+		_ = c.SetReadDeadline(time.Now().Add(time.Second))
+		if raw, err := io.ReadAll(c); err == nil {
+			answered++
+			if !strings.HasPrefix(string(raw), "HTTP/1.1 400 ") || !strings.Contains(string(raw), `{"error":"the event stream takes no request body"}`) {
+				t.Errorf("answered %q, want 400 {\"error\"}", raw)
+			}
+		}
+		time.Sleep(500 * time.Millisecond) // the lease (TTL 300 ms) lapses
+	}
+	if s, raw, _ := e.request("DELETE", httpapi.SessionPath, "", nil, hdr); s != http.StatusNoContent {
+		t.Fatalf("sign out: %d %s", s, raw)
+	}
+	time.Sleep(2 * time.Second)
+	for _, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		var b [1]byte
+		if _, err := c.Read(b[:]); err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				held++
+			}
+		}
+	}
+	if answered < 3 || held > 0 {
+		t.Fatalf("3 stream requests declaring a 10-byte body never sent (cap 1 per session, ReadTimeout 500 ms): "+
+			"%d answered within 1 s; 2 s after the session was signed out the server still holds %d of their connections open in silence", answered, held)
+	}
 }

@@ -17,12 +17,12 @@ import (
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
-// The issue's acceptance: two nodes, the first refusing connections; then
-// the first up and the second down mid-run. Every send, from 16 clients
-// at once, lands exactly once: the recipients' balances on chain are the
-// sum of the sends answered sent, and each payment is one transaction.
-// 40 sends by default; FAILOVER_FULL=1 runs the issue's 200.
-func TestIssue22FailoverSendsLandExactlyOnce(t *testing.T) {
+// Two nodes, the first refusing connections; then the first up and the
+// second down mid-run. Every send, from 16 clients at once, lands exactly
+// once: the recipients' balances on chain are the sum of the sends
+// answered sent, and each payment is one transaction. 40 sends by
+// default; FAILOVER_FULL=1 runs 200.
+func TestFailover_SendsLandExactlyOnce(t *testing.T) {
 	t.Parallel()
 	n := 40
 	if os.Getenv("FAILOVER_FULL") == "1" {
@@ -180,7 +180,7 @@ func workerNodeUp(eng *payment.Engine, url string) bool {
 // when neither answers; /readyz stays ready and says which nodes are up
 // (degraded with one of two), and /metrics shows each node's health and
 // latency under its redacted name.
-func TestIssue22FailoverBalance503OnlyWhenEveryNodeIsDown(t *testing.T) {
+func TestFailover_Balance503OnlyWhenEveryNodeIsDown(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
 	a, b := localnettest.NewFaultProxy(t, ln.URL), localnettest.NewFaultProxy(t, ln.URL)
@@ -249,5 +249,26 @@ func TestIssue22FailoverBalance503OnlyWhenEveryNodeIsDown(t *testing.T) {
 	b.Set(t, localnettest.ProxyFaults{})
 	if status, body := e.do("GET", balance, e.key, nil); status != http.StatusOK {
 		t.Fatalf("second back: %d %v", status, body)
+	}
+}
+
+// /readyz and /metrics answer without a key. A provider whose API key is
+// in the URL's path (Alchemy .../v2/<key>, QuickNode .../<token>/,
+// Triton, Ankr) must not have it shown there.
+func TestFailover_PathKeyNotShownByReadyzOrMetrics(t *testing.T) {
+	t.Parallel()
+	const key = "PATHSECRET0123456789"
+	ln := localnettest.Shared(t)
+	p := localnettest.NewFaultProxy(t, ln.URL) // forwards whatever the path
+	e := newEnv(t, envOpts{ln: ln, nodes: []string{p.URL + "/v2/" + key}})
+	if status, body := e.doRaw("GET", "/readyz", "", nil); strings.Contains(string(body), key) {
+		t.Errorf("/readyz (%d) shows the key: %s", status, body)
+	}
+	if status, body := e.doRaw("GET", "/metrics", "", nil); strings.Contains(string(body), key) {
+		for _, l := range strings.Split(string(body), "\n") {
+			if strings.Contains(l, key) {
+				t.Errorf("/metrics (%d) shows the key: %s", status, l)
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,11 +12,13 @@ import (
 	"time"
 
 	sol "github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/programs/token"
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -62,16 +65,16 @@ func (e *env) sponsor(budget string, fund float64) string {
 	return addr
 }
 
-// The issue's acceptance: with fee sponsorship on, a wallet holding USDC
-// and 0 SOL sends to a new recipient; its SOL stays 0; the fee payer's SOL
-// fell by the fee (two signatures) plus the recipient account's rent. Over
+// With fee sponsorship on, a wallet holding USDC and 0 SOL sends to a new
+// recipient; its SOL stays 0; the fee payer's SOL fell by the fee (two
+// signatures) plus the recipient account's rent. Over
 // the fee payer's daily budget, a send answers 503
 // fee_payer_budget_exceeded and nothing moves (no transaction, nothing
 // reserved, no lamport or USDC on chain, the Idempotency-Key free again),
 // and an approval meeting it stays pending; a send to a recipient whose
 // account exists costs no rent and still fits. Raising the budget lets the
 // same key through.
-func TestIssue22SponsorAcceptance(t *testing.T) {
+func TestFeePayer_PaysFeeAndRentWithinItsBudget(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	eng, _ := e.startWorker()
@@ -211,7 +214,7 @@ func (e *env) waitLamports(owner string) uint64 {
 // sends to new recipients, 24 at once send five, the rest answer 503
 // fee_payer_budget_exceeded, and the fee payer paid no more than the
 // budget on chain.
-func TestIssue22SponsorConcurrentSendsRespectBudget(t *testing.T) {
+func TestFeePayer_ConcurrentSendsRespectBudget(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	eng, _ := e.startWorker()
@@ -272,7 +275,7 @@ func TestIssue22SponsorConcurrentSendsRespectBudget(t *testing.T) {
 
 // PUT /fee-payer refuses a bad budget or body with a 422 naming the
 // field, and nothing changes: no fee payer is made.
-func TestIssue22SponsorPutValidation(t *testing.T) {
+func TestFeePayer_PutValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	for _, c := range []struct {
@@ -315,7 +318,7 @@ func TestIssue22SponsorPutValidation(t *testing.T) {
 
 // The Go client's fee payer methods, and the reason of a send over the
 // budget on its *APIError.
-func TestIssue22SponsorGoClient(t *testing.T) {
+func TestFeePayer_GoClient(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -354,7 +357,7 @@ func TestIssue22SponsorGoClient(t *testing.T) {
 // A sponsored transfer is 96 bytes larger (the fee payer's signature and
 // address): a memo that just fits an unsponsored one answers 422 "memo
 // too long" when sponsored, with nothing signed or reserved.
-func TestIssue22SponsorMemoTooLongWhenSponsored(t *testing.T) {
+func TestFeePayer_MemoTooLongWhenSponsored(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -378,7 +381,7 @@ func TestIssue22SponsorMemoTooLongWhenSponsored(t *testing.T) {
 
 // With the Solana node down, GET /fee-payer still answers the budget and
 // the day's spend (the database's), with sol null, at once.
-func TestIssue22SponsorGetWithNodeDown(t *testing.T) {
+func TestFeePayer_GetWithNodeDown(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t)
 	e := newEnv(t, envOpts{ln: ln})
@@ -400,7 +403,7 @@ func TestIssue22SponsorGetWithNodeDown(t *testing.T) {
 
 // A fee payer without the SOL for the fee: the node's preflight refuses
 // the send, and the answer names the fee payer, not the wallet.
-func TestIssue22SponsorFeePayerWithoutSOL(t *testing.T) {
+func TestFeePayer_WithoutSOLIsNamed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -454,3 +457,147 @@ func TestFeePayer_RefusedSendsDoNotUseUpTheBudget(t *testing.T) {
 		t.Fatalf("GET /fee-payer counts %v, the fee payer paid %d lamports: %d %v", fp["spent_today_sol"], paid, status, fp)
 	}
 }
+
+// lowBumpOwner grinds a recipient whose USDC account's bump is at
+// most max (about one key in 2^(255-max)).
+func lowBumpOwner(t *testing.T, max uint8) (sol.PublicKey, sol.PrivateKey) {
+	t.Helper()
+	for range 1 << 20 {
+		k := sol.NewWallet().PrivateKey
+		if _, bump, err := sol.FindAssociatedTokenAddress(k.PublicKey(), solana.DevnetUSDCMint); err == nil && bump <= max {
+			return k.PublicKey(), k
+		}
+	}
+	t.Fatal("no low-bump owner found")
+	return sol.PublicKey{}, nil
+}
+
+// closeUSDCAccount has owner burn its USDC and close its token
+// account, taking the rent back, as any recipient may.
+func (e *env) closeUSDCAccount(owner sol.PublicKey, key sol.PrivateKey) {
+	e.t.Helper()
+	ctx := context.Background()
+	c := solana.NewClient(e.ln.URL, solana.Devnet, 5*time.Second)
+	e.ln.SetLamports(e.t, owner.String(), 10_000_000)
+	ata, _, _ := sol.FindAssociatedTokenAddress(owner, solana.DevnetUSDCMint)
+	bh, err := c.LatestBlockhash(ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tx, err := sol.NewTransaction([]sol.Instruction{
+		token.NewBurnCheckedInstruction(uint64(e.chainUSDC(owner.String())), 6, ata, solana.DevnetUSDCMint, owner, nil).Build(),
+		token.NewCloseAccountInstruction(ata, owner, owner, nil).Build(),
+	}, bh.Hash, sol.TransactionPayer(owner))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	raw, _, err := solana.Sign(context.Background(), tx, signer.Plain(ed25519.PrivateKey(key)))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := c.Broadcast(ctx, raw); err != nil {
+		e.t.Fatalf("close the recipient's account: %v", err)
+	}
+	for range 50 {
+		if ok, err := c.TokenAccountExists(ctx, owner); err == nil && !ok {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	e.t.Fatal("the recipient's account was never closed")
+}
+
+// A recipient's token account seen to exist is remembered (KnownAccounts,
+// 10 minutes), and a sponsored send to it is counted without rent. The
+// recipient closes the account (taking the rent back) and is paid again.
+// Were the transfer to offer to make the account, at a low bump (ground in
+// milliseconds) its compute limit would cover it, and the fee payer would
+// pay 2,039,280 lamports of rent its budget never counted: repeated, a
+// rogue agent would drain it to an address it controls. The fee payer
+// must never pay more than it recorded, nor more than its budget.
+func TestFeePayer_ClosedRecipientNeverCostsUncountedRent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	ctx := context.Background()
+	id, pubkey := e.agent(map[string]any{"daily_limit_usdc": 100, "max_tx_usdc": 50, "approval_threshold_usdc": 100}, 20_000_000)
+	e.ln.SetLamports(t, pubkey, 0)
+	feePayer := e.sponsor("1", 1)
+	r, rkey := lowBumpOwner(t, 243)
+
+	send := func() (int, map[string]any) {
+		return e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": r.String(), "amount": 0.01})
+	}
+	for i := range 2 { // the first creates R's account (rent counted); the second sees it and remembers it
+		status, body := send()
+		if status != http.StatusOK || body["status"] != "sent" {
+			t.Fatalf("send %d: %d %v", i, status, body)
+		}
+		e.settle(eng, body["signature"].(string), payment.TxConfirmed)
+	}
+	rBefore := e.lamports(r.String())
+	e.closeUSDCAccount(r, rkey)
+	if got := e.lamports(r.String()); got < rBefore+solana.TokenAccountRentLamports-10_000 {
+		t.Fatalf("R holds %d lamports after closing, want the rent back", got)
+	}
+
+	// Today's budget: what was spent plus room for fees, far below a rent.
+	var spent int64
+	if err := e.db.NewSelect().Table("transactions").ColumnExpr("coalesce(sum(sponsored_lamports), 0)").Where("fee_payer IS NOT NULL").Scan(ctx, &spent); err != nil {
+		t.Fatal(err)
+	}
+	budget := spent + 100_000
+	if status, body := e.do("PUT", feePayerPath, e.key, map[string]any{"enabled": true, "daily_budget_sol": json64(budget)}); status != http.StatusOK {
+		t.Fatalf("PUT budget: %d %v", status, body)
+	}
+	before := e.waitLamports(feePayer)
+
+	status, body := send()
+	if status == http.StatusServiceUnavailable && body["reason"] == "fee_payer_budget_exceeded" {
+		return // the rent was counted: correct
+	}
+	if status == http.StatusUnprocessableEntity {
+		// The transfer does not offer to make the account: refused,
+		// nothing sent, nothing paid; the next send reads the chain again
+		// (and counts the rent).
+		if paid := int64(before - e.waitLamports(feePayer)); paid != 0 || e.chainUSDC(r.String()) != 0 {
+			t.Fatalf("refused, yet the fee payer paid %d lamports (R's account re-created: %v)", paid, e.chainUSDC(r.String()) > 0)
+		}
+		status, body = send()
+		if status != http.StatusServiceUnavailable || body["reason"] != "fee_payer_budget_exceeded" {
+			t.Fatalf("the send after the refusal: %d %v, want the rent counted (over the budget)", status, body)
+		}
+		return
+	}
+	if status != http.StatusOK {
+		t.Fatalf("send after R closed its account: %d %v", status, body)
+	}
+	sig := body["signature"].(string)
+	var row payment.Transaction
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if _, err := eng.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.db.NewSelect().Model(&row).Where("signature = ?", sig).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if row.Status != payment.TxPending || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	paid := int64(before - e.waitLamports(feePayer))
+	if paid != *row.SponsoredLamports || spent+paid > budget {
+		t.Fatalf("the fee payer paid %d lamports for the send (status %s), recorded %d; today %d against a budget of %d; R's account re-created: %v",
+			paid, row.Status, *row.SponsoredLamports, spent+paid, budget, e.chainUSDC(r.String()) > 0)
+	}
+}
+
+// json64 is lamports as a JSON number of SOL.
+func json64(lamports int64) any {
+	return jsonNumber(fmt.Sprintf("%d.%09d", lamports/solana.LamportsPerSOL, lamports%solana.LamportsPerSOL))
+}
+
+type jsonNumber string
+
+func (n jsonNumber) MarshalJSON() ([]byte, error) { return []byte(n), nil }

@@ -71,11 +71,11 @@ func (e *env) withFees(p solana.FeePolicy, ttl time.Duration) {
 // burst of sends (new and existing recipients, with and without memo) all
 // land, each offering at least the minimum; the fee recorded and shown in
 // GET /transactions is the fee charged on chain; the burst read the market
-// once. ISSUE22_SENDS=100 runs the issue's hundred.
-func TestIssue22CongestedMarketSendsLandPayingTheMinimum(t *testing.T) {
+// once. CONGESTED_SENDS=100 runs a hundred.
+func TestPriorityFee_CongestedMarketSendsLandPayingTheMinimum(t *testing.T) {
 	t.Parallel()
 	n := 20
-	if v, err := strconv.Atoi(os.Getenv("ISSUE22_SENDS")); err == nil && v > 0 {
+	if v, err := strconv.Atoi(os.Getenv("CONGESTED_SENDS")); err == nil && v > 0 {
 		n = v
 	}
 	ln := congested(t, 50_000)
@@ -183,7 +183,7 @@ func TestIssue22CongestedMarketSendsLandPayingTheMinimum(t *testing.T) {
 // send does not pass silently: it answers 503 with reason
 // fee_cap_below_market, nothing is signed or reserved, and the same
 // Idempotency-Key goes through once the market is back within the cap.
-func TestIssue22FeeCapBelowMarketRefusesBeforeSigning(t *testing.T) {
+func TestPriorityFee_CapBelowMarketRefusesBeforeSigning(t *testing.T) {
 	t.Parallel()
 	ln := congested(t, 50_000)
 	e := newEnv(t, envOpts{ln: ln})
@@ -234,7 +234,7 @@ func TestIssue22FeeCapBelowMarketRefusesBeforeSigning(t *testing.T) {
 // approve call answers 503 fee_cap_below_market at once, the approval is
 // pending again with nothing reserved, and approving it once the market
 // calms pays it once.
-func TestIssue22FeeCapBelowMarketLeavesApprovalPending(t *testing.T) {
+func TestPriorityFee_CapBelowMarketLeavesApprovalPending(t *testing.T) {
 	t.Parallel()
 	ln := congested(t, 50_000)
 	e := newEnv(t, envOpts{ln: ln})

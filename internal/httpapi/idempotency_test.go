@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/payment"
 )
 
@@ -310,5 +311,76 @@ func TestIdempotencyKeyHeldWhileApprovalOpen(t *testing.T) {
 	}
 	if n := e.countRows("approvals"); n != 2 {
 		t.Fatalf("%d approvals", n)
+	}
+}
+
+// One Idempotency-Key value used by two keys scoped to different wallets:
+// each key gets its own payment and never hears of the other's (no 422, no
+// replay); a key's own repeat, and its rotated successor's, replay its
+// answer. A dashboard user's value is its own too.
+func TestIdempotencyKey_BelongsToItsCaller(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	w1, _ := e.agent(nil, 10_000_000)
+	w2, _ := e.agent(nil, 10_000_000)
+	k1 := e.newKey(e.key, map[string]any{"wallet_ids": []string{w1}})
+	k2 := e.newKey(e.key, map[string]any{"wallet_ids": []string{w2}})
+	idem := uuid.NewString()
+	// sendTo sends 1 USDC to `to` from wallet with idem, authenticated by
+	// key or by a session's headers.
+	sendTo := func(to, key, wallet string, hdr http.Header) (int, map[string]any, string) {
+		t.Helper()
+		h := http.Header{"Idempotency-Key": {idem}}
+		for k, v := range hdr {
+			h[k] = v
+		}
+		status, raw, got := e.request("POST", fmt.Sprintf(sendPath, wallet), key, map[string]any{"to": to, "amount": 1}, h)
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
+		return status, body, got.Get("Idempotent-Replayed")
+	}
+	to := newAddress()
+
+	s1, b1, r1 := sendTo(to, k1["key"].(string), w1, nil)
+	if s1 != http.StatusOK || b1["status"] != "sent" || r1 != "" {
+		t.Fatalf("first key: %d %v %q", s1, b1, r1)
+	}
+	// The squatting attempt in reverse: the other key's value is not
+	// visible, it just pays (another body, another wallet).
+	s2, b2, r2 := sendTo(newAddress(), k2["key"].(string), w2, nil)
+	if s2 != http.StatusOK || b2["status"] != "sent" || r2 != "" || b2["signature"] == b1["signature"] {
+		t.Fatalf("second key, same value: %d %v %q (first %v)", s2, b2, r2, b1)
+	}
+	if n := e.countRows("transactions"); n != 2 {
+		t.Fatalf("%d transactions, want one per key", n)
+	}
+	// Each key's repeat replays its own answer.
+	if s, b, r := sendTo(to, k1["key"].(string), w1, nil); s != http.StatusOK || r != "true" || b["signature"] != b1["signature"] {
+		t.Fatalf("first key's replay: %d %v %q", s, b, r)
+	}
+	// Another body under the first key's value is still 422 for it.
+	if s, b, _ := sendTo(newAddress(), k1["key"].(string), w1, nil); s != http.StatusUnprocessableEntity {
+		t.Fatalf("first key, other body: %d %v", s, b)
+	}
+	// A rotated key keeps its predecessor's replays.
+	status, rotated := e.do("POST", keysPath+"/"+k1["id"].(string)+"/rotate", e.key, nil)
+	if status != http.StatusOK {
+		t.Fatalf("rotate: %d %v", status, rotated)
+	}
+	if s, b, r := sendTo(to, rotated["key"].(string), w1, nil); s != http.StatusOK || r != "true" || b["signature"] != b1["signature"] {
+		t.Fatalf("rotated key's replay: %d %v %q", s, b, r)
+	}
+	// A dashboard user's value is the user's: the same value pays anew.
+	owner, _ := e.session(auth.RoleOwner)
+	s3, b3, r3 := sendTo(to, "", w1, owner)
+	if s3 != http.StatusOK || r3 != "" || b3["signature"] == b1["signature"] {
+		t.Fatalf("owner session, same value: %d %v %q", s3, b3, r3)
+	}
+	if s, b, r := sendTo(to, "", w1, owner); s != http.StatusOK || r != "true" || b["signature"] != b3["signature"] {
+		t.Fatalf("owner session's replay: %d %v %q", s, b, r)
+	}
+	if n := e.countRows("transactions"); n != 3 {
+		t.Fatalf("%d transactions, want 3", n)
 	}
 }

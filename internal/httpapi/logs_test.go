@@ -27,6 +27,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 	"github.com/agentwallet/agentwallet/internal/worker"
@@ -149,7 +150,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 			t.Fatalf("%s: %d %s", o.id, status, raw)
 		}
 		o.p.set(proxyUp)
-		eventually(t, "service again", func() bool {
+		waitfor.True(t, "service again", func() bool {
 			status, _ := e.do("GET", "/api/public/v1/agents", e.key, nil)
 			return status == 200
 		})
@@ -158,7 +159,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		}
 	}
 
-	eventually(t, "every webhook delivered", func() bool {
+	waitfor.True(t, "every webhook delivered", func() bool {
 		for _, d := range e.deliveries(e.key, epID, "") {
 			if d["status"] != "succeeded" {
 				return false

@@ -17,6 +17,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 )
 
 // matrixFixtures are the ids one account owns, by the path segment that
@@ -35,7 +36,7 @@ func (e *env) fixtures(key, hookURL string) matrixFixtures {
 	x402Payment := o.parkX402(key, agent)
 	ep, _ := o.createEndpoint(hookURL, "tx.sent")
 	var delivery string
-	eventually(e.t, "the endpoint's test delivery", func() bool {
+	waitfor.True(e.t, "the endpoint's test delivery", func() bool {
 		ds := o.deliveries(key, ep, "")
 		if len(ds) == 1 && ds[0]["status"] == "succeeded" {
 			delivery = ds[0]["id"].(string)
@@ -424,7 +425,7 @@ func TestPermissionMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	var delivery string
-	eventually(t, "the endpoint's test delivery", func() bool {
+	waitfor.True(t, "the endpoint's test delivery", func() bool {
 		if ds := e.deliveries(e.key, endpoint, ""); len(ds) == 1 && ds[0]["status"] == "succeeded" {
 			delivery = ds[0]["id"].(string)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -167,5 +168,62 @@ func TestMCPServer(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no key: %d", resp.StatusCode)
+	}
+}
+
+// mcpHeaders are what a streamable-HTTP MCP client sends.
+var mcpHeaders = http.Header{"Accept": {"application/json, text/event-stream"}}
+
+// With Postgres unreachable a caller whose key cannot be checked gets a
+// fixed 503, never the driver's text (user, database, address).
+func TestMCP_DatabaseDownIs503WithoutInternals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{proxied: true})
+	_, agentKey := e.agentKey()
+	u, err := url.Parse(e.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbName := strings.TrimPrefix(u.Path, "/")
+	rpc := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	unknown := "svc_test_" + newAddress() // well-formed: it is looked up
+	for _, mode := range []struct {
+		name string
+		m    proxyMode
+	}{{"refused", proxyRefuse}, {"blackholed", proxyBlackhole}} {
+		e.pgProxy.set(mode.m)
+		for _, key := range []string{unknown, agentKey} {
+			status, raw, h := e.request("POST", httpapi.MCPPath, key, rpc, mcpHeaders)
+			if status != http.StatusServiceUnavailable || strings.TrimSpace(string(raw)) != `{"error":"authentication unavailable; try again"}` {
+				t.Fatalf("%s: %d %s", mode.name, status, raw)
+			}
+			for _, leak := range []string{dbName, "postgres", "127.0.0.1", "dial", "connect"} {
+				if strings.Contains(string(raw), leak) {
+					t.Fatalf("%s: the answer names %q: %s", mode.name, leak, raw)
+				}
+			}
+			if h.Get("x-ratelimit-limit") == "" {
+				t.Fatalf("%s: no rate-limit headers: %v", mode.name, h)
+			}
+		}
+		e.pgProxy.set(proxyUp)
+	}
+}
+
+// /mcp bodies are bounded like the API's: past 64 KiB is 413, nothing
+// read; a large body within it is served.
+func TestMCP_BodyOver64KiBIs413(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, agentKey := e.agentKey()
+	padded := func(n int) string {
+		head := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"pad":"`
+		tail := `"}}}`
+		return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
+	}
+	status, body, _ := e.doH("POST", httpapi.MCPPath, agentKey, json.RawMessage(padded(httpapi.MaxBodyBytes+1)))
+	wantError(t, status, body, http.StatusRequestEntityTooLarge, "larger than 64 KiB")
+	if status, raw, _ := e.request("POST", httpapi.MCPPath, agentKey, padded(httpapi.MaxBodyBytes), mcpHeaders); status != http.StatusOK {
+		t.Fatalf("64 KiB: %d %s", status, raw)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -356,5 +357,35 @@ func TestMCP_X402FetchesOfOneKeyRunAFewAtATime(t *testing.T) {
 	}
 	if hits.Load() != 10 || most.Load() > 4 {
 		t.Fatalf("%d fetches, at most %d at once; want 10, at most 4", hits.Load(), most.Load())
+	}
+}
+
+// Bad keys on /mcp count in the client's anonymous bucket as on the API:
+// 401 {"error":"Unauthorized"} with the bucket's headers, then 429 with
+// Retry-After, and the API's routes share that bucket.
+func TestMCP_BadKeysAreRateLimited(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{limits: &ratelimit.Limits{Anonymous: 3}})
+	awayFromMinuteEnd()
+	rpc := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for i, key := range []string{"svc_test_" + newAddress(), "nope", ""} {
+		status, raw, h := e.request("POST", httpapi.MCPPath, key, rpc, nil)
+		if status != http.StatusUnauthorized || strings.TrimSpace(string(raw)) != `{"error":"Unauthorized"}` {
+			t.Fatalf("bad key %d: %d %s", i, status, raw)
+		}
+		wantLimitHeaders(t, fmt.Sprintf("bad key %d", i), h, 3, 2-i)
+	}
+	status, body, h := e.doH("POST", httpapi.MCPPath, "svc_test_"+newAddress(), json.RawMessage(rpc))
+	wantError(t, status, body, http.StatusTooManyRequests, "Rate limited")
+	wantLimitHeaders(t, "429", h, 3, 0)
+	if r, err := strconv.Atoi(h.Get("Retry-After")); err != nil || r < 1 || r > 60 {
+		t.Fatalf("Retry-After %q", h.Get("Retry-After"))
+	}
+	status, body, _ = e.doH("GET", "/api/public/v1/agents", "nope", nil)
+	wantError(t, status, body, http.StatusTooManyRequests, "Rate limited")
+	// A valid key is not in that bucket.
+	_, agentKey := e.agentKey()
+	if status, raw, _ := e.request("POST", httpapi.MCPPath, agentKey, rpc, mcpHeaders); status != http.StatusOK {
+		t.Fatalf("valid key: %d %s", status, raw)
 	}
 }

@@ -91,3 +91,27 @@ func TestOpenAPIAnswersHaveSchemas(t *testing.T) {
 		}
 	}
 }
+
+// The documents name people as the service writes them (user:<address>),
+// never usr_…, and say that unkeyed requests count in a bucket.
+func TestDocs_NamePeopleAsTheServiceWritesThem(t *testing.T) {
+	t.Parallel()
+	v31, _, err := httpapi.OpenAPIDocuments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	decisions, err := os.ReadFile(filepath.Join("..", "..", "docs", "decisions.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, doc := range map[string]string{"the OpenAPI document": string(v31), "docs/decisions.md": string(decisions)} {
+		for _, stale := range []string{"usr_… (dashboard user)", "`usr_…` (dashboard user)", "usr_…, slack", "counts nowhere"} {
+			if strings.Contains(doc, stale) {
+				t.Errorf("%s says %q", name, stale)
+			}
+		}
+		if !strings.Contains(doc, "user:<address>") {
+			t.Errorf("%s never names a person as user:<address>", name)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 )
 
 // TestOutagesAnswer503AndHeal takes Postgres, then Redis, away from the
@@ -85,7 +86,7 @@ func TestOutagesAnswer503AndHeal(t *testing.T) {
 				}
 			}
 			dep.p.set(proxyUp)
-			eventually(t, dep.name+" back in service", func() bool {
+			waitfor.True(t, dep.name+" back in service", func() bool {
 				status, _, err := call(route{"GET", httpapi.Prefix + "/agents", nil})
 				return err == nil && status == http.StatusOK
 			})

@@ -77,7 +77,7 @@ func votes(a map[string]any) []string {
 // the requester's own approve is refused; the same person cannot approve
 // twice; a second person's approve sends it once, on chain, with one
 // approval.approved event that lists both approves.
-func TestIssue25QuorumTwoOfThree(t *testing.T) {
+func TestQuorum_TwoOfThree(t *testing.T) {
 	t.Parallel()
 	q := newQuorum(t, 3, 2)
 	eng, _ := q.startWorker()
@@ -164,7 +164,7 @@ func TestIssue25QuorumTwoOfThree(t *testing.T) {
 // it once: with no approve yet, one of them is the first of two, one
 // completes it and the third finds it decided; with one approve already,
 // one of the two completes it and the other finds it decided.
-func TestIssue25QuorumConcurrentApprovesSendOnce(t *testing.T) {
+func TestQuorum_ConcurrentApprovesSendOnce(t *testing.T) {
 	t.Parallel()
 	q := newQuorum(t, 4, 2)
 	eng, _ := q.startWorker()
@@ -220,7 +220,7 @@ func TestIssue25QuorumConcurrentApprovesSendOnce(t *testing.T) {
 // One reject after one approve closes it: rejected_by the rejecter, the
 // approve kept on the record, nothing signed, one approval.rejected event
 // naming both.
-func TestIssue25QuorumRejectAfterOneApprove(t *testing.T) {
+func TestQuorum_RejectAfterOneApprove(t *testing.T) {
 	t.Parallel()
 	q := newQuorum(t, 3, 2)
 	q.startWorker()
@@ -248,7 +248,7 @@ func TestIssue25QuorumRejectAfterOneApprove(t *testing.T) {
 // a key that key made), and a key made on the command line belongs to no
 // person, so it cannot approve a payment that needs several. Another
 // person's key completes it.
-func TestIssue25QuorumAdminKeyCountsAsItsCreator(t *testing.T) {
+func TestQuorum_AdminKeyCountsAsItsCreator(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	q := &quorum{env: e}
@@ -304,7 +304,7 @@ func TestIssue25QuorumAdminKeyCountsAsItsCreator(t *testing.T) {
 // raise it but not lower it (403, nothing changes); an owner may lower it.
 // A policy whose people have since left stays editable in its other
 // fields.
-func TestIssue25QuorumValidation(t *testing.T) {
+func TestQuorum_Validation(t *testing.T) {
 	t.Parallel()
 	q := newQuorum(t, 3, 2)
 	policyPath := "/api/public/v1/agents/" + q.wallet + "/policy"
@@ -360,7 +360,7 @@ func TestIssue25QuorumValidation(t *testing.T) {
 // When people leave, their approves on pending approvals no longer count,
 // and when fewer people who can approve remain than a wallet requires,
 // the quorum is all of them.
-func TestIssue25QuorumPeopleLeave(t *testing.T) {
+func TestQuorum_PeopleLeave(t *testing.T) {
 	t.Parallel()
 	q := newQuorum(t, 4, 4)
 	eng, _ := q.startWorker()
@@ -406,7 +406,7 @@ func TestIssue25QuorumPeopleLeave(t *testing.T) {
 // keeps the buttons; a second click of the same person answers where it
 // stands; the same person in the dashboard is refused; the last click
 // sends it.
-func TestIssue25QuorumSlack(t *testing.T) {
+func TestQuorum_SlackClicksCountAsTheLinkedPerson(t *testing.T) {
 	t.Parallel()
 	q := newQuorum(t, 3, 2)
 	eng, _ := q.startWorker()
@@ -494,7 +494,7 @@ func TestIssue25QuorumSlack(t *testing.T) {
 
 // The quorum lowered after approves were cast: the next approve, even by
 // someone who approved, completes it.
-func TestIssue25QuorumLoweredCompletes(t *testing.T) {
+func TestQuorum_LoweredCompletes(t *testing.T) {
 	t.Parallel()
 	q := newQuorum(t, 3, 3)
 	eng, _ := q.startWorker()
@@ -518,7 +518,7 @@ func TestIssue25QuorumLoweredCompletes(t *testing.T) {
 // The Go client sets and reads approvals_required, links a Slack member,
 // and reads an approval's approves; the MCP tools show the quorum
 // (get_wallet_info) and where an approval stands (get_approval_status).
-func TestIssue25QuorumClients(t *testing.T) {
+func TestQuorum_GoClientAndMCPTools(t *testing.T) {
 	t.Parallel()
 	q := newQuorum(t, 3, 2)
 	q.startWorker()

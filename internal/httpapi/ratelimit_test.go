@@ -165,3 +165,77 @@ func TestApproveWithoutRedisLeavesItPending(t *testing.T) {
 	}
 	e.paidOnce(eng, apID, a["signature"].(string), to, 2_000_000)
 }
+
+// wantLimitHeaders checks an answer's x-ratelimit-* headers.
+func wantLimitHeaders(t testing.TB, what string, h http.Header, limit, remaining int) {
+	t.Helper()
+	reset, err := strconv.ParseInt(h.Get("x-ratelimit-reset"), 10, 64)
+	now := time.Now().Unix()
+	if h.Get("x-ratelimit-limit") != strconv.Itoa(limit) || h.Get("x-ratelimit-remaining") != strconv.Itoa(remaining) ||
+		err != nil || reset <= now || reset > now+60 {
+		t.Fatalf("%s: headers %v, want limit %d, remaining %d", what, h, limit, remaining)
+	}
+}
+
+// Behind a trusted proxy each client has its own anonymous bucket, named
+// by the rightmost X-Forwarded-For address that is not a trusted proxy
+// (what a client prepends changes nothing); from a peer that is not
+// trusted the header is ignored.
+func TestRateLimits_ClientsBehindATrustedProxyHaveOwnBuckets(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	serve := func(trusted string) string {
+		ps, err := ratelimit.ParseProxies(trusted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, closeAPI := httpapi.New(httpapi.Deps{DB: e.db, Redis: e.rdb, DashboardOrigin: dashboardOrigin,
+			RateLimits: &ratelimit.Limits{Anonymous: 2}, TrustedProxies: ps})
+		srv := httptest.NewServer(h)
+		t.Cleanup(func() { srv.Close(); closeAPI() })
+		return srv.URL
+	}
+	awayFromMinuteEnd()
+	get := func(base, forwarded string) (int, http.Header) {
+		c := e.with(t)
+		c.url = base
+		var hdr http.Header
+		if forwarded != "" {
+			hdr = http.Header{"X-Forwarded-For": strings.Split(forwarded, "|")}
+		}
+		status, _, h := c.request("GET", "/api/public/v1/agents", "", nil, hdr)
+		return status, h
+	}
+
+	// Untrusted peer: every request is the peer's, whatever it forwards.
+	direct := serve("")
+	for i, forwarded := range []string{"198.51.100.5", "198.51.100.6"} {
+		if status, h := get(direct, forwarded); status != 401 || h.Get("x-ratelimit-remaining") != strconv.Itoa(1-i) {
+			t.Fatalf("spoofed header %d: %d %v", i, status, h)
+		}
+	}
+	if status, _ := get(direct, "198.51.100.7"); status != http.StatusTooManyRequests {
+		t.Fatalf("a spoofed header escaped the peer's bucket: %d", status)
+	}
+
+	// Trusted: the test's peer (loopback) and a second proxy hop.
+	behind := serve("127.0.0.1/32, 10.0.0.0/8")
+	for i, c := range []struct {
+		forwarded      string
+		status, remain int
+	}{
+		{"198.51.100.1", 401, 1},
+		{"203.0.113.9, 198.51.100.1", 401, 0}, // a prepended address is the client's own claim
+		{"198.51.100.2", 401, 1},              // another client: its own bucket
+		{"198.51.100.1, 10.1.2.3", 429, 0},    // through the second proxy: still client 1
+		{"203.0.113.9|198.51.100.1", 429, 0},  // the same, over two header lines
+		{"198.51.100.3:4711", 401, 1},         // a port is not part of the address
+		{"garbage, 198.51.100.2", 401, 0},     // client 2
+		{"198.51.100.4, garbage", 429, 0},     // not an address: the peer's bucket, spent above
+	} {
+		status, h := get(behind, c.forwarded)
+		if status != c.status || h.Get("x-ratelimit-remaining") != strconv.Itoa(c.remain) {
+			t.Fatalf("behind a trusted proxy, %d (%s): %d %v, want %d remaining %d", i, c.forwarded, status, h, c.status, c.remain)
+		}
+	}
+}

@@ -16,7 +16,7 @@ import (
 // /transactions shows attempts 2 and the first signature among the
 // previous ones; the Idempotency-Key replay keeps its first answer and
 // reports the payment confirmed; the audit log has the new attempt.
-func TestIssue22ResignThroughAPI(t *testing.T) {
+func TestResign_ThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t)
 	e := newEnv(t, envOpts{ln: ln})

@@ -96,7 +96,7 @@ func (e *env) blockedIn(from, to time.Time) map[string]float64 {
 // or parked (half the attempts are at the approval threshold), 90 are
 // blocked with exceeds_velocity and each says so in tx.blocked; the rows
 // agree, and so do the preview and the analytics.
-func TestIssue25VelocityUnderConcurrency(t *testing.T) {
+func TestVelocity_ExactUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -156,7 +156,7 @@ func TestIssue25VelocityUnderConcurrency(t *testing.T) {
 // blocked (tx.blocked of kind x402 too). Redeeming the parked payment's
 // grant is the approved payment itself: it is signed, and counted no
 // further.
-func TestIssue25VelocityCountsX402(t *testing.T) {
+func TestVelocity_CountsX402Payments(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -211,7 +211,7 @@ func TestIssue25VelocityCountsX402(t *testing.T) {
 // with exceeds_weekly_limit or exceeds_monthly_limit while the day still
 // has room, and a payment leaves each window 7 and 30 days after it was
 // made.
-func TestIssue25WeeklyAndMonthlyLimits(t *testing.T) {
+func TestRollingLimits_WeeklyAndMonthly(t *testing.T) {
 	t.Parallel()
 	start := time.Now().UTC().Truncate(time.Hour).Add(time.Hour)
 	clock := newTestClock(start)
@@ -272,7 +272,7 @@ func TestIssue25WeeklyAndMonthlyLimits(t *testing.T) {
 // human whatever its amount with outside_active_hours approve (and a
 // human may approve it then); on Tuesday at 10:00 it is sent; at 18:00 it
 // is outside again.
-func TestIssue25ActiveHours(t *testing.T) {
+func TestActiveHours_BlockOrParkOutsideThem(t *testing.T) {
 	t.Parallel()
 	saturday := nextInNewYork(t, time.Saturday, 10)
 	clock := newTestClock(saturday)
@@ -336,7 +336,7 @@ func TestIssue25ActiveHours(t *testing.T) {
 // outside_active_hours block → approve are 403 (nothing changes, each
 // attempt audited); lowering, narrowing and approve → block pass. An owner
 // may loosen them all.
-func TestIssue25AgentKeyTightensOnly(t *testing.T) {
+func TestRules_AgentKeyTightensOnly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	id, _ := e.agent(map[string]any{"weekly_limit_usdc": 300, "monthly_limit_usdc": 1000, "max_tx_per_hour": 10, "max_tx_per_day": 50,
@@ -425,7 +425,7 @@ func TestIssue25AgentKeyTightensOnly(t *testing.T) {
 // answered Monday first), a PATCH keeps what it omits and removes what it
 // sends as null, the audit log carries them, and a bad value is 422
 // naming the field.
-func TestIssue25PolicyFields(t *testing.T) {
+func TestRules_ReadShownDefaultedAndRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	plain, _ := e.agent(nil, 0)
@@ -512,7 +512,7 @@ func TestIssue25PolicyFields(t *testing.T) {
 
 // The preview names the rule that would decide, for each rule, under a
 // proposed change or the wallet's own policy.
-func TestIssue25PreviewNamesEachRule(t *testing.T) {
+func TestRules_PreviewNamesEachRule(t *testing.T) {
 	t.Parallel()
 	tuesday := nextInNewYork(t, time.Tuesday, 10)
 	e := newEnv(t, envOpts{clock: func() time.Time { return tuesday }})
@@ -562,7 +562,7 @@ func TestIssue25PreviewNamesEachRule(t *testing.T) {
 // Every reason enum of the OpenAPI document (the 403's, the preview's, an
 // approval's context, the analytics') lists every block reason of the
 // policy, and the preview's rule every rule.
-func TestIssue25ReasonsDocumented(t *testing.T) {
+func TestRules_ReasonsDocumented(t *testing.T) {
 	t.Parallel()
 	raw, err := json.Marshal(httpapi.NewAPI(http.NewServeMux(), httpapi.Deps{}).OpenAPI())
 	if err != nil {
@@ -622,7 +622,7 @@ func TestIssue25ReasonsDocumented(t *testing.T) {
 // and removes them (Remove sends null), previews a proposed rule and reads
 // a velocity block as a BlockedError; get_wallet_info shows them and
 // preview_send names the rule, send_usdc says what to do about it.
-func TestIssue25ClientsCarryTheRules(t *testing.T) {
+func TestRules_GoClientAndMCPToolsCarryThem(t *testing.T) {
 	t.Parallel()
 	tuesday := nextInNewYork(t, time.Tuesday, 10)
 	e := newEnv(t, envOpts{clock: func() time.Time { return tuesday }})
@@ -690,7 +690,7 @@ func TestIssue25ClientsCarryTheRules(t *testing.T) {
 // with 30 left pass exactly 3, and a week later 20 at once against a month
 // with 20 left pass exactly 2; the rest are blocked with the window's
 // reason, and the chain holds what passed.
-func TestIssue25RollingLimitsUnderConcurrency(t *testing.T) {
+func TestRollingLimits_ExactUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	start := time.Now().UTC().Truncate(time.Hour).Add(time.Hour)
 	clock := newTestClock(start)

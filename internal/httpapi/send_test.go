@@ -22,6 +22,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/tasks"
 	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 )
 
 const sendPath = "/api/public/v1/agents/%s/send"
@@ -344,7 +345,7 @@ func TestSendPreflightShortfall(t *testing.T) {
 		}
 	}
 	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
-	eventually(t, "both refused transactions failed", func() bool {
+	waitfor.True(t, "both refused transactions failed", func() bool {
 		eng.Sweep(context.Background())
 		return e.reservedToday(id) == 0 && e.reservedToday(id2) == 0
 	})
@@ -460,7 +461,7 @@ func TestDroppedTransactionFailsAndReleases(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t)
 	e := newEnv(t, envOpts{ln: ln})
-	e.engine = func(eng *payment.Engine) { eng.MaxAttempts = 1 } // signed once (re-signing: TestIssue22Resign*)
+	e.engine = func(eng *payment.Engine) { eng.MaxAttempts = 1 } // signed once (re-signing: TestResign_*)
 	eng, _ := e.startWorker()
 	id, _ := e.agent(nil, 10_000_000)
 	to := newAddress()
@@ -630,7 +631,7 @@ func TestFailureAfterSentIsReported(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t)
 	e := newEnv(t, envOpts{ln: ln})
-	e.engine = func(eng *payment.Engine) { eng.MaxAttempts = 1 } // signed once (re-signing: TestIssue22Resign*)
+	e.engine = func(eng *payment.Engine) { eng.MaxAttempts = 1 } // signed once (re-signing: TestResign_*)
 	eng, _ := e.startWorker()
 	hook := newReceiver(t, nil)
 	e.createEndpoint(hook.URL, "tx.failed")

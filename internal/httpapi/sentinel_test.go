@@ -19,6 +19,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/redistest"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 )
 
 // Phases of TestSentinelFailoverPaysEveryPaymentOnce, by when an attempt
@@ -159,7 +160,7 @@ func TestSentinelFailoverPaysEveryPaymentOnce(t *testing.T) {
 	}
 	defer halt()
 
-	eventually(t, "8 payments sent before the kill", func() bool { return sent[beforeKill].Load() >= 8 || broken.Load() })
+	waitfor.True(t, "8 payments sent before the kill", func() bool { return sent[beforeKill].Load() >= 8 || broken.Load() })
 	var took time.Duration
 	var promoted, flushed time.Time
 	if !broken.Load() {
@@ -169,7 +170,7 @@ func TestSentinelFailoverPaysEveryPaymentOnce(t *testing.T) {
 		took = group.WaitPromoted(30 * time.Second)
 		promoted = time.Now()
 		phase.Store(afterPromotion)
-		eventually(t, "4 payments sent after the promotion", func() bool { return sent[afterPromotion].Load() >= 4 || broken.Load() })
+		waitfor.True(t, "4 payments sent after the promotion", func() bool { return sent[afterPromotion].Load() >= 4 || broken.Load() })
 		// Then the new master loses everything mid-stream, more than a
 		// lagging replica would: tasks queued or running, the workers'
 		// leases, the limiter's windows.
@@ -179,7 +180,7 @@ func TestSentinelFailoverPaysEveryPaymentOnce(t *testing.T) {
 		}
 		flush.Close()
 		flushed = time.Now()
-		eventually(t, "12 payments sent after the promotion", func() bool { return sent[afterPromotion].Load() >= 12 || broken.Load() })
+		waitfor.True(t, "12 payments sent after the promotion", func() bool { return sent[afterPromotion].Load() >= 12 || broken.Load() })
 	}
 	halt()
 

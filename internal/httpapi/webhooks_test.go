@@ -25,6 +25,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
@@ -96,19 +97,6 @@ func (rc *receiver) next(t testing.TB, kind string) received {
 	}
 }
 
-// eventually polls cond until it holds; after 20 s the test fails naming
-// what it waited for.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 20 s in vain for: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // deliveries is an endpoint's delivery log, newest first (query may
 // filter it, e.g. "?status=failed").
 func (e *env) deliveries(key, epID, query string) []map[string]any {
@@ -127,7 +115,7 @@ func (e *env) deliveries(key, epID, query string) []map[string]any {
 // waitDelivered waits until the endpoint's one delivery succeeded.
 func (e *env) waitDelivered(key, epID string) {
 	e.t.Helper()
-	eventually(e.t, "the one delivery succeeded", func() bool {
+	waitfor.True(e.t, "the one delivery succeeded", func() bool {
 		ds := e.deliveries(key, epID, "")
 		return len(ds) == 1 && ds[0]["status"] == "succeeded"
 	})
@@ -226,7 +214,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 
 	// The log: three deliveries, succeeded, each with its attempt.
 	var ds []map[string]any
-	eventually(t, "three succeeded deliveries", func() bool {
+	waitfor.True(t, "three succeeded deliveries", func() bool {
 		ds = e.deliveries(e.key, epID, "?status=succeeded")
 		return len(ds) == 3
 	})
@@ -282,7 +270,7 @@ func TestWebhookRetriesAndReplay(t *testing.T) {
 		t.Fatalf("attempts of different deliveries: %v", ids)
 	}
 	var d map[string]any
-	eventually(t, "the delivery succeeded", func() bool {
+	waitfor.True(t, "the delivery succeeded", func() bool {
 		_, d = e.do("GET", "/api/public/v1/deliveries/"+ids[0], e.key, nil)
 		return d["status"] == "succeeded"
 	})
@@ -342,7 +330,7 @@ func TestWebhookDeliveredAfterWorkerRestart(t *testing.T) {
 		o.RetryDelay = func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond }
 	})
 	epID, _ := e.createEndpoint(rc.URL, "tx.sent")
-	eventually(t, "the first attempt arrived", func() bool {
+	waitfor.True(t, "the first attempt arrived", func() bool {
 		rc.mu.Lock()
 		defer rc.mu.Unlock()
 		return len(rc.got) == 1
@@ -499,7 +487,7 @@ func TestWebhookSSRFGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a refused attempt", func() bool {
+	waitfor.True(t, "a refused attempt", func() bool {
 		ds := e.deliveries(liveKey, ep.ID.String(), "")
 		if len(ds) != 1 || ds[0]["attempts"] != 1.0 {
 			return false
@@ -690,7 +678,7 @@ func TestWebhookGivesUpAfterSixAttempts(t *testing.T) {
 	rc := newReceiver(t, func(int, received) int { return http.StatusServiceUnavailable })
 	epID, _ := e.createEndpoint(rc.URL, "tx.sent")
 	var d map[string]any
-	eventually(t, "the delivery failed for good", func() bool {
+	waitfor.True(t, "the delivery failed for good", func() bool {
 		ds := e.deliveries(e.key, epID, "")
 		if len(ds) != 1 {
 			return false

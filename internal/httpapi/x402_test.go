@@ -83,7 +83,7 @@ func (e *env) x402State(eng *payment.Engine, id, want string) map[string]any {
 // content, the seller's USDC grows by exactly the price, the wallet never
 // held SOL, and the sweep finds the landed transaction: settled with its
 // on-chain signature, a confirmed transaction of kind x402, and tx.sent.
-func TestIssue23X402PayEndToEnd(t *testing.T) {
+func TestX402Pay_EndToEnd(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	eng, _ := e.startWorker()
@@ -152,7 +152,7 @@ func TestIssue23X402PayEndToEnd(t *testing.T) {
 // → 403 exceeds_max_tx; payTo outside a non-empty allowlist →
 // recipient_not_allowed (with tx.blocked naming the resource); nothing is
 // signed.
-func TestIssue23X402PayPolicy(t *testing.T) {
+func TestX402Pay_PolicyApplies(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -179,7 +179,7 @@ func TestIssue23X402PayPolicy(t *testing.T) {
 // A challenge naming another network, another asset, or the wallet as
 // fee payer is refused with 422 naming why, and nothing is signed; so is
 // one over max_usdc.
-func TestIssue23X402PayNotPayable(t *testing.T) {
+func TestX402Pay_NotPayableIs422(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -222,7 +222,7 @@ func TestIssue23X402PayNotPayable(t *testing.T) {
 
 // The same Idempotency-Key answers the first answer again and signs once;
 // with another challenge it is refused.
-func TestIssue23X402PayIdempotent(t *testing.T) {
+func TestX402Pay_Idempotent(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -291,7 +291,7 @@ func (e *env) parkX402(key, w string) string {
 // budgets apart, the sends alone would pass 10.) Which kind of the 50 is
 // decided first is up to the scheduler: sends, cheaper to read, often all
 // reach the queue first.
-func TestIssue23X402SharesDailyLimit(t *testing.T) {
+func TestX402Pay_SharesTheDailyLimitWithSends(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -339,7 +339,7 @@ func TestIssue23X402SharesDailyLimit(t *testing.T) {
 // A signed payment never presented to the seller keeps its reservation
 // while its blockhash may still land; once the chain is past it, the
 // sweep releases the reservation, ends it expired and emits x402.expired.
-func TestIssue23X402UnsettledExpires(t *testing.T) {
+func TestX402Pay_UnsettledExpires(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t)
 	e := newEnv(t, envOpts{ln: ln})
@@ -388,7 +388,7 @@ func TestIssue23X402UnsettledExpires(t *testing.T) {
 // with the resource and the seller's description); a human's approval
 // grants it: the agent pays the seller's fresh challenge with approval_id,
 // once, bound to the approved resource; the policy holds at that moment.
-func TestIssue23X402ApprovalGrant(t *testing.T) {
+func TestX402Pay_ApprovalGrantsOnePayment(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	eng, _ := e.startWorker()
@@ -476,7 +476,7 @@ func TestIssue23X402ApprovalGrant(t *testing.T) {
 
 // A grant not used within its lifetime lapses: the parked payment reads
 // expired (and is listed so), and the grant no longer pays.
-func TestIssue23X402GrantLapses(t *testing.T) {
+func TestX402Pay_GrantLapses(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -528,7 +528,7 @@ func (e *env) backdateDecision(apID string, d time.Duration) {
 
 // The Go client's x402 methods against the service and the official
 // seller: pay, use the header, read the payment back settled, list it.
-func TestIssue23GoClientX402(t *testing.T) {
+func TestX402Pay_GoClient(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	eng, _ := e.startWorker()
@@ -567,7 +567,7 @@ func TestIssue23GoClientX402(t *testing.T) {
 
 // x402 v1: the 402's JSON body as the challenge, X-PAYMENT as the header;
 // the official seller serves it and the sweep settles it.
-func TestIssue23X402PayV1(t *testing.T) {
+func TestX402Pay_V1(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	eng, _ := e.startWorker()

@@ -34,7 +34,7 @@ func (e *env) x402Wallet(extra map[string]any) (id, pubkey string) {
 // TypeScript MCP client, each buying from the official seller on the
 // localnet: the seller's USDC grows by exactly what was bought, the buying
 // wallet never holds SOL.
-func TestIssue23ToolsTypeScript(t *testing.T) {
+func TestX402Tools_TypeScriptSDKAndLangChain(t *testing.T) {
 	t.Parallel()
 	root := repoRoot(t)
 	needBuilt(t, root)
@@ -98,13 +98,14 @@ func TestIssue23ToolsTypeScript(t *testing.T) {
 }
 
 // The MCP tool x402_fetch over stdio (the server as its own process: it
-// fetches there and pays through the public route) and over /mcp (the API process fetches, behind the SSRF guard):
-// a purchase from the official seller (listed settled with the seller's
-// transaction), a parked payment bought once with approval_id after a
-// human approved it, a policy block, a cap, bad arguments, a non-402
-// passed through with its text bounded; a live (mainnet)
-// account's /mcp fetch of a private address is refused before any payment.
-func TestIssue23ToolsMCP(t *testing.T) {
+// fetches there and pays through the public route) and over /mcp (the API
+// process fetches, behind the SSRF guard): a purchase from the official
+// seller (listed settled with the seller's transaction), a parked payment
+// bought once with approval_id after a human approved it, a policy block, a
+// cap, bad arguments, a non-402 passed through with its text bounded; a live
+// (mainnet) account's /mcp fetch of a private address is refused before any
+// payment.
+func TestX402Tools_MCPFetch(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	eng, _ := e.startWorker()

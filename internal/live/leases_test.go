@@ -10,10 +10,10 @@ import (
 	"github.com/agentwallet/agentwallet/internal/redistest"
 )
 
-// TestIssue24EventsLeases: the caps count live leases only: a session's
+// TestLeases_CountLiveOnly: the caps count live leases only: a session's
 // and an account's, released or lapsed leases free their place, and a
 // renewal keeps a lease past its TTL.
-func TestIssue24EventsLeases(t *testing.T) {
+func TestLeases_CountLiveOnly(t *testing.T) {
 	t.Parallel()
 	rdb, _ := redistest.New(t)
 	l := &live.Leases{Redis: rdb, PerSession: 2, PerAccount: 3, TTL: 300 * time.Millisecond}
@@ -59,10 +59,10 @@ func TestIssue24EventsLeases(t *testing.T) {
 	acquire(s2, live.OverAccount)
 }
 
-// TestIssue24EventsLeasesPerPerson: a person's sessions in an account
+// TestLeases_CappedPerPerson: a person's sessions in an account
 // share a cap below the account's; another person, or the same person in
 // another account, counts apart.
-func TestIssue24EventsLeasesPerPerson(t *testing.T) {
+func TestLeases_CappedPerPerson(t *testing.T) {
 	t.Parallel()
 	rdb, _ := redistest.New(t)
 	l := &live.Leases{Redis: rdb, PerSession: 2, PerPerson: 3, PerAccount: 10, TTL: time.Minute}

@@ -20,7 +20,7 @@ import (
 // token account's rent, once. Its budget counts the payment once: it is
 // set below what the two attempts would cost together, so counting the
 // expired attempt beside the new one would refuse the re-sign.
-func TestIssue22ResignSponsored(t *testing.T) {
+func TestResign_SponsoredPaysFeeAndRentOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newResignFixture(t, localnettest.Start(t))

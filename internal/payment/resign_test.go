@@ -1,9 +1,13 @@
 package payment_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -194,7 +198,7 @@ func (f *resignFixture) checkLandedOnce(t *testing.T) {
 // fresh blockhash and a fee from a fresh reading of the market that rose
 // meanwhile (the cached reading still says 0), and lands: attempts 2, the
 // recipient paid once.
-func TestIssue22ResignAfterExpiryLands(t *testing.T) {
+func TestResign_AfterExpiryLands(t *testing.T) {
 	t.Parallel()
 	f := newResignFixture(t, localnettest.Start(t))
 	f.sendUnseen(t)
@@ -212,7 +216,7 @@ func TestIssue22ResignAfterExpiryLands(t *testing.T) {
 // Attempts that keep expiring: a new one only after the current one
 // expired (never while it is in flight), then failed with tx.failed after
 // the last, the reservation released and nothing paid.
-func TestIssue22ResignGivesUpAfterMaxAttempts(t *testing.T) {
+func TestResign_GivesUpAfterMaxAttempts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ln := localnettest.Start(t)
@@ -261,7 +265,7 @@ func TestIssue22ResignGivesUpAfterMaxAttempts(t *testing.T) {
 // A market above the fee cap when the payment would be signed again: it
 // ends failed, saying so, rather than signing a transaction that cannot
 // land.
-func TestIssue22ResignAboveCapFails(t *testing.T) {
+func TestResign_AboveCapFails(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newResignFixture(t, localnettest.Start(t))
@@ -282,7 +286,7 @@ func TestIssue22ResignAboveCapFails(t *testing.T) {
 	}
 }
 
-// Environment of the child process TestIssue22ResignSurvivesSIGKILL kills.
+// Environment of the child process TestResign_SurvivesSIGKILL kills.
 const (
 	crashStepEnv = "AGENTWALLET_TEST_RESIGN_CRASH_STEP"
 	crashDBEnv   = "AGENTWALLET_TEST_RESIGN_DB"
@@ -295,14 +299,14 @@ const (
 // after it, after the broadcast and after counting it): a clean sweep
 // then finishes the payment, which lands exactly once on its second
 // attempt.
-func TestIssue22ResignSurvivesSIGKILL(t *testing.T) {
+func TestResign_SurvivesSIGKILL(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t) // one at a time: its market is shared
 	for _, step := range []string{payment.StepSigned, payment.StepWritten, payment.StepRecorded, payment.StepBroadcast, payment.StepCounted} {
 		t.Run(step, func(t *testing.T) {
 			f := newResignFixture(t, ln)
 			f.sendUnseen(t)
-			cmd := exec.Command(os.Args[0], "-test.run=^TestIssue22ResignCrashChild$", "-test.count=1", "-test.v")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestResign_CrashChild$", "-test.count=1", "-test.v")
 			cmd.Env = append(os.Environ(), crashStepEnv+"="+step, crashDBEnv+"="+f.dbURL, crashKeyEnv+"="+f.master, crashRPCEnv+"="+ln.URL)
 			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
@@ -314,13 +318,13 @@ func TestIssue22ResignSurvivesSIGKILL(t *testing.T) {
 	}
 }
 
-// TestIssue22ResignCrashChild is the worker TestIssue22ResignSurvivesSIGKILL
+// TestResign_CrashChild is the worker TestResign_SurvivesSIGKILL
 // runs and kills: one sweep, which SIGKILLs its own process at the named
 // step.
-func TestIssue22ResignCrashChild(t *testing.T) {
+func TestResign_CrashChild(t *testing.T) {
 	step := os.Getenv(crashStepEnv)
 	if step == "" {
-		t.Skip("run by TestIssue22ResignSurvivesSIGKILL")
+		t.Skip("run by TestResign_SurvivesSIGKILL")
 	}
 	db, err := postgres.Open(os.Getenv(crashDBEnv))
 	if err != nil {
@@ -345,7 +349,7 @@ func TestIssue22ResignCrashChild(t *testing.T) {
 
 // A wallet frozen since the send is not signed for again: the payment
 // fails at expiry, saying so.
-func TestIssue22ResignFrozenWalletFails(t *testing.T) {
+func TestResign_FrozenWalletFails(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newResignFixture(t, localnettest.Start(t))
@@ -367,7 +371,7 @@ func TestIssue22ResignFrozenWalletFails(t *testing.T) {
 // A new attempt the node refuses (the wallet has no SOL left for the fee)
 // is never sent or signed again: it fails at its expiry with the node's
 // reason.
-func TestIssue22ResignRefusedAttemptFails(t *testing.T) {
+func TestResign_RefusedAttemptFails(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ln := localnettest.Start(t)
@@ -399,7 +403,7 @@ func TestIssue22ResignRefusedAttemptFails(t *testing.T) {
 
 // Two workers sweeping at once after the expiry: the payment is signed
 // again once, and lands once.
-func TestIssue22ResignConcurrentSweepsSignOnce(t *testing.T) {
+func TestResign_ConcurrentSweepsSignOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newResignFixture(t, localnettest.Start(t))
@@ -429,4 +433,156 @@ func TestIssue22ResignConcurrentSweepsSignOnce(t *testing.T) {
 		t.Fatalf("signed again %d times", n)
 	}
 	f.checkLandedOnce(t)
+}
+
+// nodeProxy forwards JSON-RPC to the localnet. before, when set, runs
+// before a request of that method is forwarded; statusCacheSlots > 0 makes
+// it answer getSignatureStatuses like an agave node started without
+// --enable-rpc-transaction-history (the default): searchTransactionHistory
+// has nothing to search, and only the status cache (~300 slots) answers,
+// so an older landed signature is null.
+type nodeProxy struct {
+	target           string
+	statusCacheSlots uint64
+	before           atomic.Pointer[func(method string)]
+}
+
+func (p *nodeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &req)
+	if f := p.before.Load(); f != nil {
+		(*f)(req.Method)
+	}
+	if req.Method == "getTransaction" && p.statusCacheSlots > 0 {
+		// What agave answers without --enable-rpc-transaction-history.
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32011,"message":"Transaction history is not available from this node"}}`))
+		return
+	}
+	resp, err := http.Post(p.target, "application/json", bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if req.Method == "getSignatureStatuses" && p.statusCacheSlots > 0 {
+		var m map[string]any
+		dec := json.NewDecoder(bytes.NewReader(out))
+		dec.UseNumber()
+		if dec.Decode(&m) == nil {
+			if res, ok := m["result"].(map[string]any); ok {
+				ctxSlot, _ := res["context"].(map[string]any)["slot"].(json.Number).Int64()
+				if vals, ok := res["value"].([]any); ok {
+					for i, v := range vals {
+						if st, ok := v.(map[string]any); ok {
+							if s, err := st["slot"].(json.Number).Int64(); err == nil && uint64(ctxSlot-s) > p.statusCacheSlots {
+								vals[i] = nil
+							}
+						}
+					}
+				}
+			}
+			out, _ = json.Marshal(m)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(resp.StatusCode)
+	w.Write(out)
+}
+
+func startNodeProxy(t *testing.T, target string) (*nodeProxy, string) {
+	t.Helper()
+	p := &nodeProxy{target: target}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	return p, srv.URL
+}
+
+// A payment whose first transaction landed, but whose sweeps did not see
+// it before the chain moved on (sweeps stalled ~2 min: a scheduler or RPC
+// outage, or more than MaxSweepChecks older pending rows), is unknown to a
+// node without transaction history (only its ~300-slot status cache
+// answers). That proves nothing: the sweep must not sign it again, or the
+// recipient is paid twice. (The node says it keeps no history when asked
+// with getTransaction: -32011.)
+func TestResign_NeverOnANodeWithoutHistory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ln := localnettest.Start(t)
+	f := newResignFixture(t, ln)
+	proxy, url := startNodeProxy(t, ln.URL)
+	proxy.statusCacheSlots = 300
+	f.eng.Nodes = map[solana.Network]payment.Node{solana.Devnet: payment.NewNode(url, solana.Devnet, 5*time.Second)}
+
+	r := payment.Request{ID: uuid.New(), AccountID: f.acc.ID, WalletID: f.w.ID, Network: solana.Devnet, To: f.to, Amount: f.amount}
+	if err := payment.Submit(ctx, f.eng.DB, &r, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.eng.Decide(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.request = r.ID
+	deadline := time.Now().Add(10 * time.Second)
+	for f.recipientUSDC(t) != f.amount { // it landed (no sweep has run)
+		if time.Now().After(deadline) {
+			t.Fatalf("the first transaction did not land: recipient holds %d", f.recipientUSDC(t))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// No sweep ran for a while: the chain is 400 blocks on.
+	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
+
+	st, err := f.eng.Sweep(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // a few slots: anything sent confirms
+	got := f.recipientUSDC(t)
+	txn := f.row(t)
+	if st.Resigned != 0 || txn.Attempts != 1 || got != f.amount {
+		t.Fatalf("a landed payment was signed again (sweep %+v, attempts %d, status %s): recipient holds %d, paid %d",
+			st, txn.Attempts, txn.Status, got, f.amount)
+	}
+}
+
+// Freezing a wallet while the sweep is re-signing one of its payments
+// (after the re-sign read the wallet, before it records the new attempt)
+// stops the new signature: "freezing stops every new signature of the
+// wallet" (decisions.md). The freeze is made while the re-sign's
+// getLatestBlockhash is in flight (a slow node).
+func TestResign_StopsAtAFreezeCommittedMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ln := localnettest.Start(t)
+	f := newResignFixture(t, ln)
+	f.sendUnseen(t)
+	proxy, url := startNodeProxy(t, ln.URL)
+	f.eng.Nodes = map[solana.Network]payment.Node{solana.Devnet: payment.NewNode(url, solana.Devnet, 5*time.Second)}
+	var frozen atomic.Bool
+	hook := func(method string) {
+		if method == "getLatestBlockhash" && frozen.CompareAndSwap(false, true) {
+			if _, changed, err := wallet.SetState(ctx, f.eng.DB, f.acc.ID, f.w.ID, "key_admin", wallet.Frozen); err != nil || !changed {
+				t.Errorf("freeze: changed %v, %v", changed, err)
+			}
+		}
+	}
+	proxy.before.Store(&hook)
+
+	st, err := f.eng.Sweep(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !frozen.Load() {
+		t.Fatalf("the sweep did not ask for a blockhash (sweep %+v)", st)
+	}
+	time.Sleep(500 * time.Millisecond)
+	txn := f.row(t)
+	if txn.Attempts != 1 || st.Resigned != 0 {
+		t.Fatalf("a new attempt was signed and recorded after the wallet's freeze committed (sweep %+v, attempts %d, status %s, recipient holds %d)",
+			st, txn.Attempts, txn.Status, f.recipientUSDC(t))
+	}
 }

@@ -50,7 +50,7 @@ func usageWallets(tb testing.TB, labels ...string) (*bun.DB, auth.Account, []uui
 // sent, signed or parked (never blocked, refused or unavailable ones, nor
 // an x402 payment redeeming an approval, whose parked request counted). A
 // row exactly a window's length old has left it.
-func TestIssue25ReadUsage(t *testing.T) {
+func TestReadUsage_CountsWhatEachWindowHolds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, acc, ids := usageWallets(t, "w", "other")

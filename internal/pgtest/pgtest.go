@@ -1,16 +1,24 @@
 // Package pgtest gives each test a migrated PostgreSQL database of its own,
 // cloned from a template built once per schema version, and drops it when
-// the test ends. TEST_DATABASE_URL points at the server (any database on
-// it); the default is the local server's "postgres" database.
+// the test ends; or, with TestTx, a transaction on a database shared by the
+// test binary, rolled back when the test ends. TEST_DATABASE_URL points at
+// the server (any database on it); the default is the local server's
+// "postgres" database.
 package pgtest
 
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -158,4 +166,125 @@ func BehindTriggers(t testing.TB, db *bun.DB, stmt string, args ...any) {
 	if err != nil {
 		t.Fatalf("%s: %v", stmt, err)
 	}
+}
+
+// TestTx begins a transaction on a migrated database and rolls it back
+// when the test ends, for tests of rules that read and write rows but need
+// nothing kept. The database is shared by every TestTx of the test binary
+// (made once, from the template: nothing commits there); a test that
+// commits or rolls back the transaction itself fails. Queries on the
+// transaction run at READ COMMITTED, as the service's do.
+func TestTx(t testing.TB) bun.Tx {
+	t.Helper()
+	txDB.once.Do(openTxDB)
+	if txDB.err != nil {
+		t.Fatalf("pgtest: TestTx: %v", txDB.err)
+	}
+	// Not t.Context(): it ends before the cleanup, and database/sql would
+	// roll the transaction back on its own, hiding a commit by the test.
+	tx, err := txDB.db.BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("pgtest: TestTx: begin: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := tx.Rollback(); errors.Is(err, sql.ErrTxDone) {
+			t.Errorf("pgtest: TestTx: the test ended its transaction itself (a commit is kept in the shared database)")
+		} else if err != nil {
+			t.Errorf("pgtest: TestTx: rollback: %v", err)
+		}
+	})
+	return tx
+}
+
+// txLockClass is the first key of the advisory lock that a test binary
+// holds on its TestTx database while it runs (the second is the number in
+// the database's name).
+const txLockClass = 727275
+
+// txPrefix names the TestTx databases.
+const txPrefix = "test_tx_"
+
+var txDB struct {
+	once sync.Once
+	db   *bun.DB
+	err  error
+	// owner holds the advisory lock on the database for the binary's life;
+	// its session ends with the process, which frees the lock.
+	owner *pgx.Conn
+}
+
+// openTxDB makes this binary's TestTx database, first dropping those of
+// binaries that have exited: a database whose lock nobody holds.
+func openTxDB() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	owner, err := pgx.Connect(ctx, serverURL())
+	if err != nil {
+		txDB.err = fmt.Errorf("connect to %s: %w (is PostgreSQL running?)", serverURL(), err)
+		return
+	}
+	var n int32
+	for {
+		var b [4]byte
+		rand.Read(b[:])
+		n = int32(binary.BigEndian.Uint32(b[:]) >> 1)
+		var got bool
+		if err := owner.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", txLockClass, n).Scan(&got); err != nil {
+			txDB.err = err
+			return
+		}
+		if got {
+			break
+		}
+	}
+	if err := dropExitedTxDBs(ctx, owner); err != nil {
+		txDB.err = fmt.Errorf("drop the databases of exited binaries: %w", err)
+		return
+	}
+	tmpl, err := ensureTemplate(ctx, owner)
+	if err != nil {
+		txDB.err = fmt.Errorf("template: %w", err)
+		return
+	}
+	name := txPrefix + strconv.Itoa(int(n))
+	stmt := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{tmpl}.Sanitize()
+	if _, err := owner.Exec(ctx, stmt); err != nil {
+		txDB.err = fmt.Errorf("%s: %w", stmt, err)
+		return
+	}
+	txDB.db, txDB.err = postgres.Open(withDatabase(serverURL(), name))
+	txDB.owner = owner
+}
+
+// dropExitedTxDBs drops the TestTx databases whose binary's lock is free.
+func dropExitedTxDBs(ctx context.Context, conn *pgx.Conn) error {
+	rows, err := conn.Query(ctx, "SELECT datname FROM pg_database WHERE starts_with(datname, $1)", txPrefix)
+	if err != nil {
+		return err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		n, err := strconv.ParseInt(strings.TrimPrefix(name, txPrefix), 10, 32)
+		if err != nil {
+			continue
+		}
+		var free bool
+		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", txLockClass, int32(n)).Scan(&free); err != nil {
+			return err
+		}
+		if !free {
+			continue
+		}
+		_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+		if _, uerr := conn.Exec(ctx, "SELECT pg_advisory_unlock($1, $2)", txLockClass, int32(n)); err == nil {
+			err = uerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

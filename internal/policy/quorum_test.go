@@ -10,7 +10,7 @@ import (
 // approvals_required: 1 by default (and for a zero value), 0 to 1000 valid
 // here (the API refuses 0, and more than the account's approvers); raising
 // it tightens, lowering it loosens; the audit's document carries it.
-func TestIssue25QuorumRule(t *testing.T) {
+func TestApprovalsRequired_DefaultBoundsAndDirection(t *testing.T) {
 	t.Parallel()
 	if d := policy.Default(); d.Approvals() != 1 || d.Doc()["approvals_required"] != 1 {
 		t.Fatalf("default %+v", d)

@@ -23,7 +23,7 @@ var weekdays = []string{"mon", "tue", "wed", "thu", "fri"}
 
 func ptr[T any](v T) *T { return &v }
 
-func TestIssue25ParseActiveHours(t *testing.T) {
+func TestParseActiveHours(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name     string
@@ -73,7 +73,7 @@ func TestIssue25ParseActiveHours(t *testing.T) {
 	}
 }
 
-func TestIssue25ActiveHoursContains(t *testing.T) {
+func TestActiveHours_Contains(t *testing.T) {
 	t.Parallel()
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
@@ -130,7 +130,7 @@ func TestIssue25ActiveHoursContains(t *testing.T) {
 
 // Active hours are stored and shown as the API spells them, days Monday
 // first, and read back to the same window.
-func TestIssue25ActiveHoursJSON(t *testing.T) {
+func TestActiveHours_JSONRoundTrip(t *testing.T) {
 	t.Parallel()
 	h := hours(t, "America/New_York", []string{"fri", "mon"}, "22:00", "24:00")
 	b, err := json.Marshal(h)
@@ -149,7 +149,7 @@ func TestIssue25ActiveHoursJSON(t *testing.T) {
 	}
 }
 
-func TestIssue25Validate(t *testing.T) {
+func TestValidate_OptionalRules(t *testing.T) {
 	t.Parallel()
 	with := func(f func(*Policy)) Policy { p := Default(); f(&p); return p }
 	cases := []struct {
@@ -181,7 +181,7 @@ func TestIssue25Validate(t *testing.T) {
 	}
 }
 
-func TestIssue25Evaluate(t *testing.T) {
+func TestEvaluate_OptionalRules(t *testing.T) {
 	t.Parallel()
 	const u = usdc.Unit
 	tuesday := time.Date(2026, 11, 24, 15, 0, 0, 0, time.UTC) // 10:00 in New York
@@ -249,7 +249,7 @@ func TestIssue25Evaluate(t *testing.T) {
 	}
 }
 
-func TestIssue25Loosening(t *testing.T) {
+func TestLoosening_OptionalRules(t *testing.T) {
 	t.Parallel()
 	const u = usdc.Unit
 	base := Default()
@@ -318,7 +318,7 @@ func TestIssue25Loosening(t *testing.T) {
 }
 
 // A patch sets, keeps or removes each optional rule.
-func TestIssue25Apply(t *testing.T) {
+func TestApply_SetsKeepsOrRemovesRules(t *testing.T) {
 	t.Parallel()
 	ruled := Default()
 	ruled.WeeklyLimit, ruled.MaxTxPerHour = ptr(7*usdc.Unit), ptr(3)

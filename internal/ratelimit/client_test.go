@@ -9,7 +9,7 @@ import (
 // The address a request is counted under: the peer unless it is a
 // trusted proxy; behind trusted proxies the rightmost forwarded address
 // that is not one of them.
-func TestSecReview14ClientAddress(t *testing.T) {
+func TestClient_AddressBehindTrustedProxies(t *testing.T) {
 	t.Parallel()
 	trusted, err := ParseProxies("10.0.0.0/8, 192.0.2.1 2001:db8::/32,::ffff:172.16.0.0/108")
 	if err != nil {
@@ -52,7 +52,7 @@ func TestSecReview14ClientAddress(t *testing.T) {
 }
 
 // TRUSTED_PROXIES' syntax: CIDRs and addresses; anything else refused.
-func TestSecReview14ParseProxies(t *testing.T) {
+func TestParseProxies(t *testing.T) {
 	t.Parallel()
 	ps, err := ParseProxies(" 10.0.0.0/8,192.0.2.7 ,2001:db8::/32\t::ffff:10.0.0.0/104 ")
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
-func TestIssue22PercentileIsNearestRank(t *testing.T) {
+func TestPercentile_IsNearestRank(t *testing.T) {
 	t.Parallel()
 	ten := []uint64{10, 1, 9, 2, 8, 3, 7, 4, 6, 5}
 	cases := []struct {
@@ -47,7 +47,7 @@ func TestIssue22PercentileIsNearestRank(t *testing.T) {
 	}
 }
 
-func TestIssue22PriceIsPercentileFlooredAndCapped(t *testing.T) {
+func TestFeePolicy_PriceIsPercentileFlooredAndCapped(t *testing.T) {
 	t.Parallel()
 	flat := func(v uint64) []uint64 {
 		out := make([]uint64, 150)
@@ -99,7 +99,7 @@ func TestIssue22PriceIsPercentileFlooredAndCapped(t *testing.T) {
 	}
 }
 
-func TestIssue22FeePolicyValidate(t *testing.T) {
+func TestFeePolicy_Validate(t *testing.T) {
 	t.Parallel()
 	if err := solana.DefaultFeePolicy.Validate(); err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestIssue22FeePolicyValidate(t *testing.T) {
 // The compute-unit limit covers what each shape of transfer runs on the
 // localnet, and is tight: above it by at most the classic-token allowance,
 // the memo estimate's slack and 10%.
-func TestIssue22TransferComputeUnitsAreTightPerShape(t *testing.T) {
+func TestComputeUnits_TightForEachTransferShape(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
 	ctx := context.Background()
@@ -186,7 +186,7 @@ func TestIssue22TransferComputeUnitsAreTightPerShape(t *testing.T) {
 
 // A burst of concurrent readers makes one getRecentPrioritizationFees call;
 // the reading is the localnet's market.
-func TestIssue22FeeCacheBurstMakesOneCall(t *testing.T) {
+func TestFeeCache_BurstMakesOneCall(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t)
 	ln.SetMinPriorityFee(t, 50_000)
@@ -214,7 +214,7 @@ func TestIssue22FeeCacheBurstMakesOneCall(t *testing.T) {
 
 // A node that does not answer never blocks a send: the last reading
 // serves, or, with none, an empty one (the floor).
-func TestIssue22FeeCacheFallsBackWhenTheNodeFails(t *testing.T) {
+func TestFeeCache_FallsBackWhenTheNodeFails(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t)
 	ln.SetMinPriorityFee(t, 50_000)

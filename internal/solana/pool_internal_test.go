@@ -8,7 +8,7 @@ import (
 // A failing node's backoff doubles from 1 s and stops at 30 s, so a node
 // down for long is still probed twice a minute; it starts over only once
 // the node has served a minute without failing (no flapping).
-func TestIssue22FailoverBackoffDoublesUpToItsCap(t *testing.T) {
+func TestFailover_BackoffDoublesUpToItsCap(t *testing.T) {
 	n := &node{}
 	now := time.Unix(1_700_000_000, 0)
 	var got []time.Duration

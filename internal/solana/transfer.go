@@ -51,7 +51,7 @@ func ReferenceFor(id [16]byte) sol.PublicKey {
 
 // The compute a transfer needs, measured on the localnet (LiteSVM 1.5.0's
 // program builds: SPL Token as p-token, the Associated Token Account
-// program, Memo v2) with TestIssue22TransferComputeUnitsAreTightPerShape:
+// program, Memo v2) with TestComputeUnits_TightForEachTransferShape:
 //
 //	recipient's account exists, no memo, its bump 255:  4,895 units
 //	creating the recipient's account:                  +9,088

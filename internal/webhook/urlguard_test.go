@@ -108,7 +108,7 @@ func canceled() context.Context {
 // host that unwraps them could reach the private address inside): 6to4,
 // IPv4-compatible, IPv4-translated, NAT64 and Teredo; mapped addresses are
 // checked as the IPv4 they are. Ordinary global IPv6 stays allowed.
-func TestSecReview13SSRFGuardRefusesEmbeddedIPv4(t *testing.T) {
+func TestCheckURL_RefusesEmbeddedIPv4(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		ip, form string

@@ -60,7 +60,7 @@ func tokenBalance(t testing.TB, ln *localnettest.Localnet, owner sol.PublicKey) 
 // price, and the wallet, which holds no SOL, paid no fee. A payment the
 // official code must refuse (an amount the seller did not ask) is refused,
 // so the check can fail.
-func TestIssue23OfficialFacilitatorVerifiesAndSettles(t *testing.T) {
+func TestOfficialFacilitator_VerifiesAndSettlesOurPayments(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
 	client := solana.NewClient(ln.URL, solana.Devnet, 0)
@@ -153,7 +153,7 @@ func TestIssue23OfficialFacilitatorVerifiesAndSettles(t *testing.T) {
 
 // Challenges encoded by the official encoder decode here to the same
 // requirements.
-func TestIssue23DecodesOfficialHeaders(t *testing.T) {
+func TestDecodePaymentRequiredHeader_OfficialEncoding(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	e := entry(s.pub, f.pub, "42")

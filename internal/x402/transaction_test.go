@@ -34,7 +34,7 @@ func choose(t testing.TB, w party, challenge map[string]any) Choice {
 
 // The transaction decodes, with solana-go's own program decoders, to
 // exactly the scheme's shape, and its bytes round-trip.
-func TestIssue23BuildTransactionShape(t *testing.T) {
+func TestBuildTransaction_Shape(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	e := entry(s.pub, f.pub, "1234567")
@@ -123,7 +123,7 @@ func TestIssue23BuildTransactionShape(t *testing.T) {
 
 // Without extra.memo each payment carries a fresh 16-byte hex nonce, so
 // two payments of the same challenge are different transactions.
-func TestIssue23NonceMakesPaymentsUnique(t *testing.T) {
+func TestBuildTransaction_NonceMakesPaymentsUnique(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	c := choose(t, w, challengeV2(entry(s.pub, f.pub, "1000")))
@@ -144,7 +144,7 @@ func TestIssue23NonceMakesPaymentsUnique(t *testing.T) {
 	}
 }
 
-func TestIssue23BuildTransactionOptions(t *testing.T) {
+func TestBuildTransaction_Options(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	c := choose(t, w, challengeV2(entry(s.pub, f.pub, "1000")))
@@ -161,7 +161,7 @@ func TestIssue23BuildTransactionOptions(t *testing.T) {
 	}
 }
 
-func TestIssue23BuildTransactionRefuses(t *testing.T) {
+func TestBuildTransaction_Refuses(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	c := choose(t, w, challengeV2(entry(s.pub, f.pub, "1000")))
@@ -207,7 +207,7 @@ func TestIssue23BuildTransactionRefuses(t *testing.T) {
 
 // checkTransaction refuses anything outside the shape, even when the
 // wallet signed it: each tampered copy is re-signed and must fail.
-func TestIssue23CheckTransactionRefusesTampering(t *testing.T) {
+func TestCheckTransaction_RefusesTampering(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	c := choose(t, w, challengeV2(entry(s.pub, f.pub, "1000")))
@@ -282,7 +282,7 @@ func TestIssue23CheckTransactionRefusesTampering(t *testing.T) {
 }
 
 // The header's JSON is exactly the spec's PaymentPayload of each version.
-func TestIssue23EncodePaymentHeader(t *testing.T) {
+func TestEncodePaymentHeader(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	v2 := challengeV2(entry(s.pub, f.pub, "1000"), entry(s.pub, f.pub, "900"))
@@ -322,7 +322,7 @@ func TestIssue23EncodePaymentHeader(t *testing.T) {
 	}
 }
 
-func TestIssue23DecodePaymentResponseHeader(t *testing.T) {
+func TestDecodePaymentResponseHeader(t *testing.T) {
 	t.Parallel()
 	sig := sol.SignatureFromBytes(bytes.Repeat([]byte{7}, 64))
 	enc := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
@@ -356,4 +356,31 @@ func ownerOf(key ed25519.PrivateKey) sol.PublicKey {
 		return sol.PublicKey{}
 	}
 	return sol.PublicKeyFromBytes(key.Public().(ed25519.PublicKey))
+}
+
+// Two separate purchases from a seller whose challenge carries the same
+// extra.memo, signed within one blockhash (the service caches blockhashes
+// for up to 2 s: solana.BlockhashCache), are different transactions with
+// different wallet signatures. Were they byte-identical, the chain would run
+// one while the service held two signed payments that a worker matching
+// "the memo on the wallet's token account" (or the wallet's signature)
+// attributes to the same landed transfer.
+func TestBuildTransaction_SellerMemoPaymentsAreUnique(t *testing.T) {
+	t.Parallel()
+	w, s, f := newParty(t), newParty(t), newParty(t)
+	e := entry(s.pub, f.pub, "1000")
+	e["extra"].(map[string]any)["memo"] = "order"
+	first := choose(t, w, challengeV2(e))
+	second := choose(t, w, challengeV2(e))
+	a, err := BuildTransaction(context.Background(), first, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := BuildTransaction(context.Background(), second, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.OwnerSignature == b.OwnerSignature || string(a.Wire) == string(b.Wire) {
+		t.Fatalf("two payments signed the same transaction (wallet signature %s, memo %q)", a.OwnerSignature, a.Memo)
+	}
 }

@@ -79,7 +79,7 @@ func mustParse(t testing.TB, v any) *PaymentRequired {
 	return pr
 }
 
-func TestIssue23ParsePaymentRequired(t *testing.T) {
+func TestParsePaymentRequired(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	_ = w
@@ -129,7 +129,7 @@ func TestIssue23ParsePaymentRequired(t *testing.T) {
 	}
 }
 
-func TestIssue23ParseReadsFields(t *testing.T) {
+func TestParsePaymentRequired_ReadsFields(t *testing.T) {
 	t.Parallel()
 	s, f := newParty(t), newParty(t)
 	e := entry(s.pub, f.pub, "2500")
@@ -150,7 +150,7 @@ func TestIssue23ParseReadsFields(t *testing.T) {
 
 // amount ?? maxAmountRequired: presence decides, not truthiness; both
 // present must agree.
-func TestIssue23AmountIsNullishNotFalsy(t *testing.T) {
+func TestParsePaymentRequired_AmountIsNullishNotFalsy(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	cases := []struct {
@@ -199,7 +199,7 @@ func TestIssue23AmountIsNullishNotFalsy(t *testing.T) {
 	}
 }
 
-func TestIssue23ParseAtomicAmount(t *testing.T) {
+func TestParseAtomicAmount(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		in   string
@@ -219,7 +219,7 @@ func TestIssue23ParseAtomicAmount(t *testing.T) {
 	}
 }
 
-func TestIssue23DecodePaymentRequiredHeader(t *testing.T) {
+func TestDecodePaymentRequiredHeader(t *testing.T) {
 	t.Parallel()
 	s, f := newParty(t), newParty(t)
 	raw := mustJSON(t, challengeV2(entry(s.pub, f.pub, "1000")))
@@ -247,7 +247,7 @@ func TestIssue23DecodePaymentRequiredHeader(t *testing.T) {
 	}
 }
 
-func TestIssue23Select(t *testing.T) {
+func TestSelect(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	wallet := Wallet{Network: solana.Devnet, Owner: w.pub}
@@ -338,5 +338,27 @@ func TestIssue23Select(t *testing.T) {
 				t.Fatalf("message %q", err)
 			}
 		})
+	}
+}
+
+// A v1 payment (X-PAYMENT) names only scheme and network; v1 sellers
+// (x402/shared findMatchingPaymentRequirements, `|| paymentRequirements[0]`)
+// verify it against the FIRST entry with that scheme and network. So when a
+// v1 challenge lists two exact entries for the wallet's network, Select
+// takes the first (or refuses the challenge), not the cheapest: a transfer
+// to another payTo, of another amount, would be checked against a different
+// entry and refused by an honest seller, its reservation held until the
+// blockhash expires.
+func TestSelect_V1TakesTheEntryTheSellerVerifies(t *testing.T) {
+	t.Parallel()
+	w, s1, s2, f := newParty(t), newParty(t), newParty(t), newParty(t)
+	pr := mustParse(t, challengeV1(v1entry(s1.pub, f.pub, "2000"), v1entry(s2.pub, f.pub, "1000")))
+	c, err := pr.Select(Wallet{Network: solana.Devnet, Owner: w.pub}, nil)
+	if err != nil {
+		return // refusing an ambiguous v1 challenge is also sound
+	}
+	if c.Index != 0 {
+		t.Fatalf("v1: chose accepts[%d] (payTo %s, %s USDC); the seller will verify the X-PAYMENT against accepts[0] (payTo %s)",
+			c.Index, c.PayTo, c.Amount, s1.pub)
 	}
 }

@@ -70,7 +70,7 @@ func header(t *testing.T, v any) string {
 // A payment built with solana-go, as our buyer will build it, passes the
 // official facilitator for v2 and v1, and the ways it must not differ are
 // refused with nothing moved.
-func TestIssue23SellerAcceptsGoBuiltPayment(t *testing.T) {
+func TestSeller_AcceptsGoBuiltPayment(t *testing.T) {
 	ln := localnettest.Shared(t)
 	s := x402test.Start(t, ln.URL, x402test.Options{Price: 30000, Memo: "invoice-23"})
 	mint := sol.MustPublicKeyFromBase58(s.Asset)

@@ -12,9 +12,9 @@ import (
 // The official x402 client buys from the official seller and facilitator on
 // the localnet: the chain shows payTo's USDC grew by exactly the price, the
 // buyer paid no SOL, and the fee payer's signature is the settlement's.
-func TestIssue23SellerBuysWithOfficialClient(t *testing.T) {
+func TestSeller_OfficialClientBuysEveryRoute(t *testing.T) {
 	ln := localnettest.Shared(t)
-	s := x402test.Start(t, ln.URL, x402test.Options{Price: 23456, PremiumPrice: 400000, Memo: "issue 23 order"})
+	s := x402test.Start(t, ln.URL, x402test.Options{Price: 23456, PremiumPrice: 400000, Memo: "order 23"})
 	if s.Network != x402test.Devnet || s.NetworkV1 != x402test.DevnetV1 {
 		t.Fatalf("networks %s / %s", s.Network, s.NetworkV1)
 	}
@@ -69,7 +69,7 @@ func TestIssue23SellerBuysWithOfficialClient(t *testing.T) {
 				tx.Transaction.Signatures[0] != pr.Transaction {
 				t.Fatalf("settlement %+v", tx)
 			}
-			if route == x402test.MemoWeather && !slices.Contains(tx.Meta.LogMessages, "Program log: issue 23 order") {
+			if route == x402test.MemoWeather && !slices.Contains(tx.Meta.LogMessages, "Program log: order 23") {
 				t.Fatalf("memo missing from logs %q", tx.Meta.LogMessages)
 			}
 			found := false
@@ -98,7 +98,7 @@ func TestIssue23SellerBuysWithOfficialClient(t *testing.T) {
 	}
 	if a := v2.Accepts; v2.X402Version != 2 || v2.Resource.URL != s.URL+x402test.MemoWeather || len(a) != 1 ||
 		a[0].Scheme != "exact" || a[0].Network != s.Network || a[0].Amount != "23456" || a[0].Asset != s.Asset ||
-		a[0].PayTo != s.PayTo || a[0].Extra["feePayer"] != s.FeePayer || a[0].Extra["memo"] != "issue 23 order" {
+		a[0].PayTo != s.PayTo || a[0].Extra["feePayer"] != s.FeePayer || a[0].Extra["memo"] != "order 23" {
 		t.Fatalf("v2 challenge %+v", v2)
 	}
 	var v1 struct {

@@ -74,7 +74,7 @@ func (e *env) approveRefusedToRequester(apID, key string, hdr http.Header, actor
 // the approval, its context and the send's audit entry); the same
 // session's approve is refused (403, audited, still pending); another
 // owner approves it and it lands on chain.
-func TestSecReview02OwnerCannotApproveOwnPayment(t *testing.T) {
+func TestRequester_OwnerCannotApproveOwnPayment(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	eng, _ := e.startWorker()
@@ -123,7 +123,7 @@ func TestSecReview02OwnerCannotApproveOwnPayment(t *testing.T) {
 // approves that payment, whoever the requester is (an admin key, an
 // owner in the dashboard); a person may still approve the payments of an
 // agent key they made, and an admin key of another line approves.
-func TestSecReview11MintedKeysCannotApproveTheirCreatorsPayments(t *testing.T) {
+func TestLineage_MintedKeysCannotApproveTheirCreatorsPayments(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	eng, _ := e.startWorker()
@@ -189,7 +189,7 @@ func TestSecReview11MintedKeysCannotApproveTheirCreatorsPayments(t *testing.T) {
 // from them (made by them, by a key they made, or rotated from such a
 // key): each answers 401 afterwards and has a key.revoked entry by the
 // remover; other keys keep working. The user list counts them first.
-func TestSecReview11RemovingAPersonRevokesTheirKeys(t *testing.T) {
+func TestLineage_RemovingAPersonRevokesTheirKeys(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.session(auth.RoleOwner) // the account keeps an owner
@@ -249,7 +249,7 @@ func TestSecReview11RemovingAPersonRevokesTheirKeys(t *testing.T) {
 
 // Keys record who made them: the person in the dashboard (user:<addr>),
 // the key through the API (key_…), nobody for the command line.
-func TestSecReview11DashboardKeysRecordTheirCreator(t *testing.T) {
+func TestLineage_KeysRecordTheirCreator(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	owner, address := e.session(auth.RoleOwner)
@@ -282,7 +282,7 @@ func TestSecReview11DashboardKeysRecordTheirCreator(t *testing.T) {
 // A person's removal racing their keys' mints and rotations leaves no
 // live key descending from them: every key made or rotated before the
 // removal is revoked by it, every one after is refused (401).
-func TestSecReview11RemovalRacesMinting(t *testing.T) {
+func TestLineage_RemovalRacingMintsLeavesNoLiveKey(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.session(auth.RoleOwner)
@@ -331,7 +331,7 @@ func TestSecReview11RemovalRacesMinting(t *testing.T) {
 // approve it with a key it rotated (one it did not make), nor can an
 // owner with a key they rotated; and removing the owner revokes the key
 // they rotated.
-func TestSecReview11RotatedKeysDescendFromTheirRotator(t *testing.T) {
+func TestLineage_RotatedKeysDescendFromTheirRotator(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -377,7 +377,7 @@ func TestSecReview11RotatedKeysDescendFromTheirRotator(t *testing.T) {
 // another owner approves. (A person may still approve the payments of an
 // agent key they made: agent keys cannot approve, and that delegation is
 // what they are for; the permission matrix covers it.)
-func TestSecReview11CreatorsCannotApproveTheirAdminKeysPayments(t *testing.T) {
+func TestLineage_CreatorsCannotApproveTheirAdminKeysPayments(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -404,7 +404,7 @@ func TestSecReview11CreatorsCannotApproveTheirAdminKeysPayments(t *testing.T) {
 
 // An agent key made in the dashboard reads its maker as "user", never the
 // person's address: in GET /keys, its rotation's answer and the audit log.
-func TestSecReview01AgentKeysReadNoMakersAddress(t *testing.T) {
+func TestLineage_AgentKeysReadNoMakersAddress(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	owner, address := e.session(auth.RoleOwner)

@@ -51,13 +51,13 @@ func watcher(t testing.TB, db *bun.DB, account uuid.UUID, expiresIn time.Duratio
 	}
 }
 
-// TestIssue24EventsReviewNotifyOnlyWatched: the triggers notify only for
+// TestTriggers_NotifyOnlyForWatchedAccounts: the triggers notify only for
 // an account some hub watches (a row of stream_watchers not past its
 // expiry), so event commits nobody watches take no part in the cluster-wide
 // lock a notifying commit takes. Deterministic: notifications arrive in
 // commit order, so once a later sentinel arrives, any notification of the
 // change before it would have.
-func TestIssue24EventsReviewNotifyOnlyWatched(t *testing.T) {
+func TestTriggers_NotifyOnlyForWatchedAccounts(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewURL(t, true)
 	db, err := postgres.Open(url)
@@ -167,12 +167,12 @@ func rows(t *testing.T, db *bun.DB, h *live.Hub, account uuid.UUID) int {
 	return int(n)
 }
 
-// TestIssue24EventsReviewWatchRegistration: an event whose transaction
-// looked for a watcher before the account had one (so it will not
-// notify) and commits after the stream subscribed is not lost: the
-// registration waits for that transaction, so the event is in any read
-// the stream makes after subscribing (its replay, the page's first read).
-func TestIssue24EventsReviewWatchRegistration(t *testing.T) {
+// TestHub_RegistrationWaitsForTransactionsThatLooked: an event whose
+// transaction looked for a watcher before the account had one (so it will
+// not notify) and commits after the stream subscribed is not lost: the
+// registration waits for that transaction, so the event is in any read the
+// stream makes after subscribing (its replay, the page's first read).
+func TestHub_RegistrationWaitsForTransactionsThatLooked(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	h, _ := hub(t, db, 0)
@@ -216,14 +216,14 @@ func TestIssue24EventsReviewWatchRegistration(t *testing.T) {
 	}
 }
 
-// TestIssue24EventsReviewWatchers: a hub's row for an account lives while
-// the account has a subscription there: registered by the first, kept by
-// the next, deleted with the last, renewed every WatchEvery. A row that
-// lapses or disappears (a stalled hub, a crash that emptied the unlogged
-// table) ends the account's subscriptions: their events notified no one
-// meanwhile, and the pages replay them on reconnection. A stopping hub
+// TestHub_WatcherRowLivesWithTheSubscriptions: a hub's row for an account
+// lives while the account has a subscription there: registered by the first,
+// kept by the next, deleted with the last, renewed every WatchEvery. A row
+// that lapses or disappears (a stalled hub, a crash that emptied the
+// unlogged table) ends the account's subscriptions: their events notified no
+// one meanwhile, and the pages replay them on reconnection. A stopping hub
 // deletes its rows.
-func TestIssue24EventsReviewWatchers(t *testing.T) {
+func TestHub_WatcherRowLivesWithTheSubscriptions(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	ctx := t.Context()
@@ -357,11 +357,11 @@ func BenchmarkEventCommitsWatchers(b *testing.B) {
 	}
 }
 
-// TestIssue24EventsReviewCheck: Check re-reads one subscription's session
+// TestHub_CheckRereadsTheSession: Check re-reads one subscription's session
 // at once, as the periodic re-check does: a stream subscribes after its
 // session was read, and a sign-out or a new role committed in between
 // notified the hub before the subscription was there.
-func TestIssue24EventsReviewCheck(t *testing.T) {
+func TestHub_CheckRereadsTheSession(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	ctx := t.Context()

@@ -131,7 +131,7 @@ func exactlyOnce(t testing.TB, what string, got, want []string) {
 // A bare GET /agents (the spec's form) and GET /wallets answer the first
 // page of 100 with a cursor, never every wallet; following the cursors
 // lists each wallet once, for an unscoped agent key too.
-func TestSecReview03BareAgentListIsABoundedPage(t *testing.T) {
+func TestLists_BareAgentListIsABoundedPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ids := e.insertWallets(230, policy.Default())
@@ -184,7 +184,7 @@ func TestSecReview03BareAgentListIsABoundedPage(t *testing.T) {
 // wallets, and of audit entries recording big policies stay within the
 // page budget whatever limit asks for; each ends early with a cursor, and
 // following the cursors lists every item exactly once.
-func TestSecReview03PagesStayUnderTheByteBudget(t *testing.T) {
+func TestLists_PagesStayUnderTheByteBudget(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
@@ -266,7 +266,7 @@ func (e *env) agentWallets(key string, n int) {
 // their making in an account (the defaults), whichever agent key asks;
 // past them 409 and nothing is created. Admin keys and owners are not
 // held to these caps, and a revocation makes room for keys.
-func TestSecReview03AgentKeysHaveTheirOwnCaps(t *testing.T) {
+func TestCaps_AgentKeysHaveTheirOwn(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, agent := e.agentKey()
@@ -338,7 +338,7 @@ func TestSecReview03AgentKeysHaveTheirOwnCaps(t *testing.T) {
 
 // Concurrent creates by agent keys never pass their caps: the count is
 // taken under the account row's lock.
-func TestSecReview03ConcurrentAgentCreatesCannotPassTheCap(t *testing.T) {
+func TestCaps_ConcurrentAgentCreatesCannotPassThem(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, agent := e.agentKey()
@@ -370,7 +370,7 @@ func TestSecReview03ConcurrentAgentCreatesCannotPassTheCap(t *testing.T) {
 
 // GET /users lists every user, so an account has at most 1,000 of them:
 // the 1,001st is refused (409) and nothing is added.
-func TestSecReview03UsersAreCapped(t *testing.T) {
+func TestCaps_UsersAreCapped(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	us := make([]auth.User, 999)

@@ -67,7 +67,7 @@ func (e *env) readAudit(r auditReader, query string) ([]map[string]any, string) 
 // refusals, no webhook endpoint's entries, and no person's address (a
 // person who decided is "user"); the same for an approval's approved_by.
 // An admin key and an owner read all of it.
-func TestSecReview01AgentKeysReadNoPeopleOrOtherKeysInTheAuditLog(t *testing.T) {
+func TestAuditLog_AgentKeysReadNoPeopleOrOtherKeys(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -261,7 +261,7 @@ func TestSecReview01AgentKeysReadNoPeopleOrOtherKeysInTheAuditLog(t *testing.T) 
 // call (its checkpoint), at most httpapi.MaxVerifyEntries a call: a
 // second call over a long chain reads only the new entries. A break after
 // the checkpoint is found and stays reported.
-func TestSecReview15VerificationReadsOnlyNewEntries(t *testing.T) {
+func TestAuditLog_VerificationReadsOnlyNewEntries(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	appendN := func(n int) {

@@ -9,145 +9,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/ratelimit"
 )
 
-// One Idempotency-Key value used by two keys scoped to different wallets:
-// each key gets its own payment and never hears of the other's (no 422, no
-// replay); a key's own repeat, and its rotated successor's, replay its
-// answer. A dashboard user's value is its own too.
-func TestSecReview06IdempotencyKeysBelongToTheirKey(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	e.startWorker()
-	w1, _ := e.agent(nil, 10_000_000)
-	w2, _ := e.agent(nil, 10_000_000)
-	k1 := e.newKey(e.key, map[string]any{"wallet_ids": []string{w1}})
-	k2 := e.newKey(e.key, map[string]any{"wallet_ids": []string{w2}})
-	idem := uuid.NewString()
-	// sendTo sends 1 USDC to `to` from wallet with idem, authenticated by
-	// key or by a session's headers.
-	sendTo := func(to, key, wallet string, hdr http.Header) (int, map[string]any, string) {
-		t.Helper()
-		h := http.Header{"Idempotency-Key": {idem}}
-		for k, v := range hdr {
-			h[k] = v
-		}
-		status, raw, got := e.request("POST", fmt.Sprintf(sendPath, wallet), key, map[string]any{"to": to, "amount": 1}, h)
-		var body map[string]any
-		_ = json.Unmarshal(raw, &body)
-		return status, body, got.Get("Idempotent-Replayed")
-	}
-	to := newAddress()
-
-	s1, b1, r1 := sendTo(to, k1["key"].(string), w1, nil)
-	if s1 != http.StatusOK || b1["status"] != "sent" || r1 != "" {
-		t.Fatalf("first key: %d %v %q", s1, b1, r1)
-	}
-	// The squatting attempt in reverse: the other key's value is not
-	// visible, it just pays (another body, another wallet).
-	s2, b2, r2 := sendTo(newAddress(), k2["key"].(string), w2, nil)
-	if s2 != http.StatusOK || b2["status"] != "sent" || r2 != "" || b2["signature"] == b1["signature"] {
-		t.Fatalf("second key, same value: %d %v %q (first %v)", s2, b2, r2, b1)
-	}
-	if n := e.countRows("transactions"); n != 2 {
-		t.Fatalf("%d transactions, want one per key", n)
-	}
-	// Each key's repeat replays its own answer.
-	if s, b, r := sendTo(to, k1["key"].(string), w1, nil); s != http.StatusOK || r != "true" || b["signature"] != b1["signature"] {
-		t.Fatalf("first key's replay: %d %v %q", s, b, r)
-	}
-	// Another body under the first key's value is still 422 for it.
-	if s, b, _ := sendTo(newAddress(), k1["key"].(string), w1, nil); s != http.StatusUnprocessableEntity {
-		t.Fatalf("first key, other body: %d %v", s, b)
-	}
-	// A rotated key keeps its predecessor's replays.
-	status, rotated := e.do("POST", keysPath+"/"+k1["id"].(string)+"/rotate", e.key, nil)
-	if status != http.StatusOK {
-		t.Fatalf("rotate: %d %v", status, rotated)
-	}
-	if s, b, r := sendTo(to, rotated["key"].(string), w1, nil); s != http.StatusOK || r != "true" || b["signature"] != b1["signature"] {
-		t.Fatalf("rotated key's replay: %d %v %q", s, b, r)
-	}
-	// A dashboard user's value is the user's: the same value pays anew.
-	owner, _ := e.session(auth.RoleOwner)
-	s3, b3, r3 := sendTo(to, "", w1, owner)
-	if s3 != http.StatusOK || r3 != "" || b3["signature"] == b1["signature"] {
-		t.Fatalf("owner session, same value: %d %v %q", s3, b3, r3)
-	}
-	if s, b, r := sendTo(to, "", w1, owner); s != http.StatusOK || r != "true" || b["signature"] != b3["signature"] {
-		t.Fatalf("owner session's replay: %d %v %q", s, b, r)
-	}
-	if n := e.countRows("transactions"); n != 3 {
-		t.Fatalf("%d transactions, want 3", n)
-	}
-}
-
-// Every text an approver reads beside a payment refuses invisible and
-// direction-changing characters (422 naming the field, nothing recorded):
-// wallet labels, key labels, allowlist labels and webhook descriptions.
-func TestSecReview07LabelsRefuseInvisibleCharacters(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	hook := newReceiver(t, nil)
-	wallet, _ := e.agent(nil, 0)
-	epID, _ := e.createEndpoint(hook.URL, "tx.sent")
-	chars := map[string]string{
-		"LRE U+202A": "\u202a", "RLE U+202B": "\u202b", "PDF U+202C": "\u202c", "LRO U+202D": "\u202d", "RLO U+202E": "\u202e",
-		"LRI U+2066": "\u2066", "RLI U+2067": "\u2067", "FSI U+2068": "\u2068", "PDI U+2069": "\u2069",
-		"ZWSP U+200B": "\u200b", "ZWNJ U+200C": "\u200c", "ZWJ U+200D": "\u200d", "LRM U+200E": "\u200e", "RLM U+200F": "\u200f",
-		"BOM U+FEFF": "\ufeff", "soft hyphen U+00AD (Cf)": "\u00ad", "ALM U+061C (Cf)": "\u061c", "word joiner U+2060 (Cf)": "\u2060",
-		"line separator U+2028": "\u2028", "newline": "\n", "DEL": "\x7f",
-	}
-	fields := []struct {
-		name, method, path, field string
-		body                      func(label string) map[string]any
-	}{
-		{"wallet label", "POST", agentsPath, "label", func(l string) map[string]any { return map[string]any{"label": l} }},
-		{"key label", "POST", keysPath, "label", func(l string) map[string]any { return map[string]any{"label": l} }},
-		{"allowlist label", "PATCH", agentsPath + "/" + wallet + "/policy", "allowlist_labels",
-			func(l string) map[string]any {
-				to := newAddress()
-				return map[string]any{"allowlist": []string{to}, "allowlist_labels": map[string]string{to: l}}
-			}},
-		{"new endpoint's description", "POST", endpointsPath, "description",
-			func(l string) map[string]any {
-				return map[string]any{"url": hook.URL, "events": []string{"tx.sent"}, "description": l}
-			}},
-		{"endpoint description", "PATCH", endpointsPath + "/" + epID, "description",
-			func(l string) map[string]any { return map[string]any{"description": l} }},
-	}
-	for _, f := range fields {
-		before := e.stableSnapshot()
-		for name, c := range chars {
-			label := "Acme " + c + "invoices"
-			status, body := e.do(f.method, f.path, e.key, f.body(label))
-			if status != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(body["error"]), f.field) ||
-				!strings.Contains(fmt.Sprint(body["error"]), "invisible") {
-				t.Errorf("%s with %s: %d %v", f.name, name, status, body)
-			}
-		}
-		if after := e.stableSnapshot(); !maps.Equal(before, after) {
-			t.Errorf("%s: refusals changed %v into %v", f.name, before, after)
-		}
-		// The same text without them is fine.
-		if status, body := e.do(f.method, f.path, e.key, f.body("Acme invoices — März")); status/100 != 2 {
-			t.Errorf("%s, plain: %d %v", f.name, status, body)
-		}
-	}
-}
-
 // A memo with a line break, another control character or an invisible one
 // is refused (422 naming memo) by the send and its preview before anything
 // is recorded; in Slack, what agents and people wrote (label, memo)
 // reaches the channel only inside plain_text objects, where `*…*` and
 // mentions are inert, and never in the notification fallback.
-func TestSecReview08MemoCannotForgeSlackLines(t *testing.T) {
+func TestSlack_MemoCannotForgeLines(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -228,7 +101,7 @@ func TestSecReview08MemoCannotForgeSlackLines(t *testing.T) {
 // owners and admin keys read it whole, viewers and approvers masked
 // (scheme, host, the path's last 4 characters) in every answer that
 // carries it. A JSON endpoint's URL is shown to all of them.
-func TestSecReview10SlackURLsMaskedForViewersAndApprovers(t *testing.T) {
+func TestSlack_URLMaskedForViewersAndApprovers(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -309,7 +182,7 @@ func TestSecReview10SlackURLsMaskedForViewersAndApprovers(t *testing.T) {
 // timestamp and body) is answered as the first one was and changes
 // nothing twice: one approve, one audit entry, one message update. A new
 // click (another timestamp) is served as usual.
-func TestSecReview12SlackClickReplayChangesNothing(t *testing.T) {
+func TestSlack_ClickReplayChangesNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()
@@ -378,7 +251,7 @@ func TestSecReview12SlackClickReplayChangesNothing(t *testing.T) {
 // addresses and nothing else: an API configured with it still refuses a
 // Slack click whose response_url is not on https://hooks.slack.com/ (400,
 // nothing changes); only the tests' own setting points it elsewhere.
-func TestSecReview13ResponseURLAlwaysSlack(t *testing.T) {
+func TestSlack_ResponseURLIsAlwaysSlacks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.startWorker()

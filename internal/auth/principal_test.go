@@ -1,0 +1,138 @@
+package auth_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/agentwallet/agentwallet/internal/auth"
+)
+
+// Who may not approve a payment a principal requests: a person themself; a
+// key its rotation line; an admin key also everyone it descends from (its
+// creator holds it), an agent key not (humans delegate spending to it).
+func TestPrincipal_Requesters(t *testing.T) {
+	t.Parallel()
+	lineage := uuid.New()
+	key := "key_" + lineage.String()
+	for _, c := range []struct {
+		name string
+		p    auth.Principal
+		want []string
+	}{
+		{"a person", auth.Principal{Role: auth.RoleOwner, User: "ADDR", Ancestry: []string{"user:ADDR"}}, []string{"user:ADDR"}},
+		{"an admin key a person made", auth.Principal{Role: auth.RoleAdmin, Lineage: lineage, Ancestry: []string{key, "user:ADDR"}}, []string{key, "user:ADDR"}},
+		{"a command-line admin key", auth.Principal{Role: auth.RoleAdmin, Lineage: lineage}, []string{key}},
+		{"an agent key a person made", auth.Principal{Role: auth.RoleAgent, Lineage: lineage, Ancestry: []string{key, "user:ADDR"}}, []string{key}},
+	} {
+		if got := c.p.Requesters(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: Requesters() = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// By role: who may approve payments and who may read about people (the
+// users, who decided, every key's history).
+func TestPrincipal_ApprovesAndReadsPeopleByRole(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		role                  auth.Role
+		approves, readsPeople bool
+	}{
+		{auth.RoleAgent, false, false},
+		{auth.RoleAdmin, true, true},
+		{auth.RoleOwner, true, true},
+		{auth.RoleApprover, true, true},
+		{auth.RoleViewer, false, true},
+		{"unknown", false, false},
+	} {
+		p := auth.Principal{Role: c.role}
+		if p.CanApprove() != c.approves || p.ReadsPeople() != c.readsPeople {
+			t.Errorf("%s: approves %v, reads people %v; want %v, %v", c.role, p.CanApprove(), p.ReadsPeople(), c.approves, c.readsPeople)
+		}
+		k := auth.APIKey{Role: c.role}
+		if want := c.role == auth.RoleAdmin; k.CanApprove() != want {
+			t.Errorf("a key of role %s: approves %v, want %v", c.role, k.CanApprove(), want)
+		}
+	}
+}
+
+// A key's creator is the person, else the key, that made it ("" for the
+// command line); its ancestry is its rotation line, then its ancestors.
+func TestAPIKey_CreatorAndAncestry(t *testing.T) {
+	t.Parallel()
+	maker, lineage := uuid.New(), uuid.New()
+	person := "ADDR"
+	for _, c := range []struct {
+		name     string
+		k        auth.APIKey
+		creator  string
+		ancestry []string
+	}{
+		{"made by a person", auth.APIKey{CreatedByUser: &person, Lineage: lineage, Ancestors: []string{"user:ADDR"}},
+			"user:ADDR", []string{"key_" + lineage.String(), "user:ADDR"}},
+		{"made by a key", auth.APIKey{CreatedBy: uuid.NullUUID{UUID: maker, Valid: true}, Lineage: lineage, Ancestors: []string{"key_" + maker.String()}},
+			"key_" + maker.String(), []string{"key_" + lineage.String(), "key_" + maker.String()}},
+		{"made on the command line", auth.APIKey{Lineage: lineage}, "", []string{"key_" + lineage.String()}},
+	} {
+		if got := c.k.Creator(); got != c.creator {
+			t.Errorf("%s: Creator() = %q, want %q", c.name, got, c.creator)
+		}
+		if got := c.k.Ancestry(); !slices.Equal(got, c.ancestry) {
+			t.Errorf("%s: Ancestry() = %q, want %q", c.name, got, c.ancestry)
+		}
+	}
+}
+
+// Every row of the permission table names every role (a role missing from
+// a row is refused silently); admin keys and owners may do everything but
+// stream the dashboard's events, which is a person's, never a key's.
+func TestPermissions_EveryRowNamesEveryRole(t *testing.T) {
+	t.Parallel()
+	for op, r := range auth.Permissions {
+		for _, role := range auth.Roles {
+			if _, ok := r.Access[role]; !ok {
+				t.Errorf("%s: no access for %s", op, role)
+			}
+		}
+		if got := auth.Can(auth.Principal{Role: auth.RoleOwner}, op); got != auth.Allowed {
+			t.Errorf("%s: an owner %s", op, got)
+		}
+		want := auth.Allowed
+		if op == "stream-events" {
+			want = auth.Refused
+		}
+		if got := auth.Can(auth.Principal{Role: auth.RoleAdmin}, op); got != want {
+			t.Errorf("%s: an admin key %s, want %s", op, got, want)
+		}
+	}
+}
+
+// A user is a canonical Solana address (base58 of 32 bytes) with a role of
+// the dashboard.
+func TestCheckUser(t *testing.T) {
+	t.Parallel()
+	const addr = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"
+	for _, c := range []struct {
+		address string
+		role    auth.Role
+		field   string // "" when valid
+	}{
+		{addr, auth.RoleOwner, ""},
+		{addr, auth.RoleApprover, ""},
+		{addr, auth.RoleViewer, ""},
+		{addr, auth.RoleAdmin, "role"},
+		{addr, "", "role"},
+		{addr[:20], auth.RoleOwner, "address"},
+		{"0" + addr[1:], auth.RoleOwner, "address"},
+		{"1" + addr, auth.RoleOwner, "address"},
+		{"", auth.RoleOwner, "address"},
+	} {
+		err := auth.CheckUser(c.address, c.role)
+		fe, _ := err.(*auth.FieldError)
+		if (c.field == "" && err != nil) || (c.field != "" && (fe == nil || fe.Field != c.field)) {
+			t.Errorf("CheckUser(%q, %q) = %v, want a problem with %q", c.address, c.role, err, c.field)
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentwallet/agentwallet/client"
+	"github.com/agentwallet/agentwallet/internal/mcpserver"
+)
+
+const dashboard = "https://wallet.example.com/"
+
+// api is a stand-in for the service's REST API: answer answers each
+// request (path below client.Prefix); calls counts them.
+type api struct {
+	calls  atomic.Int64
+	answer func(method, path string) (int, any)
+}
+
+func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.calls.Add(1)
+	status, body := a.answer(r.Method, strings.TrimPrefix(r.URL.Path, client.Prefix))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
+}
+
+// countingTransport counts the requests x402_fetch sends to sellers.
+type countingTransport struct{ n atomic.Int64 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return nil, fmt.Errorf("no seller here")
+}
+
+// connect is an MCP client session on the tools acting through a.
+func connect(t *testing.T, a *api, fetch *countingTransport) *mcp.ClientSession {
+	t.Helper()
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	serverT, clientT := mcp.NewInMemoryTransports()
+	s := mcpserver.New(client.New(srv.URL, "svc_test_key"), dashboard, mcpserver.WithX402(&http.Client{Transport: fetch}))
+	if _, err := s.Connect(t.Context(), serverT, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(), clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// call calls a tool; out is its structured answer, text its text (a tool
+// error's message).
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (out map[string]any, text string, isError bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	if res.StructuredContent != nil {
+		raw, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(raw, &out)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return out, b.String(), res.IsError
+}
+
+// send_usdc turns each answer of the API into what the model should do
+// next: a send is done; a parked one must not be retried and links the
+// approval page; a blocked one says what the rule needs; a refused request
+// is a tool error carrying the service's words.
+func TestSendUSDC_SaysWhatToDoNext(t *testing.T) {
+	t.Parallel()
+	blocked := func(reason string) (int, any) {
+		return http.StatusForbidden, map[string]any{"error": "blocked by policy", "reason": reason, "remaining_today_usdc": "1.5"}
+	}
+	for _, c := range []struct {
+		name   string
+		answer func(method, path string) (int, any)
+		want   map[string]string // fields of the answer
+		next   string            // part of next
+		err    string            // part of a tool error instead
+	}{
+		{"sent", func(string, string) (int, any) { return 200, map[string]any{"status": "sent", "signature": "SIG"} },
+			map[string]string{"status": "sent", "signature": "SIG"}, "sent: the transaction confirms", ""},
+		{"parked for a human", func(method, path string) (int, any) {
+			if method == http.MethodGet && path == "/approvals/ap_1" {
+				return 200, map[string]any{"id": "ap_1", "status": "pending", "expires_at": "2026-04-13T12:00:00Z"}
+			}
+			return 202, map[string]any{"status": "pending_approval", "approval_id": "ap_1"}
+		}, map[string]string{"status": "pending_approval", "approval_id": "ap_1", "expires_at": "2026-04-13T12:00:00Z",
+			"approve_url": "https://wallet.example.com/dashboard/approvals/ap_1"}, "do not retry", ""},
+		{"over the per-payment cap", func(string, string) (int, any) { return blocked("exceeds_max_tx") },
+			map[string]string{"status": "blocked", "reason": "exceeds_max_tx", "remaining_today_usdc": "1.5"}, "send less", ""},
+		{"over the daily limit", func(string, string) (int, any) { return blocked("exceeds_daily_limit") },
+			map[string]string{"reason": "exceeds_daily_limit"}, "wait for tomorrow (UTC)", ""},
+		{"a recipient off the allowlist", func(string, string) (int, any) { return blocked("recipient_not_allowed") },
+			map[string]string{"reason": "recipient_not_allowed"}, "a human must add it", ""},
+		{"a frozen wallet", func(string, string) (int, any) { return blocked("wallet_frozen") },
+			map[string]string{"reason": "wallet_frozen"}, "do not retry", ""},
+		{"over the weekly limit", func(string, string) (int, any) { return blocked("exceeds_weekly_limit") },
+			map[string]string{"reason": "exceeds_weekly_limit"}, "last 7 days", ""},
+		{"over the monthly limit", func(string, string) (int, any) { return blocked("exceeds_monthly_limit") },
+			map[string]string{"reason": "exceeds_monthly_limit"}, "last 30 days", ""},
+		{"too many payments", func(string, string) (int, any) { return blocked("exceeds_velocity") },
+			map[string]string{"reason": "exceeds_velocity"}, "wait before paying again", ""},
+		{"outside the active hours", func(string, string) (int, any) { return blocked("outside_active_hours") },
+			map[string]string{"reason": "outside_active_hours"}, "within them", ""},
+		{"a rule this server does not know", func(string, string) (int, any) { return blocked("exceeds_something_new") },
+			map[string]string{"reason": "exceeds_something_new"}, "do not retry unchanged", ""},
+		{"a bad request", func(string, string) (int, any) {
+			return 422, map[string]any{"error": "validation failed", "details": []map[string]any{{"location": "body.to", "message": "not a Solana address"}}}
+		}, nil, "", "the service answered 422: validation failed; body.to: not a Solana address"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cs := connect(t, &api{answer: c.answer}, &countingTransport{})
+			out, text, isError := call(t, cs, mcpserver.ToolSendUSDC, map[string]any{
+				"wallet_id": "w", "to": "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", "amount": "1", "idempotency_key": "K"})
+			if c.err != "" {
+				if !isError || !strings.Contains(text, c.err) {
+					t.Fatalf("error %v %q, want a tool error with %q", isError, text, c.err)
+				}
+				return
+			}
+			if isError {
+				t.Fatalf("tool error: %s", text)
+			}
+			for k, v := range c.want {
+				if fmt.Sprint(out[k]) != v {
+					t.Errorf("%s = %v, want %q", k, out[k], v)
+				}
+			}
+			if out["idempotency_key"] != "K" || !strings.Contains(fmt.Sprint(out["next"]), c.next) {
+				t.Errorf("idempotency_key %v, next %q; want K and %q", out["idempotency_key"], out["next"], c.next)
+			}
+		})
+	}
+}
+
+// x402_fetch refuses bad arguments before fetching anything or paying.
+func TestX402Fetch_RefusesBadArgumentsBeforeFetching(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"a relative URL", map[string]any{"url": "/weather"}, "url must be an absolute http(s) URL"},
+		{"another scheme", map[string]any{"url": "ftp://seller.example/weather"}, "url must be an absolute http(s) URL"},
+		{"no host", map[string]any{"url": "https:///weather"}, "url must be an absolute http(s) URL"},
+		{"another method", map[string]any{"url": "https://seller.example/", "method": "TRACE"}, `method "TRACE"`},
+		{"a body over 64 KiB", map[string]any{"url": "https://seller.example/", "method": "POST", "body": strings.Repeat("x", 64<<10+1)}, "body is larger than 64 KiB"},
+		{"a zero cap", map[string]any{"url": "https://seller.example/", "max_usdc": "0.00"}, "max_usdc"},
+		{"a negative cap", map[string]any{"url": "https://seller.example/", "max_usdc": "-1"}, "max_usdc"},
+		{"a cap in exponent form", map[string]any{"url": "https://seller.example/", "max_usdc": "1e3"}, "max_usdc"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			a := &api{answer: func(string, string) (int, any) { return 500, map[string]any{"error": "not called"} }}
+			fetch := &countingTransport{}
+			cs := connect(t, a, fetch)
+			args := map[string]any{"wallet_id": "w"}
+			for k, v := range c.args {
+				args[k] = v
+			}
+			_, text, isError := call(t, cs, mcpserver.ToolX402Fetch, args)
+			if !isError || !strings.Contains(text, c.want) {
+				t.Errorf("error %v %q, want a tool error with %q", isError, text, c.want)
+			}
+			if n, m := fetch.n.Load(), a.calls.Load(); n != 0 || m != 0 {
+				t.Errorf("fetched %d times and called the API %d times, want neither", n, m)
+			}
+		})
+	}
+}
+
+// A fetch follows at most 5 redirects.
+func TestLimitRedirects(t *testing.T) {
+	t.Parallel()
+	for n := range 7 {
+		err := mcpserver.LimitRedirects(nil, make([]*http.Request, n))
+		if (err != nil) != (n >= 5) {
+			t.Errorf("after %d redirects: %v", n, err)
+		}
+	}
+}
