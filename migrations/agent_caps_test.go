@@ -31,7 +31,14 @@ func TestAgentCapsMigrationCreditsExistingWallets(t *testing.T) {
 			VALUES (?, ?, 'w', ?, 1, 1, 1, 'k', '\x00')`, w, acct, w.String()); err != nil {
 			t.Fatal(err)
 		}
-		if err := audit.Append(ctx, db, acct, time.Now(), actor, audit.ActionWalletCreated, "wallet:"+w.String(), map[string]any{"wallet_id": w}); err != nil {
+		if err := audit.Append(ctx, db, audit.Entry{
+			AccountID: acct,
+			At:        time.Now(),
+			Actor:     audit.Actor(actor),
+			Action:    audit.ActionWalletCreated,
+			Target:    "wallet:" + w.String(),
+			Details:   map[string]any{"wallet_id": w},
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}

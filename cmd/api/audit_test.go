@@ -27,7 +27,14 @@ func TestAuditVerify(t *testing.T) {
 	other, _ := auth.CreateAccount(ctx, db, solana.Devnet)
 	for i, a := range []auth.Account{acct, acct, other, acct} {
 		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return audit.Append(ctx, tx, a.ID, time.Now(), "system", audit.ActionPolicyUpdated, "wallet:w", map[string]any{"n": i})
+			return audit.Append(ctx, tx, audit.Entry{
+				AccountID: a.ID,
+				At:        time.Now(),
+				Actor:     audit.System,
+				Action:    audit.ActionPolicyUpdated,
+				Target:    "wallet:w",
+				Details:   map[string]any{"n": i},
+			})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +51,7 @@ func TestAuditVerify(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	var victim audit.Entry
+	var victim audit.Record
 	if err := db.NewSelect().Model(&victim).Where("account_id = ? AND seq = 2", acct.ID).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +93,14 @@ func TestAuditVerify_FullWalkFindsABreakBeforeTheCheckpoint(t *testing.T) {
 	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
 	for i := range 5 {
 		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return audit.Append(ctx, tx, acct.ID, time.Now(), "system", audit.ActionPolicyUpdated, "wallet:w", map[string]any{"n": i})
+			return audit.Append(ctx, tx, audit.Entry{
+				AccountID: acct.ID,
+				At:        time.Now(),
+				Actor:     audit.System,
+				Action:    audit.ActionPolicyUpdated,
+				Target:    "wallet:w",
+				Details:   map[string]any{"n": i},
+			})
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
 	// The tz database inside the binary: wallet policies name IANA zones
 	// (active hours), and a deploy image may have no /usr/share/zoneinfo.
 	_ "time/tzdata"
@@ -307,8 +308,14 @@ func bootstrap(ctx context.Context, args []string, getenv config.Getenv, stdout 
 		return err
 	}
 	keyID := auth.KeyActorID(key.ID)
-	if err := audit.Append(ctx, tx, acct.ID, key.CreatedAt, "system", audit.ActionKeyCreated, "key:"+keyID,
-		map[string]any{"key_id": keyID, "prefix": key.Prefix, "role": key.Role, "via": "bootstrap"}); err != nil {
+	if err := audit.Append(ctx, tx, audit.Entry{
+		AccountID: acct.ID,
+		At:        key.CreatedAt,
+		Actor:     audit.System,
+		Action:    audit.ActionKeyCreated,
+		Target:    "key:" + keyID,
+		Details:   map[string]any{"key_id": keyID, "prefix": key.Prefix, "role": key.Role, "via": "bootstrap"},
+	}); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -345,8 +352,14 @@ func keysCmd(ctx context.Context, args []string, getenv config.Getenv, stdout io
 			return err
 		}
 		keyID := auth.KeyActorID(key.ID)
-		return audit.Append(ctx, tx, acct.ID, key.CreatedAt, "system", audit.ActionKeyCreated, "key:"+keyID,
-			map[string]any{"key_id": keyID, "prefix": key.Prefix, "role": key.Role, "via": "api keys create"})
+		return audit.Append(ctx, tx, audit.Entry{
+			AccountID: acct.ID,
+			At:        key.CreatedAt,
+			Actor:     audit.System,
+			Action:    audit.ActionKeyCreated,
+			Target:    "key:" + keyID,
+			Details:   map[string]any{"key_id": keyID, "prefix": key.Prefix, "role": key.Role, "via": "api keys create"},
+		})
 	})
 	if err != nil {
 		return err
@@ -452,8 +465,14 @@ func usersCmd(ctx context.Context, args []string, getenv config.Getenv, stdout i
 			if err != nil {
 				return err
 			}
-			return audit.Append(ctx, tx, id, time.Now(), "system", audit.ActionUserAdded, "user:"+u.Address,
-				map[string]any{"address": u.Address, "role": u.Role, "via": "api users add"})
+			return audit.Append(ctx, tx, audit.Entry{
+				AccountID: id,
+				At:        time.Now(),
+				Actor:     audit.System,
+				Action:    audit.ActionUserAdded,
+				Target:    string(audit.UserActor(u.Address)),
+				Details:   map[string]any{"address": u.Address, "role": u.Role, "via": "api users add"},
+			})
 		}
 		via := "api users remove"
 		var err error

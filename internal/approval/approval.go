@@ -137,9 +137,9 @@ func ParseID(s string) (uuid.UUID, bool) {
 func (a *Approval) Requester() string {
 	switch {
 	case a.RequestedBy.Valid:
-		return "key_" + a.RequestedBy.UUID.String()
+		return string(audit.KeyActor(a.RequestedBy.UUID))
 	case a.RequestedByUser != nil:
-		return "user:" + *a.RequestedByUser
+		return string(audit.UserActor(*a.RequestedByUser))
 	}
 	return ""
 }
@@ -149,9 +149,9 @@ func (a *Approval) Requester() string {
 func (a *Approval) RequesterLineage() string {
 	switch {
 	case a.RequestedLineage.Valid:
-		return "key_" + a.RequestedLineage.UUID.String()
+		return string(audit.KeyActor(a.RequestedLineage.UUID))
 	case a.RequestedByUser != nil:
-		return "user:" + *a.RequestedByUser
+		return string(audit.UserActor(*a.RequestedByUser))
 	}
 	return ""
 }
@@ -198,7 +198,7 @@ func target(id uuid.UUID) string { return "approval:" + PublicID(id) }
 // stays pending with the vote counted.
 func Start(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor string, ancestry []string, note *string) (Approval, error) {
 	person := ""
-	if strings.HasPrefix(actor, "user:") {
+	if audit.Actor(actor).IsPerson() {
 		person = actor
 	}
 	a, _, err := VoteFor(ctx, db, accountID, id, Voter{Actor: actor, Person: person, Ancestry: ancestry}, note)
@@ -262,8 +262,14 @@ func Reject(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor stri
 		if err := emitRejected(ctx, tx, &a, at); err != nil {
 			return err
 		}
-		return audit.Append(ctx, tx, a.AccountID, at, actor, audit.ActionApprovalRejected, target(a.ID),
-			map[string]any{"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To, "note": note})
+		return audit.Append(ctx, tx, audit.Entry{
+			AccountID: a.AccountID,
+			At:        at,
+			Actor:     audit.Actor(actor),
+			Action:    audit.ActionApprovalRejected,
+			Target:    target(a.ID),
+			Details:   map[string]any{"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To, "note": note},
+		})
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return Approval{}, refusal(ctx, db, accountID, id, nil)
@@ -334,11 +340,11 @@ func Signed(ctx context.Context, tx bun.Tx, a *Approval, transactionID uuid.UUID
 	if err != nil {
 		return err
 	}
-	return audit.Append(ctx, tx, a.AccountID, at, actor, audit.ActionApprovalApproved, target(a.ID), map[string]any{
+	return audit.Append(ctx, tx, audit.Entry{AccountID: a.AccountID, At: at, Actor: audit.Actor(actor), Action: audit.ActionApprovalApproved, Target: target(a.ID), Details: map[string]any{
 		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
 		"transaction_id": transactionID, "signature": signature, "note": a.Note,
 		"approvals": votes, "approvals_needed": a.neededAtDecision(),
-	})
+	}})
 }
 
 // MarkSent moves a signing approval to sent once its transaction is
@@ -391,10 +397,10 @@ func Grant(ctx context.Context, tx bun.Tx, a *Approval, at time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := audit.Append(ctx, tx, a.AccountID, at, actor, audit.ActionApprovalApproved, target(a.ID), map[string]any{
+	if err := audit.Append(ctx, tx, audit.Entry{AccountID: a.AccountID, At: at, Actor: audit.Actor(actor), Action: audit.ActionApprovalApproved, Target: target(a.ID), Details: map[string]any{
 		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
 		"kind": "x402", "note": a.Note, "approvals": votes, "approvals_needed": a.neededAtDecision(),
-	}); err != nil {
+	}}); err != nil {
 		return err
 	}
 	_, err = webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalApproved, map[string]any{
@@ -422,10 +428,10 @@ func RejectBySystem(ctx context.Context, tx bun.IDB, id uuid.UUID, reason, detai
 	if err := emitRejected(ctx, tx, &a, at); err != nil {
 		return false, err
 	}
-	err = audit.Append(ctx, tx, a.AccountID, at, SystemActor, audit.ActionApprovalRejected, target(a.ID), map[string]any{
+	err = audit.Append(ctx, tx, audit.Entry{AccountID: a.AccountID, At: at, Actor: audit.Actor(SystemActor), Action: audit.ActionApprovalRejected, Target: target(a.ID), Details: map[string]any{
 		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
 		"reason": reason, "detail": detail, "approved_by": a.ApprovedBy,
-	})
+	}})
 	return err == nil, err
 }
 
@@ -459,7 +465,14 @@ func expireOne(ctx context.Context, db *bun.DB, id uuid.UUID, at time.Time, cloc
 		if _, err := webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalExpired, data); err != nil {
 			return err
 		}
-		return audit.Append(ctx, tx, a.AccountID, at, SystemActor, audit.ActionApprovalExpired, target(a.ID), data)
+		return audit.Append(ctx, tx, audit.Entry{
+			AccountID: a.AccountID,
+			At:        at,
+			Actor:     audit.Actor(SystemActor),
+			Action:    audit.ActionApprovalExpired,
+			Target:    target(a.ID),
+			Details:   data,
+		})
 	})
 	return expired, err
 }

@@ -210,10 +210,10 @@ func VoteFor(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, voter Vot
 		}); err != nil {
 			return err
 		}
-		return audit.Append(ctx, tx, a.AccountID, at, voter.Actor, audit.ActionApprovalVoted, target(a.ID), map[string]any{
+		return audit.Append(ctx, tx, audit.Entry{AccountID: a.AccountID, At: at, Actor: audit.Actor(voter.Actor), Action: audit.ActionApprovalVoted, Target: target(a.ID), Details: map[string]any{
 			"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To, "note": note,
 			"person": person, "approvals": len(votes), "approvals_needed": needed,
-		})
+		}})
 	})
 	if expire {
 		if _, err := expireOne(ctx, db, id, time.Time{}, "now()"); err != nil {
@@ -252,7 +252,7 @@ func lockPeople(ctx context.Context, tx bun.Tx, accountID uuid.UUID, v Voter) (p
 	p := people{may: map[string]bool{}}
 	var addresses []string
 	for _, c := range v.claims() {
-		if address, ok := strings.CutPrefix(c, "user:"); ok {
+		if address, ok := audit.Actor(c).Person(); ok {
 			p.claimed = append(p.claimed, c)
 			addresses = append(addresses, address)
 		}
@@ -270,7 +270,7 @@ func lockPeople(ctx context.Context, tx bun.Tx, accountID uuid.UUID, v Voter) (p
 		return p, fmt.Errorf("lock the approver: %w", err)
 	}
 	for _, r := range rows {
-		p.may["user:"+r.Address] = r.May
+		p.may[string(audit.UserActor(r.Address))] = r.May
 	}
 	return p, nil
 }
@@ -291,12 +291,12 @@ func (p people) allThere() error {
 // mayCount refuses, when needed people must approve, a voter who is no
 // person of the account who may approve now.
 func mayCount(p people, v Voter, needed int) error {
-	if !strings.HasPrefix(v.Person, "user:") {
+	if !audit.Actor(v.Person).IsPerson() {
 		what := "an API key made on the command line belongs to no person of the account"
 		switch {
 		case strings.HasPrefix(v.Actor, "slack:"):
 			what = "this Slack member is linked to no person of the account (an owner links it: slack_user_id on the Users page or PATCH /users/{address})"
-		case strings.HasPrefix(v.Actor, "key_"):
+		case audit.Actor(v.Actor).IsKey():
 			what = "this admin key was made on the command line, not by a person of the account"
 		}
 		return &NoPersonError{Reason: fmt.Sprintf("this payment needs %d people to approve it, and every approve must count as one of them: %s", needed, what)}

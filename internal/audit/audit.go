@@ -83,8 +83,9 @@ var Actions = []string{
 	ActionFeePayerUpdated, ActionX402Signed, ActionX402Expired,
 }
 
-// Entry is one audit record.
-type Entry struct {
+// Record is one entry of the log as stored: its place in the chain
+// (Seq), its hashes, and what Entry appended.
+type Record struct {
 	bun.BaseModel `bun:"table:audit_log"`
 
 	ID        uuid.UUID       `bun:"id,pk,type:uuid"`
@@ -102,8 +103,8 @@ type Entry struct {
 // Append adds an entry to the account's log inside tx, in one round trip
 // (the audit_append SQL function); Seal chains it once tx commits. It
 // takes no lock: appends of one account run side by side.
-func Append(ctx context.Context, tx bun.IDB, accountID uuid.UUID, at time.Time, actor, action, target string, details any) error {
-	return AppendWith(ctx, tx, "", nil, accountID, at, actor, action, target, details)
+func Append(ctx context.Context, tx bun.IDB, e Entry) error {
+	return AppendWith(ctx, tx, "", nil, e)
 }
 
 // AppendWith is Append in the same statement as the caller's own last
@@ -111,8 +112,8 @@ func Append(ctx context.Context, tx bun.IDB, accountID uuid.UUID, at time.Time, 
 // table expressions ("name AS (UPDATE ...)", no WITH keyword) whose
 // placeholders $1..$n take args. They run whether or not anything reads
 // them, before the commit like the entry.
-func AppendWith(ctx context.Context, tx bun.IDB, with string, args []any, accountID uuid.UUID, at time.Time, actor, action, target string, details any) error {
-	raw, err := json.Marshal(details)
+func AppendWith(ctx context.Context, tx bun.IDB, with string, args []any, e Entry) error {
+	raw, err := json.Marshal(e.Details)
 	if err != nil {
 		return fmt.Errorf("audit details: %w", err)
 	}
@@ -121,7 +122,7 @@ func AppendWith(ctx context.Context, tx bun.IDB, with string, args []any, accoun
 	if with != "" {
 		stmt = "WITH " + with + " " + stmt
 	}
-	args = append(args[:n:n], uuid.New(), accountID, at.UTC().Truncate(time.Microsecond), actor, action, target, string(raw))
+	args = append(args[:n:n], uuid.New(), e.AccountID, e.At.UTC().Truncate(time.Microsecond), string(e.Actor), e.Action, e.Target, string(raw))
 	if _, err = postgres.Exec(ctx, tx, stmt, args...); err != nil {
 		return fmt.Errorf("append audit entry: %w", err)
 	}
@@ -171,7 +172,7 @@ func SealAll(ctx context.Context, db bun.IDB) (int, error) {
 // ComputeHash is what audit_hash computes in the database: SHA-256 over
 // the previous hash and every field, each prefixed by its length (8 bytes,
 // big endian); the time as microseconds since the epoch.
-func (e *Entry) ComputeHash() []byte {
+func (e *Record) ComputeHash() []byte {
 	h := sha256.New()
 	field := func(b []byte) {
 		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(b))))

@@ -56,7 +56,14 @@ func TestChainUnderConcurrency(t *testing.T) {
 				a = other
 			}
 			err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				return audit.Append(ctx, tx, a.ID, at, "key_x", "send.sent", "wallet:w", map[string]any{"i": i, "note": "é\n"})
+				return audit.Append(ctx, tx, audit.Entry{
+					AccountID: a.ID,
+					At:        at,
+					Actor:     audit.Actor("key_x"),
+					Action:    "send.sent",
+					Target:    "wallet:w",
+					Details:   map[string]any{"i": i, "note": "é\n"},
+				})
 			})
 			if err != nil {
 				t.Error(err)
@@ -70,7 +77,7 @@ func TestChainUnderConcurrency(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var entries []audit.Entry
+	var entries []audit.Record
 	if err := db.NewSelect().Model(&entries).Where("account_id = ?", acct.ID).Order("seq").Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -123,13 +130,27 @@ func TestAppendsDoNotWaitAndSealAfterCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer open.Rollback() //nolint:errcheck // committed below
-	if err := audit.Append(ctx, open, acct, at, "key_a", "send.sent", "wallet:a", map[string]int{"n": 1}); err != nil {
+	if err := audit.Append(ctx, open, audit.Entry{
+		AccountID: acct,
+		At:        at,
+		Actor:     audit.Actor("key_a"),
+		Action:    "send.sent",
+		Target:    "wallet:a",
+		Details:   map[string]int{"n": 1},
+	}); err != nil {
 		t.Fatal(err)
 	}
 	quick, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := db.RunInTx(quick, nil, func(ctx context.Context, tx bun.Tx) error {
-		return audit.Append(ctx, tx, acct, at.Add(time.Millisecond), "key_b", "send.sent", "wallet:b", map[string]int{"n": 2})
+		return audit.Append(ctx, tx, audit.Entry{
+			AccountID: acct,
+			At:        at.Add(time.Millisecond),
+			Actor:     audit.Actor("key_b"),
+			Action:    "send.sent",
+			Target:    "wallet:b",
+			Details:   map[string]int{"n": 2},
+		})
 	}); err != nil {
 		t.Fatalf("an append waited for another transaction's: %v", err)
 	}
@@ -159,7 +180,14 @@ func TestUnsealedEntriesRefuseChanges(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	acct := newAccount(t, db)
-	if err := audit.Append(ctx, db, acct, time.Now(), "key_a", "policy.updated", "wallet:a", map[string]int{"max": 1}); err != nil {
+	if err := audit.Append(ctx, db, audit.Entry{
+		AccountID: acct,
+		At:        time.Now(),
+		Actor:     audit.Actor("key_a"),
+		Action:    "policy.updated",
+		Target:    "wallet:a",
+		Details:   map[string]int{"max": 1},
+	}); err != nil {
 		t.Fatal(err)
 	}
 	for _, stmt := range []string{
@@ -191,7 +219,14 @@ func TestSealerSealsMarkedAccounts(t *testing.T) {
 	db := pgtest.New(t)
 	marked, other := newAccount(t, db), newAccount(t, db)
 	for _, a := range []uuid.UUID{marked, other} {
-		if err := audit.Append(ctx, db, a, time.Now(), "key_a", "send.sent", "wallet:a", map[string]int{"n": 1}); err != nil {
+		if err := audit.Append(ctx, db, audit.Entry{
+			AccountID: a,
+			At:        time.Now(),
+			Actor:     audit.Actor("key_a"),
+			Action:    "send.sent",
+			Target:    "wallet:a",
+			Details:   map[string]int{"n": 1},
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -41,11 +41,11 @@ type AgentView struct {
 // condition, so a page is never short for what it leaves out.
 // It seals the account's entries first, so what committed before the call
 // is listed.
-func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Filter) ([]Entry, error) {
+func List(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Filter) ([]Record, error) {
 	if _, err := Seal(ctx, db, accountID); err != nil {
 		return nil, err
 	}
-	es := []Entry{}
+	es := []Record{}
 	q := db.NewSelect().Model(&es).Where("account_id = ? AND seq IS NOT NULL", accountID).Order("seq DESC").Limit(int64(f.Limit))
 	if f.Action != "" {
 		q = q.Where("action = ?", f.Action)

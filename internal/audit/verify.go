@@ -168,7 +168,7 @@ func Check(ctx context.Context, db bun.IDB, accountID uuid.UUID, o CheckOptions)
 // resume walks on from cp, after checking that its entry is unchanged.
 func resume(ctx context.Context, db bun.IDB, cp *Checkpoint, limit int) (ChainState, error) {
 	if cp.Seq > 0 {
-		var e Entry
+		var e Record
 		err := db.NewSelect().Model(&e).Where("account_id = ? AND seq = ?", cp.AccountID, cp.Seq).Scan(ctx)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -194,7 +194,7 @@ func walk(ctx context.Context, db bun.IDB, accountID uuid.UUID, from int64, prev
 		if limit > 0 {
 			n = min(n, limit-st.Entries)
 		}
-		var batch []Entry
+		var batch []Record
 		err := db.NewSelect().Model(&batch).Where("account_id = ? AND seq > ?", accountID, st.VerifiedThrough).
 			Order("seq").Limit(int64(n)).Scan(ctx)
 		if err != nil {

@@ -123,7 +123,7 @@ func TestCheck_BreaksBeforeTheCheckpoint(t *testing.T) {
 	}
 	// Entry 2 edited and every hash from it on recomputed: a consistent
 	// chain, but not the one verified.
-	var es []audit.Entry
+	var es []audit.Record
 	if err := db.NewSelect().Model(&es).Where("account_id = ?", rewritten).Order("seq").Scan(ctx); err != nil {
 		t.Fatal(err)
 	}

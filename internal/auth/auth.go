@@ -18,6 +18,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
@@ -180,7 +181,7 @@ func (p Principal) ActorID() string {
 }
 
 // KeyActorID is how a key is named on the wire and in the audit log.
-func KeyActorID(id uuid.UUID) string { return "key_" + id.String() }
+func KeyActorID(id uuid.UUID) string { return string(audit.KeyActor(id)) }
 
 // CreateAccount makes an account on network.
 func CreateAccount(ctx context.Context, db bun.IDB, network solana.Network) (Account, error) {

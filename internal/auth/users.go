@@ -15,6 +15,7 @@ import (
 	"github.com/mr-tron/base58"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -49,7 +50,7 @@ type User struct {
 }
 
 // UserActorID names a user in audit entries and approvals.
-func UserActorID(address string) string { return "user:" + address }
+func UserActorID(address string) string { return string(audit.UserActor(address)) }
 
 // Users' refusals.
 var (

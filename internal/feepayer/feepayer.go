@@ -187,7 +187,14 @@ func Set(ctx context.Context, db *bun.DB, sealer wallet.Sealer, accountID uuid.U
 		}
 		f.UpdatedAt = now
 		details := map[string]any{"enabled": f.Enabled, "daily_budget_lamports": f.DailyBudget, "before": before, "pubkey": f.Pubkey, "wallet_made": made}
-		return audit.Append(ctx, tx, accountID, now, actor, audit.ActionFeePayerUpdated, Target, details)
+		return audit.Append(ctx, tx, audit.Entry{
+			AccountID: accountID,
+			At:        now,
+			Actor:     audit.Actor(actor),
+			Action:    audit.ActionFeePayerUpdated,
+			Target:    Target,
+			Details:   details,
+		})
 	})
 	if err != nil {
 		return FeePayer{}, err

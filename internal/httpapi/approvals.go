@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/payment"
 )
@@ -73,7 +73,7 @@ func approvalOf(a *approval.Approval) Approval {
 	out.Approvals = make([]ApprovalVote, len(a.Votes))
 	for i, v := range a.Votes {
 		out.Approvals[i] = ApprovalVote{By: v.By, At: v.At.UTC(), Note: v.Note}
-		if strings.HasPrefix(v.Person, "user:") {
+		if audit.Actor(v.Person).IsPerson() {
 			p := v.Person
 			out.Approvals[i].Person = &p
 		}
@@ -332,7 +332,7 @@ func voterOf(pr auth.Principal) approval.Voter {
 	v := approval.Voter{Actor: pr.ActorID(), Ancestry: pr.Ancestry}
 	if pr.User != "" {
 		v.Person = auth.UserActorID(pr.User)
-	} else if i := slices.IndexFunc(pr.Ancestry, func(a string) bool { return strings.HasPrefix(a, "user:") }); i >= 0 {
+	} else if i := slices.IndexFunc(pr.Ancestry, func(a string) bool { return audit.Actor(a).IsPerson() }); i >= 0 {
 		v.Person = pr.Ancestry[i]
 	}
 	return v
@@ -354,7 +354,7 @@ func (s *server) approveAs(ctx context.Context, accountID, id uuid.UUID, voter a
 	case errors.Is(err, approval.ErrRequester):
 		reason := "Requester cannot approve: this payment was requested by this key, a key it was rotated from, the key or person that made or rotated it " +
 			"(directly or through other keys), or an admin key made by the same; approve with another admin key, or as a person"
-		if strings.HasPrefix(voter.Actor, "user:") {
+		if audit.Actor(voter.Actor).IsPerson() {
 			reason = "Requester cannot approve: you asked for this payment, or an admin key you made did; another person, or an admin key you did not make, must approve it"
 		}
 		return a, s.denied(ctx, &auth.Denied{Op: "approve", Target: "approval:" + approval.PublicID(id), Reason: reason})

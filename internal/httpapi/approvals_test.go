@@ -64,9 +64,9 @@ func (e *env) reject(apID, key string, body any) (int, map[string]any) {
 }
 
 // auditOf returns the account's audit entries with action, oldest first.
-func (e *env) auditOf(action string) []audit.Entry {
+func (e *env) auditOf(action string) []audit.Record {
 	e.t.Helper()
-	var es []audit.Entry
+	var es []audit.Record
 	if _, err := audit.Seal(context.Background(), e.db, e.account.ID); err != nil {
 		e.t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func (e *env) auditOf(action string) []audit.Entry {
 	return es
 }
 
-func details(t testing.TB, en audit.Entry) map[string]any {
+func details(t testing.TB, en audit.Record) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(en.Details, &m); err != nil {

@@ -139,8 +139,8 @@ func (s *server) listAudit(ctx context.Context, in *auditInput) (*auditOutput, e
 		return nil, s.fail(ctx, err)
 	}
 	out := &auditOutput{}
-	out.Body.Entries, out.Body.NextCursor = page(es, in.size(), func(e *audit.Entry) string { return seqCursor(e.Seq) },
-		func(e *audit.Entry) AuditEntry {
+	out.Body.Entries, out.Body.NextCursor = page(es, in.size(), func(e *audit.Record) string { return seqCursor(e.Seq) },
+		func(e *audit.Record) AuditEntry {
 			entry := auditEntryOf(e)
 			if !people {
 				entry.Actor, entry.Details = hidePerson(entry.Actor), hidePeople(entry.Details)
@@ -150,7 +150,7 @@ func (s *server) listAudit(ctx context.Context, in *auditInput) (*auditOutput, e
 	return out, nil
 }
 
-func auditEntryOf(e *audit.Entry) AuditEntry {
+func auditEntryOf(e *audit.Record) AuditEntry {
 	return AuditEntry{
 		ID: e.ID.String(), Seq: e.Seq, At: e.At.UTC(), Actor: e.Actor, Action: e.Action, Target: e.Target,
 		Details: e.Details, PrevHash: hex.EncodeToString(e.PrevHash), Hash: hex.EncodeToString(e.Hash),

@@ -116,8 +116,14 @@ func TestAuditLog_AgentKeysReadNoPeopleOrOtherKeys(t *testing.T) {
 	// A webhook endpoint's entry, as the Slack route writes a click from
 	// another workspace.
 	endpoint, _ := e.createEndpoint(newReceiver(t, nil).URL, "tx.sent")
-	if err := audit.Append(t.Context(), e.db, e.account.ID, time.Now(), "slack:U0OUTSIDER", audit.ActionPermissionDenied,
-		"webhook_endpoint:"+endpoint, map[string]any{"operation": "slack-interaction", "approval_id": apID}); err != nil {
+	if err := audit.Append(t.Context(), e.db, audit.Entry{
+		AccountID: e.account.ID,
+		At:        time.Now(),
+		Actor:     audit.Actor("slack:U0OUTSIDER"),
+		Action:    audit.ActionPermissionDenied,
+		Target:    "webhook_endpoint:" + endpoint,
+		Details:   map[string]any{"operation": "slack-interaction", "approval_id": apID},
+	}); err != nil {
 		t.Fatal(err)
 	}
 

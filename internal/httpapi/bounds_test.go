@@ -232,13 +232,19 @@ func TestLists_PagesStayUnderTheByteBudget(t *testing.T) {
 	doc := book.Doc()
 	var entryIDs []string
 	for range 8 {
-		err := audit.Append(ctx, e.db, e.account.ID, time.Now(), "system", audit.ActionPolicyUpdated, wallet.Target(uuid.New()),
-			map[string]any{"before": doc, "after": doc})
+		err := audit.Append(ctx, e.db, audit.Entry{
+			AccountID: e.account.ID,
+			At:        time.Now(),
+			Actor:     audit.System,
+			Action:    audit.ActionPolicyUpdated,
+			Target:    wallet.Target(uuid.New()),
+			Details:   map[string]any{"before": doc, "after": doc},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	var all []audit.Entry
+	var all []audit.Record
 	if err := e.db.NewSelect().Model(&all).Column("id").Where("account_id = ?", e.account.ID).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}

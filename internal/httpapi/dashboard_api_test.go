@@ -134,7 +134,7 @@ func TestAllowlistLabels(t *testing.T) {
 	if got := labelsOf(w); status != http.StatusOK || len(got) != 1 || got[c] != "Cloud" {
 		t.Fatalf("replaced labels: %d %v", status, w)
 	}
-	var entry audit.Entry
+	var entry audit.Record
 	if _, err := audit.SealAll(t.Context(), e.db); err != nil {
 		t.Fatal(err)
 	}

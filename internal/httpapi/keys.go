@@ -231,8 +231,14 @@ func (s *server) createKey(ctx context.Context, in *createKeyInput) (*newKeyOutp
 		}
 		id := auth.KeyActorID(k.ID)
 		a := accessOf(&k)
-		return audit.Append(ctx, tx, pr.AccountID, k.CreatedAt, pr.ActorID(), audit.ActionKeyCreated, "key:"+id,
-			map[string]any{"key_id": id, "prefix": k.Prefix, "role": a.Role, "wallet_ids": a.WalletIDs, "label": a.Label, "ancestry": k.Ancestry()})
+		return audit.Append(ctx, tx, audit.Entry{
+			AccountID: pr.AccountID,
+			At:        k.CreatedAt,
+			Actor:     audit.Actor(pr.ActorID()),
+			Action:    audit.ActionKeyCreated,
+			Target:    "key:" + id,
+			Details:   map[string]any{"key_id": id, "prefix": k.Prefix, "role": a.Role, "wallet_ids": a.WalletIDs, "label": a.Label, "ancestry": k.Ancestry()},
+		})
 	})
 	if err != nil {
 		return nil, s.fail(ctx, err)
@@ -266,8 +272,14 @@ func (s *server) rotateKey(ctx context.Context, in *keyIDInput) (*newKeyOutput, 
 			return err
 		}
 		oldID, newID := auth.KeyActorID(old.ID), auth.KeyActorID(fresh.ID)
-		return audit.Append(ctx, tx, pr.AccountID, fresh.CreatedAt, pr.ActorID(), audit.ActionKeyRotated, "key:"+oldID,
-			map[string]any{"key_id": oldID, "replaced_by": newID, "prefix": fresh.Prefix, "role": fresh.Role})
+		return audit.Append(ctx, tx, audit.Entry{
+			AccountID: pr.AccountID,
+			At:        fresh.CreatedAt,
+			Actor:     audit.Actor(pr.ActorID()),
+			Action:    audit.ActionKeyRotated,
+			Target:    "key:" + oldID,
+			Details:   map[string]any{"key_id": oldID, "replaced_by": newID, "prefix": fresh.Prefix, "role": fresh.Role},
+		})
 	})
 	if err != nil {
 		return nil, s.fail(ctx, err)
@@ -294,8 +306,14 @@ func (s *server) revokeKey(ctx context.Context, in *keyIDInput) (*keyOutput, err
 			return err
 		}
 		kid := auth.KeyActorID(k.ID)
-		return audit.Append(ctx, tx, pr.AccountID, *k.RevokedAt, pr.ActorID(), audit.ActionKeyRevoked, "key:"+kid,
-			map[string]any{"key_id": kid, "prefix": k.Prefix})
+		return audit.Append(ctx, tx, audit.Entry{
+			AccountID: pr.AccountID,
+			At:        *k.RevokedAt,
+			Actor:     audit.Actor(pr.ActorID()),
+			Action:    audit.ActionKeyRevoked,
+			Target:    "key:" + kid,
+			Details:   map[string]any{"key_id": kid, "prefix": k.Prefix},
+		})
 	})
 	if err != nil {
 		return nil, s.fail(ctx, err)

@@ -61,7 +61,14 @@ func (s *server) denied(ctx context.Context, d *auth.Denied) *Error {
 	}
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := audit.Append(bg, s.DB, pr.AccountID, time.Now(), pr.ActorID(), audit.ActionPermissionDenied, target, details); err != nil {
+	if err := audit.Append(bg, s.DB, audit.Entry{
+		AccountID: pr.AccountID,
+		At:        time.Now(),
+		Actor:     audit.Actor(pr.ActorID()),
+		Action:    audit.ActionPermissionDenied,
+		Target:    target,
+		Details:   details,
+	}); err != nil {
 		s.log.ErrorContext(ctx, "audit a refusal", "operation", d.Op, "err", err)
 	}
 	s.log.InfoContext(ctx, "permission denied", "operation", d.Op, "by", pr.ActorID(), "reason", d.Reason)

@@ -251,8 +251,14 @@ func (s *server) signInVerify(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "sign-in is unavailable; try again")
 		return
 	}
-	if err := audit.Append(ctx, s.DB, ms[0].AccountID, time.Now(), auth.UserActorID(body.Address), audit.ActionSignedIn,
-		"user:"+body.Address, map[string]any{"session_id": sess.ID}); err != nil {
+	if err := audit.Append(ctx, s.DB, audit.Entry{
+		AccountID: ms[0].AccountID,
+		At:        time.Now(),
+		Actor:     audit.Actor(auth.UserActorID(body.Address)),
+		Action:    audit.ActionSignedIn,
+		Target:    string(audit.UserActor(body.Address)),
+		Details:   map[string]any{"session_id": sess.ID},
+	}); err != nil {
 		s.log.ErrorContext(ctx, "audit a sign-in", "err", err)
 	}
 	http.SetCookie(w, &http.Cookie{
@@ -333,8 +339,14 @@ func (s *server) signOut(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "sessions are unavailable; try again")
 		return
 	}
-	if err := audit.Append(r.Context(), s.DB, p.AccountID, time.Now(), p.ActorID(), audit.ActionSignedOut, "user:"+p.User,
-		map[string]any{"session_id": p.SessionID}); err != nil {
+	if err := audit.Append(r.Context(), s.DB, audit.Entry{
+		AccountID: p.AccountID,
+		At:        time.Now(),
+		Actor:     audit.Actor(p.ActorID()),
+		Action:    audit.ActionSignedOut,
+		Target:    string(audit.UserActor(p.User)),
+		Details:   map[string]any{"session_id": p.SessionID},
+	}); err != nil {
 		s.log.ErrorContext(r.Context(), "audit a sign-out", "err", err)
 	}
 	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: "", Path: "/", HttpOnly: true, Secure: s.secureCookies(),

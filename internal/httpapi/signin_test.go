@@ -152,7 +152,7 @@ func TestSignIn_RefusalsWriteNoAudit(t *testing.T) {
 	if n := actorEntries(); n != before+1 {
 		t.Fatalf("%d entries after a verified sign-in, want one", n-before)
 	}
-	var en audit.Entry
+	var en audit.Record
 	if err := e.db.NewSelect().Model(&en).Where("actor = ?", "user:"+victim.address).OrderExpr("at DESC").Limit(1).Scan(context.Background()); err != nil || en.Action != audit.ActionSignedIn {
 		t.Fatalf("entry %+v %v", en, err)
 	}

@@ -188,9 +188,8 @@ func (s *server) slackEndpoint(ctx context.Context, c webhook.SlackClick) (*webh
 			bound = *ep.SlackTeamID
 		}
 		s.log.WarnContext(ctx, "Slack click from another workspace", "endpoint_id", ep.ID, "team_id", c.TeamID)
-		if aerr := audit.Append(ctx, s.DB, ep.AccountID, time.Now(), "slack:"+c.UserID, audit.ActionPermissionDenied,
-			"webhook_endpoint:"+ep.ID.String(), map[string]any{"operation": "slack-interaction", "approval_id": c.ApprovalID,
-				"team_id": c.TeamID, "bound_team_id": bound, "reason": webhook.ErrSlackTeam.Error()}); aerr != nil {
+		if aerr := audit.Append(ctx, s.DB, audit.Entry{AccountID: ep.AccountID, At: time.Now(), Actor: audit.Actor("slack:" + c.UserID), Action: audit.ActionPermissionDenied, Target: "webhook_endpoint:" + ep.ID.String(), Details: map[string]any{"operation": "slack-interaction", "approval_id": c.ApprovalID,
+			"team_id": c.TeamID, "bound_team_id": bound, "reason": webhook.ErrSlackTeam.Error()}}); aerr != nil {
 			s.log.ErrorContext(ctx, "audit a Slack refusal", "err", aerr)
 		}
 	}

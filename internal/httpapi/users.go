@@ -88,8 +88,14 @@ func (s *server) registerUsers(api huma.API) {
 			if u, err = auth.AddUser(ctx, tx, pr.AccountID, in.Body.Address, auth.Role(in.Body.Role)); err != nil {
 				return err
 			}
-			return audit.Append(ctx, tx, pr.AccountID, time.Now(), pr.ActorID(), audit.ActionUserAdded, "user:"+u.Address,
-				map[string]any{"address": u.Address, "role": u.Role})
+			return audit.Append(ctx, tx, audit.Entry{
+				AccountID: pr.AccountID,
+				At:        time.Now(),
+				Actor:     audit.Actor(pr.ActorID()),
+				Action:    audit.ActionUserAdded,
+				Target:    string(audit.UserActor(u.Address)),
+				Details:   map[string]any{"address": u.Address, "role": u.Role},
+			})
 		})
 		if err != nil {
 			return nil, s.fail(ctx, err)
@@ -147,7 +153,14 @@ func (s *server) registerUsers(api huma.API) {
 				}
 				details["approvals_withdrawn"] = n
 			}
-			return audit.Append(ctx, tx, pr.AccountID, time.Now(), pr.ActorID(), audit.ActionUserChanged, "user:"+a.Address, details)
+			return audit.Append(ctx, tx, audit.Entry{
+				AccountID: pr.AccountID,
+				At:        time.Now(),
+				Actor:     audit.Actor(pr.ActorID()),
+				Action:    audit.ActionUserChanged,
+				Target:    string(audit.UserActor(a.Address)),
+				Details:   details,
+			})
 		})
 		if err != nil {
 			return nil, s.fail(ctx, err)
@@ -192,7 +205,14 @@ func RemoveUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address, ac
 		if via != nil {
 			details["via"] = *via
 		}
-		if err := audit.Append(ctx, tx, accountID, now, actor, audit.ActionKeyRevoked, "key:"+ids[i], details); err != nil {
+		if err := audit.Append(ctx, tx, audit.Entry{
+			AccountID: accountID,
+			At:        now,
+			Actor:     audit.Actor(actor),
+			Action:    audit.ActionKeyRevoked,
+			Target:    "key:" + ids[i],
+			Details:   details,
+		}); err != nil {
 			return nil, err
 		}
 	}
@@ -206,7 +226,14 @@ func RemoveUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address, ac
 	if via != nil {
 		details["via"] = *via
 	}
-	return revoked, audit.Append(ctx, tx, accountID, now, actor, audit.ActionUserRemoved, "user:"+u.Address, details)
+	return revoked, audit.Append(ctx, tx, audit.Entry{
+		AccountID: accountID,
+		At:        now,
+		Actor:     audit.Actor(actor),
+		Action:    audit.ActionUserRemoved,
+		Target:    string(audit.UserActor(u.Address)),
+		Details:   details,
+	})
 }
 
 // userErr maps the users' refusals; nil when err is not one of them.

@@ -457,6 +457,7 @@ func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 	details := map[string]any{"transaction_id": t.ID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "error": why}
 	// Under the payment's requester, like its send.sent: the key or
 	// person who asked for it (system when it is unknown).
+	// audit.Actor's spellings, in SQL.
 	var actor string
 	err = tx.NewRaw(`SELECT COALESCE('key_' || r.key_id::text, 'user:' || r.user_address,
 			'key_' || a.requested_by::text, 'user:' || a.requested_by_user, 'system')
@@ -466,7 +467,14 @@ func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 	if err != nil {
 		return false, fmt.Errorf("read the payment's requester: %w", err)
 	}
-	if err := audit.Append(ctx, tx, t.AccountID, at, actor, audit.ActionSendFailed, wallet.Target(t.WalletID), details); err != nil {
+	if err := audit.Append(ctx, tx, audit.Entry{
+		AccountID: t.AccountID,
+		At:        at,
+		Actor:     audit.Actor(actor),
+		Action:    audit.ActionSendFailed,
+		Target:    wallet.Target(t.WalletID),
+		Details:   details,
+	}); err != nil {
 		return false, err
 	}
 	// Never silent: whoever was told "sent" hears that it failed.

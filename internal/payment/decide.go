@@ -152,14 +152,14 @@ func (e *Engine) announce(ctx context.Context, id uuid.UUID, o *Outcome) {
 
 // actorOf is who made the send, as audit entries name them: the key, or
 // the dashboard user.
-func actorOf(r *Request) string {
+func actorOf(r *Request) audit.Actor {
 	switch {
 	case r.KeyID.Valid:
-		return "key_" + r.KeyID.UUID.String()
+		return audit.KeyActor(r.KeyID.UUID)
 	case r.UserAddress != nil:
-		return "user:" + *r.UserAddress
+		return audit.UserActor(*r.UserAddress)
 	}
-	return "system"
+	return audit.System
 }
 
 func (e *Engine) block(ctx context.Context, tx bun.Tx, r *Request, d policy.Decision, at time.Time) (*Outcome, error) {
@@ -190,8 +190,14 @@ func settleWithEvent(ctx context.Context, tx bun.Tx, r *Request, o *Outcome, kin
 	}
 	err = audit.AppendWith(ctx, tx, `ev AS (INSERT INTO events (id, account_id, kind, data, created_at) VALUES ($1, $2, $3, $4, $5)),
 		o AS (UPDATE send_requests SET outcome = $6 WHERE id = $7)`,
-		[]any{ev.ID, ev.AccountID, ev.Kind, string(ev.Data), ev.CreatedAt, o, r.ID},
-		r.AccountID, at, actorOf(r), action, wallet.Target(r.WalletID), details)
+		[]any{ev.ID, ev.AccountID, ev.Kind, string(ev.Data), ev.CreatedAt, o, r.ID}, audit.Entry{
+			AccountID: r.AccountID,
+			At:        at,
+			Actor:     actorOf(r),
+			Action:    action,
+			Target:    wallet.Target(r.WalletID),
+			Details:   details,
+		})
 	if err != nil {
 		return fmt.Errorf("store outcome, %s event and audit entry: %w", kind, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
@@ -97,9 +98,9 @@ var ErrInFlight = errors.New("a request with this Idempotency-Key is still in pr
 // another's values.
 func IdempotencyScope(lineage uuid.UUID, user string) string {
 	if user != "" {
-		return "user:" + user
+		return string(audit.UserActor(user))
 	}
-	return "key_" + lineage.String()
+	return string(audit.KeyActor(lineage))
 }
 
 // SubmitOnce is Submit for a request carrying an Idempotency-Key and its

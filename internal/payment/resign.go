@@ -140,7 +140,14 @@ func (e *Engine) resign(ctx context.Context, node Node, height uint64, t *Transa
 			"transaction_id": t.ID, "attempt": t.Attempts + 1, "signature": signed.signature,
 			"previous_signature": t.Signature, "fee_lamports": signed.fee, "amount": t.Amount, "to": t.Counterparty,
 		}
-		if err := audit.Append(ctx, tx, t.AccountID, at, "system", audit.ActionSendResigned, wallet.Target(t.WalletID), details); err != nil {
+		if err := audit.Append(ctx, tx, audit.Entry{
+			AccountID: t.AccountID,
+			At:        at,
+			Actor:     audit.System,
+			Action:    audit.ActionSendResigned,
+			Target:    wallet.Target(t.WalletID),
+			Details:   details,
+		}); err != nil {
 			return err
 		}
 		crash(StepWritten)

@@ -263,8 +263,14 @@ func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *
 		"request_id": r.ID, "transaction_id": t.ID, "signature": t.Signature, "amount": r.Amount, "to": r.To,
 	}
 	err = audit.AppendWith(ctx, tx, `o AS (UPDATE send_requests SET outcome = $1 WHERE id = $2)`,
-		[]any{&Outcome{Status: Sent, Signature: t.Signature, Broadcasting: true}, r.ID},
-		r.AccountID, at, actorOf(r), audit.ActionSendSent, wallet.Target(r.WalletID), details)
+		[]any{&Outcome{Status: Sent, Signature: t.Signature, Broadcasting: true}, r.ID}, audit.Entry{
+			AccountID: r.AccountID,
+			At:        at,
+			Actor:     actorOf(r),
+			Action:    audit.ActionSendSent,
+			Target:    wallet.Target(r.WalletID),
+			Details:   details,
+		})
 	if err != nil {
 		return nil, nil, fmt.Errorf("store outcome: %w", err)
 	}

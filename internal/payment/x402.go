@@ -203,7 +203,14 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 		"request_id": r.ID, "payment_id": row.ID, "amount": c.Amount, "pay_to": row.PayTo, "resource": x.Resource,
 		"owner_signature": row.OwnerSignature,
 	}
-	if err := audit.Append(ctx, tx, r.AccountID, at, actorOf(r), audit.ActionX402Signed, wallet.Target(r.WalletID), details); err != nil {
+	if err := audit.Append(ctx, tx, audit.Entry{
+		AccountID: r.AccountID,
+		At:        at,
+		Actor:     actorOf(r),
+		Action:    audit.ActionX402Signed,
+		Target:    wallet.Target(r.WalletID),
+		Details:   details,
+	}); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -352,12 +359,20 @@ func (e *Engine) endX402(ctx context.Context, p *X402Payment, state, why string,
 		}
 		st.Failed++
 		var actor string
+		// audit.Actor's spellings, in SQL.
 		if err := tx.NewRaw(`SELECT COALESCE('key_' || key_id::text, 'user:' || user_address, 'system') FROM send_requests WHERE id = ?`,
 			p.RequestID).Scan(ctx, &actor); err != nil {
 			return fmt.Errorf("read the payment's requester: %w", err)
 		}
 		details := map[string]any{"payment_id": p.ID, "amount": p.Amount, "pay_to": p.PayTo, "resource": p.Resource, "state": state, "error": why}
-		if err := audit.Append(ctx, tx, p.AccountID, at, actor, audit.ActionX402Expired, wallet.Target(p.WalletID), details); err != nil {
+		if err := audit.Append(ctx, tx, audit.Entry{
+			AccountID: p.AccountID,
+			At:        at,
+			Actor:     audit.Actor(actor),
+			Action:    audit.ActionX402Expired,
+			Target:    wallet.Target(p.WalletID),
+			Details:   details,
+		}); err != nil {
 			return err
 		}
 		data := map[string]any{

@@ -75,8 +75,14 @@ func UpdatePolicy(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, acto
 		if err != nil {
 			return fmt.Errorf("update policy: %w", err)
 		}
-		return audit.Append(ctx, tx, accountID, nowUTC(), actor, audit.ActionPolicyUpdated, Target(id),
-			map[string]any{"wallet_id": id, "before": before.Doc(), "after": after.Doc()})
+		return audit.Append(ctx, tx, audit.Entry{
+			AccountID: accountID,
+			At:        nowUTC(),
+			Actor:     audit.Actor(actor),
+			Action:    audit.ActionPolicyUpdated,
+			Target:    Target(id),
+			Details:   map[string]any{"wallet_id": id, "before": before.Doc(), "after": after.Doc()},
+		})
 	})
 	return w, err
 }
@@ -101,8 +107,14 @@ func SetState(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, actor st
 		if state == Active {
 			action = audit.ActionWalletUnfrozen
 		}
-		return audit.Append(ctx, tx, accountID, nowUTC(), actor, action, Target(id),
-			map[string]any{"wallet_id": id, "before": before, "after": state})
+		return audit.Append(ctx, tx, audit.Entry{
+			AccountID: accountID,
+			At:        nowUTC(),
+			Actor:     audit.Actor(actor),
+			Action:    action,
+			Target:    Target(id),
+			Details:   map[string]any{"wallet_id": id, "before": before, "after": state},
+		})
 	})
 	return w, changed, err
 }

@@ -277,8 +277,14 @@ func CreateBy(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUI
 		if _, err := tx.NewInsert().Model(&w).Exec(ctx); err != nil {
 			return fmt.Errorf("insert wallet: %w", err)
 		}
-		return audit.Append(ctx, tx, accountID, w.CreatedAt, by.Actor, audit.ActionWalletCreated, Target(w.ID),
-			map[string]any{"wallet_id": w.ID, "label": label, "pubkey": w.Pubkey, "policy": w.Policy().Doc()})
+		return audit.Append(ctx, tx, audit.Entry{
+			AccountID: accountID,
+			At:        w.CreatedAt,
+			Actor:     audit.Actor(by.Actor),
+			Action:    audit.ActionWalletCreated,
+			Target:    Target(w.ID),
+			Details:   map[string]any{"wallet_id": w.ID, "label": label, "pubkey": w.Pubkey, "policy": w.Policy().Doc()},
+		})
 	})
 	if err != nil {
 		return Wallet{}, err
