@@ -11,6 +11,10 @@ GO ?= go
 # waiting (for the chain's slots, a sweep, a browser), not computing, and
 # the default (one per core) left the long browser test holding one of two.
 TEST_FLAGS ?= -race -count=1 -p 2 -parallel 4 -timeout 30m
+# The Go test that drives the dashboard in Chromium: it needs the built
+# dashboard (make dashboard) and Chromium (make browser-deps), so make
+# test-go skips it (go test -skip) and make test runs it.
+BROWSER_TEST := ^TestDashboardInBrowser$$
 # make bench BENCH=Send runs only the benchmarks matching Send
 BENCH ?= .
 BENCH_FLAGS ?= -run '^$$' -bench '$(BENCH)' -benchmem -p 1
@@ -106,6 +110,12 @@ test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the da
 	fi
 	@echo "cd web/dashboard && npx vitest run"
 	@cd web/dashboard && npx vitest run
+
+.PHONY: test-go
+test-go: deps sdk ## run only the Go tests (race detector), without the dashboard's build and browser test or the npm test suites: the fast loop
+	@$(WITH_TEST_SERVICES) \
+	echo "go test $(TEST_FLAGS) -skip '$(BROWSER_TEST)' ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
+	$(GO) test $(TEST_FLAGS) -skip '$(BROWSER_TEST)' ./...
 
 .PHONY: build
 build: dashboard ## build bin/api (with the dashboard), bin/worker and bin/scheduler
