@@ -21,8 +21,8 @@ CREATE TABLE send_requests (
 
 --bun:split
 
--- A payment parked for a human (its lifecycle: DESIGN §3). It reserves
--- nothing against the daily limit until approved.
+-- A payment parked for a human (its lifecycle: docs/decisions/approvals.md).
+-- It reserves nothing against the daily limit until approved.
 CREATE TABLE approvals (
     id            uuid PRIMARY KEY,
     account_id    uuid NOT NULL REFERENCES accounts (id),

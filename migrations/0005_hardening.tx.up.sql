@@ -7,12 +7,12 @@ ALTER TABLE api_keys
 
 --bun:split
 
--- Idempotency-Key of a send (DESIGN §2.5). One live request per (account,
--- key): an abandoned request, or one whose node could not be reached before
--- anything was signed, released its key (it is safe to retry with it).
--- A key past its retention (24 hours; for a send parked for approval, 24
--- hours after the approval is decided) is cleared by the next request that
--- reuses it.
+-- Idempotency-Key of a send (docs/decisions/money-path.md, "Idempotency-Key").
+-- One live request per (account, key): an abandoned request, or one whose node
+-- could not be reached before anything was signed, released its key (it is
+-- safe to retry with it). A key past its retention (24 hours; for a send
+-- parked for approval, 24 hours after the approval is decided) is cleared by
+-- the next request that reuses it.
 ALTER TABLE send_requests
     ADD COLUMN idempotency_key text CHECK (char_length(idempotency_key) BETWEEN 1 AND 255);
 

@@ -1,4 +1,4 @@
--- x402 payments (issue 23). A pay request rides the send path: its
+-- x402 payments. A pay request rides the send path: its
 -- send_requests row carries the x402 part (the seller's challenge as sent,
 -- the chosen entry, the caller's cap and the resource), so idempotency,
 -- the wallet lock, the policy, approvals and the wait are the send's.

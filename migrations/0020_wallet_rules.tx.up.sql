@@ -1,4 +1,4 @@
--- The optional rules of a wallet's policy (issue 25). NULL: the rule does
+-- The optional rules of a wallet's policy. NULL: the rule does
 -- not apply, so existing wallets keep their behaviour.
 ALTER TABLE wallets
     ADD COLUMN weekly_limit_micros bigint CHECK (weekly_limit_micros >= 0),

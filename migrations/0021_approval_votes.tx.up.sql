@@ -1,4 +1,4 @@
--- m-of-n approvals (issue 25): how many distinct people must approve a
+-- m-of-n approvals: how many distinct people must approve a
 -- wallet's parked payments. 1 (the default) is today's behaviour.
 ALTER TABLE wallets
     ADD COLUMN approvals_required integer NOT NULL DEFAULT 1 CHECK (approvals_required BETWEEN 1 AND 1000);

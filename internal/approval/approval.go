@@ -1,5 +1,6 @@
-// Package approval is the approval state machine (DESIGN §3): payments a
-// policy allowed but parked for a human, and their transitions
+// Package approval is the approval state machine
+// (docs/decisions/approvals.md): payments a policy allowed but parked for a
+// human, and their transitions
 //
 //	pending → signing → sent | rejected
 //	pending → rejected | expired
@@ -28,7 +29,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
-// Statuses (spec section 3).
+// Statuses, moved only by the transitions above.
 const (
 	Pending  = "pending"
 	Signing  = "signing"

@@ -18,7 +18,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/payment"
 )
 
-// Approval is a payment parked for a human (DESIGN §3).
+// Approval is a payment parked for a human (docs/decisions/approvals.md).
 type Approval struct {
 	ID           string     `json:"id" doc:"Approval id." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
 	WalletID     string     `json:"wallet_id" format:"uuid" doc:"The paying wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`

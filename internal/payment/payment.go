@@ -1,7 +1,8 @@
-// Package payment is the send path (DESIGN §2): send requests, the decision
-// transaction, signing, broadcast and confirmation. The API records a
-// request and waits; a worker decides it in one database transaction with
-// the wallet row locked, so the daily limit holds under any concurrency.
+// Package payment is the send path (docs/decisions/money-path.md): send
+// requests, the decision transaction, signing, broadcast and confirmation. The
+// API records a request and waits; a worker decides it in one database
+// transaction with the wallet row locked, so the daily limit holds under any
+// concurrency.
 package payment
 
 import (
@@ -121,7 +122,8 @@ type Outcome struct {
 	X402 *X402Signed `json:"x402,omitempty"`
 }
 
-// Transaction statuses (spec section 3).
+// Transaction statuses: pending until it lands (confirmed), or until it
+// is rejected on chain, refused or expires unseen (failed).
 const (
 	TxPending   = "pending"
 	TxConfirmed = "confirmed"

@@ -104,14 +104,13 @@ func IdempotencyScope(lineage uuid.UUID, user string) string {
 }
 
 // SubmitOnce is Submit for a request carrying an Idempotency-Key and its
-// IdempotencyScope (DESIGN §2.5). The first request with the key in its
-// scope is recorded (prior nil). A later
-// one with the same body gets the first one's final outcome as prior and
-// records nothing; with another body ErrKeyReused; while the first is
-// undecided, or decided and still within its wait for the broadcast
-// (deadline + grace), ErrInFlight. A request that was abandoned, whose
-// node could not be reached before signing, or past IdempotencyRetention
-// no longer holds its key.
+// IdempotencyScope (docs/decisions/money-path.md, "Idempotency-Key"). The
+// first request with the key in its scope is recorded (prior nil). A later one
+// with the same body gets the first one's final outcome as prior and records
+// nothing; with another body ErrKeyReused; while the first is undecided, or
+// decided and still within its wait for the broadcast (deadline + grace),
+// ErrInFlight. A request that was abandoned, whose node could not be reached
+// before signing, or past IdempotencyRetention no longer holds its key.
 func SubmitOnce(ctx context.Context, db bun.IDB, r *Request, wait, grace time.Duration) (prior *Outcome, err error) {
 	for range 4 {
 		inserted, err := insert(ctx, db, r, wait)

@@ -1,5 +1,6 @@
-// Package ratelimit counts requests per API key in fixed one-minute
-// windows in Redis (DESIGN §6): one atomic round trip per request.
+// Package ratelimit counts requests per API key in fixed one-minute windows in
+// Redis (docs/decisions/security.md, "Rate limits"): one atomic round trip per
+// request.
 package ratelimit
 
 import (
@@ -15,7 +16,7 @@ import (
 // Bucket is a class of requests with its own limit.
 type Bucket string
 
-// The buckets (spec §8).
+// The buckets (docs/decisions/security.md, "Rate limits").
 const (
 	Read  Bucket = "read"  // GET
 	Write Bucket = "write" // other methods

@@ -83,7 +83,8 @@ func insertDelivery(ctx context.Context, db bun.IDB, d *Delivery) error {
 	return nil
 }
 
-// MaxAttempts is how many POSTs a delivery gets (spec §6).
+// MaxAttempts is how many POSTs a delivery gets (docs/decisions/webhooks.md,
+// "Attempts").
 const MaxAttempts = 6
 
 // retryDelays are the waits before the 2nd … 6th attempts.

@@ -13,7 +13,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Event kinds (spec section 6).
+// Event kinds (docs/decisions/webhooks.md).
 const (
 	KindTxSent          = "tx.sent"
 	KindTxBlocked       = "tx.blocked"
