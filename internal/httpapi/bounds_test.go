@@ -20,8 +20,8 @@ import (
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
-// pageBudget is the documented bound of one page's body (docs/decisions.md,
-// "Bounded lists and caps"): 1 MiB.
+// pageBudget is the documented bound of one page's body
+// (docs/decisions/operations.md, "Bounded lists and caps"): 1 MiB.
 const pageBudget = 1 << 20
 
 // insertWallets writes n wallets of the env's account straight into the

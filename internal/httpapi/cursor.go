@@ -69,7 +69,8 @@ var errBadCursor = &Error{status: http.StatusBadRequest, Message: "cursor: not a
 // early, with a next_cursor, before the item that would take it past.
 // One item alone may pass it (a page always holds one, or the list could
 // not go on); the largest single items are audit entries of a policy
-// change between two full address books (see docs/decisions.md).
+// change between two full address books (see docs/decisions/operations.md,
+// "Bounded lists and caps").
 const MaxPageBytes = 1 << 20
 
 // pageItemBytes is what a page's items may take of MaxPageBytes: the rest

@@ -122,7 +122,7 @@ func (s *server) startStreams() func() {
 }
 
 // events serves GET /api/dashboard/v1/events: the session's account's
-// events as they commit (see docs/decisions.md, "Live events").
+// events as they commit (see docs/decisions/webhooks.md, "Live events").
 //
 // A request with a body (declared by Content-Length or Transfer-Encoding)
 // is 400 and its connection closed: the stream clears the read deadline,

@@ -695,7 +695,7 @@ func TestEvents_FailedDeliveryIsStreamed(t *testing.T) {
 // TestEvents_CommitToPageLatency measures commit-to-page latency over the real
 // server: an event committed to the outbox reaches an open stream through
 // the PostgreSQL notification. It asserts receipt only; the numbers are
-// logged (docs/decisions.md quotes them).
+// logged (docs/decisions/webhooks.md, "Transport", quotes them).
 func TestEvents_CommitToPageLatency(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -266,7 +266,8 @@ func wrongValue(t testing.TB, s *huma.Schema) any {
 
 // wrongParam is a value a query parameter refuses and the status it
 // answers, when it has a type to get wrong. A cursor the API did not make
-// is 400 (docs/decisions.md), every other bad parameter 422.
+// is 400 (docs/decisions/operations.md, "Cursors"), every other bad
+// parameter 422.
 func wrongParam(p *huma.Param) (string, int, bool) {
 	switch {
 	case p.In != "query":

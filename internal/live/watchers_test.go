@@ -304,7 +304,8 @@ func TestHub_WatcherRowLivesWithTheSubscriptions(t *testing.T) {
 // once (each op is one transaction that writes one event): with the
 // stream triggers off, with them on and nobody watching the account, and
 // with a watcher (every commit notifies, as every one did before
-// migration 0022). docs/decisions.md quotes the ratios.
+// migration 0022). docs/decisions/webhooks.md ("Only watched accounts
+// notify") quotes the ratios.
 //
 //	go test -run '^$' -bench BenchmarkEventCommitsWatchers -benchtime 3000x -v ./internal/live
 func BenchmarkEventCommitsWatchers(b *testing.B) {

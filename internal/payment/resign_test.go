@@ -552,7 +552,8 @@ func TestResign_NeverOnANodeWithoutHistory(t *testing.T) {
 // Freezing a wallet while the sweep is re-signing one of its payments
 // (after the re-sign read the wallet, before it records the new attempt)
 // stops the new signature: "freezing stops every new signature of the
-// wallet" (decisions.md). The freeze is made while the re-sign's
+// wallet" (docs/decisions/money-path.md, "Market above the cap, frozen
+// wallet"). The freeze is made while the re-sign's
 // getLatestBlockhash is in flight (a slow node).
 func TestResign_StopsAtAFreezeCommittedMeanwhile(t *testing.T) {
 	t.Parallel()
