@@ -26,7 +26,7 @@ type AuditEntry struct {
 	Target   string          `json:"target" doc:"What it acted on: wallet:<id>, approval:ap_…, key:key_…, user:<address>, or webhook_endpoint:<id>." example:"wallet:5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
 	Details  json.RawMessage `json:"details" doc:"The action's details, exactly the bytes that were hashed. A system rejection of an approval has reason policy_violation_at_approval; edits carry before and after." example:"{\"before\":{\"max_tx_usdc\":25},\"after\":{\"max_tx_usdc\":50}}"`
 	PrevHash string          `json:"prev_hash" doc:"The previous entry's hash (64 zeros for the first), hex." example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
-	Hash     string          `json:"hash" doc:"SHA-256 over prev_hash and this entry's fields, hex; see docs/decisions.md for the exact bytes." example:"60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"`
+	Hash     string          `json:"hash" doc:"SHA-256 over prev_hash and this entry's fields, hex; see docs/decisions/security.md for the exact bytes." example:"60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"`
 }
 
 type auditInput struct {

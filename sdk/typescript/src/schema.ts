@@ -1177,7 +1177,7 @@ export interface components {
              */
             details: unknown;
             /**
-             * @description SHA-256 over prev_hash and this entry's fields, hex; see docs/decisions.md for the exact bytes.
+             * @description SHA-256 over prev_hash and this entry's fields, hex; see docs/decisions/security.md for the exact bytes.
              * @example 60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752
              */
             hash: string;
