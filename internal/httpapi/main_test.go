@@ -69,6 +69,10 @@ type envOpts struct {
 	ops      httpapi.OpsConfig
 	sendWait time.Duration
 	limits   *ratelimit.Limits // nil: high enough never to matter
+	// oneWindow holds the rate limiter's clock inside the current minute,
+	// for a test whose counts take long enough on a slow machine to
+	// straddle two windows (and does not read the reset header).
+	oneWindow bool
 	// proxied puts the API's Postgres and Redis behind proxies the test
 	// can cut (env.pgProxy, env.redisProxy); the test's own e.db and e.rdb
 	// (and the worker's) stay direct.
@@ -198,7 +202,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		DB:     apiDB, Redis: apiRedis, Sealer: sealer, Log: o.log,
 		Balances: balances,
 		Ops:      o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
-		SlackSigningSecret: slackSecret, SlackResponseURLPrefix: "http://127.0.0.1:", RateLimits: o.limits,
+		SlackSigningSecret: slackSecret, SlackResponseURLPrefix: "http://127.0.0.1:", RateLimits: o.limits, RateLimitClock: limitClock(o.oneWindow),
 		MaxWallets: o.maxWallets, MaxWebhookEndpoints: o.maxEndpoints, DashboardOrigin: origin,
 		EventStreams: o.streams, Draining: draining,
 		PolicyClock: o.clock,
@@ -440,4 +444,14 @@ func (e *env) session(role auth.Role) (http.Header, string) {
 		e.t.Fatal(err)
 	}
 	return http.Header{"Cookie": {"aw_session=" + s.Token}, "X-Csrf-Token": {s.CSRFToken}, "Origin": {dashboardOrigin}}, address
+}
+
+// limitClock is the rate limiter's clock of an env: time.Now, or with
+// oneWindow an instant in the middle of the current minute that stays.
+func limitClock(oneWindow bool) func() time.Time {
+	if !oneWindow {
+		return nil
+	}
+	held := time.Now().Truncate(ratelimit.Window).Add(ratelimit.Window / 2)
+	return func() time.Time { return held }
 }

@@ -50,8 +50,7 @@ func TestMCPCountsEveryRequestAgainstTheKey(t *testing.T) {
 	t.Parallel()
 	t.Run("handshake and listing", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, envOpts{limits: &ratelimit.Limits{Read: 3, Write: 1000, Send: 1000, Anonymous: 1000}})
-		awayFromMinuteEnd()
+		e := newEnv(t, envOpts{limits: &ratelimit.Limits{Read: 3, Write: 1000, Send: 1000, Anonymous: 1000}, oneWindow: true})
 		for i, method := range []string{"initialize", "tools/list", "ping", "ping"} {
 			msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, i+1, method)
 			status, body, h := mcpPost(t, e, msg)
@@ -69,8 +68,7 @@ func TestMCPCountsEveryRequestAgainstTheKey(t *testing.T) {
 	})
 	t.Run("tool calls counted once", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, envOpts{limits: &ratelimit.Limits{Read: 2, Write: 1000, Send: 1000, Anonymous: 1000}})
-		awayFromMinuteEnd()
+		e := newEnv(t, envOpts{limits: &ratelimit.Limits{Read: 2, Write: 1000, Send: 1000, Anonymous: 1000}, oneWindow: true})
 		call := func(i int) (int, map[string]any) {
 			msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"list_recent_transactions","arguments":{"limit":5}}}`, i)
 			status, body, _ := mcpPost(t, e, msg)
@@ -128,12 +126,11 @@ func sendLimits(t *testing.T) *ratelimit.Limits {
 // rate limited.
 func TestMCP_X402FetchCountsBeforeFetching(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOpts{limits: sendLimits(t)})
+	e := newEnv(t, envOpts{limits: sendLimits(t), oneWindow: true})
 	wallet, _ := e.agent(nil, 0)
 	_, key := e.agentKey()
 	target, hits := fetchTarget(t)
 	cs := connectMCP(t, e, key)
-	awayFromMinuteEnd()
 	refused := 0
 	for i := range 40 {
 		res, out := call(t, cs, mcpserver.ToolX402Fetch, map[string]any{"wallet_id": wallet, "url": target})
@@ -154,14 +151,13 @@ func TestMCP_X402FetchCountsBeforeFetching(t *testing.T) {
 // batch) fetches the target as many times as the send bucket allows.
 func TestMCP_X402FetchBatchCountsEachCall(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOpts{limits: sendLimits(t)})
+	e := newEnv(t, envOpts{limits: sendLimits(t), oneWindow: true})
 	wallet, _ := e.agent(nil, 0)
 	target, hits := fetchTarget(t)
 	var batch []string
 	for i := range 40 {
 		batch = append(batch, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"x402_fetch","arguments":{"wallet_id":%q,"url":%q}}}`, i+1, wallet, target))
 	}
-	awayFromMinuteEnd()
 	status, body, _ := mcpPost(t, e, "["+strings.Join(batch, ",")+"]")
 	var answers []struct {
 		Result struct {

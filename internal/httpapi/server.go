@@ -68,6 +68,9 @@ type Deps struct {
 	// RateLimits per key and minute; nil disables limiting (the api binary
 	// always sets them).
 	RateLimits *ratelimit.Limits
+	// RateLimitClock is the rate limiter's clock (nil: time.Now); a test
+	// that counts many requests holds it inside one window.
+	RateLimitClock func() time.Time
 	// DashboardOrigin is where the dashboard is served (scheme://host:port):
 	// the Sign-In With Solana domain and URI, and the only Origin whose
 	// cookie-authenticated unsafe requests are served.
@@ -191,7 +194,7 @@ func newServer(d Deps) *server {
 	s.payments = &payment.Gateway{DB: d.DB, Handoff: handoff.Redis{Client: d.Redis}, Outcomes: s.waiter,
 		Wait: s.sendWait, Grace: sendGrace, Log: s.log}
 	if d.RateLimits != nil && d.Redis != nil {
-		s.limiter = &ratelimit.Limiter{Redis: d.Redis, Limits: *d.RateLimits}
+		s.limiter = &ratelimit.Limiter{Redis: d.Redis, Limits: *d.RateLimits, Now: d.RateLimitClock}
 	}
 	return s
 }
