@@ -323,21 +323,7 @@ func TestSettled_ReadsOneNode(t *testing.T) {
 		Rewrite: func(method string, r json.RawMessage) json.RawMessage {
 			return heightAhead(method, r, 1000)
 		}})
-	ps[1].Set(t, localnettest.ProxyFaults{Delay: 20 * time.Millisecond, Rewrite: func(method string, r json.RawMessage) json.RawMessage {
-		if method != "getSignatureStatuses" {
-			return r
-		}
-		var res struct {
-			Context json.RawMessage `json:"context"`
-			Value   []any           `json:"value"`
-		}
-		json.Unmarshal(r, &res)
-		for i := range res.Value {
-			res.Value[i] = nil
-		}
-		out, _ := json.Marshal(res)
-		return out
-	}})
+	ps[1].Set(t, localnettest.ProxyFaults{Delay: 20 * time.Millisecond, Rewrite: nullStatuses})
 	raw, sig := signed(t, ln, true)
 	direct := solana.NewClient(ln.URL, solana.Devnet, 0)
 	if _, err := direct.Broadcast(context.Background(), raw); err != nil {
