@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -172,20 +173,28 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *SendBody
 	if err != nil {
 		return payment.Request{}, err
 	}
+	r := requestBy(pr, walletID)
+	r.To, r.Amount, r.Memo = in.To, amount, memo
+	return r, nil
+}
+
+// requestBy is a payment request of pr's from a wallet: the key, its
+// lineage and the requesters it speaks for, or the person (a person's
+// payment has them as requester: audited under their name, and they may
+// not approve it).
+func requestBy(pr auth.Principal, walletID uuid.UUID) payment.Request {
 	r := payment.Request{
 		ID: uuid.New(), AccountID: pr.AccountID, WalletID: walletID,
 		KeyID:      uuid.NullUUID{UUID: pr.KeyID, Valid: pr.KeyID != uuid.Nil},
 		KeyLineage: uuid.NullUUID{UUID: pr.Lineage, Valid: pr.Lineage != uuid.Nil},
 		Requesters: pr.Requesters(),
-		Network:    pr.Network, To: in.To, Amount: amount, Memo: memo,
+		Network:    pr.Network,
 	}
 	if pr.User != "" {
-		// A person's send has them as requester: audited under their
-		// name, and they may not approve it.
 		u := pr.User
 		r.UserAddress = &u
 	}
-	return r, nil
+	return r
 }
 
 func (s *server) previewSend(ctx context.Context, in *previewInput) (*previewOutput, error) {
@@ -261,12 +270,9 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.idempotent(ctx, &r, in.IdempotencyKey); err != nil {
-		return nil, err
-	}
-	paid, err := s.payments.Pay(ctx, &r)
+	paid, err := s.pay(ctx, &r, in.IdempotencyKey, "nothing was sent")
 	if err != nil {
-		return nil, s.payFailed(ctx, err, "nothing was sent")
+		return nil, err
 	}
 	if paid.Replayed {
 		// The first answer again, byte for byte: the same outcome
@@ -285,6 +291,20 @@ func (s *server) send(ctx context.Context, in *sendInput) (*sendOutput, error) {
 	}
 	s.log.InfoContext(ctx, "send decided", "send_request_id", r.ID, "wallet_id", r.WalletID, "status", paid.Outcome.Status, "signature", paid.Outcome.Signature)
 	return sendAnswer(paid.Outcome)
+}
+
+// pay hands a parsed payment to the Gateway under the caller's
+// Idempotency-Key (when given), mapping its refusals; nothing says what
+// was not done when the queue was unavailable.
+func (s *server) pay(ctx context.Context, r *payment.Request, key, nothing string) (*payment.Paid, error) {
+	if err := s.idempotent(ctx, r, key); err != nil {
+		return nil, err
+	}
+	paid, err := s.payments.Pay(ctx, r)
+	if err != nil {
+		return nil, s.payFailed(ctx, err, nothing)
+	}
+	return paid, nil
 }
 
 // idempotent checks an Idempotency-Key header (when given) and scopes it

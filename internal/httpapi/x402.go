@@ -230,21 +230,12 @@ func (s *server) parseX402(ctx context.Context, walletParam string, in *X402PayB
 	case !utf8.ValidString(resource) || strings.ContainsFunc(resource, policy.Deceptive):
 		return payment.Request{}, fieldError("resource", "must not contain control characters or invisible formatting characters")
 	}
-	r := payment.Request{
-		ID: uuid.New(), AccountID: pri.AccountID, WalletID: w.ID,
-		KeyID:      uuid.NullUUID{UUID: pri.KeyID, Valid: pri.KeyID != uuid.Nil},
-		KeyLineage: uuid.NullUUID{UUID: pri.Lineage, Valid: pri.Lineage != uuid.Nil},
-		Requesters: pri.Requesters(),
-		Network:    pri.Network, To: c.PayTo.String(), Amount: c.Amount,
-		X402: &payment.X402Request{
-			Challenge: raw, Index: c.Index, Max: maxMicros, Resource: resource,
-			Description: shown(c.Resource.Description, maxDescription), Version: c.Version,
-			NetworkID: c.Requirement.Network, ApprovalID: grant,
-		},
-	}
-	if pri.User != "" {
-		u := pri.User
-		r.UserAddress = &u
+	r := requestBy(pri, w.ID)
+	r.To, r.Amount = c.PayTo.String(), c.Amount
+	r.X402 = &payment.X402Request{
+		Challenge: raw, Index: c.Index, Max: maxMicros, Resource: resource,
+		Description: shown(c.Resource.Description, maxDescription), Version: c.Version,
+		NetworkID: c.Requirement.Network, ApprovalID: grant,
 	}
 	return r, nil
 }
@@ -254,12 +245,9 @@ func (s *server) payX402(ctx context.Context, in *x402PayInput) (*x402PayOutput,
 	if err != nil {
 		return nil, err
 	}
-	if err := s.idempotent(ctx, &r, in.IdempotencyKey); err != nil {
-		return nil, err
-	}
-	paid, err := s.payments.Pay(ctx, &r)
+	paid, err := s.pay(ctx, &r, in.IdempotencyKey, "nothing was signed")
 	if err != nil {
-		return nil, s.payFailed(ctx, err, "nothing was signed")
+		return nil, err
 	}
 	if paid.Replayed {
 		s.log.InfoContext(ctx, "x402 pay replayed", "wallet_id", r.WalletID, "status", paid.Outcome.Status)

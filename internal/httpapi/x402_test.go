@@ -26,18 +26,8 @@ const x402Path = "/api/public/v1/agents/%s/x402/pay"
 // usdcMicros and no SOL: x402 payments need none.
 func (e *env) x402Agent(p map[string]any, usdcMicros uint64) (id, pubkey string) {
 	e.t.Helper()
-	body := map[string]any{"label": "buyer"}
-	if p != nil {
-		body["policy"] = p
-	}
-	status, a := e.do("POST", "/api/public/v1/agents", e.key, body)
-	if status != http.StatusCreated {
-		e.t.Fatalf("create agent: %d %v", status, a)
-	}
-	id, pubkey = a["id"].(string), a["pubkey"].(string)
-	if usdcMicros > 0 {
-		e.ln.SetTokenBalance(e.t, pubkey, solana.DevnetUSDCMint.String(), usdcMicros)
-	}
+	id, pubkey = e.agent(p, usdcMicros)
+	e.ln.SetLamports(e.t, pubkey, 0)
 	return id, pubkey
 }
 
