@@ -139,18 +139,18 @@ function Report({ data }: { data: Analytics }) {
                   const limit = data.wallets.find((w) => w.id === s.wallet_id)?.daily_limit_usdc;
                   return (
                     <tr key={s.day + s.wallet_id} data-wallet={s.wallet_id} className={SPEND_PHONE_ROW}>
-                      <td className="max-sm:[grid-area:day] max-sm:text-muted">{s.day}</td>
-                      <td className="max-sm:[grid-area:wallet] max-sm:font-medium">
+                      <td className="max-sm:text-muted max-sm:[grid-area:day]">{s.day}</td>
+                      <td className="max-sm:font-medium max-sm:[grid-area:wallet]">
                         <span className="swatch" style={{ background: colour.get(s.wallet_id) }} /> {label.get(s.wallet_id)}
                       </td>
-                      <td className="num max-sm:[grid-area:usdc] max-sm:font-semibold max-sm:after:content-['_USDC']">{amount(s.amount_usdc)}</td>
+                      <td className="num max-sm:font-semibold max-sm:[grid-area:usdc] max-sm:after:content-['_USDC']">{amount(s.amount_usdc)}</td>
                       <td className="num max-sm:[grid-area:txs]" data-label="Transactions">
                         {count(s.transactions)}
                       </td>
-                      <td className="num max-sm:[grid-area:x402] max-sm:text-left" data-testid="x402" data-label="x402">
+                      <td className="num max-sm:text-left max-sm:[grid-area:x402]" data-testid="x402" data-label="x402">
                         {s.x402_payments > 0 ? `${count(s.x402_payments)} · ${usdc(s.x402_amount_usdc)}` : '—'}
                       </td>
-                      <td className="num max-sm:[grid-area:fees] max-sm:text-left max-sm:after:content-['_SOL']" data-label="Fees">
+                      <td className="num max-sm:text-left max-sm:[grid-area:fees] max-sm:after:content-['_SOL']" data-label="Fees">
                         {solAmount(s.fee_lamports / 1e9)}
                       </td>
                       <td className="num max-sm:[grid-area:limit]" data-label="Daily limit">

@@ -299,7 +299,7 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
             <p className="notice">No endpoint was subscribed to approval.pending.</p>
           )}
           {ctx.webhook.event !== null && (
-            <pre data-testid="payload" className="mt-2 max-h-96 whitespace-pre-wrap wrap-anywhere" tabIndex={0}>
+            <pre data-testid="payload" className="mt-2 max-h-96 wrap-anywhere whitespace-pre-wrap" tabIndex={0}>
               {JSON.stringify(ctx.webhook.event, null, 2)}
             </pre>
           )}

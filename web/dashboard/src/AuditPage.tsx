@@ -153,14 +153,14 @@ export function AuditPage() {
           <tbody>
             {entries.map((e) => (
               <tr key={e.id} data-seq={e.seq} className={`${PHONE_ROW} ${chain?.first_break?.seq === e.seq ? 'bg-bad-soft' : ''}`}>
-                <td className="num max-sm:[grid-area:seq] max-sm:text-muted max-sm:before:content-['#']">{e.seq}</td>
-                <td className="max-sm:[grid-area:when] max-sm:text-right max-sm:text-muted">
+                <td className="num max-sm:text-muted max-sm:[grid-area:seq] max-sm:before:content-['#']">{e.seq}</td>
+                <td className="max-sm:text-right max-sm:text-muted max-sm:[grid-area:when]">
                   <Time iso={e.at} />
                 </td>
                 <td className="max-sm:[grid-area:actor]" title={e.actor}>
                   {actor(e.actor)}
                 </td>
-                <td className="max-sm:[grid-area:action] max-sm:font-semibold">{e.action}</td>
+                <td className="max-sm:font-semibold max-sm:[grid-area:action]">{e.action}</td>
                 <td className="max-sm:[grid-area:target]">
                   <code>
                     <Middle text={e.target} />
@@ -171,7 +171,7 @@ export function AuditPage() {
                     {open === e.id ? 'Hide' : 'Show'}
                   </button>
                   {open === e.id && (
-                    <pre className="mt-1 mb-0 max-w-[40ch] whitespace-pre-wrap wrap-anywhere max-sm:max-w-none">
+                    <pre className="mt-1 mb-0 max-w-[40ch] wrap-anywhere whitespace-pre-wrap max-sm:max-w-none">
                       {JSON.stringify(e.details, null, 2)}
                     </pre>
                   )}

@@ -162,7 +162,7 @@ export function KeysPage({ session }: { session: Session }) {
                   {k.label ? <span className="max-sm:font-semibold">{k.label}</span> : <span className="notice">no label</span>}{' '}
                   <code>{k.prefix}…</code>
                 </td>
-                <td className="max-sm:[grid-area:role] max-sm:text-muted">{k.role}</td>
+                <td className="max-sm:text-muted max-sm:[grid-area:role]">{k.role}</td>
                 <td className="max-sm:[grid-area:wallets]" data-label="Wallets">
                   {k.wallet_ids ? k.wallet_ids.map((id) => name.get(id) ?? id.slice(0, 8)).join(', ') : 'all'}
                 </td>
@@ -172,11 +172,11 @@ export function KeysPage({ session }: { session: Session }) {
                 <td className="max-sm:[grid-area:used]" data-label="Last used">
                   {k.last_used_at ? <Time iso={k.last_used_at} /> : <span className="notice">never</span>}
                 </td>
-                <td className="max-sm:[grid-area:state] max-sm:self-center">
+                <td className="max-sm:self-center max-sm:[grid-area:state]">
                   <Status status={k.revoked_at ? (k.replaced_by ? 'rotated' : 'revoked') : 'active'} />
                 </td>
                 {owner && (
-                  <td className="max-sm:[grid-area:act] max-sm:text-right">
+                  <td className="max-sm:text-right max-sm:[grid-area:act]">
                     {!k.revoked_at && (
                       <span className="buttons max-sm:justify-end sm:flex-nowrap">
                         <button type="button" className="btn btn-sm" onClick={() => setConfirm({ id: k.id, what: 'rotate' })}>

@@ -280,7 +280,7 @@ function TxRow({ t, wallet }: { t: Transaction; wallet: string }) {
           {short(t.counterparty)}
         </code>
       </span>
-      {t.memo && <span className="memo min-w-0 text-muted wrap-anywhere max-sm:[grid-area:memo]">“{t.memo}”</span>}
+      {t.memo && <span className="memo min-w-0 wrap-anywhere text-muted max-sm:[grid-area:memo]">“{t.memo}”</span>}
       <Time iso={t.created_at} className="basis-full text-sm text-muted max-sm:[grid-area:when] sm:ml-auto sm:basis-auto" />
     </li>
   );
@@ -467,7 +467,7 @@ function WalletCard({ agent: a, read, spent, sponsored }: { agent: Agent; read: 
       <code title={a.pubkey} className="text-muted">
         {short(a.pubkey)}
       </code>
-      <dl className="my-1 grid grid-cols-2 gap-2 tabular-nums wrap-anywhere">
+      <dl className="my-1 grid grid-cols-2 gap-2 wrap-anywhere tabular-nums">
         <div>
           <dt className="text-xs font-semibold text-muted">USDC</dt>
           <dd data-field="usdc">{value(b?.usdc, usdc)}</dd>

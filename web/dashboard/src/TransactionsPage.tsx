@@ -135,12 +135,12 @@ export function TransactionsPage({ session }: { session: Session }) {
           <tbody>
             {txs.map((t) => (
               <tr key={t.id} data-signature={t.signature} className={PHONE_ROW}>
-                <td className="max-sm:[grid-area:when] max-sm:self-center max-sm:text-muted">
+                <td className="max-sm:self-center max-sm:text-muted max-sm:[grid-area:when]">
                   <Time iso={t.created_at} />
                 </td>
-                <td className="max-sm:[grid-area:wallet] max-sm:text-left max-sm:font-semibold">{name.get(t.wallet_id) ?? short(t.wallet_id)}</td>
-                <td className="num font-semibold max-sm:[grid-area:amount] max-sm:text-base">{usdc(t.amount)}</td>
-                <td className="num max-sm:[grid-area:fee] max-sm:text-left max-sm:text-muted" data-label="Network fee">
+                <td className="max-sm:text-left max-sm:font-semibold max-sm:[grid-area:wallet]">{name.get(t.wallet_id) ?? short(t.wallet_id)}</td>
+                <td className="num font-semibold max-sm:text-base max-sm:[grid-area:amount]">{usdc(t.amount)}</td>
+                <td className="num max-sm:text-left max-sm:text-muted max-sm:[grid-area:fee]" data-label="Network fee">
                   {t.fee_lamports == null ? '—' : sol(t.fee_lamports)}
                 </td>
                 <td className="max-sm:[grid-area:to]">
@@ -160,7 +160,7 @@ export function TransactionsPage({ session }: { session: Session }) {
                 <td className="max-sm:[grid-area:memo] max-sm:empty:hidden">
                   {t.memo ? <span className="max-sm:before:content-['“'] max-sm:after:content-['”']">{t.memo}</span> : ''}
                 </td>
-                <td className="max-sm:[grid-area:status] max-sm:text-right">
+                <td className="max-sm:text-right max-sm:[grid-area:status]">
                   <TxStatus status={t.status} />
                   {t.attempts > 1 && (
                     <small title={`Signed again after expiry; earlier signatures: ${t.previous_signatures.join(', ')}`}>
@@ -169,7 +169,7 @@ export function TransactionsPage({ session }: { session: Session }) {
                     </small>
                   )}
                 </td>
-                <td className="max-sm:[grid-area:links] max-sm:text-right">
+                <td className="max-sm:text-right max-sm:[grid-area:links]">
                   <TxLinks t={t} network={session.network} />
                 </td>
               </tr>

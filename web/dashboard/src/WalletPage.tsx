@@ -376,20 +376,20 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
             <tbody>
               {activity.txs.map((t) => (
                 <tr key={t.id} data-signature={t.signature} className="max-sm:[grid-template-areas:'to_amount'_'when_status'_'links_links']">
-                  <td className="max-sm:[grid-area:when] max-sm:text-muted">
+                  <td className="max-sm:text-muted max-sm:[grid-area:when]">
                     <Time iso={t.created_at} />
                   </td>
-                  <td className="num max-sm:[grid-area:amount] max-sm:font-semibold">{usdc(t.amount)}</td>
-                  <td className="max-sm:[grid-area:to] max-sm:text-left">
+                  <td className="num max-sm:font-semibold max-sm:[grid-area:amount]">{usdc(t.amount)}</td>
+                  <td className="max-sm:text-left max-sm:[grid-area:to]">
                     <span className="sm:hidden">to </span>
                     <code title={t.counterparty} className="whitespace-nowrap">
                       {short(t.counterparty)}
                     </code>
                   </td>
-                  <td className="max-sm:[grid-area:status] max-sm:text-right">
+                  <td className="max-sm:text-right max-sm:[grid-area:status]">
                     <TxStatus status={t.status} />
                   </td>
-                  <td className="max-sm:[grid-area:links] max-sm:text-right">
+                  <td className="max-sm:text-right max-sm:[grid-area:links]">
                     <TxLinks t={t} network={session.network} />
                   </td>
                 </tr>

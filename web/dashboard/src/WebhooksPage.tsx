@@ -235,7 +235,7 @@ export function WebhooksPage({ session }: { session: Session }) {
           </Empty>
         </div>
       ) : (
-        <table className="table mt-4" aria-label="Endpoints">
+        <table className="mt-4 table" aria-label="Endpoints">
           <thead>
             <tr>
               <th scope="col">URL</th>
@@ -253,16 +253,16 @@ export function WebhooksPage({ session }: { session: Session }) {
                     {e.url}
                   </Link>
                 </td>
-                <td className="max-sm:[grid-area:format] max-sm:self-center max-sm:text-muted" data-label="Format">
+                <td className="max-sm:self-center max-sm:text-muted max-sm:[grid-area:format]" data-label="Format">
                   {e.format}
                 </td>
-                <td className="max-sm:[grid-area:state] max-sm:text-left">
+                <td className="max-sm:text-left max-sm:[grid-area:state]">
                   <Status status={e.enabled ? 'enabled' : 'disabled'} />
                 </td>
                 <td className="max-sm:[grid-area:events]" data-label="Events">
                   {e.events.join(', ')}
                 </td>
-                <td className="max-sm:[grid-area:desc] max-sm:text-muted">{e.description || <span className="notice">—</span>}</td>
+                <td className="max-sm:text-muted max-sm:[grid-area:desc]">{e.description || <span className="notice">—</span>}</td>
               </tr>
             ))}
           </tbody>
@@ -663,9 +663,9 @@ function DeliveryDetail({ id, format }: { id: string; format: Format }) {
                       <Status status={ok ? 'succeeded' : 'failed'} label={String(a.status_code ?? 'no answer')} testId="status-code" />
                       <span>{a.latency_ms} ms</span>
                     </div>
-                    {a.error && <p className="my-1 text-bad wrap-anywhere">{a.error}</p>}
+                    {a.error && <p className="my-1 wrap-anywhere text-bad">{a.error}</p>}
                     {a.response_head && (
-                      <pre className="my-1 max-h-32 overflow-y-auto whitespace-pre-wrap wrap-anywhere" tabIndex={0}>
+                      <pre className="my-1 max-h-32 overflow-y-auto wrap-anywhere whitespace-pre-wrap" tabIndex={0}>
                         {a.response_head}
                       </pre>
                     )}
@@ -676,7 +676,7 @@ function DeliveryDetail({ id, format }: { id: string; format: Format }) {
           )}
           <h3>Payload</h3>
           {format === 'slack' && <p className="notice">The event as a JSON endpoint gets it; this Slack endpoint gets a message made from it.</p>}
-          <pre className="my-1 max-h-96 overflow-y-auto whitespace-pre-wrap wrap-anywhere" data-testid="payload" tabIndex={0}>
+          <pre className="my-1 max-h-96 overflow-y-auto wrap-anywhere whitespace-pre-wrap" data-testid="payload" tabIndex={0}>
             {JSON.stringify(d.payload, null, 2)}
           </pre>
         </>
