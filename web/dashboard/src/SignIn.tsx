@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { Wallet } from '@wallet-standard/base';
-import type { Session } from './api';
+import type { Session } from './services/session';
 import { onWalletsChange, signIn, solanaWallets } from './siws';
 import { errorText } from './format';
 

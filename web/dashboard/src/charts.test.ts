@@ -2,7 +2,7 @@
 // an API report, their colours from the page's CSS custom properties, and
 // the formatters beside them.
 import { afterEach, describe, expect, test } from 'vitest';
-import type { Analytics } from './api';
+import type { Analytics } from './services/analytics';
 import { approvalsChart, blockedChart, colourOf, days, duration, spendChart, themeOf, type Theme } from './charts';
 
 const A = 'a0000000-0000-4000-8000-000000000001';

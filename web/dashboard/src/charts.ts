@@ -19,7 +19,7 @@ import {
   Tooltip,
   type TooltipItem,
 } from 'chart.js';
-import type { Analytics } from './api';
+import type { Analytics } from './services/analytics';
 import { usdc } from './format';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, LineController, LineElement, PointElement, Legend, Tooltip);

@@ -39,20 +39,26 @@ export function short(address: string): string {
   return address.length > 12 ? `${address.slice(0, 4)}…${address.slice(-4)}` : address;
 }
 
-/** ago is how long ago (or until) iso is, in words: "5 minutes ago", "in 2 hours". */
-export function ago(iso: string, now: number = Date.now()): string {
-  return formatDistance(new Date(iso), now, { addSuffix: true });
+/** ago is how long ago (or until) t is, in words: "5 minutes ago", "in 2 hours". */
+export function ago(t: Date | string, now: number = Date.now()): string {
+  return formatDistance(new Date(t), now, { addSuffix: true });
 }
 
 /** when is an exact time in UTC, to the minute (the title of a relative time). */
-export function when(iso: string | null): string {
-  if (!iso) return '—';
-  return new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }) + ' UTC';
+export function when(t: Date | string | null): string {
+  if (!t) return '—';
+  return new Date(t).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }) + ' UTC';
 }
 
-/** countdown says how long until iso, to the minute. */
-export function countdown(iso: string, now: number): string {
-  const ms = new Date(iso).getTime() - now;
+/** stamp is an exact time in UTC to the second (a delivery's attempts often come seconds apart). */
+export function stamp(t: Date | string | null): string {
+  if (!t) return '—';
+  return new Date(t).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }) + ' UTC';
+}
+
+/** countdown says how long until t, to the minute. */
+export function countdown(t: Date | string, now: number): string {
+  const ms = new Date(t).getTime() - now;
   if (ms <= 0) return 'expired';
   const m = Math.floor(ms / 60000);
   const d = Math.floor(m / 1440);

@@ -3,9 +3,7 @@
 // the same text), the server verifies it and starts a session.
 import { getWallets } from '@wallet-standard/app';
 import type { Wallet, WalletAccount } from '@wallet-standard/base';
-import { SESSION, type Session, call } from './api';
-
-type SignInInput = Record<string, string>;
+import { type Session, type SignInInput, challenge, verify } from './services/session';
 
 interface SignInOutput {
   account: WalletAccount;
@@ -59,9 +57,8 @@ function base64(bytes: Uint8Array): string {
 
 /** signIn runs the whole sign-in with wallet and answers the new session. */
 export async function signIn(wallet: Wallet): Promise<Session> {
-  // {} as JSON: the sign-in routes take only application/json (with the
-  // dashboard's Origin), which another site's page cannot send.
-  const { input } = await call<{ input: SignInInput }>('POST', `${SESSION}/challenge`, {});
+  // The server owns the input: it checks the signed text against the one it issued.
+  const input = await challenge();
   let address: string;
   let message: Uint8Array;
   let signature: Uint8Array;
@@ -79,7 +76,7 @@ export async function signIn(wallet: Wallet): Promise<Session> {
     const [out] = await (feature['solana:signMessage'] as SignMessageFeature).signMessage({ account, message: text });
     ({ signedMessage: message, signature } = out);
   }
-  return call<Session>('POST', SESSION, {
+  return verify({
     nonce: input.nonce,
     address,
     message: base64(message),

@@ -4,7 +4,14 @@ import { QueryClientProvider, useQuery } from '@tanstack/react-query';
 import { act, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Live, SEEN, openLive } from './live';
-import { every, keys, poll, queryClient } from './queries';
+import { analyticsKeys } from './services/analytics';
+import { approvalKeys } from './services/approvals';
+import { feePayerKeys } from './services/feePayer';
+import { every, poll, queryClient } from './services/queryClient';
+import { transactionKeys } from './services/transactions';
+import { userKeys } from './services/users';
+import { walletKeys } from './services/wallets';
+import { webhookKeys } from './services/webhooks';
 import { StreamStatus, follow, useLiveStream } from './stream';
 
 /** FakeSource is an EventSource the test opens, feeds and fails by hand. */
@@ -60,20 +67,20 @@ const stale = (named: Record<string, readonly unknown[]>) =>
     .sort();
 
 const READS = {
-  pending: keys.pending,
-  decided: keys.decided,
-  approval: keys.approval('ap_1'),
-  transactions: keys.recentTransactions,
-  balance: keys.balance('w1'),
-  wallet: keys.wallet('w1'),
-  activity: keys.walletActivity('w1'),
-  history: keys.walletHistory('w1', 'x'),
-  analytics: keys.analytics('2026-01-01', '2026-01-01'),
-  feePayer: keys.feePayer,
-  endpoints: keys.endpoints,
-  endpoint: keys.endpoint('e1'),
-  deliveries: keys.deliveryHead('e1', ''),
-  users: keys.users,
+  pending: approvalKeys.pending(),
+  decided: approvalKeys.decided(),
+  approval: approvalKeys.detail('ap_1'),
+  transactions: transactionKeys.recent(),
+  balance: walletKeys.balance('w1'),
+  wallet: walletKeys.detail('w1'),
+  activity: walletKeys.activity('w1'),
+  history: walletKeys.history('w1', 'x'),
+  analytics: analyticsKeys.range('2026-01-01', '2026-01-01'),
+  feePayer: feePayerKeys.all,
+  endpoints: webhookKeys.endpoints,
+  endpoint: webhookKeys.endpoint('e1'),
+  deliveries: webhookKeys.deliveryHead('e1', ''),
+  users: userKeys.all,
 };
 
 /** fresh makes every named read fresh again. */

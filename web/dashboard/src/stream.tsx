@@ -1,9 +1,10 @@
 // The event stream wired into the query cache: one stream per signed-in
-// session, each event refetching the reads it changes (queries.ts,
+// session, each event refetching the reads it changes (services/liveReads.ts,
 // EVENT_READS), and polling of those reads only while the stream is down.
 import { useEffect, useState } from 'react';
 import { type Live, type LiveStatus, openLive } from './live';
-import { liveEvent, liveReset, setStreamUp } from './queries';
+import { liveEvent, liveReset } from './services/liveReads';
+import { setStreamUp } from './services/queryClient';
 
 /**
  * follow feeds a stream into the query cache: events make their reads

@@ -8,7 +8,7 @@ import { QueryClientProvider } from '@tanstack/react-query';
 import { Outlet, RouterProvider, createMemoryHistory, createRootRoute, createRoute, createRouter } from '@tanstack/react-router';
 import { render } from '@testing-library/react';
 import { vi } from 'vitest';
-import { queryClient } from './queries';
+import { queryClient } from './services/queryClient';
 
 /** Request is a call the page made: its method, path, JSON body and CSRF header. */
 export type Request = { method: string; path: string; body: unknown; csrf: string | undefined };

@@ -16,7 +16,7 @@ import { assertNoConsoleErrors, BASE, consoleErrors, owner, approver, page, park
 useBrowser();
 
 const EVENTS = '/api/dashboard/v1/events';
-/** POLL is the dashboard's polling interval for the inbox (src/queries.ts). */
+/** POLL is the dashboard's polling interval for the inbox (src/services/queryClient.ts). */
 const POLL = 2000;
 const LIVE = 'Live';
 const POLLING = 'Updating every few seconds';

@@ -4,11 +4,11 @@ import { ago, when } from '../format';
  * Time is a moment as people read it at a glance ("5 minutes ago"), with
  * the exact time on hover (title) and in the markup (dateTime).
  */
-export function Time({ iso, now, className }: { iso: string | null; now?: number; className?: string }) {
-  if (!iso) return <span className={className}>—</span>;
+export function Time({ at, now, className }: { at: Date | string | null; now?: number; className?: string }) {
+  if (!at) return <span className={className}>—</span>;
   return (
-    <time dateTime={iso} title={when(iso)} className={className}>
-      {ago(iso, now)}
+    <time dateTime={typeof at === 'string' ? at : at.toISOString()} title={when(at)} className={className}>
+      {ago(at, now)}
     </time>
   );
 }

@@ -41,7 +41,7 @@ describe('Time', () => {
   const now = Date.parse('2026-04-01T12:10:00Z');
 
   test('relative, with the exact time in UTC on hover and in the markup', () => {
-    render(<Time iso="2026-04-01T12:05:00Z" now={now} />);
+    render(<Time at="2026-04-01T12:05:00Z" now={now} />);
     const t = screen.getByText('5 minutes ago');
     expect(t.tagName).toBe('TIME');
     expect(t.getAttribute('dateTime')).toBe('2026-04-01T12:05:00Z');
@@ -49,12 +49,12 @@ describe('Time', () => {
   });
 
   test('in the future it says so', () => {
-    render(<Time iso="2026-04-01T14:10:00Z" now={now} />);
+    render(<Time at="2026-04-01T14:10:00Z" now={now} />);
     expect(screen.getByText('in about 2 hours')).toBeTruthy();
   });
 
   test('no time is a dash', () => {
-    const { container } = render(<Time iso={null} now={now} />);
+    const { container } = render(<Time at={null} now={now} />);
     expect(container.textContent).toBe('—');
     expect(container.querySelector('time')).toBeNull();
   });

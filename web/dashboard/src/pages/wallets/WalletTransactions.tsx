@@ -1,0 +1,82 @@
+import { Link } from '@tanstack/react-router';
+import { Empty } from '../../components/Empty';
+import { Skeleton } from '../../components/Skeleton';
+import { Time } from '../../components/Time';
+import { TxLinks, TxStatus } from '../../components/TxLinks';
+import { short, usdc } from '../../format';
+import type { Session } from '../../services/session';
+import type { Wallet, WalletActivity } from '../../services/wallets';
+
+/**
+ * WalletTransactions is the wallet's latest payments; with none, what to do
+ * first (fund it, or give an agent a key). activity is null while unknown,
+ * error the read's failure.
+ */
+export function WalletTransactions({
+  agent,
+  activity,
+  error,
+  session,
+}: {
+  agent: Wallet;
+  activity: WalletActivity | null;
+  error: string;
+  session: Session;
+}) {
+  return (
+    <section className="card mt-4" aria-label="Transactions">
+      <h2>Transactions</h2>
+      {error && <p className="error">{error}</p>}
+      {activity === null ? (
+        !error && <Skeleton lines={3} />
+      ) : activity.txs.length === 0 ? (
+        <Empty title="No transactions yet.">
+          {agent.balance && agent.balance.usdc > 0
+            ? 'Its agents have sent nothing yet: give one an agent key on the Keys page to start.'
+            : 'Fund it first (Receive funds, above); then its agents can send.'}
+        </Empty>
+      ) : (
+        <table className="table" aria-label="Transactions of this wallet">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col" className="num">
+                Amount
+              </th>
+              <th scope="col">To</th>
+              <th scope="col">Status</th>
+              <th scope="col">Links</th>
+            </tr>
+          </thead>
+          <tbody>
+            {activity.txs.map((t) => (
+              <tr key={t.id} data-signature={t.signature} className="max-sm:[grid-template-areas:'to_amount'_'when_status'_'links_links']">
+                <td className="max-sm:text-muted max-sm:[grid-area:when]">
+                  <Time at={t.createdAt} />
+                </td>
+                <td className="num max-sm:font-semibold max-sm:[grid-area:amount]">{usdc(t.amount)}</td>
+                <td className="max-sm:text-left max-sm:[grid-area:to]">
+                  <span className="sm:hidden">to </span>
+                  <code title={t.counterparty} className="whitespace-nowrap">
+                    {short(t.counterparty)}
+                  </code>
+                </td>
+                <td className="max-sm:text-right max-sm:[grid-area:status]">
+                  <TxStatus status={t.status} />
+                </td>
+                <td className="max-sm:text-right max-sm:[grid-area:links]">
+                  <TxLinks t={t} network={session.network} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <p className="mb-0">
+        <Link to="/transactions" className="tap">
+          All transactions
+        </Link>
+      </p>
+    </section>
+  );
+}
