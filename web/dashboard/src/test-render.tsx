@@ -32,11 +32,12 @@ export function recordedFetch(answer: (r: Request) => Answer | Promise<Answer>):
  * renderRoute renders page at url, as the route of path (url itself unless
  * given), under a router with a memory history and the app's query cache,
  * emptied first. The router also has the home page ('/'), where the pages'
- * "back" links go.
+ * "back" links go; another path (where a page's link or action leads) is
+ * "Not found".
  */
 export function renderRoute(url: string, page: ReactNode, path: string = url.split('?')[0]) {
   queryClient.clear();
-  const root = createRootRoute({ component: Outlet });
+  const root = createRootRoute({ component: Outlet, notFoundComponent: () => <h1>Not found</h1> });
   const home = createRoute({ getParentRoute: () => root, path: '/', component: () => <h1>Home</h1> });
   const route = createRoute({ getParentRoute: () => root, path, component: () => page });
   const router = createRouter({ routeTree: root.addChildren([home, route]), history: createMemoryHistory({ initialEntries: [url] }) });

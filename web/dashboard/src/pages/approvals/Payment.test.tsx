@@ -1,0 +1,41 @@
+import { render, screen } from '@testing-library/react';
+import { Payment } from './Payment';
+import { expect, test } from 'vitest';
+import { type ApprovalContext, toApprovalContext } from '../../services/approvals';
+import { ADDRESS, approval } from '../../test-fixtures';
+
+const context = (
+  recipient: Partial<{ allowlist_empty: boolean; on_allowlist: boolean; label: string | null; first_payment: boolean }>,
+): ApprovalContext =>
+  toApprovalContext({
+    wallet: { id: 'w', kind: 'agent', label: 'research-bot', pubkey: 'P', state: 'active', created_at: '2026-03-01T09:00:00Z' },
+    recipient: { address: ADDRESS, allowlist_empty: false, on_allowlist: false, label: null, first_payment: false, ...recipient },
+    if_approved_now: { outcome: 'sent', reason: null, remaining_today_usdc: 90, remaining_today_after_usdc: 65 },
+    requester: { id: 'key_1', label: null, prefix: null },
+    webhook: { deliveries: [], event: null },
+  });
+
+test.each([
+  [{ allowlist_empty: true }, 'The wallet has no allowlist (any recipient)'],
+  [{ on_allowlist: true, label: 'Vendor' }, 'On the allowlist as “Vendor”'],
+  [{ on_allowlist: true }, 'On the allowlist'],
+  [{}, 'Not on the allowlist'],
+])('what is known of the recipient: %j', (recipient, says) => {
+  render(<Payment a={approval()} ctx={context(recipient)} />);
+  expect(screen.getByRole('region', { name: 'Payment' }).textContent).toContain(says);
+});
+
+test('the amount and recipient first; a first payment is flagged; a purchase says so', () => {
+  render(<Payment a={approval({ kind: 'x402', memo: 'rent', transaction_status: 'pending' })} ctx={context({ first_payment: true })} />);
+  expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('25.00 USDCto 9WzD…AWWM');
+  const text = screen.getByRole('region', { name: 'Payment' }).textContent;
+  expect(text).toContain('First payment to this address');
+  expect(text).toContain('A purchase asked by research-bot');
+  expect(text).toContain('transaction pending');
+  expect(text).toContain('Memo “rent”');
+});
+
+test('decided, the recipient facts are not shown', () => {
+  render(<Payment a={approval({ status: 'sent' })} ctx={context({ first_payment: true })} />);
+  expect(screen.queryByText('First payment to this address')).toBeNull();
+});
