@@ -1,9 +1,9 @@
-// warmList: a route's loader warms a list paged by cursor before its page
-// shows it; the list (dropped as soon as nothing shows it) must wait for
-// the page, and go once the page is gone.
-import { InfiniteQueryObserver, infiniteQueryOptions } from '@tanstack/react-query';
+// A route's loader warms its page's reads: the page shows the answer
+// without asking again; a list paged by cursor (dropped as soon as nothing
+// shows it) waits for its page, and goes once the page is gone.
+import { InfiniteQueryObserver, QueryObserver, infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
 import { afterEach, expect, test, vi } from 'vitest';
-import { cursorPages, queryClient, warmList } from './queryClient';
+import { cursorPages, queryClient, warm, warmList } from './queryClient';
 
 afterEach(() => {
   queryClient.clear();
@@ -29,7 +29,7 @@ test('a warmed list waits for its page, which reads it without asking again, and
   expect(fetches.n).toBe(1);
   expect(queryClient.getQueryData(['test-list'])).toBeTruthy(); // answered, no page yet: kept
 
-  const page = new InfiniteQueryObserver(queryClient, { ...list(fetches), refetchOnMount: false });
+  const page = new InfiniteQueryObserver(queryClient, list(fetches));
   const leave = page.subscribe(() => {});
   expect(page.getCurrentResult().data?.pages[0].items).toEqual([1, 2]);
   await settle();
@@ -59,4 +59,38 @@ test('a list already shown is only warmed', async () => {
   leave();
   await settle();
   expect(queryClient.getQueryData(['test-list'])).toBeUndefined();
+});
+
+test('a page shows the read its loader just warmed without asking again; later mounts read again, as before', async () => {
+  let fetches = 0;
+  const read = queryOptions({
+    queryKey: ['test-read'],
+    queryFn: async () => ++fetches,
+  });
+  warm(queryClient.ensureQueryData(read));
+  await settle();
+  const page = new QueryObserver(queryClient, read);
+  const leave = page.subscribe(() => {});
+  await settle();
+  expect(fetches).toBe(1);
+  // Answered while the page showed it: the next page reads it again (stale).
+  await page.refetch();
+  leave();
+  const again = new QueryObserver(queryClient, read);
+  const leaveAgain = again.subscribe(() => {});
+  await settle();
+  expect(fetches).toBe(3);
+  leaveAgain();
+});
+
+test('a warmed read made stale before its page shows is read again', async () => {
+  let fetches = 0;
+  const read = queryOptions({ queryKey: ['test-read'], queryFn: async () => ++fetches });
+  warm(queryClient.ensureQueryData(read));
+  await settle();
+  await queryClient.invalidateQueries({ queryKey: ['test-read'] });
+  const leave = new QueryObserver(queryClient, read).subscribe(() => {});
+  await settle();
+  expect(fetches).toBe(2);
+  leave();
 });

@@ -9,7 +9,14 @@
 // Reads the event stream covers stop polling while the stream is up and
 // poll again when it is down (setStreamUp); chain reads (balances) always
 // poll, as the chain tells no stream when funds arrive.
-import { type DefaultError, InfiniteQueryObserver, type InfiniteQueryObserverOptions, QueryClient, type QueryKey } from '@tanstack/react-query';
+import {
+  type DefaultError,
+  InfiniteQueryObserver,
+  type InfiniteQueryObserverOptions,
+  type Query,
+  QueryClient,
+  type QueryKey,
+} from '@tanstack/react-query';
 
 /**
  * shareDates is TanStack Query's structural sharing taught the Date: an
@@ -34,6 +41,20 @@ export function shareDates(old: unknown, next: unknown): unknown {
 
 const plain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;
 
+/**
+ * FRESH_MS is how long a read a route's loader warmed counts as fresh for
+ * the page it was warmed for: the page shows the answer without asking the
+ * API again. Any other read a page mounts is read again when stale, as
+ * TanStack Query does.
+ */
+const FRESH_MS = 2_000;
+
+/** warmedAt is, for each read a loader warmed, when its answer came (its dataUpdatedAt). */
+const warmedAt = new WeakMap<object, number>();
+
+/** fromLoader says the read's data is a loader's answer of less than FRESH_MS ago, made stale by nothing since. */
+const fromLoader = (q: Query) => warmedAt.get(q) === q.state.dataUpdatedAt && !q.state.isInvalidated && Date.now() - q.state.dataUpdatedAt < FRESH_MS;
+
 export const queryClient = new QueryClient({
   defaultOptions: {
     queries: {
@@ -42,9 +63,17 @@ export const queryClient = new QueryClient({
       // Only polled reads refetch when the tab shows again (poll() says so).
       refetchOnWindowFocus: false,
       refetchIntervalInBackground: false,
+      // A page does not read again what its route's loader just read.
+      refetchOnMount: (q) => !fromLoader(q),
       structuralSharing: shareDates,
     },
   },
+});
+
+// An answer that comes while no page shows its read is a loader's warm-up.
+queryClient.getQueryCache().subscribe((e) => {
+  if (e.type === 'updated' && e.action.type === 'success' && !e.action.manual && e.query.getObserversCount() === 0)
+    warmedAt.set(e.query, e.query.state.dataUpdatedAt);
 });
 
 /** POLL is how often what people act on refreshes: the inbox, an approval, deliveries. */
@@ -111,18 +140,20 @@ export function warm(...reads: Promise<unknown>[]): void {
 const HOLD_MS = 10_000;
 
 /**
- * warmList warms a list paged by cursor (warm(ensureInfiniteQueryData))
- * and holds it until a page shows it. Such a list is dropped as soon as
+ * warmList warms a list paged by cursor (ensureInfiniteQueryData) and
+ * holds it until a page shows it. Such a list is dropped as soon as
  * nothing shows it (cursorPages' gcTime 0): its first page, answered before
  * the page rendered, would be dropped and read again.
  */
 export function warmList<TPage, TData, TKey extends QueryKey, TParam>(
   options: InfiniteQueryObserverOptions<TPage, DefaultError, TData, TKey, TParam>,
 ): void {
-  warm(queryClient.ensureInfiniteQueryData(options));
+  const read = queryClient.ensureInfiniteQueryData(options);
   const holder = new InfiniteQueryObserver(queryClient, options);
   const query = holder.getCurrentQuery();
-  if (query.getObserversCount() > 0) return; // already shown
+  if (query.getObserversCount() > 0) return warm(read); // already shown
+  // Answered while only the holder observes it: a warm-up all the same.
+  warm(read.then(() => warmedAt.set(query, query.state.dataUpdatedAt)));
   const release = holder.subscribe(() => {});
   const shown = queryClient.getQueryCache().subscribe((e) => {
     if (e.type === 'observerAdded' && e.query === query && e.observer !== holder) stop();
