@@ -96,20 +96,16 @@ services-stop: ## stop the private Postgres and Redis started under .dev/
 	@scripts/services.sh stop
 
 .PHONY: test
-test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the dashboard's browser tests among them), the dashboard's unit tests, localnet's and the x402 seller's tests
-	@$(WITH_TEST_SERVICES) \
+test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the dashboard's browser tests among them), and beside them the dashboard's unit tests, localnet's and the x402 seller's tests
+	@mkdir -p .dev; scripts/test-npm.sh > .dev/test-npm.log 2>&1 & npm_pid=$$!; \
+	$(WITH_TEST_SERVICES) \
 	echo "go test $(TEST_FLAGS) ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
-	$(GO) test $(TEST_FLAGS) ./...
-	@if [ -f localnet/package.json ]; then \
-		echo "cd localnet && npm test"; \
-		cd localnet && npm test; \
-	fi
-	@if [ -f examples/x402-seller/package.json ]; then \
-		echo "cd examples/x402-seller && npm test"; \
-		cd examples/x402-seller && npm test; \
-	fi
-	@echo "cd web/dashboard && npx vitest run"
-	@cd web/dashboard && npx vitest run
+	go_rc=0; $(GO) test $(TEST_FLAGS) ./... || go_rc=$$?; \
+	npm_rc=0; wait $$npm_pid || npm_rc=$$?; \
+	echo; echo "JavaScript suites (scripts/test-npm.sh):"; cat .dev/test-npm.log; \
+	if [ $$go_rc -ne 0 ]; then echo "make test: the Go tests failed"; fi; \
+	if [ $$npm_rc -ne 0 ]; then echo "make test: a JavaScript suite failed"; fi; \
+	[ $$go_rc -eq 0 ] && [ $$npm_rc -eq 0 ]
 
 .PHONY: test-go
 test-go: deps sdk ## run only the Go tests (race detector), without the dashboard's build and browser test or the npm test suites: the fast loop
