@@ -184,6 +184,12 @@ func TestStartRefusals(t *testing.T) {
 // walletOn makes an account and one wallet of it on tx.
 func walletOn(t *testing.T, tx bun.IDB) (auth.Account, wallet.Wallet) {
 	t.Helper()
+	return walletWith(t, tx, policy.Default(), nil)
+}
+
+// walletWith makes an account with these people and a wallet of policy p.
+func walletWith(t *testing.T, tx bun.IDB, p policy.Policy, people map[string]auth.Role) (auth.Account, wallet.Wallet) {
+	t.Helper()
 	_, pub, _ := signer.GenerateMasterKey()
 	sealer, err := signer.NewSealer(pub)
 	if err != nil {
@@ -193,7 +199,12 @@ func walletOn(t *testing.T, tx bun.IDB) (auth.Account, wallet.Wallet) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := wallet.Create(t.Context(), tx, sealer, acct.ID, "system", "w", policy.Default(), 0)
+	for address, role := range people {
+		if _, err := auth.AddUser(t.Context(), tx, acct.ID, address, role); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := wallet.Create(t.Context(), tx, sealer, acct.ID, "system", "w", p, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

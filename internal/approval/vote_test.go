@@ -16,9 +16,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/policy"
-	"github.com/agentwallet/agentwallet/internal/signer"
-	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
 // A person's approve cast while an owner removes them does not count: the
@@ -133,23 +130,9 @@ func TestVoteFor_VoteDuringAnotherPersonsRemovalNeitherDeadlocksNorFails(t *test
 func pendingApproval(t *testing.T, db *bun.DB, required int, people map[string]auth.Role) (uuid.UUID, approval.Approval) {
 	t.Helper()
 	ctx := context.Background()
-	_, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	acct, err := auth.CreateAccount(ctx, db, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for address, role := range people {
-		if _, err := auth.AddUser(ctx, db, acct.ID, address, role); err != nil {
-			t.Fatal(err)
-		}
-	}
 	p := policy.Default()
 	p.ApprovalsRequired = required
-	w, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", p, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct, w := walletWith(t, db, p, people)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	a := approval.Approval{ID: uuid.New(), AccountID: acct.ID, WalletID: w.ID, Amount: 1, To: newAddress(t),
 		Status: approval.Pending, CreatedAt: now, ExpiresAt: now.Add(approval.Lifetime)}
