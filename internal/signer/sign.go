@@ -7,11 +7,15 @@ import (
 	"fmt"
 )
 
-// Key names a key a Signer holds: its public key and, for the envelope
-// Keystore, its sealed secret. It carries no secret a caller could use.
+// Key names a key a Signer holds: its public key, the backend that holds
+// it and that backend's reference (a PKCS#11 label, a Vault key name, a
+// KMS key id) or, for the envelope Keystore, its sealed secret. It carries
+// no secret a caller could use.
 type Key struct {
-	Public ed25519.PublicKey
-	Sealed Sealed
+	Public  ed25519.PublicKey
+	Backend Backend // "" is Local
+	Ref     string
+	Sealed  Sealed
 }
 
 // Signer signs message bytes with keys it holds, and never returns a key.

@@ -1,0 +1,107 @@
+package signer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Backend names where a wallet's key lives. A fleet may mix them: each
+// wallet records its own, so changing the default for new wallets never
+// strands an old one.
+type Backend string
+
+// The backends. Local is the HPKE envelope (the secret sealed in the
+// database, opened by the worker for one signature); the others keep a
+// non-exportable key outside the service and sign there.
+const (
+	Local  Backend = "local"
+	PKCS11 Backend = "pkcs11"
+	Vault  Backend = "vault"
+	AWSKMS Backend = "awskms"
+)
+
+// Backends lists every backend, for validating configuration and rows.
+var Backends = []Backend{Local, PKCS11, Vault, AWSKMS}
+
+// ParseBackend reads a backend's name (WALLET_SIGNER, a row's signer).
+func ParseBackend(s string) (Backend, error) {
+	if s == "" {
+		return Local, nil
+	}
+	b := Backend(s)
+	if !slices.Contains(Backends, b) {
+		return "", fmt.Errorf("unknown signer %q (want one of local, pkcs11, vault, awskms)", s)
+	}
+	return b, nil
+}
+
+// Keeper is a backend that makes and holds keys itself (an HSM, a KMS):
+// it signs with them and never lets them out.
+type Keeper interface {
+	Signer
+	// Backend is the backend this keeper is.
+	Backend() Backend
+	// Make makes a new non-exportable Ed25519 key named name (a wallet's
+	// id) and returns it: public key, backend and the backend's reference.
+	Make(ctx context.Context, name string) (Key, error)
+	// Check reports whether the keeper can sign now, for readiness.
+	Check(ctx context.Context) error
+}
+
+// UnavailableError is a backend that cannot sign or make keys now: a
+// token absent, a wrong PIN, Vault sealed, KMS throttled. Nothing was
+// signed; the request may be retried. Reason is safe to show a caller: it
+// names the condition, never a secret.
+type UnavailableError struct {
+	Backend Backend
+	Reason  string
+	Err     error
+}
+
+func (e *UnavailableError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("%s signer unavailable: %s", e.Backend, e.Reason)
+	}
+	return fmt.Sprintf("%s signer unavailable: %s: %v", e.Backend, e.Reason, e.Err)
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Unavailable reports whether err is, or wraps, an *UnavailableError.
+func Unavailable(err error) (*UnavailableError, bool) {
+	var u *UnavailableError
+	ok := errors.As(err, &u)
+	return u, ok
+}
+
+// Set signs with whichever backend holds a key: the local keystore for
+// envelope keys, a keeper for the others. A key whose backend this process
+// was not configured with is unavailable, never signed by another.
+type Set struct {
+	Local   *Keystore
+	Keepers map[Backend]Keeper
+}
+
+// Sign routes key to its backend.
+func (s *Set) Sign(ctx context.Context, key Key, message []byte) ([]byte, error) {
+	b := key.Backend
+	if b == "" || b == Local {
+		if s.Local == nil {
+			return nil, &UnavailableError{Backend: Local, Reason: "no master key configured"}
+		}
+		return s.Local.Sign(ctx, key, message)
+	}
+	k, ok := s.Keepers[b]
+	if !ok {
+		return nil, &UnavailableError{Backend: b, Reason: "this worker is not configured for it"}
+	}
+	return k.Sign(ctx, key, message)
+}
+
+// Keeper is the keeper of backend b, if this process has one.
+func (s *Set) Keeper(b Backend) (Keeper, bool) {
+	k, ok := s.Keepers[b]
+	return k, ok
+}
