@@ -37,6 +37,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/keymaker"
 	"github.com/agentwallet/agentwallet/internal/mcpserver"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/pprofserver"
@@ -120,6 +121,12 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 	if err != nil {
 		return fmt.Errorf("WALLET_PUBLIC_KEY: %w", err)
 	}
+	// Keys kept in an HSM or a KMS are made by a worker, which holds the
+	// credentials this process never does.
+	var keys signer.Maker
+	if cfg.WalletSigner != signer.Local {
+		keys = &keymaker.Client{Redis: rdb, Backend: cfg.WalletSigner}
+	}
 	// Balance reads of a network whose node is of another chain answer
 	// 503 (the API serves the other network meanwhile).
 	clients := solana.Clients{}
@@ -147,7 +154,7 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 	// starts (their pages reconnect to another instance).
 	draining := make(chan struct{})
 	handler, closeOps := httpapi.New(httpapi.Deps{
-		DB: db, Redis: rdb, Sealer: sealer, Balances: clients, Log: log, SendWait: cfg.SendTimeout,
+		DB: db, Redis: rdb, Sealer: sealer, Keys: keys, Balances: clients, Log: log, SendWait: cfg.SendTimeout,
 		WebhookAllowPrivate: cfg.Webhooks.AllowPrivate, SlackSigningSecret: cfg.SlackSigningSecret.Reveal(),
 		RateLimits: &ratelimit.Limits{Read: cfg.RateLimitRead, Write: cfg.RateLimitWrite, Send: cfg.RateLimitSend, Anonymous: cfg.RateLimitAnonymous},
 		MaxWallets: cfg.MaxWallets, MaxWebhookEndpoints: cfg.MaxWebhookEndpoints, DashboardOrigin: cfg.Webhooks.DashboardOrigin,

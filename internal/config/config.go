@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,8 +108,11 @@ type API struct {
 	Common
 	Solana
 	Debug
-	HTTPAddr        string        // HTTP_ADDR
-	WalletPublicKey string        // WALLET_PUBLIC_KEY: base64 X25519 public key
+	HTTPAddr        string // HTTP_ADDR
+	WalletPublicKey string // WALLET_PUBLIC_KEY: base64 X25519 public key
+	// WalletSigner (WALLET_SIGNER) is where new wallets' keys are made: local
+	// (sealed here) or an HSM or a KMS, which a worker reaches for the API.
+	WalletSigner    signer.Backend
 	OpsUsername     string        // OPS_USERNAME: operator UI credentials
 	OpsPassword     Secret        // OPS_PASSWORD
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT
@@ -193,6 +197,122 @@ type Worker struct {
 	// as; a new one only after the current one expired unseen (1 never
 	// signs again).
 	SendMaxAttempts int
+	Signers         Signers
+}
+
+// Signers configures where wallet keys live (the worker's; the API reads
+// only WALLET_SIGNER). A backend is configured when its settings are
+// present, whatever the default: a fleet may hold wallets of several.
+type Signers struct {
+	// Default (WALLET_SIGNER: local, pkcs11, vault, awskms) is where new
+	// wallets' keys are made; default local, the sealed envelope.
+	Default signer.Backend
+	PKCS11  PKCS11
+	Vault   Vault
+	AWSKMS  AWSKMS
+}
+
+// PKCS11 configures an HSM token: PKCS11_MODULE (the library's path),
+// PKCS11_TOKEN_LABEL, PKCS11_PIN or PKCS11_PIN_FILE, PKCS11_SESSIONS.
+type PKCS11 struct {
+	Module, TokenLabel string
+	PIN                Secret
+	Sessions           int
+}
+
+// Vault configures Vault or OpenBao Transit: VAULT_ADDR, VAULT_TOKEN or
+// VAULT_TOKEN_FILE, VAULT_TRANSIT_MOUNT (default transit), VAULT_NAMESPACE.
+type Vault struct {
+	Addr, Mount, Namespace string
+	Token                  Secret
+}
+
+// AWSKMS configures AWS KMS: AWS_KMS_REGION (or AWS_REGION),
+// AWS_KMS_ENDPOINT (a VPC endpoint), AWS_KMS_ALIAS_PREFIX; credentials come
+// from the SDK's default chain (environment, shared files, instance role).
+type AWSKMS struct {
+	Region, Endpoint, AliasPrefix string
+}
+
+// Configured reports whether the backend b has settings.
+func (s Signers) Configured(b signer.Backend) bool {
+	switch b {
+	case signer.Local:
+		return true
+	case signer.PKCS11:
+		return s.PKCS11.Module != ""
+	case signer.Vault:
+		return s.Vault.Addr != ""
+	case signer.AWSKMS:
+		return s.AWSKMS.Region != ""
+	}
+	return false
+}
+
+// walletSigner reads WALLET_SIGNER, the one setting the API needs.
+func (r *reader) walletSigner() signer.Backend {
+	b, err := signer.ParseBackend(r.str("WALLET_SIGNER", "local"))
+	if err != nil {
+		r.fail("WALLET_SIGNER", err.Error())
+	}
+	return b
+}
+
+// signers reads the worker's signer settings.
+func (r *reader) signers(concurrency int) Signers {
+	s := Signers{
+		Default: r.walletSigner(),
+		PKCS11: PKCS11{
+			Module:     r.str("PKCS11_MODULE", ""),
+			TokenLabel: r.str("PKCS11_TOKEN_LABEL", ""),
+			PIN:        Secret(r.secret("PKCS11_PIN", "PKCS11_PIN_FILE")),
+			Sessions:   r.integer("PKCS11_SESSIONS", concurrency, 1, 1000),
+		},
+		Vault: Vault{
+			Addr:      r.str("VAULT_ADDR", ""),
+			Token:     Secret(r.secret("VAULT_TOKEN", "VAULT_TOKEN_FILE")),
+			Mount:     r.str("VAULT_TRANSIT_MOUNT", "transit"),
+			Namespace: r.str("VAULT_NAMESPACE", ""),
+		},
+		AWSKMS: AWSKMS{
+			Region:      r.str("AWS_KMS_REGION", ""),
+			Endpoint:    r.str("AWS_KMS_ENDPOINT", ""),
+			AliasPrefix: r.str("AWS_KMS_ALIAS_PREFIX", "agentwallet-"),
+		},
+	}
+	if s.AWSKMS.Region == "" && s.Default == signer.AWSKMS {
+		s.AWSKMS.Region = r.str("AWS_REGION", "")
+	}
+	if s.PKCS11.Module != "" && (s.PKCS11.TokenLabel == "" || s.PKCS11.PIN == "") {
+		r.fail("PKCS11_MODULE", "needs PKCS11_TOKEN_LABEL and PKCS11_PIN (or PKCS11_PIN_FILE)")
+	}
+	if s.Vault.Addr != "" && s.Vault.Token == "" {
+		r.fail("VAULT_ADDR", "needs VAULT_TOKEN (or VAULT_TOKEN_FILE)")
+	}
+	if !s.Configured(s.Default) {
+		name := map[signer.Backend]string{signer.PKCS11: "PKCS11_MODULE", signer.Vault: "VAULT_ADDR", signer.AWSKMS: "AWS_KMS_REGION (or AWS_REGION)"}[s.Default]
+		r.fail("WALLET_SIGNER", fmt.Sprintf("%s needs %s", s.Default, name))
+	}
+	return s
+}
+
+// secret reads a secret from the variable name, or from the file the
+// variable file names (Docker and Kubernetes secrets), not both.
+func (r *reader) secret(name, file string) string {
+	v, path := r.str(name, ""), r.str(file, "")
+	if path == "" {
+		return v
+	}
+	if v != "" {
+		r.fail(file, "set "+name+" or "+file+", not both")
+		return ""
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		r.fail(file, err.Error())
+		return ""
+	}
+	return strings.TrimSpace(string(raw))
 }
 
 // Scheduler configures cmd/scheduler.
@@ -217,6 +337,7 @@ func LoadAPI(getenv Getenv) (API, error) {
 		Debug:                  r.debug(),
 		HTTPAddr:               r.str("HTTP_ADDR", DefaultHTTPAddr),
 		WalletPublicKey:        r.str("WALLET_PUBLIC_KEY", ""),
+		WalletSigner:           r.walletSigner(),
 		OpsUsername:            r.str("OPS_USERNAME", ""),
 		OpsPassword:            Secret(r.str("OPS_PASSWORD", "")),
 		ShutdownTimeout:        r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
@@ -269,6 +390,7 @@ func LoadWorker(getenv Getenv) (Worker, error) {
 		PriorityFees:    r.priorityFees(),
 		SendMaxAttempts: r.integer("SEND_MAX_ATTEMPTS", 3, 1, 10),
 	}
+	c.Signers = r.signers(c.Concurrency)
 	if c.WalletMasterKey == "" {
 		r.fail("WALLET_MASTER_KEY", "is required (`worker keygen` prints one)")
 	} else if _, err := signer.NewKeystore(c.WalletMasterKey.Reveal()); err != nil {

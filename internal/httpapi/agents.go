@@ -267,13 +267,14 @@ func (s *server) createAgent(ctx context.Context, in *createAgentInput) (*agentO
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkSealKey(ctx); err != nil {
+	keys, err := s.walletKeys(ctx)
+	if err != nil {
 		return nil, err
 	}
 	pr := principal(ctx)
 	by := wallet.Creator{Actor: pr.ActorID(), Key: uuid.NullUUID{UUID: pr.KeyID, Valid: pr.KeyID != uuid.Nil}, Agent: pr.Role == auth.RoleAgent}
 	caps := wallet.Caps{Total: cmp.Or(s.MaxWallets, wallet.DefaultMaxWallets), ByAgents: cmp.Or(s.MaxWalletsByAgents, wallet.DefaultMaxByAgents)}
-	w, err := wallet.CreateBy(ctx, s.DB, s.Sealer, pr.AccountID, by, in.Body.Label, p, caps)
+	w, err := wallet.CreateBy(ctx, s.DB, keys, pr.AccountID, by, in.Body.Label, p, caps)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}

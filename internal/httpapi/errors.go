@@ -15,6 +15,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/postgres"
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
@@ -26,7 +27,7 @@ type Error struct {
 	Message string        `json:"error" doc:"What went wrong, in one sentence." example:"label: expected length >= 1"`
 	Details []ErrorDetail `json:"details,omitempty" doc:"For validation errors: each failing field."`
 	// A blocked send says why and what is left, so an agent can adjust.
-	Reason             string `json:"reason,omitempty" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit,exceeds_weekly_limit,exceeds_monthly_limit,exceeds_velocity,outside_active_hours,fee_cap_below_market,fee_payer_budget_exceeded" doc:"When a send is blocked by policy (403): the rule that blocked it (exceeds_weekly_limit and exceeds_monthly_limit: the rolling 7 or 30 days' total; exceeds_velocity: max_tx_per_hour or max_tx_per_day payments already made; outside_active_hours: outside the wallet's active hours). When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded (in both, nothing was signed or reserved)." example:"exceeds_daily_limit"`
+	Reason             string `json:"reason,omitempty" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit,exceeds_weekly_limit,exceeds_monthly_limit,exceeds_velocity,outside_active_hours,fee_cap_below_market,fee_payer_budget_exceeded,signer_unavailable" doc:"When a send is blocked by policy (403): the rule that blocked it (exceeds_weekly_limit and exceeds_monthly_limit: the rolling 7 or 30 days' total; exceeds_velocity: max_tx_per_hour or max_tx_per_day payments already made; outside_active_hours: outside the wallet's active hours). When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded; because the wallet's key store (an HSM or a KMS) cannot sign now: signer_unavailable (in each, nothing was signed or reserved)." example:"exceeds_daily_limit"`
 	RemainingTodayUSDC *USDC  `json:"remaining_today_usdc,omitempty" doc:"Only when a send is blocked by policy: what the daily limit still allows today (UTC), in USDC." example:"4.5"`
 	// cause is the refusal it answers, for callers that branch on it
 	// (a Slack click); nil for most.
@@ -176,6 +177,11 @@ func (s *server) fail(ctx context.Context, err error) error {
 	case errors.Is(err, solana.ErrRPC):
 		s.log.WarnContext(ctx, "solana rpc failed", "err", err)
 		return errorf(http.StatusBadGateway, "Solana RPC node did not answer correctly; try again")
+	case isSignerUnavailable(err):
+		u, _ := signer.Unavailable(err)
+		s.log.WarnContext(ctx, "signer unavailable", "err", err)
+		return &Error{status: http.StatusServiceUnavailable, Reason: payment.CauseSignerUnavailable,
+			Message: fmt.Sprintf("the %s signer is unavailable: %s; nothing was made or signed, try again", u.Backend, u.Reason)}
 	case errors.Is(err, audit.ErrSeal):
 		// Readers seal before they read (a lock held by another seal past
 		// its timeout, the database going away): never a partial log.
@@ -187,6 +193,11 @@ func (s *server) fail(ctx context.Context, err error) error {
 	}
 	s.log.ErrorContext(ctx, "request failed", "err", err)
 	return errorf(http.StatusInternalServerError, "internal error")
+}
+
+func isSignerUnavailable(err error) bool {
+	_, ok := signer.Unavailable(err)
+	return ok
 }
 
 // writeError writes an error body outside huma (mux fallbacks, ops routes).

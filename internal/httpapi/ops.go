@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/tasks"
 )
@@ -218,6 +219,22 @@ func (s *server) checkSealKey(ctx context.Context) error {
 		return errKeyMismatch
 	}
 	return nil
+}
+
+// walletKeys is where new wallets' keys are made: Keys when set (an HSM or
+// a KMS, through a worker), else the envelope, once checkSealKey holds.
+func (s *server) walletKeys(ctx context.Context) (signer.Maker, error) {
+	if s.Keys != nil {
+		return s.Keys, nil
+	}
+	if err := s.checkSealKey(ctx); err != nil {
+		return nil, err
+	}
+	m, ok := s.Sealer.(signer.Maker)
+	if !ok {
+		return nil, errorf(http.StatusServiceUnavailable, "wallet creation is disabled: no signer is configured")
+	}
+	return m, nil
 }
 
 // operatorOnly puts HTTP basic auth with the operator credentials in front

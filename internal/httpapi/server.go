@@ -28,6 +28,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/live"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/ratelimit"
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
@@ -46,9 +47,12 @@ type Balances interface {
 // Deps is what the API needs. Nil fields disable what uses them (the
 // OpenAPI generator builds the API with none).
 type Deps struct {
-	DB       *bun.DB
-	Redis    *redis.Client
-	Sealer   wallet.Sealer
+	DB     *bun.DB
+	Redis  *redis.Client
+	Sealer wallet.Sealer
+	// Keys makes new wallets' keys where WALLET_SIGNER says: nil is the
+	// envelope (Sealer); an HSM's or a KMS's through a worker (keymaker).
+	Keys     signer.Maker
 	Balances Balances
 	Log      *slog.Logger
 	Ops      OpsConfig

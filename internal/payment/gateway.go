@@ -273,8 +273,10 @@ func (g *Gateway) awaitApproval(ctx context.Context, accountID, id uuid.UUID, no
 }
 
 // NotSigned reports whether o is a payment the worker refused to sign
-// for a reason of its own: the network's priority fee above the cap, or
-// the account's fee payer's daily budget used up (o.Cause says which).
+// for a reason of its own: the network's priority fee above the cap, the
+// account's fee payer's daily budget used up, or the signer unavailable
+// (o.Cause says which).
 func (o *Outcome) NotSigned() bool {
-	return o != nil && (o.Cause == CauseFeeCapBelowMarket || o.Cause == CauseFeePayerBudgetExceeded)
+	return o != nil && (o.Cause == CauseFeeCapBelowMarket || o.Cause == CauseFeePayerBudgetExceeded ||
+		o.Cause == CauseSignerUnavailable)
 }

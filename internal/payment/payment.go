@@ -96,6 +96,11 @@ const CauseFeeCapBelowMarket = "fee_cap_below_market"
 // reserved.
 const CauseFeePayerBudgetExceeded = "fee_payer_budget_exceeded"
 
+// CauseSignerUnavailable is an Unavailable send whose wallet's (or fee
+// payer's) signer could not sign: an HSM token absent or locked, Vault
+// sealed, KMS throttled. Nothing was signed or reserved.
+const CauseSignerUnavailable = "signer_unavailable"
+
 // ShortFeePayerSOL is a Refused sponsored send whose fee payer lacked the
 // SOL for the fee or the rent.
 const ShortFeePayerSOL = "fee_payer_SOL"
@@ -111,7 +116,8 @@ type Outcome struct {
 	// or ShortFeePayerSOL: the account's fee payer lacked SOL.
 	Short string `json:"short,omitempty"`
 	// Cause says why a send was Unavailable when the node did answer:
-	// CauseFeeCapBelowMarket or CauseFeePayerBudgetExceeded.
+	// CauseFeeCapBelowMarket, CauseFeePayerBudgetExceeded or
+	// CauseSignerUnavailable.
 	Cause string `json:"cause,omitempty"`
 	// Detail is the node's message when Refused or Unavailable.
 	Detail string `json:"detail,omitempty"`

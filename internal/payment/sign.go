@@ -295,5 +295,10 @@ func unsigned(err error) (o *Outcome, ok bool) {
 	case errors.As(err, &tl):
 		return &Outcome{Status: Refused, Detail: tl.Error()}, true
 	}
+	if u, ok := signer.Unavailable(err); ok {
+		// The reason only: the wrapped error is for the worker's log.
+		return &Outcome{Status: Unavailable, Cause: CauseSignerUnavailable,
+			Detail: fmt.Sprintf("the wallet's %s signer is unavailable: %s", u.Backend, u.Reason)}, true
+	}
 	return nil, false
 }

@@ -105,3 +105,18 @@ func (s *Set) Keeper(b Backend) (Keeper, bool) {
 	k, ok := s.Keepers[b]
 	return k, ok
 }
+
+// Maker makes a new key named name (a wallet's id) where the service keeps
+// new keys, and returns it. The Sealer is one (an envelope, made in the
+// API); a Keeper is another, reached through the worker (keymaker).
+type Maker interface {
+	Make(ctx context.Context, name string) (Key, error)
+}
+
+// Importer is a keeper that can take in an existing key (an HSM's
+// C_CreateObject), so an envelope wallet moves into it keeping its address.
+type Importer interface {
+	Keeper
+	// Import stores the Ed25519 seed as a non-exportable key named name.
+	Import(ctx context.Context, name string, seed []byte) (Key, error)
+}

@@ -11,6 +11,7 @@
 package signer
 
 import (
+	"context"
 	"crypto/ecdh"
 	"crypto/ed25519"
 	"crypto/hpke"
@@ -126,10 +127,21 @@ func (s *Sealer) NewWallet() (ed25519.PublicKey, Sealed, error) {
 	return pub, sealed, nil
 }
 
+// Make makes a new envelope key: a fresh keypair, its secret sealed at
+// once. name is not needed: the seal binds the secret to its public key.
+func (s *Sealer) Make(_ context.Context, _ string) (Key, error) {
+	pub, sealed, err := s.NewWallet()
+	if err != nil {
+		return Key{}, err
+	}
+	return Key{Public: pub, Backend: Local, Sealed: sealed}, nil
+}
+
 // Keystore opens sealed wallet secrets. Only the worker builds one. It can
 // hold several master keys so secrets sealed to a retired key still open.
 type Keystore struct {
-	keys map[string]hpke.PrivateKey
+	keys    map[string]hpke.PrivateKey
+	current *Sealer // seals to the first key given, for re-sealing
 }
 
 // NewKeystore parses WALLET_MASTER_KEY material: one or more base64 X25519
@@ -151,6 +163,13 @@ func NewKeystore(masterKeysB64 string) (*Keystore, error) {
 			return nil, err
 		}
 		ks.keys[KeyID(priv.PublicKey())] = hpriv
+		if i == 0 {
+			hpub, err := hpke.NewDHKEMPublicKey(priv.PublicKey())
+			if err != nil {
+				return nil, err
+			}
+			ks.current = &Sealer{pub: hpub, keyID: KeyID(priv.PublicKey())}
+		}
 	}
 	return ks, nil
 }
@@ -163,6 +182,98 @@ func (k *Keystore) KeyIDs() []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// Current names the master key re-sealed secrets are sealed to: the
+// first of WALLET_MASTER_KEY.
+func (k *Keystore) Current() string { return k.current.keyID }
+
+// Reseal opens a wallet's secret and seals it again to the current master
+// key: rotation, with the secret inside this package throughout.
+func (k *Keystore) Reseal(s Sealed, walletPubkey ed25519.PublicKey) (Sealed, error) {
+	secret, err := k.open(s, walletPubkey)
+	if err != nil {
+		return Sealed{}, err
+	}
+	defer clear(secret)
+	return k.current.Seal(secret)
+}
+
+// MoveTo opens an envelope key and imports its seed into to, named name:
+// the seed goes from here into the keeper and nowhere else. The key to
+// returns signs for the same address.
+func (k *Keystore) MoveTo(ctx context.Context, key Key, to Importer, name string) (Key, error) {
+	secret, err := k.open(key.Sealed, key.Public)
+	if err != nil {
+		return Key{}, err
+	}
+	defer clear(secret)
+	seed := secret.Seed()
+	defer clear(seed)
+	moved, err := to.Import(ctx, name, seed)
+	if err != nil {
+		return Key{}, err
+	}
+	if !moved.Public.Equal(key.Public) {
+		return Key{}, fmt.Errorf("the %s key made from the seed has another public key", to.Backend())
+	}
+	return moved, nil
+}
+
+// exportInfo binds an exported secret to its wallet, apart from the
+// master key's seals.
+func exportInfo(walletPubkey []byte) []byte {
+	return append([]byte("agentwallet/wallet-export/v1/"), walletPubkey...)
+}
+
+// Export opens an envelope key and seals its 32-byte seed (HPKE, as
+// Seal, info "agentwallet/wallet-export/v1/" and the wallet's public key)
+// to recipient, an X25519 public key the wallet's owner supplies: the
+// secret leaves the service only sealed to the owner.
+func (k *Keystore) Export(key Key, recipient []byte) ([]byte, error) {
+	pub, err := ecdh.X25519().NewPublicKey(recipient)
+	if err != nil {
+		return nil, fmt.Errorf("recipient: X25519 public key: %w", err)
+	}
+	hpub, err := hpke.NewDHKEMPublicKey(pub)
+	if err != nil {
+		return nil, err
+	}
+	secret, err := k.open(key.Sealed, key.Public)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(secret)
+	return hpke.Seal(hpub, kdf, aead, exportInfo(key.Public), secret.Seed())
+}
+
+// OpenExport opens an exported secret with the recipient's X25519 private
+// key and returns the wallet's seed, checked against its public key: the
+// owner's side of Export (and its tests).
+func OpenExport(recipient *ecdh.PrivateKey, walletPubkey ed25519.PublicKey, sealed []byte) ([]byte, error) {
+	hpriv, err := hpke.NewDHKEMPrivateKey(recipient)
+	if err != nil {
+		return nil, err
+	}
+	seed, err := hpke.Open(hpriv, kdf, aead, exportInfo(walletPubkey), sealed)
+	if err != nil || len(seed) != ed25519.SeedSize {
+		return nil, ErrOpen
+	}
+	if !ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey).Equal(walletPubkey) {
+		return nil, ErrOpen
+	}
+	return seed, nil
+}
+
+// ResealValue opens a value sealed with binding and seals it again to the
+// current master key.
+func (k *Keystore) ResealValue(s Sealed, binding string) (Sealed, error) {
+	v, err := k.OpenValue(s, binding)
+	if err != nil {
+		return Sealed{}, err
+	}
+	defer clear(v)
+	return k.current.SealValue(binding, v)
 }
 
 // Has reports whether the keystore can open secrets sealed to keyID.

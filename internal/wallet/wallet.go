@@ -117,9 +117,15 @@ type Wallet struct {
 	// ApprovalsRequired is how many distinct people approve a parked
 	// payment (at least 1).
 	ApprovalsRequired int       `bun:"approvals_required,nullzero,default:1"`
-	SecretKeyID       string    `bun:"secret_key_id"`
-	SecretSealed      []byte    `bun:"secret_sealed"`
-	CreatedAt         time.Time `bun:"created_at"`
+	// Signer is the backend holding the wallet's key; KeyRef names the key
+	// there (an HSM's or a KMS's), or the sealed secret is the key (local).
+	Signer       signer.Backend `bun:"signer"`
+	KeyRef       string         `bun:"key_ref,nullzero"`
+	SecretKeyID  string         `bun:"secret_key_id,nullzero"`
+	SecretSealed []byte         `bun:"secret_sealed"`
+	// ExportedAt marks, for good, a wallet whose secret an owner exported.
+	ExportedAt *time.Time `bun:"exported_at"`
+	CreatedAt  time.Time  `bun:"created_at"`
 	// CreatedBy is the API key that created the wallet; none for a person.
 	CreatedBy uuid.NullUUID `bun:"created_by,type:uuid"`
 }
@@ -183,15 +189,18 @@ func labelsOf(p policy.Policy) map[string]string {
 // PublicKey is the wallet's Solana address.
 func (w *Wallet) PublicKey() sol.PublicKey { return sol.MustPublicKeyFromBase58(w.Pubkey) }
 
-// Key names the wallet's key for a signer (its public key and sealed
-// secret, as read with the row).
+// Key names the wallet's key for a signer (its public key, backend and
+// reference or sealed secret, as read with the row).
 func (w *Wallet) Key() signer.Key {
 	pub := w.PublicKey()
-	return signer.Key{Public: ed25519.PublicKey(pub[:]), Sealed: signer.Sealed{KeyID: w.SecretKeyID, Ciphertext: w.SecretSealed}}
+	return signer.Key{
+		Public: ed25519.PublicKey(pub[:]), Backend: w.Signer, Ref: w.KeyRef,
+		Sealed: signer.Sealed{KeyID: w.SecretKeyID, Ciphertext: w.SecretSealed},
+	}
 }
 
 // Sealer makes a new keypair and returns its public key and sealed secret.
-// *signer.Sealer implements it.
+// *signer.Sealer implements it (the fee payer's key is always sealed).
 type Sealer interface {
 	NewWallet() (ed25519.PublicKey, signer.Sealed, error)
 	KeyID() string
@@ -237,32 +246,36 @@ type Creator struct {
 
 // Create makes a wallet as CreateBy does, by actor without a key, with at
 // most max wallets in the account (0: no cap).
-func Create(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID, actor, label string, p policy.Policy, max int) (Wallet, error) {
-	return CreateBy(ctx, db, sealer, accountID, Creator{Actor: actor}, label, p, Caps{Total: max})
+func Create(ctx context.Context, db bun.IDB, keys signer.Maker, accountID uuid.UUID, actor, label string, p policy.Policy, max int) (Wallet, error) {
+	return CreateBy(ctx, db, keys, accountID, Creator{Actor: actor}, label, p, Caps{Total: max})
 }
 
-// CreateBy makes a new agent wallet: a fresh keypair whose secret is
-// sealed before it is stored, with its audit entry by the creator. An
+// CreateBy makes a new agent wallet: a fresh key made by keys (sealed
+// before it is stored, or kept in an HSM or a KMS), with its audit entry
+// by the creator. A key that could not be made creates no wallet. An
 // invalid label or policy is a *FieldError; past a cap a *TooManyError,
 // counted under the account row's lock so concurrent creates cannot pass
 // it.
-func CreateBy(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUID, by Creator, label string, p policy.Policy, caps Caps) (Wallet, error) {
+func CreateBy(ctx context.Context, db bun.IDB, keys signer.Maker, accountID uuid.UUID, by Creator, label string, p policy.Policy, caps Caps) (Wallet, error) {
 	if err := validate(label, p); err != nil {
 		return Wallet{}, err
 	}
-	pub, sealed, err := sealer.NewWallet()
+	id := uuid.New()
+	key, err := keys.Make(ctx, id.String())
 	if err != nil {
 		return Wallet{}, err
 	}
 	w := Wallet{
-		ID:           uuid.New(),
+		ID:           id,
 		AccountID:    accountID,
 		Kind:         KindAgent,
 		Label:        label,
-		Pubkey:       sol.PublicKeyFromBytes(pub).String(),
+		Pubkey:       sol.PublicKeyFromBytes(key.Public).String(),
 		State:        Active,
-		SecretKeyID:  sealed.KeyID,
-		SecretSealed: sealed.Ciphertext,
+		Signer:       cmp.Or(key.Backend, signer.Local),
+		KeyRef:       key.Ref,
+		SecretKeyID:  key.Sealed.KeyID,
+		SecretSealed: key.Sealed.Ciphertext,
 		CreatedAt:    nowUTC(),
 		CreatedBy:    by.Key,
 	}
@@ -283,7 +296,7 @@ func CreateBy(ctx context.Context, db bun.IDB, sealer Sealer, accountID uuid.UUI
 			Actor:     audit.Actor(by.Actor),
 			Action:    audit.ActionWalletCreated,
 			Target:    Target(w.ID),
-			Details:   map[string]any{"wallet_id": w.ID, "label": label, "pubkey": w.Pubkey, "policy": w.Policy().Doc()},
+			Details:   map[string]any{"wallet_id": w.ID, "label": label, "pubkey": w.Pubkey, "signer": w.Signer, "policy": w.Policy().Doc()},
 		})
 	})
 	if err != nil {

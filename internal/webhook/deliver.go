@@ -310,7 +310,7 @@ func (d *Deliverer) open(endpointID uuid.UUID, keyID string, sealed []byte) (str
 	if v, ok := d.opened.Get(k); ok {
 		return v, nil
 	}
-	v, err := d.Keys.OpenValue(signer.Sealed{KeyID: keyID, Ciphertext: sealed}, secretBinding(endpointID))
+	v, err := d.Keys.OpenValue(signer.Sealed{KeyID: keyID, Ciphertext: sealed}, SecretBinding(endpointID))
 	if err != nil {
 		return "", err
 	}

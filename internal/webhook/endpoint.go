@@ -142,7 +142,8 @@ type Sealer interface {
 	SealValue(binding string, plaintext []byte) (signer.Sealed, error)
 }
 
-func secretBinding(id uuid.UUID) string { return "webhook-endpoint:" + id.String() }
+// SecretBinding is what an endpoint's signing secret is sealed bound to.
+func SecretBinding(id uuid.UUID) string { return "webhook-endpoint:" + id.String() }
 
 func newSecret() (string, error) {
 	b := make([]byte, 32)
@@ -196,7 +197,7 @@ func CreateEndpoint(ctx context.Context, db bun.IDB, sealer Sealer, accountID uu
 	if e.SlackApprovers == nil {
 		e.SlackApprovers = []string{}
 	}
-	sealed, err := sealer.SealValue(secretBinding(e.ID), []byte(secret))
+	sealed, err := sealer.SealValue(SecretBinding(e.ID), []byte(secret))
 	if err != nil {
 		return Endpoint{}, "", err
 	}
@@ -375,7 +376,7 @@ func RotateSecret(ctx context.Context, db bun.IDB, sealer Sealer, accountID, id 
 	if err != nil {
 		return Endpoint{}, "", err
 	}
-	sealed, err := sealer.SealValue(secretBinding(id), []byte(secret))
+	sealed, err := sealer.SealValue(SecretBinding(id), []byte(secret))
 	if err != nil {
 		return Endpoint{}, "", err
 	}

@@ -21,7 +21,7 @@ func TestOpenedSecretsAreBounded(t *testing.T) {
 	d := &Deliverer{Keys: ks}
 	for i := range openedSecrets + 50 {
 		id := uuid.New()
-		sealed, err := sealer.SealValue(secretBinding(id), []byte("whsec_x"))
+		sealed, err := sealer.SealValue(SecretBinding(id), []byte("whsec_x"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -165,12 +165,13 @@ func (d Deps) heartbeat(ctx context.Context, _ *asynq.Task) error {
 	return nil
 }
 
-// CheckKeystore fails when wallets exist whose secrets no key of ks opens:
-// a worker missing a master key must not start and fail every payment.
+// CheckKeystore fails when secrets exist (wallets', fee payers', webhook
+// endpoints') that no key of ks opens: a worker missing a master key must
+// not start and fail every payment.
 func CheckKeystore(ctx context.Context, db bun.IDB, ks *signer.Keystore) error {
-	var ids []string
-	if err := db.NewSelect().Table("wallets").ColumnExpr("DISTINCT secret_key_id").Scan(ctx, &ids); err != nil {
-		return fmt.Errorf("list wallet key ids: %w", err)
+	ids, err := SealedKeyIDs(ctx, db)
+	if err != nil {
+		return err
 	}
 	var missing []string
 	for _, id := range ids {
@@ -179,7 +180,36 @@ func CheckKeystore(ctx context.Context, db bun.IDB, ks *signer.Keystore) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("wallets are sealed to master key(s) %v that WALLET_MASTER_KEY does not hold (it holds %v)", missing, ks.KeyIDs())
+		return fmt.Errorf("secrets are sealed to master key(s) %v that WALLET_MASTER_KEY does not hold (it holds %v)", missing, ks.KeyIDs())
+	}
+	return nil
+}
+
+// SealedKeyIDs lists the master keys any stored secret is sealed to.
+func SealedKeyIDs(ctx context.Context, db bun.IDB) ([]string, error) {
+	var ids []string
+	err := db.NewRaw(`SELECT secret_key_id FROM wallets WHERE secret_key_id IS NOT NULL
+		UNION SELECT secret_key_id FROM fee_payers WHERE secret_key_id IS NOT NULL
+		UNION SELECT secret_key_id FROM webhook_endpoints
+		UNION SELECT previous_key_id FROM webhook_endpoints WHERE previous_key_id IS NOT NULL
+		ORDER BY 1`).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("list sealed key ids: %w", err)
+	}
+	return ids, nil
+}
+
+// CheckSigners fails when wallets exist whose keys live in a backend set
+// has no keeper for: they could not pay.
+func CheckSigners(ctx context.Context, db bun.IDB, set *signer.Set) error {
+	var backends []signer.Backend
+	if err := db.NewRaw(`SELECT DISTINCT signer FROM wallets WHERE signer <> 'local' ORDER BY 1`).Scan(ctx, &backends); err != nil {
+		return fmt.Errorf("list wallet signers: %w", err)
+	}
+	for _, b := range backends {
+		if _, ok := set.Keeper(b); !ok {
+			return fmt.Errorf("wallets hold keys in %s, which this worker is not configured for", b)
+		}
 	}
 	return nil
 }
