@@ -1563,11 +1563,11 @@ export interface components {
              */
             error: string;
             /**
-             * @description When a send is blocked by policy (403): the rule that blocked it (exceeds_weekly_limit and exceeds_monthly_limit: the rolling 7 or 30 days' total; exceeds_velocity: max_tx_per_hour or max_tx_per_day payments already made; outside_active_hours: outside the wallet's active hours). When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded (in both, nothing was signed or reserved).
+             * @description When a send is blocked by policy (403): the rule that blocked it (exceeds_weekly_limit and exceeds_monthly_limit: the rolling 7 or 30 days' total; exceeds_velocity: max_tx_per_hour or max_tx_per_day payments already made; outside_active_hours: outside the wallet's active hours). When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded; because the wallet's key store (an HSM or a KMS) cannot sign now: signer_unavailable (in each, nothing was signed or reserved).
              * @example exceeds_daily_limit
              * @enum {string}
              */
-            reason?: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "fee_cap_below_market" | "fee_payer_budget_exceeded";
+            reason?: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "fee_cap_below_market" | "fee_payer_budget_exceeded" | "signer_unavailable";
             /**
              * @description Only when a send is blocked by policy: what the daily limit still allows today (UTC), in USDC.
              * @example 4.5
