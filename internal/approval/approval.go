@@ -135,22 +135,17 @@ func ParseID(s string) (uuid.UUID, bool) {
 // Requester is the actor that made the send: "key_<uuid>" (the key
 // itself) or "user:<address>", or "" when unknown (sends recorded before
 // people were).
-func (a *Approval) Requester() string {
-	switch {
-	case a.RequestedBy.Valid:
-		return string(audit.KeyActor(a.RequestedBy.UUID))
-	case a.RequestedByUser != nil:
-		return string(audit.UserActor(*a.RequestedByUser))
-	}
-	return ""
-}
+func (a *Approval) Requester() string { return a.actor(a.RequestedBy) }
 
 // RequesterLineage is the requester as the requester rule compares it
 // with an approver's ancestry: "key_<lineage root>" or "user:<address>".
-func (a *Approval) RequesterLineage() string {
+func (a *Approval) RequesterLineage() string { return a.actor(a.RequestedLineage) }
+
+// actor names key, or else the requesting person.
+func (a *Approval) actor(key uuid.NullUUID) string {
 	switch {
-	case a.RequestedLineage.Valid:
-		return string(audit.KeyActor(a.RequestedLineage.UUID))
+	case key.Valid:
+		return string(audit.KeyActor(key.UUID))
 	case a.RequestedByUser != nil:
 		return string(audit.UserActor(*a.RequestedByUser))
 	}

@@ -128,6 +128,16 @@ func lockOwners(ctx context.Context, tx bun.Tx, accountID uuid.UUID) (int, error
 	return len(owners), err
 }
 
+// lockUser reads a user for update; a missing one is ErrUserNotFound.
+func lockUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address string) (User, error) {
+	var u User
+	err := tx.NewSelect().Model(&u).Where("account_id = ? AND address = ?", accountID, address).For("UPDATE").Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, ErrUserNotFound
+	}
+	return u, err
+}
+
 // SetRole changes a user's role; the last owner keeps being one.
 func SetRole(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address string, role Role) (before, after User, err error) {
 	// A malformed address is simply no user (404), like a malformed id.
@@ -138,12 +148,7 @@ func SetRole(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address string
 	if err != nil {
 		return
 	}
-	err = tx.NewSelect().Model(&before).Where("account_id = ? AND address = ?", accountID, address).For("UPDATE").Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = ErrUserNotFound
-		return
-	}
-	if err != nil {
+	if before, err = lockUser(ctx, tx, accountID, address); err != nil {
 		return
 	}
 	if before.Role == RoleOwner && role != RoleOwner && owners <= 1 {
@@ -166,11 +171,7 @@ func RemoveUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address str
 	if err != nil {
 		return User{}, nil, err
 	}
-	var u User
-	err = tx.NewSelect().Model(&u).Where("account_id = ? AND address = ?", accountID, address).For("UPDATE").Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return User{}, nil, ErrUserNotFound
-	}
+	u, err := lockUser(ctx, tx, accountID, address)
 	if err != nil {
 		return User{}, nil, err
 	}
@@ -231,12 +232,7 @@ func SetSlackMember(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address
 			return
 		}
 	}
-	err = tx.NewSelect().Model(&before).Where("account_id = ? AND address = ?", accountID, address).For("UPDATE").Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = ErrUserNotFound
-		return
-	}
-	if err != nil {
+	if before, err = lockUser(ctx, tx, accountID, address); err != nil {
 		return
 	}
 	after = before

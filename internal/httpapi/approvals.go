@@ -282,12 +282,19 @@ func (s *server) inScope(ctx context.Context, id uuid.UUID) error {
 	return err
 }
 
-func (s *server) reject(ctx context.Context, in *approvalActionInput) (*approvalOutput, error) {
+// actionOn reads an approve's or reject's approval and note, and checks
+// the approval is one the caller reaches.
+func (s *server) actionOn(ctx context.Context, in *approvalActionInput) (uuid.UUID, *string, error) {
 	id, note, err := s.parseAction(ctx, in)
 	if err != nil {
-		return nil, err
+		return uuid.Nil, nil, err
 	}
-	if err := s.inScope(ctx, id); err != nil {
+	return id, note, s.inScope(ctx, id)
+}
+
+func (s *server) reject(ctx context.Context, in *approvalActionInput) (*approvalOutput, error) {
+	id, note, err := s.actionOn(ctx, in)
+	if err != nil {
 		return nil, err
 	}
 	pr := principal(ctx)
@@ -303,11 +310,8 @@ func (s *server) reject(ctx context.Context, in *approvalActionInput) (*approval
 // for the outcome like a send: at the wait's end an approval not yet
 // executed returns to pending (503, nothing sent).
 func (s *server) approve(ctx context.Context, in *approvalActionInput) (*approvalOutput, error) {
-	id, note, err := s.parseAction(ctx, in)
+	id, note, err := s.actionOn(ctx, in)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.inScope(ctx, id); err != nil {
 		return nil, err
 	}
 	pr := principal(ctx)

@@ -104,29 +104,49 @@ func plausible(t time.Time) bool {
 	return t.IsZero() || y >= 1970 && y <= 9999
 }
 
+// scope is what a listing of payments reads beside its own filters: a
+// wallet, and the position after the cursor's item.
+type scope struct {
+	walletID  uuid.NullUUID
+	afterTime time.Time
+	afterID   uuid.UUID
+}
+
+// listScope checks a listing's window (since, until) and reads its wallet
+// filter and cursor.
+func (s *server) listScope(ctx context.Context, since, until time.Time, walletID, cursor string) (scope, error) {
+	var sc scope
+	if !plausible(since) {
+		return sc, inputError("query", "since", "must be between 1970 and 9999")
+	}
+	if !plausible(until) {
+		return sc, inputError("query", "until", "must be between 1970 and 9999")
+	}
+	if walletID != "" {
+		id, err := s.walletFilter(ctx, walletID)
+		if err != nil {
+			return sc, err
+		}
+		sc.walletID = uuid.NullUUID{UUID: id, Valid: true}
+	}
+	if cursor != "" {
+		at, id, err := parseTimeCursor(cursor)
+		if err != nil {
+			return sc, err
+		}
+		sc.afterTime, sc.afterID = at, id
+	}
+	return sc, nil
+}
+
 func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput) (*transactionsOutput, error) {
 	pr := principal(ctx)
 	f := payment.TxFilter{Status: in.Status, Since: in.Since, Until: in.Until, Limit: cmp.Or(in.Limit, TransactionsLimit), Wallets: pr.Wallets}
-	if !plausible(in.Since) {
-		return nil, inputError("query", "since", "must be between 1970 and 9999")
+	sc, err := s.listScope(ctx, in.Since, in.Until, in.WalletID, in.Cursor)
+	if err != nil {
+		return nil, err
 	}
-	if !plausible(in.Until) {
-		return nil, inputError("query", "until", "must be between 1970 and 9999")
-	}
-	if in.WalletID != "" {
-		id, err := s.walletFilter(ctx, in.WalletID)
-		if err != nil {
-			return nil, err
-		}
-		f.WalletID = uuid.NullUUID{UUID: id, Valid: true}
-	}
-	if in.Cursor != "" {
-		at, id, err := parseTimeCursor(in.Cursor)
-		if err != nil {
-			return nil, err
-		}
-		f.AfterTime, f.AfterID = at, id
-	}
+	f.WalletID, f.AfterTime, f.AfterID = sc.walletID, sc.afterTime, sc.afterID
 	plain, n := in.plain(), f.Limit
 	if !plain {
 		f.Limit = n + 1 // one more tells whether a next page exists

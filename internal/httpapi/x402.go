@@ -338,26 +338,11 @@ func (s *server) getX402(ctx context.Context, in *getX402Input) (*getX402Output,
 func (s *server) listX402(ctx context.Context, in *listX402Input) (*listX402Output, error) {
 	pr := principal(ctx)
 	f := payment.X402Filter{State: in.State, Since: in.Since, Until: in.Until, Limit: cmp.Or(in.Limit, TransactionsLimit), Wallets: pr.Wallets}
-	if !plausible(in.Since) {
-		return nil, inputError("query", "since", "must be between 1970 and 9999")
+	sc, err := s.listScope(ctx, in.Since, in.Until, in.WalletID, in.Cursor)
+	if err != nil {
+		return nil, err
 	}
-	if !plausible(in.Until) {
-		return nil, inputError("query", "until", "must be between 1970 and 9999")
-	}
-	if in.WalletID != "" {
-		id, err := s.walletFilter(ctx, in.WalletID)
-		if err != nil {
-			return nil, err
-		}
-		f.WalletID = uuid.NullUUID{UUID: id, Valid: true}
-	}
-	if in.Cursor != "" {
-		at, id, err := parseTimeCursor(in.Cursor)
-		if err != nil {
-			return nil, err
-		}
-		f.AfterTime, f.AfterID = at, id
-	}
+	f.WalletID, f.AfterTime, f.AfterID = sc.walletID, sc.afterTime, sc.afterID
 	n := f.Limit
 	f.Limit = n + 1
 	vs, err := payment.ListX402(ctx, s.DB, pr.AccountID, f)

@@ -157,13 +157,20 @@ func RepoRoot() (string, error) {
 // Call makes a JSON-RPC call and decodes its result into out (may be nil).
 func (l *Localnet) Call(t testing.TB, out any, method string, params ...any) {
 	t.Helper()
+	Call(t, l.URL, out, method, params...)
+}
+
+// Call makes a JSON-RPC call to the node at url and decodes its result
+// into out (may be nil); any failure fails t.
+func Call(t testing.TB, url string, out any, method string, params ...any) {
+	t.Helper()
 	if params == nil {
 		params = []any{}
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, l.URL, bytes.NewReader(body))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

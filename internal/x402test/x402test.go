@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentwallet/agentwallet/internal/localnettest"
+
 	sol "github.com/gagliardetto/solana-go"
 )
 
@@ -240,7 +242,7 @@ func (s *Seller) USDC(t testing.TB, owner string) uint64 {
 	var acct struct {
 		Value *json.RawMessage `json:"value"`
 	}
-	rpc(t, s.rpcURL, &acct, "getAccountInfo", ata.String(), map[string]any{"encoding": "base64", "commitment": "confirmed"})
+	localnettest.Call(t, s.rpcURL, &acct, "getAccountInfo", ata.String(), map[string]any{"encoding": "base64", "commitment": "confirmed"})
 	if acct.Value == nil || string(*acct.Value) == "null" {
 		return 0
 	}
@@ -249,7 +251,7 @@ func (s *Seller) USDC(t testing.TB, owner string) uint64 {
 			Amount string `json:"amount"`
 		} `json:"value"`
 	}
-	rpc(t, s.rpcURL, &bal, "getTokenAccountBalance", ata.String(), map[string]any{"commitment": "confirmed"})
+	localnettest.Call(t, s.rpcURL, &bal, "getTokenAccountBalance", ata.String(), map[string]any{"commitment": "confirmed"})
 	n, err := strconv.ParseUint(bal.Value.Amount, 10, 64)
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +265,7 @@ func (s *Seller) Lamports(t testing.TB, owner string) uint64 {
 	var out struct {
 		Value uint64 `json:"value"`
 	}
-	rpc(t, s.rpcURL, &out, "getBalance", owner, map[string]any{"commitment": "confirmed"})
+	localnettest.Call(t, s.rpcURL, &out, "getBalance", owner, map[string]any{"commitment": "confirmed"})
 	return out.Value
 }
 
@@ -328,35 +330,6 @@ func getJSON(t testing.TB, url string, out any) {
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatalf("GET %s: %v", url, err)
-	}
-}
-
-func rpc(t testing.TB, url string, out any, method string, params ...any) {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	if r.Error != nil {
-		t.Fatalf("%s: %s", method, r.Error.Message)
-	}
-	if err := json.Unmarshal(r.Result, out); err != nil {
-		t.Fatalf("%s: %v", method, err)
 	}
 }
 
