@@ -1,9 +1,10 @@
-// Package keymaker has the worker make keys in an HSM or a KMS for the API.
-// The API holds no signer credentials (no PIN, no Vault token, no KMS
-// role), so when new wallets' keys live in such a backend it asks a worker:
-// it pushes a request on a Redis list and blocks on its own reply list; a
-// worker pops the request, makes the key in the backend, and pushes back
-// the public key and the backend's reference, never a secret.
+// Package keymaker has a worker do for the API what needs keys the API
+// never holds: make a key in an HSM or a KMS (the API has no PIN, Vault
+// token or KMS role), or seal an envelope wallet's secret to an owner's
+// public key for an approved export (the API has no master key). The API
+// pushes a request on a Redis list and blocks on its own reply list; a
+// worker pops the request, does it, and pushes back a public key and a
+// reference, or the sealed export: never a secret in the clear.
 //
 // A request no worker answers in time is unavailable (503): no wallet is
 // created. A worker skips requests whose asker has stopped waiting, so it
@@ -40,11 +41,16 @@ type request struct {
 	Backend  signer.Backend `json:"backend"`
 	Name     string         `json:"name"`
 	Deadline time.Time      `json:"deadline"`
+	// Export, when set, asks for wallet Export's secret sealed to
+	// Recipient instead of a new key.
+	Export    uuid.UUID `json:"export,omitzero"`
+	Recipient []byte    `json:"recipient,omitempty"`
 }
 
 type reply struct {
 	Public []byte `json:"public,omitempty"`
 	Ref    string `json:"ref,omitempty"`
+	Sealed []byte `json:"sealed,omitempty"`
 	// Unavailable is the backend's reason when it could not make the key
 	// now; Error any other failure.
 	Unavailable string `json:"unavailable,omitempty"`
@@ -61,49 +67,82 @@ type Client struct {
 
 // Make asks a worker for a new key named name and waits for it.
 func (c *Client) Make(ctx context.Context, name string) (signer.Key, error) {
+	rep, err := c.ask(ctx, request{Backend: c.Backend, Name: name})
+	if err != nil {
+		return signer.Key{}, err
+	}
+	if len(rep.Public) != ed25519.PublicKeySize || rep.Ref == "" {
+		return signer.Key{}, errors.New("make key: the worker's reply names no key")
+	}
+	return signer.Key{Public: rep.Public, Backend: c.Backend, Ref: rep.Ref}, nil
+}
+
+// Export asks a worker for envelope wallet id's secret sealed to
+// recipient (signer.Keystore.Export).
+func (c *Client) Export(ctx context.Context, id uuid.UUID, recipient []byte) ([]byte, error) {
+	rep, err := c.ask(ctx, request{Backend: signer.Local, Export: id, Recipient: recipient})
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Sealed) == 0 {
+		return nil, errors.New("export: the worker's reply holds nothing")
+	}
+	return rep.Sealed, nil
+}
+
+// ask queues req and waits for its reply.
+func (c *Client) ask(ctx context.Context, req request) (reply, error) {
 	wait := c.Wait
 	if wait <= 0 {
 		wait = DefaultWait
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	deadline, _ := ctx.Deadline()
-	req := request{ID: uuid.New(), Backend: c.Backend, Name: name, Deadline: deadline}
+	req.ID = uuid.New()
+	req.Deadline, _ = ctx.Deadline()
 	raw, err := json.Marshal(req)
 	if err != nil {
-		return signer.Key{}, err
+		return reply{}, err
 	}
 	if err := c.Redis.LPush(ctx, Key, raw).Err(); err != nil {
-		return signer.Key{}, c.unavailable("the key request could not be queued", err)
+		return reply{}, c.unavailable(req.Backend, "the request could not be queued", err)
 	}
-	res, err := c.Redis.BLPop(ctx, time.Until(deadline), replyPrefix+req.ID.String()).Result()
+	res, err := c.Redis.BLPop(ctx, time.Until(req.Deadline), replyPrefix+req.ID.String()).Result()
 	if err != nil {
 		// redis.Nil: no worker answered in time.
-		return signer.Key{}, c.unavailable("no worker made the key in time", err)
+		return reply{}, c.unavailable(req.Backend, "no worker answered in time", err)
 	}
 	var rep reply
 	if err := json.Unmarshal([]byte(res[1]), &rep); err != nil {
-		return signer.Key{}, fmt.Errorf("key reply: %w", err)
+		return reply{}, fmt.Errorf("worker's reply: %w", err)
 	}
 	switch {
 	case rep.Unavailable != "":
-		return signer.Key{}, &signer.UnavailableError{Backend: c.Backend, Reason: rep.Unavailable}
+		return reply{}, &signer.UnavailableError{Backend: req.Backend, Reason: rep.Unavailable}
 	case rep.Error != "":
-		return signer.Key{}, fmt.Errorf("make %s key: %s", c.Backend, rep.Error)
-	case len(rep.Public) != ed25519.PublicKeySize || rep.Ref == "":
-		return signer.Key{}, errors.New("make key: the worker's reply names no key")
+		return reply{}, &WorkerError{Msg: rep.Error}
 	}
-	return signer.Key{Public: rep.Public, Backend: c.Backend, Ref: rep.Ref}, nil
+	return rep, nil
 }
 
-func (c *Client) unavailable(reason string, err error) error {
-	return &signer.UnavailableError{Backend: c.Backend, Reason: reason, Err: err}
+// WorkerError is a request the worker refused or failed, in its words.
+type WorkerError struct{ Msg string }
+
+func (e *WorkerError) Error() string { return e.Msg }
+
+func (c *Client) unavailable(b signer.Backend, reason string, err error) error {
+	return &signer.UnavailableError{Backend: b, Reason: reason, Err: err}
 }
 
-// Serve makes the keys asked for, with the keepers of set, until ctx ends.
-// Each request is made on its own goroutine: a slow backend does not hold
-// the others.
-func Serve(ctx context.Context, rdb *redis.Client, set *signer.Set, log *slog.Logger) {
+// ExportFunc seals envelope wallet id's secret to recipient: the worker's
+// side of Client.Export.
+type ExportFunc func(ctx context.Context, id uuid.UUID, recipient []byte) ([]byte, error)
+
+// Serve answers the requests, making keys with the keepers of set and
+// exports with export (nil: exports are unavailable), until ctx ends. Each
+// request runs on its own goroutine: a slow backend does not hold the
+// others.
+func Serve(ctx context.Context, rdb *redis.Client, set *signer.Set, export ExportFunc, log *slog.Logger) {
 	for ctx.Err() == nil {
 		res, err := rdb.BRPop(ctx, time.Second, Key).Result()
 		if errors.Is(err, redis.Nil) {
@@ -124,33 +163,41 @@ func Serve(ctx context.Context, rdb *redis.Client, set *signer.Set, log *slog.Lo
 			log.ErrorContext(ctx, "key request not understood; dropped", "err", err)
 			continue
 		}
-		go serveOne(ctx, rdb, set, req, log)
+		go serveOne(ctx, rdb, set, export, req, log)
 	}
 }
 
-func serveOne(ctx context.Context, rdb *redis.Client, set *signer.Set, req request, log *slog.Logger) {
+func serveOne(ctx context.Context, rdb *redis.Client, set *signer.Set, export ExportFunc, req request, log *slog.Logger) {
 	if time.Now().After(req.Deadline) {
 		return // its asker has stopped waiting
 	}
 	mctx, cancel := context.WithDeadline(ctx, req.Deadline)
 	defer cancel()
 	var rep reply
-	k, ok := set.Keeper(req.Backend)
-	if !ok {
+	var err error
+	switch k, ok := set.Keeper(req.Backend); {
+	case req.Export != uuid.Nil && export == nil:
+		rep.Unavailable = "this worker does not export"
+	case req.Export != uuid.Nil:
+		rep.Sealed, err = export(mctx, req.Export, req.Recipient)
+	case !ok:
 		rep.Unavailable = "no worker is configured for this signer"
-	} else if key, err := k.Make(mctx, req.Name); err != nil {
-		if u, ok := signer.Unavailable(err); ok {
-			rep.Unavailable = u.Reason
-		} else {
-			rep.Error = err.Error()
-		}
-		log.WarnContext(ctx, "key not made", "backend", req.Backend, "name", req.Name, "err", err)
-	} else {
+	default:
+		var key signer.Key
+		key, err = k.Make(mctx, req.Name)
 		rep.Public, rep.Ref = key.Public, key.Ref
+	}
+	if u, ok := signer.Unavailable(err); ok {
+		rep.Unavailable = u.Reason
+	} else if err != nil {
+		rep.Error = err.Error()
+	}
+	if err != nil {
+		log.WarnContext(ctx, "key request failed", "backend", req.Backend, "name", req.Name, "export", req.Export, "err", err)
 	}
 	raw, _ := json.Marshal(rep)
 	replyKey := replyPrefix + req.ID.String()
-	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.LPush(ctx, replyKey, raw)
 		p.Expire(ctx, replyKey, time.Minute)
 		return nil

@@ -60,7 +60,7 @@ func serve(t *testing.T, k *memKeeper) *keymaker.Client {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		keymaker.Serve(ctx, rdb, &signer.Set{Keepers: map[signer.Backend]signer.Keeper{signer.Vault: k}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		keymaker.Serve(ctx, rdb, &signer.Set{Keepers: map[signer.Backend]signer.Keeper{signer.Vault: k}}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return &keymaker.Client{Redis: rdb, Backend: signer.Vault, Wait: time.Second}
@@ -120,7 +120,7 @@ func TestKeymaker_RequestPastItsDeadlineMakesNoKey(t *testing.T) {
 	k := &memKeeper{keys: map[string]ed25519.PrivateKey{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go keymaker.Serve(ctx, rdb, &signer.Set{Keepers: map[signer.Backend]signer.Keeper{signer.Vault: k}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	go keymaker.Serve(ctx, rdb, &signer.Set{Keepers: map[signer.Backend]signer.Keeper{signer.Vault: k}}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	c := &keymaker.Client{Redis: rdb, Backend: signer.Vault, Wait: time.Second}
 	if _, err := c.Make(context.Background(), "now"); err != nil {
 		t.Fatal(err)
