@@ -87,6 +87,10 @@ sdk-types: ## regenerate sdk/typescript/src/schema.ts from openapi/openapi.yaml
 browser-deps: ## install Debian's chromium for the dashboard's browser tests when missing
 	@scripts/browser-deps.sh
 
+.PHONY: softhsm
+softhsm: ## install Debian's softhsm2 and opensc (pkcs11-tool) for the PKCS#11 signer's tests when missing
+	@scripts/softhsm.sh
+
 .PHONY: services
 services: ## ensure Postgres and Redis (private ones under .dev/ if none answer) and print their URLs
 	@scripts/services.sh
