@@ -25,6 +25,13 @@ BENCH_PPROF ?=
 # make migrate ARGS=status|down|unlock
 ARGS ?= up
 
+# The PKCS#11 signer (internal/signer/pkcs11) needs cgo: it is built, vetted
+# and tested with the pkcs11 tag wherever there is a C compiler, and then
+# its tests need SoftHSM2 (make softhsm). Without one, or with
+# CGO_ENABLED=0, the tag is left out and the binaries say they lack it.
+GO_TAGS ?= $(if $(filter 0,$(CGO_ENABLED)),,$(if $(shell command -v cc 2>/dev/null),pkcs11))
+SOFTHSM_DEP := $(if $(filter pkcs11,$(GO_TAGS)),softhsm)
+
 TOOLS_BIN := $(CURDIR)/.dev/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)
@@ -87,6 +94,10 @@ sdk-types: ## regenerate sdk/typescript/src/schema.ts from openapi/openapi.yaml
 browser-deps: ## install Debian's chromium for the dashboard's browser tests when missing
 	@scripts/browser-deps.sh
 
+.PHONY: softhsm
+softhsm: ## install Debian's softhsm2 and opensc (pkcs11-tool) for the PKCS#11 signer's tests when missing
+	@scripts/softhsm.sh
+
 .PHONY: services
 services: ## ensure Postgres and Redis (private ones under .dev/ if none answer) and print their URLs
 	@scripts/services.sh
@@ -96,11 +107,11 @@ services-stop: ## stop the private Postgres and Redis started under .dev/
 	@scripts/services.sh stop
 
 .PHONY: test
-test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the dashboard's browser tests among them), and beside them the dashboard's unit tests, localnet's and the x402 seller's tests
+test: deps dashboard sdk browser-deps $(SOFTHSM_DEP) ## run the Go tests (race detector, the dashboard's browser tests among them), and beside them the dashboard's unit tests, localnet's and the x402 seller's tests
 	@mkdir -p .dev; scripts/test-npm.sh > .dev/test-npm.log 2>&1 & npm_pid=$$!; \
 	$(WITH_TEST_SERVICES) \
-	echo "go test $(TEST_FLAGS) ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
-	go_rc=0; $(GO) test $(TEST_FLAGS) ./... || go_rc=$$?; \
+	echo "go test -tags '$(GO_TAGS)' $(TEST_FLAGS) ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
+	go_rc=0; $(GO) test -tags '$(GO_TAGS)' $(TEST_FLAGS) ./... || go_rc=$$?; \
 	npm_rc=0; wait $$npm_pid || npm_rc=$$?; \
 	echo; echo "JavaScript suites (scripts/test-npm.sh):"; cat .dev/test-npm.log; \
 	if [ $$go_rc -ne 0 ]; then echo "make test: the Go tests failed"; fi; \
@@ -108,14 +119,14 @@ test: deps dashboard sdk browser-deps ## run the Go tests (race detector, the da
 	[ $$go_rc -eq 0 ] && [ $$npm_rc -eq 0 ]
 
 .PHONY: test-go
-test-go: deps sdk ## run only the Go tests (race detector), without the dashboard's build and browser test or the npm test suites: the fast loop
+test-go: deps sdk $(SOFTHSM_DEP) ## run only the Go tests (race detector), without the dashboard's build and browser test or the npm test suites: the fast loop
 	@$(WITH_TEST_SERVICES) \
-	echo "go test $(TEST_FLAGS) -skip '$(BROWSER_TEST)' ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
-	$(GO) test $(TEST_FLAGS) -skip '$(BROWSER_TEST)' ./...
+	echo "go test -tags '$(GO_TAGS)' $(TEST_FLAGS) -skip '$(BROWSER_TEST)' ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
+	$(GO) test -tags '$(GO_TAGS)' $(TEST_FLAGS) -skip '$(BROWSER_TEST)' ./...
 
 .PHONY: build
 build: dashboard ## build bin/api (with the dashboard), bin/worker and bin/scheduler
-	$(GO) build -o bin/ ./cmd/api ./cmd/worker ./cmd/scheduler
+	$(GO) build -tags '$(GO_TAGS)' -o bin/ ./cmd/api ./cmd/worker ./cmd/scheduler
 
 .PHONY: openapi
 openapi: ## regenerate openapi/openapi.yaml and openapi/openapi-3.0.yaml
@@ -136,8 +147,9 @@ lint: $(STATICCHECK) dashboard-deps ## gofmt, go vet, staticcheck, and the dashb
 	@files=$$(find . -name '*.go' -not -path './.dev/*' -not -path './.git/*' -not -path '*/node_modules/*'); \
 	unformatted=$$(gofmt -l $$files); \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need \`gofmt -w\`:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet ./...
-	$(STATICCHECK) ./...
+	$(GO) vet -tags '$(GO_TAGS)' ./...
+	CGO_ENABLED=0 $(GO) vet ./internal/signer/pkcs11/...
+	$(STATICCHECK) -tags '$(GO_TAGS)' ./...
 	cd web/dashboard && npm run --silent lint
 
 $(STATICCHECK):
@@ -146,8 +158,8 @@ $(STATICCHECK):
 	@mv -f $(TOOLS_BIN)/staticcheck $@
 
 .PHONY: bench
-bench: deps ## run the benchmarks (bench/results/send.json, webhooks.json; BENCH=Send, BENCH_SENDS=n, BENCH_EVENTS=n, APIS=n WORKERS=m, BENCH_PPROF=1: see bench/README.md)
-	@$(WITH_TEST_SERVICES) APIS=$(APIS) WORKERS=$(WORKERS) BENCH_PPROF=$(BENCH_PPROF) $(GO) test $(BENCH_FLAGS) ./...
+bench: deps $(SOFTHSM_DEP) ## run the benchmarks (bench/results/send.json, webhooks.json; BENCH=Send, BENCH_SENDS=n, BENCH_EVENTS=n, APIS=n WORKERS=m, BENCH_PPROF=1: see bench/README.md)
+	@$(WITH_TEST_SERVICES) APIS=$(APIS) WORKERS=$(WORKERS) BENCH_PPROF=$(BENCH_PPROF) $(GO) test -tags '$(GO_TAGS)' $(BENCH_FLAGS) ./...
 
 .PHONY: soak
 soak: deps ## run the multi-process soaks of the whole stack (bench: scale-out, chaos), skipped by make test
