@@ -1,10 +1,13 @@
 package signer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"time"
 )
 
 // Backend names where a wallet's key lives. A fleet may mix them: each
@@ -82,10 +85,90 @@ func Unavailable(err error) (*UnavailableError, bool) {
 type Set struct {
 	Local   *Keystore
 	Keepers map[Backend]Keeper
+
+	mu    sync.Mutex
+	stats map[Backend]*signStats
 }
 
-// Sign routes key to its backend.
+type signStats struct {
+	signs, errors int64
+	avg           time.Duration // moving average of the signatures made
+}
+
+// Sign routes key to its backend, and times it.
 func (s *Set) Sign(ctx context.Context, key Key, message []byte) ([]byte, error) {
+	start := time.Now()
+	sig, err := s.sign(ctx, key, message)
+	s.observe(cmp.Or(key.Backend, Local), time.Since(start), err)
+	return sig, err
+}
+
+func (s *Set) observe(b Backend, d time.Duration, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stats == nil {
+		s.stats = map[Backend]*signStats{}
+	}
+	st := s.stats[b]
+	if st == nil {
+		st = &signStats{avg: d}
+		s.stats[b] = st
+	}
+	if err != nil {
+		st.errors++
+		return
+	}
+	st.signs++
+	st.avg += (d - st.avg) / 8
+}
+
+// Health is one backend's state, for readiness and metrics.
+type Health struct {
+	Backend Backend `json:"backend"`
+	Up      bool    `json:"up"`
+	// Reason is why it is not up (an UnavailableError's reason).
+	Reason string `json:"reason,omitempty"`
+	// CheckSeconds is how long the check took; SignSeconds the moving
+	// average of the signatures made; Signs and Errors count them.
+	CheckSeconds float64 `json:"check_seconds"`
+	SignSeconds  float64 `json:"sign_seconds"`
+	Signs        int64   `json:"signs"`
+	Errors       int64   `json:"errors"`
+}
+
+// Health checks every backend of the set (the envelope is up when it
+// holds a master key) with its signing figures.
+func (s *Set) Health(ctx context.Context) []Health {
+	var out []Health
+	add := func(b Backend, check func(context.Context) error) {
+		h := Health{Backend: b, Up: true}
+		start := time.Now()
+		if err := check(ctx); err != nil {
+			h.Up, h.Reason = false, err.Error()
+			if u, ok := Unavailable(err); ok {
+				h.Reason = u.Reason
+			}
+		}
+		h.CheckSeconds = time.Since(start).Seconds()
+		s.mu.Lock()
+		if st := s.stats[b]; st != nil {
+			h.Signs, h.Errors, h.SignSeconds = st.signs, st.errors, st.avg.Seconds()
+		}
+		s.mu.Unlock()
+		out = append(out, h)
+	}
+	if s.Local != nil {
+		add(Local, func(context.Context) error { return nil })
+	}
+	for _, b := range Backends {
+		if k, ok := s.Keepers[b]; ok {
+			add(b, k.Check)
+		}
+	}
+	return out
+}
+
+func (s *Set) sign(ctx context.Context, key Key, message []byte) ([]byte, error) {
 	b := key.Backend
 	if b == "" || b == Local {
 		if s.Local == nil {

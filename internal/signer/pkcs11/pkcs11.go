@@ -59,5 +59,10 @@ var ErrLabelInUse = errors.New("pkcs11: the token already has a key with this la
 // nothing signed with it is returned.
 var ErrKeyMismatch = errors.New("pkcs11: the key under this label is not the wallet's key")
 
+// ErrPINRefused is wrapped in the *signer.UnavailableError of a login the
+// token refused for the PIN itself: retrying can only bring a real token
+// closer to locking the PIN, so only a restart with another PIN may.
+var ErrPINRefused = errors.New("pkcs11: PIN refused")
+
 // ErrClosed means the Signer was closed.
 var ErrClosed = errors.New("pkcs11: signer closed")

@@ -4,6 +4,7 @@ package pkcs11
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	p11 "github.com/miekg/pkcs11"
@@ -137,7 +138,7 @@ func (s *Signer) connect() error {
 	if err := s.mod.ctx.Login(h, p11.CKU_USER, s.cfg.PIN); err != nil && !isRV(err, p11.CKR_USER_ALREADY_LOGGED_IN) {
 		_ = s.mod.ctx.CloseSession(h)
 		if reason, ok := pinRefused(err); ok {
-			s.refused = unavailable(reason, err)
+			s.refused = unavailable(reason, fmt.Errorf("%w: %w", ErrPINRefused, err))
 			return s.refused
 		}
 		return unavailable("cannot log in to the token", err)
