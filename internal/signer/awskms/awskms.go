@@ -185,14 +185,19 @@ func (s *Signer) finish(ctx context.Context, arn, alias string, meta *types.KeyM
 		return nil, fmt.Errorf("aws kms: key %s is %s %s, not what was asked", arn, meta.KeySpec, meta.KeyUsage)
 	}
 	_, err := s.client.CreateAlias(ctx, &kms.CreateAliasInput{AliasName: aws.String(alias), TargetKeyId: aws.String(arn)})
-	if errorCode(err, "AlreadyExistsException") {
+	switch {
+	case errorCode(err, "AlreadyExistsException"):
 		return nil, fmt.Errorf("aws kms: create %s: %w", alias, ErrNameInUse)
-	}
-	if err != nil {
+	case errorCode(err, "NotFoundException"):
+		return nil, unavailable(notYetVisible, fmt.Errorf("aws kms create %s: %w", alias, err))
+	case err != nil:
 		return nil, s.failure(ctx, "create "+alias, err)
 	}
 	out, err := s.client.GetPublicKey(ctx, &kms.GetPublicKeyInput{KeyId: aws.String(arn)})
-	if err != nil {
+	switch {
+	case errorCode(err, "NotFoundException"):
+		return nil, unavailable(notYetVisible, fmt.Errorf("aws kms get public key: %w", err))
+	case err != nil:
 		return nil, s.failure(ctx, "get public key", err)
 	}
 	if out.KeySpec != types.KeySpecEccNistEdwards25519 {
@@ -208,6 +213,10 @@ func (s *Signer) finish(ctx context.Context, arn, alias string, meta *types.KeyM
 	}
 	return pub, nil
 }
+
+// notYetVisible is the reason a key just made is not found: KMS is
+// eventually consistent, and a retry of Make makes a fresh key.
+const notYetVisible = "the new KMS key is not visible yet"
 
 // discard schedules the deletion of a key Make could not finish. It runs
 // even if ctx is done: the key exists either way.

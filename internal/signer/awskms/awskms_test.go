@@ -200,6 +200,15 @@ func TestAWSKMS_HalfMadeKeyIsScheduledForDeletion(t *testing.T) {
 		}
 	})
 
+	t.Run("NewKeyNotVisibleYet", func(t *testing.T) {
+		t.Parallel()
+		k := kmstest.NewKMS(t)
+		k.Fail("CreateAlias", "NotFoundException")
+		_, err := kmsSigner(t, k).Make(t.Context(), uuid.NewString())
+		mustUnavailable(t, err, "not visible yet")
+		onlyKeyPendingDeletion(t, k)
+	})
+
 	t.Run("AliasTakenInARace", func(t *testing.T) {
 		t.Parallel()
 		k := kmstest.NewKMS(t)
