@@ -147,7 +147,7 @@ func (s *Signer) Make(ctx context.Context, name string) (signer.Key, error) {
 		}
 	}
 	if made == nil || made.Data["keys"] == nil {
-		// Vault before 1.13 answers a create with 204 and no body.
+		// Older Vaults answer a create with 204 and no body.
 		made, err = s.client.Logical().ReadWithContext(ctx, path)
 		if err != nil {
 			return signer.Key{}, s.failure(ctx, "read key", err)

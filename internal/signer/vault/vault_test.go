@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -480,4 +481,38 @@ func answering(t *testing.T, status int, body any) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+func TestVault_MakeReadsTheKeyWhenCreateAnswersNothing(t *testing.T) {
+	t.Parallel()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var made atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch {
+		case r.Method == http.MethodGet && !made.Load():
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"errors":[]}`))
+		case r.Method == http.MethodGet:
+			_ = json.NewEncoder(w).Encode(map[string]any{"data": map[string]any{
+				"type": "ed25519", "exportable": false, "allow_plaintext_backup": false,
+				"keys": map[string]any{"1": map[string]any{"public_key": base64.StdEncoding.EncodeToString(pub)}},
+			}})
+		default: // an older Vault's create: 204, no body
+			made.Store(true)
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s := newSigner(t, vault.Config{Address: srv.URL, Token: "hvs.token"})
+	key, err := s.Make(t.Context(), uuid.NewString())
+	if err != nil {
+		t.Fatalf("Make: %v", err)
+	}
+	if !key.Public.Equal(pub) {
+		t.Errorf("public key %x, want %x", key.Public, pub)
+	}
 }
