@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
 	// The tz database inside the binary: wallet policies name IANA zones
 	// (active hours), and a deploy image may have no /usr/share/zoneinfo.
 	_ "time/tzdata"
@@ -22,6 +23,8 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/config"
+	"github.com/agentwallet/agentwallet/internal/custody"
+	"github.com/agentwallet/agentwallet/internal/keymaker"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/pprofserver"
@@ -56,8 +59,12 @@ func run(ctx context.Context, args []string, getenv config.Getenv, stdout io.Wri
 		return nil
 	case "serve":
 		return serve(ctx, getenv)
+	case "keys":
+		return keys(ctx, args[1:], getenv, stdout)
+	case "recover":
+		return recoverWallet(ctx, args[1:], getenv, stdout)
 	}
-	return fmt.Errorf("unknown command %q (try: serve, keygen)", cmd)
+	return fmt.Errorf("unknown command %q (try: serve, keygen, keys rotate, keys import, recover)", cmd)
 }
 
 func serve(ctx context.Context, getenv config.Getenv) error {
@@ -85,11 +92,24 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	if err := worker.CheckKeystore(ctx, db, ks); err != nil {
 		return err
 	}
+	signers, closeSigners, err := custody.Open(ctx, cfg.Signers, ks, log)
+	if err != nil {
+		return err
+	}
+	defer closeSigners()
+	if err := worker.CheckSigners(ctx, db, signers); err != nil {
+		return err
+	}
 	rdb, _, err := cfg.Redis.Open(0)
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
+	// Keys made and exports sealed for the API, which holds no signer
+	// credentials.
+	keysCtx, stopKeys := context.WithCancel(context.Background())
+	defer stopKeys()
+	go keymaker.Serve(keysCtx, rdb, signers, custody.Exporter(db, ks), log)
 
 	// Each network's node must be of its network's chain before anything
 	// is signed for it: a node of another chain refuses the start (and,
@@ -101,7 +121,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	sealCtx, stopSealing := context.WithCancel(context.Background())
 	defer stopSealing()
 	go sealer.Run(sealCtx)
-	engine := &payment.Engine{DB: db, Redis: rdb, Signer: ks, Nodes: map[solana.Network]payment.Node{}, Fees: cfg.PriorityFees,
+	engine := &payment.Engine{DB: db, Redis: rdb, Signer: signers, Nodes: map[solana.Network]payment.Node{}, Fees: cfg.PriorityFees,
 		MaxAttempts: cfg.SendMaxAttempts, Sealer: sealer, Log: log}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		c := cfg.Client(n)
@@ -134,7 +154,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	defer stopDispatch()
 	go hooks.Dispatcher.Run(dispatchCtx, cfg.DatabaseURL)
 
-	mux := worker.NewMux(worker.Deps{DB: db, Redis: rdb, Keystore: ks, Log: log, Payments: engine, Webhooks: hooks})
+	mux := worker.NewMux(worker.Deps{DB: db, Redis: rdb, Keystore: ks, Signers: signers, Log: log, Payments: engine, Webhooks: hooks})
 	stop, err := worker.Start(rdb, mux, worker.Options{
 		Concurrency: cfg.Concurrency, Queues: queues, ShutdownTimeout: cfg.ShutdownTimeout, Log: log,
 	})

@@ -76,6 +76,8 @@ var (
 	approvers   = access(Refused, Allowed, Refused)
 	adminsOnly  = access(Refused, Refused, Refused)
 	agentsTight = access(TightenOnly, Refused, Refused)
+	// ownersOnly: dashboard owners, no key (admin keys included).
+	ownersOnly = map[Role]Access{RoleOwner: Allowed}
 	// sessionsOnly: every dashboard role, no key (admin keys included).
 	sessionsOnly = map[Role]Access{RoleAgent: Refused, RoleAdmin: Refused, RoleOwner: Allowed, RoleApprover: Allowed, RoleViewer: Allowed}
 )
@@ -155,6 +157,13 @@ var Permissions = map[string]Rule{
 		Note: "dashboard sessions only: a request with a key answers 401, as the other `/api/dashboard/v1` routes do; " +
 			"each event goes only to whoever may list it (approvals as `list-approvals`, payments as `list-transactions`, " +
 			"x402 payments as `list-x402-payments`, failed deliveries as `list-deliveries`), within their wallet scope"},
+	// A wallet's secret leaves only sealed to an owner's key, asked by one
+	// owner and approved by another: no key, however trusted, may.
+	"request-wallet-export": {What: "export wallet secrets", Wallets: true, Access: ownersOnly},
+	"get-wallet-export":     {What: "export wallet secrets", Wallets: true, Access: ownersOnly},
+	"approve-wallet-export": {What: "export wallet secrets", Wallets: true, Access: ownersOnly,
+		Note: "never by the owner who asked for the export"},
+	"reject-wallet-export": {What: "export wallet secrets", Wallets: true, Access: ownersOnly},
 	// Users are the humans: an agent that could add one could approve.
 	"list-users":  {What: "read the account's users", Access: humansRead},
 	"create-user": {What: "manage users", Access: adminsOnly, Note: "the last owner is never removed or demoted"},

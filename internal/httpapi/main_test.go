@@ -23,7 +23,9 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/config"
+	"github.com/agentwallet/agentwallet/internal/custody"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/keymaker"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
@@ -62,6 +64,8 @@ type env struct {
 	// clock is envOpts.clock: the policy's clock of the API and of every
 	// engine newEngine makes.
 	clock func() time.Time
+	// keepers is envOpts.keepers: the worker's HSM and KMS signers.
+	keepers map[signer.Backend]signer.Keeper
 }
 
 type envOpts struct {
@@ -104,6 +108,19 @@ type envOpts struct {
 	// Redis (config.Redis.Open, as the binaries do: a Sentinel group);
 	// nil: a Redis DB of their own on TEST_REDIS_URL's server.
 	redis *config.Redis
+	// keepers are the workers' HSM and KMS signers; walletSigner, when
+	// set, is where the API has new wallets' keys made (through a worker).
+	keepers      map[signer.Backend]signer.Keeper
+	walletSigner signer.Backend
+}
+
+// keys is the API's maker of new wallets' keys: a worker's keeper of
+// walletSigner, or (nil) the envelope.
+func (o envOpts) keys(rdb *redis.Client) signer.Maker {
+	if o.walletSigner == "" || o.walletSigner == signer.Local {
+		return nil
+	}
+	return &keymaker.Client{Redis: rdb, Backend: o.walletSigner}
 }
 
 func newEnv(t testing.TB, opts ...envOpts) *env {
@@ -118,7 +135,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	if o.limits == nil {
 		o.limits = &ratelimit.Limits{Read: 1_000_000, Write: 1_000_000, Send: 1_000_000, Anonymous: 1_000_000}
 	}
-	e := &env{t: t, dbURL: pgtest.NewURL(t, true), ln: o.ln, log: o.log, clock: o.clock}
+	e := &env{t: t, dbURL: pgtest.NewURL(t, true), ln: o.ln, log: o.log, clock: o.clock, keepers: o.keepers}
 	db, err := postgres.Open(e.dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +216,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	draining := make(chan struct{})
 	h, closeOps := httpapi.New(httpapi.Deps{
 		Faucet: faucet,
-		DB:     apiDB, Redis: apiRedis, Sealer: sealer, Log: o.log,
+		DB:     apiDB, Redis: apiRedis, Sealer: sealer, Keys: o.keys(apiRedis), Exports: (&keymaker.Client{Redis: apiRedis}).Export, Log: o.log,
 		Balances: balances,
 		Ops:      o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
 		SlackSigningSecret: slackSecret, SlackResponseURLPrefix: "http://127.0.0.1:", RateLimits: o.limits, RateLimitClock: limitClock(o.oneWindow),
@@ -343,7 +360,7 @@ func (e *env) newEngine() *payment.Engine {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	eng := &payment.Engine{DB: e.db, Redis: e.rdb, Signer: ks, Nodes: map[solana.Network]payment.Node{}, Sweeps: e.sweeps, PolicyClock: e.clock}
+	eng := &payment.Engine{DB: e.db, Redis: e.rdb, Signer: &signer.Set{Local: ks, Keepers: e.keepers}, Nodes: map[solana.Network]payment.Node{}, Sweeps: e.sweeps, PolicyClock: e.clock}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		eng.Nodes[n] = payment.NewNode(e.ln.URL, n, 5*time.Second)
 		if e.nodes != nil {
@@ -385,8 +402,10 @@ func (e *env) startWorker(opts ...func(*worker.Options)) (*payment.Engine, func(
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	eng.RunBlockhashes(ctx)
+	set := eng.Signer.(*signer.Set)
+	go keymaker.Serve(ctx, e.rdb, set, custody.Exporter(e.db, set.Local), eng.Log)
 	hooks := &worker.Webhooks{
-		Deliverer:  &webhook.Deliverer{DB: e.db, Keys: eng.Signer.(*signer.Keystore), AllowPrivate: true, Log: eng.Log},
+		Deliverer:  &webhook.Deliverer{DB: e.db, Keys: set.Local, AllowPrivate: true, Log: eng.Log},
 		Dispatcher: &webhook.Dispatcher{DB: e.db, Enqueue: worker.EnqueueDelivery(e.rdb), Log: eng.Log},
 	}
 	go hooks.Dispatcher.Run(ctx, e.dbURL)

@@ -88,6 +88,9 @@ func (s *server) registerOps(mux *http.ServeMux) func() {
 	if nodes, ok := s.Balances.(NodeHealth); ok {
 		reg.MustRegister(nodeCollector{nodes})
 	}
+	if s.Redis != nil {
+		reg.MustRegister(signerCollector{s})
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return func() {
 		for _, c := range closers {
@@ -124,6 +127,9 @@ func (s *server) ready(w http.ResponseWriter, r *http.Request) {
 		checks["worker"] = fmt.Sprintf("heartbeat %ds ago", max(0, time.Now().Unix()-ts))
 	}
 	answer := map[string]any{"status": "ready", "checks": checks}
+	if hs := s.signerHealth(ctx); len(hs) > 0 {
+		answer["signers"] = signerReadiness(hs, checks)
+	}
 	if nodes, ok := s.Balances.(NodeHealth); ok {
 		answer["solana"] = solanaReadiness(nodes.Health(), checks)
 	}
@@ -401,4 +407,74 @@ func levelFor(status int) slog.Level {
 		return slog.LevelInfo
 	}
 	return slog.LevelDebug
+}
+
+// signerHealth is the workers' signers as their last heartbeat reported
+// them (none before a worker has run one).
+func (s *server) signerHealth(ctx context.Context) []signer.Health {
+	if s.Redis == nil {
+		return nil
+	}
+	raw, err := s.Redis.HGetAll(ctx, tasks.SignersKey).Result()
+	if err != nil {
+		return nil
+	}
+	var out []signer.Health
+	for _, b := range signer.Backends {
+		var h signer.Health
+		if v, ok := raw[string(b)]; ok && json.Unmarshal([]byte(v), &h) == nil {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// signerReadiness is each signer for /readyz, and a check per signer. Like
+// the nodes, it never fails readiness: the API signs nothing, and a signer
+// down answers 503 on what needs it (its wallets' payments, new wallets
+// when it is WALLET_SIGNER's) while the rest is served.
+func signerReadiness(hs []signer.Health, checks map[string]string) map[string]signer.Health {
+	out := map[string]signer.Health{}
+	for _, h := range hs {
+		check := "ok"
+		if !h.Up {
+			check = "unavailable: " + h.Reason
+		}
+		checks["signer_"+string(h.Backend)] = check
+		out[string(h.Backend)] = h
+	}
+	return out
+}
+
+// signerCollector exports the signers' health and signing latency at
+// scrape time, as the workers last reported them.
+type signerCollector struct{ s *server }
+
+var (
+	signerUpDesc = prometheus.NewDesc("wallet_signer_up",
+		"1 when the workers' wallet signer (local, pkcs11, vault, awskms) passed its last check, else 0.", []string{"backend"}, nil)
+	signerLatencyDesc = prometheus.NewDesc("wallet_signer_sign_seconds",
+		"Moving average of the signer's signatures, as the last reporting worker measured it.", []string{"backend"}, nil)
+	signerCheckDesc = prometheus.NewDesc("wallet_signer_check_seconds",
+		"How long the signer's last health check took.", []string{"backend"}, nil)
+)
+
+func (c signerCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- signerUpDesc
+	ch <- signerLatencyDesc
+	ch <- signerCheckDesc
+}
+
+func (c signerCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for _, h := range c.s.signerHealth(ctx) {
+		up := 0.0
+		if h.Up {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(signerUpDesc, prometheus.GaugeValue, up, string(h.Backend))
+		ch <- prometheus.MustNewConstMetric(signerLatencyDesc, prometheus.GaugeValue, h.SignSeconds, string(h.Backend))
+		ch <- prometheus.MustNewConstMetric(signerCheckDesc, prometheus.GaugeValue, h.CheckSeconds, string(h.Backend))
+	}
 }

@@ -52,7 +52,10 @@ type Deps struct {
 	Sealer wallet.Sealer
 	// Keys makes new wallets' keys where WALLET_SIGNER says: nil is the
 	// envelope (Sealer); an HSM's or a KMS's through a worker (keymaker).
-	Keys     signer.Maker
+	Keys signer.Maker
+	// Exports seals a wallet's secret to an owner's key once another
+	// owner approved (a worker, through keymaker); nil refuses approvals.
+	Exports  wallet.ExportSealer
 	Balances Balances
 	Log      *slog.Logger
 	Ops      OpsConfig
@@ -223,6 +226,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 
 	s.registerAgents(api)
 	s.registerWallets(api)
+	s.registerExports(api)
 	s.registerSend(api)
 	s.registerTransactions(api)
 	s.registerApprovals(api)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
@@ -45,10 +47,15 @@ type Wallet struct {
 	Pubkey    string    `json:"pubkey" doc:"Solana address (base58) that receives funds." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	State     string    `json:"state" enum:"active,frozen" doc:"A frozen wallet is blocked from every send (reason wallet_frozen)." example:"active"`
 	CreatedAt time.Time `json:"created_at" doc:"Creation time, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
+	Signer    string    `json:"signer" enum:"local,pkcs11,vault,awskms" doc:"Where the wallet's key lives: local (sealed in the database, opened by the worker's master key), pkcs11 (an HSM), vault (Vault Transit) or awskms (AWS KMS)." example:"local"`
+	// ExportedAt marks a wallet whose secret left the service (sealed to
+	// an owner): anyone holding it may spend, whatever the policy.
+	ExportedAt *time.Time `json:"exported_at,omitempty" doc:"When an owner exported the wallet's secret (approved by another owner); absent if never. An exported wallet's secret exists outside the service for good."`
 }
 
 func walletOf(w *wallet.Wallet) Wallet {
-	return Wallet{ID: w.ID.String(), Label: w.Label, Kind: w.Kind, Pubkey: w.Pubkey, State: string(w.State), CreatedAt: w.CreatedAt.UTC()}
+	return Wallet{ID: w.ID.String(), Label: w.Label, Kind: w.Kind, Pubkey: w.Pubkey, State: string(w.State), CreatedAt: w.CreatedAt.UTC(),
+		Signer: string(cmp.Or(w.Signer, signer.Local)), ExportedAt: w.ExportedAt}
 }
 
 type listWalletsOutput struct {

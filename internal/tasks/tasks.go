@@ -43,6 +43,10 @@ const HeartbeatKey = "agentwallet:worker:heartbeat"
 // sealed to a key no worker holds: their funds could never move.
 const WorkerKeysKey = "agentwallet:worker:key_ids"
 
+// SignersKey is a Redis hash of the workers' signers' health, by backend:
+// a signer.Health as JSON, written with the heartbeat.
+const SignersKey = "agentwallet:worker:signers"
+
 // NewHeartbeatTask makes a heartbeat. Uniqueness keeps at most one queued
 // per period: with no worker running they do not pile up (a second enqueue
 // is ErrDuplicateTask, see IsDuplicate). Not a fixed TaskID: a failed task

@@ -4,6 +4,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,7 +28,9 @@ type Deps struct {
 	DB       *bun.DB
 	Redis    *redis.Client
 	Keystore *signer.Keystore
-	Log      *slog.Logger
+	// Signers, when set, report their health with the heartbeat.
+	Signers *signer.Set
+	Log     *slog.Logger
 	Now      func() time.Time
 	Payments *payment.Engine // nil: payment tasks are not registered
 	Webhooks *Webhooks       // nil: webhook tasks are not registered
@@ -144,11 +147,18 @@ func (d Deps) confirmSweep(ctx context.Context, _ *asynq.Task) error {
 	return nil
 }
 
-// heartbeat records that a worker is consuming tasks, and which master
-// keys it holds. A failure is logged, not retried: a missed beat shows as
+// heartbeat records that a worker is consuming tasks, which master keys
+// it holds, and its signers' health and signing latency (for the API's
+// /readyz and /metrics). A failure is logged, not retried: a missed beat shows as
 // an old timestamp in /readyz.
 func (d Deps) heartbeat(ctx context.Context, _ *asynq.Task) error {
 	ttl := 10 * tasks.HeartbeatEvery
+	var health []signer.Health
+	if d.Signers != nil {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		health = d.Signers.Health(cctx)
+		cancel()
+	}
 	_, err := d.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, tasks.HeartbeatKey, d.Now().Unix(), ttl)
 		if d.Keystore != nil {
@@ -156,6 +166,13 @@ func (d Deps) heartbeat(ctx context.Context, _ *asynq.Task) error {
 				p.SAdd(ctx, tasks.WorkerKeysKey, id)
 			}
 			p.Expire(ctx, tasks.WorkerKeysKey, ttl)
+		}
+		for _, h := range health {
+			raw, _ := json.Marshal(h)
+			p.HSet(ctx, tasks.SignersKey, string(h.Backend), raw)
+		}
+		if len(health) > 0 {
+			p.Expire(ctx, tasks.SignersKey, ttl)
 		}
 		return nil
 	})

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+
+	"github.com/agentwallet/agentwallet/internal/config"
+	"github.com/agentwallet/agentwallet/internal/custody"
+	"github.com/agentwallet/agentwallet/internal/postgres"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+)
+
+// recoverWallet moves a wallet's whole USDC balance to an address with
+// the service stopped: `recover --wallet ID --to ADDRESS [--fee-payer
+// FILE]`. It needs DATABASE_URL, the signer's settings (WALLET_MASTER_KEY,
+// PKCS11_*, …) and the wallet's network's RPC URL; no api, no Redis.
+func recoverWallet(ctx context.Context, args []string, getenv config.Getenv, stdout io.Writer) error {
+	fs := flag.NewFlagSet("recover", flag.ContinueOnError)
+	walletID := fs.String("wallet", "", "the wallet's id")
+	toAddr := fs.String("to", "", "the address that receives the wallet's USDC")
+	feePayerFile := fs.String("fee-payer", "", "a keypair file (Solana CLI JSON) that pays the fee; default: the wallet pays")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	id, err := uuid.Parse(*walletID)
+	if err != nil {
+		return fmt.Errorf("--wallet: want the wallet's id: %w", err)
+	}
+	to, err := sol.PublicKeyFromBase58(*toAddr)
+	if err != nil {
+		return fmt.Errorf("--to: want a Solana address: %w", err)
+	}
+	cfg, err := config.LoadWorker(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	ks, err := signer.NewKeystore(cfg.WalletMasterKey.Reveal())
+	if err != nil {
+		return fmt.Errorf("WALLET_MASTER_KEY: %w", err)
+	}
+	db, err := postgres.Open(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	set, closeSigners, err := custody.Open(ctx, cfg.Signers, ks, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer closeSigners()
+	var network solana.Network
+	if err := db.NewRaw(`SELECT a.network FROM wallets w JOIN accounts a ON a.id = w.account_id WHERE w.id = ?`, id).Scan(ctx, &network); err != nil {
+		return fmt.Errorf("wallet %s: %w", id, err)
+	}
+	r := &custody.Recovery{DB: db, Signer: set, Client: cfg.Client(network)}
+	if *feePayerFile != "" {
+		key, err := readKeypair(*feePayerFile)
+		if err != nil {
+			return fmt.Errorf("--fee-payer: %w", err)
+		}
+		r.FeePayer, r.FeePayerSign = sol.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)), signer.Plain(key)
+	}
+	done, err := r.Run(ctx, id, to)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "moved %s USDC from wallet %s to %s: %s (the wallet is frozen)\n", done.Amount, id, to, done.Signature)
+	return nil
+}
+
+// readKeypair reads a Solana CLI keypair file: a JSON array of the 64
+// bytes of an ed25519 private key.
+func readKeypair(path string) (ed25519.PrivateKey, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var b []byte
+	var ints []int
+	if err := json.Unmarshal(raw, &ints); err != nil {
+		return nil, fmt.Errorf("not a keypair file (a JSON array of 64 numbers): %w", err)
+	}
+	for _, v := range ints {
+		if v < 0 || v > 255 {
+			return nil, fmt.Errorf("not a keypair file: %d is no byte", v)
+		}
+		b = append(b, byte(v))
+	}
+	if len(b) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("not a keypair file: %d bytes, want 64", len(b))
+	}
+	key := ed25519.PrivateKey(b)
+	if !ed25519.NewKeyFromSeed(key.Seed()).Public().(ed25519.PublicKey).Equal(key.Public()) {
+		return nil, fmt.Errorf("not a keypair file: the public half does not match")
+	}
+	return key, nil
+}
