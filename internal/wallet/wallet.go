@@ -116,7 +116,7 @@ type Wallet struct {
 	OutsideActiveHours policy.Outside      `bun:"outside_active_hours,nullzero,default:'block'"`
 	// ApprovalsRequired is how many distinct people approve a parked
 	// payment (at least 1).
-	ApprovalsRequired int       `bun:"approvals_required,nullzero,default:1"`
+	ApprovalsRequired int `bun:"approvals_required,nullzero,default:1"`
 	// Signer is the backend holding the wallet's key; KeyRef names the key
 	// there (an HSM's or a KMS's), or the sealed secret is the key (local).
 	Signer       signer.Backend `bun:"signer"`

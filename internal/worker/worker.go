@@ -29,8 +29,8 @@ type Deps struct {
 	Redis    *redis.Client
 	Keystore *signer.Keystore
 	// Signers, when set, report their health with the heartbeat.
-	Signers *signer.Set
-	Log     *slog.Logger
+	Signers  *signer.Set
+	Log      *slog.Logger
 	Now      func() time.Time
 	Payments *payment.Engine // nil: payment tasks are not registered
 	Webhooks *Webhooks       // nil: webhook tasks are not registered
