@@ -62,7 +62,12 @@ func recoverWallet(ctx context.Context, args []string, getenv config.Getenv, std
 	if err := db.NewRaw(`SELECT a.network FROM wallets w JOIN accounts a ON a.id = w.account_id WHERE w.id = ?`, id).Scan(ctx, &network); err != nil {
 		return fmt.Errorf("wallet %s: %w", id, err)
 	}
-	r := &custody.Recovery{DB: db, Signer: set, Client: cfg.Client(network)}
+	// As the worker: nothing is signed for a node of another chain.
+	client := cfg.Client(network)
+	if err := client.VerifyChain(ctx); err != nil {
+		return err
+	}
+	r := &custody.Recovery{DB: db, Signer: set, Client: client}
 	if *feePayerFile != "" {
 		key, err := readKeypair(*feePayerFile)
 		if err != nil {

@@ -15,9 +15,12 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/custody"
+	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/signer/pkcs11"
 	"github.com/agentwallet/agentwallet/internal/signer/pkcs11/softhsmtest"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
 // hsm is the worker's keepers over a SoftHSM2 token, as custody.Open
@@ -79,15 +82,26 @@ func TestPKCS11_WalletKeyLivesInTheTokenAndPays(t *testing.T) {
 		t.Fatalf("recipient holds %d", got)
 	}
 
-	// A fleet: the envelope beside the token.
-	local := newEnv(t, envOpts{ln: e.ln}) // same chain, its own account and database
-	localEng, _ := local.startWorker()
-	lid, _ := local.agent(nil, 10_000_000)
-	status, lsent := local.do("POST", fmt.Sprintf(sendPath, lid), local.key, map[string]any{"to": to, "amount": 1})
-	if status != http.StatusOK {
-		t.Fatalf("send from a local wallet: %d %v", status, lsent)
+	// A fleet: an envelope wallet (made before WALLET_SIGNER changed)
+	// pays through the same worker, beside the token's.
+	sealer, err := signer.NewSealer(e.publicKey)
+	if err != nil {
+		t.Fatal(err)
 	}
-	local.settle(localEng, lsent["signature"].(string), "confirmed")
+	lw, err := wallet.Create(context.Background(), e.db, sealer, e.account.ID, "system", "local", policy.Default(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ln.SetLamports(t, lw.Pubkey, 1_000_000_000)
+	e.ln.SetTokenBalance(t, lw.Pubkey, solana.DevnetUSDCMint.String(), 10_000_000)
+	status, lsent := e.do("POST", fmt.Sprintf(sendPath, lw.ID), e.key, map[string]any{"to": to, "amount": 1})
+	if status != http.StatusOK {
+		t.Fatalf("send from the local wallet: %d %v", status, lsent)
+	}
+	e.settle(eng, lsent["signature"].(string), "confirmed")
+	if got := e.chainUSDC(to); got != 2_500_000 {
+		t.Fatalf("recipient holds %d after both sends", got)
+	}
 	_ = pubkey
 
 	// The PIN wrong: 503 signer_unavailable at once, nothing signed. (The

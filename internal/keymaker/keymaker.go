@@ -192,8 +192,10 @@ func serveOne(ctx context.Context, rdb *redis.Client, set *signer.Set, export Ex
 	} else if err != nil {
 		rep.Error = err.Error()
 	}
-	if err != nil {
-		log.WarnContext(ctx, "key request failed", "backend", req.Backend, "name", req.Name, "export", req.Export, "err", err)
+	if err != nil && req.Export != uuid.Nil {
+		log.WarnContext(ctx, "export not sealed", "wallet_id", req.Export, "err", err)
+	} else if err != nil {
+		log.WarnContext(ctx, "key not made", "backend", req.Backend, "name", req.Name, "err", err)
 	}
 	raw, _ := json.Marshal(rep)
 	replyKey := replyPrefix + req.ID.String()
