@@ -286,9 +286,6 @@ func (r *reader) signers(concurrency int) Signers {
 	if s.PKCS11.Module != "" && (s.PKCS11.TokenLabel == "" || s.PKCS11.PIN == "") {
 		r.fail("PKCS11_MODULE", "needs PKCS11_TOKEN_LABEL and PKCS11_PIN (or PKCS11_PIN_FILE)")
 	}
-	if s.Vault.Addr != "" && s.Vault.Token == "" {
-		r.fail("VAULT_ADDR", "needs VAULT_TOKEN (or VAULT_TOKEN_FILE)")
-	}
 	if !s.Configured(s.Default) {
 		name := map[signer.Backend]string{signer.PKCS11: "PKCS11_MODULE", signer.Vault: "VAULT_ADDR", signer.AWSKMS: "AWS_KMS_REGION (or AWS_REGION)"}[s.Default]
 		r.fail("WALLET_SIGNER", fmt.Sprintf("%s needs %s", s.Default, name))
