@@ -5,6 +5,7 @@
 # The `localnet` stage is the local Solana chain used by docker-compose.yml.
 #
 #   docker build -t agentwallet .                       # api (with the dashboard) / worker / scheduler
+#   docker build -t agentwallet-pkcs11 --target runtime-pkcs11 .   # the same, with the PKCS#11 signer
 #   docker build -t agentwallet-localnet --target localnet .
 
 ARG GO_VERSION=1.26
@@ -34,6 +35,25 @@ COPY --from=dashboard /src/internal/dashboard/dist/app ./internal/dashboard/dist
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     go build -trimpath -ldflags='-s -w' -o /out/ ./cmd/api ./cmd/worker ./cmd/scheduler
+
+# ---------------------------------------------------------------- build-pkcs11
+# The PKCS#11 signer loads the HSM vendor's library with dlopen: cgo, and a
+# glibc image to run in. The default image stays static.
+FROM build AS build-pkcs11
+ENV CGO_ENABLED=1
+RUN --mount=type=cache,target=/go/pkg/mod \
+    --mount=type=cache,target=/root/.cache/go-build \
+    go build -tags pkcs11 -trimpath -ldflags='-s -w' -o /out/ ./cmd/api ./cmd/worker ./cmd/scheduler
+
+# ---------------------------------------------------------------- runtime-pkcs11
+# Mount the token's PKCS#11 library (and its configuration) into the
+# worker's container and point PKCS11_MODULE at it.
+FROM gcr.io/distroless/base-debian12:nonroot AS runtime-pkcs11
+COPY --from=build-pkcs11 /out/api /out/worker /out/scheduler /usr/local/bin/
+USER nonroot:nonroot
+ENV HTTP_ADDR=0.0.0.0:8080
+EXPOSE 8080
+CMD ["api", "serve"]
 
 # ---------------------------------------------------------------- localnet
 FROM node:${NODE_VERSION}-bookworm-slim AS localnet
