@@ -16,15 +16,15 @@ import (
 
 // WalletExport is an owner's request to export a wallet's secret.
 type WalletExport struct {
-	ID          string     `json:"id" format:"uuid" doc:"Export request id."`
-	WalletID    string     `json:"wallet_id" format:"uuid" doc:"The wallet whose secret is exported."`
-	State       string     `json:"state" enum:"pending,exported,rejected" doc:"pending until another owner approves (exported) or rejects it."`
-	RequestedBy string     `json:"requested_by" doc:"The owner who asked (user:<address>)."`
-	RequestedAt time.Time  `json:"requested_at"`
-	DecidedBy   *string    `json:"decided_by,omitempty" doc:"The owner who approved or rejected it."`
-	DecidedAt   *time.Time `json:"decided_at,omitempty"`
+	ID          string     `json:"id" format:"uuid" doc:"Export request id." example:"0b6f3c2e-5d4a-4e7b-9c1d-2a3b4c5d6e7f"`
+	WalletID    string     `json:"wallet_id" format:"uuid" doc:"The wallet whose secret is exported." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	State       string     `json:"state" enum:"pending,exported,rejected" doc:"pending until another owner approves (exported) or rejects it." example:"pending"`
+	RequestedBy string     `json:"requested_by" doc:"The owner who asked (user:<address>)." example:"user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	RequestedAt time.Time  `json:"requested_at" doc:"When it was asked, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
+	DecidedBy   *string    `json:"decided_by,omitempty" doc:"The owner who approved or rejected it." example:"user:7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"`
+	DecidedAt   *time.Time `json:"decided_at,omitempty" doc:"When it was approved or rejected, ISO 8601 UTC." example:"2026-04-01T12:05:00Z"`
 	// The secret, sealed: only the recipient key's holder opens it.
-	SealedSecret *string `json:"sealed_secret,omitempty" doc:"Once exported: the wallet's 32-byte Ed25519 seed sealed with HPKE (RFC 9180: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-256-GCM, base mode; info \"agentwallet/wallet-export/v1/\" followed by the wallet's 32-byte public key) to recipient_public_key, base64: the encapsulated key followed by the ciphertext."`
+	SealedSecret *string `json:"sealed_secret,omitempty" example:"BASE64..." doc:"Once exported: the wallet's 32-byte Ed25519 seed sealed with HPKE (RFC 9180: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-256-GCM, base mode; info \"agentwallet/wallet-export/v1/\" followed by the wallet's 32-byte public key) to recipient_public_key, base64: the encapsulated key followed by the ciphertext."`
 }
 
 func exportOf(e *wallet.Export) WalletExport {

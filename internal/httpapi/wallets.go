@@ -50,7 +50,7 @@ type Wallet struct {
 	Signer    string    `json:"signer" enum:"local,pkcs11,vault,awskms" doc:"Where the wallet's key lives: local (sealed in the database, opened by the worker's master key), pkcs11 (an HSM), vault (Vault Transit) or awskms (AWS KMS)." example:"local"`
 	// ExportedAt marks a wallet whose secret left the service (sealed to
 	// an owner): anyone holding it may spend, whatever the policy.
-	ExportedAt *time.Time `json:"exported_at,omitempty" doc:"When an owner exported the wallet's secret (approved by another owner); absent if never. An exported wallet's secret exists outside the service for good."`
+	ExportedAt *time.Time `json:"exported_at,omitempty" example:"2026-04-02T09:30:00Z" doc:"When an owner exported the wallet's secret (approved by another owner); absent if never. An exported wallet's secret exists outside the service for good."`
 }
 
 func walletOf(w *wallet.Wallet) Wallet {

@@ -578,6 +578,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/wallets/{id}/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask to export a wallet's secret
+         * @description An owner asks for the wallet's secret, to be sealed to an X25519 public key they hold the private half of. Nothing leaves until another owner approves. A wallet whose key is kept in an HSM or a KMS (signer pkcs11, vault, awskms) is never exported (409). Audited.
+         */
+        post: operations["request-wallet-export"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/wallets/{id}/exports/{export_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an export request
+         * @description The request's state and, once approved, the secret sealed to the recipient key.
+         */
+        get: operations["get-wallet-export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/wallets/{id}/exports/{export_id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve an export
+         * @description Another owner than the one who asked approves: a worker seals the wallet's secret to the recipient key, and the wallet is marked exported for good (`exported_at`). 403 for the owner who asked; 409 when already decided; 503 when no worker sealed it in time (it stays pending). Audited.
+         */
+        post: operations["approve-wallet-export"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/wallets/{id}/exports/{export_id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject an export
+         * @description An owner rejects the request; nothing is exported. 409 when already decided. Audited.
+         */
+        post: operations["reject-wallet-export"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/wallets/{id}/fund": {
         parameters: {
             query?: never;
@@ -755,6 +835,12 @@ export interface components {
              */
             created_at: string;
             /**
+             * Format: date-time
+             * @description When an owner exported the wallet's secret (approved by another owner); absent if never. An exported wallet's secret exists outside the service for good.
+             * @example 2026-04-02T09:30:00Z
+             */
+            exported_at?: string;
+            /**
              * Format: uuid
              * @description Wallet id (UUIDv4); also the id for /wallets/{id}/balance.
              * @example 5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
@@ -778,6 +864,12 @@ export interface components {
              * @example 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
              */
             pubkey: string;
+            /**
+             * @description Where the wallet's key lives: local (sealed in the database, opened by the worker's master key), pkcs11 (an HSM), vault (Vault Transit) or awskms (AWS KMS).
+             * @example local
+             * @enum {string}
+             */
+            signer: "local" | "pkcs11" | "vault" | "awskms";
             /**
              * @description A frozen wallet is blocked from every send (reason wallet_frozen).
              * @example active
@@ -2267,6 +2359,13 @@ export interface components {
              */
             enabled: boolean;
         };
+        RequestExportInputBody: {
+            /**
+             * @description The X25519 public key (32 bytes, base64) the secret is sealed to; the owner holds its private half.
+             * @example q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=
+             */
+            recipient_public_key: string;
+        };
         RequesterRef: {
             /**
              * @description The key (key_…) or the dashboard user (user:<address>).
@@ -2521,6 +2620,12 @@ export interface components {
              */
             created_at: string;
             /**
+             * Format: date-time
+             * @description When an owner exported the wallet's secret (approved by another owner); absent if never. An exported wallet's secret exists outside the service for good.
+             * @example 2026-04-02T09:30:00Z
+             */
+            exported_at?: string;
+            /**
              * Format: uuid
              * @description Wallet id (UUIDv4); also the id for /wallets/{id}/balance.
              * @example 5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
@@ -2543,11 +2648,64 @@ export interface components {
              */
             pubkey: string;
             /**
+             * @description Where the wallet's key lives: local (sealed in the database, opened by the worker's master key), pkcs11 (an HSM), vault (Vault Transit) or awskms (AWS KMS).
+             * @example local
+             * @enum {string}
+             */
+            signer: "local" | "pkcs11" | "vault" | "awskms";
+            /**
              * @description A frozen wallet is blocked from every send (reason wallet_frozen).
              * @example active
              * @enum {string}
              */
             state: "active" | "frozen";
+        };
+        WalletExport: {
+            /**
+             * Format: date-time
+             * @description When it was approved or rejected, ISO 8601 UTC.
+             * @example 2026-04-01T12:05:00Z
+             */
+            decided_at?: string;
+            /**
+             * @description The owner who approved or rejected it.
+             * @example user:7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU
+             */
+            decided_by?: string;
+            /**
+             * Format: uuid
+             * @description Export request id.
+             * @example 0b6f3c2e-5d4a-4e7b-9c1d-2a3b4c5d6e7f
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it was asked, ISO 8601 UTC.
+             * @example 2026-04-01T12:00:00Z
+             */
+            requested_at: string;
+            /**
+             * @description The owner who asked (user:<address>).
+             * @example user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
+             */
+            requested_by: string;
+            /**
+             * @description Once exported: the wallet's 32-byte Ed25519 seed sealed with HPKE (RFC 9180: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-256-GCM, base mode; info "agentwallet/wallet-export/v1/" followed by the wallet's 32-byte public key) to recipient_public_key, base64: the encapsulated key followed by the ciphertext.
+             * @example BASE64...
+             */
+            sealed_secret?: string;
+            /**
+             * @description pending until another owner approves (exported) or rejects it.
+             * @example pending
+             * @enum {string}
+             */
+            state: "pending" | "exported" | "rejected";
+            /**
+             * Format: uuid
+             * @description The wallet whose secret is exported.
+             * @example 5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
+             */
+            wallet_id: string;
         };
         WebhookEndpoint: {
             /**
@@ -5629,6 +5787,378 @@ export interface operations {
             };
             /** @description Bad Gateway */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "request-wallet-export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Wallet id (UUIDv4). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RequestExportInputBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletExport"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: ; admin keys: ; approver keys: ; viewer keys: . */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "get-wallet-export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Wallet id (UUIDv4). */
+                id: string;
+                /** @description Export request id. */
+                export_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletExport"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: ; admin keys: ; approver keys: ; viewer keys: . */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "approve-wallet-export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Wallet id (UUIDv4). */
+                id: string;
+                /** @description Export request id. */
+                export_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletExport"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: ; admin keys: ; approver keys: ; viewer keys: ; never by the owner who asked for the export. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "reject-wallet-export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Wallet id (UUIDv4). */
+                id: string;
+                /** @description Export request id. */
+                export_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletExport"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: ; admin keys: ; approver keys: ; viewer keys: . */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
