@@ -121,6 +121,10 @@ type Wallet struct {
 	Pubkey    string    `json:"pubkey"`
 	State     string    `json:"state"`
 	CreatedAt time.Time `json:"created_at"`
+	// Signer is where the wallet's key lives: local, pkcs11, vault or awskms.
+	Signer string `json:"signer"`
+	// ExportedAt is when an owner exported the wallet's secret, if ever.
+	ExportedAt *time.Time `json:"exported_at,omitempty"`
 }
 
 // Balance is a wallet's live balance.
