@@ -77,7 +77,7 @@ var (
 	adminsOnly  = access(Refused, Refused, Refused)
 	agentsTight = access(TightenOnly, Refused, Refused)
 	// ownersOnly: dashboard owners, no key (admin keys included).
-	ownersOnly = map[Role]Access{RoleOwner: Allowed}
+	ownersOnly = map[Role]Access{RoleAgent: Refused, RoleAdmin: Refused, RoleOwner: Allowed, RoleApprover: Refused, RoleViewer: Refused}
 	// sessionsOnly: every dashboard role, no key (admin keys included).
 	sessionsOnly = map[Role]Access{RoleAgent: Refused, RoleAdmin: Refused, RoleOwner: Allowed, RoleApprover: Allowed, RoleViewer: Allowed}
 )

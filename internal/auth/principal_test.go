@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -87,7 +88,8 @@ func TestAPIKey_CreatorAndAncestry(t *testing.T) {
 
 // Every row of the permission table names every role (a role missing from
 // a row is refused silently); admin keys and owners may do everything but
-// stream the dashboard's events, which is a person's, never a key's.
+// stream the dashboard's events, which is a person's, never a key's, and
+// export a wallet's secret, which only owners ask for and approve.
 func TestPermissions_EveryRowNamesEveryRole(t *testing.T) {
 	t.Parallel()
 	for op, r := range auth.Permissions {
@@ -100,7 +102,7 @@ func TestPermissions_EveryRowNamesEveryRole(t *testing.T) {
 			t.Errorf("%s: an owner %s", op, got)
 		}
 		want := auth.Allowed
-		if op == "stream-events" {
+		if op == "stream-events" || strings.HasSuffix(op, "-wallet-export") {
 			want = auth.Refused
 		}
 		if got := auth.Can(auth.Principal{Role: auth.RoleAdmin}, op); got != want {
