@@ -4,6 +4,8 @@ package httpapi_test
 
 import (
 	"context"
+	"crypto/ecdh"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/custody"
 	"github.com/agentwallet/agentwallet/internal/policy"
@@ -42,7 +45,7 @@ func hsm(t *testing.T, tok pkcs11.Config) (keepers map[signer.Backend]signer.Kee
 // extractable (as pkcs11-tool lists it); the database holds no secret for
 // it; a send from it lands on the localnet, and a local wallet pays
 // beside it. With the token's PIN wrong, a send answers 503 at once and
-// nothing is signed.
+// nothing is signed. The token's key is never exported.
 func TestPKCS11_WalletKeyLivesInTheTokenAndPays(t *testing.T) {
 	t.Parallel()
 	tok := softhsmtest.Token(t)
@@ -70,6 +73,13 @@ func TestPKCS11_WalletKeyLivesInTheTokenAndPays(t *testing.T) {
 	if access := accessOf(private); !slices.Contains(access, "sensitive") || !slices.Contains(access, "never extractable") ||
 		slices.Contains(access, "extractable") {
 		t.Fatalf("pkcs11-tool does not list a sensitive, never extractable private key labelled %s:\n%s", id, listed)
+	}
+
+	// A key in the token never leaves it, not even sealed to an owner.
+	owner, _ := e.session(auth.RoleOwner)
+	recipient, _ := ecdh.X25519().GenerateKey(rand.Reader)
+	if status, body := e.exportAs(owner, id, recipient); status != http.StatusConflict {
+		t.Fatalf("export of a token's wallet: %d %v", status, body)
 	}
 
 	to := newAddress()
