@@ -30,6 +30,7 @@ export const wallet = (w: Partial<WalletFromAPI> = {}): Wallet =>
     pubkey: 'Hk7uVkqN9qRcyM5KgEf4sHo2n1hZDEYYx3mM1wbW6Kx',
     state: 'active',
     created_at: '2026-04-01T12:00:00Z',
+    signer: 'local',
     policy: policy(),
     ...w,
   });

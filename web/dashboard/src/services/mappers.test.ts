@@ -56,7 +56,7 @@ test('an approval: dates as dates, its votes too, undecided is null', () => {
 
 test("an approval's context in camelCase", () => {
   const c = toApprovalContext({
-    wallet: { id: 'w1', kind: 'agent', label: 'bot', pubkey: 'P', state: 'frozen', created_at: '2026-03-01T09:00:00Z' },
+    wallet: { id: 'w1', kind: 'agent', label: 'bot', pubkey: 'P', state: 'frozen', signer: 'local', created_at: '2026-03-01T09:00:00Z' },
     recipient: { address: 'To1', allowlist_empty: false, on_allowlist: true, label: 'Vendor', first_payment: true },
     if_approved_now: { outcome: 'blocked', reason: 'exceeds_daily_limit', remaining_today_usdc: 3, remaining_today_after_usdc: 0 },
     requester: { id: 'key_1', label: null, prefix: 'svc_1' },
@@ -100,13 +100,31 @@ test('a transaction: an absent resource is null, the fee kept as lamports', () =
   expect(t.createdAt).toEqual(new Date('2026-04-01T12:00:00Z'));
 });
 
-test('a wallet keeps its policy as the API has it, and its balance only when read', () => {
+test('a wallet keeps its policy as the API has it, its balance only when read, and its export time as a date', () => {
   const policy = { daily_limit_usdc: 100, max_tx_usdc: 20, approval_threshold_usdc: 10, allowlist: [] } as unknown as Parameters<
     typeof toWallet
   >[0]['policy'];
-  const base = { id: 'w1', kind: 'agent' as const, label: 'bot', pubkey: 'P', state: 'active' as const, created_at: '2026-04-01T12:00:00Z', policy };
-  expect(toWallet(base)).toEqual({ id: 'w1', label: 'bot', pubkey: 'P', state: 'active', createdAt: new Date('2026-04-01T12:00:00Z'), policy });
+  const base = {
+    id: 'w1',
+    kind: 'agent' as const,
+    label: 'bot',
+    pubkey: 'P',
+    state: 'active' as const,
+    signer: 'local' as const,
+    created_at: '2026-04-01T12:00:00Z',
+    policy,
+  };
+  expect(toWallet(base)).toEqual({
+    id: 'w1',
+    label: 'bot',
+    pubkey: 'P',
+    state: 'active',
+    signer: 'local',
+    createdAt: new Date('2026-04-01T12:00:00Z'),
+    policy,
+  });
   expect(toWallet({ ...base, balance: { sol: 1, usdc: 2 } }).balance).toEqual({ sol: 1, usdc: 2 });
+  expect(toWallet({ ...base, exported_at: '2026-04-02T09:30:00Z' }).exportedAt).toEqual(new Date('2026-04-02T09:30:00Z'));
 });
 
 test('keys, users, the fee payer, the chain, endpoints, deliveries and the session', () => {

@@ -28,6 +28,10 @@ export interface Wallet {
   pubkey: string;
   state: WalletState;
   createdAt: Date;
+  /** Where its key lives: local (sealed in the database), pkcs11 (an HSM), vault or awskms. */
+  signer: WalletFromAPI['signer'];
+  /** When an owner exported its secret, if ever: it then exists outside the service for good. */
+  exportedAt?: Date;
   policy: Policy;
   /** Its SOL and USDC, read from the chain: only in the answers that read it. */
   balance?: Balance;
@@ -39,6 +43,8 @@ export const toWallet = (a: WalletFromAPI): Wallet => ({
   pubkey: a.pubkey,
   state: a.state,
   createdAt: date(a.created_at),
+  signer: a.signer,
+  ...(a.exported_at ? { exportedAt: date(a.exported_at) } : {}),
   policy: a.policy,
   ...(a.balance ? { balance: a.balance } : {}),
 });

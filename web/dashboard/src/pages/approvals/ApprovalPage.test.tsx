@@ -61,6 +61,7 @@ function context(c: Partial<ApprovalContext> = {}): ApprovalContext {
     wallet: {
       id: WALLET,
       kind: 'agent',
+      signer: 'local',
       label: 'research-bot',
       pubkey: 'Hk7uVkqN9qRcyM5KgEf4sHo2n1hZDEYYx3mM1wbW6Kx',
       state: 'active',

@@ -8,7 +8,7 @@ const context = (
   recipient: Partial<{ allowlist_empty: boolean; on_allowlist: boolean; label: string | null; first_payment: boolean }>,
 ): ApprovalContext =>
   toApprovalContext({
-    wallet: { id: 'w', kind: 'agent', label: 'research-bot', pubkey: 'P', state: 'active', created_at: '2026-03-01T09:00:00Z' },
+    wallet: { id: 'w', kind: 'agent', label: 'research-bot', pubkey: 'P', state: 'active', signer: 'local', created_at: '2026-03-01T09:00:00Z' },
     recipient: { address: ADDRESS, allowlist_empty: false, on_allowlist: false, label: null, first_payment: false, ...recipient },
     if_approved_now: { outcome: 'sent', reason: null, remaining_today_usdc: 90, remaining_today_after_usdc: 65 },
     requester: { id: 'key_1', label: null, prefix: null },

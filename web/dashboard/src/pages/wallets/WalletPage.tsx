@@ -15,6 +15,14 @@ import { PolicyEditor } from './policy/PolicyEditor';
 import { PolicyView } from './policy/PolicyView';
 import { PolicyHistory } from './PolicyHistory';
 import { StateBadge } from './StateBadge';
+
+/** signerNames say where a wallet's key lives. */
+const signerNames = {
+  local: 'Sealed in the database (local)',
+  pkcs11: 'In an HSM (PKCS#11)',
+  vault: 'In Vault Transit',
+  awskms: 'In AWS KMS',
+} as const;
 import { WalletApprovals } from './WalletApprovals';
 import { WalletTransactions } from './WalletTransactions';
 
@@ -75,6 +83,11 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
       </p>
       <h1 className="flex flex-wrap items-center gap-x-3 gap-y-1 wrap-anywhere">
         {agent.label} <StateBadge state={agent.state} />
+        {agent.exportedAt && (
+          <span data-testid="exported" className="badge badge-warn align-middle text-sm" title="An owner exported this wallet's secret">
+            exported
+          </span>
+        )}
       </h1>
       {error && <p className="error">Could not refresh: {error}</p>}
       <dl className="card mb-4 grid gap-x-6 gap-y-3 sm:grid-cols-3">
@@ -114,6 +127,19 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
             <code className="text-sm break-all">{agent.id}</code>
           </dd>
         </div>
+        <div>
+          <dt className="text-sm font-semibold text-muted">Key</dt>
+          <dd data-testid="signer">{signerNames[agent.signer]}</dd>
+        </div>
+        {agent.exportedAt && (
+          <div className="sm:col-span-2">
+            <dt className="text-sm font-semibold text-muted">Exported</dt>
+            <dd>
+              <Time at={agent.exportedAt} /> — its secret exists outside the service for good: move the funds to a new wallet to be sure no one else
+              can spend them.
+            </dd>
+          </div>
+        )}
       </dl>
 
       <Freeze agent={agent} session={session} onChanged={adopt} />

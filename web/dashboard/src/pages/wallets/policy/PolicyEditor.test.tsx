@@ -24,6 +24,7 @@ function agentWith(p: Partial<Policy> = {}): Agent {
   return {
     id: WALLET,
     kind: 'agent',
+    signer: 'local',
     label: 'research-bot',
     pubkey: bs58.encode(new Uint8Array(32).fill(3)),
     state: 'active',
