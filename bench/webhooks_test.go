@@ -17,12 +17,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/redistest"
-	"github.com/agentwallet/agentwallet/internal/signer"
-	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
@@ -84,17 +82,15 @@ func BenchmarkWebhooks(b *testing.B) {
 	}
 	defer db.Close()
 	rdb, _ := redistest.New(b)
-	masterKey, publicKey, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(publicKey)
-	keys, _ := signer.NewKeystore(masterKey)
-	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	key := wallettest.NewMasterKey(b)
+	acct := wallettest.Account(b, db)
 
 	rcv := &hookReceiver{}
 	rcv.reset(1)
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
 	url := srv.URL
-	ep, secret, err := webhook.CreateEndpoint(ctx, db, sealer, acct.ID, webhook.Settings{URL: &url, Events: []string{webhook.KindTxBlocked}}, 0)
+	ep, secret, err := webhook.CreateEndpoint(ctx, db, key.Sealer, acct.ID, webhook.Settings{URL: &url, Events: []string{webhook.KindTxBlocked}}, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -102,7 +98,7 @@ func BenchmarkWebhooks(b *testing.B) {
 
 	const concurrency = 32
 	hooks := &worker.Webhooks{
-		Deliverer:  &webhook.Deliverer{DB: db, Keys: keys, AllowPrivate: true},
+		Deliverer:  &webhook.Deliverer{DB: db, Keys: key.Keystore(b), AllowPrivate: true},
 		Dispatcher: &webhook.Dispatcher{DB: db, Enqueue: worker.EnqueueDelivery(rdb)},
 	}
 	dctx, stopDispatch := context.WithCancel(ctx)
