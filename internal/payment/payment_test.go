@@ -19,10 +19,10 @@ import (
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
 type fixture struct {
@@ -327,25 +327,24 @@ func TestExecuteRacesRelease(t *testing.T) {
 // holding 1 SOL and usdcMicros.
 func newFixtureOn(t *testing.T, ln *localnettest.Localnet, usdcMicros uint64) fixture {
 	t.Helper()
-	ctx := context.Background()
-	db := pgtest.New(t)
-	priv, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	ks, _ := signer.NewKeystore(priv)
-	acc, err := auth.CreateAccount(ctx, db, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", "w", policy.Default(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _ := newFixtureOnDB(t, pgtest.New(t), ln, usdcMicros)
+	return f
+}
+
+// newFixtureOnDB is newFixtureOn over db, and the master key the wallet
+// is sealed under (the engine signs with it), for a child process to
+// sign with too.
+func newFixtureOnDB(t *testing.T, db *bun.DB, ln *localnettest.Localnet, usdcMicros uint64) (fixture, wallettest.MasterKey) {
+	t.Helper()
+	key := wallettest.NewMasterKey(t)
+	acc := wallettest.Account(t, db)
+	w := wallettest.Create(t, db, key.Sealer, acc.ID, "w")
 	ln.SetLamports(t, w.Pubkey, 1_000_000_000)
 	ln.SetTokenBalance(t, w.Pubkey, solana.DevnetUSDCMint.String(), usdcMicros)
-	eng := &payment.Engine{DB: db, Signer: ks, Nodes: map[solana.Network]payment.Node{
+	eng := &payment.Engine{DB: db, Signer: key.Keystore(t), Nodes: map[solana.Network]payment.Node{
 		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
 	}}
-	return fixture{eng: eng, w: w, acc: acc}
+	return fixture{eng: eng, w: w, acc: acc}, key
 }
 
 // A send the node refused at its first broadcast keeps its reservation

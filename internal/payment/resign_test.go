@@ -20,11 +20,9 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 
-	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -47,31 +45,16 @@ type resignFixture struct {
 
 func newResignFixture(t *testing.T, ln *localnettest.Localnet) *resignFixture {
 	t.Helper()
-	ctx := context.Background()
 	url := pgtest.NewURL(t, true)
 	db, err := postgres.Open(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	priv, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	ks, _ := signer.NewKeystore(priv)
-	acc, err := auth.CreateAccount(ctx, db, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", "w", policy.Default(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.SetLamports(t, w.Pubkey, 1_000_000_000)
-	ln.SetTokenBalance(t, w.Pubkey, solana.DevnetUSDCMint.String(), 50_000_000)
-	eng := &payment.Engine{DB: db, Signer: ks, FirstBroadcastGrace: time.Millisecond, Nodes: map[solana.Network]payment.Node{
-		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
-	}}
-	return &resignFixture{fixture: fixture{eng: eng, w: w, acc: acc}, ln: ln, dbURL: url, master: priv,
-		to: sol.NewWallet().PublicKey().String(), amount: 1_250_000, sealer: sealer}
+	f, key := newFixtureOnDB(t, db, ln, 50_000_000)
+	f.eng.FirstBroadcastGrace = time.Millisecond
+	return &resignFixture{fixture: f, ln: ln, dbURL: url, master: key.Private,
+		to: sol.NewWallet().PublicKey().String(), amount: 1_250_000, sealer: key.Sealer}
 }
 
 // sendUnseen decides a send whose transaction the node accepts but drops
