@@ -17,6 +17,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 
 	"github.com/agentwallet/agentwallet/internal/tasks"
 )
@@ -71,22 +72,11 @@ func runsHeartbeatAndStops(t *testing.T, env map[string]string, rdb *redis.Clien
 	if _, err := client.Enqueue(tasks.NewHeartbeatTask()); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for rdb.Exists(context.Background(), tasks.HeartbeatKey).Val() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("worker did not run the heartbeat")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitfor.True(t, "the worker to run the heartbeat", func() bool {
+		return rdb.Exists(context.Background(), tasks.HeartbeatKey).Val() != 0
+	})
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("worker did not stop")
-	}
+	waitfor.Returned(t, "the worker to stop", done)
 }
 
 func TestServeRefusesMissingKey(t *testing.T) {
