@@ -13,9 +13,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
-	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 )
 
 // Concurrent appends of one account, sealed while they commit, form one
@@ -25,11 +24,7 @@ func TestChainUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	acct, err := auth.CreateAccount(ctx, db, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	acct, other := newAccount(t, db), newAccount(t, db)
 	at := time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -57,7 +52,7 @@ func TestChainUnderConcurrency(t *testing.T) {
 			}
 			err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 				return audit.Append(ctx, tx, audit.Entry{
-					AccountID: a.ID,
+					AccountID: a,
 					At:        at,
 					Actor:     audit.Actor("key_x"),
 					Action:    "send.sent",
@@ -78,7 +73,7 @@ func TestChainUnderConcurrency(t *testing.T) {
 	}
 
 	var entries []audit.Record
-	if err := db.NewSelect().Model(&entries).Where("account_id = ?", acct.ID).Order("seq").Scan(ctx); err != nil {
+	if err := db.NewSelect().Model(&entries).Where("account_id = ?", acct).Order("seq").Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if len(entries) != 30 {
@@ -240,12 +235,7 @@ func TestSealerSealsMarkedAccounts(t *testing.T) {
 		}
 		return n
 	}
-	for deadline := time.Now().Add(10 * time.Second); unsealed(marked) > 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the marked account was not sealed")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitfor.True(t, "the marked account to be sealed", func() bool { return unsealed(marked) == 0 })
 	if n := unsealed(other); n != 1 {
 		t.Fatalf("the unmarked account: %d unsealed", n)
 	}
