@@ -18,7 +18,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/wallettest"
 	"github.com/agentwallet/agentwallet/internal/webhook"
@@ -75,12 +74,7 @@ type WebhookResult struct {
 // -benchtime=1x.
 func BenchmarkWebhooks(b *testing.B) {
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(b, true)
-	db, err := postgres.Open(dbURL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db, dbURL := pgtest.NewWithURL(b)
 	rdb, _ := redistest.New(b)
 	key := wallettest.NewMasterKey(b)
 	acct := wallettest.Account(b, db)

@@ -118,15 +118,11 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	if o.limits == nil {
 		o.limits = &ratelimit.Limits{Read: 1_000_000, Write: 1_000_000, Send: 1_000_000, Anonymous: 1_000_000}
 	}
-	e := &env{t: t, dbURL: pgtest.NewURL(t, true), ln: o.ln, log: o.log, clock: o.clock}
-	db, err := postgres.Open(e.dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e.db = db
+	e := &env{t: t, ln: o.ln, log: o.log, clock: o.clock}
+	e.db, e.dbURL = pgtest.NewWithURL(t)
 	var rdb *redis.Client
 	var redisURL string
+	var err error
 	if o.redis != nil {
 		if rdb, _, err = o.redis.Open(0); err != nil {
 			t.Fatal(err)

@@ -17,7 +17,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/live"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
@@ -59,12 +58,7 @@ func watcher(t testing.TB, db *bun.DB, account uuid.UUID, expiresIn time.Duratio
 // change before it would have.
 func TestTriggers_NotifyOnlyForWatchedAccounts(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewURL(t, true)
-	db, err := postgres.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, url := pgtest.NewWithURL(t)
 	ctx := t.Context()
 	l, err := pgx.Connect(ctx, url)
 	if err != nil {

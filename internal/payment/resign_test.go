@@ -45,12 +45,7 @@ type resignFixture struct {
 
 func newResignFixture(t *testing.T, ln *localnettest.Localnet) *resignFixture {
 	t.Helper()
-	url := pgtest.NewURL(t, true)
-	db, err := postgres.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, url := pgtest.NewWithURL(t)
 	f, key := newFixtureOnDB(t, db, ln, 50_000_000)
 	f.eng.FirstBroadcastGrace = time.Millisecond
 	return &resignFixture{fixture: f, ln: ln, dbURL: url, master: key.Private,
