@@ -150,9 +150,7 @@ func TestFeePayer_PaysFeeAndRentWithinItsBudget(t *testing.T) {
 		!strings.Contains(string(raw), "daily budget of 0.01 SOL") || !strings.Contains(string(raw), "nothing was signed or reserved") {
 		t.Fatalf("send over the fee payer's budget: %d %s", status, raw)
 	}
-	if n := e.countRows("transactions"); n != txs {
-		t.Fatalf("%d transactions after a send over budget, want %d", n, txs)
-	}
+	e.wantRows("transactions", txs)
 	if r := e.reservedToday(id); r != reserved {
 		t.Fatalf("reserved %d after a send over budget, want %d", r, reserved)
 	}
@@ -295,9 +293,7 @@ func TestFeePayer_PutValidation(t *testing.T) {
 			t.Errorf("PUT %s: %d %s, want 422 naming %s", c.body, status, raw, c.want)
 		}
 	}
-	if n := e.countRows("fee_payers"); n != 0 {
-		t.Fatalf("%d fee payers after bad requests", n)
-	}
+	e.wantRows("fee_payers", 0)
 	status, body := e.do("POST", feePayerPath+"/fund", e.key, map[string]any{"sol": 1})
 	wantError(t, status, body, http.StatusConflict, "enable it first")
 
@@ -311,9 +307,7 @@ func TestFeePayer_PutValidation(t *testing.T) {
 	if status != http.StatusOK || body["address"] == nil || body["daily_budget_sol"] != 100.0 {
 		t.Fatalf("PUT on: %d %v", status, body)
 	}
-	if n := e.countRows("wallets"); n != 0 {
-		t.Fatalf("%d wallets after enabling the fee payer, want 0", n)
-	}
+	e.wantRows("wallets", 0)
 }
 
 // The Go client's fee payer methods, and the reason of a send over the

@@ -331,6 +331,14 @@ func (e *env) countRows(table string) int {
 	return int(n)
 }
 
+// wantRows fails the test unless table holds want rows.
+func (e *env) wantRows(table string, want int) {
+	e.t.Helper()
+	if n := e.countRows(table); n != want {
+		e.t.Fatalf("%d rows in %s, want %d", n, table, want)
+	}
+}
+
 // newEngine is the worker's payment engine over the env's database,
 // Redis, master key and localnet.
 func (e *env) newEngine() *payment.Engine {

@@ -309,9 +309,7 @@ func TestSendValidation(t *testing.T) {
 	_, otherKey := e.newAccount(solana.Devnet)
 	status, body = e.do("POST", fmt.Sprintf(sendPath, id), otherKey, map[string]any{"to": to, "amount": 1})
 	wantError(t, status, body, 404, "not found")
-	if n := e.countRows("send_requests"); n != 0 {
-		t.Fatalf("%d send requests recorded from bad input", n)
-	}
+	e.wantRows("send_requests", 0)
 }
 
 // A wallet without the USDC or without SOL: 422 saying what is short,
@@ -446,9 +444,7 @@ func TestSendWithoutWorkerIs503AndNeverExecutes(t *testing.T) {
 	if _, err := eng.Sweep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.countRows("transactions"); n != 0 {
-		t.Fatalf("%d transactions made for an abandoned request", n)
-	}
+	e.wantRows("transactions", 0)
 	if got := e.chainUSDC(to); got != 0 {
 		t.Fatalf("recipient received %d", got)
 	}
@@ -527,9 +523,7 @@ func TestFailedBroadcastIsResentWithSameSignature(t *testing.T) {
 	if got := e.chainUSDC(to); got != 3_000_000 {
 		t.Fatalf("recipient holds %d", got)
 	}
-	if n := e.countRows("transactions"); n != 1 {
-		t.Fatalf("%d transactions", n)
-	}
+	e.wantRows("transactions", 1)
 }
 
 // FuzzSend: whatever the body and Idempotency-Key, a send and its preview

@@ -161,9 +161,7 @@ func TestX402Pay_PolicyApplies(t *testing.T) {
 	if len(blocked) != 2 || blocked[1]["kind"] != "x402" || blocked[1]["to"] != seller.PayTo {
 		t.Fatalf("tx.blocked %v", blocked)
 	}
-	if n := e.countRows("x402_payments"); n != 0 {
-		t.Fatalf("%d payments signed", n)
-	}
+	e.wantRows("x402_payments", 0)
 }
 
 // A challenge naming another network, another asset, or the wallet as
@@ -202,9 +200,7 @@ func TestX402Pay_NotPayableIs422(t *testing.T) {
 			t.Fatalf("%s: %d %v", tc.name, status, body)
 		}
 	}
-	if n := e.countRows("x402_payments"); n != 0 {
-		t.Fatalf("%d payments signed", n)
-	}
+	e.wantRows("x402_payments", 0)
 	if n := e.countRows("send_requests"); n != 0 {
 		t.Fatalf("%d requests recorded", n)
 	}
@@ -245,9 +241,7 @@ func TestX402Pay_Idempotent(t *testing.T) {
 	if status != 200 || h.Get("Idempotent-Replayed") != "true" || again["payment_signature"] != first["payment_signature"] {
 		t.Fatalf("replay: %d %v", status, again)
 	}
-	if n := e.countRows("x402_payments"); n != 1 {
-		t.Fatalf("%d payments signed", n)
-	}
+	e.wantRows("x402_payments", 1)
 	status, body, _ := e.pay(id, seller.Challenge(t, x402test.MemoWeather), nil, hdr)
 	if status != 422 || !strings.Contains(fmt.Sprint(body), "Idempotency-Key") {
 		t.Fatalf("other body: %d %v", status, body)
@@ -416,9 +410,7 @@ func TestX402Pay_ApprovalGrantsOnePayment(t *testing.T) {
 	if status, p := e.do("GET", "/api/public/v1/x402/payments/"+parked, key, nil); status != 200 || p["state"] != "approved" {
 		t.Fatalf("granted: %d %v", status, p)
 	}
-	if n := e.countRows("x402_payments"); n != 0 {
-		t.Fatalf("approving signed %d payments", n)
-	}
+	e.wantRows("x402_payments", 0)
 	// Another resource is not what was approved.
 	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Premium), map[string]any{"approval_id": apID}, nil)
 	if status != 422 || !strings.Contains(body["error"].(string), "resource") {
@@ -453,9 +445,7 @@ func TestX402Pay_ApprovalGrantsOnePayment(t *testing.T) {
 	if status != 422 || !strings.Contains(body["error"].(string), "already used") {
 		t.Fatalf("second use: %d %v", status, body)
 	}
-	if n := e.countRows("x402_payments"); n != 1 {
-		t.Fatalf("%d payments signed", n)
-	}
+	e.wantRows("x402_payments", 1)
 	// The parked payment names the payment that used its grant, and stays
 	// approved after the grant's lifetime.
 	e.backdateDecision(apID, 16*time.Minute)
@@ -498,9 +488,7 @@ func TestX402Pay_GrantLapses(t *testing.T) {
 	if status != 422 || !strings.Contains(body["error"].(string), "more than 15m0s ago") {
 		t.Fatalf("a lapsed grant: %d %v", status, body)
 	}
-	if n := e.countRows("x402_payments"); n != 0 {
-		t.Fatalf("%d payments signed", n)
-	}
+	e.wantRows("x402_payments", 0)
 }
 
 // backdateDecision moves the approval's decision back by d.
@@ -616,9 +604,7 @@ func TestX402Pay_MemoWithControlOrFormatCharacterIsRefused(t *testing.T) {
 			t.Fatalf("%s: answered after %s", tc.name, took)
 		}
 	}
-	if n := e.countRows("send_requests"); n != 0 {
-		t.Fatalf("%d requests recorded", n)
-	}
+	e.wantRows("send_requests", 0)
 	if n := e.countRows("x402_payments"); n != 0 {
 		t.Fatalf("%d payments signed", n)
 	}
