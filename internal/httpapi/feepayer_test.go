@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -229,27 +228,19 @@ func TestFeePayer_ConcurrentSendsRespectBudget(t *testing.T) {
 	feePayer := e.sponsor(fmt.Sprintf("%d.%09d", budget/1e9, budget%1e9), 1)
 	before := e.lamports(feePayer)
 
-	var mu sync.Mutex
-	counts := map[string]int{}
 	var sigs []string
-	var wg sync.WaitGroup
-	for i := range 24 {
-		wg.Go(func() {
-			status, body := e.do("POST", fmt.Sprintf(sendPath, wallets[i%len(wallets)]), e.key, map[string]any{"to": newAddress(), "amount": 0.01})
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case status == http.StatusOK && body["status"] == "sent":
-				counts["sent"]++
-				sigs = append(sigs, body["signature"].(string))
-			case status == http.StatusServiceUnavailable && body["reason"] == "fee_payer_budget_exceeded":
-				counts["over"]++
-			default:
-				counts[fmt.Sprintf("%d %v", status, body)]++
-			}
-		})
-	}
-	wg.Wait()
+	counts := tally(24, func(i int) (int, map[string]any) {
+		return e.do("POST", fmt.Sprintf(sendPath, wallets[i%len(wallets)]), e.key, map[string]any{"to": newAddress(), "amount": 0.01})
+	}, func(status int, body map[string]any) string {
+		switch {
+		case status == http.StatusOK && body["status"] == "sent":
+			sigs = append(sigs, body["signature"].(string))
+			return "sent"
+		case status == http.StatusServiceUnavailable && body["reason"] == "fee_payer_budget_exceeded":
+			return "over"
+		}
+		return ""
+	})
 	if counts["sent"] != 5 || counts["over"] != 19 || len(counts) != 2 {
 		t.Fatalf("outcomes %v, want 5 sent and 19 over the budget", counts)
 	}

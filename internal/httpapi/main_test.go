@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -428,6 +429,30 @@ func concurrently(t testing.TB, n int, do func(i int) int) (created int) {
 		}
 	}
 	return created
+}
+
+// tally runs n calls of do at once and counts their answers by the name
+// classify gives each; an answer it names "" is counted under its status
+// and body, so that the counts show it. classify runs under a lock: it may
+// collect from the bodies.
+func tally(n int, do func(i int) (int, map[string]any), classify func(status int, body map[string]any) string) map[string]int {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[string]int{}
+	for i := range n {
+		wg.Go(func() {
+			status, body := do(i)
+			mu.Lock()
+			defer mu.Unlock()
+			name := classify(status, body)
+			if name == "" {
+				name = fmt.Sprintf("%d %v", status, body)
+			}
+			counts[name]++
+		})
+	}
+	wg.Wait()
+	return counts
 }
 
 // dashboardOrigin is the test API's DASHBOARD_ORIGIN: plain-http loopback,

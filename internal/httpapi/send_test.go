@@ -371,27 +371,19 @@ func TestConcurrentSendsRespectDailyLimit(t *testing.T) {
 	id, _ := e.agent(map[string]any{"daily_limit_usdc": 50, "max_tx_usdc": 50, "approval_threshold_usdc": 1000}, 200_000_000)
 	to := newAddress()
 
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	counts := map[string]int{}
 	var sigs []string
-	for range 100 {
-		wg.Go(func() {
-			status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1})
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case status == 200 && body["status"] == "sent":
-				counts["sent"]++
-				sigs = append(sigs, body["signature"].(string))
-			case status == 403 && body["reason"] == "exceeds_daily_limit":
-				counts["blocked"]++
-			default:
-				counts[fmt.Sprintf("%d %v", status, body)]++
-			}
-		})
-	}
-	wg.Wait()
+	counts := tally(100, func(int) (int, map[string]any) {
+		return e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1})
+	}, func(status int, body map[string]any) string {
+		switch {
+		case status == 200 && body["status"] == "sent":
+			sigs = append(sigs, body["signature"].(string))
+			return "sent"
+		case status == 403 && body["reason"] == "exceeds_daily_limit":
+			return "blocked"
+		}
+		return ""
+	})
 	if counts["sent"] != 50 || counts["blocked"] != 50 || len(counts) != 2 {
 		t.Fatalf("outcomes %v", counts)
 	}

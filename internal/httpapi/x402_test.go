@@ -287,31 +287,20 @@ func TestX402Pay_SharesTheDailyLimitWithSends(t *testing.T) {
 			t.Fatalf("x402 within the limit: %d %v", status, body)
 		}
 	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	counts := map[string]int{}
-	for i := range 50 {
-		wg.Go(func() {
-			var status int
-			var body map[string]any
-			if i%2 == 0 {
-				status, body = e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1})
-			} else {
-				status, body = e.do("POST", fmt.Sprintf(x402Path, id), e.key, map[string]any{"payment_required": fakeChallenge("1000000")})
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case status == 200 && (body["status"] == "sent" || body["status"] == "signed"):
-				counts["passed"]++
-			case status == 403 && body["reason"] == "exceeds_daily_limit":
-				counts["blocked"]++
-			default:
-				counts[fmt.Sprintf("%d %v", status, body)]++
-			}
-		})
-	}
-	wg.Wait()
+	counts := tally(50, func(i int) (int, map[string]any) {
+		if i%2 == 0 {
+			return e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1})
+		}
+		return e.do("POST", fmt.Sprintf(x402Path, id), e.key, map[string]any{"payment_required": fakeChallenge("1000000")})
+	}, func(status int, body map[string]any) string {
+		switch {
+		case status == 200 && (body["status"] == "sent" || body["status"] == "signed"):
+			return "passed"
+		case status == 403 && body["reason"] == "exceeds_daily_limit":
+			return "blocked"
+		}
+		return ""
+	})
 	if counts["passed"] != 5 || counts["blocked"] != 45 || len(counts) != 2 {
 		t.Fatalf("outcomes %v", counts)
 	}
