@@ -33,6 +33,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/tasks"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
@@ -407,6 +408,30 @@ func (e *env) startWorker(opts ...func(*worker.Options)) (*payment.Engine, func(
 	halt := func() { once.Do(func() { stop(); cancel() }) }
 	e.t.Cleanup(halt)
 	return eng, halt
+}
+
+// retryFast is a worker option: failed tasks are retried 10 ms apart
+// instead of on their schedule, for tests of what a retry does.
+func retryFast(o *worker.Options) {
+	o.DelayedTaskCheckInterval = 20 * time.Millisecond
+	o.RetryDelay = func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond }
+}
+
+// retryFastRecording is retryFast that also appends to asked, under mu,
+// the delay the schedule sets before each retry of a webhook delivery.
+func retryFastRecording(mu *sync.Mutex, asked *[]time.Duration) func(*worker.Options) {
+	return func(o *worker.Options) {
+		retryFast(o)
+		fast := o.RetryDelay
+		o.RetryDelay = func(n int, err error, task *asynq.Task) time.Duration {
+			if task.Type() == tasks.TypeWebhookDeliver {
+				mu.Lock()
+				*asked = append(*asked, worker.RetryDelay(n, err, task))
+				mu.Unlock()
+			}
+			return fast(n, err, task)
+		}
+	}
 }
 
 // concurrently runs n calls of do at once and counts the 201s; any answer
