@@ -484,15 +484,21 @@ func tally(n int, do func(i int) (int, map[string]any), classify func(status int
 // so its session cookie is aw_session.
 const dashboardOrigin = "http://127.0.0.1:8080"
 
+// addUser makes address a user of the env's account with role.
+func (e *env) addUser(address string, role auth.Role) {
+	e.t.Helper()
+	if _, err := auth.AddUser(context.Background(), e.db, e.account.ID, address, role); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // session makes a dashboard user of the env's account with role and signs
 // it in directly; the headers authenticate its requests (cookie, CSRF
 // token, origin). It returns the user's address too.
 func (e *env) session(role auth.Role) (http.Header, string) {
 	e.t.Helper()
 	address := newAddress()
-	if _, err := auth.AddUser(context.Background(), e.db, e.account.ID, address, role); err != nil {
-		e.t.Fatal(err)
-	}
+	e.addUser(address, role)
 	s, err := auth.StartSession(context.Background(), e.db, address, e.account.ID)
 	if err != nil {
 		e.t.Fatal(err)
