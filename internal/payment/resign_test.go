@@ -99,6 +99,23 @@ func (f *resignFixture) row(t *testing.T) payment.Transaction {
 	return txn
 }
 
+// wantFailed fails the test unless the payment's transaction failed after
+// attempts attempts with an error naming each of reasons; it returns the
+// transaction.
+func (f *resignFixture) wantFailed(t *testing.T, attempts int, reasons ...string) payment.Transaction {
+	t.Helper()
+	txn := f.row(t)
+	if txn.Status != payment.TxFailed || txn.Attempts != attempts || txn.Error == nil {
+		t.Fatalf("transaction %s, %d attempts, error %v; want failed after %d", txn.Status, txn.Attempts, txn.Error, attempts)
+	}
+	for _, r := range reasons {
+		if !strings.Contains(*txn.Error, r) {
+			t.Fatalf("transaction error %q, want one naming %q", *txn.Error, r)
+		}
+	}
+	return txn
+}
+
 // sweepUntil sweeps until the payment's transaction has status want.
 func (f *resignFixture) sweepUntil(t *testing.T, want string) payment.Transaction {
 	t.Helper()
@@ -226,10 +243,7 @@ func TestResign_GivesUpAfterMaxAttempts(t *testing.T) {
 	if st, err := f.eng.Sweep(ctx); err != nil || st.Resigned != 0 || st.Failed != 1 {
 		t.Fatalf("sweep after the last attempt %+v %v", st, err)
 	}
-	txn := f.row(t)
-	if txn.Status != payment.TxFailed || txn.Attempts != payment.DefaultMaxAttempts || !strings.Contains(*txn.Error, "each of its 3 attempts") {
-		t.Fatalf("transaction %s, %d attempts, error %v", txn.Status, txn.Attempts, txn.Error)
-	}
+	txn := f.wantFailed(t, payment.DefaultMaxAttempts, "each of its 3 attempts")
 	if n := f.countWhere(t, "transaction_attempts", "transaction_id = ?", txn.ID); n != payment.DefaultMaxAttempts-1 {
 		t.Fatalf("%d attempts kept", n)
 	}
@@ -259,10 +273,7 @@ func TestResign_AboveCapFails(t *testing.T) {
 	if st, err := f.eng.Sweep(ctx); err != nil || st.Resigned != 0 || st.Failed != 1 {
 		t.Fatalf("sweep %+v %v", st, err)
 	}
-	txn := f.row(t)
-	if txn.Status != payment.TxFailed || txn.Attempts != 1 || !strings.Contains(*txn.Error, "not signed again") || !strings.Contains(*txn.Error, "cap") {
-		t.Fatalf("transaction %s, %d attempts, error %v", txn.Status, txn.Attempts, txn.Error)
-	}
+	f.wantFailed(t, 1, "not signed again", "cap")
 	if n := f.countWhere(t, "events", "kind = 'tx.failed'"); n != 1 {
 		t.Fatalf("%d tx.failed events", n)
 	}
@@ -345,9 +356,7 @@ func TestResign_FrozenWalletFails(t *testing.T) {
 	if st, err := f.eng.Sweep(ctx); err != nil || st.Resigned != 0 || st.Failed != 1 {
 		t.Fatalf("sweep %+v %v", st, err)
 	}
-	if txn := f.row(t); txn.Status != payment.TxFailed || txn.Attempts != 1 || !strings.Contains(*txn.Error, "frozen") {
-		t.Fatalf("transaction %s, %d attempts, error %v", txn.Status, txn.Attempts, txn.Error)
-	}
+	f.wantFailed(t, 1, "frozen")
 	if got := f.recipientUSDC(t); got != 0 {
 		t.Fatalf("recipient received %d", got)
 	}
@@ -378,9 +387,7 @@ func TestResign_RefusedAttemptFails(t *testing.T) {
 	if st, err := f.eng.Sweep(ctx); err != nil || st.Failed != 1 || st.Resigned != 0 {
 		t.Fatalf("sweep after expiry %+v %v", st, err)
 	}
-	if txn := f.row(t); txn.Status != payment.TxFailed || txn.Attempts != 2 || !strings.Contains(*txn.Error, "refused by the node") {
-		t.Fatalf("transaction %s, %d attempts, error %v", txn.Status, txn.Attempts, txn.Error)
-	}
+	f.wantFailed(t, 2, "refused by the node")
 	if got := f.recipientUSDC(t); got != 0 {
 		t.Fatalf("recipient received %d", got)
 	}
