@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,29 +124,18 @@ func BenchmarkWebhooks(b *testing.B) {
 			id string
 			at time.Time
 		}, n)
-		var next atomic.Int64
-		var wg sync.WaitGroup
 		start := time.Now()
-		for range concurrency {
-			wg.Go(func() {
-				for {
-					i := int(next.Add(1)) - 1
-					if i >= n {
-						return
-					}
-					if pace > 0 {
-						time.Sleep(time.Until(start.Add(time.Duration(i) * pace)))
-					}
-					id, at, err := emit()
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					committed[i].id, committed[i].at = id, at
-				}
-			})
-		}
-		wg.Wait()
+		spread(n, concurrency, func(_, i int) {
+			if pace > 0 {
+				time.Sleep(time.Until(start.Add(time.Duration(i) * pace)))
+			}
+			id, at, err := emit()
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			committed[i].id, committed[i].at = id, at
+		})
 		select {
 		case <-rcv.done:
 		case <-time.After(5 * time.Minute):
@@ -173,30 +161,19 @@ func BenchmarkWebhooks(b *testing.B) {
 	baseline := func(n int) WebhookResult {
 		rcv.reset(n)
 		lat := make([]time.Duration, n)
-		var next atomic.Int64
-		var wg sync.WaitGroup
 		start := time.Now()
-		for range concurrency {
-			wg.Go(func() {
-				for {
-					i := int(next.Add(1)) - 1
-					if i >= n {
-						return
-					}
-					b := bytes.Replace(body, []byte(`"event_id":""`), fmt.Appendf(nil, `"event_id":"evt_%d"`, i), 1)
-					req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(b))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set("X-Service-Signature", webhook.Signature(secret, b))
-					t0 := time.Now()
-					if resp, err := client.Do(req); err == nil {
-						io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-					}
-					lat[i] = time.Since(t0)
-				}
-			})
-		}
-		wg.Wait()
+		spread(n, concurrency, func(_, i int) {
+			b := bytes.Replace(body, []byte(`"event_id":""`), fmt.Appendf(nil, `"event_id":"evt_%d"`, i), 1)
+			req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(b))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Service-Signature", webhook.Signature(secret, b))
+			t0 := time.Now()
+			if resp, err := client.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			lat[i] = time.Since(t0)
+		})
 		return summarize(lat, time.Since(start))
 	}
 
