@@ -73,6 +73,14 @@ func StartSlots(t testing.TB, slot time.Duration) *Localnet {
 	if err != nil {
 		t.Fatal(err)
 	}
+	StopAtCleanup(t, cmd)
+	return ln
+}
+
+// StopAtCleanup stops cmd, a started child process, when the test ends:
+// SIGTERM, then SIGKILL if it has not exited within 5 s. The cleanup
+// returns once it has exited.
+func StopAtCleanup(t testing.TB, cmd *exec.Cmd) {
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
@@ -81,9 +89,9 @@ func StartSlots(t testing.TB, slot time.Duration) *Localnet {
 		case <-done:
 		case <-time.After(5 * time.Second):
 			cmd.Process.Kill()
+			<-done
 		}
 	})
-	return ln
 }
 
 func start(slot time.Duration) (*Localnet, *exec.Cmd, error) {
