@@ -15,6 +15,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/waitfor"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
 // Concurrent appends of one account, sealed while they commit, form one
@@ -24,7 +25,7 @@ func TestChainUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	acct, other := newAccount(t, db), newAccount(t, db)
+	acct, other := wallettest.Account(t, db).ID, wallettest.Account(t, db).ID
 	at := time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -118,7 +119,7 @@ func TestAppendsDoNotWaitAndSealAfterCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	acct := newAccount(t, db)
+	acct := wallettest.Account(t, db).ID
 	at := time.Now()
 	open, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -174,7 +175,7 @@ func TestUnsealedEntriesRefuseChanges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	acct := newAccount(t, db)
+	acct := wallettest.Account(t, db).ID
 	if err := audit.Append(ctx, db, audit.Entry{
 		AccountID: acct,
 		At:        time.Now(),
@@ -212,7 +213,7 @@ func TestSealerSealsMarkedAccounts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db := pgtest.New(t)
-	marked, other := newAccount(t, db), newAccount(t, db)
+	marked, other := wallettest.Account(t, db).ID, wallettest.Account(t, db).ID
 	for _, a := range []uuid.UUID{marked, other} {
 		if err := audit.Append(ctx, db, audit.Entry{
 			AccountID: a,
@@ -251,7 +252,7 @@ func TestSealAllGoesPastAnAccountThatFails(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	db := pgtest.New(t)
-	bad, good := newAccount(t, db), newAccount(t, db)
+	bad, good := wallettest.Account(t, db).ID, wallettest.Account(t, db).ID
 	if _, err := db.ExecContext(ctx, `SELECT audit_append(gen_random_uuid(), ?, 'infinity', 'system', 'policy.updated', 'wallet:x', '{}'::json)`, bad); err != nil {
 		t.Fatal(err)
 	}
