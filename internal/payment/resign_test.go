@@ -99,6 +99,15 @@ func (f *resignFixture) row(t *testing.T) payment.Transaction {
 	return txn
 }
 
+// wantRecipientHolds fails the test unless the payment's recipient holds
+// want: the amount once it was paid (once), 0 while it was not.
+func (f *resignFixture) wantRecipientHolds(t *testing.T, want usdc.Micros) {
+	t.Helper()
+	if got := f.recipientUSDC(t); got != want {
+		t.Fatalf("recipient holds %d, want %d", got, want)
+	}
+}
+
 // wantFailed fails the test unless the payment's transaction failed after
 // attempts attempts with an error naming each of reasons; it returns the
 // transaction.
@@ -159,9 +168,7 @@ func (f *resignFixture) checkLandedOnce(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
 	txn := f.sweepUntil(t, payment.TxConfirmed)
-	if got := f.recipientUSDC(t); got != f.amount {
-		t.Fatalf("recipient holds %d, want %d (paid once)", got, f.amount)
-	}
+	f.wantRecipientHolds(t, f.amount)
 	if txn.Attempts != 2 || txn.Signature == f.firstSignature {
 		t.Fatalf("attempts %d, signature %s (first %s)", txn.Attempts, txn.Signature, f.firstSignature)
 	}
@@ -256,9 +263,7 @@ func TestResign_GivesUpAfterMaxAttempts(t *testing.T) {
 	if reserved, _ := payment.ReservedToday(ctx, f.eng.DB, f.w.ID, time.Now()); reserved != 0 {
 		t.Fatalf("reserved %d after failure", reserved)
 	}
-	if got := f.recipientUSDC(t); got != 0 {
-		t.Fatalf("recipient received %d", got)
-	}
+	f.wantRecipientHolds(t, 0)
 }
 
 // A market above the fee cap when the payment would be signed again: it
@@ -357,9 +362,7 @@ func TestResign_FrozenWalletFails(t *testing.T) {
 		t.Fatalf("sweep %+v %v", st, err)
 	}
 	f.wantFailed(t, 1, "frozen")
-	if got := f.recipientUSDC(t); got != 0 {
-		t.Fatalf("recipient received %d", got)
-	}
+	f.wantRecipientHolds(t, 0)
 }
 
 // A new attempt the node refuses (the wallet has no SOL left for the fee)
@@ -388,9 +391,7 @@ func TestResign_RefusedAttemptFails(t *testing.T) {
 		t.Fatalf("sweep after expiry %+v %v", st, err)
 	}
 	f.wantFailed(t, 2, "refused by the node")
-	if got := f.recipientUSDC(t); got != 0 {
-		t.Fatalf("recipient received %d", got)
-	}
+	f.wantRecipientHolds(t, 0)
 }
 
 // Two workers sweeping at once after the expiry: the payment is signed
@@ -598,9 +599,7 @@ func TestSweep_LandedSendIsNotSignedAgainWhileTheNodeLags(t *testing.T) {
 	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 1})
 
 	f.send(t)
-	if got := f.recipientUSDC(t); got != f.amount {
-		t.Fatalf("recipient holds %d after the send, want %d (it landed)", got, f.amount)
-	}
+	f.wantRecipientHolds(t, f.amount)
 
 	// Past the blockhash's life and the sweep's margin, several sweeps.
 	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
@@ -621,9 +620,7 @@ func TestSweep_LandedSendIsNotSignedAgainWhileTheNodeLags(t *testing.T) {
 	if txn.Attempts != 1 || txn.Signature != f.firstSignature {
 		t.Fatalf("confirmed as attempt %d, signature %s (first %s)", txn.Attempts, txn.Signature, f.firstSignature)
 	}
-	if got := f.recipientUSDC(t); got != f.amount {
-		t.Fatalf("recipient holds %d, want %d (paid once)", got, f.amount)
-	}
+	f.wantRecipientHolds(t, f.amount)
 	if n := f.countWhere(t, "transaction_attempts", "true"); n != 0 {
 		t.Fatalf("%d earlier attempts recorded", n)
 	}
