@@ -443,20 +443,6 @@ func TestFeePayer_RefusedSendsDoNotUseUpTheBudget(t *testing.T) {
 	}
 }
 
-// lowBumpOwner grinds a recipient whose USDC account's bump is at
-// most max (about one key in 2^(255-max)).
-func lowBumpOwner(t *testing.T, max uint8) (sol.PublicKey, sol.PrivateKey) {
-	t.Helper()
-	for range 1 << 20 {
-		k := sol.NewWallet().PrivateKey
-		if _, bump, err := sol.FindAssociatedTokenAddress(k.PublicKey(), solana.DevnetUSDCMint); err == nil && bump <= max {
-			return k.PublicKey(), k
-		}
-	}
-	t.Fatal("no low-bump owner found")
-	return sol.PublicKey{}, nil
-}
-
 // closeUSDCAccount has owner burn its USDC and close its token
 // account, taking the rent back, as any recipient may.
 func (e *env) closeUSDCAccount(owner sol.PublicKey, key sol.PrivateKey) {
@@ -508,7 +494,7 @@ func TestFeePayer_ClosedRecipientNeverCostsUncountedRent(t *testing.T) {
 	id, pubkey := e.agent(map[string]any{"daily_limit_usdc": 100, "max_tx_usdc": 50, "approval_threshold_usdc": 100}, 20_000_000)
 	e.ln.SetLamports(t, pubkey, 0)
 	feePayer := e.sponsor("1", 1)
-	r, rkey := lowBumpOwner(t, 243)
+	r, rkey := localnettest.LowBumpOwner(t, 243)
 
 	send := func() (int, map[string]any) {
 		return e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": r.String(), "amount": 0.01})

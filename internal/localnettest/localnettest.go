@@ -22,6 +22,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+
+	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
 // Localnet is a running localnet.
@@ -439,4 +443,20 @@ func (p *FaultProxy) handle(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(resp.StatusCode)
 	w.Write(out)
+}
+
+// LowBumpOwner grinds an owner whose devnet USDC account's bump is at most
+// max (about one key in 2^(255-max)): cheap for anyone choosing a
+// recipient, and an account whose creation costs a transfer the most
+// compute.
+func LowBumpOwner(t testing.TB, max uint8) (sol.PublicKey, sol.PrivateKey) {
+	t.Helper()
+	for range 1 << 20 {
+		k := sol.NewWallet().PrivateKey
+		if _, bump, err := sol.FindAssociatedTokenAddress(k.PublicKey(), solana.DevnetUSDCMint); err == nil && bump <= max {
+			return k.PublicKey(), k
+		}
+	}
+	t.Fatal("no low-bump owner found")
+	return sol.PublicKey{}, nil
 }

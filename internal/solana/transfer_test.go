@@ -362,20 +362,6 @@ func TestBlockhashCacheServesARecentOneWhenTheNodeIsSlow(t *testing.T) {
 	ln.SetFaults(t, localnettest.Faults{})
 }
 
-// lowBumpOwner grinds an owner whose USDC account's bump is at most max
-// (about one key in 2^(255-max)): cheap for anyone choosing a recipient.
-func lowBumpOwner(t *testing.T, max uint8) (sol.PublicKey, sol.PrivateKey) {
-	t.Helper()
-	for range 1 << 20 {
-		k := sol.NewWallet().PrivateKey
-		if _, bump, err := sol.FindAssociatedTokenAddress(k.PublicKey(), solana.DevnetUSDCMint); err == nil && bump <= max {
-			return k.PublicKey(), k
-		}
-	}
-	t.Fatal("no low-bump owner found")
-	return sol.PublicKey{}, nil
-}
-
 // A sponsored transfer priced for a recipient whose USDC account exists
 // must not make it when the account was closed meanwhile, or the fee
 // payer pays rent its budget never counted. The compute limit alone does
@@ -393,7 +379,7 @@ func TestTransfer_SponsoredNeverCreatesTheRecipientsAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	to, _ := lowBumpOwner(t, 243)
+	to, _ := localnettest.LowBumpOwner(t, 243)
 	if exists, err := c.TokenAccountExists(ctx, to); err != nil || exists {
 		t.Fatalf("recipient's account exists %v %v, want a new one", exists, err)
 	}
