@@ -1,6 +1,8 @@
 // Package localnettest starts the project's localnet (localnet/server.js, a
 // Solana VM behind JSON-RPC) for Go tests, and wraps its cheat methods.
-// `make test` installs localnet's npm packages first.
+// `make test` installs localnet's npm packages first. It also holds what
+// tests around the chain share: stopping a child process at cleanup, and
+// an owner whose USDC account is the costliest to create.
 package localnettest
 
 import (
