@@ -41,17 +41,7 @@ func TestStack_ChaosPaysEachSendOnce(t *testing.T) {
 	ln := stack.Localnet
 	ctx := context.Background()
 
-	wallets, payerKeys := make([]string, payers), make([]string, payers)
-	for i := range payers {
-		status, a, err := api.do(0, "POST", "/api/public/v1/agents", map[string]any{"label": fmt.Sprint("payer ", i),
-			"policy": map[string]any{"daily_limit_usdc": 1_000_000, "max_tx_usdc": 1_000_000, "approval_threshold_usdc": 1_000_000}}, nil)
-		if err != nil || status != 201 {
-			t.Fatalf("create agent: %d %v %v", status, a, err)
-		}
-		wallets[i], payerKeys[i] = a["id"].(string), a["pubkey"].(string)
-		ln.SetLamports(t, payerKeys[i], 10*solana.LamportsPerSOL)
-		ln.SetTokenBalance(t, payerKeys[i], solana.DevnetUSDCMint.String(), uint64(funding))
-	}
+	wallets, payerKeys := stack.fundedPayers(t, api, payers, funding)
 	amount := func(i int) usdc.Micros { return usdc.Micros(10_000*(i%7+1) + i) }
 	run := time.Now().UnixNano()
 

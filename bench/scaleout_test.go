@@ -36,17 +36,7 @@ func TestStack_ScaleOutPaysEachSendOnce(t *testing.T) {
 	api := stack.client(stack.NewKey(t), conc*2)
 	ln := stack.Localnet
 
-	wallets, payerKeys := make([]string, payers), make([]string, payers)
-	for i := range payers {
-		status, a, err := api.do(i, "POST", "/api/public/v1/agents", map[string]any{"label": fmt.Sprint("payer ", i),
-			"policy": map[string]any{"daily_limit_usdc": 1_000_000, "max_tx_usdc": 1_000_000, "approval_threshold_usdc": 1_000_000}}, nil)
-		if err != nil || status != 201 {
-			t.Fatalf("create agent: %d %v %v", status, a, err)
-		}
-		wallets[i], payerKeys[i] = a["id"].(string), a["pubkey"].(string)
-		ln.SetLamports(t, payerKeys[i], 10*solana.LamportsPerSOL)
-		ln.SetTokenBalance(t, payerKeys[i], solana.DevnetUSDCMint.String(), uint64(funding))
-	}
+	wallets, payerKeys := stack.fundedPayers(t, api, payers, funding)
 	recipients := make([]string, sends)
 	for i := range recipients {
 		recipients[i] = sol.NewWallet().PublicKey().String()

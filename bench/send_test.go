@@ -49,30 +49,40 @@ type Result struct {
 	CPU *CPU `json:"cpu_ms_per_op,omitempty"`
 }
 
-// measure runs n operations from conc clients at once.
-func measure(conc, n int, op func(client, i int) error) Result {
-	lat := make([]time.Duration, n)
-	var next, errs atomic.Int64
+// spread runs do for each i in [0, n) on workers goroutines, each taking
+// the next i in turn, and returns once all are done; worker is the
+// goroutine's number.
+func spread(n, workers int, do func(worker, i int)) {
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	start := time.Now()
-	for c := range conc {
+	for w := range workers {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= n {
 					return
 				}
-				t0 := time.Now()
-				if err := op(c, i); err != nil {
-					if errs.Add(1) <= 3 {
-						fmt.Fprintln(os.Stderr, "bench:", err)
-					}
-				}
-				lat[i] = time.Since(t0)
+				do(w, i)
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// measure runs n operations from conc clients at once.
+func measure(conc, n int, op func(client, i int) error) Result {
+	lat := make([]time.Duration, n)
+	var errs atomic.Int64
+	start := time.Now()
+	spread(n, conc, func(c, i int) {
+		t0 := time.Now()
+		if err := op(c, i); err != nil {
+			if errs.Add(1) <= 3 {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+			}
+		}
+		lat[i] = time.Since(t0)
+	})
 	elapsed := time.Since(start)
 	slices.Sort(lat)
 	q := func(p float64) float64 {

@@ -29,6 +29,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // StackOptions says what Start runs.
@@ -271,6 +272,25 @@ func (s *Stack) NewKey(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return key
+}
+
+// fundedPayers creates n agent wallets through api, spread over its
+// APIs, under limits that never bind, and gives each 10 SOL and funding;
+// it returns their ids and public keys.
+func (s *Stack) fundedPayers(t testing.TB, api *client, n int, funding usdc.Micros) (wallets, pubkeys []string) {
+	t.Helper()
+	wallets, pubkeys = make([]string, n), make([]string, n)
+	for i := range n {
+		status, a, err := api.do(i, "POST", "/api/public/v1/agents", map[string]any{"label": fmt.Sprint("payer ", i),
+			"policy": map[string]any{"daily_limit_usdc": 1_000_000, "max_tx_usdc": 1_000_000, "approval_threshold_usdc": 1_000_000}}, nil)
+		if err != nil || status != 201 {
+			t.Fatalf("create agent: %d %v %v", status, a, err)
+		}
+		wallets[i], pubkeys[i] = a["id"].(string), a["pubkey"].(string)
+		s.Localnet.SetLamports(t, pubkeys[i], 10*solana.LamportsPerSOL)
+		s.Localnet.SetTokenBalance(t, pubkeys[i], solana.DevnetUSDCMint.String(), uint64(funding))
+	}
+	return wallets, pubkeys
 }
 
 // runChild starts cmd and stops it at cleanup: stop, then SIGKILL after

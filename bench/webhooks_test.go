@@ -10,19 +10,15 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/redistest"
-	"github.com/agentwallet/agentwallet/internal/signer"
-	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
@@ -77,24 +73,17 @@ type WebhookResult struct {
 // -benchtime=1x.
 func BenchmarkWebhooks(b *testing.B) {
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(b, true)
-	db, err := postgres.Open(dbURL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db, dbURL := pgtest.NewWithURL(b)
 	rdb, _ := redistest.New(b)
-	masterKey, publicKey, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(publicKey)
-	keys, _ := signer.NewKeystore(masterKey)
-	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	key := wallettest.NewMasterKey(b)
+	acct := wallettest.Account(b, db)
 
 	rcv := &hookReceiver{}
 	rcv.reset(1)
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
 	url := srv.URL
-	ep, secret, err := webhook.CreateEndpoint(ctx, db, sealer, acct.ID, webhook.Settings{URL: &url, Events: []string{webhook.KindTxBlocked}}, 0)
+	ep, secret, err := webhook.CreateEndpoint(ctx, db, key.Sealer, acct.ID, webhook.Settings{URL: &url, Events: []string{webhook.KindTxBlocked}}, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -102,7 +91,7 @@ func BenchmarkWebhooks(b *testing.B) {
 
 	const concurrency = 32
 	hooks := &worker.Webhooks{
-		Deliverer:  &webhook.Deliverer{DB: db, Keys: keys, AllowPrivate: true},
+		Deliverer:  &webhook.Deliverer{DB: db, Keys: key.Keystore(b), AllowPrivate: true},
 		Dispatcher: &webhook.Dispatcher{DB: db, Enqueue: worker.EnqueueDelivery(rdb)},
 	}
 	dctx, stopDispatch := context.WithCancel(ctx)
@@ -135,29 +124,18 @@ func BenchmarkWebhooks(b *testing.B) {
 			id string
 			at time.Time
 		}, n)
-		var next atomic.Int64
-		var wg sync.WaitGroup
 		start := time.Now()
-		for range concurrency {
-			wg.Go(func() {
-				for {
-					i := int(next.Add(1)) - 1
-					if i >= n {
-						return
-					}
-					if pace > 0 {
-						time.Sleep(time.Until(start.Add(time.Duration(i) * pace)))
-					}
-					id, at, err := emit()
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					committed[i].id, committed[i].at = id, at
-				}
-			})
-		}
-		wg.Wait()
+		spread(n, concurrency, func(_, i int) {
+			if pace > 0 {
+				time.Sleep(time.Until(start.Add(time.Duration(i) * pace)))
+			}
+			id, at, err := emit()
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			committed[i].id, committed[i].at = id, at
+		})
 		select {
 		case <-rcv.done:
 		case <-time.After(5 * time.Minute):
@@ -183,30 +161,19 @@ func BenchmarkWebhooks(b *testing.B) {
 	baseline := func(n int) WebhookResult {
 		rcv.reset(n)
 		lat := make([]time.Duration, n)
-		var next atomic.Int64
-		var wg sync.WaitGroup
 		start := time.Now()
-		for range concurrency {
-			wg.Go(func() {
-				for {
-					i := int(next.Add(1)) - 1
-					if i >= n {
-						return
-					}
-					b := bytes.Replace(body, []byte(`"event_id":""`), fmt.Appendf(nil, `"event_id":"evt_%d"`, i), 1)
-					req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(b))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set("X-Service-Signature", webhook.Signature(secret, b))
-					t0 := time.Now()
-					if resp, err := client.Do(req); err == nil {
-						io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-					}
-					lat[i] = time.Since(t0)
-				}
-			})
-		}
-		wg.Wait()
+		spread(n, concurrency, func(_, i int) {
+			b := bytes.Replace(body, []byte(`"event_id":""`), fmt.Appendf(nil, `"event_id":"evt_%d"`, i), 1)
+			req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(b))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Service-Signature", webhook.Signature(secret, b))
+			t0 := time.Now()
+			if resp, err := client.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			lat[i] = time.Since(t0)
+		})
 		return summarize(lat, time.Since(start))
 	}
 

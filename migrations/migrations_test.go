@@ -144,10 +144,5 @@ func runFile(t *testing.T, db *bun.DB, name string) {
 // migrated is a migrated database of this test's own.
 func migrated(t *testing.T) *bun.DB {
 	t.Helper()
-	db, err := postgres.Open(pgtest.NewURL(t, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return pgtest.New(t)
 }

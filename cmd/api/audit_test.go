@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,21 +26,7 @@ func TestAuditVerify(t *testing.T) {
 	ctx := context.Background()
 	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
 	other, _ := auth.CreateAccount(ctx, db, solana.Devnet)
-	for i, a := range []auth.Account{acct, acct, other, acct} {
-		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return audit.Append(ctx, tx, audit.Entry{
-				AccountID: a.ID,
-				At:        time.Now(),
-				Actor:     audit.System,
-				Action:    audit.ActionPolicyUpdated,
-				Target:    "wallet:w",
-				Details:   map[string]any{"n": i},
-			})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendEntries(t, db, acct, acct, other, acct)
 	var out bytes.Buffer
 	if err := run(ctx, []string{"audit", "verify"}, getenv, &out); err != nil || !strings.Contains(out.String(), "checked 4 entries in 2 account chain(s): 0 broken") {
 		t.Fatalf("intact: %v %q", err, out.String())
@@ -55,15 +42,7 @@ func TestAuditVerify(t *testing.T) {
 	if err := db.NewSelect().Model(&victim).Where("account_id = ? AND seq = 2", acct.ID).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, stmt := range []string{
-		"ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update_delete",
-		"UPDATE audit_log SET details = replace(details::text, '1', '2')::json WHERE id = '" + victim.ID.String() + "'",
-		"ALTER TABLE audit_log ENABLE TRIGGER audit_log_no_update_delete",
-	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
+	pgtest.BehindTriggers(t, db, "UPDATE audit_log SET details = replace(details::text, '1', '2')::json WHERE id = ?", victim.ID)
 	out.Reset()
 	err := run(ctx, []string{"audit", "verify", "--full"}, getenv, &out)
 	if !errors.Is(err, errChainBroken) || !strings.Contains(out.String(), "entry "+victim.ID.String()+" (seq 2): hash does not match") ||
@@ -82,19 +61,14 @@ func TestAuditVerify(t *testing.T) {
 	}
 }
 
-// `api audit verify` goes on from each chain's checkpoint, so an entry
-// edited behind the triggers before it goes unseen; `--full` walks from
-// the first entry, finds it, and stores the break, which the next
-// checkpointed run (and the API) then report.
-func TestAuditVerify_FullWalkFindsABreakBeforeTheCheckpoint(t *testing.T) {
-	t.Parallel()
-	db, getenv := migrated(t)
-	ctx := context.Background()
-	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
-	for i := range 5 {
-		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+// appendEntries appends a policy.updated entry to the chain of each of
+// accounts in turn, each with its place in the list as its details.
+func appendEntries(t *testing.T, db *bun.DB, accounts ...auth.Account) {
+	t.Helper()
+	for i, a := range accounts {
+		err := db.RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
 			return audit.Append(ctx, tx, audit.Entry{
-				AccountID: acct.ID,
+				AccountID: a.ID,
 				At:        time.Now(),
 				Actor:     audit.System,
 				Action:    audit.ActionPolicyUpdated,
@@ -106,6 +80,18 @@ func TestAuditVerify_FullWalkFindsABreakBeforeTheCheckpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// `api audit verify` goes on from each chain's checkpoint, so an entry
+// edited behind the triggers before it goes unseen; `--full` walks from
+// the first entry, finds it, and stores the break, which the next
+// checkpointed run (and the API) then report.
+func TestAuditVerify_FullWalkFindsABreakBeforeTheCheckpoint(t *testing.T) {
+	t.Parallel()
+	db, getenv := migrated(t)
+	ctx := context.Background()
+	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	appendEntries(t, db, slices.Repeat([]auth.Account{acct}, 5)...)
 	verify := func(want string, wantErr error, args ...string) {
 		t.Helper()
 		var out bytes.Buffer

@@ -11,7 +11,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -24,16 +23,11 @@ func TestServe_ShutdownEndsEventStreamsAtOnce(t *testing.T) {
 	t.Parallel()
 	_, redisURL := redistest.New(t)
 	_, pub, _ := signer.GenerateMasterKey()
-	dbURL := pgtest.NewURL(t, true)
+	db, dbURL := pgtest.NewWithURL(t)
 	env := map[string]string{
 		"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "WALLET_PUBLIC_KEY": pub,
 		"HTTP_ADDR": "127.0.0.1:0", "LOG_LEVEL": "error", "SHUTDOWN_TIMEOUT": "20s",
 	}
-	db, err := postgres.Open(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
 	acct, err := auth.CreateAccount(ctx, db, solana.Devnet)
 	if err != nil {

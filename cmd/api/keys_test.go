@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -87,11 +86,6 @@ func TestMCPCommandNeedsAKey(t *testing.T) {
 // that points the command at it.
 func migrated(t *testing.T) (*bun.DB, func(string) string) {
 	t.Helper()
-	url := pgtest.NewURL(t, true)
-	db, err := postgres.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, url := pgtest.NewWithURL(t)
 	return db, func(k string) string { return map[string]string{"DATABASE_URL": url, "LOG_LEVEL": "error"}[k] }
 }

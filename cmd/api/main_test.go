@@ -12,6 +12,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 )
 
 // The binary's own path: migrate an empty database, bootstrap an account,
@@ -71,7 +72,8 @@ func TestMigrateBootstrapServe(t *testing.T) {
 }
 
 // startServe serves with env until stop, which fails the test unless the
-// server shuts down cleanly within 20 s. It returns the bound address.
+// server shuts down cleanly within waitfor.Bound. It returns the bound
+// address.
 func startServe(t *testing.T, env map[string]string) (addr string, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -90,14 +92,7 @@ func startServe(t *testing.T, env map[string]string) (addr string, stop func()) 
 	return addr, func() {
 		t.Helper()
 		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("shutdown: %v", err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatal("serve did not stop")
-		}
+		waitfor.Returned(t, "serve to shut down", done)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/tasks"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 )
 
 // The scheduler registers its periodic tasks and stops when its context ends.
@@ -48,12 +49,5 @@ func registersAndStops(t *testing.T, env map[string]string, rdb *redis.Client) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("scheduler did not stop")
-	}
+	waitfor.Returned(t, "the scheduler to stop", done)
 }

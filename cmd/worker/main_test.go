@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 
 	"github.com/agentwallet/agentwallet/internal/tasks"
 )
@@ -51,12 +53,23 @@ func TestKeygen(t *testing.T) {
 // SIGTERM does through signal.NotifyContext).
 func TestServeRunsTasksAndStops(t *testing.T) {
 	t.Parallel()
+	env, rdb := workerEnv(t, map[string]string{"SHUTDOWN_TIMEOUT": "5s", "SOLANA_LOCAL_CHAIN": "true"})
+	runsHeartbeatAndStops(t, env, rdb)
+}
+
+// workerEnv is the environment of a worker on a database and a Redis DB
+// of its own, holding a new master key, with settings added; rdb reaches
+// its Redis DB.
+func workerEnv(t *testing.T, settings map[string]string) (env map[string]string, rdb *redis.Client) {
+	t.Helper()
 	rdb, redisURL := redistest.New(t)
-	priv, _, _ := signer.GenerateMasterKey()
-	runsHeartbeatAndStops(t, map[string]string{
-		"DATABASE_URL": pgtest.NewURL(t, true), "REDIS_URL": redisURL, "WALLET_MASTER_KEY": priv,
-		"LOG_LEVEL": "error", "SHUTDOWN_TIMEOUT": "5s", "SOLANA_LOCAL_CHAIN": "true",
-	}, rdb)
+	priv, _, err := signer.GenerateMasterKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env = map[string]string{"DATABASE_URL": pgtest.NewURL(t, true), "REDIS_URL": redisURL, "WALLET_MASTER_KEY": priv, "LOG_LEVEL": "error"}
+	maps.Copy(env, settings)
+	return env, rdb
 }
 
 // runsHeartbeatAndStops runs the worker with env, puts a heartbeat task
@@ -71,22 +84,11 @@ func runsHeartbeatAndStops(t *testing.T, env map[string]string, rdb *redis.Clien
 	if _, err := client.Enqueue(tasks.NewHeartbeatTask()); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for rdb.Exists(context.Background(), tasks.HeartbeatKey).Val() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("worker did not run the heartbeat")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitfor.True(t, "the worker to run the heartbeat", func() bool {
+		return rdb.Exists(context.Background(), tasks.HeartbeatKey).Val() != 0
+	})
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("worker did not stop")
-	}
+	waitfor.Returned(t, "the worker to stop", done)
 }
 
 func TestServeRefusesMissingKey(t *testing.T) {
@@ -103,18 +105,23 @@ func TestServeRefusesMissingKey(t *testing.T) {
 func TestServeRefusesANodeOfAnotherChain(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
-	_, redisURL := redistest.New(t)
-	priv, _, _ := signer.GenerateMasterKey()
-	env := map[string]string{
-		"DATABASE_URL": pgtest.NewURL(t, true), "REDIS_URL": redisURL, "WALLET_MASTER_KEY": priv, "LOG_LEVEL": "error",
-		"SOLANA_RPC_URL_MAINNET": ln.URL, "SOLANA_RPC_URL_DEVNET": "http://127.0.0.1:1",
-	}
+	env, _ := workerEnv(t, map[string]string{"SOLANA_RPC_URL_MAINNET": ln.URL, "SOLANA_RPC_URL_DEVNET": "http://127.0.0.1:1"})
+	refusesMainnetUnlessLocalChain(t, env, nil)
+}
+
+// refusesMainnetUnlessLocalChain runs the worker with env, whose mainnet
+// nodes include one of another chain: it must refuse to start, naming
+// SOLANA_RPC_URL_MAINNET. With SOLANA_LOCAL_CHAIN and the settings local
+// added, it must start and run until stopped.
+func refusesMainnetUnlessLocalChain(t *testing.T, env, local map[string]string) {
+	t.Helper()
 	err := run(context.Background(), nil, func(k string) string { return env[k] }, nil)
 	var wrong *solana.WrongChainError
 	if !errors.As(err, &wrong) || !strings.Contains(err.Error(), "SOLANA_RPC_URL_MAINNET") {
 		t.Fatalf("err %v", err)
 	}
 	env["SOLANA_LOCAL_CHAIN"] = "true"
+	maps.Copy(env, local)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := run(ctx, nil, func(k string) string { return env[k] }, nil); err != nil {
@@ -128,23 +135,9 @@ func TestServeRefusesANodeOfAnotherChain(t *testing.T) {
 func TestServe_ChecksEveryNodeOfAList(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
-	_, redisURL := redistest.New(t)
-	priv, _, _ := signer.GenerateMasterKey()
-	env := map[string]string{
-		"DATABASE_URL": pgtest.NewURL(t, true), "REDIS_URL": redisURL, "WALLET_MASTER_KEY": priv, "LOG_LEVEL": "error",
+	env, _ := workerEnv(t, map[string]string{
 		"SOLANA_RPC_URL_MAINNET": "http://127.0.0.1:1, " + ln.URL, "SOLANA_RPC_URL_DEVNET": "http://127.0.0.1:1",
 		"SOLANA_RPC_TIMEOUT": "1s",
-	}
-	err := run(context.Background(), nil, func(k string) string { return env[k] }, nil)
-	var wrong *solana.WrongChainError
-	if !errors.As(err, &wrong) || !strings.Contains(err.Error(), "SOLANA_RPC_URL_MAINNET") {
-		t.Fatalf("err %v", err)
-	}
-	env["SOLANA_LOCAL_CHAIN"] = "true"
-	env["SOLANA_RPC_URL_DEVNET"] = ln.URL + ",http://127.0.0.1:1"
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := run(ctx, nil, func(k string) string { return env[k] }, nil); err != nil {
-		t.Fatalf("with SOLANA_LOCAL_CHAIN: %v", err)
-	}
+	})
+	refusesMainnetUnlessLocalChain(t, env, map[string]string{"SOLANA_RPC_URL_DEVNET": ln.URL + ",http://127.0.0.1:1"})
 }

@@ -11,13 +11,10 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/analytics"
-	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/policy"
-	"github.com/agentwallet/agentwallet/internal/signer"
-	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
 // The range of every test: two UTC days, both included.
@@ -37,18 +34,10 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{tx: pgtest.TestTx(t)}
-	a, err := auth.CreateAccount(t.Context(), f.tx, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.acct = a.ID
-	_, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	for label, w := range map[string]*wallet.Wallet{"alpha": &f.w, "beta": &f.w2} {
-		if *w, err = wallet.Create(t.Context(), f.tx, sealer, a.ID, "system", label, policy.Default(), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.acct = wallettest.Account(t, f.tx).ID
+	sealer := wallettest.Sealer(t)
+	f.w = wallettest.Create(t, f.tx, sealer, f.acct, "alpha")
+	f.w2 = wallettest.Create(t, f.tx, sealer, f.acct, "beta")
 	return f
 }
 

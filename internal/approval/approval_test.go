@@ -16,9 +16,8 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/policy"
-	"github.com/agentwallet/agentwallet/internal/signer"
-	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
 // Every transition from every state: exactly the ones in the lifecycle
@@ -27,13 +26,7 @@ func TestTransitions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	_, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
-	w, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct, w := walletOn(t, db)
 	requester := uuid.New()
 	if _, err := db.ExecContext(ctx, "INSERT INTO api_keys (id, account_id, prefix, hash, role, lineage) VALUES (?0, ?1, 'svc_test_x', sha256(?2::bytea), 'agent', ?0)",
 		requester, acct.ID, requester.String()); err != nil {
@@ -141,16 +134,13 @@ func TestStartRefusals(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	_, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
-	other, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	acct, w := walletOn(t, db)
+	other := wallettest.Account(t, db)
 	_, secret, err := auth.CreateKey(ctx, db, acct)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p, _ := auth.Authenticate(ctx, db, secret)
-	w, _ := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default(), 0)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	lineage := uuid.NullUUID{UUID: p.Lineage, Valid: true}
 	a := approval.Approval{ID: uuid.New(), AccountID: acct.ID, WalletID: w.ID, RequestedBy: uuid.NullUUID{UUID: p.KeyID, Valid: true}, RequestedLineage: lineage,
@@ -190,21 +180,13 @@ func walletOn(t *testing.T, tx bun.IDB) (auth.Account, wallet.Wallet) {
 // walletWith makes an account with these people and a wallet of policy p.
 func walletWith(t *testing.T, tx bun.IDB, p policy.Policy, people map[string]auth.Role) (auth.Account, wallet.Wallet) {
 	t.Helper()
-	_, pub, _ := signer.GenerateMasterKey()
-	sealer, err := signer.NewSealer(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct, err := auth.CreateAccount(t.Context(), tx, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := wallettest.Account(t, tx)
 	for address, role := range people {
 		if _, err := auth.AddUser(t.Context(), tx, acct.ID, address, role); err != nil {
 			t.Fatal(err)
 		}
 	}
-	w, err := wallet.Create(t.Context(), tx, sealer, acct.ID, "system", "w", p, 0)
+	w, err := wallet.Create(t.Context(), tx, wallettest.Sealer(t), acct.ID, "system", "w", p, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

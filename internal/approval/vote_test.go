@@ -32,14 +32,7 @@ func TestVoteFor_RemovedPersonsVoteDoesNotCount(t *testing.T) {
 	acctID, a := pendingApproval(t, db, 2, map[string]auth.Role{owner: auth.RoleOwner, leaving: auth.RoleApprover, next: auth.RoleApprover, third: auth.RoleApprover})
 
 	// The removal as RemoveUser's caller makes it, not committed yet.
-	removal, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer removal.Rollback() //nolint:errcheck // committed below
-	if _, _, err := auth.RemoveUser(ctx, removal, acctID, leaving); err != nil {
-		t.Fatal(err)
-	}
+	removal := beginRemoval(t, db, acctID, leaving)
 	if _, err := approval.WithdrawPerson(ctx, removal, acctID, auth.UserActorID(leaving)); err != nil {
 		t.Fatal(err)
 	}
@@ -91,14 +84,7 @@ func TestVoteFor_VoteDuringAnotherPersonsRemovalNeitherDeadlocksNorFails(t *test
 		t.Fatalf("the leaving person's approve: final %v, %v", final, err)
 	}
 
-	removal, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer removal.Rollback() //nolint:errcheck // committed below
-	if _, _, err := auth.RemoveUser(ctx, removal, acctID, leaving); err != nil {
-		t.Fatal(err)
-	}
+	removal := beginRemoval(t, db, acctID, leaving)
 	// R approves while the removal holds the account row and the leaving
 	// person's row, before it withdraws their vote.
 	voted := vote(db, acctID, a.ID, r)
@@ -140,6 +126,23 @@ func pendingApproval(t *testing.T, db *bun.DB, required int, people map[string]a
 		t.Fatal(err)
 	}
 	return acct.ID, a
+}
+
+// beginRemoval deletes the user at address in a transaction of its own
+// and leaves it open for the test to commit; it is rolled back at cleanup
+// if the test does not.
+func beginRemoval(t *testing.T, db *bun.DB, acctID uuid.UUID, address string) bun.Tx {
+	t.Helper()
+	ctx := context.Background()
+	removal, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removal.Rollback() }) //nolint:errcheck // the test may have committed
+	if _, _, err := auth.RemoveUser(ctx, removal, acctID, address); err != nil {
+		t.Fatal(err)
+	}
+	return removal
 }
 
 // vote casts address's approve of approval id from a connection of its

@@ -13,9 +13,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
-	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
 // Concurrent appends of one account, sealed while they commit, form one
@@ -25,11 +25,7 @@ func TestChainUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	acct, err := auth.CreateAccount(ctx, db, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	acct, other := wallettest.Account(t, db).ID, wallettest.Account(t, db).ID
 	at := time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -57,7 +53,7 @@ func TestChainUnderConcurrency(t *testing.T) {
 			}
 			err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 				return audit.Append(ctx, tx, audit.Entry{
-					AccountID: a.ID,
+					AccountID: a,
 					At:        at,
 					Actor:     audit.Actor("key_x"),
 					Action:    "send.sent",
@@ -78,7 +74,7 @@ func TestChainUnderConcurrency(t *testing.T) {
 	}
 
 	var entries []audit.Record
-	if err := db.NewSelect().Model(&entries).Where("account_id = ?", acct.ID).Order("seq").Scan(ctx); err != nil {
+	if err := db.NewSelect().Model(&entries).Where("account_id = ?", acct).Order("seq").Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if len(entries) != 30 {
@@ -123,7 +119,7 @@ func TestAppendsDoNotWaitAndSealAfterCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	acct := newAccount(t, db)
+	acct := wallettest.Account(t, db).ID
 	at := time.Now()
 	open, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -179,7 +175,7 @@ func TestUnsealedEntriesRefuseChanges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	acct := newAccount(t, db)
+	acct := wallettest.Account(t, db).ID
 	if err := audit.Append(ctx, db, audit.Entry{
 		AccountID: acct,
 		At:        time.Now(),
@@ -217,7 +213,7 @@ func TestSealerSealsMarkedAccounts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db := pgtest.New(t)
-	marked, other := newAccount(t, db), newAccount(t, db)
+	marked, other := wallettest.Account(t, db).ID, wallettest.Account(t, db).ID
 	for _, a := range []uuid.UUID{marked, other} {
 		if err := audit.Append(ctx, db, audit.Entry{
 			AccountID: a,
@@ -240,12 +236,7 @@ func TestSealerSealsMarkedAccounts(t *testing.T) {
 		}
 		return n
 	}
-	for deadline := time.Now().Add(10 * time.Second); unsealed(marked) > 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the marked account was not sealed")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitfor.True(t, "the marked account to be sealed", func() bool { return unsealed(marked) == 0 })
 	if n := unsealed(other); n != 1 {
 		t.Fatalf("the unmarked account: %d unsealed", n)
 	}
@@ -261,7 +252,7 @@ func TestSealAllGoesPastAnAccountThatFails(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	db := pgtest.New(t)
-	bad, good := newAccount(t, db), newAccount(t, db)
+	bad, good := wallettest.Account(t, db).ID, wallettest.Account(t, db).ID
 	if _, err := db.ExecContext(ctx, `SELECT audit_append(gen_random_uuid(), ?, 'infinity', 'system', 'policy.updated', 'wallet:x', '{}'::json)`, bad); err != nil {
 		t.Fatal(err)
 	}

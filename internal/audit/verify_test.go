@@ -8,9 +8,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
-	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
 // appendN appends n entries to acct's chain in one statement, and seals
@@ -40,15 +39,6 @@ func checkpointOf(t testing.TB, db bun.IDB, acct uuid.UUID) (seq, breakSeq int64
 	return cp.Seq, breakSeq
 }
 
-func newAccount(t testing.TB, db bun.IDB) uuid.UUID {
-	t.Helper()
-	a, err := auth.CreateAccount(t.Context(), db, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a.ID
-}
-
 // A check reads only the entries after its checkpoint, at most Max a
 // call (saying More while some remain), and moves the checkpoint; a break
 // after the checkpoint is found, stored, and reported by every later
@@ -56,7 +46,7 @@ func newAccount(t testing.TB, db bun.IDB) uuid.UUID {
 func TestCheck_ReadsOnlyNewEntries(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
-	acct := newAccount(t, db)
+	acct := wallettest.Account(t, db).ID
 	appendN(t, db, acct, 2500)
 	check := func(want audit.ChainState) audit.ChainState {
 		t.Helper()
@@ -116,7 +106,7 @@ func TestCheck_BreaksBeforeTheCheckpoint(t *testing.T) {
 		return st
 	}
 
-	rewritten := newAccount(t, db)
+	rewritten := wallettest.Account(t, db).ID
 	appendN(t, db, rewritten, 5)
 	if st := check(rewritten, false); st.Break != nil || st.VerifiedThrough != 5 {
 		t.Fatalf("intact: %+v", st)
@@ -141,7 +131,7 @@ func TestCheck_BreaksBeforeTheCheckpoint(t *testing.T) {
 		}
 	}
 
-	removed := newAccount(t, db)
+	removed := wallettest.Account(t, db).ID
 	appendN(t, db, removed, 5)
 	check(removed, false)
 	pgtest.BehindTriggers(t, db, "DELETE FROM audit_log WHERE account_id = ? AND seq >= 4", removed)
@@ -152,7 +142,7 @@ func TestCheck_BreaksBeforeTheCheckpoint(t *testing.T) {
 		t.Fatalf("removed entries, full walk: %+v", st)
 	}
 
-	edited := newAccount(t, db)
+	edited := wallettest.Account(t, db).ID
 	appendN(t, db, edited, 5)
 	check(edited, false)
 	var orig string

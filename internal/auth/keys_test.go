@@ -11,10 +11,8 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/policy"
-	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
 // keyring is an account on a test transaction with the principals that
@@ -32,19 +30,10 @@ func newKeyring(t *testing.T) keyring {
 	t.Helper()
 	ctx := t.Context()
 	r := keyring{tx: pgtest.TestTx(t)}
-	var err error
-	if r.acct, err = auth.CreateAccount(ctx, r.tx, solana.Devnet); err != nil {
-		t.Fatal(err)
-	}
-	_, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	for _, id := range []*uuid.UUID{&r.a, &r.b} {
-		w, err := wallet.Create(ctx, r.tx, sealer, r.acct.ID, "system", "w", policy.Default(), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		*id = w.ID
-	}
+	r.acct = wallettest.Account(t, r.tx)
+	sealer := wallettest.Sealer(t)
+	r.a = wallettest.Create(t, r.tx, sealer, r.acct.ID, "w").ID
+	r.b = wallettest.Create(t, r.tx, sealer, r.acct.ID, "w").ID
 	_, secret, err := auth.CreateKey(ctx, r.tx, r.acct)
 	if err != nil {
 		t.Fatal(err)

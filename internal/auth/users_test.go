@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
 // The account's last owner is never removed or demoted; any other user
@@ -37,10 +37,7 @@ func TestLastOwner_IsNeverRemovedOrDemoted(t *testing.T) {
 			t.Parallel()
 			tx := pgtest.TestTx(t)
 			ctx := t.Context()
-			acct, err := auth.CreateAccount(ctx, tx, solana.Devnet)
-			if err != nil {
-				t.Fatal(err)
-			}
+			acct := wallettest.Account(t, tx)
 			var owners []string
 			for range c.owners {
 				a := sol.NewWallet().PublicKey().String()
@@ -59,6 +56,7 @@ func TestLastOwner_IsNeverRemovedOrDemoted(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			var err error
 			if c.remove {
 				_, _, err = auth.RemoveUser(ctx, tx, acct.ID, target)
 			} else {
@@ -86,10 +84,7 @@ func TestRemoveUser_RevokesTheKeysThatDescendFromThem(t *testing.T) {
 	t.Parallel()
 	tx := pgtest.TestTx(t)
 	ctx := t.Context()
-	acct, err := auth.CreateAccount(ctx, tx, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := wallettest.Account(t, tx)
 	person := func() auth.Principal {
 		a := sol.NewWallet().PublicKey().String()
 		if _, err := auth.AddUser(ctx, tx, acct.ID, a, auth.RoleOwner); err != nil {

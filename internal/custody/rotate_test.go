@@ -16,41 +16,23 @@ import (
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
 
-// masterKey is a master key pair: the worker's half and the API's.
-type masterKey struct {
-	priv, pub string
-	sealer    *signer.Sealer
-}
-
-func newMasterKey(t *testing.T) masterKey {
-	t.Helper()
-	priv, pub, err := signer.GenerateMasterKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := signer.NewSealer(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return masterKey{priv: priv, pub: pub, sealer: s}
-}
-
-func keystore(t *testing.T, keys ...masterKey) *signer.Keystore {
+// keystore is a worker's keystore holding keys, the first the current one.
+func keystore(t *testing.T, keys ...wallettest.MasterKey) *signer.Keystore {
 	t.Helper()
 	var list string
 	for i, k := range keys {
 		if i > 0 {
 			list += ","
 		}
-		list += k.priv
+		list += k.Private
 	}
 	ks, err := signer.NewKeystore(list)
 	if err != nil {
@@ -70,14 +52,9 @@ type fleet struct {
 
 func newFleet(t *testing.T, keys signer.Maker, n int) *fleet {
 	t.Helper()
-	ctx := context.Background()
 	ln := localnettest.Shared(t)
 	db := pgtest.New(t)
-	acc, err := auth.CreateAccount(ctx, db, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fleet{db: db, acc: acc, eng: &payment.Engine{DB: db, Nodes: map[solana.Network]payment.Node{
+	f := &fleet{db: db, acc: wallettest.Account(t, db), eng: &payment.Engine{DB: db, Nodes: map[solana.Network]payment.Node{
 		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
 	}}}
 	for i := range n {
@@ -88,10 +65,7 @@ func newFleet(t *testing.T, keys signer.Maker, n int) *fleet {
 
 func (f *fleet) add(t *testing.T, ln *localnettest.Localnet, keys signer.Maker, label string) wallet.Wallet {
 	t.Helper()
-	w, err := wallet.Create(context.Background(), f.db, keys, f.acc.ID, "system", label, policy.Default(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := wallettest.Create(t, f.db, keys, f.acc.ID, label)
 	ln.SetLamports(t, w.Pubkey, 1_000_000_000)
 	ln.SetTokenBalance(t, w.Pubkey, solana.DevnetUSDCMint.String(), 50_000_000)
 	f.wallets = append(f.wallets, w)
@@ -126,10 +100,10 @@ func (f *fleet) mustPay(t *testing.T, w wallet.Wallet) {
 func TestRotate_UnderLoadThenTheOldKeyIsRemoved(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	old, next := newMasterKey(t), newMasterKey(t)
-	f := newFleet(t, old.sealer, 4)
+	old, next := wallettest.NewMasterKey(t), wallettest.NewMasterKey(t)
+	f := newFleet(t, old.Sealer, 4)
 	url := "https://example.com/hook"
-	ep, _, err := webhook.CreateEndpoint(ctx, f.db, old.sealer, f.acc.ID, webhook.Settings{URL: &url, Events: []string{"tx.sent"}}, 0)
+	ep, _, err := webhook.CreateEndpoint(ctx, f.db, old.Sealer, f.acc.ID, webhook.Settings{URL: &url, Events: []string{"tx.sent"}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +151,8 @@ func TestRotate_UnderLoadThenTheOldKeyIsRemoved(t *testing.T) {
 		t.Fatalf("re-sealed %+v, want 4 wallets and 1 webhook secret", r)
 	}
 	ids, err := worker.SealedKeyIDs(ctx, f.db)
-	if err != nil || len(ids) != 1 || ids[0] != next.sealer.KeyID() {
-		t.Fatalf("secrets sealed to %v (%v), want only %s", ids, err, next.sealer.KeyID())
+	if err != nil || len(ids) != 1 || ids[0] != next.Sealer.KeyID() {
+		t.Fatalf("secrets sealed to %v (%v), want only %s", ids, err, next.Sealer.KeyID())
 	}
 
 	// The old key removed.
@@ -206,15 +180,15 @@ func TestRotate_UnderLoadThenTheOldKeyIsRemoved(t *testing.T) {
 func TestRotate_RunAgainTakesWhatWasSealedMeanwhile(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	old, next := newMasterKey(t), newMasterKey(t)
-	f := newFleet(t, old.sealer, 0)
+	old, next := wallettest.NewMasterKey(t), wallettest.NewMasterKey(t)
+	f := newFleet(t, old.Sealer, 0)
 	ln := localnettest.Shared(t)
-	f.add(t, ln, old.sealer, "before")
+	f.add(t, ln, old.Sealer, "before")
 	ks := keystore(t, next, old)
 	if r, err := custody.Rotate(ctx, f.db, ks); err != nil || r.Total() != 1 {
 		t.Fatalf("first run %+v, %v", r, err)
 	}
-	f.add(t, ln, old.sealer, "meanwhile")
+	f.add(t, ln, old.Sealer, "meanwhile")
 	if r, err := custody.Rotate(ctx, f.db, ks); err != nil || r.Wallets != 1 {
 		t.Fatalf("second run %+v, %v", r, err)
 	}

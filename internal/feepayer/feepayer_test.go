@@ -10,13 +10,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/feepayer"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/policy"
-	"github.com/agentwallet/agentwallet/internal/signer"
-	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
 // sponsoredTx is a transaction row as the payment engine leaves it.
@@ -58,16 +55,7 @@ func insertTx(t *testing.T, tx bun.IDB, acct, walletID uuid.UUID, r sponsoredTx)
 
 func newWallet(t *testing.T, tx bun.IDB) (acct, walletID uuid.UUID) {
 	t.Helper()
-	a, err := auth.CreateAccount(t.Context(), tx, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	w, err := wallet.Create(t.Context(), tx, sealer, a.ID, "system", "w", policy.Default(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, w := wallettest.New(t, tx)
 	return a.ID, w.ID
 }
 

@@ -226,9 +226,7 @@ func TestCreateAgentValidation(t *testing.T) {
 			t.Errorf("%s: error %q does not name %s", tc.name, msg, tc.field)
 		}
 	}
-	if n := e.countRows("wallets"); n != 0 {
-		t.Fatalf("invalid bodies created %d wallets", n)
-	}
+	e.wantRows("wallets", 0)
 }
 
 func TestConcurrentCreates(t *testing.T) {

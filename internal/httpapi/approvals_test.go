@@ -234,27 +234,17 @@ func TestConcurrentApprovesPayOnce(t *testing.T) {
 	apID := e.park(id, to, 2)
 	_, key2 := e.adminKey()
 
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	counts := map[string]int{}
 	var sig string
-	for range 50 {
-		wg.Go(func() {
-			status, body := e.approve(apID, key2, nil)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case status == 200 && body["status"] == "sent":
-				counts["sent"]++
-				sig = body["signature"].(string)
-			case status == 409:
-				counts["conflict"]++
-			default:
-				counts[fmt.Sprintf("%d %v", status, body)]++
-			}
-		})
-	}
-	wg.Wait()
+	counts := tally(50, func(int) (int, map[string]any) { return e.approve(apID, key2, nil) }, func(status int, body map[string]any) string {
+		switch {
+		case status == 200 && body["status"] == "sent":
+			sig = body["signature"].(string)
+			return "sent"
+		case status == 409:
+			return "conflict"
+		}
+		return ""
+	})
 	if counts["sent"] != 1 || counts["conflict"] != 49 {
 		t.Fatalf("outcomes %v", counts)
 	}

@@ -72,9 +72,7 @@ func TestBadKeysAre401(t *testing.T) {
 			}
 		}
 	}
-	if n := e.countRows("wallets"); n != 1 {
-		t.Fatalf("unauthorized creates made wallets: %d", n)
-	}
+	e.wantRows("wallets", 1)
 	// The valid key still works, with the scheme in any case.
 	req, _ := http.NewRequest("GET", e.url+"/api/public/v1/agents", nil)
 	req.Header.Set("Authorization", "bearer "+e.key)

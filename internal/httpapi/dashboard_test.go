@@ -58,9 +58,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		priv := ed25519.NewKeyFromSeed(seed)
 		address := base58.Encode(priv.Public().(ed25519.PublicKey))
 		if role != "" {
-			if _, err := auth.AddUser(context.Background(), e.db, e.account.ID, address, role); err != nil {
-				t.Fatal(err)
-			}
+			e.addUser(address, role)
 		}
 		env = append(env, name+"="+hex.EncodeToString(seed))
 	}

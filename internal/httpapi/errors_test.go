@@ -66,9 +66,7 @@ func TestErrorShapes(t *testing.T) {
 	if status, _ := e.do("POST", "/api/public/v1/agents", e.key, exact); status != 422 {
 		t.Fatalf("64 KiB body: %d, want 422", status)
 	}
-	if n := e.countRows("wallets"); n != 0 {
-		t.Fatalf("bad requests created %d wallets", n)
-	}
+	e.wantRows("wallets", 0)
 }
 
 // FuzzCreateAgent: whatever the body, the answer is 201 or a 4xx with an

@@ -15,14 +15,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/live"
 	"github.com/agentwallet/agentwallet/internal/waitfor"
 	"github.com/agentwallet/agentwallet/internal/webhook"
-	"github.com/agentwallet/agentwallet/internal/worker"
 )
 
 // sseEvent is one server-sent event a stream received.
@@ -666,10 +664,7 @@ func TestEvents_OutliveServerTimeouts(t *testing.T) {
 func TestEvents_FailedDeliveryIsStreamed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.startWorker(func(o *worker.Options) {
-		o.DelayedTaskCheckInterval = 20 * time.Millisecond
-		o.RetryDelay = func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond }
-	})
+	e.startWorker(retryFast)
 	hdr, _ := e.session(auth.RoleViewer)
 	st := e.mustOpen(hdr, "")
 	rc := newReceiver(t, func(int, received) int { return http.StatusServiceUnavailable })

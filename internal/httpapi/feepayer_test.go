@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -150,9 +149,7 @@ func TestFeePayer_PaysFeeAndRentWithinItsBudget(t *testing.T) {
 		!strings.Contains(string(raw), "daily budget of 0.01 SOL") || !strings.Contains(string(raw), "nothing was signed or reserved") {
 		t.Fatalf("send over the fee payer's budget: %d %s", status, raw)
 	}
-	if n := e.countRows("transactions"); n != txs {
-		t.Fatalf("%d transactions after a send over budget, want %d", n, txs)
-	}
+	e.wantRows("transactions", txs)
 	if r := e.reservedToday(id); r != reserved {
 		t.Fatalf("reserved %d after a send over budget, want %d", r, reserved)
 	}
@@ -231,27 +228,19 @@ func TestFeePayer_ConcurrentSendsRespectBudget(t *testing.T) {
 	feePayer := e.sponsor(fmt.Sprintf("%d.%09d", budget/1e9, budget%1e9), 1)
 	before := e.lamports(feePayer)
 
-	var mu sync.Mutex
-	counts := map[string]int{}
 	var sigs []string
-	var wg sync.WaitGroup
-	for i := range 24 {
-		wg.Go(func() {
-			status, body := e.do("POST", fmt.Sprintf(sendPath, wallets[i%len(wallets)]), e.key, map[string]any{"to": newAddress(), "amount": 0.01})
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case status == http.StatusOK && body["status"] == "sent":
-				counts["sent"]++
-				sigs = append(sigs, body["signature"].(string))
-			case status == http.StatusServiceUnavailable && body["reason"] == "fee_payer_budget_exceeded":
-				counts["over"]++
-			default:
-				counts[fmt.Sprintf("%d %v", status, body)]++
-			}
-		})
-	}
-	wg.Wait()
+	counts := tally(24, func(i int) (int, map[string]any) {
+		return e.do("POST", fmt.Sprintf(sendPath, wallets[i%len(wallets)]), e.key, map[string]any{"to": newAddress(), "amount": 0.01})
+	}, func(status int, body map[string]any) string {
+		switch {
+		case status == http.StatusOK && body["status"] == "sent":
+			sigs = append(sigs, body["signature"].(string))
+			return "sent"
+		case status == http.StatusServiceUnavailable && body["reason"] == "fee_payer_budget_exceeded":
+			return "over"
+		}
+		return ""
+	})
 	if counts["sent"] != 5 || counts["over"] != 19 || len(counts) != 2 {
 		t.Fatalf("outcomes %v, want 5 sent and 19 over the budget", counts)
 	}
@@ -295,9 +284,7 @@ func TestFeePayer_PutValidation(t *testing.T) {
 			t.Errorf("PUT %s: %d %s, want 422 naming %s", c.body, status, raw, c.want)
 		}
 	}
-	if n := e.countRows("fee_payers"); n != 0 {
-		t.Fatalf("%d fee payers after bad requests", n)
-	}
+	e.wantRows("fee_payers", 0)
 	status, body := e.do("POST", feePayerPath+"/fund", e.key, map[string]any{"sol": 1})
 	wantError(t, status, body, http.StatusConflict, "enable it first")
 
@@ -311,9 +298,7 @@ func TestFeePayer_PutValidation(t *testing.T) {
 	if status != http.StatusOK || body["address"] == nil || body["daily_budget_sol"] != 100.0 {
 		t.Fatalf("PUT on: %d %v", status, body)
 	}
-	if n := e.countRows("wallets"); n != 0 {
-		t.Fatalf("%d wallets after enabling the fee payer, want 0", n)
-	}
+	e.wantRows("wallets", 0)
 }
 
 // The Go client's fee payer methods, and the reason of a send over the
@@ -458,20 +443,6 @@ func TestFeePayer_RefusedSendsDoNotUseUpTheBudget(t *testing.T) {
 	}
 }
 
-// lowBumpOwner grinds a recipient whose USDC account's bump is at
-// most max (about one key in 2^(255-max)).
-func lowBumpOwner(t *testing.T, max uint8) (sol.PublicKey, sol.PrivateKey) {
-	t.Helper()
-	for range 1 << 20 {
-		k := sol.NewWallet().PrivateKey
-		if _, bump, err := sol.FindAssociatedTokenAddress(k.PublicKey(), solana.DevnetUSDCMint); err == nil && bump <= max {
-			return k.PublicKey(), k
-		}
-	}
-	t.Fatal("no low-bump owner found")
-	return sol.PublicKey{}, nil
-}
-
 // closeUSDCAccount has owner burn its USDC and close its token
 // account, taking the rent back, as any recipient may.
 func (e *env) closeUSDCAccount(owner sol.PublicKey, key sol.PrivateKey) {
@@ -523,7 +494,7 @@ func TestFeePayer_ClosedRecipientNeverCostsUncountedRent(t *testing.T) {
 	id, pubkey := e.agent(map[string]any{"daily_limit_usdc": 100, "max_tx_usdc": 50, "approval_threshold_usdc": 100}, 20_000_000)
 	e.ln.SetLamports(t, pubkey, 0)
 	feePayer := e.sponsor("1", 1)
-	r, rkey := lowBumpOwner(t, 243)
+	r, rkey := localnettest.LowBumpOwner(t, 243)
 
 	send := func() (int, map[string]any) {
 		return e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": r.String(), "amount": 0.01})

@@ -204,9 +204,7 @@ func TestPriorityFee_CapBelowMarketRefusesBeforeSigning(t *testing.T) {
 		!strings.Contains(body["error"].(string), "50000") || !strings.Contains(body["error"].(string), "10000") {
 		t.Fatalf("send over the cap: %d %v, want 503 fee_cap_below_market naming the market and the cap", status, body)
 	}
-	if n := e.countRows("transactions"); n != 0 {
-		t.Fatalf("%d transactions signed over the cap", n)
-	}
+	e.wantRows("transactions", 0)
 	if r := e.reservedToday(id); r != 0 {
 		t.Fatalf("reserved %d over the cap", r)
 	}
@@ -256,9 +254,7 @@ func TestPriorityFee_CapBelowMarketLeavesApprovalPending(t *testing.T) {
 	if st := e.approvalStatus(apID); st != "pending" {
 		t.Fatalf("approval %s after a market above the cap, want pending", st)
 	}
-	if n := e.countRows("transactions"); n != 0 {
-		t.Fatalf("%d transactions signed over the cap", n)
-	}
+	e.wantRows("transactions", 0)
 	if r := e.reservedToday(id); r != 0 {
 		t.Fatalf("reserved %d over the cap", r)
 	}

@@ -66,9 +66,7 @@ func TestIdempotentSendPaysOnce(t *testing.T) {
 	if s3 != s1 || !sameAnswer(t, b1, b3) {
 		t.Fatalf("replay with 1.250000: %d %s", s3, b3)
 	}
-	if n := e.countRows("transactions"); n != 1 {
-		t.Fatalf("%d transactions", n)
-	}
+	e.wantRows("transactions", 1)
 	var sig string
 	if err := e.db.NewSelect().Table("transactions").Column("signature").Scan(context.Background(), &sig); err != nil {
 		t.Fatal(err)
@@ -95,18 +93,14 @@ func TestIdempotentSendPaysOnce(t *testing.T) {
 	if status, raw, _ := e.sendOnce(other, idem, body); status != http.StatusUnprocessableEntity {
 		t.Fatalf("other wallet: %d %s", status, raw)
 	}
-	if n := e.countRows("send_requests"); n != requests {
-		t.Fatalf("refused replays recorded %d requests", n-requests)
-	}
+	e.wantRows("send_requests", requests)
 	// Without the key the send is not idempotent (the spec's behaviour).
 	for range 2 {
 		if status, raw, _ := e.request("POST", fmt.Sprintf(sendPath, id), e.key, body, nil); status != 200 {
 			t.Fatalf("plain send: %d %s", status, raw)
 		}
 	}
-	if n := e.countRows("transactions"); n != 3 {
-		t.Fatalf("%d transactions after two plain sends", n)
-	}
+	e.wantRows("transactions", 3)
 }
 
 // A blocked send replays its 403 with the same reason and figures.
@@ -160,9 +154,7 @@ func TestIdempotentInFlightThenRetry(t *testing.T) {
 	if status != http.StatusOK || h.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("retry after 503: %d %s", status, raw)
 	}
-	if n := e.countRows("transactions"); n != 1 {
-		t.Fatalf("%d transactions", n)
-	}
+	e.wantRows("transactions", 1)
 }
 
 // Many identical requests at once: one payment; every answer is the
@@ -204,9 +196,7 @@ func TestIdempotentConcurrentSends(t *testing.T) {
 	if paid == nil {
 		t.Fatal("no request answered the payment")
 	}
-	if got := e.countRows("transactions"); got != 1 {
-		t.Fatalf("%d transactions", got)
-	}
+	e.wantRows("transactions", 1)
 	// Afterwards the answer is the payment's.
 	status, raw, _ := e.sendOnce(id, "race", body)
 	if status != 200 || !sameAnswer(t, paid, raw) {
@@ -226,9 +216,7 @@ func TestIdempotencyKeyValidation(t *testing.T) {
 			t.Fatalf("key %q: %d %s", k, status, raw)
 		}
 	}
-	if n := e.countRows("send_requests"); n != 0 {
-		t.Fatalf("%d requests recorded", n)
-	}
+	e.wantRows("send_requests", 0)
 }
 
 // Past 24 hours a key starts a new payment.
@@ -266,9 +254,7 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 	if got := len(slices.DeleteFunc(fresh, func(b bool) bool { return !b })); got != 1 {
 		t.Fatalf("%d of %d retries after 24 h paid anew", got, n)
 	}
-	if n := e.countRows("transactions"); n != 2 {
-		t.Fatalf("%d transactions", n)
-	}
+	e.wantRows("transactions", 2)
 }
 
 // A parked send holds its key while its approval is open, however old,
@@ -309,9 +295,7 @@ func TestIdempotencyKeyHeldWhileApprovalOpen(t *testing.T) {
 	if status != 202 || bytes.Equal(first, fresh) || h.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("retry 24 h after the decision: %d %s %v", status, fresh, h)
 	}
-	if n := e.countRows("approvals"); n != 2 {
-		t.Fatalf("%d approvals", n)
-	}
+	e.wantRows("approvals", 2)
 }
 
 // One Idempotency-Key value used by two keys scoped to different wallets:
@@ -352,9 +336,7 @@ func TestIdempotencyKey_BelongsToItsCaller(t *testing.T) {
 	if s2 != http.StatusOK || b2["status"] != "sent" || r2 != "" || b2["signature"] == b1["signature"] {
 		t.Fatalf("second key, same value: %d %v %q (first %v)", s2, b2, r2, b1)
 	}
-	if n := e.countRows("transactions"); n != 2 {
-		t.Fatalf("%d transactions, want one per key", n)
-	}
+	e.wantRows("transactions", 2)
 	// Each key's repeat replays its own answer.
 	if s, b, r := sendTo(to, k1["key"].(string), w1, nil); s != http.StatusOK || r != "true" || b["signature"] != b1["signature"] {
 		t.Fatalf("first key's replay: %d %v %q", s, b, r)
@@ -380,7 +362,5 @@ func TestIdempotencyKey_BelongsToItsCaller(t *testing.T) {
 	if s, b, r := sendTo(to, "", w1, owner); s != http.StatusOK || r != "true" || b["signature"] != b3["signature"] {
 		t.Fatalf("owner session's replay: %d %v %q", s, b, r)
 	}
-	if n := e.countRows("transactions"); n != 3 {
-		t.Fatalf("%d transactions, want 3", n)
-	}
+	e.wantRows("transactions", 3)
 }

@@ -17,11 +17,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 	"github.com/mr-tron/base58"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
@@ -30,7 +28,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/waitfor"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 	"github.com/agentwallet/agentwallet/internal/webhook"
-	"github.com/agentwallet/agentwallet/internal/worker"
 )
 
 // syncBuffer is a bytes.Buffer many goroutines may log into.
@@ -62,10 +59,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	var buf syncBuffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e := newEnv(t, envOpts{proxied: true, log: log})
-	e.startWorker(func(o *worker.Options) {
-		o.DelayedTaskCheckInterval = 20 * time.Millisecond
-		o.RetryDelay = func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond }
-	})
+	e.startWorker(retryFast)
 	secrets := map[string]string{"operator key": e.key, "master key": e.masterKey, "slack signing secret": slackSecret}
 	addWebhookSecret := func(name, s string) {
 		secrets[name] = s

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -34,6 +35,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/tasks"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
@@ -135,15 +137,11 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	if o.limits == nil {
 		o.limits = &ratelimit.Limits{Read: 1_000_000, Write: 1_000_000, Send: 1_000_000, Anonymous: 1_000_000}
 	}
-	e := &env{t: t, dbURL: pgtest.NewURL(t, true), ln: o.ln, log: o.log, clock: o.clock, keepers: o.keepers}
-	db, err := postgres.Open(e.dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e.db = db
+	e := &env{t: t, ln: o.ln, log: o.log, clock: o.clock, keepers: o.keepers}
+	e.db, e.dbURL = pgtest.NewWithURL(t)
 	var rdb *redis.Client
 	var redisURL string
+	var err error
 	if o.redis != nil {
 		if rdb, _, err = o.redis.Open(0); err != nil {
 			t.Fatal(err)
@@ -352,6 +350,14 @@ func (e *env) countRows(table string) int {
 	return int(n)
 }
 
+// wantRows fails the test unless table holds want rows.
+func (e *env) wantRows(table string, want int) {
+	e.t.Helper()
+	if n := e.countRows(table); n != want {
+		e.t.Fatalf("%d rows in %s, want %d", n, table, want)
+	}
+}
+
 // newEngine is the worker's payment engine over the env's database,
 // Redis, master key and localnet.
 func (e *env) newEngine() *payment.Engine {
@@ -423,6 +429,30 @@ func (e *env) startWorker(opts ...func(*worker.Options)) (*payment.Engine, func(
 	return eng, halt
 }
 
+// retryFast is a worker option: failed tasks are retried 10 ms apart
+// instead of on their schedule, for tests of what a retry does.
+func retryFast(o *worker.Options) {
+	o.DelayedTaskCheckInterval = 20 * time.Millisecond
+	o.RetryDelay = func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond }
+}
+
+// retryFastRecording is retryFast that also appends to asked, under mu,
+// the delay the schedule sets before each retry of a webhook delivery.
+func retryFastRecording(mu *sync.Mutex, asked *[]time.Duration) func(*worker.Options) {
+	return func(o *worker.Options) {
+		retryFast(o)
+		fast := o.RetryDelay
+		o.RetryDelay = func(n int, err error, task *asynq.Task) time.Duration {
+			if task.Type() == tasks.TypeWebhookDeliver {
+				mu.Lock()
+				*asked = append(*asked, worker.RetryDelay(n, err, task))
+				mu.Unlock()
+			}
+			return fast(n, err, task)
+		}
+	}
+}
+
 // concurrently runs n calls of do at once and counts the 201s; any answer
 // but 201 and 409 fails the test.
 func concurrently(t testing.TB, n int, do func(i int) int) (created int) {
@@ -445,9 +475,41 @@ func concurrently(t testing.TB, n int, do func(i int) int) (created int) {
 	return created
 }
 
+// tally runs n calls of do at once and counts their answers by the name
+// classify gives each; an answer it names "" is counted under its status
+// and body, so that the counts show it. classify runs under a lock: it may
+// collect from the bodies.
+func tally(n int, do func(i int) (int, map[string]any), classify func(status int, body map[string]any) string) map[string]int {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[string]int{}
+	for i := range n {
+		wg.Go(func() {
+			status, body := do(i)
+			mu.Lock()
+			defer mu.Unlock()
+			name := classify(status, body)
+			if name == "" {
+				name = fmt.Sprintf("%d %v", status, body)
+			}
+			counts[name]++
+		})
+	}
+	wg.Wait()
+	return counts
+}
+
 // dashboardOrigin is the test API's DASHBOARD_ORIGIN: plain-http loopback,
 // so its session cookie is aw_session.
 const dashboardOrigin = "http://127.0.0.1:8080"
+
+// addUser makes address a user of the env's account with role.
+func (e *env) addUser(address string, role auth.Role) {
+	e.t.Helper()
+	if _, err := auth.AddUser(context.Background(), e.db, e.account.ID, address, role); err != nil {
+		e.t.Fatal(err)
+	}
+}
 
 // session makes a dashboard user of the env's account with role and signs
 // it in directly; the headers authenticate its requests (cookie, CSRF
@@ -455,9 +517,7 @@ const dashboardOrigin = "http://127.0.0.1:8080"
 func (e *env) session(role auth.Role) (http.Header, string) {
 	e.t.Helper()
 	address := newAddress()
-	if _, err := auth.AddUser(context.Background(), e.db, e.account.ID, address, role); err != nil {
-		e.t.Fatal(err)
-	}
+	e.addUser(address, role)
 	s, err := auth.StartSession(context.Background(), e.db, address, e.account.ID)
 	if err != nil {
 		e.t.Fatal(err)

@@ -453,9 +453,7 @@ func TestPermissionMatrix(t *testing.T) {
 	exports := map[string]string{in: e.requestExport(e.account.ID, in), out: e.requestExport(e.account.ID, out)}
 	endpoint, _ := e.createEndpoint(hook.URL, "tx.sent")
 	viewer := newAddress()
-	if _, err := auth.AddUser(t.Context(), e.db, e.account.ID, viewer, auth.RoleViewer); err != nil {
-		t.Fatal(err)
-	}
+	e.addUser(viewer, auth.RoleViewer)
 	var delivery string
 	waitfor.True(t, "the endpoint's test delivery", func() bool {
 		if ds := e.deliveries(e.key, endpoint, ""); len(ds) == 1 && ds[0]["status"] == "succeeded" {
@@ -542,9 +540,7 @@ func TestPermissionMatrix(t *testing.T) {
 				case seg == "users":
 					c.fresh = func() string {
 						u := newAddress()
-						if _, err := auth.AddUser(t.Context(), e.db, e.account.ID, u, auth.RoleViewer); err != nil {
-							t.Fatal(err)
-						}
+						e.addUser(u, auth.RoleViewer)
 						return u
 					}
 				case op.OperationID == "create-user":

@@ -63,6 +63,17 @@ func (q *quorum) approveAs(apID, key string, hdr http.Header, note string) (int,
 	return q.as("POST", approvalsPath+"/"+apID+"/approve", key, hdr, body)
 }
 
+// approvePending has each of the people at indexes approve apID, and
+// fails the test unless each approve leaves it pending.
+func (q *quorum) approvePending(apID string, indexes ...int) {
+	q.t.Helper()
+	for _, i := range indexes {
+		if status, a := q.approveAs(apID, "", q.people[i], ""); status != 200 || a["status"] != "pending" {
+			q.t.Fatalf("approve by person %d: %d %v", i, status, a)
+		}
+	}
+}
+
 // votes are the `by` of an approval's approvals.
 func votes(a map[string]any) []string {
 	var by []string
@@ -172,9 +183,7 @@ func TestQuorum_ConcurrentApprovesSendOnce(t *testing.T) {
 		to := newAddress()
 		apID := q.park(q.wallet, to, 2)
 		if round == 1 {
-			if status, a := q.approveAs(apID, "", q.people[1], ""); status != 200 || a["status"] != "pending" {
-				t.Fatalf("first approve: %d %v", status, a)
-			}
+			q.approvePending(apID, 1)
 		}
 		var mu sync.Mutex
 		var answers []string
@@ -225,9 +234,7 @@ func TestQuorum_RejectAfterOneApprove(t *testing.T) {
 	q := newQuorum(t, 3, 2)
 	q.startWorker()
 	apID := q.park(q.wallet, newAddress(), 3)
-	if status, a := q.approveAs(apID, "", q.people[1], ""); status != 200 || a["status"] != "pending" {
-		t.Fatalf("approve: %d %v", status, a)
-	}
+	q.approvePending(apID, 1)
 	status, a := q.as("POST", approvalsPath+"/"+apID+"/reject", "", q.people[2], map[string]any{"note": "not this vendor"})
 	if status != 200 || a["status"] != "rejected" || a["rejected_by"] != "user:"+q.addrs[2] || a["approved_by"] != nil ||
 		!slices.Equal(votes(a), []string{"user:" + q.addrs[1]}) || a["approvals_needed"] != 2.0 {
@@ -266,9 +273,7 @@ func TestQuorum_AdminKeyCountsAsItsCreator(t *testing.T) {
 	_, bGrandKey, _ := q.mint(bKey, nil, map[string]any{"role": "admin"})
 	cKeyID, cKey, _ := q.mint("", q.people[2], map[string]any{"role": "admin"})
 
-	if status, a := q.approveAs(apID, "", q.people[1], ""); status != 200 || a["status"] != "pending" {
-		t.Fatalf("B approves: %d %v", status, a)
-	}
+	q.approvePending(apID, 1)
 	for _, key := range []string{bKey, bGrandKey} {
 		status, body := q.approveAs(apID, key, nil, "")
 		wantError(t, status, body, http.StatusConflict, "you already approved this payment (as user:"+q.addrs[1]+")")
@@ -366,11 +371,7 @@ func TestQuorum_PeopleLeave(t *testing.T) {
 	eng, _ := q.startWorker()
 	to := newAddress()
 	apID := q.park(q.wallet, to, 1)
-	for _, i := range []int{1, 2} {
-		if status, a := q.approveAs(apID, "", q.people[i], ""); status != 200 || a["status"] != "pending" {
-			t.Fatalf("approve %d: %d %v", i, status, a)
-		}
-	}
+	q.approvePending(apID, 1, 2)
 	// Person 1 is removed: their approve is withdrawn.
 	if status, body := q.as("DELETE", usersPath+"/"+q.addrs[1], "", q.owner, nil); status != http.StatusNoContent {
 		t.Fatalf("remove: %d %v", status, body)
@@ -500,11 +501,7 @@ func TestQuorum_LoweredCompletes(t *testing.T) {
 	eng, _ := q.startWorker()
 	to := newAddress()
 	apID := q.park(q.wallet, to, 1)
-	for _, i := range []int{1, 2} {
-		if status, a := q.approveAs(apID, "", q.people[i], ""); status != 200 || a["status"] != "pending" {
-			t.Fatalf("approve %d: %d %v", i, status, a)
-		}
-	}
+	q.approvePending(apID, 1, 2)
 	if status, body := q.as("PATCH", "/api/public/v1/agents/"+q.wallet+"/policy", "", q.owner, map[string]any{"approvals_required": 2}); status != 200 {
 		t.Fatalf("lower: %d %v", status, body)
 	}

@@ -102,6 +102,27 @@ func TestAgentCannotLoosenItsRules(t *testing.T) {
 	}
 }
 
+// patchStep patches wallet id's policy with key, as the step named name
+// of a test: when want is not "" the patch must be refused with a 403
+// naming want, leaving the policy as it was; otherwise it must succeed.
+// It returns the answer's body.
+func (e *env) patchStep(key, id, name string, patch map[string]any, want string) map[string]any {
+	e.t.Helper()
+	before := e.policyOf(id)
+	status, body := e.do("PATCH", agentsPath+"/"+id+"/policy", key, patch)
+	if want != "" {
+		wantError(e.t, status, body, http.StatusForbidden, want)
+		if after := e.policyOf(id); after != before {
+			e.t.Fatalf("%s: refused, yet the policy went from %s to %s", name, before, after)
+		}
+		return body
+	}
+	if status != 200 {
+		e.t.Fatalf("%s: %d %v", name, status, body)
+	}
+	return body
+}
+
 // patchPolicyWith patches a policy with key; it must succeed.
 func (e *env) patchPolicyWith(key, id string, p map[string]any) map[string]any {
 	e.t.Helper()
@@ -134,17 +155,9 @@ func TestAgentAllowlistChanges(t *testing.T) {
 		{"tighten and loosen at once", map[string]any{"max_tx_usdc": 1, "daily_limit_usdc": 500}, "cannot raise a policy limit (daily_limit_usdc from 100 to 500)", []string{a}},
 		{"lower the threshold and the day", map[string]any{"approval_threshold_usdc": 0, "daily_limit_usdc": 50}, "", []string{a}},
 	} {
-		before := e.policyOf(id)
-		status, body := e.do("PATCH", agentsPath+"/"+id+"/policy", agentKey, step.patch)
+		body := e.patchStep(agentKey, id, step.name, step.patch, step.want)
 		if step.want != "" {
-			wantError(t, status, body, http.StatusForbidden, step.want)
-			if after := e.policyOf(id); after != before {
-				t.Fatalf("%s: refused, yet the policy went from %s to %s", step.name, before, after)
-			}
 			continue
-		}
-		if status != 200 {
-			t.Fatalf("%s: %d %v", step.name, status, body)
 		}
 		if got := body["policy"].(map[string]any)["allowlist"]; fmt.Sprint(got) != fmt.Sprint(step.allow) {
 			t.Fatalf("%s: allowlist %v", step.name, got)
@@ -284,9 +297,7 @@ func TestScopedAgentKey(t *testing.T) {
 		status, body := e.do("POST", keysPath, e.key, c.body)
 		wantError(t, status, body, http.StatusUnprocessableEntity, c.want)
 	}
-	if n := e.countRows("api_keys"); n != keys {
-		t.Fatalf("refused key requests made %d keys", n-keys)
-	}
+	e.wantRows("api_keys", keys)
 
 	// A rotation keeps the role, scope and label.
 	status, rotated := e.do("POST", keysPath+"/"+k["id"].(string)+"/rotate", scoped, nil)

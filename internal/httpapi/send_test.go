@@ -309,9 +309,7 @@ func TestSendValidation(t *testing.T) {
 	_, otherKey := e.newAccount(solana.Devnet)
 	status, body = e.do("POST", fmt.Sprintf(sendPath, id), otherKey, map[string]any{"to": to, "amount": 1})
 	wantError(t, status, body, 404, "not found")
-	if n := e.countRows("send_requests"); n != 0 {
-		t.Fatalf("%d send requests recorded from bad input", n)
-	}
+	e.wantRows("send_requests", 0)
 }
 
 // A wallet without the USDC or without SOL: 422 saying what is short,
@@ -373,27 +371,19 @@ func TestConcurrentSendsRespectDailyLimit(t *testing.T) {
 	id, _ := e.agent(map[string]any{"daily_limit_usdc": 50, "max_tx_usdc": 50, "approval_threshold_usdc": 1000}, 200_000_000)
 	to := newAddress()
 
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	counts := map[string]int{}
 	var sigs []string
-	for range 100 {
-		wg.Go(func() {
-			status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1})
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case status == 200 && body["status"] == "sent":
-				counts["sent"]++
-				sigs = append(sigs, body["signature"].(string))
-			case status == 403 && body["reason"] == "exceeds_daily_limit":
-				counts["blocked"]++
-			default:
-				counts[fmt.Sprintf("%d %v", status, body)]++
-			}
-		})
-	}
-	wg.Wait()
+	counts := tally(100, func(int) (int, map[string]any) {
+		return e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1})
+	}, func(status int, body map[string]any) string {
+		switch {
+		case status == 200 && body["status"] == "sent":
+			sigs = append(sigs, body["signature"].(string))
+			return "sent"
+		case status == 403 && body["reason"] == "exceeds_daily_limit":
+			return "blocked"
+		}
+		return ""
+	})
 	if counts["sent"] != 50 || counts["blocked"] != 50 || len(counts) != 2 {
 		t.Fatalf("outcomes %v", counts)
 	}
@@ -446,9 +436,7 @@ func TestSendWithoutWorkerIs503AndNeverExecutes(t *testing.T) {
 	if _, err := eng.Sweep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.countRows("transactions"); n != 0 {
-		t.Fatalf("%d transactions made for an abandoned request", n)
-	}
+	e.wantRows("transactions", 0)
 	if got := e.chainUSDC(to); got != 0 {
 		t.Fatalf("recipient received %d", got)
 	}
@@ -527,9 +515,7 @@ func TestFailedBroadcastIsResentWithSameSignature(t *testing.T) {
 	if got := e.chainUSDC(to); got != 3_000_000 {
 		t.Fatalf("recipient holds %d", got)
 	}
-	if n := e.countRows("transactions"); n != 1 {
-		t.Fatalf("%d transactions", n)
-	}
+	e.wantRows("transactions", 1)
 }
 
 // FuzzSend: whatever the body and Idempotency-Key, a send and its preview

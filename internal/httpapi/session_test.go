@@ -78,9 +78,7 @@ func TestSignInWithSolana(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	w := newTestWallet(t)
-	if _, err := auth.AddUser(context.Background(), e.db, e.account.ID, w.address, auth.RoleOwner); err != nil {
-		t.Fatal(err)
-	}
+	e.addUser(w.address, auth.RoleOwner)
 	input := e.challenge()
 	if input["domain"] != "127.0.0.1:8080" || input["uri"] != dashboardOrigin || len(input["nonce"]) < 8 || input["version"] != "1" {
 		t.Fatalf("input %v", input)

@@ -36,9 +36,7 @@ func TestSignIn_RefusesCrossSiteRequests(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	w := newTestWallet(t)
-	if _, err := auth.AddUser(context.Background(), e.db, e.account.ID, w.address, auth.RoleOwner); err != nil {
-		t.Fatal(err)
-	}
+	e.addUser(w.address, auth.RoleOwner)
 	input := e.challenge()
 	body := signInBody(t, w, input)
 	// What the browser sends for <form method=post enctype=text/plain>

@@ -231,9 +231,7 @@ func TestSlack_ClickReplayChangesNothing(t *testing.T) {
 	if after := e.stableSnapshot(); !maps.Equal(before, after) {
 		t.Fatalf("replays changed %v into %v", before, after)
 	}
-	if n := e.countRows("transactions"); n != 1 {
-		t.Fatalf("%d transactions", n)
-	}
+	e.wantRows("transactions", 1)
 	if s := e.approvalStatus(apID); s != "sent" {
 		t.Fatalf("approval %s", s)
 	}

@@ -244,17 +244,7 @@ func TestWebhookRetriesAndReplay(t *testing.T) {
 	e := newEnv(t)
 	var mu sync.Mutex
 	var asked []time.Duration
-	e.startWorker(func(o *worker.Options) {
-		o.DelayedTaskCheckInterval = 20 * time.Millisecond
-		o.RetryDelay = func(n int, err error, task *asynq.Task) time.Duration {
-			if task.Type() == "webhook:deliver" {
-				mu.Lock()
-				asked = append(asked, worker.RetryDelay(n, err, task))
-				mu.Unlock()
-			}
-			return 10 * time.Millisecond
-		}
-	})
+	e.startWorker(retryFastRecording(&mu, &asked))
 	rc := newReceiver(t, func(n int, _ received) int {
 		if n <= 2 {
 			return http.StatusInternalServerError
@@ -324,11 +314,7 @@ func TestWebhookDeliveredAfterWorkerRestart(t *testing.T) {
 		}
 		return 200
 	})
-	_, stop := e.startWorker(func(o *worker.Options) {
-		o.ShutdownTimeout = 500 * time.Millisecond
-		o.DelayedTaskCheckInterval = 20 * time.Millisecond
-		o.RetryDelay = func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond }
-	})
+	_, stop := e.startWorker(retryFast, func(o *worker.Options) { o.ShutdownTimeout = 500 * time.Millisecond })
 	epID, _ := e.createEndpoint(rc.URL, "tx.sent")
 	waitfor.True(t, "the first attempt arrived", func() bool {
 		rc.mu.Lock()
@@ -337,10 +323,7 @@ func TestWebhookDeliveredAfterWorkerRestart(t *testing.T) {
 	})
 	stop()
 	once.Do(func() { close(release) })
-	e.startWorker(func(o *worker.Options) {
-		o.DelayedTaskCheckInterval = 20 * time.Millisecond
-		o.RetryDelay = func(int, error, *asynq.Task) time.Duration { return 10 * time.Millisecond }
-	})
+	e.startWorker(retryFast)
 	e.waitDelivered(e.key, epID)
 	rc.mu.Lock()
 	posts := len(rc.got)
@@ -666,15 +649,7 @@ func TestWebhookGivesUpAfterSixAttempts(t *testing.T) {
 	e := newEnv(t)
 	var mu sync.Mutex
 	var asked []time.Duration
-	e.startWorker(func(o *worker.Options) {
-		o.DelayedTaskCheckInterval = 20 * time.Millisecond
-		o.RetryDelay = func(n int, err error, task *asynq.Task) time.Duration {
-			mu.Lock()
-			asked = append(asked, worker.RetryDelay(n, err, task))
-			mu.Unlock()
-			return 10 * time.Millisecond
-		}
-	})
+	e.startWorker(retryFastRecording(&mu, &asked))
 	rc := newReceiver(t, func(int, received) int { return http.StatusServiceUnavailable })
 	epID, _ := e.createEndpoint(rc.URL, "tx.sent")
 	var d map[string]any

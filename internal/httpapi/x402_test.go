@@ -161,9 +161,7 @@ func TestX402Pay_PolicyApplies(t *testing.T) {
 	if len(blocked) != 2 || blocked[1]["kind"] != "x402" || blocked[1]["to"] != seller.PayTo {
 		t.Fatalf("tx.blocked %v", blocked)
 	}
-	if n := e.countRows("x402_payments"); n != 0 {
-		t.Fatalf("%d payments signed", n)
-	}
+	e.wantRows("x402_payments", 0)
 }
 
 // A challenge naming another network, another asset, or the wallet as
@@ -202,9 +200,7 @@ func TestX402Pay_NotPayableIs422(t *testing.T) {
 			t.Fatalf("%s: %d %v", tc.name, status, body)
 		}
 	}
-	if n := e.countRows("x402_payments"); n != 0 {
-		t.Fatalf("%d payments signed", n)
-	}
+	e.wantRows("x402_payments", 0)
 	if n := e.countRows("send_requests"); n != 0 {
 		t.Fatalf("%d requests recorded", n)
 	}
@@ -245,9 +241,7 @@ func TestX402Pay_Idempotent(t *testing.T) {
 	if status != 200 || h.Get("Idempotent-Replayed") != "true" || again["payment_signature"] != first["payment_signature"] {
 		t.Fatalf("replay: %d %v", status, again)
 	}
-	if n := e.countRows("x402_payments"); n != 1 {
-		t.Fatalf("%d payments signed", n)
-	}
+	e.wantRows("x402_payments", 1)
 	status, body, _ := e.pay(id, seller.Challenge(t, x402test.MemoWeather), nil, hdr)
 	if status != 422 || !strings.Contains(fmt.Sprint(body), "Idempotency-Key") {
 		t.Fatalf("other body: %d %v", status, body)
@@ -293,31 +287,20 @@ func TestX402Pay_SharesTheDailyLimitWithSends(t *testing.T) {
 			t.Fatalf("x402 within the limit: %d %v", status, body)
 		}
 	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	counts := map[string]int{}
-	for i := range 50 {
-		wg.Go(func() {
-			var status int
-			var body map[string]any
-			if i%2 == 0 {
-				status, body = e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1})
-			} else {
-				status, body = e.do("POST", fmt.Sprintf(x402Path, id), e.key, map[string]any{"payment_required": fakeChallenge("1000000")})
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case status == 200 && (body["status"] == "sent" || body["status"] == "signed"):
-				counts["passed"]++
-			case status == 403 && body["reason"] == "exceeds_daily_limit":
-				counts["blocked"]++
-			default:
-				counts[fmt.Sprintf("%d %v", status, body)]++
-			}
-		})
-	}
-	wg.Wait()
+	counts := tally(50, func(i int) (int, map[string]any) {
+		if i%2 == 0 {
+			return e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1})
+		}
+		return e.do("POST", fmt.Sprintf(x402Path, id), e.key, map[string]any{"payment_required": fakeChallenge("1000000")})
+	}, func(status int, body map[string]any) string {
+		switch {
+		case status == 200 && (body["status"] == "sent" || body["status"] == "signed"):
+			return "passed"
+		case status == 403 && body["reason"] == "exceeds_daily_limit":
+			return "blocked"
+		}
+		return ""
+	})
 	if counts["passed"] != 5 || counts["blocked"] != 45 || len(counts) != 2 {
 		t.Fatalf("outcomes %v", counts)
 	}
@@ -416,9 +399,7 @@ func TestX402Pay_ApprovalGrantsOnePayment(t *testing.T) {
 	if status, p := e.do("GET", "/api/public/v1/x402/payments/"+parked, key, nil); status != 200 || p["state"] != "approved" {
 		t.Fatalf("granted: %d %v", status, p)
 	}
-	if n := e.countRows("x402_payments"); n != 0 {
-		t.Fatalf("approving signed %d payments", n)
-	}
+	e.wantRows("x402_payments", 0)
 	// Another resource is not what was approved.
 	status, body, _ = agent.pay(id, seller.Challenge(t, x402test.Premium), map[string]any{"approval_id": apID}, nil)
 	if status != 422 || !strings.Contains(body["error"].(string), "resource") {
@@ -453,9 +434,7 @@ func TestX402Pay_ApprovalGrantsOnePayment(t *testing.T) {
 	if status != 422 || !strings.Contains(body["error"].(string), "already used") {
 		t.Fatalf("second use: %d %v", status, body)
 	}
-	if n := e.countRows("x402_payments"); n != 1 {
-		t.Fatalf("%d payments signed", n)
-	}
+	e.wantRows("x402_payments", 1)
 	// The parked payment names the payment that used its grant, and stays
 	// approved after the grant's lifetime.
 	e.backdateDecision(apID, 16*time.Minute)
@@ -498,9 +477,7 @@ func TestX402Pay_GrantLapses(t *testing.T) {
 	if status != 422 || !strings.Contains(body["error"].(string), "more than 15m0s ago") {
 		t.Fatalf("a lapsed grant: %d %v", status, body)
 	}
-	if n := e.countRows("x402_payments"); n != 0 {
-		t.Fatalf("%d payments signed", n)
-	}
+	e.wantRows("x402_payments", 0)
 }
 
 // backdateDecision moves the approval's decision back by d.
@@ -616,9 +593,7 @@ func TestX402Pay_MemoWithControlOrFormatCharacterIsRefused(t *testing.T) {
 			t.Fatalf("%s: answered after %s", tc.name, took)
 		}
 	}
-	if n := e.countRows("send_requests"); n != 0 {
-		t.Fatalf("%d requests recorded", n)
-	}
+	e.wantRows("send_requests", 0)
 	if n := e.countRows("x402_payments"); n != 0 {
 		t.Fatalf("%d payments signed", n)
 	}

@@ -17,22 +17,12 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/live"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/postgres"
-	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
 // wait bounds every wait for something that must happen.
 const wait = 15 * time.Second
-
-func account(t testing.TB, db *bun.DB) uuid.UUID {
-	t.Helper()
-	a, err := auth.CreateAccount(context.Background(), db, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a.ID
-}
 
 func emit(t testing.TB, db bun.IDB, account uuid.UUID) webhook.Event {
 	t.Helper()
@@ -59,12 +49,7 @@ func watcher(t testing.TB, db *bun.DB, account uuid.UUID, expiresIn time.Duratio
 // change before it would have.
 func TestTriggers_NotifyOnlyForWatchedAccounts(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewURL(t, true)
-	db, err := postgres.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, url := pgtest.NewWithURL(t)
 	ctx := t.Context()
 	l, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -96,7 +81,7 @@ func TestTriggers_NotifyOnlyForWatchedAccounts(t *testing.T) {
 		}
 	}
 	// A webhook endpoint of a, so a's events make deliveries that can fail.
-	a, other := account(t, db), account(t, db)
+	a, other := wallettest.Account(t, db).ID, wallettest.Account(t, db).ID
 	if _, err := db.NewRaw(`INSERT INTO webhook_endpoints (id, account_id, url, format, events, slack_token, secret_key_id, secret_sealed, created_at, updated_at)
 		VALUES (?, ?, 'https://example.com/hook', 'json', ARRAY[?], 'x', 'k', '\x00', now(), now())`,
 		uuid.New(), a, webhook.KindTxSent).Exec(ctx); err != nil {
@@ -177,7 +162,7 @@ func TestHub_RegistrationWaitsForTransactionsThatLooked(t *testing.T) {
 	db := pgtest.New(t)
 	h, _ := hub(t, db, 0)
 	ctx := t.Context()
-	a := account(t, db)
+	a := wallettest.Account(t, db).ID
 
 	w, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -228,7 +213,7 @@ func TestHub_WatcherRowLivesWithTheSubscriptions(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := t.Context()
 	h, stop := hub(t, db, 200*time.Millisecond)
-	a, b := account(t, db), account(t, db)
+	a, b := wallettest.Account(t, db).ID, wallettest.Account(t, db).ID
 	sub := func(account uuid.UUID) *live.Sub {
 		t.Helper()
 		s, err := h.Subscribe(ctx, uuid.New(), account, auth.RoleViewer)
@@ -311,7 +296,7 @@ func TestHub_WatcherRowLivesWithTheSubscriptions(t *testing.T) {
 func BenchmarkEventCommitsWatchers(b *testing.B) {
 	db := pgtest.New(b)
 	ctx := context.Background()
-	a := account(b, db)
+	a := wallettest.Account(b, db).ID
 	toggle := func(on bool) {
 		stmt := "ALTER TABLE events DISABLE TRIGGER stream_notify_event"
 		if on {
@@ -367,7 +352,7 @@ func TestHub_CheckRereadsTheSession(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := t.Context()
 	h, _ := hub(t, db, 0)
-	a := account(t, db)
+	a := wallettest.Account(t, db).ID
 	const address = "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"
 	if _, err := auth.AddUser(ctx, db, a, address, auth.RoleApprover); err != nil {
 		t.Fatal(err)

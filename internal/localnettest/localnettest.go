@@ -1,6 +1,8 @@
 // Package localnettest starts the project's localnet (localnet/server.js, a
 // Solana VM behind JSON-RPC) for Go tests, and wraps its cheat methods.
-// `make test` installs localnet's npm packages first.
+// `make test` installs localnet's npm packages first. It also holds what
+// tests around the chain share: stopping a child process at cleanup, and
+// an owner whose USDC account is the costliest to create.
 package localnettest
 
 import (
@@ -22,6 +24,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+
+	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
 // Localnet is a running localnet.
@@ -73,6 +79,14 @@ func StartSlots(t testing.TB, slot time.Duration) *Localnet {
 	if err != nil {
 		t.Fatal(err)
 	}
+	StopAtCleanup(t, cmd)
+	return ln
+}
+
+// StopAtCleanup stops cmd, a started child process, when the test ends:
+// SIGTERM, then SIGKILL if it has not exited within 5 s. The cleanup
+// returns once it has exited.
+func StopAtCleanup(t testing.TB, cmd *exec.Cmd) {
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
@@ -81,9 +95,9 @@ func StartSlots(t testing.TB, slot time.Duration) *Localnet {
 		case <-done:
 		case <-time.After(5 * time.Second):
 			cmd.Process.Kill()
+			<-done
 		}
 	})
-	return ln
 }
 
 func start(slot time.Duration) (*Localnet, *exec.Cmd, error) {
@@ -431,4 +445,20 @@ func (p *FaultProxy) handle(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(resp.StatusCode)
 	w.Write(out)
+}
+
+// LowBumpOwner grinds an owner whose devnet USDC account's bump is at most
+// max (about one key in 2^(255-max)): cheap for anyone choosing a
+// recipient, and an account whose creation costs a transfer the most
+// compute.
+func LowBumpOwner(t testing.TB, max uint8) (sol.PublicKey, sol.PrivateKey) {
+	t.Helper()
+	for range 1 << 20 {
+		k := sol.NewWallet().PrivateKey
+		if _, bump, err := sol.FindAssociatedTokenAddress(k.PublicKey(), solana.DevnetUSDCMint); err == nil && bump <= max {
+			return k.PublicKey(), k
+		}
+	}
+	t.Fatal("no low-bump owner found")
+	return sol.PublicKey{}, nil
 }

@@ -19,10 +19,10 @@ import (
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
 type fixture struct {
@@ -55,6 +55,14 @@ func (f fixture) count(t *testing.T, table string) int64 {
 	return n
 }
 
+// wantRows fails the test unless table holds want rows.
+func (f fixture) wantRows(t *testing.T, table string, want int64) {
+	t.Helper()
+	if n := f.count(t, table); n != want {
+		t.Fatalf("%d rows in %s, want %d", n, table, want)
+	}
+}
+
 // A worker that reaches a request after its deadline abandons it (on the
 // database's clock) instead of deciding: the API may already have told
 // the client it failed.
@@ -69,9 +77,7 @@ func TestDecidePastDeadlineAbandons(t *testing.T) {
 	if _, err := payment.Final(context.Background(), f.eng.DB, r.ID); !errors.Is(err, payment.ErrAbandoned) {
 		t.Fatalf("final: %v, want ErrAbandoned", err)
 	}
-	if n := f.count(t, "transactions"); n != 0 {
-		t.Fatalf("%d transactions", n)
-	}
+	f.wantRows(t, "transactions", 0)
 }
 
 // A redelivered decision task does nothing the second time.
@@ -154,9 +160,7 @@ func TestWaitAbandonsAndLateWorkerDoesNothing(t *testing.T) {
 	if err := f.eng.Decide(context.Background(), r.ID); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.count(t, "transactions"); n != 0 {
-		t.Fatalf("%d transactions", n)
-	}
+	f.wantRows(t, "transactions", 0)
 }
 
 // Submit checks ownership and the recipient in the same statement.
@@ -172,9 +176,7 @@ func TestSubmitChecksWallet(t *testing.T) {
 	if err := payment.Submit(ctx, f.eng.DB, &r, time.Second); !errors.Is(err, payment.ErrSelfSend) {
 		t.Fatalf("self send: %v", err)
 	}
-	if n := f.count(t, "send_requests"); n != 0 {
-		t.Fatalf("%d requests recorded", n)
-	}
+	f.wantRows(t, "send_requests", 0)
 }
 
 // A request's insert skips the WAL flush wait for its own commit only: the
@@ -198,9 +200,7 @@ func TestSubmitLeavesCommitsSynchronous(t *testing.T) {
 	if err := conn.QueryRowContext(ctx, "SHOW synchronous_commit").Scan(&mode); err != nil || mode != "on" {
 		t.Fatalf("synchronous_commit after a submit: %q, %v", mode, err)
 	}
-	if n := f.count(t, "send_requests"); n != 1 {
-		t.Fatalf("%d requests", n)
-	}
+	f.wantRows(t, "send_requests", 1)
 }
 
 // The worker wins the race against the API's timeout but its broadcast is
@@ -267,12 +267,8 @@ func TestConcurrentExecuteSignsOnce(t *testing.T) {
 	if err := f.eng.DB.NewSelect().Table("transactions").Column("broadcasts").Where("approval_id = ?", a.ID).Scan(context.Background(), &broadcasts); err != nil || broadcasts != 1 {
 		t.Fatalf("broadcasts %d (%v)", broadcasts, err)
 	}
-	if n := f.count(t, "transactions"); n != 1 {
-		t.Fatalf("%d transactions", n)
-	}
-	if n := f.count(t, "events"); n != 1 { // approval.approved
-		t.Fatalf("%d events", n)
-	}
+	f.wantRows(t, "transactions", 1)
+	f.wantRows(t, "events", 1) // approval.approved
 }
 
 // An approve's timeout (Release) racing the worker's execution: exactly
@@ -327,25 +323,24 @@ func TestExecuteRacesRelease(t *testing.T) {
 // holding 1 SOL and usdcMicros.
 func newFixtureOn(t *testing.T, ln *localnettest.Localnet, usdcMicros uint64) fixture {
 	t.Helper()
-	ctx := context.Background()
-	db := pgtest.New(t)
-	priv, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	ks, _ := signer.NewKeystore(priv)
-	acc, err := auth.CreateAccount(ctx, db, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", "w", policy.Default(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _ := newFixtureOnDB(t, pgtest.New(t), ln, usdcMicros)
+	return f
+}
+
+// newFixtureOnDB is newFixtureOn over db, and the master key the wallet
+// is sealed under (the engine signs with it), for a child process to
+// sign with too.
+func newFixtureOnDB(t *testing.T, db *bun.DB, ln *localnettest.Localnet, usdcMicros uint64) (fixture, wallettest.MasterKey) {
+	t.Helper()
+	key := wallettest.NewMasterKey(t)
+	acc := wallettest.Account(t, db)
+	w := wallettest.Create(t, db, key.Sealer, acc.ID, "w")
 	ln.SetLamports(t, w.Pubkey, 1_000_000_000)
 	ln.SetTokenBalance(t, w.Pubkey, solana.DevnetUSDCMint.String(), usdcMicros)
-	eng := &payment.Engine{DB: db, Signer: ks, Nodes: map[solana.Network]payment.Node{
+	eng := &payment.Engine{DB: db, Signer: key.Keystore(t), Nodes: map[solana.Network]payment.Node{
 		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
 	}}
-	return fixture{eng: eng, w: w, acc: acc}
+	return fixture{eng: eng, w: w, acc: acc}, key
 }
 
 // A send the node refused at its first broadcast keeps its reservation

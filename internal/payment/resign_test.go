@@ -20,11 +20,9 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 
-	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -47,31 +45,11 @@ type resignFixture struct {
 
 func newResignFixture(t *testing.T, ln *localnettest.Localnet) *resignFixture {
 	t.Helper()
-	ctx := context.Background()
-	url := pgtest.NewURL(t, true)
-	db, err := postgres.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	priv, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	ks, _ := signer.NewKeystore(priv)
-	acc, err := auth.CreateAccount(ctx, db, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", "w", policy.Default(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.SetLamports(t, w.Pubkey, 1_000_000_000)
-	ln.SetTokenBalance(t, w.Pubkey, solana.DevnetUSDCMint.String(), 50_000_000)
-	eng := &payment.Engine{DB: db, Signer: ks, FirstBroadcastGrace: time.Millisecond, Nodes: map[solana.Network]payment.Node{
-		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
-	}}
-	return &resignFixture{fixture: fixture{eng: eng, w: w, acc: acc}, ln: ln, dbURL: url, master: priv,
-		to: sol.NewWallet().PublicKey().String(), amount: 1_250_000, sealer: sealer}
+	db, url := pgtest.NewWithURL(t)
+	f, key := newFixtureOnDB(t, db, ln, 50_000_000)
+	f.eng.FirstBroadcastGrace = time.Millisecond
+	return &resignFixture{fixture: f, ln: ln, dbURL: url, master: key.Private,
+		to: sol.NewWallet().PublicKey().String(), amount: 1_250_000, sealer: key.Sealer}
 }
 
 // sendUnseen decides a send whose transaction the node accepts but drops
@@ -121,6 +99,32 @@ func (f *resignFixture) row(t *testing.T) payment.Transaction {
 	return txn
 }
 
+// wantRecipientHolds fails the test unless the payment's recipient holds
+// want: the amount once it was paid (once), 0 while it was not.
+func (f *resignFixture) wantRecipientHolds(t *testing.T, want usdc.Micros) {
+	t.Helper()
+	if got := f.recipientUSDC(t); got != want {
+		t.Fatalf("recipient holds %d, want %d", got, want)
+	}
+}
+
+// wantFailed fails the test unless the payment's transaction failed after
+// attempts attempts with an error naming each of reasons; it returns the
+// transaction.
+func (f *resignFixture) wantFailed(t *testing.T, attempts int, reasons ...string) payment.Transaction {
+	t.Helper()
+	txn := f.row(t)
+	if txn.Status != payment.TxFailed || txn.Attempts != attempts || txn.Error == nil {
+		t.Fatalf("transaction %s, %d attempts, error %v; want failed after %d", txn.Status, txn.Attempts, txn.Error, attempts)
+	}
+	for _, r := range reasons {
+		if !strings.Contains(*txn.Error, r) {
+			t.Fatalf("transaction error %q, want one naming %q", *txn.Error, r)
+		}
+	}
+	return txn
+}
+
 // sweepUntil sweeps until the payment's transaction has status want.
 func (f *resignFixture) sweepUntil(t *testing.T, want string) payment.Transaction {
 	t.Helper()
@@ -164,9 +168,7 @@ func (f *resignFixture) checkLandedOnce(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
 	txn := f.sweepUntil(t, payment.TxConfirmed)
-	if got := f.recipientUSDC(t); got != f.amount {
-		t.Fatalf("recipient holds %d, want %d (paid once)", got, f.amount)
-	}
+	f.wantRecipientHolds(t, f.amount)
 	if txn.Attempts != 2 || txn.Signature == f.firstSignature {
 		t.Fatalf("attempts %d, signature %s (first %s)", txn.Attempts, txn.Signature, f.firstSignature)
 	}
@@ -248,10 +250,7 @@ func TestResign_GivesUpAfterMaxAttempts(t *testing.T) {
 	if st, err := f.eng.Sweep(ctx); err != nil || st.Resigned != 0 || st.Failed != 1 {
 		t.Fatalf("sweep after the last attempt %+v %v", st, err)
 	}
-	txn := f.row(t)
-	if txn.Status != payment.TxFailed || txn.Attempts != payment.DefaultMaxAttempts || !strings.Contains(*txn.Error, "each of its 3 attempts") {
-		t.Fatalf("transaction %s, %d attempts, error %v", txn.Status, txn.Attempts, txn.Error)
-	}
+	txn := f.wantFailed(t, payment.DefaultMaxAttempts, "each of its 3 attempts")
 	if n := f.countWhere(t, "transaction_attempts", "transaction_id = ?", txn.ID); n != payment.DefaultMaxAttempts-1 {
 		t.Fatalf("%d attempts kept", n)
 	}
@@ -264,9 +263,7 @@ func TestResign_GivesUpAfterMaxAttempts(t *testing.T) {
 	if reserved, _ := payment.ReservedToday(ctx, f.eng.DB, f.w.ID, time.Now()); reserved != 0 {
 		t.Fatalf("reserved %d after failure", reserved)
 	}
-	if got := f.recipientUSDC(t); got != 0 {
-		t.Fatalf("recipient received %d", got)
-	}
+	f.wantRecipientHolds(t, 0)
 }
 
 // A market above the fee cap when the payment would be signed again: it
@@ -281,10 +278,7 @@ func TestResign_AboveCapFails(t *testing.T) {
 	if st, err := f.eng.Sweep(ctx); err != nil || st.Resigned != 0 || st.Failed != 1 {
 		t.Fatalf("sweep %+v %v", st, err)
 	}
-	txn := f.row(t)
-	if txn.Status != payment.TxFailed || txn.Attempts != 1 || !strings.Contains(*txn.Error, "not signed again") || !strings.Contains(*txn.Error, "cap") {
-		t.Fatalf("transaction %s, %d attempts, error %v", txn.Status, txn.Attempts, txn.Error)
-	}
+	f.wantFailed(t, 1, "not signed again", "cap")
 	if n := f.countWhere(t, "events", "kind = 'tx.failed'"); n != 1 {
 		t.Fatalf("%d tx.failed events", n)
 	}
@@ -367,12 +361,8 @@ func TestResign_FrozenWalletFails(t *testing.T) {
 	if st, err := f.eng.Sweep(ctx); err != nil || st.Resigned != 0 || st.Failed != 1 {
 		t.Fatalf("sweep %+v %v", st, err)
 	}
-	if txn := f.row(t); txn.Status != payment.TxFailed || txn.Attempts != 1 || !strings.Contains(*txn.Error, "frozen") {
-		t.Fatalf("transaction %s, %d attempts, error %v", txn.Status, txn.Attempts, txn.Error)
-	}
-	if got := f.recipientUSDC(t); got != 0 {
-		t.Fatalf("recipient received %d", got)
-	}
+	f.wantFailed(t, 1, "frozen")
+	f.wantRecipientHolds(t, 0)
 }
 
 // A new attempt the node refuses (the wallet has no SOL left for the fee)
@@ -400,12 +390,8 @@ func TestResign_RefusedAttemptFails(t *testing.T) {
 	if st, err := f.eng.Sweep(ctx); err != nil || st.Failed != 1 || st.Resigned != 0 {
 		t.Fatalf("sweep after expiry %+v %v", st, err)
 	}
-	if txn := f.row(t); txn.Status != payment.TxFailed || txn.Attempts != 2 || !strings.Contains(*txn.Error, "refused by the node") {
-		t.Fatalf("transaction %s, %d attempts, error %v", txn.Status, txn.Attempts, txn.Error)
-	}
-	if got := f.recipientUSDC(t); got != 0 {
-		t.Fatalf("recipient received %d", got)
-	}
+	f.wantFailed(t, 2, "refused by the node")
+	f.wantRecipientHolds(t, 0)
 }
 
 // Two workers sweeping at once after the expiry: the payment is signed
@@ -613,9 +599,7 @@ func TestSweep_LandedSendIsNotSignedAgainWhileTheNodeLags(t *testing.T) {
 	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 1})
 
 	f.send(t)
-	if got := f.recipientUSDC(t); got != f.amount {
-		t.Fatalf("recipient holds %d after the send, want %d (it landed)", got, f.amount)
-	}
+	f.wantRecipientHolds(t, f.amount)
 
 	// Past the blockhash's life and the sweep's margin, several sweeps.
 	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
@@ -636,9 +620,7 @@ func TestSweep_LandedSendIsNotSignedAgainWhileTheNodeLags(t *testing.T) {
 	if txn.Attempts != 1 || txn.Signature != f.firstSignature {
 		t.Fatalf("confirmed as attempt %d, signature %s (first %s)", txn.Attempts, txn.Signature, f.firstSignature)
 	}
-	if got := f.recipientUSDC(t); got != f.amount {
-		t.Fatalf("recipient holds %d, want %d (paid once)", got, f.amount)
-	}
+	f.wantRecipientHolds(t, f.amount)
 	if n := f.countWhere(t, "transaction_attempts", "true"); n != 0 {
 		t.Fatalf("%d earlier attempts recorded", n)
 	}

@@ -15,31 +15,21 @@ import (
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/policy"
-	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
-	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
 // usageWallets makes a database with an account and a wallet per label
 // (default policy), for reading usage against.
 func usageWallets(tb testing.TB, labels ...string) (*bun.DB, auth.Account, []uuid.UUID) {
 	tb.Helper()
-	ctx := tb.Context()
 	db := pgtest.New(tb)
-	_, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	acc, err := auth.CreateAccount(ctx, db, solana.Devnet)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	sealer := wallettest.Sealer(tb)
+	acc := wallettest.Account(tb, db)
 	var ids []uuid.UUID
 	for _, label := range labels {
-		w, err := wallet.Create(ctx, db, sealer, acc.ID, "system", label, policy.Default(), 0)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		ids = append(ids, w.ID)
+		ids = append(ids, wallettest.Create(tb, db, sealer, acc.ID, label).ID)
 	}
 	return db, acc, ids
 }

@@ -42,12 +42,21 @@ func serverURL() string {
 // New returns a migrated database for this test only.
 func New(t testing.TB) *bun.DB {
 	t.Helper()
-	db, err := postgres.Open(NewURL(t, true))
+	db, _ := NewWithURL(t)
+	return db
+}
+
+// NewWithURL is New, and the database's URL, for what the test connects
+// on its own (a child process, a listener, the code under test).
+func NewWithURL(t testing.TB) (*bun.DB, string) {
+	t.Helper()
+	url := NewURL(t, true)
+	db, err := postgres.Open(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return db
+	return db, url
 }
 
 // NewURL creates a database for this test only and returns its URL;

@@ -125,9 +125,7 @@ func TestComputeUnits_TightForEachTransferShape(t *testing.T) {
 	ln := localnettest.Shared(t)
 	ctx := context.Background()
 	c := solana.NewClient(ln.URL, solana.Devnet, 0)
-	owner, secret := newWallet(t)
-	ln.SetLamports(t, owner.String(), solana.LamportsPerSOL)
-	ln.SetTokenBalance(t, owner.String(), solana.DevnetUSDCMint.String(), 10_000_000)
+	owner, secret := fundedWallet(t, ln, 10_000_000)
 	bh, err := c.LatestBlockhash(ctx)
 	if err != nil {
 		t.Fatal(err)

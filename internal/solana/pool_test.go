@@ -16,7 +16,6 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 
 	"github.com/agentwallet/agentwallet/internal/localnettest"
-	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -191,25 +190,11 @@ func rpcStub(t *testing.T, code int, msg string) string {
 // or not (a preflight refusal on any node).
 func signed(t *testing.T, ln *localnettest.Localnet, payable bool) ([]byte, sol.Signature) {
 	t.Helper()
-	c := solana.NewClient(ln.URL, solana.Devnet, 0)
-	owner, secret := newWallet(t)
-	to, _ := newWallet(t)
-	ln.SetLamports(t, owner.String(), solana.LamportsPerSOL)
+	var usdcMicros uint64
 	if payable {
-		ln.SetTokenBalance(t, owner.String(), solana.DevnetUSDCMint.String(), 5_000_000)
+		usdcMicros = 5_000_000
 	}
-	bh, err := c.LatestBlockhash(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := c.BuildTransfer(solana.Transfer{Owner: owner, To: to, Amount: 1_000_000}, bh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, sig, err := solana.Sign(context.Background(), tx, signer.Plain(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, sig, _ := signedTransfer(t, ln, usdcMicros, "")
 	return raw, sig
 }
 
@@ -566,12 +551,19 @@ func TestFailover_PathKeyStaysOutOfHealthAndErrors(t *testing.T) {
 	if err == nil {
 		t.Fatal("a read from a closed port succeeded")
 	}
-	if strings.Contains(err.Error(), key) {
-		t.Errorf("error quotes the key: %v", err)
+	wantHidden(t, c, err, key)
+}
+
+// wantHidden fails the test if the error or a node's health as c reports
+// it shows secret.
+func wantHidden(t *testing.T, c *solana.Client, err error, secret string) {
+	t.Helper()
+	if strings.Contains(err.Error(), secret) {
+		t.Errorf("error quotes %q: %v", secret, err)
 	}
 	for _, h := range c.Health() {
-		if strings.Contains(h.Node, key) || strings.Contains(h.Error, key) {
-			t.Errorf("health shows the key: %+v", h)
+		if strings.Contains(h.Node, secret) || strings.Contains(h.Error, secret) {
+			t.Errorf("health shows %q: %+v", secret, h)
 		}
 	}
 }
@@ -589,14 +581,7 @@ func TestFailover_EncodedPasswordStaysOutOfErrors(t *testing.T) {
 		t.Fatal("a read from a closed port succeeded")
 	}
 	for _, leak := range []string{secret, "s3cr@t/pw"} {
-		if strings.Contains(err.Error(), leak) {
-			t.Errorf("error quotes the password: %v", err)
-		}
-		for _, h := range c.Health() {
-			if strings.Contains(h.Node, leak) || strings.Contains(h.Error, leak) {
-				t.Errorf("health shows the password: %+v", h)
-			}
-		}
+		wantHidden(t, c, err, leak)
 	}
 }
 

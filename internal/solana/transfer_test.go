@@ -30,6 +30,41 @@ func newWallet(t *testing.T) (sol.PublicKey, ed25519.PrivateKey) {
 	return sol.PublicKeyFromBytes(pub), secret
 }
 
+// fundedWallet is a new wallet holding 1 SOL on ln and usdcMicros of
+// devnet USDC (no USDC account when 0).
+func fundedWallet(t *testing.T, ln *localnettest.Localnet, usdcMicros uint64) (sol.PublicKey, ed25519.PrivateKey) {
+	t.Helper()
+	owner, secret := newWallet(t)
+	ln.SetLamports(t, owner.String(), solana.LamportsPerSOL)
+	if usdcMicros > 0 {
+		ln.SetTokenBalance(t, owner.String(), solana.DevnetUSDCMint.String(), usdcMicros)
+	}
+	return owner, secret
+}
+
+// signedTransfer is a transfer of 1 USDC with memo from a fundedWallet
+// holding usdcMicros to a new wallet, signed over the latest blockhash, and
+// the wallet it is from.
+func signedTransfer(t *testing.T, ln *localnettest.Localnet, usdcMicros uint64, memo string) ([]byte, sol.Signature, sol.PublicKey) {
+	t.Helper()
+	c := solana.NewClient(ln.URL, solana.Devnet, 0)
+	owner, secret := fundedWallet(t, ln, usdcMicros)
+	to, _ := newWallet(t)
+	bh, err := c.LatestBlockhash(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.BuildTransfer(solana.Transfer{Owner: owner, To: to, Amount: 1_000_000, Memo: memo}, bh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, sig, err := solana.Sign(context.Background(), tx, signer.Plain(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw, sig, owner
+}
+
 // A transfer to a recipient with no USDC account creates it, moves the
 // exact amount, and carries the memo on-chain.
 func TestTransferCreatesRecipientAccountWithMemo(t *testing.T) {
@@ -37,10 +72,8 @@ func TestTransferCreatesRecipientAccountWithMemo(t *testing.T) {
 	ln := localnettest.Shared(t)
 	ctx := context.Background()
 	c := solana.NewClient(ln.URL, solana.Devnet, 0)
-	owner, secret := newWallet(t)
+	owner, secret := fundedWallet(t, ln, 10_000_000)
 	to, _ := newWallet(t)
-	ln.SetLamports(t, owner.String(), solana.LamportsPerSOL)
-	ln.SetTokenBalance(t, owner.String(), solana.DevnetUSDCMint.String(), 10_000_000)
 
 	cache := solana.NewBlockhashCache(c, time.Second)
 	bh, err := cache.Get(ctx)
@@ -329,20 +362,6 @@ func TestBlockhashCacheServesARecentOneWhenTheNodeIsSlow(t *testing.T) {
 	ln.SetFaults(t, localnettest.Faults{})
 }
 
-// lowBumpOwner grinds an owner whose USDC account's bump is at most max
-// (about one key in 2^(255-max)): cheap for anyone choosing a recipient.
-func lowBumpOwner(t *testing.T, max uint8) (sol.PublicKey, sol.PrivateKey) {
-	t.Helper()
-	for range 1 << 20 {
-		k := sol.NewWallet().PrivateKey
-		if _, bump, err := sol.FindAssociatedTokenAddress(k.PublicKey(), solana.DevnetUSDCMint); err == nil && bump <= max {
-			return k.PublicKey(), k
-		}
-	}
-	t.Fatal("no low-bump owner found")
-	return sol.PublicKey{}, nil
-}
-
 // A sponsored transfer priced for a recipient whose USDC account exists
 // must not make it when the account was closed meanwhile, or the fee
 // payer pays rent its budget never counted. The compute limit alone does
@@ -354,16 +373,13 @@ func TestTransfer_SponsoredNeverCreatesTheRecipientsAccount(t *testing.T) {
 	ln := localnettest.Shared(t)
 	ctx := context.Background()
 	c := solana.NewClient(ln.URL, solana.Devnet, 0)
-	owner, secret := newWallet(t)
-	payer, psecret := newWallet(t)
-	ln.SetLamports(t, owner.String(), solana.LamportsPerSOL)
-	ln.SetLamports(t, payer.String(), solana.LamportsPerSOL)
-	ln.SetTokenBalance(t, owner.String(), solana.DevnetUSDCMint.String(), 10_000_000)
+	owner, secret := fundedWallet(t, ln, 10_000_000)
+	payer, psecret := fundedWallet(t, ln, 0)
 	bh, err := c.LatestBlockhash(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	to, _ := lowBumpOwner(t, 243)
+	to, _ := localnettest.LowBumpOwner(t, 243)
 	if exists, err := c.TokenAccountExists(ctx, to); err != nil || exists {
 		t.Fatalf("recipient's account exists %v %v, want a new one", exists, err)
 	}

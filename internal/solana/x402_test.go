@@ -16,7 +16,6 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 
 	"github.com/agentwallet/agentwallet/internal/localnettest"
-	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -25,22 +24,7 @@ import (
 func landed(t *testing.T, ln *localnettest.Localnet, memo string) (sol.Signature, sol.PublicKey) {
 	t.Helper()
 	c := solana.NewClient(ln.URL, solana.Devnet, 0)
-	owner, secret := newWallet(t)
-	to, _ := newWallet(t)
-	ln.SetLamports(t, owner.String(), solana.LamportsPerSOL)
-	ln.SetTokenBalance(t, owner.String(), solana.DevnetUSDCMint.String(), 5_000_000)
-	bh, err := c.LatestBlockhash(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := c.BuildTransfer(solana.Transfer{Owner: owner, To: to, Amount: 1_000_000, Memo: memo}, bh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, sig, err := solana.Sign(context.Background(), tx, signer.Plain(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, sig, owner := signedTransfer(t, ln, 5_000_000, memo)
 	if _, err := c.Broadcast(context.Background(), raw); err != nil {
 		t.Fatal(err)
 	}

@@ -32,3 +32,23 @@ func within(t testing.TB, bound time.Duration, what string, cond func() bool) {
 		time.Sleep(every)
 	}
 }
+
+// Returned waits for the error a function running in another goroutine
+// sends on done as it returns (a binary's run once its context ended):
+// the test fails if that error is not nil, or if none comes within Bound.
+func Returned(t testing.TB, what string, done <-chan error) {
+	t.Helper()
+	returnedWithin(t, Bound, what, done)
+}
+
+func returnedWithin(t testing.TB, bound time.Duration, what string, done <-chan error) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	case <-time.After(bound):
+		t.Fatalf("waited %s in vain for: %s", bound, what)
+	}
+}

@@ -1,6 +1,7 @@
 package waitfor
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -37,5 +38,29 @@ func TestWithin_FailsNamingWhatItWaitedFor(t *testing.T) {
 	}
 	if d := time.Since(start); d < 50*time.Millisecond {
 		t.Fatalf("gave up after %s, before its bound", d)
+	}
+}
+
+func TestReturned_FailsOnAnErrorOrNone(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		send func(chan<- error)
+		want string // "" when it passes, else part of the failure
+	}{
+		{"nil", func(done chan<- error) { done <- nil }, ""},
+		{"an error", func(done chan<- error) { done <- errors.New("boom") }, "the run to stop: boom"},
+		{"none", func(chan<- error) {}, "in vain for: the run to stop"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := &fatalTB{TB: t}
+			done := make(chan error, 1)
+			c.send(done)
+			returnedWithin(f, 50*time.Millisecond, "the run to stop", done)
+			if c.want == "" && f.msg != "" || !strings.Contains(f.msg, c.want) {
+				t.Fatalf("failure %q, want one containing %q", f.msg, c.want)
+			}
+		})
 	}
 }

@@ -12,30 +12,10 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/policy"
-	"github.com/agentwallet/agentwallet/internal/signer"
-	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
-
-func newSealer(t *testing.T) *signer.Sealer {
-	t.Helper()
-	_, pub, _ := signer.GenerateMasterKey()
-	s, err := signer.NewSealer(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func newAccount(t *testing.T, tx bun.IDB) uuid.UUID {
-	t.Helper()
-	a, err := auth.CreateAccount(t.Context(), tx, solana.Devnet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a.ID
-}
 
 // newKey inserts an API key of role into the account.
 func newKey(t *testing.T, tx bun.IDB, acct uuid.UUID, role auth.Role) uuid.UUID {
@@ -98,8 +78,8 @@ func TestCreateBy_Caps(t *testing.T) {
 			t.Parallel()
 			tx := pgtest.TestTx(t)
 			ctx := t.Context()
-			sealer := newSealer(t)
-			acct := newAccount(t, tx)
+			sealer := wallettest.Sealer(t)
+			acct := wallettest.Account(t, tx).ID
 			by := func(role auth.Role) wallet.Creator {
 				if role == "" {
 					return wallet.Creator{Actor: "user:someone"}
@@ -153,7 +133,7 @@ func TestCreateBy_RefusesWhatCannotBeKept(t *testing.T) {
 			t.Parallel()
 			tx := pgtest.TestTx(t)
 			ctx := t.Context()
-			acct := newAccount(t, tx)
+			acct := wallettest.Account(t, tx).ID
 			for role, n := range map[auth.Role]int{auth.RoleOwner: c.owners, auth.RoleApprover: c.approvers, auth.RoleViewer: c.viewers} {
 				for range n {
 					if _, err := auth.AddUser(ctx, tx, acct, sol.NewWallet().PublicKey().String(), role); err != nil {
@@ -161,7 +141,7 @@ func TestCreateBy_RefusesWhatCannotBeKept(t *testing.T) {
 					}
 				}
 			}
-			w, err := wallet.Create(ctx, tx, newSealer(t), acct, "system", c.label, c.p, 0)
+			w, err := wallet.Create(ctx, tx, wallettest.Sealer(t), acct, "system", c.label, c.p, 0)
 			var fe *wallet.FieldError
 			switch {
 			case c.field == "" && err != nil:

@@ -12,6 +12,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
 // entries counts the account's audit entries of action.
@@ -54,15 +55,12 @@ func TestUpdatePolicy(t *testing.T) {
 			t.Parallel()
 			tx := pgtest.TestTx(t)
 			ctx := t.Context()
-			acct := newAccount(t, tx)
-			w, err := wallet.Create(ctx, tx, newSealer(t), acct, "system", "w", policy.Default(), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, w := wallettest.New(t, tx)
+			acct := a.ID
 			if _, err := tx.ExecContext(ctx, "UPDATE wallets SET approvals_required = ? WHERE id = ?", c.required, w.ID); err != nil {
 				t.Fatal(err)
 			}
-			_, err = wallet.UpdatePolicy(ctx, tx, acct, w.ID, "system", c.patch, c.guard)
+			_, err := wallet.UpdatePolicy(ctx, tx, acct, w.ID, "system", c.patch, c.guard)
 			var fe *wallet.FieldError
 			switch {
 			case c.field != "" && (!errors.As(err, &fe) || fe.Field != c.field):
@@ -94,11 +92,8 @@ func TestSetState(t *testing.T) {
 	t.Parallel()
 	tx := pgtest.TestTx(t)
 	ctx := t.Context()
-	acct, other := newAccount(t, tx), newAccount(t, tx)
-	w, err := wallet.Create(ctx, tx, newSealer(t), acct, "system", "w", policy.Default(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, w := wallettest.New(t, tx)
+	acct, other := a.ID, wallettest.Account(t, tx).ID
 	for i, c := range []struct {
 		state            wallet.State
 		changed          bool

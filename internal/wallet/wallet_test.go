@@ -8,22 +8,18 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/policy"
-	"github.com/agentwallet/agentwallet/internal/signer"
-	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
 func TestCreateGetListScopedToAccount(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	_, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	a, _ := auth.CreateAccount(ctx, db, solana.Devnet)
-	b, _ := auth.CreateAccount(ctx, db, solana.Devnet)
+	sealer := wallettest.Sealer(t)
+	a, b := wallettest.Account(t, db), wallettest.Account(t, db)
 
 	p := policy.Default()
 	p.Allowlist = []string{"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"}

@@ -10,14 +10,11 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
-	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
-	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/tasks"
-	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
 	"github.com/agentwallet/agentwallet/internal/worker"
 )
 
@@ -61,20 +58,14 @@ func TestCheckKeystore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	privA, pubA, _ := signer.GenerateMasterKey()
-	privB, _, _ := signer.GenerateMasterKey()
-	ksA, _ := signer.NewKeystore(privA)
-	ksB, _ := signer.NewKeystore(privB)
-	ksBA, _ := signer.NewKeystore(privB + "," + privA)
+	a, b := wallettest.NewMasterKey(t), wallettest.NewMasterKey(t)
+	ksA, ksB := a.Keystore(t), b.Keystore(t)
+	ksBA, _ := signer.NewKeystore(b.Private + "," + a.Private)
 	if err := worker.CheckKeystore(ctx, db, ksB); err != nil {
 		t.Fatalf("no wallets yet: %v", err)
 	}
-	sealer, _ := signer.NewSealer(pubA)
-	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
-	if _, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default(), 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := worker.CheckKeystore(ctx, db, ksB); err == nil || !strings.Contains(err.Error(), sealer.KeyID()) {
+	wallettest.Create(t, db, a.Sealer, wallettest.Account(t, db).ID, "w")
+	if err := worker.CheckKeystore(ctx, db, ksB); err == nil || !strings.Contains(err.Error(), a.Sealer.KeyID()) {
 		t.Fatalf("missing key: %v", err)
 	}
 	for _, ks := range []*signer.Keystore{ksA, ksBA} {
@@ -91,13 +82,7 @@ func TestApprovalsExpireThroughQueue(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	rdb, _ := redistest.New(t)
-	_, pub, _ := signer.GenerateMasterKey()
-	sealer, _ := signer.NewSealer(pub)
-	acct, _ := auth.CreateAccount(ctx, db, solana.Devnet)
-	w, err := wallet.Create(ctx, db, sealer, acct.ID, "system", "w", policy.Default(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct, w := wallettest.New(t, db)
 	created := time.Now().UTC().Truncate(time.Microsecond)
 	a := approval.Approval{ID: uuid.New(), AccountID: acct.ID, WalletID: w.ID, Amount: 1, To: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
 		Status: approval.Pending, CreatedAt: created, ExpiresAt: created.Add(approval.Lifetime)}

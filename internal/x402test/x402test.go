@@ -131,17 +131,7 @@ func Start(t testing.TB, rpcURL string, o Options) *Seller {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("x402 seller: start node: %v", err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	localnettest.StopAtCleanup(t, cmd)
 	ready := make(chan *Seller, 1)
 	eof := make(chan struct{})
 	go func() {
