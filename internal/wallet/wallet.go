@@ -119,7 +119,7 @@ type Wallet struct {
 	ApprovalsRequired int `bun:"approvals_required,nullzero,default:1"`
 	// Signer is the backend holding the wallet's key; KeyRef names the key
 	// there (an HSM's or a KMS's), or the sealed secret is the key (local).
-	Signer       signer.Backend `bun:"signer"`
+	Signer       signer.Backend `bun:"signer,nullzero,default:'local'"`
 	KeyRef       string         `bun:"key_ref,nullzero"`
 	SecretKeyID  string         `bun:"secret_key_id,nullzero"`
 	SecretSealed []byte         `bun:"secret_sealed"`
