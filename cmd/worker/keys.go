@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"log/slog"
 
 	"fmt"
 	"io"
@@ -83,25 +82,12 @@ func importKeys(ctx context.Context, args []string, getenv config.Getenv, stdout
 	if err != nil || backend == signer.Local {
 		return fmt.Errorf("keys import: --to names the signer to move keys into (pkcs11)")
 	}
-	cfg, err := config.LoadWorker(getenv)
-	if err != nil {
-		return fmt.Errorf("configuration:\n%w", err)
-	}
-	ks, err := signer.NewKeystore(cfg.WalletMasterKey.Reveal())
-	if err != nil {
-		return fmt.Errorf("WALLET_MASTER_KEY: %w", err)
-	}
-	db, err := postgres.Open(cfg.DatabaseURL)
+	op, err := openOperator(ctx, getenv)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	set, closeSigners, err := custody.Open(ctx, cfg.Signers, ks, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return err
-	}
-	defer closeSigners()
-	imp, err := custody.Importer(set, backend)
+	defer op.close()
+	imp, err := custody.Importer(op.set, backend)
 	if err != nil {
 		return err
 	}
@@ -112,11 +98,11 @@ func importKeys(ctx context.Context, args []string, getenv config.Getenv, stdout
 			return fmt.Errorf("--wallet: %w", err)
 		}
 		ids = []uuid.UUID{id}
-	} else if ids, err = custody.LocalWallets(ctx, db); err != nil {
+	} else if ids, err = custody.LocalWallets(ctx, op.db); err != nil {
 		return err
 	}
 	for i, id := range ids {
-		if err := custody.Move(ctx, db, ks, imp, id); err != nil {
+		if err := custody.Move(ctx, op.db, op.ks, imp, id); err != nil {
 			return fmt.Errorf("%d of %d moved: %w", i, len(ids), err)
 		}
 		fmt.Fprintf(stdout, "moved wallet %s into %s\n", id, backend)

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 
 	sol "github.com/gagliardetto/solana-go"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/custody"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
@@ -40,34 +38,21 @@ func recoverWallet(ctx context.Context, args []string, getenv config.Getenv, std
 	if err != nil {
 		return fmt.Errorf("--to: want a Solana address: %w", err)
 	}
-	cfg, err := config.LoadWorker(getenv)
-	if err != nil {
-		return fmt.Errorf("configuration:\n%w", err)
-	}
-	ks, err := signer.NewKeystore(cfg.WalletMasterKey.Reveal())
-	if err != nil {
-		return fmt.Errorf("WALLET_MASTER_KEY: %w", err)
-	}
-	db, err := postgres.Open(cfg.DatabaseURL)
+	op, err := openOperator(ctx, getenv)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	set, closeSigners, err := custody.Open(ctx, cfg.Signers, ks, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return err
-	}
-	defer closeSigners()
+	defer op.close()
 	var network solana.Network
-	if err := db.NewRaw(`SELECT a.network FROM wallets w JOIN accounts a ON a.id = w.account_id WHERE w.id = ?`, id).Scan(ctx, &network); err != nil {
+	if err := op.db.NewRaw(`SELECT a.network FROM wallets w JOIN accounts a ON a.id = w.account_id WHERE w.id = ?`, id).Scan(ctx, &network); err != nil {
 		return fmt.Errorf("wallet %s: %w", id, err)
 	}
 	// As the worker: nothing is signed for a node of another chain.
-	client := cfg.Client(network)
+	client := op.cfg.Client(network)
 	if err := client.VerifyChain(ctx); err != nil {
 		return err
 	}
-	r := &custody.Recovery{DB: db, Signer: set, Client: client}
+	r := &custody.Recovery{DB: op.db, Signer: op.set, Client: client}
 	if *feePayerFile != "" {
 		key, err := readKeypair(*feePayerFile)
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/keymaker"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
@@ -18,9 +17,9 @@ import (
 // approval; a wallet whose key is in an HSM or a KMS never exports.
 func Exporter(db bun.IDB, ks *signer.Keystore) keymaker.ExportFunc {
 	return func(ctx context.Context, id uuid.UUID, recipient []byte) ([]byte, error) {
-		var w wallet.Wallet
-		if err := postgres.QueryRow(ctx, db, []any{&w}, `SELECT `+postgres.Columns(db, &w)+` FROM wallets WHERE id = $1`, id); err != nil {
-			return nil, fmt.Errorf("read wallet %s: %w", id, err)
+		w, err := readWallet(ctx, db, id)
+		if err != nil {
+			return nil, err
 		}
 		if w.Signer != signer.Local {
 			return nil, fmt.Errorf("%w (%s)", wallet.ErrNotExportable, w.Signer)

@@ -41,9 +41,9 @@ func LocalWallets(ctx context.Context, db bun.IDB) ([]uuid.UUID, error) {
 // the import is finished by the next: a key already in the keeper that
 // signs for the wallet is used as it is.
 func Move(ctx context.Context, db *bun.DB, ks *signer.Keystore, to signer.Importer, id uuid.UUID) error {
-	var w wallet.Wallet
-	if err := postgres.QueryRow(ctx, db, []any{&w}, `SELECT `+postgres.Columns(db, &w)+` FROM wallets WHERE id = $1`, id); err != nil {
-		return fmt.Errorf("read wallet %s: %w", id, err)
+	w, err := readWallet(ctx, db, id)
+	if err != nil {
+		return err
 	}
 	if w.Signer != signer.Local {
 		return fmt.Errorf("%w (%s)", ErrNotLocal, w.Signer)
@@ -94,4 +94,14 @@ func probe(ctx context.Context, s signer.Signer, key signer.Key) error {
 		return signer.ErrBadSignature
 	}
 	return nil
+}
+
+// readWallet reads wallet id's row, its key's backend and reference or
+// sealed secret with it.
+func readWallet(ctx context.Context, db bun.IDB, id uuid.UUID) (wallet.Wallet, error) {
+	var w wallet.Wallet
+	if err := postgres.QueryRow(ctx, db, []any{&w}, `SELECT `+postgres.Columns(db, &w)+` FROM wallets WHERE id = $1`, id); err != nil {
+		return w, fmt.Errorf("read wallet %s: %w", id, err)
+	}
+	return w, nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
@@ -56,9 +55,9 @@ type Recovered struct {
 // again: what a transaction that landed late already moved is never sent
 // twice.
 func (r *Recovery) Run(ctx context.Context, id uuid.UUID, to sol.PublicKey) (Recovered, error) {
-	var w wallet.Wallet
-	if err := postgres.QueryRow(ctx, r.DB, []any{&w}, `SELECT `+postgres.Columns(r.DB, &w)+` FROM wallets WHERE id = $1`, id); err != nil {
-		return Recovered{}, fmt.Errorf("read wallet %s: %w", id, err)
+	w, err := readWallet(ctx, r.DB, id)
+	if err != nil {
+		return Recovered{}, err
 	}
 	owner := w.PublicKey()
 	keys := signer.For(r.Signer, w.Key())
