@@ -1,9 +1,11 @@
 // The shared parts every page uses, as a person meets them: a status that
-// reads without colour, a time relative with its exact moment on hover, and
-// a confirmation that sends nothing until it is confirmed.
+// reads without colour, a time relative with its exact moment on hover, a
+// confirmation that sends nothing until it is confirmed, and the pieces of
+// the lists and forms.
 import { render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, test, vi } from 'vitest';
+import { Address } from './Address';
 import { ConfirmDialog } from './ConfirmDialog';
 import { Middle } from './Middle';
 import { Status, toneOf } from './Status';
@@ -115,5 +117,16 @@ describe('Middle', () => {
   test('a short value is left whole', () => {
     const { container } = render(<Middle text="ap_12345" />);
     expect(container.innerHTML).toBe('<span class="">ap_12345</span>');
+  });
+});
+
+describe('Address', () => {
+  test('cut short on one line, the whole of it in the title', () => {
+    const address = '7Whf6J3tgBwhFeBz68Uq1qiKEPR6nXPfNCCsVEQhjX1b';
+    const { container } = render(<Address value={address} />);
+    const code = container.querySelector('code')!;
+    expect(code.textContent).toBe('7Whf…jX1b');
+    expect(code.getAttribute('title')).toBe(address);
+    expect(code.className).toBe('whitespace-nowrap');
   });
 });

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
+import { Address } from '../../components/Address';
 import { Empty } from '../../components/Empty';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Time } from '../../components/Time';
@@ -139,9 +140,7 @@ export function TransactionsPage({ session }: { session: Session }) {
                 <td className="max-sm:[grid-area:to]">
                   <span className="max-sm:text-muted">
                     <span className="sm:hidden">to </span>
-                    <code title={t.counterparty} className="whitespace-nowrap">
-                      {short(t.counterparty)}
-                    </code>
+                    <Address value={t.counterparty} />
                   </span>
                   {t.kind === 'x402' && (
                     <div data-testid="x402-resource">

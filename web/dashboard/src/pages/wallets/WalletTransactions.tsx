@@ -1,9 +1,10 @@
 import { Link } from '@tanstack/react-router';
+import { Address } from '../../components/Address';
 import { Empty } from '../../components/Empty';
 import { Skeleton } from '../../components/Skeleton';
 import { Time } from '../../components/Time';
 import { TxLinks, TxStatus } from '../../components/TxLinks';
-import { short, usdc } from '../../format';
+import { usdc } from '../../format';
 import type { Session } from '../../services/session';
 import type { Wallet, WalletActivity } from '../../services/wallets';
 
@@ -57,9 +58,7 @@ export function WalletTransactions({
                 <td className="num max-sm:font-semibold max-sm:[grid-area:amount]">{usdc(t.amount)}</td>
                 <td className="max-sm:text-left max-sm:[grid-area:to]">
                   <span className="sm:hidden">to </span>
-                  <code title={t.counterparty} className="whitespace-nowrap">
-                    {short(t.counterparty)}
-                  </code>
+                  <Address value={t.counterparty} />
                 </td>
                 <td className="max-sm:text-right max-sm:[grid-area:status]">
                   <TxStatus status={t.status} />
