@@ -7,6 +7,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, test, vi } from 'vitest';
 import { Address } from './Address';
 import { ConfirmDialog } from './ConfirmDialog';
+import { LoadMore, itemsOf } from './LoadMore';
 import { Middle } from './Middle';
 import { Status, toneOf } from './Status';
 import { Time } from './Time';
@@ -128,5 +129,37 @@ describe('Address', () => {
     expect(code.textContent).toBe('7Whf…jX1b');
     expect(code.getAttribute('title')).toBe(address);
     expect(code.className).toBe('whitespace-nowrap');
+  });
+});
+
+describe('LoadMore', () => {
+  const list = (more: Partial<Parameters<typeof LoadMore>[0]['list']> = {}) => ({
+    hasNextPage: true,
+    isFetchingNextPage: false,
+    fetchNextPage: vi.fn(),
+    ...more,
+  });
+
+  test('asks for the next page, not again while it loads, and is gone when there is none', async () => {
+    const user = userEvent.setup();
+    const l = list();
+    const { rerender } = render(<LoadMore list={l}>More wallets</LoadMore>);
+    await user.click(screen.getByRole('button', { name: 'More wallets' }));
+    expect(l.fetchNextPage).toHaveBeenCalledOnce();
+    const loading = list({ isFetchingNextPage: true });
+    rerender(<LoadMore list={loading} />);
+    await user.click(screen.getByRole('button', { name: 'Load more' }));
+    expect(loading.fetchNextPage).not.toHaveBeenCalled();
+    rerender(<LoadMore list={list({ hasNextPage: false })} />);
+    expect(screen.queryByRole('button')).toBeNull();
+  });
+
+  test('itemsOf is the pages’ items in order, null before the first page', () => {
+    expect(itemsOf(list())).toBeNull();
+    const pages = [
+      { items: [1, 2], nextCursor: 'c' },
+      { items: [3], nextCursor: null },
+    ];
+    expect(itemsOf({ ...list(), data: { pages } })).toEqual([1, 2, 3]);
   });
 });

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { Empty } from '../../components/Empty';
+import { LoadMore, itemsOf } from '../../components/LoadMore';
 import { Middle } from '../../components/Middle';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Time } from '../../components/Time';
@@ -64,11 +65,8 @@ export function AuditPage() {
     setDraft(filter);
   }
   const list = useInfiniteQuery(auditQuery(filter));
-  const entries = list.data ? list.data.pages.flatMap((p) => p.items) : null;
+  const entries = itemsOf(list);
   const error = list.error ? errorText(list.error) : '';
-  const hasMore = list.hasNextPage;
-  // One "more" at a time: a double click asks once.
-  const more = () => !list.isFetchingNextPage && list.fetchNextPage();
   const verification = useQuery(auditChainQuery());
   const chain = verification.data ?? null;
   const chainError = verification.error ? errorText(verification.error) : '';
@@ -178,11 +176,7 @@ export function AuditPage() {
           </tbody>
         </table>
       )}
-      {hasMore && (
-        <button type="button" className="btn mt-3" onClick={more}>
-          Load more
-        </button>
-      )}
+      <LoadMore list={list} className="btn mt-3" />
     </main>
   );
 }

@@ -3,6 +3,7 @@ import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { Address } from '../../components/Address';
 import { Empty } from '../../components/Empty';
+import { LoadMore, itemsOf } from '../../components/LoadMore';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Time } from '../../components/Time';
 import { TxLinks, TxStatus } from '../../components/TxLinks';
@@ -51,11 +52,8 @@ export function TransactionsPage({ session }: { session: Session }) {
 
   // Days are UTC: the query asks from the since day's start to the until day's end.
   const list = useInfiniteQuery(transactionsQuery(filter));
-  const txs = list.data ? list.data.pages.flatMap((p) => p.items) : null;
+  const txs = itemsOf(list);
   const error = list.error ? errorText(list.error) : '';
-  const hasMore = list.hasNextPage;
-  // One "more" at a time: a double click asks once.
-  const more = () => !list.isFetchingNextPage && list.fetchNextPage();
 
   const name = new Map(wallets.map((w) => [w.id, w.label]));
   return (
@@ -169,11 +167,7 @@ export function TransactionsPage({ session }: { session: Session }) {
           </tbody>
         </table>
       )}
-      {hasMore && (
-        <button type="button" className="btn mt-3" onClick={more}>
-          Load more
-        </button>
-      )}
+      <LoadMore list={list} className="btn mt-3" />
     </main>
   );
 }

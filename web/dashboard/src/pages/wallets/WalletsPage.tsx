@@ -2,6 +2,7 @@ import { useEffect, useEffectEvent, useRef, useState } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { Link, getRouteApi } from '@tanstack/react-router';
 import { Empty } from '../../components/Empty';
+import { LoadMore, itemsOf } from '../../components/LoadMore';
 import { Middle } from '../../components/Middle';
 import { SkeletonRows } from '../../components/Skeleton';
 import { errorText } from '../../format';
@@ -45,11 +46,8 @@ export function WalletsPage({ session }: { session: Session }) {
   }, [text]);
 
   const list = useInfiniteQuery(walletsQuery(q));
-  const items = list.data ? list.data.pages.flatMap((p) => p.items) : null;
+  const items = itemsOf(list);
   const error = list.error ? errorText(list.error) : '';
-  const hasMore = list.hasNextPage;
-  // One "more" at a time: a double click asks once.
-  const more = () => !list.isFetchingNextPage && list.fetchNextPage();
 
   return (
     <main className="page">
@@ -114,11 +112,7 @@ export function WalletsPage({ session }: { session: Session }) {
           ))}
         </ul>
       )}
-      {hasMore && (
-        <button type="button" className="btn" onClick={more}>
-          More wallets
-        </button>
-      )}
+      <LoadMore list={list}>More wallets</LoadMore>
     </main>
   );
 }
