@@ -10,6 +10,7 @@ import { ConfirmDialog } from './ConfirmDialog';
 import { LoadMore, itemsOf } from './LoadMore';
 import { Middle } from './Middle';
 import { Status, toneOf } from './Status';
+import { Table } from './Table';
 import { Time } from './Time';
 
 describe('Status', () => {
@@ -129,6 +130,29 @@ describe('Address', () => {
     expect(code.textContent).toBe('7Whf…jX1b');
     expect(code.getAttribute('title')).toBe(address);
     expect(code.className).toBe('whitespace-nowrap');
+  });
+});
+
+describe('Table', () => {
+  test('its headings in order, a column of numbers aligned right, a column given as false left out, then its rows', () => {
+    render(
+      <Table label="Keys" columns={['Key', { name: 'Uses', num: true }, false, 'State']}>
+        <tr>
+          <td>k1</td>
+          <td>3</td>
+          <td>active</td>
+        </tr>
+      </Table>,
+    );
+    const table = screen.getByRole('table', { name: 'Keys' });
+    expect(table.className).toBe('table');
+    const heads = screen.getAllByRole('columnheader');
+    expect(heads.map((h) => [h.textContent, h.getAttribute('scope'), h.className])).toEqual([
+      ['Key', 'col', ''],
+      ['Uses', 'col', 'num'],
+      ['State', 'col', ''],
+    ]);
+    expect(screen.getAllByRole('cell').map((c) => c.textContent)).toEqual(['k1', '3', 'active']);
   });
 });
 

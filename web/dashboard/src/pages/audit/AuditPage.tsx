@@ -5,6 +5,7 @@ import { Empty } from '../../components/Empty';
 import { LoadMore, itemsOf } from '../../components/LoadMore';
 import { Middle } from '../../components/Middle';
 import { SkeletonRows } from '../../components/Skeleton';
+import { Table } from '../../components/Table';
 import { Time } from '../../components/Time';
 import { actor, errorText, when } from '../../format';
 import { auditFilterOf } from '../../routes/audit.schema';
@@ -132,49 +133,35 @@ export function AuditPage() {
             : 'Every action in the account is recorded here.'}
         </Empty>
       ) : (
-        <table className="table" aria-label="Audit log">
-          <thead>
-            <tr>
-              <th scope="col" className="num">
-                #
-              </th>
-              <th scope="col">When</th>
-              <th scope="col">Actor</th>
-              <th scope="col">Action</th>
-              <th scope="col">Target</th>
-              <th scope="col">Details</th>
+        <Table label="Audit log" columns={[{ name: '#', num: true }, 'When', 'Actor', 'Action', 'Target', 'Details']}>
+          {entries.map((e) => (
+            <tr key={e.id} data-seq={e.seq} className={`${PHONE_ROW} ${chain?.firstBreak?.seq === e.seq ? 'bg-bad-soft' : ''}`}>
+              <td className="num max-sm:text-muted max-sm:[grid-area:seq] max-sm:before:content-['#']">{e.seq}</td>
+              <td className="max-sm:text-right max-sm:text-muted max-sm:[grid-area:when]">
+                <Time at={e.at} />
+              </td>
+              <td className="max-sm:[grid-area:actor]" title={e.actor}>
+                {actor(e.actor)}
+              </td>
+              <td className="max-sm:font-semibold max-sm:[grid-area:action]">{e.action}</td>
+              <td className="max-sm:[grid-area:target]">
+                <code>
+                  <Middle text={e.target} />
+                </code>
+              </td>
+              <td className="max-sm:[grid-area:details]">
+                <button type="button" className="btn btn-sm" aria-expanded={open === e.id} onClick={() => setOpen(open === e.id ? null : e.id)}>
+                  {open === e.id ? 'Hide' : 'Show'}
+                </button>
+                {open === e.id && (
+                  <pre className="mt-1 mb-0 max-w-[40ch] wrap-anywhere whitespace-pre-wrap max-sm:max-w-none">
+                    {JSON.stringify(e.details, null, 2)}
+                  </pre>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {entries.map((e) => (
-              <tr key={e.id} data-seq={e.seq} className={`${PHONE_ROW} ${chain?.firstBreak?.seq === e.seq ? 'bg-bad-soft' : ''}`}>
-                <td className="num max-sm:text-muted max-sm:[grid-area:seq] max-sm:before:content-['#']">{e.seq}</td>
-                <td className="max-sm:text-right max-sm:text-muted max-sm:[grid-area:when]">
-                  <Time at={e.at} />
-                </td>
-                <td className="max-sm:[grid-area:actor]" title={e.actor}>
-                  {actor(e.actor)}
-                </td>
-                <td className="max-sm:font-semibold max-sm:[grid-area:action]">{e.action}</td>
-                <td className="max-sm:[grid-area:target]">
-                  <code>
-                    <Middle text={e.target} />
-                  </code>
-                </td>
-                <td className="max-sm:[grid-area:details]">
-                  <button type="button" className="btn btn-sm" aria-expanded={open === e.id} onClick={() => setOpen(open === e.id ? null : e.id)}>
-                    {open === e.id ? 'Hide' : 'Show'}
-                  </button>
-                  {open === e.id && (
-                    <pre className="mt-1 mb-0 max-w-[40ch] wrap-anywhere whitespace-pre-wrap max-sm:max-w-none">
-                      {JSON.stringify(e.details, null, 2)}
-                    </pre>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <LoadMore list={list} className="btn mt-3" />
     </main>

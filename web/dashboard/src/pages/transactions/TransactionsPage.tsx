@@ -5,6 +5,7 @@ import { Address } from '../../components/Address';
 import { Empty } from '../../components/Empty';
 import { LoadMore, itemsOf } from '../../components/LoadMore';
 import { SkeletonRows } from '../../components/Skeleton';
+import { Table } from '../../components/Table';
 import { Time } from '../../components/Time';
 import { TxLinks, TxStatus } from '../../components/TxLinks';
 import { errorText, short, sol, usdc } from '../../format';
@@ -107,65 +108,47 @@ export function TransactionsPage({ session }: { session: Session }) {
             : 'Payments your agents send are listed here, newest first.'}
         </Empty>
       ) : (
-        <table className="table" aria-label="Transactions">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Wallet</th>
-              <th scope="col" className="num">
-                Amount
-              </th>
-              <th scope="col" className="num">
-                Network fee
-              </th>
-              <th scope="col">To</th>
-              <th scope="col">Memo</th>
-              <th scope="col">Status</th>
-              <th scope="col">Links</th>
+        <Table
+          label="Transactions"
+          columns={['When', 'Wallet', { name: 'Amount', num: true }, { name: 'Network fee', num: true }, 'To', 'Memo', 'Status', 'Links']}
+        >
+          {txs.map((t) => (
+            <tr key={t.id} data-signature={t.signature} className={PHONE_ROW}>
+              <td className="max-sm:self-center max-sm:text-muted max-sm:[grid-area:when]">
+                <Time at={t.createdAt} />
+              </td>
+              <td className="max-sm:text-left max-sm:font-semibold max-sm:[grid-area:wallet]">{name.get(t.walletId) ?? short(t.walletId)}</td>
+              <td className="num font-semibold max-sm:text-base max-sm:[grid-area:amount]">{usdc(t.amount)}</td>
+              <td className="num max-sm:text-left max-sm:text-muted max-sm:[grid-area:fee]" data-label="Network fee">
+                {t.feeLamports == null ? '—' : sol(t.feeLamports)}
+              </td>
+              <td className="max-sm:[grid-area:to]">
+                <span className="max-sm:text-muted">
+                  <span className="sm:hidden">to </span>
+                  <Address value={t.counterparty} />
+                </span>
+                {t.kind === 'x402' && (
+                  <div data-testid="x402-resource">
+                    {/* The seller's URL, shown as text: it is not ours to link. */}
+                    <small title={t.resource ?? ''}>x402 · {t.resource ?? 'a paid resource'}</small>
+                  </div>
+                )}
+              </td>
+              <td className="max-sm:[grid-area:memo] max-sm:empty:hidden">
+                {t.memo ? <span className="max-sm:before:content-['“'] max-sm:after:content-['”']">{t.memo}</span> : ''}
+              </td>
+              <td className="max-sm:text-right max-sm:[grid-area:status]">
+                <TxStatus status={t.status} />
+                {t.attempts > 1 && (
+                  <small title={`Signed again after expiry; earlier signatures: ${t.previousSignatures.join(', ')}`}> ({t.attempts} attempts)</small>
+                )}
+              </td>
+              <td className="max-sm:text-right max-sm:[grid-area:links]">
+                <TxLinks t={t} network={session.network} />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {txs.map((t) => (
-              <tr key={t.id} data-signature={t.signature} className={PHONE_ROW}>
-                <td className="max-sm:self-center max-sm:text-muted max-sm:[grid-area:when]">
-                  <Time at={t.createdAt} />
-                </td>
-                <td className="max-sm:text-left max-sm:font-semibold max-sm:[grid-area:wallet]">{name.get(t.walletId) ?? short(t.walletId)}</td>
-                <td className="num font-semibold max-sm:text-base max-sm:[grid-area:amount]">{usdc(t.amount)}</td>
-                <td className="num max-sm:text-left max-sm:text-muted max-sm:[grid-area:fee]" data-label="Network fee">
-                  {t.feeLamports == null ? '—' : sol(t.feeLamports)}
-                </td>
-                <td className="max-sm:[grid-area:to]">
-                  <span className="max-sm:text-muted">
-                    <span className="sm:hidden">to </span>
-                    <Address value={t.counterparty} />
-                  </span>
-                  {t.kind === 'x402' && (
-                    <div data-testid="x402-resource">
-                      {/* The seller's URL, shown as text: it is not ours to link. */}
-                      <small title={t.resource ?? ''}>x402 · {t.resource ?? 'a paid resource'}</small>
-                    </div>
-                  )}
-                </td>
-                <td className="max-sm:[grid-area:memo] max-sm:empty:hidden">
-                  {t.memo ? <span className="max-sm:before:content-['“'] max-sm:after:content-['”']">{t.memo}</span> : ''}
-                </td>
-                <td className="max-sm:text-right max-sm:[grid-area:status]">
-                  <TxStatus status={t.status} />
-                  {t.attempts > 1 && (
-                    <small title={`Signed again after expiry; earlier signatures: ${t.previousSignatures.join(', ')}`}>
-                      {' '}
-                      ({t.attempts} attempts)
-                    </small>
-                  )}
-                </td>
-                <td className="max-sm:text-right max-sm:[grid-area:links]">
-                  <TxLinks t={t} network={session.network} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <LoadMore list={list} className="btn mt-3" />
     </main>

@@ -3,6 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { addressProblem } from '../../address';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { SkeletonRows } from '../../components/Skeleton';
+import { Table } from '../../components/Table';
 import { Time } from '../../components/Time';
 import { errorText } from '../../format';
 import { invalidate } from '../../services/queryClient';
@@ -173,59 +174,48 @@ export function UsersPage({ session }: { session: Session }) {
       {users === null ? (
         !error && <SkeletonRows rows={3} height="h-10" />
       ) : (
-        <table className="table" aria-label="Users">
-          <thead>
-            <tr>
-              <th scope="col">Address</th>
-              <th scope="col">Role</th>
-              <th scope="col">Slack member</th>
-              <th scope="col">Added</th>
-              {owner && <th scope="col">Remove</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {users.map((u) => (
-              <tr key={u.address} data-address={u.address}>
-                <td>
-                  <code className="break-all">{u.address}</code>
-                  {u.address === session.address && ' (you)'}
-                </td>
-                <td>
-                  {owner ? (
-                    <select
-                      aria-label={`Role of ${u.address}`}
-                      value={u.role}
-                      onChange={(e) => act(() => changeUser(u.address, e.target.value as Role))}
-                    >
-                      {ROLES.map((r) => (
-                        <option key={r}>{r}</option>
-                      ))}
-                    </select>
-                  ) : (
-                    u.role
-                  )}
-                </td>
-                <td data-label="Slack member" data-slack={u.slackUserId ?? ''}>
-                  {owner ? (
-                    <SlackMember key={u.slackUserId ?? ''} user={u} save={(v) => act(() => setSlackMember(u.address, v))} />
-                  ) : (
-                    (u.slackUserId ?? 'not linked')
-                  )}
-                </td>
-                <td>
-                  <Time at={u.createdAt} />
-                </td>
-                {owner && (
-                  <td>
-                    <button type="button" className="btn btn-sm" onClick={() => setRemoving(u.address)}>
-                      Remove
-                    </button>
-                  </td>
+        <Table label="Users" columns={['Address', 'Role', 'Slack member', 'Added', owner && 'Remove']}>
+          {users.map((u) => (
+            <tr key={u.address} data-address={u.address}>
+              <td>
+                <code className="break-all">{u.address}</code>
+                {u.address === session.address && ' (you)'}
+              </td>
+              <td>
+                {owner ? (
+                  <select
+                    aria-label={`Role of ${u.address}`}
+                    value={u.role}
+                    onChange={(e) => act(() => changeUser(u.address, e.target.value as Role))}
+                  >
+                    {ROLES.map((r) => (
+                      <option key={r}>{r}</option>
+                    ))}
+                  </select>
+                ) : (
+                  u.role
                 )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+              </td>
+              <td data-label="Slack member" data-slack={u.slackUserId ?? ''}>
+                {owner ? (
+                  <SlackMember key={u.slackUserId ?? ''} user={u} save={(v) => act(() => setSlackMember(u.address, v))} />
+                ) : (
+                  (u.slackUserId ?? 'not linked')
+                )}
+              </td>
+              <td>
+                <Time at={u.createdAt} />
+              </td>
+              {owner && (
+                <td>
+                  <button type="button" className="btn btn-sm" onClick={() => setRemoving(u.address)}>
+                    Remove
+                  </button>
+                </td>
+              )}
+            </tr>
+          ))}
+        </Table>
       )}
     </main>
   );
