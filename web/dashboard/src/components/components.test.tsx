@@ -2,11 +2,12 @@
 // reads without colour, a time relative with its exact moment on hover, a
 // confirmation that sends nothing until it is confirmed, and the pieces of
 // the lists and forms.
-import { render, screen } from '@testing-library/react';
+import { act, render, renderHook, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, test, vi } from 'vitest';
 import { Address } from './Address';
 import { ConfirmDialog } from './ConfirmDialog';
+import { Form, useDraft } from './Form';
 import { LoadMore, itemsOf } from './LoadMore';
 import { Middle } from './Middle';
 import { Status, toneOf } from './Status';
@@ -185,5 +186,37 @@ describe('LoadMore', () => {
       { items: [3], nextCursor: null },
     ];
     expect(itemsOf({ ...list(), data: { pages } })).toEqual([1, 2, 3]);
+  });
+});
+
+describe('Form', () => {
+  test('submitting runs onSubmit and loads no page', async () => {
+    const user = userEvent.setup();
+    const onSubmit = vi.fn();
+    render(
+      <Form aria-label="Search" noValidate onSubmit={onSubmit}>
+        <button type="submit">Go</button>
+      </Form>,
+    );
+    const form = screen.getByRole('form', { name: 'Search' }) as HTMLFormElement;
+    expect(form.noValidate).toBe(true);
+    // The document hears the submit after React's handler: the page's load was called off.
+    const prevented: boolean[] = [];
+    document.addEventListener('submit', (e) => prevented.push(e.defaultPrevented), { once: true });
+    await user.click(screen.getByRole('button', { name: 'Go' }));
+    expect(onSubmit).toHaveBeenCalledOnce();
+    expect(prevented).toEqual([true]);
+  });
+
+  test('useDraft follows a changed filter and keeps what is typed while it stays', () => {
+    const { result, rerender } = renderHook(({ filter }) => useDraft(filter), { initialProps: { filter: { q: 'a' } } });
+    expect(result.current[0]).toEqual({ q: 'a' });
+    // Typed, with the same filter (a new object of equal value) rendered again: kept.
+    act(() => result.current[1]({ q: 'ab' }));
+    rerender({ filter: { q: 'a' } });
+    expect(result.current[0]).toEqual({ q: 'ab' });
+    // Another filter (back, forward, a link): the draft is it.
+    rerender({ filter: { q: 'z' } });
+    expect(result.current[0]).toEqual({ q: 'z' });
   });
 });

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { Empty } from '../../components/Empty';
+import { Form, useDraft } from '../../components/Form';
 import { LoadMore, itemsOf } from '../../components/LoadMore';
 import { Middle } from '../../components/Middle';
 import { SkeletonRows } from '../../components/Skeleton';
@@ -56,15 +57,8 @@ export function AuditPage() {
   const filter = auditFilterOf(route.useSearch());
   const navigate = route.useNavigate();
   const setFilter = (f: { action: string; target: string }) => navigate({ search: { action: f.action || undefined, target: f.target || undefined } });
-  const [draft, setDraft] = useState(filter);
-  // Back and forward change the filter: the form follows (set while
-  // rendering, as React advises for state derived from a changed input).
-  const filterKey = `${filter.action}\n${filter.target}`;
-  const [shown, setShown] = useState(filterKey);
-  if (shown !== filterKey) {
-    setShown(filterKey);
-    setDraft(filter);
-  }
+  // Back and forward change the filter: the form follows.
+  const [draft, setDraft] = useDraft(filter);
   const list = useInfiniteQuery(auditQuery(filter));
   const entries = itemsOf(list);
   const error = list.error ? errorText(list.error) : '';
@@ -96,12 +90,9 @@ export function AuditPage() {
           Verify again
         </button>
       </section>
-      <form
+      <Form
         className="card filters filters-2 max-sm:[&>label]:basis-full"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setFilter({ action: draft.action.trim(), target: draft.target.trim() });
-        }}
+        onSubmit={() => setFilter({ action: draft.action.trim(), target: draft.target.trim() })}
       >
         <label>
           Action <input list="audit-actions" value={draft.action} onChange={(e) => setDraft({ ...draft, action: e.target.value })} />
@@ -122,7 +113,7 @@ export function AuditPage() {
         <button type="submit" className="btn">
           Filter
         </button>
-      </form>
+      </Form>
       {error && <p className="error">Could not load the audit log: {error}</p>}
       {entries === null ? (
         !error && <SkeletonRows rows={5} height="h-10" />

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { Empty } from '../../components/Empty';
+import { Form } from '../../components/Form';
 import { ShownOnce } from '../../components/ShownOnce';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Status } from '../../components/Status';
@@ -74,11 +75,10 @@ export function KeysPage({ session }: { session: Session }) {
       )}
       {created && <Shown created={created} onDone={() => setCreated(null)} />}
       {owner && (
-        <form
+        <Form
           className="card filters filters-2"
           aria-label="Create a key"
-          onSubmit={async (e) => {
-            e.preventDefault();
+          onSubmit={async () => {
             const made = await act(() =>
               createKey({
                 role,
@@ -120,7 +120,7 @@ export function KeysPage({ session }: { session: Session }) {
           <button type="submit" className="btn btn-primary">
             Create key
           </button>
-        </form>
+        </Form>
       )}
       <ConfirmDialog
         open={confirm !== null}

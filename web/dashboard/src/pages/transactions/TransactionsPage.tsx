@@ -1,8 +1,8 @@
-import { useState } from 'react';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { Address } from '../../components/Address';
 import { Empty } from '../../components/Empty';
+import { Form, useDraft } from '../../components/Form';
 import { LoadMore, itemsOf } from '../../components/LoadMore';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Table } from '../../components/Table';
@@ -32,15 +32,8 @@ export function TransactionsPage({ session }: { session: Session }) {
   const search = route.useSearch();
   const filter: Filter = filterOf(search);
   const navigate = route.useNavigate();
-  const [draft, setDraft] = useState<Filter>(filter);
-  const filterKey = JSON.stringify(filter);
-  // Back and forward change the filter: the form follows (set while
-  // rendering, as React advises for state derived from a changed input).
-  const [shown, setShown] = useState(filterKey);
-  if (shown !== filterKey) {
-    setShown(filterKey);
-    setDraft(filter);
-  }
+  // Back and forward change the filter: the form follows.
+  const [draft, setDraft] = useDraft(filter);
   const setFilter = (f: Filter) =>
     navigate({
       search: {
@@ -60,14 +53,7 @@ export function TransactionsPage({ session }: { session: Session }) {
   return (
     <main className="page">
       <h1>Transactions</h1>
-      <form
-        className="card filters filters-2"
-        aria-label="Filter transactions"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setFilter({ ...draft });
-        }}
-      >
+      <Form className="card filters filters-2" aria-label="Filter transactions" onSubmit={() => setFilter({ ...draft })}>
         <label>
           Wallet{' '}
           <select value={draft.wallet_id} onChange={(e) => setDraft({ ...draft, wallet_id: e.target.value })}>
@@ -97,7 +83,7 @@ export function TransactionsPage({ session }: { session: Session }) {
         <button type="submit" className="btn">
           Filter
         </button>
-      </form>
+      </Form>
       {error && <p className="error">Could not load transactions: {error}</p>}
       {txs === null ? (
         !error && <SkeletonRows rows={4} height="h-10" />

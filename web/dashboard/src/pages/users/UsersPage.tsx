@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { addressProblem } from '../../address';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { Form } from '../../components/Form';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Table } from '../../components/Table';
 import { Time } from '../../components/Time';
@@ -42,12 +43,11 @@ function SlackMember({ user, save }: { user: User; save: (id: string | null) => 
     setBusy(false);
   };
   return (
-    <form
+    <Form
       className="flex flex-wrap items-start gap-2"
       aria-label={`Slack member of ${user.address}`}
       noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
+      onSubmit={() => {
         if (!problem && typed !== '' && typed !== now) void act(typed);
       }}
     >
@@ -77,7 +77,7 @@ function SlackMember({ user, save }: { user: User; save: (id: string | null) => 
           Unlink
         </button>
       )}
-    </form>
+    </Form>
   );
 }
 
@@ -122,11 +122,10 @@ export function UsersPage({ session }: { session: Session }) {
         </p>
       )}
       {owner && (
-        <form
+        <Form
           className="card filters"
           aria-label="Add a user"
-          onSubmit={async (e) => {
-            e.preventDefault();
+          onSubmit={async () => {
             if (valid && (await act(() => addUser(address.trim(), role)))) setAddress('');
           }}
         >
@@ -152,7 +151,7 @@ export function UsersPage({ session }: { session: Session }) {
             Add user
           </button>
           {address !== '' && !valid && <span className="warn">Not a Solana address (base58, 32–44 characters).</span>}
-        </form>
+        </Form>
       )}
       <ConfirmDialog
         open={removing !== null}

@@ -2,6 +2,7 @@ import { useEffect, useEffectEvent, useRef, useState } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { Link, getRouteApi } from '@tanstack/react-router';
 import { Empty } from '../../components/Empty';
+import { Form } from '../../components/Form';
 import { LoadMore, itemsOf } from '../../components/LoadMore';
 import { Middle } from '../../components/Middle';
 import { SkeletonRows } from '../../components/Skeleton';
@@ -62,15 +63,7 @@ export function WalletsPage({ session }: { session: Session }) {
             </button>
           </p>
         ))}
-      <form
-        className="filters"
-        role="search"
-        aria-label="Search wallets"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setQ(text.trim());
-        }}
-      >
+      <Form className="filters" role="search" aria-label="Search wallets" onSubmit={() => setQ(text.trim())}>
         <label htmlFor="wallet-search">Search</label>
         <input
           id="wallet-search"
@@ -82,7 +75,7 @@ export function WalletsPage({ session }: { session: Session }) {
           onChange={(e) => setText(e.target.value)}
           className="w-full max-w-md"
         />
-      </form>
+      </Form>
       {error && <p className="error">Could not load the wallets: {error}</p>}
       {items === null ? (
         !error && <SkeletonRows rows={3} height="h-20" />
