@@ -3,39 +3,10 @@
 // TypeScript MCP client.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { AgentWallet } from '@agentwallet/sdk';
 import { fakeModel } from '@langchain/core/testing';
-import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { agentWalletTools, descriptions } from '../dist/index.js';
-
-const env = (n) => {
-  const v = process.env[n];
-  if (!v) throw new Error(`${n} is not set: run through go test (make test)`);
-  return v;
-};
-const API_URL = env('API_URL');
-const WALLET = env('WALLET_ID');
-const client = new AgentWallet({ apiKey: env('AGENT_KEY'), baseUrl: API_URL });
-const tools = agentWalletTools({ client, walletId: WALLET, dashboardUrl: API_URL });
-const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-
-const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-// A random 32-byte address in base58; the first byte is kept non-zero, as
-// a leading zero byte would need base58's leading '1' this loop omits.
-function address() {
-  const bytes = randomBytes(32);
-  bytes[0] |= 1;
-  let n = BigInt('0x' + bytes.toString('hex'));
-  let s = '';
-  while (n > 0n) {
-    s = ALPHABET[Number(n % 58n)] + s;
-    n /= 58n;
-  }
-  return s;
-}
+import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { descriptions } from '../dist/index.js';
+import { address, byName, mcpClient, runAgent, WALLET } from './lib.mjs';
 
 test('each tool invoked directly', async () => {
   const sent = JSON.parse(await byName.send_usdc.invoke({ to: address(), amount: 1, memo: 'lc' }));
@@ -67,27 +38,13 @@ test('an agent loop with a scripted chat model sends and reads the outcome', asy
       const result = JSON.parse(messages.at(-1).content);
       return new AIMessage(`The payment is ${result.status} (${result.signature ?? result.approval_id ?? result.reason}).`);
     });
-  const bound = model.bindTools(tools);
-  const messages = [new HumanMessage(`Pay ${to} 2.5 USDC for the dataset.`)];
-  for (let turn = 0; turn < 4; turn++) {
-    const ai = await bound.invoke(messages);
-    messages.push(ai);
-    if (!ai.tool_calls?.length) break;
-    for (const call of ai.tool_calls) {
-      const out = await byName[call.name].invoke(call.args);
-      messages.push(new ToolMessage({ content: out, tool_call_id: call.id }));
-    }
-  }
+  const messages = await runAgent(model, [new HumanMessage(`Pay ${to} 2.5 USDC for the dataset.`)]);
   const last = messages.at(-1);
   assert.match(last.content, /^The payment is sent \(/);
 });
 
 test('the MCP endpoint through the official TypeScript client: same tools, same descriptions', async () => {
-  const transport = new StreamableHTTPClientTransport(new URL(`${API_URL}/mcp`), {
-    requestInit: { headers: { Authorization: `Bearer ${env('AGENT_KEY')}` } },
-  });
-  const mcp = new Client({ name: 'test', version: '1.0.0' });
-  await mcp.connect(transport);
+  const mcp = await mcpClient();
   const { tools: listed } = await mcp.listTools();
   assert.deepEqual(listed.map((t) => t.name).sort(), Object.keys(descriptions).sort());
   for (const t of listed) assert.equal(t.description, descriptions[t.name], `${t.name}'s description differs`);

@@ -4,24 +4,12 @@
 // TypeScript MCP client.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AgentWallet } from '@agentwallet/sdk';
 import { fakeModel } from '@langchain/core/testing';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { agentWalletTools, descriptions } from '../dist/index.js';
+import { descriptions } from '../dist/index.js';
+import { byName, env, mcpClient, runAgent, WALLET } from './lib.mjs';
 
-const env = (n) => {
-  const v = process.env[n];
-  if (!v) throw new Error(`${n} is not set: run through go test (make test)`);
-  return v;
-};
-const API_URL = env('API_URL');
 const SELLER = env('SELLER_URL');
-const WALLET = env('WALLET_ID');
-const client = new AgentWallet({ apiKey: env('AGENT_KEY'), baseUrl: API_URL });
-const tools = agentWalletTools({ client, walletId: WALLET, dashboardUrl: API_URL });
-const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
 
 test('x402: a scripted agent loop buys the weather with x402_fetch and reads it', async () => {
   const model = fakeModel()
@@ -31,19 +19,9 @@ test('x402: a scripted agent loop buys the weather with x402_fetch and reads it'
       const report = JSON.parse(r.text).report;
       return new AIMessage(`It is ${report}; paid ${r.payment.amount} USDC in ${r.payment.transaction}.`);
     });
-  const bound = model.bindTools(tools);
-  const messages = [new HumanMessage(`What is the weather? ${SELLER}/weather sells it.`)];
-  let result;
-  for (let turn = 0; turn < 4; turn++) {
-    const ai = await bound.invoke(messages);
-    messages.push(ai);
-    if (!ai.tool_calls?.length) break;
-    for (const call of ai.tool_calls) {
-      const out = await byName[call.name].invoke(call.args);
-      result = JSON.parse(out);
-      messages.push(new ToolMessage({ content: out, tool_call_id: call.id }));
-    }
-  }
+  const messages = await runAgent(model, [new HumanMessage(`What is the weather? ${SELLER}/weather sells it.`)]);
+  // What the tool answered last, as the model read it.
+  const result = JSON.parse(messages.findLast((m) => m instanceof ToolMessage).content);
   assert.equal(result.status, 200, JSON.stringify(result));
   assert.match(result.content_type, /application\/json/);
   assert.equal(result.truncated, false);
@@ -66,11 +44,7 @@ test('x402: x402_fetch answers a parked payment and a cap as results the model c
 });
 
 test('x402: the MCP endpoint (official TypeScript client) buys with x402_fetch; same description', async () => {
-  const transport = new StreamableHTTPClientTransport(new URL(`${API_URL}/mcp`), {
-    requestInit: { headers: { Authorization: `Bearer ${env('AGENT_KEY')}` } },
-  });
-  const mcp = new Client({ name: 'test', version: '1.0.0' });
-  await mcp.connect(transport);
+  const mcp = await mcpClient();
   const { tools: listed } = await mcp.listTools();
   const t = listed.find((t) => t.name === 'x402_fetch');
   assert.equal(t?.description, descriptions.x402_fetch);

@@ -15,32 +15,9 @@ import {
   verifyWebhook,
   verifyServiceSignature,
 } from '../dist/index.js';
+import { admin, agent, address, API_URL, env, WALLET } from './lib.mjs';
 
-const env = (n) => {
-  const v = process.env[n];
-  if (!v) throw new Error(`${n} is not set: run through go test (make test)`);
-  return v;
-};
-const API_URL = env('API_URL');
-const admin = new AgentWallet({ apiKey: env('ADMIN_KEY'), baseUrl: API_URL });
-const agent = new AgentWallet({ apiKey: env('AGENT_KEY'), baseUrl: API_URL });
-const WALLET = env('WALLET_ID');
 const WALLET_250 = env('WALLET_250');
-
-const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-// A random 32-byte address in base58; the first byte is kept non-zero, as
-// a leading zero byte would need base58's leading '1' this loop omits.
-function address() {
-  const bytes = randomBytes(32);
-  bytes[0] |= 1;
-  let n = BigInt('0x' + bytes.toString('hex'));
-  let s = '';
-  while (n > 0n) {
-    s = ALPHABET[Number(n % 58n)] + s;
-    n /= 58n;
-  }
-  return s;
-}
 
 test('the three send outcomes, as values', async () => {
   const sent = await agent.agents.send(WALLET, { to: address(), amount: 1.5, memo: 'sdk' });

@@ -5,25 +5,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import {
-  AgentWallet,
   ApprovalPendingError,
   PaymentBlockedError,
   PermissionError,
   ValidationError,
   X402ChallengeError,
 } from '../dist/index.js';
+import { admin, agent, env, WALLET } from './lib.mjs';
 
-const env = (n) => {
-  const v = process.env[n];
-  if (!v) throw new Error(`${n} is not set: run through go test (make test)`);
-  return v;
-};
-const API_URL = env('API_URL');
 const SELLER = env('SELLER_URL');
 const PRICE = Number(env('SELLER_PRICE')) / 1e6; // /weather, /memo/weather, /v1/weather
-const agent = new AgentWallet({ apiKey: env('AGENT_KEY'), baseUrl: API_URL });
-const admin = new AgentWallet({ apiKey: env('ADMIN_KEY'), baseUrl: API_URL });
-const WALLET = env('WALLET_ID'); // funded, no SOL; /premium's price is its approval threshold
+// WALLET is funded and holds no SOL; /premium's price is its approval threshold.
 const WALLET_ALLOW = env('WALLET_ALLOWLIST'); // an allowlist without the seller
 
 test('x402: fetch buys from the seller (v2) and answers the paid content', async () => {

@@ -130,6 +130,24 @@ function dayAxis(axis: ReturnType<typeof base>['axis'], labels: string[]) {
 }
 
 /**
+ * dayScales are the scales of a chart of days: the days across, and up a
+ * stacked axis from zero with its title (and ticks, when given, over the
+ * axis's own).
+ */
+function dayScales(axis: ReturnType<typeof base>['axis'], labels: string[], t: Theme, title: string, ticks: { precision?: number } = {}) {
+  return {
+    x: dayAxis(axis, labels),
+    y: {
+      ...axis,
+      stacked: true,
+      beginAtZero: true,
+      ticks: { ...axis.ticks, ...ticks },
+      title: { display: true, text: title, color: t.text, font: axis.ticks.font },
+    },
+  };
+}
+
+/**
  * spendChart stacks each day's spend by wallet, with each wallet's daily
  * limit as a dashed line of its colour.
  */
@@ -167,15 +185,7 @@ export function spendChart(data: Analytics, t: Theme): ChartConfiguration<'bar' 
     data: { labels, datasets: [...bars, ...limits] },
     options: {
       ...common,
-      scales: {
-        x: dayAxis(axis, labels),
-        y: {
-          ...axis,
-          stacked: true,
-          beginAtZero: true,
-          title: { display: true, text: 'USDC', color: t.text, font: axis.ticks.font },
-        },
-      },
+      scales: dayScales(axis, labels, t, 'USDC'),
       plugins: {
         ...common.plugins,
         tooltip: {
@@ -217,16 +227,7 @@ export function approvalsChart(data: Analytics, t: Theme): ChartConfiguration<'b
     },
     options: {
       ...common,
-      scales: {
-        x: dayAxis(axis, labels),
-        y: {
-          ...axis,
-          stacked: true,
-          beginAtZero: true,
-          ticks: { ...axis.ticks, precision: 0 },
-          title: { display: true, text: 'Approvals', color: t.text, font: axis.ticks.font },
-        },
-      },
+      scales: dayScales(axis, labels, t, 'Approvals', { precision: 0 }),
       plugins: {
         ...common.plugins,
         tooltip: { ...common.plugins.tooltip, filter: (item: TooltipItem<'bar'>) => item.raw !== 0 },

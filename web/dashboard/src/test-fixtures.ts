@@ -35,50 +35,54 @@ export const wallet = (w: Partial<WalletFromAPI> = {}): Wallet =>
     ...w,
   });
 
-export const approval = (a: Partial<ApprovalFromAPI> = {}): Approval =>
-  toApproval({
-    id: 'ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5',
-    wallet_id: WALLET_ID,
-    agent_label: 'research-bot',
-    kind: 'send',
-    amount: 25,
-    to: ADDRESS,
-    memo: null,
-    status: 'pending',
-    reason: null,
-    reason_detail: null,
-    signature: null,
-    requested_by: 'key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e',
-    approved_by: null,
-    rejected_by: null,
-    note: null,
-    created_at: '2026-04-01T12:00:00Z',
-    expires_at: '2026-04-01T14:00:00Z',
-    decided_at: null,
-    transaction_status: null,
-    resource: null,
-    description: null,
-    approvals: [],
-    approvals_needed: 1,
-    ...a,
-  });
+/** approvalFromAPI is a pending approval as the API sends it, with a's fields. */
+export const approvalFromAPI = (a: Partial<ApprovalFromAPI> = {}): ApprovalFromAPI => ({
+  id: 'ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5',
+  wallet_id: WALLET_ID,
+  agent_label: 'research-bot',
+  kind: 'send',
+  amount: 25,
+  to: ADDRESS,
+  memo: null,
+  status: 'pending',
+  reason: null,
+  reason_detail: null,
+  signature: null,
+  requested_by: 'key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e',
+  approved_by: null,
+  rejected_by: null,
+  note: null,
+  created_at: '2026-04-01T12:00:00Z',
+  expires_at: '2026-04-01T14:00:00Z',
+  decided_at: null,
+  transaction_status: null,
+  resource: null,
+  description: null,
+  approvals: [],
+  approvals_needed: 1,
+  ...a,
+});
 
-export const transaction = (t: Partial<TransactionFromAPI> = {}): Transaction =>
-  toTransaction({
-    id: 't1',
-    wallet_id: WALLET_ID,
-    direction: 'send',
-    kind: 'usdc',
-    amount: 1.5,
-    counterparty: ADDRESS,
-    memo: null,
-    status: 'confirmed',
-    signature: '5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW',
-    previous_signatures: [],
-    attempts: 1,
-    fee_lamports: 5000,
-    fee_payer: null,
-    approval_id: null,
-    created_at: '2026-04-01T12:00:00Z',
-    ...t,
-  });
+export const approval = (a: Partial<ApprovalFromAPI> = {}): Approval => toApproval(approvalFromAPI(a));
+
+/** transactionFromAPI is a confirmed transaction as the API sends it, with t's fields. */
+export const transactionFromAPI = (t: Partial<TransactionFromAPI> = {}): TransactionFromAPI => ({
+  id: 't1',
+  wallet_id: WALLET_ID,
+  direction: 'send',
+  kind: 'usdc',
+  amount: 1.5,
+  counterparty: ADDRESS,
+  memo: null,
+  status: 'confirmed',
+  signature: '5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW',
+  previous_signatures: [],
+  attempts: 1,
+  fee_lamports: 5000,
+  fee_payer: null,
+  approval_id: null,
+  created_at: '2026-04-01T12:00:00Z',
+  ...t,
+});
+
+export const transaction = (t: Partial<TransactionFromAPI> = {}): Transaction => toTransaction(transactionFromAPI(t));

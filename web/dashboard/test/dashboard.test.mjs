@@ -20,6 +20,7 @@ import {
   park,
   SHOTS,
   sideways,
+  signedIn,
   signIn,
   stranger,
   useBrowser,
@@ -32,8 +33,7 @@ useBrowser();
 
 test('sign in with the wallet, approve a parked payment through the page: the recipient is paid exactly once', async () => {
   const { id, to } = await park(2, 'invoice 77');
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.getByRole('link', { name: /^Approvals/ }).click();
   await p.screenshot({ path: `${SHOTS}inbox.png`, fullPage: true });
   await p.locator(`[data-approval="${id}"]`).getByRole('link', { name: 'Review' }).click();
@@ -60,8 +60,7 @@ test('sign in with the wallet, approve a parked payment through the page: the re
 
 test('reject with a note', async () => {
   const { id, to } = await park(3, 'reject me');
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.goto(`${BASE}/dashboard/approvals/${id}`); // its own URL
   await p.getByLabel('Note (optional)').fill('not this vendor');
   await p.getByRole('button', { name: 'Reject' }).click();
@@ -75,8 +74,7 @@ test('reject with a note', async () => {
 
 test('a viewer sees no buttons, and the API refuses its approve', async () => {
   const { id } = await park(1.5, 'viewer look');
-  const p = await page(viewer);
-  await signIn(p);
+  const p = await signedIn(viewer);
   await p.goto(`${BASE}/dashboard/approvals/${id}`);
   await p.getByText('can read approvals but not decide them').waitFor();
   assert.equal(await p.getByRole('button', { name: 'Approve…' }).count(), 0);
@@ -92,8 +90,7 @@ test('a viewer sees no buttons, and the API refuses its approve', async () => {
 });
 
 test('a new approval appears by itself within 5 s, with the count', async () => {
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.getByRole('link', { name: /^Approvals/ }).click();
   const count = async () => Number(await p.locator('.count').textContent()); // NaN while loading
   const before = await eventually('the count', async () => {
@@ -122,8 +119,7 @@ test('refusals: an address that is no user, and a message for another domain', a
 
 test('usable at phone width (375 px) and by keyboard', async () => {
   const { id } = await park(1.1, 'phone');
-  const p = await page(owner, { width: 375, height: 740 });
-  await signIn(p);
+  const p = await signedIn(owner, { width: 375, height: 740 });
   await p.goto(`${BASE}/dashboard/approvals/${id}`);
   await p.getByRole('button', { name: 'Approve…' }).waitFor();
   const overflow = await sideways(p);
@@ -140,8 +136,7 @@ test('usable at phone width (375 px) and by keyboard', async () => {
 
 test('an approver approves a payment with the keyboard only: Tab, Enter and Space', async () => {
   const { id, to } = await park(1.3, 'keyboard only');
-  const p = await page(approver);
-  await signIn(p);
+  const p = await signedIn(approver);
   await p.goto(`${BASE}/dashboard/approvals`);
   await p.locator(`[data-approval="${id}"]`).waitFor();
   /** tabTo presses Tab until the focused element is the one wanted. */
@@ -172,8 +167,7 @@ test('an approver approves a payment with the keyboard only: Tab, Enter and Spac
 });
 
 test('an address in two accounts switches between them, and the page says which network it is on', async () => {
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.getByRole('status').getByText('Devnet: test tokens').waitFor();
   await p.getByRole('link', { name: /^Approvals/ }).click();
   const account = p.getByLabel('Account');
@@ -189,8 +183,7 @@ test('an address in two accounts switches between them, and the page says which 
 });
 
 test('the audit log: entries as the API has them, filtered, with the chain verified through the newest entry', async () => {
-  const p = await page(viewer);
-  await signIn(p);
+  const p = await signedIn(viewer);
   await p.getByRole('link', { name: 'Audit log' }).click();
   const chain = (await api('GET', '/audit-log/verification', ADMIN_KEY)).body;
   assert.ok(chain.intact, JSON.stringify(chain));
@@ -222,8 +215,7 @@ test('the audit log: entries as the API has them, filtered, with the chain verif
 });
 
 test('analytics: the tables beside the charts have the numbers of the API', async () => {
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.getByRole('link', { name: 'Analytics' }).click();
   const a = (await api('GET', '/analytics', ADMIN_KEY)).body;
   assert.ok(a.spend.length > 0 && a.approvals.length > 0, JSON.stringify(a));
@@ -291,8 +283,7 @@ test('analytics: the tables beside the charts have the numbers of the API', asyn
 });
 
 test('users: an owner adds a person by address, changes the role and removes them; the last owner stays; a viewer only reads', async () => {
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.getByRole('link', { name: 'Users', exact: true }).click();
   const person = newAddress();
   const form = p.getByRole('form', { name: 'Add a user' });
@@ -320,8 +311,7 @@ test('users: an owner adds a person by address, changes the role and removes the
   const maker = nacl.sign.keyPair();
   const makerAddress = addressOf(maker);
   assert.equal((await api('POST', '/users', ADMIN_KEY, { address: makerAddress, role: 'owner' })).status, 201);
-  const m = await page(maker);
-  await signIn(m);
+  const m = await signedIn(maker);
   await m.getByRole('link', { name: 'Keys', exact: true }).click();
   await m.getByRole('form', { name: 'Create a key' }).getByRole('button', { name: 'Create key' }).click();
   const made = m.getByRole('dialog', { name: 'New key' });
@@ -346,8 +336,7 @@ test('users: an owner adds a person by address, changes the role and removes the
   }
   await p.context().close();
 
-  const v = await page(viewer);
-  await signIn(v);
+  const v = await signedIn(viewer);
   await v.getByRole('link', { name: 'Users', exact: true }).click();
   await v.locator(`tr[data-address="${me}"]`).waitFor();
   assert.equal(await v.getByRole('form', { name: 'Add a user' }).count(), 0);
@@ -361,8 +350,7 @@ test('users: an owner adds a person by address, changes the role and removes the
 });
 
 test('keys: an owner creates a scoped key shown once that works, rotates it and revokes the successor; a viewer only reads', async () => {
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.getByRole('link', { name: 'Keys', exact: true }).click();
   const form = p.getByRole('form', { name: 'Create a key' });
   await form.getByLabel('Label').fill('browser bot');
@@ -411,8 +399,7 @@ test('keys: an owner creates a scoped key shown once that works, rotates it and 
   assert.equal((await api('GET', '/agents', second)).status, 401, 'the revoked key still works');
   await p.context().close();
 
-  const v = await page(viewer);
-  await signIn(v);
+  const v = await signedIn(viewer);
   await v.getByRole('link', { name: 'Keys', exact: true }).click();
   await v.locator(`tr[data-key="${successor.id}"]`).waitFor();
   assert.equal(await v.getByRole('form', { name: 'Create a key' }).count(), 0);
@@ -424,8 +411,7 @@ test('keys: an owner creates a scoped key shown once that works, rotates it and 
 });
 
 test('transactions: the rows are those of the API, filters narrow them, and a paid approval links back to its page', async () => {
-  const p = await page(viewer);
-  await signIn(p);
+  const p = await signedIn(viewer);
   await p.getByRole('link', { name: 'Transactions', exact: true }).click();
   const all = (await api('GET', '/transactions?limit=50', ADMIN_KEY)).body.transactions;
   assert.ok(all.length > 0);

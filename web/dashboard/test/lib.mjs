@@ -74,10 +74,18 @@ export async function page(kp, { width = 1200, height = 900, knobs = {}, colorSc
   return p;
 }
 
+/** signIn opens the dashboard on page p and signs in with its test wallet (named walletName). */
 export async function signIn(p, walletName = 'Test Wallet') {
   await p.goto(`${BASE}/dashboard/`);
   await p.getByRole('button', { name: `Sign in with ${walletName}` }).click();
   await p.getByRole('navigation', { name: 'Main' }).waitFor();
+}
+
+/** signedIn is a page (page's options) signed in with the test wallet holding kp. */
+export async function signedIn(kp, options) {
+  const p = await page(kp, options);
+  await signIn(p);
+  return p;
 }
 
 export async function api(method, path, key, body) {

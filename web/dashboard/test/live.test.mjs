@@ -11,7 +11,7 @@
 import { appendFileSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertNoConsoleErrors, BASE, consoleErrors, owner, approver, page, park, SHOTS, signIn, useBrowser } from './lib.mjs';
+import { assertNoConsoleErrors, BASE, consoleErrors, owner, approver, page, park, SHOTS, signedIn, signIn, useBrowser } from './lib.mjs';
 
 useBrowser();
 
@@ -135,8 +135,7 @@ test('another person’s decision appears on the first person’s page within 1 
   const quiet = Date.now();
 
   // The owner, in another browser, approves it.
-  const second = await page(owner);
-  await signIn(second);
+  const second = await signedIn(owner);
   await second.goto(`${BASE}/dashboard/approvals/${id}`);
   await second.getByLabel('Note (optional)').fill('approved from the other desk');
   await second.getByRole('button', { name: 'Approve…' }).click();

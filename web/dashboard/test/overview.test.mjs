@@ -16,6 +16,7 @@ import {
   rpc,
   SHOTS,
   sideways,
+  signedIn,
   signIn,
   useBrowser,
   usdcText,
@@ -86,8 +87,7 @@ test('the overview: wallets with live balances and today’s spend, pending appr
   sent = small.body.signature;
   const parked = await park(1.5, 'overview');
 
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
   const net = p.getByRole('region', { name: 'Network' });
   assert.match(await net.textContent(), /Devnet: test tokens/);
@@ -134,8 +134,7 @@ test('a new wallet without SOL is flagged as low on SOL, and leaves the list onc
   const made = await api('POST', '/agents', ADMIN_KEY, { label: 'overview-fresh' });
   assert.equal(made.status, 201, JSON.stringify(made.body));
   const { id, pubkey } = made.body;
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   const low = p.locator('[data-section="low-sol"]');
   const flagged = low.locator(`[data-wallet="${id}"]`);
   await flagged.waitFor({ timeout: 15000 });
@@ -185,8 +184,7 @@ test('a balance that cannot be read shows as unavailable, and the rest of the pa
 });
 
 test('a viewer sees the same overview', async () => {
-  const p = await page(viewer);
-  await signIn(p);
+  const p = await signedIn(viewer);
   await p.getByRole('region', { name: 'Network' }).getByText('Devnet: test tokens').waitFor();
   await expectWallets(p);
   await expectPending(p);
@@ -194,8 +192,7 @@ test('a viewer sees the same overview', async () => {
 });
 
 test('the overview at phone width (375 px): one column, no sideways scroll', async () => {
-  const p = await page(owner, { width: 375, height: 740 });
-  await signIn(p);
+  const p = await signedIn(owner, { width: 375, height: 740 });
   await p.getByRole('list', { name: 'Wallets' }).locator(`[data-wallet="${WALLET_ID}"] [data-field="sol"]`).filter({ hasText: 'SOL' }).waitFor();
   await p.getByRole('list', { name: 'Recent transactions' }).waitFor();
   const overflow = await sideways(p);
@@ -215,8 +212,7 @@ test('the overview at phone width (375 px): one column, no sideways scroll', asy
 });
 
 test('on a mainnet account the overview says REAL MONEY', async () => {
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.getByRole('region', { name: 'Network' }).getByText('Devnet: test tokens').waitFor();
   // Switch between rounds: a balance read in flight would be answered by the other account (404).
   await p.getByRole('button', { name: 'Refresh', exact: true }).waitFor();

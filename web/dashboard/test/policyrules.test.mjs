@@ -21,6 +21,7 @@ import {
   page,
   SHOTS,
   sideways,
+  signedIn,
   signIn,
   useBrowser,
   viewer,
@@ -44,8 +45,7 @@ test('an owner sets approvals, a weekly limit, a count and active hours; old →
   assert.equal(made.status, 201, JSON.stringify(made.body));
   wallet = made.body.id;
 
-  const p = await page(owner, { height: 1800 });
-  await signIn(p);
+  const p = await signedIn(owner, { height: 1800 });
   const policy = await openPolicy(p);
   const save = policy.getByRole('button', { name: 'Save policy' });
   // The account's owners and approvers bound the approvals.
@@ -184,8 +184,7 @@ test("the service's refusal shows beside the form and nothing changes", async ()
 
 test('on a 375 px phone, light and dark: the rules fit, pass axe, and a viewer only reads them', async () => {
   assert.equal((await api('PATCH', `/agents/${wallet}/policy`, ADMIN_KEY, { active_hours: HOURS, monthly_limit_usdc: 900 })).status, 200);
-  const p = await page(owner, { width: 375, height: 800 });
-  await signIn(p);
+  const p = await signedIn(owner, { width: 375, height: 800 });
   const policy = await openPolicy(p);
   await policy.getByRole('checkbox', { name: 'Saturday' }).waitFor();
   assert.equal(await policy.getByRole('combobox', { name: 'Time zone' }).inputValue(), HOURS.timezone);
@@ -197,8 +196,7 @@ test('on a 375 px phone, light and dark: the rules fit, pass axe, and a viewer o
   }
   await p.context().close();
 
-  const v = await page(viewer, { width: 375, height: 800, colorScheme: 'dark' });
-  await signIn(v);
+  const v = await signedIn(viewer, { width: 375, height: 800, colorScheme: 'dark' });
   await v.goto(`${BASE}/dashboard/wallets/${wallet}`);
   const read = v.getByRole('region', { name: 'Policy', exact: true });
   await read.locator('dd[data-field="approvals_required"]').waitFor();
@@ -217,8 +215,7 @@ test('an owner links a person to their Slack member id on the users page, and un
   const member = `U${Date.now().toString(36).toUpperCase()}`;
   const slackOf = async () => (await api('GET', '/users', ADMIN_KEY)).body.users.find((u) => u.address === person).slack_user_id;
   assert.equal(await slackOf(), null);
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.getByRole('link', { name: 'Users', exact: true }).click();
   const form = p.getByRole('form', { name: `Slack member of ${person}` });
   const input = form.getByRole('textbox', { name: `Slack member id of ${person}` });
@@ -253,8 +250,7 @@ test('an owner creates a wallet with the rules on the new-wallet form; too many 
   const before = (await api('GET', `/agents?limit=50&q=${label}`, ADMIN_KEY)).body.agents.length;
   assert.equal(before, 0);
 
-  const p = await page(owner, { height: 2000 });
-  await signIn(p);
+  const p = await signedIn(owner, { height: 2000 });
   await p.getByRole('link', { name: 'Wallets', exact: true }).click();
   await p.getByRole('button', { name: 'New wallet…' }).click();
   const form = p.getByRole('form', { name: 'Create a wallet' });

@@ -16,9 +16,8 @@ import {
   eventually,
   newAddress,
   owner,
-  page,
   SHOTS,
-  signIn,
+  signedIn,
   useBrowser,
 } from './lib.mjs';
 
@@ -38,8 +37,7 @@ test('two people sign in with their wallets and approve in turn: the page shows 
   const id = sent.body.approval_id;
 
   // The first person: the inbox and the page say 0 of 2.
-  const first = await page(owner);
-  await signIn(first);
+  const first = await signedIn(owner);
   await first.getByRole('link', { name: /^Approvals/ }).click();
   const row = first.locator(`[data-approval="${id}"]`);
   assert.match(await row.getByTestId('quorum').textContent(), /0 of 2 approvals/);
@@ -74,8 +72,7 @@ test('two people sign in with their wallets and approve in turn: the page shows 
   assert.equal(again, 409);
 
   // The second person: 1 of 2, who approved; their approve sends it.
-  const second = await page(approver);
-  await signIn(second);
+  const second = await signedIn(approver);
   await second.goto(`${BASE}/dashboard/approvals/${id}`);
   await eventually('1 of 2', async () => (await second.getByTestId('quorum').textContent()) === '1 of 2 approvals');
   assert.doesNotMatch(await second.getByRole('list', { name: 'Approved by' }).textContent(), /you/);

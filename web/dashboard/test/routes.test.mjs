@@ -3,20 +3,7 @@
 // are dropped from the URL.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  ADMIN_KEY,
-  AGENT_KEY,
-  api,
-  assertNoConsoleErrors,
-  BASE,
-  eventually,
-  newAddress,
-  page,
-  signIn,
-  useBrowser,
-  viewer,
-  WALLET_ID,
-} from './lib.mjs';
+import { ADMIN_KEY, AGENT_KEY, api, assertNoConsoleErrors, BASE, eventually, newAddress, signedIn, useBrowser, viewer, WALLET_ID } from './lib.mjs';
 
 useBrowser();
 
@@ -27,8 +14,7 @@ const at = (p, want) => p.waitForURL((u) => u.pathname + u.search === want);
 test('a filtered list is a link: the transactions filter and the audit filter open from the URL, and back restores the last one', async () => {
   const sent = await api('POST', `/agents/${WALLET_ID}/send`, AGENT_KEY, { to: newAddress(), amount: 0.25, memo: 'routes' });
   assert.equal(sent.status, 200, JSON.stringify(sent.body));
-  const p = await page(viewer);
-  await signIn(p);
+  const p = await signedIn(viewer);
   const all = (await api('GET', '/transactions?limit=50', ADMIN_KEY)).body.transactions;
   assert.ok(all.length > 0, 'no transactions to filter');
   const status = all[0].status;
@@ -60,8 +46,7 @@ test('a filtered list is a link: the transactions filter and the audit filter op
 });
 
 test('the approvals tab is in the URL, and back returns to the other tab', async () => {
-  const p = await page(viewer);
-  await signIn(p);
+  const p = await signedIn(viewer);
   await p.goto(`${BASE}/dashboard/approvals?tab=decided`);
   const decided = p.getByRole('tab', { name: 'Decided' });
   await eventually('the decided tab', async () => (await decided.getAttribute('aria-selected')) === 'true');
@@ -75,8 +60,7 @@ test('the approvals tab is in the URL, and back returns to the other tab', async
 });
 
 test('values the page does not know leave the URL; an unknown path or id shows the overview', async () => {
-  const p = await page(viewer);
-  await signIn(p);
+  const p = await signedIn(viewer);
   await p.goto(`${BASE}/dashboard/transactions?status=bogus&since=yesterday&until=2026-01-31`);
   await eventually('the URL cleaned', async () => path(p) === '/dashboard/transactions?until=2026-01-31');
   assert.equal(await p.getByLabel('Status').inputValue(), '');

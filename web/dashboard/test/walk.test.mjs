@@ -25,6 +25,7 @@ import {
   SHOTS,
   phoneProblems,
   sideways,
+  signedIn,
   signIn,
   useBrowser,
   WALLET_ID,
@@ -200,8 +201,7 @@ test('an x402 purchase is listed among transactions with its resource', async ()
     20000,
   );
 
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.goto(`${BASE}/dashboard/transactions`);
   const row = p.locator(`tr[data-signature="${settled.signature}"]`); // the transaction the seller settled
   await row.waitFor();

@@ -17,10 +17,9 @@ import {
   eventually,
   newAddress,
   owner,
-  page,
   SHOTS,
   sideways,
-  signIn,
+  signedIn,
   useBrowser,
   usdcText,
   viewer,
@@ -47,8 +46,7 @@ const rowInList = async (p) => {
 const headerState = (p) => p.getByRole('heading', { level: 1 }).getByTestId('state');
 
 test('an owner creates a wallet with its policy and lands on its page', async () => {
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.getByRole('link', { name: 'Wallets', exact: true }).click();
   await p.getByRole('button', { name: 'New wallet…' }).click();
   const form = p.getByRole('form', { name: 'Create a wallet' });
@@ -78,8 +76,7 @@ test('an owner creates a wallet with its policy and lands on its page', async ()
 });
 
 test('search by label and by address prefix narrows the list as the API does', async () => {
-  const p = await page(viewer);
-  await signIn(p);
+  const p = await signedIn(viewer);
   await p.getByRole('link', { name: 'Wallets', exact: true }).click();
   const shown = () => p.locator('[data-wallet]').evaluateAll((lis) => lis.map((li) => li.dataset.wallet));
   const ids = async (q) => (await api('GET', `/agents?limit=50${q ? `&q=${encodeURIComponent(q)}` : ''}`, ADMIN_KEY)).body.agents.map((a) => a.id);
@@ -103,8 +100,7 @@ test('search by label and by address prefix narrows the list as the API does', a
 });
 
 test('fund on localnet: the new balance on the page, through the API and on chain', async () => {
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await openWallet(p);
   const receive = p.getByRole('region', { name: 'Receive funds' });
   assert.equal(
@@ -132,8 +128,7 @@ test('fund on localnet: the new balance on the page, through the API and on chai
 });
 
 test('freeze on the page blocks the agent (403 wallet_frozen) and shows on the list; unfreeze lets a small send through', async () => {
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await openWallet(p);
   await p.getByRole('button', { name: 'Freeze…' }).click();
   await p.getByRole('button', { name: 'Confirm freeze' }).click();
@@ -174,8 +169,7 @@ test('freeze on the page blocks the agent (403 wallet_frozen) and shows on the l
 });
 
 test('the policy editor: checked while typed, the changes old → new, a send tried against the proposed policy, saved, in the history', async () => {
-  const p = await page(owner, { height: 1600 });
-  await signIn(p);
+  const p = await signedIn(owner, { height: 1600 });
   await openWallet(p);
   const policy = p.getByRole('region', { name: 'Policy', exact: true });
   const save = policy.getByRole('button', { name: 'Save policy' });
@@ -275,8 +269,7 @@ test('the policy editor: checked while typed, the changes old → new, a send tr
 });
 
 test('roles: a viewer only reads; an approver may freeze but not unfreeze nor edit the policy', async () => {
-  const v = await page(viewer);
-  await signIn(v);
+  const v = await signedIn(viewer);
   await v.getByRole('link', { name: 'Wallets', exact: true }).click();
   await rowInList(v);
   assert.equal(await v.getByRole('button', { name: 'New wallet…' }).count(), 0);
@@ -289,8 +282,7 @@ test('roles: a viewer only reads; an approver may freeze but not unfreeze nor ed
   await v.screenshot({ path: `${SHOTS}wallet-viewer.png`, fullPage: true });
   await v.context().close();
 
-  const a = await page(approver);
-  await signIn(a);
+  const a = await signedIn(approver);
   await openWallet(a);
   assert.equal(await a.getByRole('region', { name: 'Policy', exact: true }).getByRole('textbox').count(), 0);
   assert.equal(await a.getByRole('form', { name: 'Fund on localnet' }).count(), 0);
@@ -309,8 +301,7 @@ test('roles: a viewer only reads; an approver may freeze but not unfreeze nor ed
 });
 
 test('usable at 375 px: no sideways scroll on the list and the wallet page', async () => {
-  const p = await page(owner, { width: 375, height: 740 });
-  await signIn(p);
+  const p = await signedIn(owner, { width: 375, height: 740 });
   // On a phone the navigation is behind the menu button.
   await p.getByRole('button', { name: /^Menu/ }).click();
   await p.getByRole('link', { name: 'Wallets', exact: true }).click();
@@ -327,8 +318,7 @@ test('usable at 375 px: no sideways scroll on the list and the wallet page', asy
 });
 
 test('a wallet created with an allowlist keeps its addresses and labels; the list pages by cursor', async () => {
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.goto(`${BASE}/dashboard/wallets`);
   await p.getByRole('button', { name: 'New wallet…' }).click();
   const form = p.getByRole('form', { name: 'Create a wallet' });

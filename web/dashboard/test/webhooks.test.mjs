@@ -14,11 +14,10 @@ import {
   BASE,
   eventually,
   owner,
-  page,
   park,
   SHOTS,
   sideways,
-  signIn,
+  signedIn,
   useBrowser,
   viewer,
 } from './lib.mjs';
@@ -78,16 +77,14 @@ async function secretShown(p, name) {
 }
 
 async function openEndpoint(kp, opts) {
-  const p = await page(kp, opts);
-  await signIn(p);
+  const p = await signedIn(kp, opts);
   await p.goto(`${BASE}/dashboard/webhooks/${endpoint.id}`);
   await p.getByRole('heading', { name: 'Delivery log' }).waitFor();
   return p;
 }
 
 test('an owner creates an endpoint: the secret is shown once and signs the webhook.test the receiver gets', async () => {
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.getByRole('link', { name: 'Webhooks', exact: true }).click();
   await p.getByRole('heading', { name: 'Webhooks' }).waitFor();
   await p.getByRole('button', { name: 'Add an endpoint…' }).click();
@@ -257,8 +254,7 @@ test('an owner edits the endpoint (PATCH) and rotates its secret: the new one is
 
 test('an approver and a viewer read the endpoints and the log but have no buttons to change them', async () => {
   for (const kp of [approver, viewer]) {
-    const p = await page(kp);
-    await signIn(p);
+    const p = await signedIn(kp);
     await p.getByRole('link', { name: 'Webhooks', exact: true }).click();
     const row = p.locator(`tr[data-endpoint="${endpoint.id}"]`);
     await row.waitFor();
@@ -277,8 +273,7 @@ test('an approver and a viewer read the endpoints and the log but have no button
 });
 
 test('usable at 375 px (no sideways scroll) and by keyboard', async () => {
-  const p = await page(owner, { width: 375, height: 740 });
-  await signIn(p);
+  const p = await signedIn(owner, { width: 375, height: 740 });
   await p.goto(`${BASE}/dashboard/webhooks`);
   await p.locator(`tr[data-endpoint="${endpoint.id}"]`).waitFor();
   await p.getByRole('button', { name: 'Add an endpoint…' }).click();

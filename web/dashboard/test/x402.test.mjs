@@ -14,9 +14,8 @@ import {
   eventually,
   newAddress,
   owner,
-  page,
   SHOTS,
-  signIn,
+  signedIn,
   USDC_MINT,
   useBrowser,
   WALLET_ID,
@@ -47,8 +46,7 @@ test('an x402 approval shows what it buys; approving it in the page grants one p
   assert.equal(parked.status, 202, JSON.stringify(parked.body));
   const id = parked.body.approval_id;
 
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.goto(`${BASE}/dashboard/approvals/${id}`);
   await p.getByText('Buys (x402)').waitFor();
   await p.getByText('https://seller.example/report', { exact: true }).waitFor();
@@ -89,8 +87,7 @@ test('approved in the page, a purchase from the official x402 seller is bought o
   assert.equal(parked.status, 202, JSON.stringify(parked.body)); // at the wallet's threshold
   const id = parked.body.approval_id;
 
-  const p = await page(owner);
-  await signIn(p);
+  const p = await signedIn(owner);
   await p.goto(`${BASE}/dashboard/approvals/${id}`);
   await p.getByText(`${seller}/premium`, { exact: true }).waitFor();
   await p.getByText('Premium weather report', { exact: true }).waitFor();

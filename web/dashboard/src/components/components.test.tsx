@@ -1,12 +1,17 @@
 // The shared parts every page uses, as a person meets them: a status that
-// reads without colour, a time relative with its exact moment on hover, and
-// a confirmation that sends nothing until it is confirmed.
-import { render, screen } from '@testing-library/react';
+// reads without colour, a time relative with its exact moment on hover, a
+// confirmation that sends nothing until it is confirmed, and the pieces of
+// the lists and forms.
+import { act, render, renderHook, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, test, vi } from 'vitest';
+import { Address } from './Address';
 import { ConfirmDialog } from './ConfirmDialog';
+import { Form, useDraft } from './Form';
+import { LoadMore, itemsOf } from './LoadMore';
 import { Middle } from './Middle';
 import { Status, toneOf } from './Status';
+import { Table } from './Table';
 import { Time } from './Time';
 
 describe('Status', () => {
@@ -115,5 +120,103 @@ describe('Middle', () => {
   test('a short value is left whole', () => {
     const { container } = render(<Middle text="ap_12345" />);
     expect(container.innerHTML).toBe('<span class="">ap_12345</span>');
+  });
+});
+
+describe('Address', () => {
+  test('cut short on one line, the whole of it in the title', () => {
+    const address = '7Whf6J3tgBwhFeBz68Uq1qiKEPR6nXPfNCCsVEQhjX1b';
+    const { container } = render(<Address value={address} />);
+    const code = container.querySelector('code')!;
+    expect(code.textContent).toBe('7Whf…jX1b');
+    expect(code.getAttribute('title')).toBe(address);
+    expect(code.className).toBe('whitespace-nowrap');
+  });
+});
+
+describe('Table', () => {
+  test('its headings in order, a column of numbers aligned right, a column given as false left out, then its rows', () => {
+    render(
+      <Table label="Keys" columns={['Key', { name: 'Uses', num: true }, false, 'State']}>
+        <tr>
+          <td>k1</td>
+          <td>3</td>
+          <td>active</td>
+        </tr>
+      </Table>,
+    );
+    const table = screen.getByRole('table', { name: 'Keys' });
+    expect(table.className).toBe('table');
+    const heads = screen.getAllByRole('columnheader');
+    expect(heads.map((h) => [h.textContent, h.getAttribute('scope'), h.className])).toEqual([
+      ['Key', 'col', ''],
+      ['Uses', 'col', 'num'],
+      ['State', 'col', ''],
+    ]);
+    expect(screen.getAllByRole('cell').map((c) => c.textContent)).toEqual(['k1', '3', 'active']);
+  });
+});
+
+describe('LoadMore', () => {
+  const list = (more: Partial<Parameters<typeof LoadMore>[0]['list']> = {}) => ({
+    hasNextPage: true,
+    isFetchingNextPage: false,
+    fetchNextPage: vi.fn(),
+    ...more,
+  });
+
+  test('asks for the next page, not again while it loads, and is gone when there is none', async () => {
+    const user = userEvent.setup();
+    const l = list();
+    const { rerender } = render(<LoadMore list={l}>More wallets</LoadMore>);
+    await user.click(screen.getByRole('button', { name: 'More wallets' }));
+    expect(l.fetchNextPage).toHaveBeenCalledOnce();
+    const loading = list({ isFetchingNextPage: true });
+    rerender(<LoadMore list={loading} />);
+    await user.click(screen.getByRole('button', { name: 'Load more' }));
+    expect(loading.fetchNextPage).not.toHaveBeenCalled();
+    rerender(<LoadMore list={list({ hasNextPage: false })} />);
+    expect(screen.queryByRole('button')).toBeNull();
+  });
+
+  test('itemsOf is the pages’ items in order, null before the first page', () => {
+    expect(itemsOf(list())).toBeNull();
+    const pages = [
+      { items: [1, 2], nextCursor: 'c' },
+      { items: [3], nextCursor: null },
+    ];
+    expect(itemsOf({ ...list(), data: { pages } })).toEqual([1, 2, 3]);
+  });
+});
+
+describe('Form', () => {
+  test('submitting runs onSubmit and loads no page', async () => {
+    const user = userEvent.setup();
+    const onSubmit = vi.fn();
+    render(
+      <Form aria-label="Search" noValidate onSubmit={onSubmit}>
+        <button type="submit">Go</button>
+      </Form>,
+    );
+    const form = screen.getByRole('form', { name: 'Search' }) as HTMLFormElement;
+    expect(form.noValidate).toBe(true);
+    // The document hears the submit after React's handler: the page's load was called off.
+    const prevented: boolean[] = [];
+    document.addEventListener('submit', (e) => prevented.push(e.defaultPrevented), { once: true });
+    await user.click(screen.getByRole('button', { name: 'Go' }));
+    expect(onSubmit).toHaveBeenCalledOnce();
+    expect(prevented).toEqual([true]);
+  });
+
+  test('useDraft follows a changed filter and keeps what is typed while it stays', () => {
+    const { result, rerender } = renderHook(({ filter }) => useDraft(filter), { initialProps: { filter: { q: 'a' } } });
+    expect(result.current[0]).toEqual({ q: 'a' });
+    // Typed, with the same filter (a new object of equal value) rendered again: kept.
+    act(() => result.current[1]({ q: 'ab' }));
+    rerender({ filter: { q: 'a' } });
+    expect(result.current[0]).toEqual({ q: 'ab' });
+    // Another filter (back, forward, a link): the draft is it.
+    rerender({ filter: { q: 'z' } });
+    expect(result.current[0]).toEqual({ q: 'z' });
   });
 });

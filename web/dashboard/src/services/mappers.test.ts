@@ -2,6 +2,7 @@
 // kept null, camelCase), and the query cache keeping an unchanged answer's
 // objects (dates included) from one poll to the next.
 import { describe, expect, test } from 'vitest';
+import { approvalFromAPI, transactionFromAPI } from '../test-fixtures';
 import { date } from './api';
 import { toApproval, toApprovalContext } from './approvals';
 import { toAuditVerification } from './audit';
@@ -23,31 +24,16 @@ describe('date', () => {
 });
 
 test('an approval: dates as dates, its votes too, undecided is null', () => {
-  const a = toApproval({
-    id: 'ap_1',
-    wallet_id: 'w1',
-    agent_label: 'bot',
-    kind: 'send',
-    amount: 5,
-    to: 'To1',
-    memo: null,
-    status: 'pending',
-    reason: null,
-    reason_detail: null,
-    signature: null,
-    requested_by: 'key_1',
-    approved_by: null,
-    rejected_by: null,
-    note: null,
-    created_at: '2026-04-01T12:00:00Z',
-    expires_at: '2026-04-08T12:00:00Z',
-    decided_at: null,
-    transaction_status: null,
-    resource: null,
-    description: null,
-    approvals: [{ by: 'user:A', person: 'user:A', at: '2026-04-01T12:05:00Z', note: 'ok' }],
-    approvals_needed: 2,
-  });
+  const a = toApproval(
+    approvalFromAPI({
+      wallet_id: 'w1',
+      agent_label: 'bot',
+      requested_by: 'key_1',
+      expires_at: '2026-04-08T12:00:00Z',
+      approvals: [{ by: 'user:A', person: 'user:A', at: '2026-04-01T12:05:00Z', note: 'ok' }],
+      approvals_needed: 2,
+    }),
+  );
   expect(a).toMatchObject({ walletId: 'w1', agentLabel: 'bot', requestedBy: 'key_1', decidedAt: null, approvalsNeeded: 2 });
   expect(a.createdAt).toEqual(new Date('2026-04-01T12:00:00Z'));
   expect(a.expiresAt).toEqual(new Date('2026-04-08T12:00:00Z'));
@@ -79,23 +65,7 @@ test("an approval's context in camelCase", () => {
 });
 
 test('a transaction: an absent resource is null, the fee kept as lamports', () => {
-  const t = toTransaction({
-    id: 't1',
-    wallet_id: 'w1',
-    direction: 'send',
-    kind: 'usdc',
-    amount: 1.5,
-    counterparty: 'To1',
-    memo: null,
-    status: 'confirmed',
-    signature: 'S',
-    previous_signatures: [],
-    attempts: 1,
-    fee_lamports: 5000,
-    fee_payer: null,
-    approval_id: null,
-    created_at: '2026-04-01T12:00:00Z',
-  });
+  const t = toTransaction(transactionFromAPI({ wallet_id: 'w1' }));
   expect(t).toMatchObject({ walletId: 'w1', feeLamports: 5000, approvalId: null, resource: null, previousSignatures: [] });
   expect(t.createdAt).toEqual(new Date('2026-04-01T12:00:00Z'));
 });

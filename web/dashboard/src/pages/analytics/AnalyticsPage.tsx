@@ -1,9 +1,11 @@
-import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import { type ReactNode, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import type { ChartType } from 'chart.js';
 import { type Builder, Chart, DARK_QUERY, approvalsChart, blockedChart, colourOf, duration, spendChart, themeOf } from '../../charts';
+import { Form } from '../../components/Form';
 import { SkeletonRows } from '../../components/Skeleton';
+import { Table } from '../../components/Table';
 import { amount, count, errorText, solAmount, usdc } from '../../format';
 import { type Analytics, analyticsQuery } from '../../services/analytics';
 
@@ -14,6 +16,14 @@ const route = getRouteApi('/analytics');
  * the wallet and its transactions, the fees and the limit, then x402.
  */
 const SPEND_PHONE_ROW = "max-sm:[grid-template-areas:'day_usdc'_'wallet_txs'_'fees_limit'_'x402_x402']";
+
+/** OUTCOMES are the approvals table's columns after the day: each one's heading, and its number of a day. */
+const OUTCOMES: [string, (a: Analytics['approvals'][number]) => string][] = [
+  ['Approved', (a) => count(a.approved)],
+  ['Rejected', (a) => count(a.rejected)],
+  ['Expired', (a) => count(a.expired)],
+  ['Median decision', (a) => duration(a.median_decision_seconds)],
+];
 
 /** AnalyticsPage charts the account's spend, approvals and blocks, each beside its table. */
 export function AnalyticsPage() {
@@ -38,13 +48,7 @@ export function AnalyticsPage() {
   return (
     <main className="page">
       <h1>Analytics</h1>
-      <form
-        className="card filters filters-2"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setRange({ ...draft });
-        }}
-      >
+      <Form className="card filters filters-2" onSubmit={() => setRange({ ...draft })}>
         <label>
           From <input type="date" value={draft.from} onChange={(e) => setDraft({ ...draft, from: e.target.value })} />
         </label>
@@ -54,7 +58,7 @@ export function AnalyticsPage() {
         <button type="submit" className="btn">
           Show
         </button>
-      </form>
+      </Form>
       {error && <p className="error">Could not load analytics: {error}</p>}
       {data === null ? !error && <SkeletonRows rows={2} height="h-72" /> : <Report data={data} />}
     </main>
@@ -93,6 +97,21 @@ function ChartBox<T extends ChartType, D>(props: { label: string; height: number
   );
 }
 
+/**
+ * Figure is a section of the report: its heading and lead, then its chart
+ * beside the table of the same numbers (children), or empty's notice when
+ * the range has none.
+ */
+function Figure({ id, title, lead, empty, children }: { id: string; title: string; lead?: ReactNode; empty: string | false; children: ReactNode }) {
+  return (
+    <section aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {lead}
+      {empty ? <p className="notice">{empty}</p> : <div className="pair">{children}</div>}
+    </section>
+  );
+}
+
 function Report({ data }: { data: Analytics }) {
   const dark = useDark();
   const label = new Map(data.wallets.map((w) => [w.id, w.label]));
@@ -100,154 +119,84 @@ function Report({ data }: { data: Analytics }) {
   const colour = useMemo(() => colourOf(data, themeOf(document.documentElement, dark)), [data, dark]);
   return (
     <>
-      <section aria-labelledby="spend">
-        <h2 id="spend">
-          Spend per day, {data.from} to {data.to} (UTC)
-        </h2>
-        {data.spend.length === 0 ? (
-          <p className="notice">No sends in this range.</p>
-        ) : (
-          <div className="pair">
-            <ChartBox label="Spend per day, stacked by wallet" height={280} build={spendChart} data={data} dark={dark} />
-            <table className="numbers stack" aria-label="Spend per day">
-              <thead>
-                <tr>
-                  <th scope="col">Day</th>
-                  <th scope="col">Wallet</th>
-                  <th scope="col" className="num">
-                    USDC
-                  </th>
-                  <th scope="col" className="num">
-                    Transactions
-                  </th>
-                  <th scope="col" className="num">
-                    Of which x402
-                  </th>
-                  <th scope="col" className="num">
-                    Fees (SOL)
-                  </th>
-                  <th scope="col" className="num">
-                    Daily limit
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.spend.map((s) => {
-                  const limit = data.wallets.find((w) => w.id === s.wallet_id)?.daily_limit_usdc;
-                  return (
-                    <tr key={s.day + s.wallet_id} data-wallet={s.wallet_id} className={SPEND_PHONE_ROW}>
-                      <td className="max-sm:text-muted max-sm:[grid-area:day]">{s.day}</td>
-                      <td className="max-sm:font-medium max-sm:[grid-area:wallet]">
-                        <span className="swatch" style={{ background: colour.get(s.wallet_id) }} /> {label.get(s.wallet_id)}
-                      </td>
-                      <td className="num max-sm:font-semibold max-sm:[grid-area:usdc] max-sm:after:content-['_USDC']">{amount(s.amount_usdc)}</td>
-                      <td className="num max-sm:[grid-area:txs]" data-label="Transactions">
-                        {count(s.transactions)}
-                      </td>
-                      <td className="num max-sm:text-left max-sm:[grid-area:x402]" data-testid="x402" data-label="x402">
-                        {s.x402_payments > 0 ? `${count(s.x402_payments)} · ${usdc(s.x402_amount_usdc)}` : '—'}
-                      </td>
-                      <td className="num max-sm:text-left max-sm:[grid-area:fees] max-sm:after:content-['_SOL']" data-label="Fees">
-                        {solAmount(s.fee_lamports / 1e9)}
-                      </td>
-                      <td className="num max-sm:[grid-area:limit]" data-label="Daily limit">
-                        {limit === undefined ? '—' : amount(limit)}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <Figure id="spend" title={`Spend per day, ${data.from} to ${data.to} (UTC)`} empty={data.spend.length === 0 && 'No sends in this range.'}>
+        <ChartBox label="Spend per day, stacked by wallet" height={280} build={spendChart} data={data} dark={dark} />
+        <Table
+          label="Spend per day"
+          className="numbers stack"
+          columns={[
+            'Day',
+            'Wallet',
+            { name: 'USDC', num: true },
+            { name: 'Transactions', num: true },
+            { name: 'Of which x402', num: true },
+            { name: 'Fees (SOL)', num: true },
+            { name: 'Daily limit', num: true },
+          ]}
+        >
+          {data.spend.map((s) => {
+            const limit = data.wallets.find((w) => w.id === s.wallet_id)?.daily_limit_usdc;
+            return (
+              <tr key={s.day + s.wallet_id} data-wallet={s.wallet_id} className={SPEND_PHONE_ROW}>
+                <td className="max-sm:text-muted max-sm:[grid-area:day]">{s.day}</td>
+                <td className="max-sm:font-medium max-sm:[grid-area:wallet]">
+                  <span className="swatch" style={{ background: colour.get(s.wallet_id) }} /> {label.get(s.wallet_id)}
+                </td>
+                <td className="num max-sm:font-semibold max-sm:[grid-area:usdc] max-sm:after:content-['_USDC']">{amount(s.amount_usdc)}</td>
+                <td className="num max-sm:[grid-area:txs]" data-label="Transactions">
+                  {count(s.transactions)}
+                </td>
+                <td className="num max-sm:text-left max-sm:[grid-area:x402]" data-testid="x402" data-label="x402">
+                  {s.x402_payments > 0 ? `${count(s.x402_payments)} · ${usdc(s.x402_amount_usdc)}` : '—'}
+                </td>
+                <td className="num max-sm:text-left max-sm:[grid-area:fees] max-sm:after:content-['_SOL']" data-label="Fees">
+                  {solAmount(s.fee_lamports / 1e9)}
+                </td>
+                <td className="num max-sm:[grid-area:limit]" data-label="Daily limit">
+                  {limit === undefined ? '—' : amount(limit)}
+                </td>
+              </tr>
+            );
+          })}
+        </Table>
+      </Figure>
 
-      <section aria-labelledby="approvals">
-        <h2 id="approvals">Approvals by outcome</h2>
-        <p>
-          Median time to a decision: <strong data-testid="median">{duration(data.median_decision_seconds)}</strong>
-        </p>
-        {data.approvals.length === 0 ? (
-          <p className="notice">No approvals decided in this range.</p>
-        ) : (
-          <div className="pair">
-            <ChartBox label="Approvals per day by outcome" height={240} build={approvalsChart} data={data} dark={dark} />
-            <table className="numbers stack" aria-label="Approvals per day">
-              <thead>
-                <tr>
-                  <th scope="col">Day</th>
-                  <th scope="col" className="num">
-                    Approved
-                  </th>
-                  <th scope="col" className="num">
-                    Rejected
-                  </th>
-                  <th scope="col" className="num">
-                    Expired
-                  </th>
-                  <th scope="col" className="num">
-                    Median decision
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.approvals.map((a) => (
-                  <tr key={a.day} className="max-sm:flex max-sm:flex-wrap max-sm:gap-x-4">
-                    <td className="whitespace-nowrap max-sm:basis-full max-sm:text-muted">{a.day}</td>
-                    <td className="num" data-label="Approved">
-                      {count(a.approved)}
-                    </td>
-                    <td className="num" data-label="Rejected">
-                      {count(a.rejected)}
-                    </td>
-                    <td className="num" data-label="Expired">
-                      {count(a.expired)}
-                    </td>
-                    <td className="num" data-label="Median decision">
-                      {duration(a.median_decision_seconds)}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <Figure
+        id="approvals"
+        title="Approvals by outcome"
+        lead={
+          <p>
+            Median time to a decision: <strong data-testid="median">{duration(data.median_decision_seconds)}</strong>
+          </p>
+        }
+        empty={data.approvals.length === 0 && 'No approvals decided in this range.'}
+      >
+        <ChartBox label="Approvals per day by outcome" height={240} build={approvalsChart} data={data} dark={dark} />
+        <Table label="Approvals per day" className="numbers stack" columns={['Day', ...OUTCOMES.map(([name]) => ({ name, num: true as const }))]}>
+          {data.approvals.map((a) => (
+            <tr key={a.day} className="max-sm:flex max-sm:flex-wrap max-sm:gap-x-4">
+              <td className="whitespace-nowrap max-sm:basis-full max-sm:text-muted">{a.day}</td>
+              {OUTCOMES.map(([name, value]) => (
+                <td key={name} className="num" data-label={name}>
+                  {value(a)}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </Table>
+      </Figure>
 
-      <section aria-labelledby="blocked">
-        <h2 id="blocked">Blocked sends by rule</h2>
-        {data.blocked.length === 0 ? (
-          <p className="notice">No sends blocked in this range.</p>
-        ) : (
-          <div className="pair">
-            <ChartBox
-              label="Blocked sends by rule"
-              height={Math.max(120, 48 + 32 * data.blocked.length)}
-              build={blockedChart}
-              data={data}
-              dark={dark}
-            />
-            <table className="numbers" aria-label="Blocked sends by rule">
-              <thead>
-                <tr>
-                  <th scope="col">Rule</th>
-                  <th scope="col" className="num">
-                    Sends
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.blocked.map((b) => (
-                  <tr key={b.reason}>
-                    <td>{b.reason}</td>
-                    <td className="num">{count(b.count)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <Figure id="blocked" title="Blocked sends by rule" empty={data.blocked.length === 0 && 'No sends blocked in this range.'}>
+        <ChartBox label="Blocked sends by rule" height={Math.max(120, 48 + 32 * data.blocked.length)} build={blockedChart} data={data} dark={dark} />
+        <Table label="Blocked sends by rule" className="numbers" columns={['Rule', { name: 'Sends', num: true }]}>
+          {data.blocked.map((b) => (
+            <tr key={b.reason}>
+              <td>{b.reason}</td>
+              <td className="num">{count(b.count)}</td>
+            </tr>
+          ))}
+        </Table>
+      </Figure>
     </>
   );
 }

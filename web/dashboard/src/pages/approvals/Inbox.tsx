@@ -2,11 +2,12 @@ import { useEffect, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { Link, getRouteApi } from '@tanstack/react-router';
 import { TabGroup, TabList, Tab, TabPanels, TabPanel } from '@headlessui/react';
+import { Address } from '../../components/Address';
 import { Empty } from '../../components/Empty';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Status } from '../../components/Status';
 import { Time } from '../../components/Time';
-import { actor, countdown, short, usdc } from '../../format';
+import { actor, countdown, usdc } from '../../format';
 import { decidedApprovalsQuery } from '../../services/approvals';
 import { QuorumBadge } from './Quorum';
 import { usePending } from './usePending';
@@ -50,10 +51,7 @@ export function Inbox() {
               <div className="flex flex-wrap items-baseline gap-x-2">
                 <strong className="text-xl tabular-nums">{usdc(a.amount)}</strong>
                 <span>
-                  from <span className="font-medium">{a.agentLabel}</span> to{' '}
-                  <code title={a.to} className="whitespace-nowrap">
-                    {short(a.to)}
-                  </code>
+                  from <span className="font-medium">{a.agentLabel}</span> to <Address value={a.to} />
                 </span>
               </div>
               {a.memo && <div className="wrap-anywhere">“{a.memo}”</div>}

@@ -3,41 +3,11 @@
 // person already approved.
 import { render, screen } from '@testing-library/react';
 import { describe, expect, test } from 'vitest';
-import { type Approval, type ApprovalFromAPI, toApproval } from '../../services/approvals';
+import { approval } from '../../test-fixtures';
 import { QuorumBadge, QuorumFacts, approveQuestion, approvesCount, votedBy } from './Quorum';
 
 const ME = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 const OTHER = '5f0c7a3e8f0d4b1e9a530c2b8a6f4d21aaaaaaaaaaaa';
-
-/** approval is a pending approval as the API sends it, with p, mapped as the pages read it. */
-function approval(p: Partial<ApprovalFromAPI> = {}): Approval {
-  return toApproval({
-    id: 'ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5',
-    wallet_id: '5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21',
-    agent_label: 'bot',
-    amount: 5,
-    to: ME,
-    memo: null,
-    status: 'pending',
-    reason: null,
-    reason_detail: null,
-    signature: null,
-    requested_by: 'key_1',
-    approved_by: null,
-    rejected_by: null,
-    note: null,
-    created_at: '2026-04-01T12:00:00Z',
-    expires_at: '2026-04-08T12:00:00Z',
-    decided_at: null,
-    transaction_status: null,
-    kind: 'send',
-    resource: null,
-    description: null,
-    approvals: [],
-    approvals_needed: 1,
-    ...p,
-  });
-}
 
 const vote = (by: string, person: string | null = by.startsWith('user:') ? by : null, note: string | null = null) => ({
   by,

@@ -2,8 +2,11 @@ import { useState } from 'react';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { Empty } from '../../components/Empty';
+import { Form, useDraft } from '../../components/Form';
+import { LoadMore, itemsOf } from '../../components/LoadMore';
 import { Middle } from '../../components/Middle';
 import { SkeletonRows } from '../../components/Skeleton';
+import { Table } from '../../components/Table';
 import { Time } from '../../components/Time';
 import { actor, errorText, when } from '../../format';
 import { auditFilterOf } from '../../routes/audit.schema';
@@ -54,21 +57,11 @@ export function AuditPage() {
   const filter = auditFilterOf(route.useSearch());
   const navigate = route.useNavigate();
   const setFilter = (f: { action: string; target: string }) => navigate({ search: { action: f.action || undefined, target: f.target || undefined } });
-  const [draft, setDraft] = useState(filter);
-  // Back and forward change the filter: the form follows (set while
-  // rendering, as React advises for state derived from a changed input).
-  const filterKey = `${filter.action}\n${filter.target}`;
-  const [shown, setShown] = useState(filterKey);
-  if (shown !== filterKey) {
-    setShown(filterKey);
-    setDraft(filter);
-  }
+  // Back and forward change the filter: the form follows.
+  const [draft, setDraft] = useDraft(filter);
   const list = useInfiniteQuery(auditQuery(filter));
-  const entries = list.data ? list.data.pages.flatMap((p) => p.items) : null;
+  const entries = itemsOf(list);
   const error = list.error ? errorText(list.error) : '';
-  const hasMore = list.hasNextPage;
-  // One "more" at a time: a double click asks once.
-  const more = () => !list.isFetchingNextPage && list.fetchNextPage();
   const verification = useQuery(auditChainQuery());
   const chain = verification.data ?? null;
   const chainError = verification.error ? errorText(verification.error) : '';
@@ -97,12 +90,9 @@ export function AuditPage() {
           Verify again
         </button>
       </section>
-      <form
+      <Form
         className="card filters filters-2 max-sm:[&>label]:basis-full"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setFilter({ action: draft.action.trim(), target: draft.target.trim() });
-        }}
+        onSubmit={() => setFilter({ action: draft.action.trim(), target: draft.target.trim() })}
       >
         <label>
           Action <input list="audit-actions" value={draft.action} onChange={(e) => setDraft({ ...draft, action: e.target.value })} />
@@ -123,7 +113,7 @@ export function AuditPage() {
         <button type="submit" className="btn">
           Filter
         </button>
-      </form>
+      </Form>
       {error && <p className="error">Could not load the audit log: {error}</p>}
       {entries === null ? (
         !error && <SkeletonRows rows={5} height="h-10" />
@@ -134,55 +124,37 @@ export function AuditPage() {
             : 'Every action in the account is recorded here.'}
         </Empty>
       ) : (
-        <table className="table" aria-label="Audit log">
-          <thead>
-            <tr>
-              <th scope="col" className="num">
-                #
-              </th>
-              <th scope="col">When</th>
-              <th scope="col">Actor</th>
-              <th scope="col">Action</th>
-              <th scope="col">Target</th>
-              <th scope="col">Details</th>
+        <Table label="Audit log" columns={[{ name: '#', num: true }, 'When', 'Actor', 'Action', 'Target', 'Details']}>
+          {entries.map((e) => (
+            <tr key={e.id} data-seq={e.seq} className={`${PHONE_ROW} ${chain?.firstBreak?.seq === e.seq ? 'bg-bad-soft' : ''}`}>
+              <td className="num max-sm:text-muted max-sm:[grid-area:seq] max-sm:before:content-['#']">{e.seq}</td>
+              <td className="max-sm:text-right max-sm:text-muted max-sm:[grid-area:when]">
+                <Time at={e.at} />
+              </td>
+              <td className="max-sm:[grid-area:actor]" title={e.actor}>
+                {actor(e.actor)}
+              </td>
+              <td className="max-sm:font-semibold max-sm:[grid-area:action]">{e.action}</td>
+              <td className="max-sm:[grid-area:target]">
+                <code>
+                  <Middle text={e.target} />
+                </code>
+              </td>
+              <td className="max-sm:[grid-area:details]">
+                <button type="button" className="btn btn-sm" aria-expanded={open === e.id} onClick={() => setOpen(open === e.id ? null : e.id)}>
+                  {open === e.id ? 'Hide' : 'Show'}
+                </button>
+                {open === e.id && (
+                  <pre className="mt-1 mb-0 max-w-[40ch] wrap-anywhere whitespace-pre-wrap max-sm:max-w-none">
+                    {JSON.stringify(e.details, null, 2)}
+                  </pre>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {entries.map((e) => (
-              <tr key={e.id} data-seq={e.seq} className={`${PHONE_ROW} ${chain?.firstBreak?.seq === e.seq ? 'bg-bad-soft' : ''}`}>
-                <td className="num max-sm:text-muted max-sm:[grid-area:seq] max-sm:before:content-['#']">{e.seq}</td>
-                <td className="max-sm:text-right max-sm:text-muted max-sm:[grid-area:when]">
-                  <Time at={e.at} />
-                </td>
-                <td className="max-sm:[grid-area:actor]" title={e.actor}>
-                  {actor(e.actor)}
-                </td>
-                <td className="max-sm:font-semibold max-sm:[grid-area:action]">{e.action}</td>
-                <td className="max-sm:[grid-area:target]">
-                  <code>
-                    <Middle text={e.target} />
-                  </code>
-                </td>
-                <td className="max-sm:[grid-area:details]">
-                  <button type="button" className="btn btn-sm" aria-expanded={open === e.id} onClick={() => setOpen(open === e.id ? null : e.id)}>
-                    {open === e.id ? 'Hide' : 'Show'}
-                  </button>
-                  {open === e.id && (
-                    <pre className="mt-1 mb-0 max-w-[40ch] wrap-anywhere whitespace-pre-wrap max-sm:max-w-none">
-                      {JSON.stringify(e.details, null, 2)}
-                    </pre>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
-      {hasMore && (
-        <button type="button" className="btn mt-3" onClick={more}>
-          Load more
-        </button>
-      )}
+      <LoadMore list={list} className="btn mt-3" />
     </main>
   );
 }

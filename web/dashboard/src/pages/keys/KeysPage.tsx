@@ -2,9 +2,11 @@ import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { Empty } from '../../components/Empty';
+import { Form } from '../../components/Form';
 import { ShownOnce } from '../../components/ShownOnce';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Status } from '../../components/Status';
+import { Table } from '../../components/Table';
 import { Time } from '../../components/Time';
 import { toast } from '../../components/Toast';
 import { actor, errorText } from '../../format';
@@ -73,11 +75,10 @@ export function KeysPage({ session }: { session: Session }) {
       )}
       {created && <Shown created={created} onDone={() => setCreated(null)} />}
       {owner && (
-        <form
+        <Form
           className="card filters filters-2"
           aria-label="Create a key"
-          onSubmit={async (e) => {
-            e.preventDefault();
+          onSubmit={async () => {
             const made = await act(() =>
               createKey({
                 role,
@@ -119,7 +120,7 @@ export function KeysPage({ session }: { session: Session }) {
           <button type="submit" className="btn btn-primary">
             Create key
           </button>
-        </form>
+        </Form>
       )}
       <ConfirmDialog
         open={confirm !== null}
@@ -145,56 +146,43 @@ export function KeysPage({ session }: { session: Session }) {
             : 'An owner creates them.'}
         </Empty>
       ) : (
-        <table className="table" aria-label="Keys">
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">Role</th>
-              <th scope="col">Wallets</th>
-              <th scope="col">Made by</th>
-              <th scope="col">Last used</th>
-              <th scope="col">State</th>
-              {owner && <th scope="col">Actions</th>}
+        <Table label="Keys" columns={['Key', 'Role', 'Wallets', 'Made by', 'Last used', 'State', owner && 'Actions']}>
+          {keys.map((k) => (
+            <tr key={k.id} data-key={k.id} className={PHONE_ROW}>
+              <td className="max-sm:[grid-area:key]">
+                {k.label ? <span className="max-sm:font-semibold">{k.label}</span> : <span className="notice">no label</span>}{' '}
+                <code>{k.prefix}…</code>
+              </td>
+              <td className="max-sm:text-muted max-sm:[grid-area:role]">{k.role}</td>
+              <td className="max-sm:[grid-area:wallets]" data-label="Wallets">
+                {k.walletIds ? k.walletIds.map((id) => name.get(id) ?? id.slice(0, 8)).join(', ') : 'all'}
+              </td>
+              <td className="max-sm:[grid-area:made]" data-testid="made-by" data-label="Made by">
+                {k.createdBy === `user:${session.address}` ? 'you' : k.createdBy ? actor(k.createdBy) : 'command line'}
+              </td>
+              <td className="max-sm:[grid-area:used]" data-label="Last used">
+                {k.lastUsedAt ? <Time at={k.lastUsedAt} /> : <span className="notice">never</span>}
+              </td>
+              <td className="max-sm:self-center max-sm:[grid-area:state]">
+                <Status status={k.revokedAt ? (k.replacedBy ? 'rotated' : 'revoked') : 'active'} />
+              </td>
+              {owner && (
+                <td className="max-sm:text-right max-sm:[grid-area:act]">
+                  {!k.revokedAt && (
+                    <span className="buttons max-sm:justify-end sm:flex-nowrap">
+                      <button type="button" className="btn btn-sm" onClick={() => setConfirm({ id: k.id, what: 'rotate' })}>
+                        Rotate
+                      </button>
+                      <button type="button" className="btn btn-sm btn-danger" onClick={() => setConfirm({ id: k.id, what: 'revoke' })}>
+                        Revoke
+                      </button>
+                    </span>
+                  )}
+                </td>
+              )}
             </tr>
-          </thead>
-          <tbody>
-            {keys.map((k) => (
-              <tr key={k.id} data-key={k.id} className={PHONE_ROW}>
-                <td className="max-sm:[grid-area:key]">
-                  {k.label ? <span className="max-sm:font-semibold">{k.label}</span> : <span className="notice">no label</span>}{' '}
-                  <code>{k.prefix}…</code>
-                </td>
-                <td className="max-sm:text-muted max-sm:[grid-area:role]">{k.role}</td>
-                <td className="max-sm:[grid-area:wallets]" data-label="Wallets">
-                  {k.walletIds ? k.walletIds.map((id) => name.get(id) ?? id.slice(0, 8)).join(', ') : 'all'}
-                </td>
-                <td className="max-sm:[grid-area:made]" data-testid="made-by" data-label="Made by">
-                  {k.createdBy === `user:${session.address}` ? 'you' : k.createdBy ? actor(k.createdBy) : 'command line'}
-                </td>
-                <td className="max-sm:[grid-area:used]" data-label="Last used">
-                  {k.lastUsedAt ? <Time at={k.lastUsedAt} /> : <span className="notice">never</span>}
-                </td>
-                <td className="max-sm:self-center max-sm:[grid-area:state]">
-                  <Status status={k.revokedAt ? (k.replacedBy ? 'rotated' : 'revoked') : 'active'} />
-                </td>
-                {owner && (
-                  <td className="max-sm:text-right max-sm:[grid-area:act]">
-                    {!k.revokedAt && (
-                      <span className="buttons max-sm:justify-end sm:flex-nowrap">
-                        <button type="button" className="btn btn-sm" onClick={() => setConfirm({ id: k.id, what: 'rotate' })}>
-                          Rotate
-                        </button>
-                        <button type="button" className="btn btn-sm btn-danger" onClick={() => setConfirm({ id: k.id, what: 'revoke' })}>
-                          Revoke
-                        </button>
-                      </span>
-                    )}
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
     </main>
   );

@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { Form } from '../../components/Form';
 import { short, sols } from '../../format';
 import { type FeePayer, fundFeePayer, setFeePayer } from '../../services/feePayer';
 import type { Session } from '../../services/session';
@@ -12,6 +13,42 @@ export const budgetProblem = (s: string) =>
 /** fundProblem says why s is no amount to fund ('' when it is one). */
 export const fundProblem = (s: string) =>
   /^\d+(\.\d{1,6})?$/.test(s.trim()) && Number(s) > 0 && Number(s) <= 100 ? '' : 'Above 0 and at most 100 SOL, 6 decimals at most.';
+
+/**
+ * SolForm asks for an amount of SOL: its label, its field (value, and
+ * invalid when the amount is not one to send) and its button, off while
+ * busy or invalid. name is the form's accessible name.
+ */
+function SolForm(props: {
+  name: string;
+  id: string;
+  label: string;
+  value: string;
+  invalid: boolean;
+  busy: boolean;
+  submit: string;
+  onChange: (value: string) => void;
+  onSubmit: () => void;
+}) {
+  const { name, id, label, value, invalid, busy, submit, onChange, onSubmit } = props;
+  return (
+    <Form className="flex flex-wrap items-center gap-2" aria-label={name} noValidate onSubmit={onSubmit}>
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        className="w-28"
+        inputMode="decimal"
+        autoComplete="off"
+        value={value}
+        aria-invalid={invalid}
+        onChange={(e) => onChange(e.target.value)}
+      />
+      <button type="submit" className="btn" disabled={busy || invalid}>
+        {submit}
+      </button>
+    </Form>
+  );
+}
 
 /**
  * FeePayerCard is the fee payer with sponsorship on: its address, SOL and
@@ -68,53 +105,29 @@ export function FeePayerCard({ fp, error, session, onChange }: { fp: FeePayer; e
       )}
       {owner && (
         <div className="mt-3 grid gap-2">
-          <form
-            className="flex flex-wrap items-center gap-2"
-            aria-label="Daily budget"
-            noValidate
-            onSubmit={(e) => {
-              e.preventDefault();
-              void act(() => setFeePayer({ enabled: true, daily_budget_sol: Number(budget) }));
-            }}
-          >
-            <label htmlFor="fp-budget">Daily budget (SOL)</label>
-            <input
-              id="fp-budget"
-              className="w-28"
-              inputMode="decimal"
-              autoComplete="off"
-              value={budget}
-              aria-invalid={budgetIssue !== ''}
-              onChange={(e) => setBudget(e.target.value)}
-            />
-            <button type="submit" className="btn" disabled={busy || budgetIssue !== ''}>
-              Save
-            </button>
-          </form>
+          <SolForm
+            name="Daily budget"
+            id="fp-budget"
+            label="Daily budget (SOL)"
+            value={budget}
+            invalid={budgetIssue !== ''}
+            busy={busy}
+            submit="Save"
+            onChange={setBudget}
+            onSubmit={() => act(() => setFeePayer({ enabled: true, daily_budget_sol: Number(budget) }))}
+          />
           {session.localChain && (
-            <form
-              className="flex flex-wrap items-center gap-2"
-              aria-label="Fund the fee payer on localnet"
-              noValidate
-              onSubmit={(e) => {
-                e.preventDefault();
-                void act(() => fundFeePayer(Number(fund)));
-              }}
-            >
-              <label htmlFor="fp-fund">Fund on localnet (SOL)</label>
-              <input
-                id="fp-fund"
-                className="w-28"
-                inputMode="decimal"
-                autoComplete="off"
-                value={fund}
-                aria-invalid={fundIssue !== ''}
-                onChange={(e) => setFund(e.target.value)}
-              />
-              <button type="submit" className="btn" disabled={busy || fundIssue !== ''}>
-                Fund
-              </button>
-            </form>
+            <SolForm
+              name="Fund the fee payer on localnet"
+              id="fp-fund"
+              label="Fund on localnet (SOL)"
+              value={fund}
+              invalid={fundIssue !== ''}
+              busy={busy}
+              submit="Fund"
+              onChange={setFund}
+              onSubmit={() => act(() => fundFeePayer(Number(fund)))}
+            />
           )}
           <button type="button" className="btn justify-self-start" disabled={busy} onClick={() => void act(() => setFeePayer({ enabled: false }))}>
             Turn off fee sponsorship

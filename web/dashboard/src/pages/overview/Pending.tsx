@@ -1,7 +1,8 @@
 import { Link } from '@tanstack/react-router';
+import { Address } from '../../components/Address';
 import { Icon } from '../../components/Icon';
 import { Skeleton } from '../../components/Skeleton';
-import { short, usdc } from '../../format';
+import { usdc } from '../../format';
 import type { Approval } from '../../services/approvals';
 
 const APPROVALS_SHOWN = 5;
@@ -36,10 +37,7 @@ export function Pending({ pending }: { pending: Approval[] | null }) {
               <Link to="/approvals/$id" params={{ id: a.id }} className="tap font-semibold tabular-nums">
                 {usdc(a.amount)}
               </Link>{' '}
-              from {a.agentLabel} to{' '}
-              <code title={a.to} className="whitespace-nowrap">
-                {short(a.to)}
-              </code>
+              from {a.agentLabel} to <Address value={a.to} />
               {a.memo && <span className="text-muted"> “{a.memo}”</span>}
             </li>
           ))}

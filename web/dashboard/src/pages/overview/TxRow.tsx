@@ -1,6 +1,7 @@
+import { Address } from '../../components/Address';
 import { Status } from '../../components/Status';
 import { Time } from '../../components/Time';
-import { short, usdc } from '../../format';
+import { usdc } from '../../format';
 import type { Transaction } from '../../services/transactions';
 
 /**
@@ -17,10 +18,7 @@ export function TxRow({ t, wallet }: { t: Transaction; wallet: string }) {
       <strong className="min-w-28 text-right whitespace-nowrap tabular-nums max-sm:min-w-0 max-sm:[grid-area:amount]">{usdc(t.amount)}</strong>
       <Status status={t.status} className="max-sm:justify-self-end max-sm:[grid-area:status]" />
       <span className="min-w-0 wrap-anywhere max-sm:[grid-area:who]">
-        {wallet} to{' '}
-        <code title={t.counterparty} className="whitespace-nowrap">
-          {short(t.counterparty)}
-        </code>
+        {wallet} to <Address value={t.counterparty} />
       </span>
       {t.memo && <span className="memo min-w-0 wrap-anywhere text-muted max-sm:[grid-area:memo]">“{t.memo}”</span>}
       <Time at={t.createdAt} className="basis-full text-sm text-muted max-sm:[grid-area:when] sm:ml-auto sm:basis-auto" />

@@ -1,8 +1,11 @@
-import { useState } from 'react';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
+import { Address } from '../../components/Address';
 import { Empty } from '../../components/Empty';
+import { Form, useDraft } from '../../components/Form';
+import { LoadMore, itemsOf } from '../../components/LoadMore';
 import { SkeletonRows } from '../../components/Skeleton';
+import { Table } from '../../components/Table';
 import { Time } from '../../components/Time';
 import { TxLinks, TxStatus } from '../../components/TxLinks';
 import { errorText, short, sol, usdc } from '../../format';
@@ -29,15 +32,8 @@ export function TransactionsPage({ session }: { session: Session }) {
   const search = route.useSearch();
   const filter: Filter = filterOf(search);
   const navigate = route.useNavigate();
-  const [draft, setDraft] = useState<Filter>(filter);
-  const filterKey = JSON.stringify(filter);
-  // Back and forward change the filter: the form follows (set while
-  // rendering, as React advises for state derived from a changed input).
-  const [shown, setShown] = useState(filterKey);
-  if (shown !== filterKey) {
-    setShown(filterKey);
-    setDraft(filter);
-  }
+  // Back and forward change the filter: the form follows.
+  const [draft, setDraft] = useDraft(filter);
   const setFilter = (f: Filter) =>
     navigate({
       search: {
@@ -50,24 +46,14 @@ export function TransactionsPage({ session }: { session: Session }) {
 
   // Days are UTC: the query asks from the since day's start to the until day's end.
   const list = useInfiniteQuery(transactionsQuery(filter));
-  const txs = list.data ? list.data.pages.flatMap((p) => p.items) : null;
+  const txs = itemsOf(list);
   const error = list.error ? errorText(list.error) : '';
-  const hasMore = list.hasNextPage;
-  // One "more" at a time: a double click asks once.
-  const more = () => !list.isFetchingNextPage && list.fetchNextPage();
 
   const name = new Map(wallets.map((w) => [w.id, w.label]));
   return (
     <main className="page">
       <h1>Transactions</h1>
-      <form
-        className="card filters filters-2"
-        aria-label="Filter transactions"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setFilter({ ...draft });
-        }}
-      >
+      <Form className="card filters filters-2" aria-label="Filter transactions" onSubmit={() => setFilter({ ...draft })}>
         <label>
           Wallet{' '}
           <select value={draft.wallet_id} onChange={(e) => setDraft({ ...draft, wallet_id: e.target.value })}>
@@ -97,7 +83,7 @@ export function TransactionsPage({ session }: { session: Session }) {
         <button type="submit" className="btn">
           Filter
         </button>
-      </form>
+      </Form>
       {error && <p className="error">Could not load transactions: {error}</p>}
       {txs === null ? (
         !error && <SkeletonRows rows={4} height="h-10" />
@@ -108,73 +94,49 @@ export function TransactionsPage({ session }: { session: Session }) {
             : 'Payments your agents send are listed here, newest first.'}
         </Empty>
       ) : (
-        <table className="table" aria-label="Transactions">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Wallet</th>
-              <th scope="col" className="num">
-                Amount
-              </th>
-              <th scope="col" className="num">
-                Network fee
-              </th>
-              <th scope="col">To</th>
-              <th scope="col">Memo</th>
-              <th scope="col">Status</th>
-              <th scope="col">Links</th>
+        <Table
+          label="Transactions"
+          columns={['When', 'Wallet', { name: 'Amount', num: true }, { name: 'Network fee', num: true }, 'To', 'Memo', 'Status', 'Links']}
+        >
+          {txs.map((t) => (
+            <tr key={t.id} data-signature={t.signature} className={PHONE_ROW}>
+              <td className="max-sm:self-center max-sm:text-muted max-sm:[grid-area:when]">
+                <Time at={t.createdAt} />
+              </td>
+              <td className="max-sm:text-left max-sm:font-semibold max-sm:[grid-area:wallet]">{name.get(t.walletId) ?? short(t.walletId)}</td>
+              <td className="num font-semibold max-sm:text-base max-sm:[grid-area:amount]">{usdc(t.amount)}</td>
+              <td className="num max-sm:text-left max-sm:text-muted max-sm:[grid-area:fee]" data-label="Network fee">
+                {t.feeLamports == null ? '—' : sol(t.feeLamports)}
+              </td>
+              <td className="max-sm:[grid-area:to]">
+                <span className="max-sm:text-muted">
+                  <span className="sm:hidden">to </span>
+                  <Address value={t.counterparty} />
+                </span>
+                {t.kind === 'x402' && (
+                  <div data-testid="x402-resource">
+                    {/* The seller's URL, shown as text: it is not ours to link. */}
+                    <small title={t.resource ?? ''}>x402 · {t.resource ?? 'a paid resource'}</small>
+                  </div>
+                )}
+              </td>
+              <td className="max-sm:[grid-area:memo] max-sm:empty:hidden">
+                {t.memo ? <span className="max-sm:before:content-['“'] max-sm:after:content-['”']">{t.memo}</span> : ''}
+              </td>
+              <td className="max-sm:text-right max-sm:[grid-area:status]">
+                <TxStatus status={t.status} />
+                {t.attempts > 1 && (
+                  <small title={`Signed again after expiry; earlier signatures: ${t.previousSignatures.join(', ')}`}> ({t.attempts} attempts)</small>
+                )}
+              </td>
+              <td className="max-sm:text-right max-sm:[grid-area:links]">
+                <TxLinks t={t} network={session.network} />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {txs.map((t) => (
-              <tr key={t.id} data-signature={t.signature} className={PHONE_ROW}>
-                <td className="max-sm:self-center max-sm:text-muted max-sm:[grid-area:when]">
-                  <Time at={t.createdAt} />
-                </td>
-                <td className="max-sm:text-left max-sm:font-semibold max-sm:[grid-area:wallet]">{name.get(t.walletId) ?? short(t.walletId)}</td>
-                <td className="num font-semibold max-sm:text-base max-sm:[grid-area:amount]">{usdc(t.amount)}</td>
-                <td className="num max-sm:text-left max-sm:text-muted max-sm:[grid-area:fee]" data-label="Network fee">
-                  {t.feeLamports == null ? '—' : sol(t.feeLamports)}
-                </td>
-                <td className="max-sm:[grid-area:to]">
-                  <span className="max-sm:text-muted">
-                    <span className="sm:hidden">to </span>
-                    <code title={t.counterparty} className="whitespace-nowrap">
-                      {short(t.counterparty)}
-                    </code>
-                  </span>
-                  {t.kind === 'x402' && (
-                    <div data-testid="x402-resource">
-                      {/* The seller's URL, shown as text: it is not ours to link. */}
-                      <small title={t.resource ?? ''}>x402 · {t.resource ?? 'a paid resource'}</small>
-                    </div>
-                  )}
-                </td>
-                <td className="max-sm:[grid-area:memo] max-sm:empty:hidden">
-                  {t.memo ? <span className="max-sm:before:content-['“'] max-sm:after:content-['”']">{t.memo}</span> : ''}
-                </td>
-                <td className="max-sm:text-right max-sm:[grid-area:status]">
-                  <TxStatus status={t.status} />
-                  {t.attempts > 1 && (
-                    <small title={`Signed again after expiry; earlier signatures: ${t.previousSignatures.join(', ')}`}>
-                      {' '}
-                      ({t.attempts} attempts)
-                    </small>
-                  )}
-                </td>
-                <td className="max-sm:text-right max-sm:[grid-area:links]">
-                  <TxLinks t={t} network={session.network} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
-      {hasMore && (
-        <button type="button" className="btn mt-3" onClick={more}>
-          Load more
-        </button>
-      )}
+      <LoadMore list={list} className="btn mt-3" />
     </main>
   );
 }

@@ -2,7 +2,9 @@ import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { addressProblem } from '../../address';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { Form } from '../../components/Form';
 import { SkeletonRows } from '../../components/Skeleton';
+import { Table } from '../../components/Table';
 import { Time } from '../../components/Time';
 import { errorText } from '../../format';
 import { invalidate } from '../../services/queryClient';
@@ -41,12 +43,11 @@ function SlackMember({ user, save }: { user: User; save: (id: string | null) => 
     setBusy(false);
   };
   return (
-    <form
+    <Form
       className="flex flex-wrap items-start gap-2"
       aria-label={`Slack member of ${user.address}`}
       noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
+      onSubmit={() => {
         if (!problem && typed !== '' && typed !== now) void act(typed);
       }}
     >
@@ -76,7 +77,7 @@ function SlackMember({ user, save }: { user: User; save: (id: string | null) => 
           Unlink
         </button>
       )}
-    </form>
+    </Form>
   );
 }
 
@@ -121,11 +122,10 @@ export function UsersPage({ session }: { session: Session }) {
         </p>
       )}
       {owner && (
-        <form
+        <Form
           className="card filters"
           aria-label="Add a user"
-          onSubmit={async (e) => {
-            e.preventDefault();
+          onSubmit={async () => {
             if (valid && (await act(() => addUser(address.trim(), role)))) setAddress('');
           }}
         >
@@ -151,7 +151,7 @@ export function UsersPage({ session }: { session: Session }) {
             Add user
           </button>
           {address !== '' && !valid && <span className="warn">Not a Solana address (base58, 32–44 characters).</span>}
-        </form>
+        </Form>
       )}
       <ConfirmDialog
         open={removing !== null}
@@ -173,59 +173,48 @@ export function UsersPage({ session }: { session: Session }) {
       {users === null ? (
         !error && <SkeletonRows rows={3} height="h-10" />
       ) : (
-        <table className="table" aria-label="Users">
-          <thead>
-            <tr>
-              <th scope="col">Address</th>
-              <th scope="col">Role</th>
-              <th scope="col">Slack member</th>
-              <th scope="col">Added</th>
-              {owner && <th scope="col">Remove</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {users.map((u) => (
-              <tr key={u.address} data-address={u.address}>
-                <td>
-                  <code className="break-all">{u.address}</code>
-                  {u.address === session.address && ' (you)'}
-                </td>
-                <td>
-                  {owner ? (
-                    <select
-                      aria-label={`Role of ${u.address}`}
-                      value={u.role}
-                      onChange={(e) => act(() => changeUser(u.address, e.target.value as Role))}
-                    >
-                      {ROLES.map((r) => (
-                        <option key={r}>{r}</option>
-                      ))}
-                    </select>
-                  ) : (
-                    u.role
-                  )}
-                </td>
-                <td data-label="Slack member" data-slack={u.slackUserId ?? ''}>
-                  {owner ? (
-                    <SlackMember key={u.slackUserId ?? ''} user={u} save={(v) => act(() => setSlackMember(u.address, v))} />
-                  ) : (
-                    (u.slackUserId ?? 'not linked')
-                  )}
-                </td>
-                <td>
-                  <Time at={u.createdAt} />
-                </td>
-                {owner && (
-                  <td>
-                    <button type="button" className="btn btn-sm" onClick={() => setRemoving(u.address)}>
-                      Remove
-                    </button>
-                  </td>
+        <Table label="Users" columns={['Address', 'Role', 'Slack member', 'Added', owner && 'Remove']}>
+          {users.map((u) => (
+            <tr key={u.address} data-address={u.address}>
+              <td>
+                <code className="break-all">{u.address}</code>
+                {u.address === session.address && ' (you)'}
+              </td>
+              <td>
+                {owner ? (
+                  <select
+                    aria-label={`Role of ${u.address}`}
+                    value={u.role}
+                    onChange={(e) => act(() => changeUser(u.address, e.target.value as Role))}
+                  >
+                    {ROLES.map((r) => (
+                      <option key={r}>{r}</option>
+                    ))}
+                  </select>
+                ) : (
+                  u.role
                 )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+              </td>
+              <td data-label="Slack member" data-slack={u.slackUserId ?? ''}>
+                {owner ? (
+                  <SlackMember key={u.slackUserId ?? ''} user={u} save={(v) => act(() => setSlackMember(u.address, v))} />
+                ) : (
+                  (u.slackUserId ?? 'not linked')
+                )}
+              </td>
+              <td>
+                <Time at={u.createdAt} />
+              </td>
+              {owner && (
+                <td>
+                  <button type="button" className="btn btn-sm" onClick={() => setRemoving(u.address)}>
+                    Remove
+                  </button>
+                </td>
+              )}
+            </tr>
+          ))}
+        </Table>
       )}
     </main>
   );

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
+import { Form } from '../../components/Form';
 import { errorText } from '../../format';
 import { invalidate } from '../../services/queryClient';
 import { usersQuery } from '../../services/users';
@@ -39,15 +40,7 @@ export function CreateWallet({ onClose }: { onClose: () => void }) {
   }
 
   return (
-    <form
-      className="card mb-4 grid gap-4"
-      aria-label="Create a wallet"
-      noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        void create();
-      }}
-    >
+    <Form className="card mb-4 grid gap-4" aria-label="Create a wallet" noValidate onSubmit={create}>
       <h2 className="mt-0 mb-0">New wallet</h2>
       <div className="field">
         <label htmlFor="new-label">Label</label>
@@ -78,6 +71,6 @@ export function CreateWallet({ onClose }: { onClose: () => void }) {
           Cancel
         </button>
       </div>
-    </form>
+    </Form>
   );
 }

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
+import { Form } from '../../components/Form';
 import { errorText, sols, usdc } from '../../format';
 import { type Balance, fundWallet } from '../../services/wallets';
 import { amountProblem } from './policy/policy-draft';
@@ -28,15 +29,7 @@ export function Fund({ id, onFunded }: { id: string; onFunded: (b: Balance) => v
   const fund = () => funding.mutate();
 
   return (
-    <form
-      className="mt-4 border-t border-line pt-3"
-      aria-label="Fund on localnet"
-      noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        void fund();
-      }}
-    >
+    <Form className="mt-4 border-t border-line pt-3" aria-label="Fund on localnet" noValidate onSubmit={fund}>
       <h3 className="mt-0">Fund on localnet</h3>
       <p className="hint">Test tokens on this local chain: minted USDC and airdropped SOL, worth nothing.</p>
       <div className="my-2 grid grid-cols-[repeat(auto-fit,minmax(7rem,10rem))] gap-3">
@@ -71,6 +64,6 @@ export function Fund({ id, onFunded }: { id: string; onFunded: (b: Balance) => v
           {error}
         </p>
       )}
-    </form>
+    </Form>
   );
 }

@@ -1,9 +1,11 @@
 import { Link } from '@tanstack/react-router';
+import { Address } from '../../components/Address';
 import { Empty } from '../../components/Empty';
 import { Skeleton } from '../../components/Skeleton';
+import { Table } from '../../components/Table';
 import { Time } from '../../components/Time';
 import { TxLinks, TxStatus } from '../../components/TxLinks';
-import { short, usdc } from '../../format';
+import { usdc } from '../../format';
 import type { Session } from '../../services/session';
 import type { Wallet, WalletActivity } from '../../services/wallets';
 
@@ -36,41 +38,26 @@ export function WalletTransactions({
             : 'Fund it first (Receive funds, above); then its agents can send.'}
         </Empty>
       ) : (
-        <table className="table" aria-label="Transactions of this wallet">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col" className="num">
-                Amount
-              </th>
-              <th scope="col">To</th>
-              <th scope="col">Status</th>
-              <th scope="col">Links</th>
+        <Table label="Transactions of this wallet" columns={['When', { name: 'Amount', num: true }, 'To', 'Status', 'Links']}>
+          {activity.txs.map((t) => (
+            <tr key={t.id} data-signature={t.signature} className="max-sm:[grid-template-areas:'to_amount'_'when_status'_'links_links']">
+              <td className="max-sm:text-muted max-sm:[grid-area:when]">
+                <Time at={t.createdAt} />
+              </td>
+              <td className="num max-sm:font-semibold max-sm:[grid-area:amount]">{usdc(t.amount)}</td>
+              <td className="max-sm:text-left max-sm:[grid-area:to]">
+                <span className="sm:hidden">to </span>
+                <Address value={t.counterparty} />
+              </td>
+              <td className="max-sm:text-right max-sm:[grid-area:status]">
+                <TxStatus status={t.status} />
+              </td>
+              <td className="max-sm:text-right max-sm:[grid-area:links]">
+                <TxLinks t={t} network={session.network} />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {activity.txs.map((t) => (
-              <tr key={t.id} data-signature={t.signature} className="max-sm:[grid-template-areas:'to_amount'_'when_status'_'links_links']">
-                <td className="max-sm:text-muted max-sm:[grid-area:when]">
-                  <Time at={t.createdAt} />
-                </td>
-                <td className="num max-sm:font-semibold max-sm:[grid-area:amount]">{usdc(t.amount)}</td>
-                <td className="max-sm:text-left max-sm:[grid-area:to]">
-                  <span className="sm:hidden">to </span>
-                  <code title={t.counterparty} className="whitespace-nowrap">
-                    {short(t.counterparty)}
-                  </code>
-                </td>
-                <td className="max-sm:text-right max-sm:[grid-area:status]">
-                  <TxStatus status={t.status} />
-                </td>
-                <td className="max-sm:text-right max-sm:[grid-area:links]">
-                  <TxLinks t={t} network={session.network} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <p className="mb-0">
         <Link to="/transactions" className="tap">

@@ -2,6 +2,8 @@ import { useEffect, useEffectEvent, useRef, useState } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { Link, getRouteApi } from '@tanstack/react-router';
 import { Empty } from '../../components/Empty';
+import { Form } from '../../components/Form';
+import { LoadMore, itemsOf } from '../../components/LoadMore';
 import { Middle } from '../../components/Middle';
 import { SkeletonRows } from '../../components/Skeleton';
 import { errorText } from '../../format';
@@ -45,11 +47,8 @@ export function WalletsPage({ session }: { session: Session }) {
   }, [text]);
 
   const list = useInfiniteQuery(walletsQuery(q));
-  const items = list.data ? list.data.pages.flatMap((p) => p.items) : null;
+  const items = itemsOf(list);
   const error = list.error ? errorText(list.error) : '';
-  const hasMore = list.hasNextPage;
-  // One "more" at a time: a double click asks once.
-  const more = () => !list.isFetchingNextPage && list.fetchNextPage();
 
   return (
     <main className="page">
@@ -64,15 +63,7 @@ export function WalletsPage({ session }: { session: Session }) {
             </button>
           </p>
         ))}
-      <form
-        className="filters"
-        role="search"
-        aria-label="Search wallets"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setQ(text.trim());
-        }}
-      >
+      <Form className="filters" role="search" aria-label="Search wallets" onSubmit={() => setQ(text.trim())}>
         <label htmlFor="wallet-search">Search</label>
         <input
           id="wallet-search"
@@ -84,7 +75,7 @@ export function WalletsPage({ session }: { session: Session }) {
           onChange={(e) => setText(e.target.value)}
           className="w-full max-w-md"
         />
-      </form>
+      </Form>
       {error && <p className="error">Could not load the wallets: {error}</p>}
       {items === null ? (
         !error && <SkeletonRows rows={3} height="h-20" />
@@ -114,11 +105,7 @@ export function WalletsPage({ session }: { session: Session }) {
           ))}
         </ul>
       )}
-      {hasMore && (
-        <button type="button" className="btn" onClick={more}>
-          More wallets
-        </button>
-      )}
+      <LoadMore list={list}>More wallets</LoadMore>
     </main>
   );
 }

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { Empty } from '../../components/Empty';
+import { LoadMore, itemsOf } from '../../components/LoadMore';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Status } from '../../components/Status';
 import { errorText, stamp } from '../../format';
@@ -47,7 +48,7 @@ export function Deliveries({
   const headRead = deliveryHeadQuery(endpointID, status);
   const fresh = useQuery(headRead);
   const [open, setOpen] = useState<string[]>([]);
-  const shown = mergeDeliveries(fresh.data, paged.data ? paged.data.pages.flatMap((p) => p.items) : null);
+  const shown = mergeDeliveries(fresh.data, itemsOf(paged));
 
   async function replay(d: Delivery) {
     try {
@@ -108,11 +109,7 @@ export function Deliveries({
           })}
         </ul>
       )}
-      {paged.hasNextPage && (
-        <button type="button" className="btn" onClick={() => !paged.isFetchingNextPage && paged.fetchNextPage()}>
-          Load more
-        </button>
-      )}
+      <LoadMore list={paged} />
     </>
   );
 }

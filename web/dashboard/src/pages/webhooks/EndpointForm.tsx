@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { EVENTS, type Endpoint, type EndpointSettings, type Format } from '../../services/webhooks';
+import { Form } from '../../components/Form';
 
 /** Draft is an endpoint's settings as the form edits them. */
 export type Draft = { url: string; format: Format; events: string[]; description: string; enabled: boolean; approvers: string };
@@ -48,11 +49,10 @@ export function EndpointForm({
   const [busy, setBusy] = useState(false);
   const valid = d.url.trim() !== '' && d.events.length > 0;
   return (
-    <form
+    <Form
       className="card mb-4 grid max-w-2xl gap-3 [&>label]:grid [&>label]:gap-1 [&>label>input]:w-full [&>label>select]:w-full"
       aria-label={label}
-      onSubmit={async (e) => {
-        e.preventDefault();
+      onSubmit={async () => {
         if (!valid || busy) return;
         setBusy(true);
         if (await onSubmit(settingsOf(d, creating))) setD(initial);
@@ -115,6 +115,6 @@ export function EndpointForm({
         </button>
         {d.events.length === 0 && <span className="warn">Pick at least one event.</span>}
       </div>
-    </form>
+    </Form>
   );
 }

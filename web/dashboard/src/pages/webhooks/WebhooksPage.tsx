@@ -4,6 +4,7 @@ import { Link } from '@tanstack/react-router';
 import { Empty } from '../../components/Empty';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Status } from '../../components/Status';
+import { Table } from '../../components/Table';
 import { errorText } from '../../format';
 import { invalidate } from '../../services/queryClient';
 import type { Session } from '../../services/session';
@@ -79,38 +80,27 @@ export function WebhooksPage({ session }: { session: Session }) {
           </Empty>
         </div>
       ) : (
-        <table className="mt-4 table" aria-label="Endpoints">
-          <thead>
-            <tr>
-              <th scope="col">URL</th>
-              <th scope="col">Format</th>
-              <th scope="col">State</th>
-              <th scope="col">Events</th>
-              <th scope="col">Description</th>
+        <Table label="Endpoints" className="mt-4 table" columns={['URL', 'Format', 'State', 'Events', 'Description']}>
+          {endpoints.map((e) => (
+            <tr key={e.id} data-endpoint={e.id} className="max-sm:[grid-template-areas:'url_url'_'state_format'_'events_events'_'desc_desc']">
+              <td className="max-w-[36ch] wrap-anywhere max-sm:max-w-none max-sm:[grid-area:url]">
+                <Link to="/webhooks/$id" params={{ id: e.id }} className="tap max-sm:font-semibold">
+                  {e.url}
+                </Link>
+              </td>
+              <td className="max-sm:self-center max-sm:text-muted max-sm:[grid-area:format]" data-label="Format">
+                {e.format}
+              </td>
+              <td className="max-sm:text-left max-sm:[grid-area:state]">
+                <Status status={e.enabled ? 'enabled' : 'disabled'} />
+              </td>
+              <td className="max-sm:[grid-area:events]" data-label="Events">
+                {e.events.join(', ')}
+              </td>
+              <td className="max-sm:text-muted max-sm:[grid-area:desc]">{e.description || <span className="notice">—</span>}</td>
             </tr>
-          </thead>
-          <tbody>
-            {endpoints.map((e) => (
-              <tr key={e.id} data-endpoint={e.id} className="max-sm:[grid-template-areas:'url_url'_'state_format'_'events_events'_'desc_desc']">
-                <td className="max-w-[36ch] wrap-anywhere max-sm:max-w-none max-sm:[grid-area:url]">
-                  <Link to="/webhooks/$id" params={{ id: e.id }} className="tap max-sm:font-semibold">
-                    {e.url}
-                  </Link>
-                </td>
-                <td className="max-sm:self-center max-sm:text-muted max-sm:[grid-area:format]" data-label="Format">
-                  {e.format}
-                </td>
-                <td className="max-sm:text-left max-sm:[grid-area:state]">
-                  <Status status={e.enabled ? 'enabled' : 'disabled'} />
-                </td>
-                <td className="max-sm:[grid-area:events]" data-label="Events">
-                  {e.events.join(', ')}
-                </td>
-                <td className="max-sm:text-muted max-sm:[grid-area:desc]">{e.description || <span className="notice">—</span>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
     </main>
   );

@@ -9,6 +9,8 @@ import bs58 from 'bs58';
 import { useState } from 'react';
 import { beforeEach, describe, expect, test, vi } from 'vitest';
 import { setCSRF } from '../../../services/api';
+import { policy } from '../../../test-fixtures';
+import { type Answer, type Request, recordedFetch } from '../../../test-render';
 // The fixtures are what the API sends; the editor reads the wallet's id and policy.
 import type { Policy, PolicyInput, Preview, Wallet, WalletFromAPI as Agent } from '../../../services/wallets';
 import { PolicyEditor } from './PolicyEditor';
@@ -29,24 +31,8 @@ function agentWith(p: Partial<Policy> = {}): Agent {
     pubkey: bs58.encode(new Uint8Array(32).fill(3)),
     state: 'active',
     created_at: '2026-04-01T12:00:00Z',
-    policy: { daily_limit_usdc: 100, max_tx_usdc: 20, approval_threshold_usdc: 10, allowlist: [], allowlist_labels: {}, ...NO_RULES, ...p },
+    policy: policy(p),
   };
-}
-
-type Request = { method: string; path: string; body: unknown; csrf: string | undefined };
-type Answer = { status: number; body?: unknown };
-
-/** api records the page's requests and answers each with answer (which may wait). */
-function api(answer: (r: Request) => Answer | Promise<Answer>) {
-  const requests: Request[] = [];
-  vi.stubGlobal('fetch', async (path: string, init: RequestInit) => {
-    const headers = (init.headers ?? {}) as Record<string, string>;
-    const r = { method: init.method ?? 'GET', path, body: init.body ? JSON.parse(init.body as string) : undefined, csrf: headers['X-CSRF-Token'] };
-    requests.push(r);
-    const a = await answer(r);
-    return new Response(a.body === undefined ? null : JSON.stringify(a.body), { status: a.status, headers: { 'Content-Type': 'application/json' } });
-  });
-  return requests;
 }
 
 /** saved answers a PATCH of the policy as the API does: the wallet with the patch applied. */
@@ -122,7 +108,7 @@ beforeEach(() => {
 });
 
 test('shows the current policy with nothing to save', () => {
-  const requests = api(() => ({ status: 500 }));
+  const requests = recordedFetch(() => ({ status: 500 }));
   const { field, changes, save, discard } = setup();
   expect(field('Daily limit').value).toBe('100');
   expect(field('Max per send').value).toBe('20');
@@ -145,7 +131,7 @@ describe('an amount is checked as it is typed', () => {
     ['1234567890123456', 'Too many digits.'],
     ['2000000000000', 'Too large.'],
   ])('%j: %s', async (typed, message) => {
-    api(() => ({ status: 500 }));
+    recordedFetch(() => ({ status: 500 }));
     const { field, retype, changes, save } = setup();
     await retype(field('Max per send'), typed);
     const input = screen.getByRole('textbox', { name: 'Max per send', description: message });
@@ -157,7 +143,7 @@ describe('an amount is checked as it is typed', () => {
   });
 
   test('a half-typed amount is kept and accepted once complete', async () => {
-    api(() => ({ status: 500 }));
+    recordedFetch(() => ({ status: 500 }));
     const { field, retype, user, changes, save } = setup();
     await retype(field('Max per send'), '7.');
     expect(field('Max per send').getAttribute('aria-invalid')).toBe('true');
@@ -172,7 +158,7 @@ describe('an amount is checked as it is typed', () => {
 
 test('Save sends only the amounts that changed, then shows the saved policy', async () => {
   const agent = agentWith();
-  const requests = api(saved(agent));
+  const requests = recordedFetch(saved(agent));
   const { field, retype, changes, save, onSaved } = setup(agent);
   await retype(field('Daily limit'), '50');
   await retype(field('Approval from'), '0');
@@ -208,7 +194,7 @@ test('Save sends only the amounts that changed, then shows the saved policy', as
 
 test('the address book checks each address, flags a repeat, and saves the allowlist with its labels', async () => {
   const agent = agentWith();
-  const requests = api(saved(agent));
+  const requests = recordedFetch(saved(agent));
   const { form, field, retype, user, changes, save } = setup(agent);
   const book = within(form).getByRole('group', { name: 'Allowlist' });
 
@@ -240,7 +226,7 @@ test('the address book checks each address, flags a repeat, and saves the allowl
 
 test('removing and relabelling addresses lists each change and sends the labels whole', async () => {
   const agent = agentWith({ allowlist: [FRIEND, OTHER], allowlist_labels: { [FRIEND]: 'Acme', [OTHER]: 'Old' } });
-  const requests = api(saved(agent));
+  const requests = recordedFetch(saved(agent));
   const { field, retype, user, changes, save } = setup(agent);
   expect(field('Address 1').value).toBe(FRIEND);
   expect(field('Label 2 (optional)').value).toBe('Old');
@@ -259,7 +245,7 @@ test('removing and relabelling addresses lists each change and sends the labels 
 });
 
 test('a refused save says why and keeps what was typed', async () => {
-  const requests = api(() => ({ status: 403, body: { error: 'viewers may not change a policy' } }));
+  const requests = recordedFetch(() => ({ status: 403, body: { error: 'viewers may not change a policy' } }));
   const { field, retype, user, save, onSaved } = setup();
   await retype(field('Max per send'), '30');
   await user.click(save);
@@ -271,7 +257,7 @@ test('a refused save says why and keeps what was typed', async () => {
 });
 
 test('Discard changes puts the current policy back', async () => {
-  const requests = api(() => ({ status: 500 }));
+  const requests = recordedFetch(() => ({ status: 500 }));
   const { field, retype, user, changes, discard, save } = setup();
   await retype(field('Daily limit'), 'lots');
   expect(discard.disabled).toBe(false);
@@ -283,7 +269,7 @@ test('Discard changes puts the current policy back', async () => {
 });
 
 test('a policy saved by someone else: an untouched draft follows it, an edited one stays and is compared with it', async () => {
-  api(() => ({ status: 500 }));
+  recordedFetch(() => ({ status: 500 }));
   const { field, retype, changes, rerender, onSaved } = setup();
   rerender(<Page agent={agentWith({ daily_limit_usdc: 80 })} onSaved={onSaved} />);
   expect(field('Daily limit').value).toBe('80');
@@ -306,7 +292,7 @@ describe('Try a send', () => {
   };
 
   test('checks its fields and previews under the current policy (no policy sent) when nothing changed', async () => {
-    const requests = api(() => ({ status: 200, body: preview('sent') }));
+    const requests = recordedFetch(() => ({ status: 200, body: preview('sent') }));
     const s = setup();
     const tryIt = screen.getByRole('form', { name: 'Try a send' });
     const button = within(tryIt).getByRole('button', { name: 'Try it' }) as HTMLButtonElement;
@@ -336,7 +322,7 @@ describe('Try a send', () => {
   });
 
   test('with changes, compares the proposed policy with the current one, and saves nothing', async () => {
-    const requests = api((r) => {
+    const requests = recordedFetch((r) => {
       const proposed = (r.body as { policy?: PolicyInput }).policy;
       return { status: 200, body: proposed ? preview('blocked', 'exceeds_max_tx') : preview('pending_approval') };
     });
@@ -360,7 +346,7 @@ describe('Try a send', () => {
 
   test('an answer about an older draft is not shown', async () => {
     let answer: (a: Answer) => void = () => {};
-    api(() => new Promise<Answer>((resolve) => (answer = resolve)));
+    recordedFetch(() => new Promise<Answer>((resolve) => (answer = resolve)));
     const s = setup();
     const tryIt = await fill(s, OTHER, '12');
     await s.user.click(within(tryIt).getByRole('button', { name: 'Try it' }));
@@ -373,7 +359,7 @@ describe('Try a send', () => {
   });
 
   test('a failed preview says why', async () => {
-    api(() => ({ status: 429, body: { error: 'too many requests' } }));
+    recordedFetch(() => ({ status: 429, body: { error: 'too many requests' } }));
     const s = setup();
     const tryIt = await fill(s, OTHER, '1');
     await s.user.click(within(tryIt).getByRole('button', { name: 'Try it' }));
@@ -397,7 +383,7 @@ describe('the optional rules', () => {
   const day = (name: string) => screen.getByRole('checkbox', { name }) as HTMLInputElement;
 
   test('a wallet without them: empty limits, one approval, any time', () => {
-    api(() => ({ status: 500 }));
+    recordedFetch(() => ({ status: 500 }));
     const { field, form } = setup();
     expect(field('Approvals needed').value).toBe('1');
     for (const name of ['Weekly limit', 'Monthly limit', 'Payments per hour', 'Payments per day']) expect(field(name).value).toBe('');
@@ -411,7 +397,7 @@ describe('the optional rules', () => {
   });
 
   test('a wallet with them: each shown in its field', () => {
-    api(() => ({ status: 500 }));
+    recordedFetch(() => ({ status: 500 }));
     const { field, save } = setup(ruled());
     expect(['Approvals needed', 'Weekly limit', 'Monthly limit', 'Payments per hour', 'Payments per day'].map((name) => field(name).value)).toEqual([
       '2',
@@ -429,7 +415,7 @@ describe('the optional rules', () => {
 
   test('sets approvals, a weekly limit, a count and active hours: each change old → new, and Save sends them', async () => {
     const agent = agentWith();
-    const requests = api(saved(agent));
+    const requests = recordedFetch(saved(agent));
     const { field, retype, user, save, listed, onSaved } = setup(agent, 3);
     expect(screen.getByRole('textbox', { name: 'Approvals needed', description: 'people who must approve a parked payment (1 to 3)' })).toBeTruthy();
     await retype(field('Approvals needed'), '2');
@@ -472,7 +458,7 @@ describe('the optional rules', () => {
 
   test('clearing a limit and removing the hours mean none: listed as such and sent as null', async () => {
     const agent = ruled();
-    const requests = api(saved(agent));
+    const requests = recordedFetch(saved(agent));
     const { field, retype, user, save, listed } = setup(agent);
     await retype(field('Weekly limit'), '');
     await retype(field('Payments per day'), '');
@@ -497,7 +483,7 @@ describe('the optional rules', () => {
     ['Time zone', 'Mars/Olympus', 'Not a time zone: pick one from the list (Region/City, or UTC).'],
     ['Closes at', '09:00', 'Must differ from the opening time.'],
   ])('%s %j: %s, and no save', async (name, typed, message) => {
-    api(() => ({ status: 500 }));
+    recordedFetch(() => ({ status: 500 }));
     const { retype, save, changes } = setup(ruled(), 2);
     const input = name === 'Time zone' ? zone() : name === 'Closes at' ? time(name) : screen.getByRole('textbox', { name });
     await retype(input, typed);
@@ -508,7 +494,7 @@ describe('the optional rules', () => {
   });
 
   test('active hours need a day', async () => {
-    api(() => ({ status: 500 }));
+    recordedFetch(() => ({ status: 500 }));
     const { user, save, changes } = setup(ruled());
     for (const d of ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday']) await user.click(day(d));
     expect(screen.getByRole('group', { name: 'Days' }).textContent).toMatch(/Pick at least one day\.$/);
@@ -522,7 +508,7 @@ describe('the optional rules', () => {
 
   test('a closing time of 00:00 is midnight, the end of the day (sent as 24:00)', async () => {
     const agent = agentWith({ active_hours: { ...HOURS, to: '24:00' } });
-    const requests = api(saved(agent));
+    const requests = recordedFetch(saved(agent));
     const { retype, user, save } = setup(agent);
     expect(time('Closes at').value).toBe('00:00');
     expect(screen.getByText('Midnight, the end of the day.')).toBeTruthy();
@@ -533,7 +519,7 @@ describe('the optional rules', () => {
   });
 
   test('the preview names the rule that decides and shows the week, month, counts and hours', async () => {
-    const requests = api((r) => {
+    const requests = recordedFetch((r) => {
       const proposed = (r.body as { policy?: PolicyInput }).policy;
       const base = preview('blocked', 'exceeds_weekly_limit');
       return {
@@ -589,7 +575,7 @@ describe('the optional rules', () => {
   });
 
   test('a preview without the rules says so', async () => {
-    api(() => ({ status: 200, body: preview('sent') }));
+    recordedFetch(() => ({ status: 200, body: preview('sent') }));
     const s = setup();
     const tryIt = screen.getByRole('form', { name: 'Try a send' });
     await s.user.type(within(tryIt).getByRole('textbox', { name: 'To' }), OTHER);

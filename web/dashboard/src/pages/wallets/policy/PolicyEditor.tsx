@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import { Form } from '../../../components/Form';
 import { errorText } from '../../../format';
 import { type Wallet, updatePolicy } from '../../../services/wallets';
 import { Diff } from './Diff';
@@ -58,15 +59,7 @@ export function PolicyEditor({ agent, people, onSaved }: { agent: Pick<Wallet, '
 
   return (
     <div>
-      <form
-        id="policy-form"
-        aria-label="Edit the policy"
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          void save();
-        }}
-      >
+      <Form id="policy-form" aria-label="Edit the policy" noValidate onSubmit={save}>
         <PolicyFields
           prefix="policy"
           draft={draft}
@@ -77,7 +70,7 @@ export function PolicyEditor({ agent, people, onSaved }: { agent: Pick<Wallet, '
             setSaved(false);
           }}
         />
-      </form>
+      </Form>
       <section className="mt-4 border-t border-line pt-1" aria-label="Changes">
         <h3>Changes</h3>
         {moved && (

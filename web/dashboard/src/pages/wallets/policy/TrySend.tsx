@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
+import { Form } from '../../../components/Form';
 import { addressProblem } from '../../../address';
 import { errorText } from '../../../format';
 import { type PolicyInput, type Preview, previewSend } from '../../../services/wallets';
@@ -54,15 +55,7 @@ export function TrySend({ walletId, proposed, changed }: { walletId: string; pro
 
   const r = result?.next;
   return (
-    <form
-      className="mt-4 border-t border-line pt-1"
-      aria-label="Try a send"
-      noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        void run();
-      }}
-    >
+    <Form className="mt-4 border-t border-line pt-1" aria-label="Try a send" noValidate onSubmit={run}>
       <h3>Try a send</h3>
       <p className="hint">What a send would do under the {changed ? 'proposed' : 'current'} policy. Nothing is sent.</p>
       <div className="my-2 grid gap-x-4 gap-y-2 sm:grid-cols-[minmax(0,3fr)_minmax(0,1.4fr)_minmax(0,2fr)]">
@@ -126,6 +119,6 @@ export function TrySend({ walletId, proposed, changed }: { walletId: string; pro
           <Figures r={r} />
         </div>
       )}
-    </form>
+    </Form>
   );
 }

@@ -1,6 +1,7 @@
 import bs58 from 'bs58';
 import { describe, expect, test } from 'vitest';
 import type { Policy } from '../../../services/wallets';
+import { policy } from '../../../test-fixtures';
 import {
   type Draft,
   DEFAULT_DRAFT,
@@ -27,41 +28,67 @@ const A = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 const B = bs58.encode(new Uint8Array(32).fill(7));
 const C = bs58.encode(new Uint8Array(32).fill(9));
 
-const policy = (p: Partial<Policy> = {}): Policy => ({
-  daily_limit_usdc: 100,
-  max_tx_usdc: 20,
-  approval_threshold_usdc: 10,
-  allowlist: [],
-  allowlist_labels: {},
-  ...NO_RULES,
-  ...p,
-});
 const draft = (d: Partial<Draft> = {}): Draft => ({ ...DEFAULT_DRAFT, ...d });
 
-describe('amountProblem', () => {
-  test.each([
-    ['25', ''],
-    ['2.5', ''],
-    ['0', ''],
-    [' 12 ', ''],
-    ['0.000001', ''],
-    ['999999999999.999', ''],
-    ['', 'Enter an amount.'],
-    ['   ', 'Enter an amount.'],
-    ['12.', 'A number of USDC, like 25 or 2.5.'],
-    ['.5', 'A number of USDC, like 25 or 2.5.'],
-    ['-1', 'A number of USDC, like 25 or 2.5.'],
-    ['1e3', 'A number of USDC, like 25 or 2.5.'],
-    ['1,000', 'A number of USDC, like 25 or 2.5.'],
-    ['ten', 'A number of USDC, like 25 or 2.5.'],
-    ['1.1234567', 'At most 6 decimals.'],
-    ['1234567890123456', 'Too many digits.'],
-    ['1234567890.123456', 'Too many digits.'],
-    ['1000000000001', 'Too large.'],
-  ])('%j → %j', (s, want) => {
-    expect(amountProblem(s)).toBe(want);
+// Each check of a field's text, and what it says of each text ('' when it is fine).
+const INPUT = 'A number of USDC, like 25 or 2.5.';
+const COUNT = 'A whole number, like 10.';
+const ZONE = 'Not a time zone: pick one from the list (Region/City, or UTC).';
+describe.each<{ check: (s: string) => string; cases: [string, string][] }>([
+  {
+    check: amountProblem,
+    cases: [
+      ['25', ''],
+      ['2.5', ''],
+      ['0', ''],
+      [' 12 ', ''],
+      ['0.000001', ''],
+      ['999999999999.999', ''],
+      ['', 'Enter an amount.'],
+      ['   ', 'Enter an amount.'],
+      ['12.', INPUT],
+      ['.5', INPUT],
+      ['-1', INPUT],
+      ['1e3', INPUT],
+      ['1,000', INPUT],
+      ['ten', INPUT],
+      ['1.1234567', 'At most 6 decimals.'],
+      ['1234567890123456', 'Too many digits.'],
+      ['1234567890.123456', 'Too many digits.'],
+      ['1000000000001', 'Too large.'],
+    ],
+  },
+  {
+    check: countProblem,
+    cases: [
+      ['', ''],
+      ['0', ''],
+      [' 12 ', ''],
+      ['1000000', ''],
+      ['1000001', 'At most 1,000,000.'],
+      ['1.5', COUNT],
+      ['-1', COUNT],
+      ['ten', COUNT],
+    ],
+  },
+  {
+    check: zoneProblem,
+    cases: [
+      ['Europe/Paris', ''],
+      ['UTC', ''],
+      [' America/New_York ', ''],
+      ['', 'Enter a time zone, like Europe/Paris.'],
+      ['Mars/Olympus', ZONE],
+      ['Local', ZONE],
+    ],
+  },
+])('$check.name', ({ check, cases }) => {
+  test.each(cases)('%j → %j', (s, want) => {
+    expect(check(s)).toBe(want);
   });
+});
 
+describe('amountProblem', () => {
   test('a send’s amount must be more than 0', () => {
     expect(amountProblem('0', true)).toBe('More than 0.');
     expect(amountProblem('0.000', true)).toBe('More than 0.');
@@ -238,7 +265,7 @@ test('a draft keeps the rules it does not edit', () => {
 // The optional rules: approvals_required, the weekly and monthly limits,
 // the payment counts, active hours and what happens outside them.
 const HOURS = { timezone: 'America/New_York', days: ['mon', 'tue', 'wed', 'thu', 'fri'], from: '09:00', to: '18:00' };
-const ruled = policy({
+const RULES: Partial<Policy> = {
   approvals_required: 2,
   weekly_limit_usdc: 300,
   monthly_limit_usdc: 1000.5,
@@ -246,7 +273,8 @@ const ruled = policy({
   max_tx_per_day: 0,
   active_hours: HOURS,
   outside_active_hours: 'approve',
-});
+};
+const ruled = policy(RULES);
 
 test('draftOf writes the rules as text, an absent one as an empty field, and a closing 24:00 as 00:00', () => {
   const d = draftOf(ruled);
@@ -283,19 +311,6 @@ test('a policy with every rule comes back from its draft unchanged', () => {
 
 describe('checks of the rules', () => {
   test.each([
-    ['', ''],
-    ['0', ''],
-    [' 12 ', ''],
-    ['1000000', ''],
-    ['1000001', 'At most 1,000,000.'],
-    ['1.5', 'A whole number, like 10.'],
-    ['-1', 'A whole number, like 10.'],
-    ['ten', 'A whole number, like 10.'],
-  ])('a count %j → %j', (s, want) => {
-    expect(countProblem(s)).toBe(want);
-  });
-
-  test.each([
     ['1', {}, ''],
     [' 3 ', {}, ''],
     ['', {}, 'Enter a number (1: one person approves).'],
@@ -312,17 +327,6 @@ describe('checks of the rules', () => {
     ['3', { count: 2, kept: 4 }, "At most 2: the account's owners and approvers."],
   ])('approvals %j with %j → %j', (s, people, want) => {
     expect(approvalsProblem(s, people)).toBe(want);
-  });
-
-  test.each([
-    ['Europe/Paris', ''],
-    ['UTC', ''],
-    [' America/New_York ', ''],
-    ['', 'Enter a time zone, like Europe/Paris.'],
-    ['Mars/Olympus', 'Not a time zone: pick one from the list (Region/City, or UTC).'],
-    ['Local', 'Not a time zone: pick one from the list (Region/City, or UTC).'],
-  ])('a time zone %j → %j', (s, want) => {
-    expect(zoneProblem(s)).toBe(want);
   });
 
   test('active hours: none have no problem; times are HH:MM, at least one day, opening and closing differ', () => {
@@ -424,15 +428,7 @@ describe('changes of the rules', () => {
       { kind: 'rule', field: 'active_hours', name: 'Active hours', from: 'any time', to: 'Mon–Fri 09:00–18:00 (America/New_York)' },
       { kind: 'rule', field: 'outside_active_hours', name: 'Outside active hours', from: 'blocked', to: 'parked for approval' },
     ]);
-    expect(patchOf(cur, next)).toEqual({
-      approvals_required: 2,
-      weekly_limit_usdc: 300,
-      monthly_limit_usdc: 1000.5,
-      max_tx_per_hour: 10,
-      max_tx_per_day: 0,
-      active_hours: HOURS,
-      outside_active_hours: 'approve',
-    });
+    expect(patchOf(cur, next)).toEqual(RULES);
   });
 
   test('a rule removed is sent as null (the API removes it); what stays is not sent', () => {
