@@ -2,8 +2,9 @@
 // the service: a Payer is a keypair the service knows nothing of, funded
 // with the localnet's cheat methods, that pays in each way a deposit can
 // reach a Solana wallet (a token Transfer or TransferChecked to its USDC
-// account, a transfer to another USDC account it owns, a System transfer
-// of SOL). Deposit detection is tested against these real transactions.
+// account, a transfer to another USDC account it owns, a transfer made
+// by a program through a cross-program invocation, a System transfer of
+// SOL). Deposit detection is tested against these real transactions.
 //
 // Every method builds the transaction, signs it with the payer's own key
 // only, sends it, and returns its signature once it is confirmed; any
@@ -157,6 +158,46 @@ func (p *Payer) NewTokenAccount(t testing.TB, owner sol.PublicKey) sol.PublicKey
 	return account.PublicKey()
 }
 
+// TransferUSDCByCPI pays micros of USDC to owner to's associated USDC
+// account through a cross-program invocation: the transfer is an inner
+// instruction, and the transaction has no top-level token instruction.
+//
+// No program the localnet ships can do that for a third party. The
+// Associated Token Account program's RecoverNested is the only one whose
+// CPI moves tokens, and it moves them into the account of its signing
+// wallet, derived from the signer's key: a deposit to a service wallet
+// that way would need the service wallet's own signature. So the payer
+// goes through the forwarder, a tiny program this package puts on the
+// localnet (forwarder.go), as payments made by other programs (a DEX
+// swap paying out to a recipient, a payment router, a multisig or escrow
+// releasing funds) reach a wallet on mainnet.
+//
+// The transaction: [ATA CreateIdempotent(payer, to, USDC) when to has no
+// USDC account yet], then one instruction of the forwarder program
+// (accounts: payer's ATA, to's ATA, payer as signer, the Token program;
+// data: Transfer's), whose inner instruction is Token Transfer
+// (instruction 3) of micros from the payer's ATA to to's ATA, authority
+// the payer (meta.innerInstructions, stack height 2). Changed: both USDC
+// accounts' amounts, the payer's lamports.
+func (p *Payer) TransferUSDCByCPI(t testing.TB, to sol.PublicKey, micros uint64) string {
+	t.Helper()
+	DeployForwarder(t, p.ln)
+	ixs := p.createRecipientAccount(t, to)
+	ixs = append(ixs, forward(t, token.NewTransferInstruction(micros, p.USDCAccount(), USDCAccount(to), p.PublicKey(), nil).Build()))
+	return p.send(t, "TransferUSDCByCPI", ixs)
+}
+
+// TransferCheckedUSDCByCPI is TransferUSDCByCPI with TransferChecked
+// (instruction 12: with the mint and its 6 decimals) as the inner
+// instruction.
+func (p *Payer) TransferCheckedUSDCByCPI(t testing.TB, to sol.PublicKey, micros uint64) string {
+	t.Helper()
+	DeployForwarder(t, p.ln)
+	ixs := p.createRecipientAccount(t, to)
+	ixs = append(ixs, forward(t, token.NewTransferCheckedInstruction(micros, usdc.Decimals, p.USDCAccount(), USDCMint, USDCAccount(to), p.PublicKey(), nil).Build()))
+	return p.send(t, "TransferCheckedUSDCByCPI", ixs)
+}
+
 // TransferSOL pays lamports to to with the System program's Transfer.
 //
 // The transaction: System Transfer(payer → to), top level, alone.
@@ -168,6 +209,16 @@ func (p *Payer) TransferSOL(t testing.TB, to sol.PublicKey, lamports uint64) str
 	t.Helper()
 	ix := system.NewTransferInstruction(lamports, p.PublicKey(), to).Build()
 	return p.send(t, "TransferSOL", []sol.Instruction{ix})
+}
+
+// TransferSOLByCPI pays lamports to to through a cross-program
+// invocation: the forwarder's one instruction, whose inner instruction
+// is the System Transfer(payer → to). Changed: as TransferSOL.
+func (p *Payer) TransferSOLByCPI(t testing.TB, to sol.PublicKey, lamports uint64) string {
+	t.Helper()
+	DeployForwarder(t, p.ln)
+	ix := forward(t, system.NewTransferInstruction(lamports, p.PublicKey(), to).Build())
+	return p.send(t, "TransferSOLByCPI", []sol.Instruction{ix})
 }
 
 // createRecipientAccount is the instruction that makes to's USDC account,

@@ -173,9 +173,10 @@ func programs(l landed, ins []instruction) []string {
 
 // The programs' addresses, as getTransaction names them.
 var (
-	ataProgram    = sol.SPLAssociatedTokenAccountProgramID.String()
-	tokenProgram  = sol.TokenProgramID.String()
-	systemProgram = sol.SystemProgramID.String()
+	ataProgram       = sol.SPLAssociatedTokenAccountProgramID.String()
+	tokenProgram     = sol.TokenProgramID.String()
+	systemProgram    = sol.SystemProgramID.String()
+	forwarderProgram = chaintest.ForwarderProgramID.String()
 )
 
 // newOwner is a wallet address nobody has used: no SOL, no USDC account.
@@ -245,6 +246,123 @@ func TestTransferUSDCTopLevel(t *testing.T) {
 	}
 }
 
+// TransferUSDCByCPI and TransferCheckedUSDCByCPI move the amount into the
+// recipient's associated account, and the transfer is an inner
+// instruction of the forwarder, with no top-level token instruction;
+// jsonParsed shows it as a parsed inner transfer. The first payment also
+// creates the account (top level, before the forwarder).
+func TestTransferUSDCByCPI(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		kind byte
+		send sendUSDC
+	}{
+		{"Transfer", 3, (*chaintest.Payer).TransferUSDCByCPI},
+		{"TransferChecked", 12, (*chaintest.Payer).TransferCheckedUSDCByCPI},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ln := localnettest.Shared(t)
+			p := chaintest.NewPayer(t, ln, 10_000_000, solana.LamportsPerSOL)
+			to := newOwner()
+			toATA := chaintest.USDCAccount(to)
+
+			amounts := []uint64{1_250_000, 2_000_000}
+			sigs := []string{tc.send(p, t, to, amounts[0]), tc.send(p, t, to, amounts[1])}
+			if b := balance(t, ln, to); b.USDC != 3_250_000 {
+				t.Fatalf("recipient: %+v", b)
+			}
+			if got := tokenBalance(t, ln, p.USDCAccount()); got != 10_000_000-3_250_000 {
+				t.Fatalf("payer: %d", got)
+			}
+
+			for i, sig := range sigs {
+				l := getTransaction(t, ln, sig)
+				wantTop := []string{ataProgram, forwarderProgram}
+				if i > 0 { // the account exists
+					wantTop = wantTop[1:]
+				}
+				if got := programs(l, l.Top); !slices.Equal(got, wantTop) {
+					t.Fatalf("payment %d's instructions: %v, want %v", i+1, got, wantTop)
+				}
+				if got := l.tokenTransfers(t, l.Top); len(got) != 0 {
+					t.Fatalf("payment %d: top-level token transfers %+v", i+1, got)
+				}
+				fwd := len(wantTop) - 1
+				inner := l.Inner[fwd]
+				want := transfer{Kind: tc.kind, From: p.USDCAccount(), To: toATA, Authority: p.PublicKey(), Amount: amounts[i]}
+				if got := l.tokenTransfers(t, inner); len(inner) != 1 || len(got) != 1 || got[0] != want {
+					t.Fatalf("payment %d: the forwarder's inner instructions %+v are transfers %+v, want %+v", i+1, inner, got, want)
+				}
+				if h := inner[0].StackHeight; h == nil || *h != 2 {
+					t.Fatalf("payment %d: inner transfer's stack height %v", i+1, h)
+				}
+				if l.Pre[toATA.String()]+amounts[i] != l.Post[toATA.String()] || l.Owner[toATA.String()] != to.String() {
+					t.Fatalf("payment %d: token balances %v → %v, owners %v", i+1, l.Pre, l.Post, l.Owner)
+				}
+				checkParsedInnerTransfer(t, ln, sig, fwd, toATA, amounts[i])
+			}
+		})
+	}
+}
+
+// checkParsedInnerTransfer reads sig with jsonParsed, as a deposit
+// watcher may: no top-level spl-token instruction, and among the inner
+// instructions of top-level instruction index, an spl-token transfer of
+// amount into dest.
+func checkParsedInnerTransfer(t *testing.T, ln *localnettest.Localnet, sig string, index int, dest sol.PublicKey, amount uint64) {
+	t.Helper()
+	type parsedIx struct {
+		Program string `json:"program"`
+		Parsed  struct {
+			Type string `json:"type"`
+			Info struct {
+				Destination string `json:"destination"`
+				Amount      string `json:"amount"`
+				TokenAmount *struct {
+					Amount string `json:"amount"`
+				} `json:"tokenAmount"`
+			} `json:"info"`
+		} `json:"parsed"`
+	}
+	var res struct {
+		Transaction struct {
+			Message struct {
+				Instructions []parsedIx `json:"instructions"`
+			} `json:"message"`
+		} `json:"transaction"`
+		Meta struct {
+			InnerInstructions []struct {
+				Index        int        `json:"index"`
+				Instructions []parsedIx `json:"instructions"`
+			} `json:"innerInstructions"`
+		} `json:"meta"`
+	}
+	ln.Call(t, &res, "getTransaction", sig, map[string]any{"encoding": "jsonParsed", "commitment": "confirmed", "maxSupportedTransactionVersion": 0})
+	for _, ix := range res.Transaction.Message.Instructions {
+		if ix.Program == "spl-token" {
+			t.Fatalf("jsonParsed: a top-level spl-token instruction: %+v", ix)
+		}
+	}
+	for _, g := range res.Meta.InnerInstructions {
+		if g.Index != index {
+			continue
+		}
+		for _, ix := range g.Instructions {
+			got := ix.Parsed.Info.Amount
+			if ix.Parsed.Info.TokenAmount != nil {
+				got = ix.Parsed.Info.TokenAmount.Amount
+			}
+			if ix.Program == "spl-token" && (ix.Parsed.Type == "transfer" || ix.Parsed.Type == "transferChecked") &&
+				ix.Parsed.Info.Destination == dest.String() && got == strconv.FormatUint(amount, 10) {
+				return
+			}
+		}
+	}
+	t.Fatalf("jsonParsed: no inner spl-token transfer of %d to %s under instruction %d: %+v", amount, dest, index, res.Meta.InnerInstructions)
+}
+
 // NewTokenAccount makes a USDC account of the owner's that is not its
 // associated one, and TransferUSDCToAccount pays into it: the owner's
 // address is in no instruction, only in the token balances.
@@ -308,8 +426,8 @@ func TestTransferUSDCToAccount(t *testing.T) {
 	}
 }
 
-// TransferSOL is a lone top-level System transfer crediting the
-// recipient.
+// TransferSOL is a lone top-level System transfer; TransferSOLByCPI's
+// is the forwarder's inner instruction. Both credit the recipient.
 func TestTransferSOL(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
@@ -328,4 +446,24 @@ func TestTransferSOL(t *testing.T) {
 		t.Fatalf("payer: %d (fee %d)", got, l.Fee)
 	}
 
+	sig = p.TransferSOLByCPI(t, to, 3_000_000)
+	if b := balance(t, ln, to); b.Lamports != 8_000_000 {
+		t.Fatalf("recipient after the CPI: %+v", b)
+	}
+	l = getTransaction(t, ln, sig)
+	if got := programs(l, l.Top); !slices.Equal(got, []string{forwarderProgram}) {
+		t.Fatalf("instructions: %v", got)
+	}
+	inner := l.Inner[0]
+	if len(inner) != 1 || !l.program(inner[0]).Equals(sol.SystemProgramID) ||
+		!l.account(inner[0], 0).Equals(p.PublicKey()) || !l.account(inner[0], 1).Equals(to) {
+		t.Fatalf("inner instructions: %+v", inner)
+	}
+	data := sol.Base58(nil)
+	if err := data.UnmarshalJSON([]byte(strconv.Quote(inner[0].Data))); err != nil {
+		t.Fatal(err)
+	}
+	if len(data) != 12 || binary.LittleEndian.Uint32(data) != 2 || binary.LittleEndian.Uint64(data[4:]) != 3_000_000 {
+		t.Fatalf("inner instruction data %x: not System Transfer of 3,000,000", data)
+	}
 }
