@@ -55,6 +55,7 @@ func run(ctx context.Context, getenv config.Getenv) error {
 	}{
 		{tasks.HeartbeatEvery, tasks.NewHeartbeatTask()},
 		{tasks.ConfirmEvery, tasks.NewConfirmSweepTask()},
+		{tasks.DepositsEvery, tasks.NewDepositsScanTask()},
 		{tasks.ExpireEvery, tasks.NewApprovalsExpireTask()},
 		{tasks.RedriveEvery, tasks.NewWebhooksRedriveTask()},
 		{tasks.AuditSealEvery, tasks.NewAuditSealTask()},

@@ -24,6 +24,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/custody"
+	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/keymaker"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/postgres"
@@ -123,8 +124,10 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	go sealer.Run(sealCtx)
 	engine := &payment.Engine{DB: db, Redis: rdb, Signer: signers, Nodes: map[solana.Network]payment.Node{}, Fees: cfg.PriorityFees,
 		MaxAttempts: cfg.SendMaxAttempts, Sealer: sealer, Log: log}
+	deposits := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{}, Log: log}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		c := cfg.Client(n)
+		deposits.Nodes[n] = c
 		var wrong *solana.WrongChainError
 		if err := c.VerifyChain(ctx); errors.As(err, &wrong) {
 			return err
@@ -154,7 +157,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	defer stopDispatch()
 	go hooks.Dispatcher.Run(dispatchCtx, cfg.DatabaseURL)
 
-	mux := worker.NewMux(worker.Deps{DB: db, Redis: rdb, Keystore: ks, Signers: signers, Log: log, Payments: engine, Webhooks: hooks})
+	mux := worker.NewMux(worker.Deps{DB: db, Redis: rdb, Keystore: ks, Signers: signers, Log: log, Payments: engine, Deposits: deposits, Webhooks: hooks})
 	stop, err := worker.Start(rdb, mux, worker.Options{
 		Concurrency: cfg.Concurrency, Queues: queues, ShutdownTimeout: cfg.ShutdownTimeout, Log: log,
 	})

@@ -63,3 +63,18 @@ func (s SOL) MarshalJSON() ([]byte, error) { return []byte(usdc.FormatUnits(int6
 func (SOL) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{Type: huma.TypeNumber, Description: "SOL in whole units (9 decimals)."}
 }
+
+// Quantity is an amount of an asset in a response: base units printed as a
+// JSON number in whole units, exactly (USDC 6 decimals, SOL 9).
+type Quantity struct {
+	units    int64
+	decimals int
+}
+
+// MarshalJSON prints the exact decimal.
+func (a Quantity) MarshalJSON() ([]byte, error) { return []byte(usdc.FormatUnits(a.units, a.decimals)), nil }
+
+// Schema documents it as a number.
+func (Quantity) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeNumber, Description: "In whole units: USDC with 6 decimals, SOL with 9."}
+}

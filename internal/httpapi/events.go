@@ -84,6 +84,7 @@ var streamReads = map[string]string{
 	webhook.KindApprovalRejected: "list-approvals",
 	webhook.KindApprovalExpired:  "list-approvals",
 	webhook.KindTxSent:           "list-transactions",
+	webhook.KindTxReceived:       "list-transactions",
 	webhook.KindTxBlocked:        "list-transactions",
 	webhook.KindTxFailed:         "list-transactions",
 	webhook.KindX402Expired:      "list-x402-payments",

@@ -1,16 +1,19 @@
 package httpapi
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/payment"
 )
 
@@ -21,10 +24,10 @@ const TransactionsLimit = 100
 type Transaction struct {
 	ID           string    `json:"id" format:"uuid" doc:"Record id." example:"0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"`
 	Signature    string    `json:"signature" doc:"On-chain signature." example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"`
-	Kind         string    `json:"kind" enum:"usdc,x402" doc:"What moved: usdc, a send; x402, an x402 payment that landed (its resource says what it bought)." example:"usdc"`
-	Direction    string    `json:"direction" enum:"send" doc:"Out of the wallet." example:"send"`
-	Amount       USDC      `json:"amount" doc:"USDC in whole units." example:"1.5"`
-	Counterparty string    `json:"counterparty" doc:"The recipient's address." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	Kind         string    `json:"kind" enum:"usdc,x402,sol" doc:"What moved: usdc, USDC (a send, or a deposit); x402, an x402 payment that landed (its resource says what it bought); sol, SOL that came in (a deposit)." example:"usdc"`
+	Direction    string    `json:"direction" enum:"send,receive" doc:"send: out of the wallet; receive: a deposit, money that came into the wallet from anyone but itself (to any of its USDC accounts, or SOL), recorded once it is confirmed." example:"send"`
+	Amount       Quantity  `json:"amount" doc:"In whole units of what moved: USDC (6 decimals), or SOL (9) for kind sol." example:"1.5"`
+	Counterparty string    `json:"counterparty" doc:"The recipient's address (a send), or the sender's (a receive: the owner whose holding fell most)." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	Status       string    `json:"status" enum:"pending,confirmed,failed" doc:"pending: broadcast, not yet confirmed; confirmed: confirmed by the cluster; failed: rejected, or expired without landing (its amount no longer counts against the daily limit)." example:"confirmed"`
 	Memo         *string   `json:"memo" nullable:"true" doc:"The on-chain memo, or null." example:"invoice 1234"`
 	CreatedAt    time.Time `json:"created_at" doc:"When it was signed, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
@@ -42,17 +45,18 @@ type Transaction struct {
 const MaxTransactionsPage = 500
 
 type listTransactionsInput struct {
-	WalletID string    `query:"wallet_id" doc:"Only this wallet's transactions (UUIDv4). Another account's wallet answers 404." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
-	Status   string    `query:"status" enum:"pending,confirmed,failed" doc:"Only transactions with this status." example:"confirmed"`
-	Since    time.Time `query:"since" doc:"Only transactions created at or after this time (ISO 8601)." example:"2026-04-01T00:00:00Z"`
-	Until    time.Time `query:"until" doc:"Only transactions created before this time (ISO 8601)." example:"2026-04-02T00:00:00Z"`
-	Limit    int       `query:"limit" minimum:"1" maximum:"500" doc:"Page size, 1 to 500 (100 when omitted). A page also ends early, with next_cursor, before it passes 1 MiB of JSON." example:"100"`
-	Cursor   string    `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
+	WalletID  string    `query:"wallet_id" doc:"Only this wallet's transactions (UUIDv4). Another account's wallet answers 404." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	Status    string    `query:"status" enum:"pending,confirmed,failed" doc:"Only transactions with this status." example:"confirmed"`
+	Direction string    `query:"direction" enum:"send,receive" doc:"Only sends, or only deposits (receive); both when omitted." example:"receive"`
+	Since     time.Time `query:"since" doc:"Only transactions created at or after this time (ISO 8601)." example:"2026-04-01T00:00:00Z"`
+	Until     time.Time `query:"until" doc:"Only transactions created before this time (ISO 8601)." example:"2026-04-02T00:00:00Z"`
+	Limit     int       `query:"limit" minimum:"1" maximum:"500" doc:"Page size, 1 to 500 (100 when omitted). A page also ends early, with next_cursor, before it passes 1 MiB of JSON." example:"100"`
+	Cursor    string    `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
 }
 
 // plain reports whether no parameter was given: the spec's v1 answer.
 func (in *listTransactionsInput) plain() bool {
-	return in.WalletID == "" && in.Status == "" && in.Since.IsZero() && in.Until.IsZero() && in.Limit == 0 && in.Cursor == ""
+	return in.WalletID == "" && in.Status == "" && in.Direction == "" && in.Since.IsZero() && in.Until.IsZero() && in.Limit == 0 && in.Cursor == ""
 }
 
 type transactionsOutput struct {
@@ -151,30 +155,76 @@ func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput
 	if !plain {
 		f.Limit = n + 1 // one more tells whether a next page exists
 	}
-	ts, err := payment.ListTransactions(ctx, s.DB, pr.AccountID, f)
-	if err != nil {
-		return nil, s.fail(ctx, err)
+	// Sends and deposits, each newest first on the same key (time, id),
+	// merged: a page of each is enough for a page of both.
+	var rows []listed
+	if in.Direction != "receive" {
+		ts, err := payment.ListTransactions(ctx, s.DB, pr.AccountID, f)
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		for i := range ts {
+			rows = append(rows, listed{at: ts[i].CreatedAt, id: ts[i].ID, out: transactionOf(&ts[i])})
+		}
 	}
+	if in.Direction != "send" {
+		ds, err := deposit.List(ctx, s.DB, pr.AccountID, deposit.Filter{WalletID: f.WalletID, Wallets: f.Wallets, Status: f.Status,
+			Since: f.Since, Until: f.Until, AfterTime: f.AfterTime, AfterID: f.AfterID, Limit: f.Limit})
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		for i := range ds {
+			rows = append(rows, listed{at: ds[i].CreatedAt, id: ds[i].ID, out: depositOf(&ds[i])})
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b listed) int {
+		if c := b.at.Compare(a.at); c != 0 {
+			return c
+		}
+		return bytes.Compare(b.id[:], a.id[:])
+	})
+	rows = rows[:min(len(rows), f.Limit)]
 	out := &transactionsOutput{}
 	if plain {
 		// The spec's answer: at most TransactionsLimit transactions of at
 		// most a few KiB each (a memo is 200 characters), no cursor.
-		out.Body.Transactions = make([]Transaction, len(ts))
-		for i := range ts {
-			out.Body.Transactions[i] = transactionOf(&ts[i])
+		out.Body.Transactions = make([]Transaction, len(rows))
+		for i := range rows {
+			out.Body.Transactions[i] = rows[i].out
 		}
 		return out, nil
 	}
 	var next *string
-	out.Body.Transactions, next = page(ts, n, func(t *payment.Transaction) string { return timeCursor(t.CreatedAt, t.ID) }, transactionOf)
+	out.Body.Transactions, next = page(rows, n, func(r *listed) string { return timeCursor(r.at, r.id) }, func(r *listed) Transaction { return r.out })
 	out.Body.NextCursor = pageCursor{set: true, next: next}
 	return out, nil
+}
+
+// listed is a send or a deposit as listed, with its place in the order.
+type listed struct {
+	at  time.Time
+	id  uuid.UUID
+	out Transaction
+}
+
+// depositOf is a deposit as a transaction: direction receive, kind its
+// asset, the sender as counterparty.
+func depositOf(d *deposit.Deposit) Transaction {
+	decimals := 6
+	if d.Asset == deposit.SOL {
+		decimals = 9
+	}
+	return Transaction{
+		ID: d.ID.String(), Signature: d.Signature, Kind: d.Asset, Direction: "receive",
+		Amount: Quantity{units: d.Amount, decimals: decimals}, Counterparty: d.Counterparty, Status: d.Status,
+		CreatedAt: d.CreatedAt.UTC(), WalletID: d.WalletID.String(), Attempts: 1, PreviousSignatures: []string{},
+	}
 }
 
 func transactionOf(t *payment.Transaction) Transaction {
 	out := Transaction{
 		ID: t.ID.String(), Signature: t.Signature, Kind: t.Kind, Direction: t.Direction,
-		Amount: USDC(t.Amount), Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
+		Amount: Quantity{units: int64(t.Amount), decimals: 6}, Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
 		CreatedAt: t.CreatedAt.UTC(), WalletID: t.WalletID.String(), FeeLamports: t.FeeLamports, FeePayer: t.FeePayer,
 		Attempts: max(t.Attempts, 1), PreviousSignatures: t.PreviousSignatures, Resource: t.Resource,
 	}

@@ -37,6 +37,9 @@ const (
 	// (its blockhash expired before the seller settled it, or it failed
 	// on chain); its reservation is released.
 	KindX402Expired = "x402.expired"
+	// KindTxReceived: money came into a wallet (a deposit of USDC or SOL,
+	// confirmed); recorded and announced once.
+	KindTxReceived = "tx.received"
 )
 
 // Event is one outbox row; receivers see its id as "evt_" + ID.

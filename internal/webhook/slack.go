@@ -134,6 +134,8 @@ func slackBody(ev *Event, endpointID uuid.UUID, token, dashboard, status string)
 		text = fmt.Sprintf("Expired without a decision: %s to %s", amount, str("to"))
 	case KindTxSent:
 		text = fmt.Sprintf("Sent: %s to %s (%s)", amount, str("to"), str("signature"))
+	case KindTxReceived:
+		text = fmt.Sprintf("Received: %s %s from %s (%s)", str("amount"), strings.ToUpper(str("asset")), str("from"), str("signature"))
 	case KindTxFailed:
 		text = fmt.Sprintf("Failed after it was sent (%s): %s to %s (%s); nothing was spent", str("reason"), amount, str("to"), str("signature"))
 	case KindX402Expired:

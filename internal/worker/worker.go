@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/tasks"
@@ -32,8 +33,9 @@ type Deps struct {
 	Signers  *signer.Set
 	Log      *slog.Logger
 	Now      func() time.Time
-	Payments *payment.Engine // nil: payment tasks are not registered
-	Webhooks *Webhooks       // nil: webhook tasks are not registered
+	Payments *payment.Engine  // nil: payment tasks are not registered
+	Deposits *deposit.Watcher // nil: deposits are not watched
+	Webhooks *Webhooks        // nil: webhook tasks are not registered
 }
 
 // Webhooks is what the webhook tasks use.
@@ -56,6 +58,9 @@ func NewMux(d Deps) *asynq.ServeMux {
 		mux.HandleFunc(tasks.TypeSendDecide, d.sendDecide)
 		mux.HandleFunc(tasks.TypeConfirmSweep, d.confirmSweep)
 		mux.HandleFunc(tasks.TypeApprovalExecute, d.approvalExecute)
+	}
+	if d.Deposits != nil {
+		mux.HandleFunc(tasks.TypeDepositsScan, d.depositsScan)
 	}
 	mux.HandleFunc(tasks.TypeApprovalsExpire, d.approvalsExpire)
 	mux.HandleFunc(tasks.TypeAuditSeal, d.auditSeal)
@@ -143,6 +148,22 @@ func (d Deps) confirmSweep(ctx context.Context, _ *asynq.Task) error {
 	if st.Confirmed+st.Failed+st.Rebroadcast+st.Resigned > 0 {
 		d.Log.InfoContext(ctx, "confirmation sweep", "checked", st.Checked, "confirmed", st.Confirmed,
 			"failed", st.Failed, "rebroadcast", st.Rebroadcast, "resigned", st.Resigned)
+	}
+	return nil
+}
+
+// depositsScan looks for deposits once; a node's failure is logged and
+// the next period's scan resumes from the cursors.
+func (d Deps) depositsScan(ctx context.Context, _ *asynq.Task) error {
+	ctx, cancel := context.WithTimeout(ctx, tasks.SweepBudget)
+	defer cancel()
+	st, err := d.Deposits.Scan(ctx)
+	if err != nil {
+		d.Log.WarnContext(ctx, "deposit scan incomplete", "err", err, "changed", st.Changed, "deposits", st.Deposits)
+		return nil
+	}
+	if st.Deposits > 0 {
+		d.Log.InfoContext(ctx, "deposit scan", "watched", st.Watched, "changed", st.Changed, "examined", st.Examined, "deposits", st.Deposits)
 	}
 	return nil
 }

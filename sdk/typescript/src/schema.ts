@@ -1553,7 +1553,7 @@ export interface components {
              */
             enabled?: boolean;
             /**
-             * @description Event kinds to receive: tx.sent, tx.blocked, tx.failed, approval.pending, approval.vote, approval.approved, approval.rejected, approval.expired, x402.expired. approval.vote: a person approved a payment that needs several (the wallet's approvals_required), short of the quorum; data approval_id, wallet_id, amount, to, by, approvals, approvals_needed (the approve that completes it is approval.approved, once sent). Every approval event also carries approvals ([{by, at, note}], oldest first) and approvals_needed. tx.failed (not in the first version's list): a payment answered sent ended failed on chain or expired unseen, nothing spent; data wallet_id, signature, amount, to, memo, reason, and approval_id when it came from an approval. x402.expired: a signed x402 payment whose blockhash expired before the seller settled it (or that failed on chain), its reservation released; data payment_id, wallet_id, amount, pay_to, resource, state, reason, signature. An x402 payment's tx.sent, tx.blocked and approval.pending also carry kind (x402), resource, payment_id and (approval.pending) description.
+             * @description Event kinds to receive: tx.sent, tx.received, tx.blocked, tx.failed, approval.pending, approval.vote, approval.approved, approval.rejected, approval.expired, x402.expired. approval.vote: a person approved a payment that needs several (the wallet's approvals_required), short of the quorum; data approval_id, wallet_id, amount, to, by, approvals, approvals_needed (the approve that completes it is approval.approved, once sent). Every approval event also carries approvals ([{by, at, note}], oldest first) and approvals_needed. tx.failed (not in the first version's list): a payment answered sent ended failed on chain or expired unseen, nothing spent; data wallet_id, signature, amount, to, memo, reason, and approval_id when it came from an approval. x402.expired: a signed x402 payment whose blockhash expired before the seller settled it (or that failed on chain), its reservation released; data payment_id, wallet_id, amount, pay_to, resource, state, reason, signature. tx.received: money came into a wallet (USDC to any of its token accounts, or SOL), confirmed, announced once; data wallet_id, transaction_id, signature, asset (usdc or sol), amount (in that asset), from (the sender), slot. An x402 payment's tx.sent, tx.blocked and approval.pending also carry kind (x402), resource, payment_id and (approval.pending) description.
              * @example [
              *       "tx.sent",
              *       "approval.pending"
@@ -2472,7 +2472,7 @@ export interface components {
         };
         Transaction: {
             /**
-             * @description USDC in whole units.
+             * @description In whole units of what moved: USDC (6 decimals), or SOL (9) for kind sol.
              * @example 1.5
              */
             amount: number;
@@ -2488,7 +2488,7 @@ export interface components {
              */
             attempts: number;
             /**
-             * @description The recipient's address.
+             * @description The recipient's address (a send), or the sender's (a receive: the owner whose holding fell most).
              * @example 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
              */
             counterparty: string;
@@ -2499,11 +2499,11 @@ export interface components {
              */
             created_at: string;
             /**
-             * @description Out of the wallet.
+             * @description send: out of the wallet; receive: a deposit, money that came into the wallet from anyone but itself (to any of its USDC accounts, or SOL), recorded once it is confirmed.
              * @example send
              * @enum {string}
              */
-            direction: "send";
+            direction: "send" | "receive";
             /**
              * Format: int64
              * @description The network fee in lamports, paid by the wallet (or by the account's fee payer, fee_payer) when the transaction lands: 5,000 per signature plus the priority fee (its compute-unit price times the compute units it requests). Null for transactions signed before fees were recorded.
@@ -2522,11 +2522,11 @@ export interface components {
              */
             id: string;
             /**
-             * @description What moved: usdc, a send; x402, an x402 payment that landed (its resource says what it bought).
+             * @description What moved: usdc, USDC (a send, or a deposit); x402, an x402 payment that landed (its resource says what it bought); sol, SOL that came in (a deposit).
              * @example usdc
              * @enum {string}
              */
-            kind: "usdc" | "x402";
+            kind: "usdc" | "x402" | "sol";
             /**
              * @description The on-chain memo, or null.
              * @example invoice 1234
@@ -5223,6 +5223,8 @@ export interface operations {
                 wallet_id?: string;
                 /** @description Only transactions with this status. */
                 status?: "pending" | "confirmed" | "failed";
+                /** @description Only sends, or only deposits (receive); both when omitted. */
+                direction?: "send" | "receive";
                 /** @description Only transactions created at or after this time (ISO 8601). */
                 since?: string;
                 /** @description Only transactions created before this time (ISO 8601). */
@@ -5839,7 +5841,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: ; admin keys: ; approver keys: ; viewer keys: . */
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: refused; approver keys: refused; viewer keys: refused. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5936,7 +5938,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: ; admin keys: ; approver keys: ; viewer keys: . */
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: refused; approver keys: refused; viewer keys: refused. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6015,7 +6017,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: ; admin keys: ; approver keys: ; viewer keys: ; never by the owner who asked for the export. */
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: refused; approver keys: refused; viewer keys: refused; never by the owner who asked for the export. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6112,7 +6114,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: ; admin keys: ; approver keys: ; viewer keys: . */
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: refused; approver keys: refused; viewer keys: refused. */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -26,6 +26,7 @@ export type LiveEventKind =
   | 'approval.rejected'
   | 'approval.expired'
   | 'tx.sent'
+  | 'tx.received'
   | 'tx.blocked'
   | 'tx.failed'
   | 'x402.expired'
@@ -38,6 +39,7 @@ export const LIVE_EVENT_KINDS: readonly LiveEventKind[] = [
   'approval.rejected',
   'approval.expired',
   'tx.sent',
+  'tx.received',
   'tx.blocked',
   'tx.failed',
   'x402.expired',

@@ -46,6 +46,8 @@ export const EVENT_READS: Record<LiveEventKind, readonly Reads[]> = {
   // Confirmed or failed on chain: the money reads, and the approval it may have come from.
   'tx.sent': [...MONEY, ...DECIDED],
   'tx.failed': [...MONEY, ...DECIDED],
+  // Money that came in: the balances and the wallets' transactions.
+  'tx.received': [...MONEY],
   // Refused by the policy: no transaction, only the analytics' blocked sends.
   'tx.blocked': [ANALYTICS],
   // An x402 payment that moved nothing: its reservation is released.

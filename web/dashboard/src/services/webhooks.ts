@@ -115,6 +115,7 @@ export const toDeliveryDetail = (d: DeliveryDetailFromAPI): DeliveryDetail => ({
 /** EVENTS are the kinds an endpoint may subscribe to, with what they mean. */
 export const EVENTS: { kind: string; what: string }[] = [
   { kind: 'tx.sent', what: 'a payment was sent' },
+  { kind: 'tx.received', what: 'money came into a wallet' },
   { kind: 'tx.blocked', what: 'a policy refused a payment' },
   { kind: 'tx.failed', what: 'a sent payment failed on chain' },
   { kind: 'approval.pending', what: 'a payment waits for approval' },

@@ -1,0 +1,364 @@
+// Package deposit finds the money that comes into agent wallets: USDC to
+// any of a wallet's token accounts and SOL to its address, however it
+// arrived (a transfer, a transferChecked, inside another program's
+// instruction), and records each deposit once, with its tx.received event.
+//
+// A scan reads every watched account's balance (getMultipleAccounts, 100 a
+// call) and examines only the accounts whose balance changed: their
+// transactions since the account's cursor (getSignaturesForAddress), each
+// read from its metadata's balance changes (getTransaction), which show a
+// transfer made by CPI as well as a top-level one. The cursor and the
+// deposits of an account are written in one commit under the account's
+// row lock, and a deposit is unique by wallet, signature and asset: a
+// restart, a failover or two workers scanning at once resume where the
+// last commit left off, and never count a transfer twice.
+package deposit
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/webhook"
+)
+
+// Assets a deposit is of.
+const (
+	USDC = "usdc"
+	SOL  = "sol"
+)
+
+// Watcher scans the watched accounts of each network it has a node for.
+type Watcher struct {
+	DB    *bun.DB
+	Nodes map[solana.Network]*solana.Client
+	Log   *slog.Logger
+	// ListEvery is how often each wallet's token accounts are listed
+	// again, to find one made for it by someone else (default 10 min);
+	// ListPerScan bounds how many wallets one scan lists (default 20).
+	ListEvery   time.Duration
+	ListPerScan int
+	// PerAccount bounds how many transactions of one account a scan
+	// examines (default 200); the next scan goes on from there.
+	PerAccount int
+}
+
+// Stats is what one scan did.
+type Stats struct {
+	Watched, Changed, Examined, Deposits int
+}
+
+// Scan examines every network's watched accounts once.
+func (w *Watcher) Scan(ctx context.Context) (Stats, error) {
+	var total Stats
+	var errs []error
+	for network, c := range w.Nodes {
+		st, err := w.scan(ctx, network, c)
+		total.Watched += st.Watched
+		total.Changed += st.Changed
+		total.Examined += st.Examined
+		total.Deposits += st.Deposits
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", network, err))
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+// watched is a watched_accounts row.
+type watched struct {
+	Address       string         `bun:"address"`
+	Network       string         `bun:"network"`
+	WalletID      uuid.UUID      `bun:"wallet_id,type:uuid"`
+	Asset         string         `bun:"asset"`
+	Balance       sql.NullInt64  `bun:"balance"`
+	LastSignature sql.NullString `bun:"last_signature"`
+	Since         time.Time      `bun:"since"`
+}
+
+func (w *Watcher) scan(ctx context.Context, network solana.Network, c *solana.Client) (Stats, error) {
+	var st Stats
+	if err := w.ensure(ctx, network, c); err != nil {
+		return st, err
+	}
+	var rows []watched
+	if err := w.DB.NewSelect().Table("watched_accounts").Column("address", "network", "wallet_id", "asset", "balance", "last_signature", "since").
+		Where("network = ?", network).Order("address").Scan(ctx, &rows); err != nil {
+		return st, fmt.Errorf("read watched accounts: %w", err)
+	}
+	st.Watched = len(rows)
+	addrs := make([]sol.PublicKey, len(rows))
+	for i, r := range rows {
+		addrs[i] = sol.MustPublicKeyFromBase58(r.Address)
+	}
+	states, err := c.Accounts(ctx, addrs)
+	if err != nil {
+		return st, err
+	}
+	var errs []error
+	for i, r := range rows {
+		now := balanceOf(r.Asset, states[i])
+		if r.Balance.Valid && r.Balance.Int64 == now {
+			continue
+		}
+		st.Changed++
+		n, d, err := w.examine(ctx, network, c, r.Address, now)
+		st.Examined += n
+		st.Deposits += d
+		if err != nil {
+			errs = append(errs, fmt.Errorf("account %s: %w", r.Address, err))
+		}
+	}
+	return st, errors.Join(errs...)
+}
+
+// balanceOf is the amount the watcher compares: a token account's amount,
+// an address's lamports.
+func balanceOf(asset string, s solana.AccountState) int64 {
+	if asset == USDC {
+		return int64(s.Amount)
+	}
+	return int64(s.Lamports)
+}
+
+// ensure watches every wallet of the network: its address from its
+// creation (or from when watching began, for older wallets), its
+// associated USDC account likewise, and, a few wallets a scan, the other
+// USDC accounts it owns.
+func (w *Watcher) ensure(ctx context.Context, network solana.Network, c *solana.Client) error {
+	if _, err := w.DB.NewRaw(`INSERT INTO watched_accounts (address, network, wallet_id, asset, since)
+		SELECT w.pubkey, a.network, w.id, 'sol', w.created_at FROM wallets w JOIN accounts a ON a.id = w.account_id
+		WHERE a.network = ? AND NOT EXISTS (SELECT 1 FROM watched_accounts x WHERE x.wallet_id = w.id AND x.asset = 'sol')
+		ON CONFLICT DO NOTHING`, network).Exec(ctx); err != nil {
+		return fmt.Errorf("watch new wallets: %w", err)
+	}
+	var missing []struct {
+		ID     uuid.UUID `bun:"id,type:uuid"`
+		Pubkey string    `bun:"pubkey"`
+		Since  time.Time `bun:"since"`
+	}
+	if err := w.DB.NewRaw(`SELECT w.id, w.pubkey, x.since FROM wallets w JOIN watched_accounts x ON x.wallet_id = w.id AND x.asset = 'sol'
+		WHERE x.network = ? AND NOT EXISTS (SELECT 1 FROM watched_accounts u WHERE u.wallet_id = w.id AND u.asset = 'usdc')`, network).Scan(ctx, &missing); err != nil {
+		return fmt.Errorf("find unwatched USDC accounts: %w", err)
+	}
+	for _, m := range missing {
+		ata, err := network.AssociatedUSDC(sol.MustPublicKeyFromBase58(m.Pubkey))
+		if err != nil {
+			return err
+		}
+		if err := w.watch(ctx, network, m.ID, ata, m.Since); err != nil {
+			return err
+		}
+	}
+	return w.listTokenAccounts(ctx, network, c)
+}
+
+func (w *Watcher) watch(ctx context.Context, network solana.Network, walletID uuid.UUID, account sol.PublicKey, since time.Time) error {
+	_, err := w.DB.NewRaw(`INSERT INTO watched_accounts (address, network, wallet_id, asset, since) VALUES (?, ?, ?, 'usdc', ?)
+		ON CONFLICT DO NOTHING`, account.String(), network, walletID, since).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", account, err)
+	}
+	return nil
+}
+
+// listTokenAccounts lists, for the wallets listed longest ago, every USDC
+// account they own, and watches those not watched yet.
+func (w *Watcher) listTokenAccounts(ctx context.Context, network solana.Network, c *solana.Client) error {
+	every, per := w.ListEvery, w.ListPerScan
+	if every <= 0 {
+		every = 10 * time.Minute
+	}
+	if per <= 0 {
+		per = 20
+	}
+	var due []struct {
+		ID     uuid.UUID `bun:"id,type:uuid"`
+		Pubkey string    `bun:"pubkey"`
+		Since  time.Time `bun:"since"`
+	}
+	if err := w.DB.NewRaw(`SELECT w.id, w.pubkey, x.since FROM wallets w JOIN watched_accounts x ON x.wallet_id = w.id AND x.asset = 'sol'
+		WHERE x.network = ? AND (w.token_accounts_listed_at IS NULL OR w.token_accounts_listed_at < now() - make_interval(secs => ?))
+		ORDER BY w.token_accounts_listed_at NULLS FIRST LIMIT ?`, network, every.Seconds(), per).Scan(ctx, &due); err != nil {
+		return fmt.Errorf("wallets to list: %w", err)
+	}
+	for _, d := range due {
+		accounts, err := c.TokenAccountsOf(ctx, sol.MustPublicKeyFromBase58(d.Pubkey), network.USDCMint())
+		if err != nil {
+			return err
+		}
+		for _, a := range accounts {
+			if err := w.watch(ctx, network, d.ID, a, d.Since); err != nil {
+				return err
+			}
+		}
+		if _, err := w.DB.NewRaw(`UPDATE wallets SET token_accounts_listed_at = now() WHERE id = ?`, d.ID).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// examine reads the account's transactions since its cursor and records
+// the deposits among them, then moves the cursor and the balance, in one
+// commit under the account's row lock (another scan at it skips it).
+func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana.Client, address string, balance int64) (examined, deposits int, err error) {
+	limit := w.PerAccount
+	if limit <= 0 {
+		limit = 200
+	}
+	err = w.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var r watched
+		err := tx.NewSelect().Table("watched_accounts").Column("address", "network", "wallet_id", "asset", "balance", "last_signature", "since").
+			Where("network = ? AND address = ?", network, address).For("UPDATE SKIP LOCKED").Scan(ctx, &r)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // another scan holds it
+		}
+		if err != nil {
+			return err
+		}
+		var until sol.Signature
+		if r.LastSignature.Valid {
+			until = sol.MustSignatureFromBase58(r.LastSignature.String)
+		}
+		account := sol.MustPublicKeyFromBase58(address)
+		sigs, more, err := c.SignaturesSince(ctx, account, until, limit)
+		if err != nil {
+			return err
+		}
+		var owner struct {
+			AccountID uuid.UUID `bun:"account_id,type:uuid"`
+			Pubkey    string    `bun:"pubkey"`
+		}
+		if err := tx.NewSelect().Table("wallets").Column("account_id", "pubkey").Where("id = ?", r.WalletID).Scan(ctx, &owner); err != nil {
+			return err
+		}
+		for _, s := range sigs {
+			examined++
+			if s.Failed {
+				continue
+			}
+			ok, err := w.record(ctx, tx, network, c, &r, owner.AccountID, sol.MustPublicKeyFromBase58(owner.Pubkey), s)
+			if err != nil {
+				return err
+			}
+			if ok {
+				deposits++
+			}
+		}
+		q := tx.NewUpdate().Table("watched_accounts").Set("checked_at = now()").Where("network = ? AND address = ?", network, address)
+		if len(sigs) > 0 {
+			q = q.Set("last_signature = ?", sigs[len(sigs)-1].Signature.String())
+		}
+		if !more {
+			// Read the balance again next scan if transactions remain.
+			q = q.Set("balance = ?", balance)
+		}
+		_, err = q.Exec(ctx)
+		return err
+	})
+	return examined, deposits, err
+}
+
+// record reads one transaction's balance changes and records the wallet's
+// gain of the account's asset, if any, as a deposit with its event. The
+// wallet's own payments are not deposits, nor is what happened before the
+// account was watched.
+func (w *Watcher) record(ctx context.Context, tx bun.Tx, network solana.Network, c *solana.Client, r *watched, accountID uuid.UUID, owner sol.PublicKey, s solana.SignatureInfo) (bool, error) {
+	m, err := c.Movement(ctx, s.Signature)
+	if err != nil {
+		return false, err
+	}
+	// Block times are whole seconds: a deposit in the second the wallet
+	// was made counts.
+	if m.Failed || !m.BlockTime.IsZero() && m.BlockTime.Before(r.Since.Truncate(time.Second)) {
+		return false, nil
+	}
+	var gain int64
+	var from sol.PublicKey
+	switch r.Asset {
+	case USDC:
+		gain = m.Tokens[solana.TokenHolding{Owner: owner, Mint: network.USDCMint()}]
+		from = largestLoss(m.Tokens, network.USDCMint())
+	case SOL:
+		gain = m.Lamports[owner]
+		from = largestLamportLoss(m.Lamports)
+	}
+	if gain <= 0 || from.Equals(owner) {
+		return false, nil
+	}
+	at := m.BlockTime
+	if at.IsZero() {
+		at = time.Now().UTC()
+	}
+	at = at.Truncate(time.Microsecond)
+	id := uuid.New()
+	res, err := tx.NewRaw(`INSERT INTO deposits (id, account_id, wallet_id, network, signature, asset, amount, counterparty, slot, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (wallet_id, signature, asset) DO NOTHING`,
+		id, accountID, r.WalletID, network, s.Signature.String(), r.Asset, gain, from.String(), m.Slot, at).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("record deposit: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil // recorded already (through another of its accounts)
+	}
+	data := map[string]any{
+		"wallet_id": r.WalletID, "signature": s.Signature.String(), "asset": r.Asset, "from": from.String(),
+		"amount": amountOf(r.Asset, gain), "transaction_id": id, "slot": m.Slot,
+	}
+	if _, err := webhook.Emit(ctx, tx, accountID, at, webhook.KindTxReceived, data); err != nil {
+		return false, err
+	}
+	w.log().InfoContext(ctx, "deposit", "wallet_id", r.WalletID, "asset", r.Asset, "amount", gain, "signature", s.Signature.String())
+	return true, nil
+}
+
+// amountOf is a deposit's amount in whole units for its event, a JSON
+// number: USDC with 6 decimals, SOL with 9.
+func amountOf(asset string, units int64) json.Number {
+	if asset == USDC {
+		return json.Number(usdc.FormatUnits(units, 6))
+	}
+	return json.Number(usdc.FormatUnits(units, 9))
+}
+
+// largestLoss is the owner whose holding of mint fell most: the sender.
+func largestLoss(tokens map[solana.TokenHolding]int64, mint sol.PublicKey) sol.PublicKey {
+	var who sol.PublicKey
+	var most int64
+	for h, d := range tokens {
+		if h.Mint.Equals(mint) && d < most {
+			who, most = h.Owner, d
+		}
+	}
+	return who
+}
+
+// largestLamportLoss is the account whose lamports fell most.
+func largestLamportLoss(lamports map[sol.PublicKey]int64) sol.PublicKey {
+	var who sol.PublicKey
+	var most int64
+	for k, d := range lamports {
+		if d < most {
+			who, most = k, d
+		}
+	}
+	return who
+}
+
+func (w *Watcher) log() *slog.Logger {
+	if w.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return w.Log
+}

@@ -1,0 +1,161 @@
+package deposit_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/chaintest"
+	"github.com/agentwallet/agentwallet/internal/deposit"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
+)
+
+// deposits are a wallet's recorded deposits, oldest first.
+type depositRow struct {
+	Signature    string `bun:"signature"`
+	Asset        string `bun:"asset"`
+	Amount       int64  `bun:"amount"`
+	Counterparty string `bun:"counterparty"`
+	Status       string `bun:"status"`
+}
+
+func depositsOf(t *testing.T, db *bun.DB, w wallet.Wallet) []depositRow {
+	t.Helper()
+	var out []depositRow
+	if err := db.NewSelect().Table("deposits").Column("signature", "asset", "amount", "counterparty", "status").
+		Where("wallet_id = ?", w.ID).Order("slot", "asset").Scan(context.Background(), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func received(t *testing.T, db *bun.DB) int {
+	t.Helper()
+	n, err := db.NewSelect().Table("events").Where("kind = 'tx.received'").Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
+}
+
+// Money sent to a wallet from an address the service does not control is
+// recorded once per way it can arrive (a USDC transfer, a
+// transferChecked, a transfer made inside another program (CPI), one to
+// a second USDC account the wallet owns, SOL directly and by CPI), with
+// the sender and the amount, and announced once (tx.received); scanning
+// again finds nothing new.
+func TestWatcher_RecordsEveryWayMoneyArrivesOnce(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	db := pgtest.New(t)
+	_, w := wallettest.New(t, db)
+	// Every scan lists the wallet's USDC accounts (by default, every 10
+	// minutes): the second one is found at once.
+	watcher := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)},
+		ListEvery: time.Nanosecond}
+	ctx := context.Background()
+	if _, err := watcher.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	from := chaintest.NewPayer(t, ln, 1_000_000_000, 10*solana.LamportsPerSOL)
+	second := from.NewTokenAccount(t, w.PublicKey())
+	want := map[string]depositRow{}
+	add := func(sig, asset string, amount int64) {
+		want[sig+asset] = depositRow{sig, asset, amount, from.PublicKey().String(), "confirmed"}
+	}
+	add(from.TransferUSDC(t, w.PublicKey(), 1_000_000), "usdc", 1_000_000)
+	add(from.TransferCheckedUSDC(t, w.PublicKey(), 2_000_000), "usdc", 2_000_000)
+	add(from.TransferUSDCByCPI(t, w.PublicKey(), 3_000_000), "usdc", 3_000_000)
+	add(from.TransferSOL(t, w.PublicKey(), 300_000_000), "sol", 300_000_000)
+	add(from.TransferSOLByCPI(t, w.PublicKey(), 40_000_000), "sol", 40_000_000)
+	// The second account is found by its listing, then watched.
+	add(from.TransferUSDCToAccount(t, second, 5_000_000), "usdc", 5_000_000)
+	for range 2 {
+		if _, err := watcher.Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := depositsOf(t, db, w)
+	if len(got) != len(want) {
+		t.Fatalf("deposits %+v, want %d: %+v", got, len(want), want)
+	}
+	for _, d := range got {
+		if want[d.Signature+d.Asset] != d {
+			t.Fatalf("deposit %+v, want %+v", d, want[d.Signature+d.Asset])
+		}
+	}
+	if n := received(t, db); n != len(want) {
+		t.Fatalf("%d tx.received events, want %d", n, len(want))
+	}
+}
+
+// A payment from one of the service's wallets to another is a deposit of
+// the receiving wallet only; the paying wallet's own payment is not one.
+func TestWatcher_OwnPaymentsAreNotDeposits(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	db := pgtest.New(t)
+	mk := wallettest.NewMasterKey(t)
+	acc := wallettest.Account(t, db)
+	a, b := wallettest.Create(t, db, mk.Sealer, acc.ID, "a"), wallettest.Create(t, db, mk.Sealer, acc.ID, "b")
+	ln.SetLamports(t, a.Pubkey, solana.LamportsPerSOL)
+	ln.SetTokenBalance(t, a.Pubkey, solana.DevnetUSDCMint.String(), 10_000_000)
+	c := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
+	watcher := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: c}}
+	ctx := context.Background()
+	if _, err := watcher.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// a pays b with its own key, as the worker would.
+	bh, err := c.LatestBlockhash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.BuildTransfer(solana.Transfer{Owner: a.PublicKey(), To: b.PublicKey(), Amount: 4_000_000}, bh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := a.Key()
+	if key.Sealed, err = wallet.SealedSecret(ctx, db, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	raw, sig, err := solana.Sign(ctx, tx, signer.For(mk.Keystore(t), key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Broadcast(ctx, raw); err != nil {
+		t.Fatal(err)
+	}
+	waitConfirmed(t, c, sig)
+	if _, err := watcher.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := depositsOf(t, db, a); len(got) != 0 {
+		t.Fatalf("the paying wallet's deposits: %+v", got)
+	}
+	if got := depositsOf(t, db, b); len(got) != 1 || got[0].Amount != 4_000_000 || got[0].Counterparty != a.Pubkey || got[0].Signature != sig.String() {
+		t.Fatalf("the paid wallet's deposits: %+v", got)
+	}
+}
+
+func waitConfirmed(t *testing.T, c *solana.Client, sig sol.Signature) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		st, err := c.SignatureStatuses(context.Background(), false, []sol.Signature{sig})
+		if err == nil && st[0].Found && st[0].Confirmed {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("transaction %s not confirmed", sig)
+}

@@ -1,0 +1,213 @@
+package solana
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
+)
+
+// MaxAccountsPerCall is how many accounts one getMultipleAccounts reads.
+const MaxAccountsPerCall = 100
+
+// AccountState is what the deposit watcher reads of an account: its
+// lamports, and for a token account its mint, owner and amount.
+type AccountState struct {
+	Exists   bool
+	Lamports uint64
+	// Token: a token account (of the token program) whose Mint, Owner
+	// and Amount follow.
+	Token  bool
+	Mint   sol.PublicKey
+	Owner  sol.PublicKey
+	Amount uint64
+}
+
+// Accounts reads addrs, MaxAccountsPerCall a call, all at one commitment
+// (confirmed). A missing account is not Exists.
+func (c *Client) Accounts(ctx context.Context, addrs []sol.PublicKey) ([]AccountState, error) {
+	out := make([]AccountState, 0, len(addrs))
+	for start := 0; start < len(addrs); start += MaxAccountsPerCall {
+		batch := addrs[start:min(start+MaxAccountsPerCall, len(addrs))]
+		cctx, cancel := context.WithTimeout(ctx, c.timeout)
+		res, err := c.rpc.GetMultipleAccountsWithOpts(cctx, batch, &rpc.GetMultipleAccountsOpts{
+			Encoding: sol.EncodingBase64, Commitment: rpc.CommitmentConfirmed,
+		})
+		cancel()
+		if err != nil {
+			return nil, c.rpcError("getMultipleAccounts", err)
+		}
+		if res == nil || len(res.Value) != len(batch) {
+			return nil, fmt.Errorf("%w: getMultipleAccounts: malformed answer", ErrRPC)
+		}
+		for _, a := range res.Value {
+			out = append(out, accountState(a))
+		}
+	}
+	return out, nil
+}
+
+func accountState(a *rpc.Account) AccountState {
+	if a == nil {
+		return AccountState{}
+	}
+	s := AccountState{Exists: true, Lamports: a.Lamports}
+	if data := a.Data.GetBinary(); a.Owner.Equals(sol.TokenProgramID) && len(data) >= 72 {
+		s.Token = true
+		s.Mint = sol.PublicKeyFromBytes(data[0:32])
+		s.Owner = sol.PublicKeyFromBytes(data[32:64])
+		s.Amount = binary.LittleEndian.Uint64(data[64:72])
+	}
+	return s
+}
+
+// SignatureInfo is one transaction that touched an account.
+type SignatureInfo struct {
+	Signature sol.Signature
+	Slot      uint64
+	Failed    bool
+}
+
+// MaxSignaturesPerCall is the most getSignaturesForAddress answers.
+const MaxSignaturesPerCall = 1000
+
+// SignaturesSince lists the confirmed transactions that touched account
+// after the transaction until (zero: from its first), oldest first, at
+// most limit of them (the oldest: a caller resumes from the last). more
+// reports whether newer ones remain past the limit.
+func (c *Client) SignaturesSince(ctx context.Context, account sol.PublicKey, until sol.Signature, limit int) (sigs []SignatureInfo, more bool, err error) {
+	var newestFirst []SignatureInfo
+	var before sol.Signature
+	for {
+		cctx, cancel := context.WithTimeout(ctx, c.timeout)
+		n := MaxSignaturesPerCall
+		res, err := c.rpc.GetSignaturesForAddressWithOpts(cctx, account, &rpc.GetSignaturesForAddressOpts{
+			Limit: &n, Before: before, Until: until, Commitment: rpc.CommitmentConfirmed,
+		})
+		cancel()
+		if err != nil {
+			return nil, false, c.rpcError("getSignaturesForAddress", err)
+		}
+		for _, r := range res {
+			newestFirst = append(newestFirst, SignatureInfo{Signature: r.Signature, Slot: r.Slot, Failed: r.Err != nil})
+		}
+		if len(res) < MaxSignaturesPerCall {
+			break
+		}
+		before = res[len(res)-1].Signature
+	}
+	for i := len(newestFirst) - 1; i >= 0; i-- {
+		sigs = append(sigs, newestFirst[i])
+		if len(sigs) == limit {
+			return sigs, i > 0, nil
+		}
+	}
+	return sigs, false, nil
+}
+
+// Movement is what one confirmed transaction did to balances: lamports by
+// account, and token amounts by (owner, mint), each after minus before.
+type Movement struct {
+	Slot      uint64
+	BlockTime time.Time
+	// Failed: the transaction failed on chain; it moved nothing but its
+	// fee.
+	Failed   bool
+	FeePayer sol.PublicKey
+	Lamports map[sol.PublicKey]int64
+	Tokens   map[TokenHolding]int64
+}
+
+// TokenHolding is an owner's holding of a mint, across its token accounts.
+type TokenHolding struct {
+	Owner, Mint sol.PublicKey
+}
+
+// Movement reads transaction sig's balance changes from its metadata,
+// which shows transfers made inside other programs (CPI) as well as
+// top-level ones. A transaction the node does not know is ErrRPC.
+func (c *Client) Movement(ctx context.Context, sig sol.Signature) (Movement, error) {
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	v := uint64(0)
+	res, err := c.rpc.GetTransaction(cctx, sig, &rpc.GetTransactionOpts{
+		Encoding: sol.EncodingBase64, Commitment: rpc.CommitmentConfirmed, MaxSupportedTransactionVersion: &v,
+	})
+	if err != nil {
+		return Movement{}, c.rpcError("getTransaction", err)
+	}
+	if res == nil || res.Meta == nil || res.Transaction == nil {
+		return Movement{}, fmt.Errorf("%w: getTransaction %s: no transaction or metadata", ErrRPC, sig)
+	}
+	tx, err := res.Transaction.GetTransaction()
+	if err != nil {
+		return Movement{}, fmt.Errorf("%w: getTransaction %s: %v", ErrRPC, sig, err)
+	}
+	keys := append(sol.PublicKeySlice{}, tx.Message.AccountKeys...)
+	keys = append(keys, res.Meta.LoadedAddresses.Writable...)
+	keys = append(keys, res.Meta.LoadedAddresses.ReadOnly...)
+	m := Movement{Slot: res.Slot, Failed: res.Meta.Err != nil,
+		Lamports: map[sol.PublicKey]int64{}, Tokens: map[TokenHolding]int64{}}
+	if res.BlockTime != nil {
+		m.BlockTime = res.BlockTime.Time().UTC()
+	}
+	if len(keys) > 0 {
+		m.FeePayer = keys[0]
+	}
+	for i, k := range keys {
+		if i < len(res.Meta.PreBalances) && i < len(res.Meta.PostBalances) {
+			if d := int64(res.Meta.PostBalances[i]) - int64(res.Meta.PreBalances[i]); d != 0 {
+				m.Lamports[k] += d
+			}
+		}
+	}
+	for _, b := range res.Meta.PreTokenBalances {
+		if b.Owner != nil && b.UiTokenAmount != nil {
+			m.Tokens[TokenHolding{*b.Owner, b.Mint}] -= tokenUnits(b.UiTokenAmount.Amount)
+		}
+	}
+	for _, b := range res.Meta.PostTokenBalances {
+		if b.Owner != nil && b.UiTokenAmount != nil {
+			m.Tokens[TokenHolding{*b.Owner, b.Mint}] += tokenUnits(b.UiTokenAmount.Amount)
+		}
+	}
+	return m, nil
+}
+
+// tokenUnits reads a token balance's raw amount (a decimal string of base
+// units); anything else is zero.
+func tokenUnits(s string) int64 {
+	var n int64
+	for _, r := range s {
+		if r < '0' || r > '9' || n > (1<<62)/10 {
+			return 0
+		}
+		n = n*10 + int64(r-'0')
+	}
+	return n
+}
+
+// TokenAccountsOf lists owner's token accounts of mint (getTokenAccountsByOwner).
+func (c *Client) TokenAccountsOf(ctx context.Context, owner, mint sol.PublicKey) ([]sol.PublicKey, error) {
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	res, err := c.rpc.GetTokenAccountsByOwner(cctx, owner, &rpc.GetTokenAccountsConfig{Mint: &mint},
+		&rpc.GetTokenAccountsOpts{Commitment: rpc.CommitmentConfirmed, Encoding: sol.EncodingBase64})
+	if err != nil {
+		return nil, c.rpcError("getTokenAccountsByOwner", err)
+	}
+	out := make([]sol.PublicKey, 0, len(res.Value))
+	for _, a := range res.Value {
+		out = append(out, a.Pubkey)
+	}
+	return out, nil
+}
+
+// AssociatedUSDC is owner's associated USDC account on the network.
+func (n Network) AssociatedUSDC(owner sol.PublicKey) (sol.PublicKey, error) {
+	ata, _, err := associatedTokenAddress(owner, n.USDCMint())
+	return ata, err
+}
