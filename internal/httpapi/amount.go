@@ -72,7 +72,9 @@ type Quantity struct {
 }
 
 // MarshalJSON prints the exact decimal.
-func (a Quantity) MarshalJSON() ([]byte, error) { return []byte(usdc.FormatUnits(a.units, a.decimals)), nil }
+func (a Quantity) MarshalJSON() ([]byte, error) {
+	return []byte(usdc.FormatUnits(a.units, a.decimals)), nil
+}
 
 // Schema documents it as a number.
 func (Quantity) Schema(huma.Registry) *huma.Schema {
