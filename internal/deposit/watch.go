@@ -243,12 +243,22 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 		if err := tx.NewSelect().Table("wallets").Column("account_id", "pubkey").Where("id = ?", r.WalletID).Scan(ctx, &owner); err != nil {
 			return err
 		}
+		// The stored balance is the account's balance after the last
+		// transaction examined, read from that transaction: a balance read
+		// from a node ahead of the one that listed the signatures never
+		// hides a transaction not yet examined (the next scan sees the
+		// difference and looks again).
+		after := r.Balance
 		for _, s := range sigs {
 			examined++
-			if s.Failed {
-				continue
+			m, err := c.Movement(ctx, s.Signature)
+			if err != nil {
+				return err
 			}
-			ok, err := w.record(ctx, tx, network, c, &r, owner.AccountID, sol.MustPublicKeyFromBase58(owner.Pubkey), s)
+			if v, ok := balanceAfter(r.Asset, account, m); ok {
+				after = sql.NullInt64{Int64: v, Valid: true}
+			}
+			ok, err := w.record(ctx, tx, network, &r, owner.AccountID, sol.MustPublicKeyFromBase58(owner.Pubkey), s, m)
 			if err != nil {
 				return err
 			}
@@ -260,8 +270,11 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 		if len(sigs) > 0 {
 			q = q.Set("last_signature = ?", sigs[len(sigs)-1].Signature.String())
 		}
-		if !more {
-			// Read the balance again next scan if transactions remain.
+		switch {
+		case after.Valid:
+			q = q.Set("balance = ?", after.Int64)
+		case len(sigs) == 0 && !more:
+			// Never touched by a transaction: what was read is all there is.
 			q = q.Set("balance = ?", balance)
 		}
 		_, err = q.Exec(ctx)
@@ -270,18 +283,12 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 	return examined, deposits, err
 }
 
-// record reads one transaction's balance changes and records the wallet's
-// gain of the account's asset, if any, as a deposit with its event. The
+// record records the wallet's gain of the account's asset in transaction
+// s (its balance changes m), if any, as a deposit with its event. The
 // wallet's own payments are not deposits, nor is what happened before the
 // account was watched.
-func (w *Watcher) record(ctx context.Context, tx bun.Tx, network solana.Network, c *solana.Client, r *watched, accountID uuid.UUID, owner sol.PublicKey, s solana.SignatureInfo) (bool, error) {
-	m, err := c.Movement(ctx, s.Signature)
-	if err != nil {
-		return false, err
-	}
-	// Block times are whole seconds: a deposit in the second the wallet
-	// was made counts.
-	if m.Failed || !m.BlockTime.IsZero() && m.BlockTime.Before(r.Since.Truncate(time.Second)) {
+func (w *Watcher) record(ctx context.Context, tx bun.Tx, network solana.Network, r *watched, accountID uuid.UUID, owner sol.PublicKey, s solana.SignatureInfo, m solana.Movement) (bool, error) {
+	if s.Failed || m.Failed || !m.BlockTime.IsZero() && m.BlockTime.Before(r.Since.Truncate(time.Second)) {
 		return false, nil
 	}
 	var gain int64
@@ -321,6 +328,16 @@ func (w *Watcher) record(ctx context.Context, tx bun.Tx, network solana.Network,
 	}
 	w.log().InfoContext(ctx, "deposit", "wallet_id", r.WalletID, "asset", r.Asset, "amount", gain, "signature", s.Signature.String())
 	return true, nil
+}
+
+// balanceAfter is the watched account's balance after m, if m names it.
+func balanceAfter(asset string, account sol.PublicKey, m solana.Movement) (int64, bool) {
+	if asset == USDC {
+		v, ok := m.TokenAfter[account]
+		return v, ok
+	}
+	v, ok := m.After[account]
+	return v, ok
 }
 
 // amountOf is a deposit's amount in whole units for its event, a JSON

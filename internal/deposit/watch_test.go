@@ -2,10 +2,18 @@ package deposit_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	sol "github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/chaintest"
@@ -158,4 +166,144 @@ func waitConfirmed(t *testing.T, c *solana.Client, sig sol.Signature) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("transaction %s not confirmed", sig)
+}
+
+// flaky is an RPC node that answers every other request with 503, in
+// front of the localnet.
+func flaky(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// A burst of deposits to many wallets, watched by two workers at once
+// through two nodes of which one fails half the time, one worker stopped
+// in the middle and another started later: every deposit is recorded
+// exactly once, and each wallet's deposits add up to what it holds.
+func TestWatcher_BurstWithAStoppedWorkerAndAFlakyNodeCountsEachDepositOnce(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	db := pgtest.New(t)
+	acc := wallettest.Account(t, db)
+	sealer := wallettest.Sealer(t)
+	var wallets []wallet.Wallet
+	for i := range 10 {
+		wallets = append(wallets, wallettest.Create(t, db, sealer, acc.ID, fmt.Sprint("w", i)))
+	}
+	node := func() *solana.Client {
+		c := solana.NewPoolClient([]string{flaky(t, ln.URL), ln.URL}, solana.Devnet, 2*time.Second).
+			CheckChain(solana.ChainCheck{Variable: "SOLANA_RPC_URL_DEVNET", LocalChain: true})
+		if err := c.VerifyChain(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	scanUntil := func(ctx context.Context, w *deposit.Watcher) {
+		for ctx.Err() == nil {
+			_, _ = w.Scan(ctx) // a node's failure: the next scan resumes
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	first := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: node()}, PerAccount: 3}
+	firstCtx, stopFirst := context.WithCancel(context.Background())
+	defer stopFirst()
+	firstDone := make(chan struct{})
+	go func() { defer close(firstDone); scanUntil(firstCtx, first) }()
+	second := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: node()}, PerAccount: 3}
+	secondCtx, stopSecond := context.WithCancel(context.Background())
+	defer stopSecond()
+	secondDone := make(chan struct{})
+	go func() { defer close(secondDone); scanUntil(secondCtx, second) }()
+
+	var mu sync.Mutex
+	sent := map[string]int64{} // signature → micro-USDC
+	owed := map[uuid.UUID]int64{}
+	var payers sync.WaitGroup
+	for p := range 5 {
+		payers.Go(func() {
+			from := chaintest.NewPayer(t, ln, 1_000_000_000, solana.LamportsPerSOL)
+			for i := range 8 {
+				w := wallets[(p*8+i)%len(wallets)]
+				amount := int64(100_000 * (p + 1) * (i + 1))
+				sig := from.TransferUSDC(t, w.PublicKey(), uint64(amount))
+				mu.Lock()
+				sent[sig] += amount
+				owed[w.ID] += amount
+				mu.Unlock()
+				if p == 0 && i == 3 {
+					stopFirst() // a worker stops in the burst
+				}
+			}
+		})
+	}
+	payers.Wait()
+	<-firstDone
+	// A worker started after the burst.
+	third := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: node()}}
+	for range 20 {
+		_, err := third.Scan(context.Background())
+		n, _ := db.NewSelect().Table("deposits").Count(context.Background())
+		if err == nil && int(n) >= len(sent) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stopSecond()
+	<-secondDone
+	if _, err := third.Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	var rows []depositRow
+	if err := db.NewSelect().Table("deposits").Column("signature", "asset", "amount", "counterparty", "status").Scan(context.Background(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(sent) {
+		have := map[string]bool{}
+		for _, r := range rows {
+			have[r.Signature] = true
+		}
+		for sig := range sent {
+			if !have[sig] {
+				m, err := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second).Movement(context.Background(), sol.MustSignatureFromBase58(sig))
+				t.Logf("missing %s: %+v %v", sig, m, err)
+			}
+		}
+		t.Fatalf("%d deposits recorded for %d transfers", len(rows), len(sent))
+	}
+	for _, r := range rows {
+		if sent[r.Signature] != r.Amount {
+			t.Fatalf("deposit %+v: sent %d", r, sent[r.Signature])
+		}
+	}
+	if n := received(t, db); n != len(sent) {
+		t.Fatalf("%d tx.received events for %d deposits", n, len(sent))
+	}
+	c := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
+	for _, w := range wallets {
+		var recorded int64
+		if err := db.NewRaw(`SELECT coalesce(sum(amount), 0) FROM deposits WHERE wallet_id = ?`, w.ID).Scan(context.Background(), &recorded); err != nil {
+			t.Fatal(err)
+		}
+		b, err := c.Balance(context.Background(), w.PublicKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if recorded != owed[w.ID] || int64(b.USDC) != recorded {
+			t.Fatalf("wallet %s: deposits add up to %d, sent %d, holds %d", w.Label, recorded, owed[w.ID], b.USDC)
+		}
+	}
 }

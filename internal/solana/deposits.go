@@ -119,6 +119,12 @@ type Movement struct {
 	FeePayer sol.PublicKey
 	Lamports map[sol.PublicKey]int64
 	Tokens   map[TokenHolding]int64
+	// After is each account's balance after the transaction: lamports of
+	// every account it names, the amount of every token account (zero for
+	// one it closed).
+	After map[sol.PublicKey]int64
+	// TokenAfter is the amount of every token account it names after it.
+	TokenAfter map[sol.PublicKey]int64
 }
 
 // TokenHolding is an owner's holding of a mint, across its token accounts.
@@ -150,7 +156,8 @@ func (c *Client) Movement(ctx context.Context, sig sol.Signature) (Movement, err
 	keys = append(keys, res.Meta.LoadedAddresses.Writable...)
 	keys = append(keys, res.Meta.LoadedAddresses.ReadOnly...)
 	m := Movement{Slot: res.Slot, Failed: res.Meta.Err != nil,
-		Lamports: map[sol.PublicKey]int64{}, Tokens: map[TokenHolding]int64{}}
+		Lamports: map[sol.PublicKey]int64{}, Tokens: map[TokenHolding]int64{},
+		After: map[sol.PublicKey]int64{}, TokenAfter: map[sol.PublicKey]int64{}}
 	if res.BlockTime != nil {
 		m.BlockTime = res.BlockTime.Time().UTC()
 	}
@@ -162,6 +169,12 @@ func (c *Client) Movement(ctx context.Context, sig sol.Signature) (Movement, err
 			if d := int64(res.Meta.PostBalances[i]) - int64(res.Meta.PreBalances[i]); d != 0 {
 				m.Lamports[k] += d
 			}
+			m.After[k] = int64(res.Meta.PostBalances[i])
+		}
+	}
+	for _, b := range res.Meta.PreTokenBalances {
+		if int(b.AccountIndex) < len(keys) {
+			m.TokenAfter[keys[b.AccountIndex]] = 0 // closed, unless it has a post balance
 		}
 	}
 	for _, b := range res.Meta.PreTokenBalances {
@@ -172,6 +185,9 @@ func (c *Client) Movement(ctx context.Context, sig sol.Signature) (Movement, err
 	for _, b := range res.Meta.PostTokenBalances {
 		if b.Owner != nil && b.UiTokenAmount != nil {
 			m.Tokens[TokenHolding{*b.Owner, b.Mint}] += tokenUnits(b.UiTokenAmount.Amount)
+		}
+		if b.UiTokenAmount != nil && int(b.AccountIndex) < len(keys) {
+			m.TokenAfter[keys[b.AccountIndex]] = tokenUnits(b.UiTokenAmount.Amount)
 		}
 	}
 	return m, nil
