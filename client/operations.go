@@ -580,3 +580,34 @@ func (c *Client) ListX402Payments(ctx context.Context, f X402Filter) ([]X402Paym
 	_, err := c.call(ctx, http.MethodGet, "/x402/payments", q, nil, &out, nil, false)
 	return out.Payments, deref(out.NextCursor), err
 }
+
+// RequestWalletExport asks for wallet id's secret sealed to recipient (a
+// base64 X25519 public key). Only a dashboard owner may (a client whose
+// HTTP client carries an owner's session); another owner approves.
+func (c *Client) RequestWalletExport(ctx context.Context, id, recipient string) (*WalletExport, error) {
+	var out WalletExport
+	_, err := c.call(ctx, http.MethodPost, "/wallets/"+pathID(id)+"/exports", nil, map[string]string{"recipient_public_key": recipient}, &out, nil, true)
+	return &out, err
+}
+
+// GetWalletExport reads an export request and, once approved, the sealed
+// secret.
+func (c *Client) GetWalletExport(ctx context.Context, id, exportID string) (*WalletExport, error) {
+	var out WalletExport
+	_, err := c.call(ctx, http.MethodGet, "/wallets/"+pathID(id)+"/exports/"+pathID(exportID), nil, nil, &out, nil, false)
+	return &out, err
+}
+
+// ApproveWalletExport approves another owner's export request.
+func (c *Client) ApproveWalletExport(ctx context.Context, id, exportID string) (*WalletExport, error) {
+	var out WalletExport
+	_, err := c.call(ctx, http.MethodPost, "/wallets/"+pathID(id)+"/exports/"+pathID(exportID)+"/approve", nil, nil, &out, nil, true)
+	return &out, err
+}
+
+// RejectWalletExport rejects an export request.
+func (c *Client) RejectWalletExport(ctx context.Context, id, exportID string) (*WalletExport, error) {
+	var out WalletExport
+	_, err := c.call(ctx, http.MethodPost, "/wallets/"+pathID(id)+"/exports/"+pathID(exportID)+"/reject", nil, nil, &out, nil, true)
+	return &out, err
+}

@@ -533,3 +533,17 @@ type X402Payment struct {
 	CreatedAt   time.Time   `json:"created_at"`
 	UpdatedAt   time.Time   `json:"updated_at"`
 }
+
+// WalletExport is an owner's request to export a wallet's secret.
+type WalletExport struct {
+	ID          string     `json:"id"`
+	WalletID    string     `json:"wallet_id"`
+	State       string     `json:"state"`
+	RequestedBy string     `json:"requested_by"`
+	RequestedAt time.Time  `json:"requested_at"`
+	DecidedBy   *string    `json:"decided_by,omitempty"`
+	DecidedAt   *time.Time `json:"decided_at,omitempty"`
+	// SealedSecret is the wallet's seed sealed (HPKE) to the recipient
+	// key, base64, once exported.
+	SealedSecret *string `json:"sealed_secret,omitempty"`
+}

@@ -216,7 +216,7 @@ func TestListWallets(t *testing.T) {
 		t.Fatalf("wallets: %v", ws)
 	}
 	for _, w := range ws {
-		if len(w.(map[string]any)) != 6 {
+		if len(w.(map[string]any)) != 7 { // signer among them; exported_at only once exported
 			t.Fatalf("wallet fields: %v", w)
 		}
 	}
