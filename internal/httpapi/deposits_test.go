@@ -1,0 +1,109 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+
+	"github.com/agentwallet/agentwallet/internal/chaintest"
+	"github.com/agentwallet/agentwallet/internal/deposit"
+	"github.com/agentwallet/agentwallet/internal/solana"
+)
+
+// watchDeposits scans for deposits every 100 ms until the test ends, as
+// the scheduler's deposits:scan task has a worker do every 2 s.
+func (e *env) watchDeposits() {
+	e.t.Helper()
+	w := &deposit.Watcher{DB: e.db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: solana.NewClient(e.ln.URL, solana.Devnet, 5*time.Second)}}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			_, _ = w.Scan(ctx)
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	e.t.Cleanup(func() { stop(); <-done })
+}
+
+// USDC and SOL sent to an agent's address from outside each reach a
+// tx.received endpoint once, signed so that libraries we did not write
+// verify it, and list in GET /transactions as receive (with
+// direction=receive, not with direction=send).
+func TestDeposits_AnnouncedSignedAndListed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, pubkey := e.agent(nil, 0)
+	hook := newReceiver(t, nil)
+	ep, secret := e.createEndpoint(hook.URL, "tx.received")
+	e.waitDelivered(e.key, ep) // the endpoint's test event
+	e.watchDeposits()
+
+	from := chaintest.NewPayer(t, e.ln, 100_000_000, 2*solana.LamportsPerSOL)
+	to := sol.MustPublicKeyFromBase58(pubkey)
+	for _, pay := range []struct {
+		asset, amount string
+		send          func() string
+	}{
+		{"usdc", "2.5", func() string { return from.TransferUSDC(t, to, 2_500_000) }},
+		{"sol", "0.25", func() string { return from.TransferSOL(t, to, 250_000_000) }},
+	} {
+		sig := pay.send()
+		confirmed := time.Now()
+		r := hook.next(t, "tx.received")
+		t.Logf("%s deposit announced %v after its confirmation", pay.asset, time.Since(confirmed))
+		verifyWithNode(t, secret, r)
+		var body struct {
+			Event string         `json:"event"`
+			Data  map[string]any `json:"data"`
+		}
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		d := body.Data
+		if body.Event != "tx.received" || d["wallet_id"] != id || d["signature"] != sig || d["asset"] != pay.asset ||
+			d["from"] != from.PublicKey().String() || printed(d["amount"]) != pay.amount {
+			t.Fatalf("%s: delivered %s", pay.asset, r.Body)
+		}
+	}
+	select {
+	case r := <-hook.arrive:
+		t.Fatalf("a further delivery: %s", r.Body)
+	case <-time.After(500 * time.Millisecond):
+	}
+
+	status, got := e.do("GET", "/api/public/v1/transactions?direction=receive&wallet_id="+id, e.key, nil)
+	txs, _ := got["transactions"].([]any)
+	if status != http.StatusOK || len(txs) != 2 {
+		t.Fatalf("receives: %d %v", status, got)
+	}
+	sol0 := txs[0].(map[string]any)
+	if sol0["direction"] != "receive" || sol0["kind"] != "sol" || sol0["amount"] != 0.25 || sol0["counterparty"] != from.PublicKey().String() || sol0["status"] != "confirmed" {
+		t.Fatalf("the SOL deposit listed: %v", sol0)
+	}
+	if status, got := e.do("GET", "/api/public/v1/transactions?direction=send&wallet_id="+id, e.key, nil); status != http.StatusOK || len(got["transactions"].([]any)) != 0 {
+		t.Fatalf("sends: %d %v", status, got)
+	}
+	if status, got := e.do("GET", "/api/public/v1/transactions", e.key, nil); status != http.StatusOK || len(got["transactions"].([]any)) != 2 {
+		t.Fatalf("the plain list: %d %v", status, got)
+	}
+}
+
+// printed is a decoded JSON number as sent (no exponent).
+func printed(v any) string {
+	f, ok := v.(float64)
+	if !ok {
+		return ""
+	}
+	b, _ := json.Marshal(f)
+	return string(b)
+}
