@@ -2,7 +2,8 @@
 // kept null, camelCase), and the query cache keeping an unchanged answer's
 // objects (dates included) from one poll to the next.
 import { describe, expect, test } from 'vitest';
-import { approvalFromAPI, transactionFromAPI } from '../test-fixtures';
+import { usdc as usdcText } from '../format';
+import { approvalFromAPI, transaction, transactionFromAPI } from '../test-fixtures';
 import { date } from './api';
 import { toApproval, toApprovalContext } from './approvals';
 import { toAuditVerification } from './audit';
@@ -10,7 +11,7 @@ import { toFeePayer } from './feePayer';
 import { toKey } from './keys';
 import { shareDates } from './queryClient';
 import { toSession } from './session';
-import { toTransaction } from './transactions';
+import { moved, toTransaction } from './transactions';
 import { toUser } from './users';
 import { toWallet } from './wallets';
 import { toDeliveryDetail, toEndpoint } from './webhooks';
@@ -214,4 +215,11 @@ describe('shareDates', () => {
     const list = [1, 2];
     expect(shareDates(list, [1, 2, 3])).toEqual([1, 2, 3]);
   });
+});
+
+test('a transaction says what it moved: a deposit signed +, SOL in SOL', () => {
+  expect(moved(transaction({ amount: 1.5 }))).toBe(usdcText(1.5));
+  expect(moved(transaction({ amount: 2.5, direction: 'receive' }))).toBe('+' + usdcText(2.5));
+  expect(moved(transaction({ amount: 0.25, direction: 'receive', kind: 'sol' }))).toBe('+0.25 SOL');
+  expect(transaction({ direction: 'receive' }).direction).toBe('receive');
 });

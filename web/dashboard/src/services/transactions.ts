@@ -1,6 +1,8 @@
-// Transactions: the payments the account's wallets sent, newest first.
+// Transactions: the payments the account's wallets sent and the deposits
+// they received, newest first.
 import { infiniteQueryOptions } from '@tanstack/react-query';
 import { API, type Page, type Schemas, call, date } from './api';
+import { usdc } from '../format';
 import { cursorPages } from './queryClient';
 
 export type TransactionFromAPI = Schemas['Transaction'];
@@ -11,6 +13,9 @@ export interface Transaction {
   id: string;
   walletId: string;
   kind: TransactionFromAPI['kind'];
+  /** send: out of the wallet; receive: a deposit into it (counterparty is then the sender). */
+  direction: TransactionFromAPI['direction'];
+  /** In whole units of what moved: SOL for kind sol, else USDC. */
   amount: number;
   counterparty: string;
   memo: string | null;
@@ -31,6 +36,7 @@ export const toTransaction = (t: TransactionFromAPI): Transaction => ({
   id: t.id,
   walletId: t.wallet_id,
   kind: t.kind,
+  direction: t.direction,
   amount: t.amount,
   counterparty: t.counterparty,
   memo: t.memo,
@@ -92,3 +98,6 @@ export const transactionsQuery = (f: DayFilter) => {
     ...cursorPages,
   });
 };
+
+/** moved is what a transaction moved, signed: "+1.50 USDC" for a deposit, "0.25 SOL" for SOL. */
+export const moved = (t: Transaction): string => (t.direction === 'receive' ? '+' : '') + (t.kind === 'sol' ? `${t.amount} SOL` : usdc(t.amount));

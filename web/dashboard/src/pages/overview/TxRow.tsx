@@ -1,8 +1,7 @@
 import { Address } from '../../components/Address';
 import { Status } from '../../components/Status';
 import { Time } from '../../components/Time';
-import { usdc } from '../../format';
-import type { Transaction } from '../../services/transactions';
+import { type Transaction, moved } from '../../services/transactions';
 
 /**
  * TxRow is a transaction in one line: amount, status, wallet and recipient,
@@ -15,10 +14,18 @@ export function TxRow({ t, wallet }: { t: Transaction; wallet: string }) {
       data-signature={t.signature}
       className="flex min-w-0 flex-wrap items-baseline gap-x-3 gap-y-1 border-b border-line py-2 last:border-0 max-sm:grid max-sm:grid-cols-[minmax(0,1fr)_auto] max-sm:items-start max-sm:gap-y-0.5 max-sm:[grid-template-areas:'who_amount'_'memo_status'_'when_when']"
     >
-      <strong className="min-w-28 text-right whitespace-nowrap tabular-nums max-sm:min-w-0 max-sm:[grid-area:amount]">{usdc(t.amount)}</strong>
+      <strong className="min-w-28 text-right whitespace-nowrap tabular-nums max-sm:min-w-0 max-sm:[grid-area:amount]">{moved(t)}</strong>
       <Status status={t.status} className="max-sm:justify-self-end max-sm:[grid-area:status]" />
       <span className="min-w-0 wrap-anywhere max-sm:[grid-area:who]">
-        {wallet} to <Address value={t.counterparty} />
+        {t.direction === 'receive' ? (
+          <>
+            {wallet} from <Address value={t.counterparty} />
+          </>
+        ) : (
+          <>
+            {wallet} to <Address value={t.counterparty} />
+          </>
+        )}
       </span>
       {t.memo && <span className="memo min-w-0 wrap-anywhere text-muted max-sm:[grid-area:memo]">“{t.memo}”</span>}
       <Time at={t.createdAt} className="basis-full text-sm text-muted max-sm:[grid-area:when] sm:ml-auto sm:basis-auto" />

@@ -8,9 +8,9 @@ import { SkeletonRows } from '../../components/Skeleton';
 import { Table } from '../../components/Table';
 import { Time } from '../../components/Time';
 import { TxLinks, TxStatus } from '../../components/TxLinks';
-import { errorText, short, sol, usdc } from '../../format';
+import { errorText, short, sol } from '../../format';
 import type { Session } from '../../services/session';
-import { type DayFilter, type TransactionStatus, transactionsQuery } from '../../services/transactions';
+import { type DayFilter, type TransactionStatus, moved, transactionsQuery } from '../../services/transactions';
 import { walletLabelsQuery } from '../../services/wallets';
 import { filterOf } from '../../routes/transactions.schema';
 
@@ -96,7 +96,7 @@ export function TransactionsPage({ session }: { session: Session }) {
       ) : (
         <Table
           label="Transactions"
-          columns={['When', 'Wallet', { name: 'Amount', num: true }, { name: 'Network fee', num: true }, 'To', 'Memo', 'Status', 'Links']}
+          columns={['When', 'Wallet', { name: 'Amount', num: true }, { name: 'Network fee', num: true }, 'To / from', 'Memo', 'Status', 'Links']}
         >
           {txs.map((t) => (
             <tr key={t.id} data-signature={t.signature} className={PHONE_ROW}>
@@ -104,13 +104,13 @@ export function TransactionsPage({ session }: { session: Session }) {
                 <Time at={t.createdAt} />
               </td>
               <td className="max-sm:text-left max-sm:font-semibold max-sm:[grid-area:wallet]">{name.get(t.walletId) ?? short(t.walletId)}</td>
-              <td className="num font-semibold max-sm:text-base max-sm:[grid-area:amount]">{usdc(t.amount)}</td>
+              <td className="num font-semibold max-sm:text-base max-sm:[grid-area:amount]">{moved(t)}</td>
               <td className="num max-sm:text-left max-sm:text-muted max-sm:[grid-area:fee]" data-label="Network fee">
                 {t.feeLamports == null ? '—' : sol(t.feeLamports)}
               </td>
               <td className="max-sm:[grid-area:to]">
                 <span className="max-sm:text-muted">
-                  <span className="sm:hidden">to </span>
+                  <span className={t.direction === 'receive' ? '' : 'sm:hidden'}>{t.direction === 'receive' ? 'from ' : 'to '}</span>
                   <Address value={t.counterparty} />
                 </span>
                 {t.kind === 'x402' && (

@@ -5,8 +5,8 @@ import { Skeleton } from '../../components/Skeleton';
 import { Table } from '../../components/Table';
 import { Time } from '../../components/Time';
 import { TxLinks, TxStatus } from '../../components/TxLinks';
-import { usdc } from '../../format';
 import type { Session } from '../../services/session';
+import { moved } from '../../services/transactions';
 import type { Wallet, WalletActivity } from '../../services/wallets';
 
 /**
@@ -38,15 +38,15 @@ export function WalletTransactions({
             : 'Fund it first (Receive funds, above); then its agents can send.'}
         </Empty>
       ) : (
-        <Table label="Transactions of this wallet" columns={['When', { name: 'Amount', num: true }, 'To', 'Status', 'Links']}>
+        <Table label="Transactions of this wallet" columns={['When', { name: 'Amount', num: true }, 'To / from', 'Status', 'Links']}>
           {activity.txs.map((t) => (
             <tr key={t.id} data-signature={t.signature} className="max-sm:[grid-template-areas:'to_amount'_'when_status'_'links_links']">
               <td className="max-sm:text-muted max-sm:[grid-area:when]">
                 <Time at={t.createdAt} />
               </td>
-              <td className="num max-sm:font-semibold max-sm:[grid-area:amount]">{usdc(t.amount)}</td>
+              <td className="num max-sm:font-semibold max-sm:[grid-area:amount]">{moved(t)}</td>
               <td className="max-sm:text-left max-sm:[grid-area:to]">
-                <span className="sm:hidden">to </span>
+                <span className={t.direction === 'receive' ? '' : 'sm:hidden'}>{t.direction === 'receive' ? 'from ' : 'to '}</span>
                 <Address value={t.counterparty} />
               </td>
               <td className="max-sm:text-right max-sm:[grid-area:status]">
