@@ -55,6 +55,16 @@ type ApprovalDay struct {
 	MedianDecision *float64  `bun:"median_seconds"` // nil without a human decision
 }
 
+// Received is what came into one wallet on one day, of one asset
+// (confirmed deposits), in the asset's base units.
+type Received struct {
+	Day      time.Time `bun:"day"`
+	WalletID uuid.UUID `bun:"wallet_id"`
+	Asset    string    `bun:"asset"`
+	Amount   int64     `bun:"amount"`
+	Count    int       `bun:"n"`
+}
+
 // Blocked is how many sends a policy rule blocked in the range.
 type Blocked struct {
 	Reason string `bun:"reason"`
@@ -70,6 +80,7 @@ type Report struct {
 	// decision.
 	MedianDecision *float64
 	Blocked        []Blocked
+	Received       []Received
 }
 
 // Compute aggregates accountID's rows in r; wallets, when not nil, keeps
@@ -82,11 +93,19 @@ func Compute(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uui
 		}
 		return q
 	}
-	rep := Report{Spend: []Spend{}, Wallets: []Wallet{}, Approvals: []ApprovalDay{}, Blocked: []Blocked{}}
+	rep := Report{Spend: []Spend{}, Wallets: []Wallet{}, Approvals: []ApprovalDay{}, Blocked: []Blocked{}, Received: []Received{}}
+
+	err := scope(db.NewSelect().TableExpr("deposits").
+		Where("account_id = ? AND created_at >= ? AND created_at < ? AND status = 'confirmed'", accountID, from, until), "wallet_id").
+		ColumnExpr("(created_at AT TIME ZONE 'UTC')::date AS day, wallet_id, asset, sum(amount)::bigint AS amount, count(*) AS n").
+		GroupExpr("1, 2, 3").OrderExpr("1, 2, 3").Scan(ctx, &rep.Received)
+	if err != nil {
+		return rep, fmt.Errorf("received per day: %w", err)
+	}
 
 	// Signed x402 payments count as the daily limit counts them: reserved
 	// until they land (then they are transactions of kind x402) or expire.
-	err := scope(db.NewSelect().TableExpr(`(SELECT created_at, wallet_id, amount_micros, status, fee_lamports, kind FROM transactions
+	err = scope(db.NewSelect().TableExpr(`(SELECT created_at, wallet_id, amount_micros, status, fee_lamports, kind FROM transactions
 			WHERE account_id = ?0 AND created_at >= ?1 AND created_at < ?2 AND status <> 'failed'
 		UNION ALL SELECT created_at, wallet_id, amount_micros, 'pending', NULL, 'x402' FROM x402_payments
 			WHERE account_id = ?0 AND created_at >= ?1 AND created_at < ?2 AND state = 'signed') AS t`, accountID, from, until).

@@ -47,6 +47,15 @@ type ApprovalsDay struct {
 	MedianDecision *float64 `json:"median_decision_seconds" nullable:"true" doc:"Median seconds from request to a person's decision; null without one." example:"312.5"`
 }
 
+// ReceivedDay is what came into one wallet on one day, of one asset.
+type ReceivedDay struct {
+	Day      string   `json:"day" doc:"UTC day, YYYY-MM-DD." example:"2026-04-01"`
+	WalletID string   `json:"wallet_id" format:"uuid" doc:"The wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	Asset    string   `json:"asset" enum:"usdc,sol" doc:"What came in." example:"usdc"`
+	Amount   Quantity `json:"amount" doc:"Confirmed deposits that day, in whole units of the asset." example:"25"`
+	Count    int      `json:"deposits" doc:"How many deposits." example:"2"`
+}
+
 // BlockedReason counts the sends a rule blocked.
 type BlockedReason struct {
 	Reason string `json:"reason" enum:"exceeds_max_tx,exceeds_daily_limit,exceeds_weekly_limit,exceeds_monthly_limit,exceeds_velocity,outside_active_hours,recipient_not_allowed,wallet_frozen" doc:"The rule." example:"exceeds_daily_limit"`
@@ -62,6 +71,7 @@ type analyticsOutput struct {
 		Approvals      []ApprovalsDay    `json:"approvals" doc:"Per day decided, ascending; days without decisions are absent."`
 		MedianDecision *float64          `json:"median_decision_seconds" nullable:"true" doc:"Median seconds from request to a person's decision over the range; null without one." example:"298"`
 		Blocked        []BlockedReason   `json:"blocked" doc:"Blocked sends by rule, most first."`
+		Received       []ReceivedDay     `json:"received" doc:"Deposits per day, wallet and asset, days ascending; days without deposits are absent."`
 	}
 }
 
@@ -104,6 +114,15 @@ func (s *server) getAnalytics(ctx context.Context, in *analyticsInput) (*analyti
 		b.Approvals[i] = ApprovalsDay{Day: a.Day.Format(time.DateOnly), Approved: a.Approved, Rejected: a.Rejected, Expired: a.Expired, MedianDecision: a.MedianDecision}
 	}
 	b.MedianDecision = rep.MedianDecision
+	b.Received = make([]ReceivedDay, len(rep.Received))
+	for i, x := range rep.Received {
+		decimals := 6
+		if x.Asset == "sol" {
+			decimals = 9
+		}
+		b.Received[i] = ReceivedDay{Day: x.Day.Format(time.DateOnly), WalletID: x.WalletID.String(), Asset: x.Asset,
+			Amount: Quantity{units: x.Amount, decimals: decimals}, Count: x.Count}
+	}
 	b.Blocked = make([]BlockedReason, len(rep.Blocked))
 	for i, x := range rep.Blocked {
 		b.Blocked[i] = BlockedReason{Reason: x.Reason, Count: x.Count}

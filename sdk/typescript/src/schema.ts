@@ -893,6 +893,8 @@ export interface components {
              * @example 298
              */
             median_decision_seconds: number | null;
+            /** @description Deposits per day, wallet and asset, days ascending; days without deposits are absent. */
+            received: components["schemas"]["ReceivedDay"][];
             /** @description Per day and wallet, days ascending; days without sends are absent. */
             spend: components["schemas"]["SpendDay"][];
             /**
@@ -2358,6 +2360,36 @@ export interface components {
              * @example true
              */
             enabled: boolean;
+        };
+        ReceivedDay: {
+            /**
+             * @description Confirmed deposits that day, in whole units of the asset.
+             * @example 25
+             */
+            amount: number;
+            /**
+             * @description What came in.
+             * @example usdc
+             * @enum {string}
+             */
+            asset: "usdc" | "sol";
+            /**
+             * @description UTC day, YYYY-MM-DD.
+             * @example 2026-04-01
+             */
+            day: string;
+            /**
+             * Format: int64
+             * @description How many deposits.
+             * @example 2
+             */
+            deposits: number;
+            /**
+             * Format: uuid
+             * @description The wallet.
+             * @example 5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
+             */
+            wallet_id: string;
         };
         RequestExportInputBody: {
             /**
