@@ -11,6 +11,7 @@ const B = 'b0000000-0000-4000-8000-000000000002';
 const report: Analytics = {
   from: '2026-04-01',
   to: '2026-04-04',
+  received: [],
   wallets: [
     { id: A, label: 'research-bot', daily_limit_usdc: 100 },
     { id: B, label: 'support-agent', daily_limit_usdc: 40 },

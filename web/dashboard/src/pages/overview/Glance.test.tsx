@@ -8,6 +8,7 @@ import { Glance } from './Glance';
 const today = (r: Partial<Analytics> = {}): Analytics => ({
   from: '2026-04-01',
   to: '2026-04-01',
+  received: [],
   wallets: [],
   spend: [{ day: '2026-04-01', wallet_id: 'w1', amount_usdc: 85, transactions: 2, x402_payments: 0, x402_amount_usdc: 0, fee_lamports: 0 }],
   approvals: [],
