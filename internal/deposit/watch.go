@@ -232,7 +232,7 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 			until = sol.MustSignatureFromBase58(r.LastSignature.String)
 		}
 		account := sol.MustPublicKeyFromBase58(address)
-		sigs, more, err := c.SignaturesSince(ctx, account, until, limit)
+		sigs, _, err := c.SignaturesSince(ctx, account, until, limit)
 		if err != nil {
 			return err
 		}
@@ -273,8 +273,10 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 		switch {
 		case after.Valid:
 			q = q.Set("balance = ?", after.Int64)
-		case len(sigs) == 0 && !more:
-			// Never touched by a transaction: what was read is all there is.
+		case len(sigs) == 0 && balance == 0:
+			// Empty and never touched (a token account not made yet).
+			// A balance with no transaction listed for it is a node that
+			// lists behind its balances: looked at again next scan.
 			q = q.Set("balance = ?", balance)
 		}
 		_, err = q.Exec(ctx)

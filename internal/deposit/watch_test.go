@@ -307,3 +307,42 @@ func TestWatcher_BurstWithAStoppedWorkerAndAFlakyNodeCountsEachDepositOnce(t *te
 		}
 	}
 }
+
+// A node whose transaction history lags behind its balances (a provider's
+// backends at different slots) shows a wallet's new balance before it
+// lists the deposit, here at the watcher's first look at the wallet:
+// nothing is recorded, and nothing is lost; once the history catches up
+// the deposit is recorded, once.
+func TestWatcher_HistoryBehindBalancesDelaysButNeverDrops(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Start(t)
+	db := pgtest.New(t)
+	_, w := wallettest.New(t, db)
+	watcher := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)}}
+	ctx := context.Background()
+	// The first look at the wallet's accounts comes after the deposit.
+	from := chaintest.NewPayer(t, ln, 100_000_000, solana.LamportsPerSOL)
+	var stuck uint64
+	ln.Call(t, &stuck, "getSlot")
+	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 1})
+	sig := from.TransferUSDC(t, w.PublicKey(), 3_000_000)
+	// From here the history answers as of before the deposit.
+	ln.SetFaults(t, localnettest.Faults{HistorySlot: &stuck})
+	for range 3 {
+		if _, err := watcher.Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := depositsOf(t, db, w); len(got) != 0 {
+		t.Fatalf("recorded before the history listed it: %+v", got)
+	}
+	ln.SetFaults(t, localnettest.Faults{})
+	for range 2 {
+		if _, err := watcher.Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := depositsOf(t, db, w); len(got) != 1 || got[0].Signature != sig || got[0].Amount != 3_000_000 {
+		t.Fatalf("deposits once the history caught up: %+v", got)
+	}
+}

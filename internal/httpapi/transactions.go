@@ -168,8 +168,7 @@ func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput
 		}
 	}
 	if in.Direction != "send" {
-		ds, err := deposit.List(ctx, s.DB, pr.AccountID, deposit.Filter{WalletID: f.WalletID, Wallets: f.Wallets, Status: f.Status,
-			Since: f.Since, Until: f.Until, AfterTime: f.AfterTime, AfterID: f.AfterID, Limit: f.Limit})
+		ds, err := deposit.List(ctx, s.DB, pr.AccountID, f)
 		if err != nil {
 			return nil, s.fail(ctx, err)
 		}

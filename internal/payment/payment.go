@@ -226,8 +226,17 @@ func ListTransactions(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Tx
 	q := db.NewSelect().Model(&ts).ExcludeColumn("signed_tx").
 		ColumnExpr(`(SELECT array_agg(a.signature ORDER BY a.attempt) FROM transaction_attempts AS a
 			WHERE a.transaction_id = "transaction".id) AS previous_signatures`).
-		Where("account_id = ?", accountID).
-		Order("created_at DESC", "id DESC").Limit(int64(f.Limit))
+		Where("account_id = ?", accountID)
+	if err := f.Select(q).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list transactions: %w", err)
+	}
+	return ts, nil
+}
+
+// Select applies f to q, a query of rows with wallet_id, status,
+// created_at and id (transactions, deposits): newest first, a page.
+func (f TxFilter) Select(q *bun.SelectQuery) *bun.SelectQuery {
+	q = q.Order("created_at DESC", "id DESC").Limit(int64(f.Limit))
 	if f.WalletID.Valid {
 		q = q.Where("wallet_id = ?", f.WalletID.UUID)
 	}
@@ -246,10 +255,7 @@ func ListTransactions(ctx context.Context, db bun.IDB, accountID uuid.UUID, f Tx
 	if !f.AfterTime.IsZero() {
 		q = q.Where("(created_at, id) < (?, ?)", f.AfterTime, f.AfterID)
 	}
-	if err := q.Scan(ctx); err != nil {
-		return nil, fmt.Errorf("list transactions: %w", err)
-	}
-	return ts, nil
+	return q
 }
 
 // TransactionStatus is the status of the account's transaction with
