@@ -611,3 +611,11 @@ func (c *Client) RejectWalletExport(ctx context.Context, id, exportID string) (*
 	_, err := c.call(ctx, http.MethodPost, "/wallets/"+pathID(id)+"/exports/"+pathID(exportID)+"/reject", nil, nil, &out, nil, true)
 	return &out, err
 }
+
+// GetWalletBalanceHistory reads a wallet's balance over time from its
+// ledger: query is the URL query (from, to, interval; or at).
+func (c *Client) GetWalletBalanceHistory(ctx context.Context, id string, query url.Values) (*BalanceHistory, error) {
+	var out BalanceHistory
+	_, err := c.call(ctx, http.MethodGet, "/wallets/"+pathID(id)+"/balance/history", query, nil, &out, nil, false)
+	return &out, err
+}

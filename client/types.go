@@ -547,3 +547,13 @@ type WalletExport struct {
 	// key, base64, once exported.
 	SealedSecret *string `json:"sealed_secret,omitempty"`
 }
+
+// BalanceHistory is a wallet's balance at instants, oldest first.
+type BalanceHistory struct {
+	WalletID string `json:"wallet_id"`
+	Points   []struct {
+		At   time.Time `json:"at"`
+		USDC float64   `json:"usdc"`
+		SOL  float64   `json:"sol"`
+	} `json:"points"`
+}

@@ -107,11 +107,12 @@ var Permissions = map[string]Rule{
 	"unfreeze-agent": {What: "unfreeze wallets", Wallets: true, Access: adminsOnly},
 	"list-wallets":   {What: "list wallets", Wallets: true, Access: readAll},
 	// Test funds on a local chain only; still a human's or an admin's act.
-	"fund-wallet":        {What: "fund wallets on a local chain", Wallets: true, Access: adminsOnly},
-	"get-wallet-balance": {What: "read balances", Wallets: true, Access: readAll},
-	"send":               {What: "send", Wallets: true, Access: agentsToo},
-	"preview-send":       {What: "preview sends", Wallets: true, Access: readAll},
-	"list-transactions":  {What: "list transactions", Wallets: true, Access: readAll},
+	"fund-wallet":                {What: "fund wallets on a local chain", Wallets: true, Access: adminsOnly},
+	"get-wallet-balance":         {What: "read balances", Wallets: true, Access: readAll},
+	"get-wallet-balance-history": {What: "read balances", Wallets: true, Access: readAll},
+	"send":                       {What: "send", Wallets: true, Access: agentsToo},
+	"preview-send":               {What: "preview sends", Wallets: true, Access: readAll},
+	"list-transactions":          {What: "list transactions", Wallets: true, Access: readAll},
 	// Paying an x402 challenge is a send to the seller.
 	"x402-pay":             {What: "pay x402 challenges", Wallets: true, Access: agentsToo},
 	"get-x402-payment":     {What: "read x402 payments", Wallets: true, Access: readAll},

@@ -257,6 +257,9 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 			}
 			if v, ok := balanceAfter(r.Asset, account, m); ok {
 				after = sql.NullInt64{Int64: v, Valid: true}
+				if err := w.ledger(ctx, tx, network, &r, s, m, v); err != nil {
+					return err
+				}
 			}
 			ok, err := w.record(ctx, tx, network, &r, owner.AccountID, sol.MustPublicKeyFromBase58(owner.Pubkey), s, m)
 			if err != nil {
@@ -330,6 +333,21 @@ func (w *Watcher) record(ctx context.Context, tx bun.Tx, network solana.Network,
 	}
 	w.log().InfoContext(ctx, "deposit", "wallet_id", r.WalletID, "asset", r.Asset, "amount", gain, "signature", s.Signature.String())
 	return true, nil
+}
+
+// ledger records the account's balance after transaction s.
+func (w *Watcher) ledger(ctx context.Context, tx bun.Tx, network solana.Network, r *watched, s solana.SignatureInfo, m solana.Movement, balance int64) error {
+	at := m.BlockTime
+	if at.IsZero() {
+		at = time.Now().UTC()
+	}
+	_, err := tx.NewRaw(`INSERT INTO ledger (network, address, signature, wallet_id, asset, slot, at, balance)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (network, address, signature) DO NOTHING`,
+		network, r.Address, s.Signature.String(), r.WalletID, r.Asset, m.Slot, at, balance).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record ledger: %w", err)
+	}
+	return nil
 }
 
 // balanceAfter is the watched account's balance after m, if m names it.

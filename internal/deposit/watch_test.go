@@ -346,3 +346,74 @@ func TestWatcher_HistoryBehindBalancesDelaysButNeverDrops(t *testing.T) {
 		t.Fatalf("deposits once the history caught up: %+v", got)
 	}
 }
+
+// The ledger's balance at any instant agrees with the chain's: after SOL
+// and USDC came in, and after the wallet paid (its fee included), the
+// history answers at each instant what the chain held then.
+func TestHistory_AgreesWithTheChainAtEveryStep(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	db := pgtest.New(t)
+	mk := wallettest.NewMasterKey(t)
+	acc := wallettest.Account(t, db)
+	w := wallettest.Create(t, db, mk.Sealer, acc.ID, "w")
+	c := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
+	watcher := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: c}}
+	ctx := context.Background()
+	from := chaintest.NewPayer(t, ln, 100_000_000, 5*solana.LamportsPerSOL)
+	var at []time.Time
+	var want []deposit.Point
+	step := func(move func()) {
+		// Block times are whole seconds: each step in a second of its own.
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
+		move()
+		if _, err := watcher.Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		b, err := c.Balance(ctx, w.PublicKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		at = append(at, now)
+		want = append(want, deposit.Point{At: now, USDC: int64(b.USDC), SOL: int64(b.Lamports)})
+	}
+	step(func() { from.TransferSOL(t, w.PublicKey(), solana.LamportsPerSOL) })
+	step(func() { from.TransferUSDC(t, w.PublicKey(), 5_000_000) })
+	step(func() {
+		bh, err := c.LatestBlockhash(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := c.BuildTransfer(solana.Transfer{Owner: w.PublicKey(), To: from.PublicKey(), Amount: 2_000_000}, bh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := w.Key()
+		if key.Sealed, err = wallet.SealedSecret(ctx, db, w.ID); err != nil {
+			t.Fatal(err)
+		}
+		raw, sig, err := solana.Sign(ctx, tx, signer.For(mk.Keystore(t), key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Broadcast(ctx, raw); err != nil {
+			t.Fatal(err)
+		}
+		waitConfirmed(t, c, sig)
+	})
+	before := at[0].Add(-2 * time.Second)
+	got, err := deposit.History(ctx, db, w.ID, append([]time.Time{before}, at...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append([]deposit.Point{{At: before}}, want...)
+	for i := range want {
+		if !got[i].At.Equal(want[i].At) || got[i].USDC != want[i].USDC || got[i].SOL != want[i].SOL {
+			t.Fatalf("point %d: history %+v, chain %+v", i, got[i], want[i])
+		}
+	}
+	if want[3].SOL >= want[2].SOL {
+		t.Fatalf("the wallet's fee is not in its SOL: %+v", want)
+	}
+}

@@ -100,6 +100,23 @@ func TestDeposits_AnnouncedSignedAndListed(t *testing.T) {
 	if status, got := e.do("GET", "/api/public/v1/transactions", e.key, nil); status != http.StatusOK || len(got["transactions"].([]any)) != 2 {
 		t.Fatalf("the plain list: %d %v", status, got)
 	}
+
+	// The ledger: the balance after the deposits, as the chain has it (the
+	// SOL the test funded the wallet with by the localnet's faucet shows in
+	// the deposit transaction's balances).
+	now := time.Now().UTC().Add(time.Second).Format(time.RFC3339)
+	status, h := e.do("GET", "/api/public/v1/wallets/"+id+"/balance/history?at="+now, e.key, nil)
+	points, _ := h["points"].([]any)
+	if status != http.StatusOK || len(points) != 1 {
+		t.Fatalf("history: %d %v", status, h)
+	}
+	if p := points[0].(map[string]any); p["usdc"] != 2.5 || p["sol"] != 1.25 {
+		t.Fatalf("balance from the ledger %v, want 2.5 USDC and 1.25 SOL", p)
+	}
+	status, h = e.do("GET", "/api/public/v1/wallets/"+id+"/balance/history?interval=hour", e.key, nil)
+	if points, _ := h["points"].([]any); status != http.StatusOK || len(points) != 31 {
+		t.Fatalf("30 hours of history: %d %v", status, h)
+	}
 }
 
 // printed is a decoded JSON number as sent (no exponent).

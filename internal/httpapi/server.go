@@ -227,6 +227,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerAgents(api)
 	s.registerWallets(api)
 	s.registerExports(api)
+	s.registerHistory(api)
 	s.registerSend(api)
 	s.registerTransactions(api)
 	s.registerApprovals(api)

@@ -578,6 +578,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/wallets/{id}/balance/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a wallet's balance over time
+         * @description The wallet's USDC and SOL at each instant from `from` to `to` every `interval` (at most 1,000 points), or at one instant (`at`), from its ledger: every change of its accounts, read from the transactions that made them (sends with their fees, deposits, x402 payments), recorded by the deposit watcher within seconds of confirmation. A change made without a transaction (a test chain's faucet) is not in it.
+         */
+        get: operations["get-wallet-balance-history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/wallets/{id}/exports": {
         parameters: {
             query?: never;
@@ -1357,6 +1377,24 @@ export interface components {
              */
             usdc: number;
         };
+        BalancePoint: {
+            /**
+             * Format: date-time
+             * @description The instant, ISO 8601 UTC.
+             * @example 2026-04-15T12:00:00Z
+             */
+            at: string;
+            /**
+             * @description SOL of the wallet's address after the last change at or before at.
+             * @example 0.25
+             */
+            sol: number;
+            /**
+             * @description USDC across the wallet's token accounts after the last change at or before at.
+             * @example 42.5
+             */
+            usdc: number;
+        };
         BlockedReason: {
             /**
              * Format: int64
@@ -1773,6 +1811,16 @@ export interface components {
              * @example 100
              */
             usdc?: number;
+        };
+        HistoryOutputBody: {
+            /** @description Oldest first. */
+            points: components["schemas"]["BalancePoint"][];
+            /**
+             * Format: uuid
+             * @description The wallet.
+             * @example 5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
+             */
+            wallet_id: string;
         };
         Key: {
             /**
@@ -5821,6 +5869,92 @@ export interface operations {
             };
             /** @description Bad Gateway */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "get-wallet-balance-history": {
+        parameters: {
+            query?: {
+                /** @description First instant (ISO 8601); default: 30 intervals before to. */
+                from?: string;
+                /** @description Last instant (ISO 8601); default: now. */
+                to?: string;
+                /** @description The step between points; default day. */
+                interval?: "hour" | "day";
+                /** @description One instant only (ISO 8601): the balance then; from, to and interval are then not given. */
+                at?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Wallet id (UUIDv4). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryOutputBody"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
