@@ -268,6 +268,9 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 			if ok {
 				deposits++
 			}
+			if err := w.outflow(ctx, tx, network, &r, owner.AccountID, sol.MustPublicKeyFromBase58(owner.Pubkey), s, m); err != nil {
+				return err
+			}
 		}
 		q := tx.NewUpdate().Table("watched_accounts").Set("checked_at = now()").Where("network = ? AND address = ?", network, address)
 		if len(sigs) > 0 {
@@ -335,6 +338,68 @@ func (w *Watcher) record(ctx context.Context, tx bun.Tx, network solana.Network,
 	return true, nil
 }
 
+// outflow records money that left the wallet in transaction s when the
+// service did not make s (none of its signatures is one of our payments'),
+// with its wallet.unexplained_outflow event: the wallet's key was used
+// elsewhere. Transactions from before the account was watched are
+// history.
+func (w *Watcher) outflow(ctx context.Context, tx bun.Tx, network solana.Network, r *watched, accountID uuid.UUID, owner sol.PublicKey, s solana.SignatureInfo, m solana.Movement) error {
+	if !m.BlockTime.IsZero() && m.BlockTime.Before(r.Since.Truncate(time.Second)) {
+		return nil
+	}
+	var loss int64
+	var to sol.PublicKey
+	switch r.Asset {
+	case USDC:
+		loss = -m.Tokens[solana.TokenHolding{Owner: owner, Mint: network.USDCMint()}]
+		to = largestGain(m.Tokens, network.USDCMint())
+	case SOL:
+		loss = -m.Lamports[owner]
+		to = largestLamportGain(m.Lamports)
+	}
+	if loss <= 0 {
+		return nil
+	}
+	sigs := make([]string, len(m.Signatures))
+	for i, sg := range m.Signatures {
+		sigs[i] = sg.String()
+	}
+	var ours bool
+	err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM transactions WHERE signature IN (?))
+		OR EXISTS (SELECT 1 FROM transaction_attempts WHERE signature IN (?))
+		OR EXISTS (SELECT 1 FROM x402_payments WHERE owner_signature IN (?) OR signature IN (?))`,
+		bun.List(sigs), bun.List(sigs), bun.List(sigs), bun.List(sigs)).Scan(ctx, &ours)
+	if err != nil {
+		return fmt.Errorf("is it ours: %w", err)
+	}
+	if ours {
+		return nil
+	}
+	at := m.BlockTime
+	if at.IsZero() {
+		at = time.Now().UTC()
+	}
+	at = at.Truncate(time.Microsecond)
+	id := uuid.New()
+	res, err := tx.NewRaw(`INSERT INTO unexplained_outflows (id, account_id, wallet_id, network, signature, asset, amount, slot, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (wallet_id, signature, asset) DO NOTHING`,
+		id, accountID, r.WalletID, network, s.Signature.String(), r.Asset, loss, m.Slot, at).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record unexplained outflow: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	data := map[string]any{"wallet_id": r.WalletID, "signature": s.Signature.String(), "asset": r.Asset,
+		"amount": amountOf(r.Asset, loss), "to": to.String(), "slot": m.Slot}
+	if _, err := webhook.Emit(ctx, tx, accountID, at, webhook.KindUnexplainedOutflow, data); err != nil {
+		return err
+	}
+	w.log().WarnContext(ctx, "money left a wallet in a transaction the service did not make", "wallet_id", r.WalletID,
+		"asset", r.Asset, "amount", loss, "signature", s.Signature.String())
+	return nil
+}
+
 // ledger records the account's balance after transaction s.
 func (w *Watcher) ledger(ctx context.Context, tx bun.Tx, network solana.Network, r *watched, s solana.SignatureInfo, m solana.Movement, balance int64) error {
 	at := m.BlockTime
@@ -376,6 +441,30 @@ func largestLoss(tokens map[solana.TokenHolding]int64, mint sol.PublicKey) sol.P
 	for h, d := range tokens {
 		if h.Mint.Equals(mint) && d < most {
 			who, most = h.Owner, d
+		}
+	}
+	return who
+}
+
+// largestGain is the owner whose holding of mint rose most: the recipient.
+func largestGain(tokens map[solana.TokenHolding]int64, mint sol.PublicKey) sol.PublicKey {
+	var who sol.PublicKey
+	var most int64
+	for h, d := range tokens {
+		if h.Mint.Equals(mint) && d > most {
+			who, most = h.Owner, d
+		}
+	}
+	return who
+}
+
+// largestLamportGain is the account whose lamports rose most.
+func largestLamportGain(lamports map[sol.PublicKey]int64) sol.PublicKey {
+	var who sol.PublicKey
+	var most int64
+	for k, d := range lamports {
+		if d > most {
+			who, most = k, d
 		}
 	}
 	return who

@@ -19,6 +19,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/chaintest"
 	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -105,9 +106,10 @@ func TestWatcher_RecordsEveryWayMoneyArrivesOnce(t *testing.T) {
 	}
 }
 
-// A payment from one of the service's wallets to another is a deposit of
-// the receiving wallet only; the paying wallet's own payment is not one.
-func TestWatcher_OwnPaymentsAreNotDeposits(t *testing.T) {
+// A payment from one of the service's wallets to another, signed with the
+// paying wallet's key outside the service, is a deposit of the receiving
+// wallet only, and an unexplained outflow of the paying one.
+func TestWatcher_KeyUsedOutsideTheServiceIsAnUnexplainedOutflow(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
 	db := pgtest.New(t)
@@ -153,6 +155,81 @@ func TestWatcher_OwnPaymentsAreNotDeposits(t *testing.T) {
 	if got := depositsOf(t, db, b); len(got) != 1 || got[0].Amount != 4_000_000 || got[0].Counterparty != a.Pubkey || got[0].Signature != sig.String() {
 		t.Fatalf("the paid wallet's deposits: %+v", got)
 	}
+	// a's key was used outside the service: its USDC and its SOL (the fee,
+	// b's account's rent) left in a transaction the service did not make.
+	out := outflowsOf(t, db, a)
+	if len(out) != 2 || out["usdc"] != 4_000_000 || out["sol"] <= 5000 {
+		t.Fatalf("unexplained outflows of the paying wallet: %v", out)
+	}
+	if n := eventsOf(t, db, "wallet.unexplained_outflow"); n != 2 {
+		t.Fatalf("%d wallet.unexplained_outflow events, want 2", n)
+	}
+}
+
+// A payment the service made (decided and signed by the engine) is
+// explained: no outflow is recorded for it, its fee included.
+func TestWatcher_TheServicesOwnPaymentsAreExplained(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	db := pgtest.New(t)
+	mk := wallettest.NewMasterKey(t)
+	acc := wallettest.Account(t, db)
+	a := wallettest.Create(t, db, mk.Sealer, acc.ID, "a")
+	ln.SetLamports(t, a.Pubkey, solana.LamportsPerSOL)
+	ln.SetTokenBalance(t, a.Pubkey, solana.DevnetUSDCMint.String(), 10_000_000)
+	c := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
+	watcher := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: c}}
+	ctx := context.Background()
+	if _, err := watcher.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eng := &payment.Engine{DB: db, Signer: mk.Keystore(t), Nodes: map[solana.Network]payment.Node{
+		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
+	}}
+	r := payment.Request{ID: uuid.New(), AccountID: acc.ID, WalletID: a.ID, Network: solana.Devnet,
+		To: sol.NewWallet().PublicKey().String(), Amount: 1_000_000}
+	if err := payment.Submit(ctx, db, &r, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Decide(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	o, err := payment.Final(ctx, db, r.ID)
+	if err != nil || o == nil || o.Status != payment.Sent {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	waitConfirmed(t, c, sol.MustSignatureFromBase58(o.Signature))
+	if _, err := watcher.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if out := outflowsOf(t, db, a); len(out) != 0 {
+		t.Fatalf("the service's own payment recorded as unexplained: %v", out)
+	}
+}
+
+func outflowsOf(t *testing.T, db *bun.DB, w wallet.Wallet) map[string]int64 {
+	t.Helper()
+	var rows []struct {
+		Asset  string `bun:"asset"`
+		Amount int64  `bun:"amount"`
+	}
+	if err := db.NewSelect().Table("unexplained_outflows").Column("asset", "amount").Where("wallet_id = ?", w.ID).Scan(context.Background(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, r := range rows {
+		out[r.Asset] += r.Amount
+	}
+	return out
+}
+
+func eventsOf(t *testing.T, db *bun.DB, kind string) int {
+	t.Helper()
+	n, err := db.NewSelect().Table("events").Where("kind = ?", kind).Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
 }
 
 func waitConfirmed(t *testing.T, c *solana.Client, sig sol.Signature) {

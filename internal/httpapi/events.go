@@ -78,17 +78,18 @@ func (c EventStreams) withDefaults() EventStreams {
 // scope when its row has Wallets) decides who receives each kind: a
 // stream shows what the person could list, nothing more.
 var streamReads = map[string]string{
-	webhook.KindApprovalPending:  "list-approvals",
-	webhook.KindApprovalVote:     "list-approvals",
-	webhook.KindApprovalApproved: "list-approvals",
-	webhook.KindApprovalRejected: "list-approvals",
-	webhook.KindApprovalExpired:  "list-approvals",
-	webhook.KindTxSent:           "list-transactions",
-	webhook.KindTxReceived:       "list-transactions",
-	webhook.KindTxBlocked:        "list-transactions",
-	webhook.KindTxFailed:         "list-transactions",
-	webhook.KindX402Expired:      "list-x402-payments",
-	live.KindDeliveryFailed:      "list-deliveries",
+	webhook.KindApprovalPending:    "list-approvals",
+	webhook.KindApprovalVote:       "list-approvals",
+	webhook.KindApprovalApproved:   "list-approvals",
+	webhook.KindApprovalRejected:   "list-approvals",
+	webhook.KindApprovalExpired:    "list-approvals",
+	webhook.KindTxSent:             "list-transactions",
+	webhook.KindTxReceived:         "list-transactions",
+	webhook.KindUnexplainedOutflow: "list-transactions",
+	webhook.KindTxBlocked:          "list-transactions",
+	webhook.KindTxFailed:           "list-transactions",
+	webhook.KindX402Expired:        "list-x402-payments",
+	live.KindDeliveryFailed:        "list-deliveries",
 }
 
 // mayRead reports whether p receives it: p may use the kind's read

@@ -117,8 +117,10 @@ type Movement struct {
 	// fee.
 	Failed   bool
 	FeePayer sol.PublicKey
-	Lamports map[sol.PublicKey]int64
-	Tokens   map[TokenHolding]int64
+	// Signatures are the transaction's signatures, the fee payer's first.
+	Signatures []sol.Signature
+	Lamports   map[sol.PublicKey]int64
+	Tokens     map[TokenHolding]int64
 	// After is each account's balance after the transaction: lamports of
 	// every account it names, the amount of every token account (zero for
 	// one it closed).
@@ -164,6 +166,7 @@ func (c *Client) Movement(ctx context.Context, sig sol.Signature) (Movement, err
 	if len(keys) > 0 {
 		m.FeePayer = keys[0]
 	}
+	m.Signatures = tx.Signatures
 	for i, k := range keys {
 		if i < len(res.Meta.PreBalances) && i < len(res.Meta.PostBalances) {
 			if d := int64(res.Meta.PostBalances[i]) - int64(res.Meta.PreBalances[i]); d != 0 {

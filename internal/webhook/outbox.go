@@ -40,6 +40,9 @@ const (
 	// KindTxReceived: money came into a wallet (a deposit of USDC or SOL,
 	// confirmed); recorded and announced once.
 	KindTxReceived = "tx.received"
+	// KindUnexplainedOutflow: money left a wallet in a transaction the
+	// service did not make (its key used elsewhere, or a delegate).
+	KindUnexplainedOutflow = "wallet.unexplained_outflow"
 )
 
 // Event is one outbox row; receivers see its id as "evt_" + ID.

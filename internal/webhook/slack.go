@@ -134,6 +134,8 @@ func slackBody(ev *Event, endpointID uuid.UUID, token, dashboard, status string)
 		text = fmt.Sprintf("Expired without a decision: %s to %s", amount, str("to"))
 	case KindTxSent:
 		text = fmt.Sprintf("Sent: %s to %s (%s)", amount, str("to"), str("signature"))
+	case KindUnexplainedOutflow:
+		text = fmt.Sprintf("Money left a wallet without the service: %s %s to %s (%s); freeze the wallet and move its funds if this was not you", str("amount"), strings.ToUpper(str("asset")), str("to"), str("signature"))
 	case KindTxReceived:
 		text = fmt.Sprintf("Received: %s %s from %s (%s)", str("amount"), strings.ToUpper(str("asset")), str("from"), str("signature"))
 	case KindTxFailed:

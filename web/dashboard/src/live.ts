@@ -27,6 +27,7 @@ export type LiveEventKind =
   | 'approval.expired'
   | 'tx.sent'
   | 'tx.received'
+  | 'wallet.unexplained_outflow'
   | 'tx.blocked'
   | 'tx.failed'
   | 'x402.expired'
@@ -40,6 +41,7 @@ export const LIVE_EVENT_KINDS: readonly LiveEventKind[] = [
   'approval.expired',
   'tx.sent',
   'tx.received',
+  'wallet.unexplained_outflow',
   'tx.blocked',
   'tx.failed',
   'x402.expired',

@@ -48,6 +48,8 @@ export const EVENT_READS: Record<LiveEventKind, readonly Reads[]> = {
   'tx.failed': [...MONEY, ...DECIDED],
   // Money that came in: the balances and the wallets' transactions.
   'tx.received': [...MONEY],
+  // Money that left a wallet in a transaction the service did not make.
+  'wallet.unexplained_outflow': [...MONEY],
   // Refused by the policy: no transaction, only the analytics' blocked sends.
   'tx.blocked': [ANALYTICS],
   // An x402 payment that moved nothing: its reservation is released.

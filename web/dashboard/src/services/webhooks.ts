@@ -116,6 +116,7 @@ export const toDeliveryDetail = (d: DeliveryDetailFromAPI): DeliveryDetail => ({
 export const EVENTS: { kind: string; what: string }[] = [
   { kind: 'tx.sent', what: 'a payment was sent' },
   { kind: 'tx.received', what: 'money came into a wallet' },
+  { kind: 'wallet.unexplained_outflow', what: 'money left a wallet without the service' },
   { kind: 'tx.blocked', what: 'a policy refused a payment' },
   { kind: 'tx.failed', what: 'a sent payment failed on chain' },
   { kind: 'approval.pending', what: 'a payment waits for approval' },
