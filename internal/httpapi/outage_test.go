@@ -19,8 +19,10 @@ import (
 // answers 503 with an {"error"} body within 2 s (the client gives up at
 // 2 s), and when the dependency returns the API serves again by itself,
 // a send included.
+//
+// Not parallel: it times every route at once against a 2 s bound, so it
+// runs before the package's parallel tests load the machine.
 func TestOutagesAnswer503AndHeal(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, envOpts{proxied: true})
 	e.startWorker()
 	hook := newReceiver(t, nil)

@@ -103,11 +103,23 @@ func (b *BlockhashCache) fetch(done chan struct{}) {
 	bh, err := b.client.LatestBlockhash(context.Background())
 	b.mu.Lock()
 	if err == nil {
-		b.current, b.fetched = bh, b.now()
+		b.store(bh)
 	}
 	b.fetchErr, b.inflight = err, nil
 	b.mu.Unlock()
 	close(done)
+}
+
+// store keeps bh unless the cache holds a newer one fetched within
+// maxAge: a refresh that started earlier (Run's beside a Get's) may answer
+// after a later one, and must not take the cache back. Past maxAge any
+// answer replaces it (a node failed over to may be at a lower height).
+// b.mu is held.
+func (b *BlockhashCache) store(bh Blockhash) {
+	if !b.fetched.IsZero() && b.now().Sub(b.fetched) < b.maxAge && bh.LastValidBlockHeight < b.current.LastValidBlockHeight {
+		return
+	}
+	b.current, b.fetched = bh, b.now()
 }
 
 // Run refreshes the cache in the background until ctx ends, so sends find
@@ -120,7 +132,7 @@ func (b *BlockhashCache) Run(ctx context.Context) {
 	for {
 		if bh, err := b.client.LatestBlockhash(ctx); err == nil {
 			b.mu.Lock()
-			b.current, b.fetched = bh, b.now()
+			b.store(bh)
 			b.mu.Unlock()
 		}
 		select {
