@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/keymaker"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
@@ -177,6 +178,11 @@ func (s *server) fail(ctx context.Context, err error) error {
 	case errors.Is(err, solana.ErrRPC):
 		s.log.WarnContext(ctx, "solana rpc failed", "err", err)
 		return errorf(http.StatusBadGateway, "Solana RPC node did not answer correctly; try again")
+	case isWorkerRefusal(err):
+		// A worker could not make a key or seal an export (not a
+		// passing outage): logged, answered 503, nothing was made.
+		s.log.ErrorContext(ctx, "a worker refused a key request", "err", err)
+		return errorf(http.StatusServiceUnavailable, "a worker could not carry out the request; nothing was made or exported, try again or ask an operator")
 	case isSignerUnavailable(err):
 		u, _ := signer.Unavailable(err)
 		s.log.WarnContext(ctx, "signer unavailable", "err", err)
@@ -193,6 +199,11 @@ func (s *server) fail(ctx context.Context, err error) error {
 	}
 	s.log.ErrorContext(ctx, "request failed", "err", err)
 	return errorf(http.StatusInternalServerError, "internal error")
+}
+
+func isWorkerRefusal(err error) bool {
+	var we *keymaker.WorkerError
+	return errors.As(err, &we)
 }
 
 func isSignerUnavailable(err error) bool {

@@ -109,3 +109,31 @@ func TestWalletExport_NeedsASecondOwnersApproval(t *testing.T) {
 		t.Fatalf("approve after reject: %d", status)
 	}
 }
+
+// An approve whose worker cannot seal the secret (here the wallet's key
+// moved out of the envelope after the request) answers 503, never 500:
+// nothing is exported, the request stays pending, the wallet unmarked.
+func TestWalletExport_WorkerRefusalIs503AndNothingLeaves(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, _ := e.agent(nil, 0)
+	first, _ := e.session(auth.RoleOwner)
+	second, _ := e.session(auth.RoleOwner)
+	recipient, _ := ecdh.X25519().GenerateKey(rand.Reader)
+	_, x := e.exportAs(first, id, recipient)
+	if _, err := e.db.NewRaw(`UPDATE wallets SET signer = 'vault', key_ref = 'k', secret_key_id = NULL, secret_sealed = NULL WHERE id = ?`, id).
+		Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	path := fmt.Sprintf(exportsPath, id) + "/" + x["id"].(string)
+	if status, body := e.doAs(second, "POST", path+"/approve", nil); status != http.StatusServiceUnavailable || body["error"] == nil {
+		t.Fatalf("approve: %d %v", status, body)
+	}
+	if _, got := e.doAs(first, "GET", path, nil); got["state"] != "pending" || got["sealed_secret"] != nil {
+		t.Fatalf("after the refusal: %v", got)
+	}
+	if _, a := e.do("GET", agentsPath+"/"+id, e.key, nil); a["exported_at"] != nil {
+		t.Fatalf("marked exported: %v", a)
+	}
+}
