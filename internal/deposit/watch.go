@@ -232,7 +232,7 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 			until = sol.MustSignatureFromBase58(r.LastSignature.String)
 		}
 		account := sol.MustPublicKeyFromBase58(address)
-		sigs, _, err := c.SignaturesSince(ctx, account, until, limit)
+		sigs, err := c.SignaturesSince(ctx, account, until, limit)
 		if err != nil {
 			return err
 		}
@@ -425,13 +425,19 @@ func balanceAfter(asset string, account sol.PublicKey, m solana.Movement) (int64
 	return v, ok
 }
 
-// amountOf is a deposit's amount in whole units for its event, a JSON
-// number: USDC with 6 decimals, SOL with 9.
-func amountOf(asset string, units int64) json.Number {
-	if asset == USDC {
-		return json.Number(usdc.FormatUnits(units, 6))
+// Decimals is how many decimal places an asset's base units have: USDC
+// 6, SOL 9.
+func Decimals(asset string) int {
+	if asset == SOL {
+		return 9
 	}
-	return json.Number(usdc.FormatUnits(units, 9))
+	return 6
+}
+
+// amountOf is a deposit's amount in whole units for its event, a JSON
+// number.
+func amountOf(asset string, units int64) json.Number {
+	return json.Number(usdc.FormatUnits(units, Decimals(asset)))
 }
 
 // largestLoss is the owner whose holding of mint fell most: the sender.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -79,4 +80,9 @@ func (a Quantity) MarshalJSON() ([]byte, error) {
 // Schema documents it as a number.
 func (Quantity) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{Type: huma.TypeNumber, Description: "In whole units: USDC with 6 decimals, SOL with 9."}
+}
+
+// quantityOf is units of asset (usdc, sol) as a Quantity.
+func quantityOf(asset string, units int64) Quantity {
+	return Quantity{units: units, decimals: deposit.Decimals(asset)}
 }

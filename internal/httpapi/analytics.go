@@ -116,12 +116,8 @@ func (s *server) getAnalytics(ctx context.Context, in *analyticsInput) (*analyti
 	b.MedianDecision = rep.MedianDecision
 	b.Received = make([]ReceivedDay, len(rep.Received))
 	for i, x := range rep.Received {
-		decimals := 6
-		if x.Asset == "sol" {
-			decimals = 9
-		}
 		b.Received[i] = ReceivedDay{Day: x.Day.Format(time.DateOnly), WalletID: x.WalletID.String(), Asset: x.Asset,
-			Amount: Quantity{units: x.Amount, decimals: decimals}, Count: x.Count}
+			Amount: quantityOf(x.Asset, x.Amount), Count: x.Count}
 	}
 	b.Blocked = make([]BlockedReason, len(rep.Blocked))
 	for i, x := range rep.Blocked {

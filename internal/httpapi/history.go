@@ -89,7 +89,7 @@ func (s *server) history(ctx context.Context, in *historyInput) (*historyOutput,
 	out.Body.WalletID = w.ID.String()
 	out.Body.Points = make([]BalancePoint, len(points))
 	for i, p := range points {
-		out.Body.Points[i] = BalancePoint{At: p.At.UTC(), USDC: Quantity{units: p.USDC, decimals: 6}, SOL: Quantity{units: p.SOL, decimals: 9}}
+		out.Body.Points[i] = BalancePoint{At: p.At.UTC(), USDC: quantityOf(deposit.USDC, p.USDC), SOL: quantityOf(deposit.SOL, p.SOL)}
 	}
 	return out, nil
 }

@@ -209,13 +209,9 @@ type listed struct {
 // depositOf is a deposit as a transaction: direction receive, kind its
 // asset, the sender as counterparty.
 func depositOf(d *deposit.Deposit) Transaction {
-	decimals := 6
-	if d.Asset == deposit.SOL {
-		decimals = 9
-	}
 	return Transaction{
 		ID: d.ID.String(), Signature: d.Signature, Kind: d.Asset, Direction: "receive",
-		Amount: Quantity{units: d.Amount, decimals: decimals}, Counterparty: d.Counterparty, Status: d.Status,
+		Amount: quantityOf(d.Asset, d.Amount), Counterparty: d.Counterparty, Status: d.Status,
 		CreatedAt: d.CreatedAt.UTC(), WalletID: d.WalletID.String(), Attempts: 1, PreviousSignatures: []string{},
 	}
 }
@@ -223,7 +219,7 @@ func depositOf(d *deposit.Deposit) Transaction {
 func transactionOf(t *payment.Transaction) Transaction {
 	out := Transaction{
 		ID: t.ID.String(), Signature: t.Signature, Kind: t.Kind, Direction: t.Direction,
-		Amount: Quantity{units: int64(t.Amount), decimals: 6}, Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
+		Amount: quantityOf(deposit.USDC, int64(t.Amount)), Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
 		CreatedAt: t.CreatedAt.UTC(), WalletID: t.WalletID.String(), FeeLamports: t.FeeLamports, FeePayer: t.FeePayer,
 		Attempts: max(t.Attempts, 1), PreviousSignatures: t.PreviousSignatures, Resource: t.Resource,
 	}

@@ -76,9 +76,8 @@ const MaxSignaturesPerCall = 1000
 
 // SignaturesSince lists the confirmed transactions that touched account
 // after the transaction until (zero: from its first), oldest first, at
-// most limit of them (the oldest: a caller resumes from the last). more
-// reports whether newer ones remain past the limit.
-func (c *Client) SignaturesSince(ctx context.Context, account sol.PublicKey, until sol.Signature, limit int) (sigs []SignatureInfo, more bool, err error) {
+// most limit of them (the oldest: a caller resumes from the last).
+func (c *Client) SignaturesSince(ctx context.Context, account sol.PublicKey, until sol.Signature, limit int) ([]SignatureInfo, error) {
 	var newestFirst []SignatureInfo
 	var before sol.Signature
 	for {
@@ -89,7 +88,7 @@ func (c *Client) SignaturesSince(ctx context.Context, account sol.PublicKey, unt
 		})
 		cancel()
 		if err != nil {
-			return nil, false, c.rpcError("getSignaturesForAddress", err)
+			return nil, c.rpcError("getSignaturesForAddress", err)
 		}
 		for _, r := range res {
 			newestFirst = append(newestFirst, SignatureInfo{Signature: r.Signature, Slot: r.Slot, Failed: r.Err != nil})
@@ -99,13 +98,11 @@ func (c *Client) SignaturesSince(ctx context.Context, account sol.PublicKey, unt
 		}
 		before = res[len(res)-1].Signature
 	}
-	for i := len(newestFirst) - 1; i >= 0; i-- {
+	var sigs []SignatureInfo
+	for i := len(newestFirst) - 1; i >= 0 && len(sigs) < limit; i-- {
 		sigs = append(sigs, newestFirst[i])
-		if len(sigs) == limit {
-			return sigs, i > 0, nil
-		}
 	}
-	return sigs, false, nil
+	return sigs, nil
 }
 
 // Movement is what one confirmed transaction did to balances: lamports by
