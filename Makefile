@@ -111,17 +111,12 @@ test: deps dashboard sdk browser-deps $(SOFTHSM_DEP) ## run the Go tests (race d
 	@mkdir -p .dev; scripts/test-npm.sh > .dev/test-npm.log 2>&1 & npm_pid=$$!; \
 	$(WITH_TEST_SERVICES) \
 	echo "go test -tags '$(GO_TAGS)' $(TEST_FLAGS) ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
-	echo "  the browser test ($(BROWSER_TEST)) in a go test of its own beside the others: it waits on Chromium more than it computes"; \
-	$(GO) test -tags '$(GO_TAGS)' $(TEST_FLAGS) -run '$(BROWSER_TEST)' ./internal/httpapi > .dev/test-browser.log 2>&1 & browser_pid=$$!; \
-	go_rc=0; $(GO) test -tags '$(GO_TAGS)' $(TEST_FLAGS) -skip '$(BROWSER_TEST)' ./... || go_rc=$$?; \
-	browser_rc=0; wait $$browser_pid || browser_rc=$$?; \
-	echo; echo "The browser test:"; cat .dev/test-browser.log; \
+	go_rc=0; $(GO) test -tags '$(GO_TAGS)' $(TEST_FLAGS) ./... || go_rc=$$?; \
 	npm_rc=0; wait $$npm_pid || npm_rc=$$?; \
 	echo; echo "JavaScript suites (scripts/test-npm.sh):"; cat .dev/test-npm.log; \
 	if [ $$go_rc -ne 0 ]; then echo "make test: the Go tests failed"; fi; \
-	if [ $$browser_rc -ne 0 ]; then echo "make test: the browser test failed"; fi; \
 	if [ $$npm_rc -ne 0 ]; then echo "make test: a JavaScript suite failed"; fi; \
-	[ $$go_rc -eq 0 ] && [ $$browser_rc -eq 0 ] && [ $$npm_rc -eq 0 ]
+	[ $$go_rc -eq 0 ] && [ $$npm_rc -eq 0 ]
 
 .PHONY: test-go
 test-go: deps sdk $(SOFTHSM_DEP) ## run only the Go tests (race detector), without the dashboard's build and browser test or the npm test suites: the fast loop
