@@ -588,7 +588,8 @@ type BalanceDifferences struct {
 type BalanceDifference struct {
 	ID   string `json:"id"`
 	Kind string `json:"kind"` // unexplained_outflow or snapshot
-	// Asset is usdc or sol; Amount is signed, in that asset.
+	// Asset is usdc or sol; Amount is signed, in that asset: negative,
+	// the chain holds less than the service accounted for.
 	Asset     string       `json:"asset"`
 	Amount    json.Number  `json:"amount"`
 	At        time.Time    `json:"at"`

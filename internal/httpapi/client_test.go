@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/chaintest"
+	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/waitfor"
@@ -257,13 +258,30 @@ func (e *env) deposited() (walletID, sender string) {
 	return walletID, from.PublicKey().String()
 }
 
+// unexplained makes an agent wallet holding 3 USDC and 1 SOL from the
+// localnet's faucet (no transaction, so its ledger holds none of it) and
+// runs the daily snapshot over the env's wallets: it finds the wallet's
+// two differences (USDC and SOL), kind snapshot.
+func (e *env) unexplained() string {
+	e.t.Helper()
+	id, _ := e.agent(nil, 3_000_000)
+	w := &deposit.Watcher{DB: e.db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: solana.NewClient(e.ln.URL, solana.Devnet, 5*time.Second)}}
+	if st, err := w.Snapshot(context.Background()); err != nil || st.Differences < 2 {
+		e.t.Fatalf("snapshot %+v %v", st, err)
+	}
+	return id
+}
+
 // The Go client reads money coming in: deposits with direction receive
 // (and none with send), the balance history from the ledger at an instant
-// and over a range, and the day's received in the analytics.
+// and over a range, the day's received in the analytics, and a wallet's
+// balance differences page by page (none for the wallet paid only by
+// transactions).
 func TestGoClientDeposits(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	id, sender := e.deposited()
+	faucet := e.unexplained()
 	ctx := context.Background()
 	c := client.New(e.url, e.key, client.WithRetries(0))
 
@@ -319,6 +337,37 @@ func TestGoClientDeposits(t *testing.T) {
 	}
 	if got["usdc"] != "2.5/1" || got["sol"] != "0.25/1" {
 		t.Fatalf("received %v", a.Received)
+	}
+
+	if d, err := c.ListWalletBalanceDifferences(ctx, id, nil); err != nil || d.WalletID != id || len(d.Items) != 0 || d.NextCursor != nil {
+		t.Fatalf("differences of the paid wallet: %+v %v", d, err)
+	}
+	var diffs []client.BalanceDifference
+	q := url.Values{"limit": {"1"}}
+	for page := 0; ; page++ {
+		d, err := c.ListWalletBalanceDifferences(ctx, faucet, q)
+		if err != nil || d.WalletID != faucet || len(d.Items) != 1 || page > 2 {
+			t.Fatalf("page %d: %+v %v", page, d, err)
+		}
+		diffs = append(diffs, d.Items...)
+		if d.NextCursor == nil {
+			break
+		}
+		q.Set("cursor", *d.NextCursor)
+	}
+	amounts = map[string]string{}
+	for _, d := range diffs {
+		if d.Kind != "snapshot" || d.Signature != nil || d.To != nil || d.Chain == nil || d.Ledger == nil || d.Slot == 0 || d.At.IsZero() ||
+			d.Chain.String() != d.Amount.String() || d.Ledger.String() != "0" {
+			t.Fatalf("a difference: %+v", d)
+		}
+		amounts[d.Asset] = d.Amount.String()
+	}
+	if len(diffs) != 2 || amounts["usdc"] != "3" || amounts["sol"] != "1" || diffs[0].At.Before(diffs[1].At) {
+		t.Fatalf("differences %+v", diffs)
+	}
+	if _, err := c.ListWalletBalanceDifferences(ctx, faucet, url.Values{"limit": {"101"}}); !isStatus(err, http.StatusUnprocessableEntity) {
+		t.Fatalf("limit 101: %v", err)
 	}
 }
 

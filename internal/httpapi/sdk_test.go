@@ -73,16 +73,18 @@ func TestTypeScriptPackages(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A wallet paid from outside, and an endpoint that heard of it
-	// (tx.received): the tests read the deposits and replay a delivery.
+	// (tx.received): the tests read the deposits and replay a delivery;
+	// and a wallet whose faucet money the snapshot found unexplained.
 	hook := newReceiver(t, nil)
 	ep, secret := e.createEndpoint(hook.URL, "tx.received")
 	e.waitDelivered(e.key, ep)
 	deposits, sender := e.deposited()
 	hook.next(t, "tx.received")
 	hook.next(t, "tx.received")
+	faucet := e.unexplained()
 	_, agentKey := e.agentKey()
 	env := []string{"API_URL=" + e.url, "ADMIN_KEY=" + e.key, "AGENT_KEY=" + agentKey, "WALLET_ID=" + wallet, "WALLET_250=" + busy,
-		"DEPOSIT_WALLET=" + deposits, "DEPOSIT_SENDER=" + sender, "DEPOSIT_ENDPOINT=" + ep, "DEPOSIT_ENDPOINT_SECRET=" + secret}
+		"DEPOSIT_WALLET=" + deposits, "DEPOSIT_SENDER=" + sender, "DEPOSIT_ENDPOINT=" + ep, "DEPOSIT_ENDPOINT_SECRET=" + secret, "UNEXPLAINED_WALLET=" + faucet}
 	out := node(t, root, env, "--test", "--test-concurrency=1", "sdk/typescript/test/sdk.test.mjs", "sdk/langchain/test/langchain.test.mjs")
 	if !strings.Contains(out, "# fail 0") {
 		t.Fatalf("TypeScript tests: %s", out)

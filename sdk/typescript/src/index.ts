@@ -38,24 +38,13 @@ export type ReceivedDay = Schemas['ReceivedDay'];
 export type BalanceHistory = Schemas['HistoryOutputBody'];
 export type BalancePoint = Schemas['BalancePoint'];
 /**
- * Money a wallet's ledger does not explain: an unexplained_outflow (it
- * left in a transaction the service did not make: signature and to say
+ * Money of a wallet that moved without the service: an unexplained_outflow
+ * (it left in a transaction the service did not make: signature and to say
  * which and where), or a snapshot (the daily comparison found the chain's
  * balance, chain, apart from the ledger's, ledger). amount is signed, in
  * whole units of asset.
  */
-export interface BalanceDifference {
-  id: string;
-  kind: 'unexplained_outflow' | 'snapshot';
-  asset: 'usdc' | 'sol';
-  amount: number;
-  at: string;
-  slot: number;
-  signature: string | null;
-  to: string | null;
-  chain: number | null;
-  ledger: number | null;
-}
+export type BalanceDifference = Schemas['BalanceDifference'];
 export type Key = Schemas['Key'];
 export type NewKey = Schemas['NewKey'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
@@ -378,15 +367,19 @@ export class AgentWallet {
             };
       return this.do(this.api.GET('/api/public/v1/wallets/{id}/balance/history', { params: { path: { id }, query } }));
     },
-    /** What the wallet's ledger does not explain (unexplained outflows, snapshots that disagreed), newest first, page after page. */
+    /**
+     * Money of the wallet that moved without the service, newest first, page
+     * after page: outflows in transactions it did not make
+     * (wallet.unexplained_outflow) and daily snapshots whose chain balance
+     * differed from the ledger (wallet.balance_mismatch). Empty when every
+     * change is explained.
+     */
     balanceDifferences: (id: string, filter: { pageSize?: number } = {}) =>
       this.pages<BalanceDifference>(async (cursor) => {
-        const d = await this.do<{ wallet_id: string; items: BalanceDifference[]; next_cursor: string | null }>(
-          // The operation is newer than the generated types: typed by hand (BalanceDifference).
-          (this.api.GET as unknown as (path: string, init: unknown) => Promise<{ data?: never; error?: unknown; response: Response }>)(
-            '/api/public/v1/wallets/{id}/balance/differences',
-            { params: { path: { id }, query: { limit: filter.pageSize ?? 100, ...(cursor ? { cursor } : {}) } } },
-          ),
+        const d = await this.do(
+          this.api.GET('/api/public/v1/wallets/{id}/balance/differences', {
+            params: { path: { id }, query: { limit: filter.pageSize ?? 100, ...(cursor ? { cursor } : {}) } },
+          }),
         );
         return { items: d.items, next: d.next_cursor };
       }),

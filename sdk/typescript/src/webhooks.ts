@@ -31,10 +31,13 @@ export interface TxReceivedData {
 
 /**
  * tx.receive_failed: a deposit announced by tx.received was dropped by a
- * fork: the money did not come in after all (the transaction is listed
- * failed). Same fields as its tx.received.
+ * fork (its transaction gone from the chain once its blockhash expired):
+ * the money did not come in after all, and the deposit is listed failed.
+ * The fields of its tx.received, and why.
  */
-export type TxReceiveFailedData = TxReceivedData;
+export interface TxReceiveFailedData extends TxReceivedData {
+  reason: string;
+}
 
 /**
  * wallet.unexplained_outflow: money left a wallet in a transaction the
@@ -53,7 +56,9 @@ export interface UnexplainedOutflowData {
 
 /**
  * wallet.balance_mismatch: the daily snapshot found the wallet's balance on
- * chain apart from its ledger's.
+ * chain apart from its ledger's at the same slot (money moved in a way no
+ * transaction the service read shows); the ledger holds the chain's balance
+ * from then on.
  */
 export interface BalanceMismatchData {
   wallet_id: string;
