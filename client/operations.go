@@ -177,15 +177,26 @@ func (c *Client) PreviewSendUnder(ctx context.Context, id string, r SendRequest,
 
 // TransactionFilter selects transactions; zero fields select all.
 type TransactionFilter struct {
-	WalletID     string
-	Status       string
+	WalletID string
+	Status   string
+	// Direction is DirectionSend (payments out) or DirectionReceive
+	// (deposits: money that came in, the sender as Counterparty); "" for
+	// both.
+	Direction    string
 	Since, Until time.Time
 	Page
 }
 
+// Transaction directions.
+const (
+	DirectionSend    = "send"
+	DirectionReceive = "receive"
+)
+
 // ListTransactions answers a page of transactions, newest first, and the
-// cursor of the next page ("" on the last). Without a filter or page it
-// is the account's last 100.
+// cursor of the next page ("" on the last): payments out (direction send)
+// and deposits (receive). Without a filter or page it is the account's
+// last 100.
 func (c *Client) ListTransactions(ctx context.Context, f TransactionFilter) ([]Transaction, string, error) {
 	q := f.query()
 	if f.WalletID != "" {
@@ -193,6 +204,9 @@ func (c *Client) ListTransactions(ctx context.Context, f TransactionFilter) ([]T
 	}
 	if f.Status != "" {
 		q.Set("status", f.Status)
+	}
+	if f.Direction != "" {
+		q.Set("direction", f.Direction)
 	}
 	if !f.Since.IsZero() {
 		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))
@@ -617,5 +631,15 @@ func (c *Client) RejectWalletExport(ctx context.Context, id, exportID string) (*
 func (c *Client) GetWalletBalanceHistory(ctx context.Context, id string, query url.Values) (*BalanceHistory, error) {
 	var out BalanceHistory
 	_, err := c.call(ctx, http.MethodGet, "/wallets/"+pathID(id)+"/balance/history", query, nil, &out, nil, false)
+	return &out, err
+}
+
+// ListWalletBalanceDifferences answers a page of the differences between
+// wallet id's ledger and the chain, newest first: unexplained outflows and
+// the daily snapshots that disagreed. query is the URL query (limit, 1 to
+// 100; cursor, a previous page's NextCursor).
+func (c *Client) ListWalletBalanceDifferences(ctx context.Context, id string, query url.Values) (*BalanceDifferences, error) {
+	var out BalanceDifferences
+	_, err := c.call(ctx, http.MethodGet, "/wallets/"+pathID(id)+"/balance/differences", query, nil, &out, nil, false)
 	return &out, err
 }

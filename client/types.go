@@ -360,6 +360,15 @@ type Analytics struct {
 		Reason string `json:"reason"`
 		Count  int    `json:"count"`
 	} `json:"blocked"`
+	// Received: confirmed deposits per day, wallet and asset (usdc or
+	// sol), days ascending; Amount is in that asset.
+	Received []struct {
+		Day      string      `json:"day"`
+		WalletID string      `json:"wallet_id"`
+		Asset    string      `json:"asset"`
+		Amount   json.Number `json:"amount"`
+		Deposits int         `json:"deposits"`
+	} `json:"received"`
 }
 
 // KeyAccess is what a key may do.
@@ -550,10 +559,43 @@ type WalletExport struct {
 
 // BalanceHistory is a wallet's balance at instants, oldest first.
 type BalanceHistory struct {
-	WalletID string `json:"wallet_id"`
-	Points   []struct {
-		At   time.Time `json:"at"`
-		USDC float64   `json:"usdc"`
-		SOL  float64   `json:"sol"`
-	} `json:"points"`
+	WalletID string         `json:"wallet_id"`
+	Points   []BalancePoint `json:"points"`
+}
+
+// BalancePoint is a wallet's balance at an instant, from its ledger: what
+// its accounts held after the last change at or before At.
+type BalancePoint struct {
+	At   time.Time   `json:"at"`
+	USDC json.Number `json:"usdc"`
+	SOL  json.Number `json:"sol"`
+}
+
+// BalanceDifferences is a page of the differences between a wallet's
+// ledger and the chain, newest first.
+type BalanceDifferences struct {
+	WalletID string              `json:"wallet_id"`
+	Items    []BalanceDifference `json:"items"`
+	// NextCursor is the next page's cursor (nil on the last page).
+	NextCursor *string `json:"next_cursor"`
+}
+
+// BalanceDifference is money the ledger did not explain: an
+// unexplained_outflow (it left the wallet in a transaction the service did
+// not make: To and Signature say where and which), or a snapshot (the
+// daily comparison found the chain's balance, Chain, apart from the
+// ledger's, Ledger).
+type BalanceDifference struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"` // unexplained_outflow or snapshot
+	// Asset is usdc or sol; Amount is signed, in that asset: negative,
+	// the chain holds less than the service accounted for.
+	Asset     string       `json:"asset"`
+	Amount    json.Number  `json:"amount"`
+	At        time.Time    `json:"at"`
+	Slot      uint64       `json:"slot"`
+	Signature *string      `json:"signature"`
+	To        *string      `json:"to"`
+	Chain     *json.Number `json:"chain"`
+	Ledger    *json.Number `json:"ledger"`
 }

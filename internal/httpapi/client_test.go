@@ -3,15 +3,23 @@ package httpapi_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
 
 	"github.com/agentwallet/agentwallet/client"
+	"github.com/agentwallet/agentwallet/internal/chaintest"
+	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/httpapi"
+	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/waitfor"
 )
 
@@ -228,6 +236,145 @@ func TestGoClientEndToEnd(t *testing.T) {
 	if _, err := admin.GetAgent(ctx, "00000000-0000-4000-8000-000000000000"); !client.IsNotFound(err) {
 		t.Fatalf("unknown agent: %v", err)
 	}
+}
+
+// deposited makes an agent wallet (1 SOL from the localnet's faucet, which
+// its ledger does not see) and pays it 2.5 USDC and 0.25 SOL from outside,
+// watching for deposits (e.watchDeposits: once per env); it returns once
+// both are listed, with the sender's address.
+func (e *env) deposited() (walletID, sender string) {
+	e.t.Helper()
+	e.watchDeposits()
+	walletID, pubkey := e.agent(nil, 0)
+	from := chaintest.NewPayer(e.t, e.ln, 100_000_000, 2*solana.LamportsPerSOL)
+	to := sol.MustPublicKeyFromBase58(pubkey)
+	from.TransferUSDC(e.t, to, 2_500_000)
+	from.TransferSOL(e.t, to, 250_000_000)
+	waitfor.True(e.t, "both deposits listed", func() bool {
+		status, got := e.do("GET", "/api/public/v1/transactions?direction=receive&wallet_id="+walletID, e.key, nil)
+		txs, _ := got["transactions"].([]any)
+		return status == http.StatusOK && len(txs) == 2
+	})
+	return walletID, from.PublicKey().String()
+}
+
+// unexplained makes an agent wallet holding 3 USDC and 1 SOL from the
+// localnet's faucet (no transaction, so its ledger holds none of it) and
+// runs the daily snapshot over the env's wallets: it finds the wallet's
+// two differences (USDC and SOL), kind snapshot.
+func (e *env) unexplained() string {
+	e.t.Helper()
+	id, _ := e.agent(nil, 3_000_000)
+	w := &deposit.Watcher{DB: e.db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: solana.NewClient(e.ln.URL, solana.Devnet, 5*time.Second)}}
+	if st, err := w.Snapshot(context.Background()); err != nil || st.Differences < 2 {
+		e.t.Fatalf("snapshot %+v %v", st, err)
+	}
+	return id
+}
+
+// The Go client reads money coming in: deposits with direction receive
+// (and none with send), the balance history from the ledger at an instant
+// and over a range, the day's received in the analytics, and a wallet's
+// balance differences page by page (none for the wallet paid only by
+// transactions).
+func TestGoClientDeposits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id, sender := e.deposited()
+	faucet := e.unexplained()
+	ctx := context.Background()
+	c := client.New(e.url, e.key, client.WithRetries(0))
+
+	in, _, err := c.ListTransactions(ctx, client.TransactionFilter{WalletID: id, Direction: client.DirectionReceive})
+	if err != nil || len(in) != 2 {
+		t.Fatalf("receives: %v %v", in, err)
+	}
+	amounts := map[string]string{}
+	for _, tx := range in {
+		if tx.Direction != client.DirectionReceive || tx.Counterparty != sender || tx.Status != "confirmed" || tx.WalletID != id {
+			t.Fatalf("a deposit: %+v", tx)
+		}
+		amounts[tx.Kind] = tx.Amount.String()
+	}
+	if amounts["usdc"] != "2.5" || amounts["sol"] != "0.25" {
+		t.Fatalf("deposited %v, want 2.5 USDC and 0.25 SOL", amounts)
+	}
+	if out, _, err := c.ListTransactions(ctx, client.TransactionFilter{WalletID: id, Direction: client.DirectionSend}); err != nil || len(out) != 0 {
+		t.Fatalf("sends: %v %v", out, err)
+	}
+	if both, _, err := c.ListTransactions(ctx, client.TransactionFilter{WalletID: id}); err != nil || len(both) != 2 {
+		t.Fatalf("both directions: %v %v", both, err)
+	}
+	if _, _, err := c.ListTransactions(ctx, client.TransactionFilter{Direction: "in"}); !isStatus(err, http.StatusUnprocessableEntity) {
+		t.Fatalf("direction in: %v", err)
+	}
+
+	at := time.Now().UTC().Add(time.Second)
+	h, err := c.GetWalletBalanceHistory(ctx, id, url.Values{"at": {at.Format(time.RFC3339)}})
+	if err != nil || h.WalletID != id || len(h.Points) != 1 {
+		t.Fatalf("history at: %+v %v", h, err)
+	}
+	if p := h.Points[0]; p.USDC.String() != "2.5" || p.SOL.String() != "1.25" || !p.At.Equal(at.Truncate(time.Second)) {
+		t.Fatalf("the balance at %s: %+v, want 2.5 USDC and 1.25 SOL", at, p)
+	}
+	h, err = c.GetWalletBalanceHistory(ctx, id, url.Values{"interval": {"hour"}, "to": {at.Format(time.RFC3339)}})
+	if err != nil || len(h.Points) != 31 || h.Points[30].USDC.String() != "2.5" || h.Points[0].USDC.String() != "0" {
+		t.Fatalf("30 hours: %+v %v", h, err)
+	}
+	if _, err := c.GetWalletBalanceHistory(ctx, "00000000-0000-4000-8000-000000000000", nil); !client.IsNotFound(err) {
+		t.Fatalf("an unknown wallet: %v", err)
+	}
+
+	a, err := c.GetAnalytics(ctx, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range a.Received {
+		if r.WalletID == id {
+			got[r.Asset] = fmt.Sprintf("%s/%d", r.Amount, r.Deposits)
+		}
+	}
+	if got["usdc"] != "2.5/1" || got["sol"] != "0.25/1" {
+		t.Fatalf("received %v", a.Received)
+	}
+
+	if d, err := c.ListWalletBalanceDifferences(ctx, id, nil); err != nil || d.WalletID != id || len(d.Items) != 0 || d.NextCursor != nil {
+		t.Fatalf("differences of the paid wallet: %+v %v", d, err)
+	}
+	var diffs []client.BalanceDifference
+	q := url.Values{"limit": {"1"}}
+	for page := 0; ; page++ {
+		d, err := c.ListWalletBalanceDifferences(ctx, faucet, q)
+		if err != nil || d.WalletID != faucet || len(d.Items) != 1 || page > 2 {
+			t.Fatalf("page %d: %+v %v", page, d, err)
+		}
+		diffs = append(diffs, d.Items...)
+		if d.NextCursor == nil {
+			break
+		}
+		q.Set("cursor", *d.NextCursor)
+	}
+	amounts = map[string]string{}
+	for _, d := range diffs {
+		if d.Kind != "snapshot" || d.Signature != nil || d.To != nil || d.Chain == nil || d.Ledger == nil || d.Slot == 0 || d.At.IsZero() ||
+			d.Chain.String() != d.Amount.String() || d.Ledger.String() != "0" {
+			t.Fatalf("a difference: %+v", d)
+		}
+		amounts[d.Asset] = d.Amount.String()
+	}
+	if len(diffs) != 2 || amounts["usdc"] != "3" || amounts["sol"] != "1" || diffs[0].At.Before(diffs[1].At) {
+		t.Fatalf("differences %+v", diffs)
+	}
+	if _, err := c.ListWalletBalanceDifferences(ctx, faucet, url.Values{"limit": {"101"}}); !isStatus(err, http.StatusUnprocessableEntity) {
+		t.Fatalf("limit 101: %v", err)
+	}
+}
+
+// isStatus reports whether err is an API error of that status.
+func isStatus(err error, status int) bool {
+	var e *client.APIError
+	return errors.As(err, &e) && e.Status == status
 }
 
 // loseFirstAnswer delivers the first request to the service and loses its

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -76,6 +77,7 @@ func TestMCPServer(t *testing.T) {
 	e.startWorker()
 	ctx := context.Background()
 	id, _ := e.agent(map[string]any{"approval_threshold_usdc": 5, "max_tx_usdc": 10}, 50_000_000)
+	deposits, sender := e.deposited()
 	_, agentKey := e.agentKey()
 
 	serverT, clientT := mcp.NewInMemoryTransports()
@@ -113,7 +115,7 @@ func TestMCPServer(t *testing.T) {
 				}
 			}
 			slices.Sort(names)
-			if strings.Join(names, ",") != "get_approval_status,get_wallet_info,list_recent_transactions,preview_send,send_usdc,x402_fetch" {
+			if strings.Join(names, ",") != "get_approval_status,get_balance_history,get_wallet_info,list_recent_transactions,preview_send,send_usdc,x402_fetch" {
 				t.Fatalf("tools %v", names)
 			}
 
@@ -141,6 +143,31 @@ func TestMCPServer(t *testing.T) {
 			_, txs := call(t, cs, "list_recent_transactions", map[string]any{"wallet_id": id, "limit": 5})
 			if list, _ := txs["transactions"].([]any); len(list) == 0 {
 				t.Fatalf("transactions: %v", txs)
+			}
+			// Money coming in: the deposits, their sender, their asset.
+			_, txs = call(t, cs, "list_recent_transactions", map[string]any{"wallet_id": deposits, "direction": "receive"})
+			list, _ := txs["transactions"].([]any)
+			got := map[string]string{}
+			for _, tx := range list {
+				tx := tx.(map[string]any)
+				if tx["direction"] != "receive" || tx["from"] != sender || tx["to"] != nil || tx["status"] != "confirmed" {
+					t.Fatalf("a deposit: %v", tx)
+				}
+				got[tx["asset"].(string)] = tx["amount"].(string)
+			}
+			if len(list) != 2 || got["usdc"] != "2.5" || got["sol"] != "0.25" {
+				t.Fatalf("deposits: %v", txs)
+			}
+			if _, sends := call(t, cs, "list_recent_transactions", map[string]any{"wallet_id": deposits, "direction": "send"}); len(sends["transactions"].([]any)) != 0 {
+				t.Fatalf("sends of the paid wallet: %v", sends)
+			}
+			at := time.Now().UTC().Add(time.Second).Format(time.RFC3339)
+			_, h := call(t, cs, "get_balance_history", map[string]any{"wallet_id": deposits, "at": at})
+			if points, _ := h["points"].([]any); len(points) != 1 || points[0].(map[string]any)["usdc"] != "2.5" || points[0].(map[string]any)["sol"] != "1.25" {
+				t.Fatalf("balance history: %v", h)
+			}
+			if res, _ := call(t, cs, "get_balance_history", map[string]any{"wallet_id": deposits, "at": at, "interval": "day"}); !res.IsError || !strings.Contains(text(res), "422") {
+				t.Fatalf("at with an interval: %+v", res)
 			}
 			_, preview := call(t, cs, "preview_send", map[string]any{"wallet_id": id, "to": newAddress(), "amount": "11"})
 			if preview["outcome"] != "blocked" || preview["reason"] != "exceeds_max_tx" {

@@ -72,8 +72,19 @@ func TestTypeScriptPackages(t *testing.T) {
 	if _, err := e.db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// A wallet paid from outside, and an endpoint that heard of it
+	// (tx.received): the tests read the deposits and replay a delivery;
+	// and a wallet whose faucet money the snapshot found unexplained.
+	hook := newReceiver(t, nil)
+	ep, secret := e.createEndpoint(hook.URL, "tx.received")
+	e.waitDelivered(e.key, ep)
+	deposits, sender := e.deposited()
+	hook.next(t, "tx.received")
+	hook.next(t, "tx.received")
+	faucet := e.unexplained()
 	_, agentKey := e.agentKey()
-	env := []string{"API_URL=" + e.url, "ADMIN_KEY=" + e.key, "AGENT_KEY=" + agentKey, "WALLET_ID=" + wallet, "WALLET_250=" + busy}
+	env := []string{"API_URL=" + e.url, "ADMIN_KEY=" + e.key, "AGENT_KEY=" + agentKey, "WALLET_ID=" + wallet, "WALLET_250=" + busy,
+		"DEPOSIT_WALLET=" + deposits, "DEPOSIT_SENDER=" + sender, "DEPOSIT_ENDPOINT=" + ep, "DEPOSIT_ENDPOINT_SECRET=" + secret, "UNEXPLAINED_WALLET=" + faucet}
 	out := node(t, root, env, "--test", "--test-concurrency=1", "sdk/typescript/test/sdk.test.mjs", "sdk/langchain/test/langchain.test.mjs")
 	if !strings.Contains(out, "# fail 0") {
 		t.Fatalf("TypeScript tests: %s", out)
@@ -141,7 +152,7 @@ func TestTypeScriptPackagesPack(t *testing.T) {
 		import { agentWalletTools } from '@agentwallet/langchain';
 		const tools = agentWalletTools({ client: new AgentWallet({ apiKey: 'svc_test_x' }), walletId: 'w' });
 		console.log(typeof verifyWebhook, tools.map((t) => t.name).join(','));`)
-	if strings.TrimSpace(out) != "function send_usdc,get_wallet_info,list_recent_transactions,preview_send,get_approval_status,x402_fetch" {
+	if strings.TrimSpace(out) != "function send_usdc,get_wallet_info,list_recent_transactions,get_balance_history,preview_send,get_approval_status,x402_fetch" {
 		t.Fatalf("imports: %s", out)
 	}
 }

@@ -1,7 +1,7 @@
 // Package mcpserver is the service's Model Context Protocol server: the
-// agent tools (send USDC, wallet info, recent transactions, preview, an
-// approval's status, and x402_fetch: fetch a URL, paying its x402
-// challenge) for MCP hosts. Every tool acts through the public REST API
+// agent tools (send USDC, wallet info, recent transactions with the
+// deposits, a wallet's balance history, preview, an approval's status, and
+// x402_fetch: fetch a URL, paying its x402 challenge) for MCP hosts. Every tool acts through the public REST API
 // with the caller's own key (package client), so it has exactly the API's
 // permissions, limits and answers; no tool approves, changes a policy or
 // manages keys.
@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,6 +25,7 @@ const (
 	ToolSendUSDC               = "send_usdc"
 	ToolGetWalletInfo          = "get_wallet_info"
 	ToolListRecentTransactions = "list_recent_transactions"
+	ToolGetBalanceHistory      = "get_balance_history"
 	ToolPreviewSend            = "preview_send"
 	ToolGetApprovalStatus      = "get_approval_status"
 )
@@ -44,8 +46,13 @@ const (
 		"(daily_limit_usdc, max_tx_usdc, approval_threshold_usdc, allowlist, and when set weekly_limit_usdc, monthly_limit_usdc, " +
 		"max_tx_per_hour, max_tx_per_day, active_hours with outside_active_hours; approvals_required: how many people approve a payment " +
 		"that waits for a human) and live SOL and USDC balance."
-	transactionsDescription = "List recent USDC transactions, newest first, optionally of one wallet: amount, recipient, " +
-		"status (pending, confirmed, failed), memo, signature and time."
+	transactionsDescription = "List recent transactions, newest first, optionally of one wallet and one direction: payments out " +
+		"(direction send, the recipient in to) and deposits, money that came into the wallet from anyone (direction receive, the " +
+		"sender in from). Each has asset (usdc or sol: a deposit may be SOL) and amount in that asset, status (pending, confirmed, " +
+		"failed; a deposit is listed once confirmed, and failed if the chain dropped it), memo, signature and time."
+	historyDescription = "Get an agent wallet's USDC and SOL balance over time, from its ledger of every change (payments out with " +
+		"their fees, deposits): the balance at one instant (at), or one point per day or hour (interval) from from to to (default: " +
+		"the last 30 days). Shows when money came in or went out; get_wallet_info has the live balance."
 	previewDescription = "Check what send_usdc would do now for this payment, without sending: outcome (sent, pending_approval, " +
 		"blocked), the blocking reason if any, the policy rule that decides (rule), today's spent and remaining allowance, " +
 		"the week's and month's when the wallet limits them, the payments made in the last hour and 24 hours, and whether " +
@@ -118,14 +125,18 @@ type Hours struct {
 
 // TransactionsInput is list_recent_transactions's input.
 type TransactionsInput struct {
-	WalletID string `json:"wallet_id,omitempty" jsonschema:"only this wallet's transactions (UUID); all wallets when empty"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"how many, 1 to 50 (default 10)"`
+	WalletID  string `json:"wallet_id,omitempty" jsonschema:"only this wallet's transactions (UUID); all wallets when empty"`
+	Direction string `json:"direction,omitempty" jsonschema:"send (payments out) or receive (deposits: money that came in); both when empty"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"how many, 1 to 50 (default 10)"`
 }
 
 // TransactionOut is one transaction for a model.
 type TransactionOut struct {
-	Amount    string `json:"amount"`
-	To        string `json:"to"`
+	Direction string `json:"direction" jsonschema:"send (a payment out) or receive (a deposit)"`
+	Asset     string `json:"asset" jsonschema:"usdc or sol: what moved"`
+	Amount    string `json:"amount" jsonschema:"in whole units of asset"`
+	To        string `json:"to,omitempty" jsonschema:"a send's recipient"`
+	From      string `json:"from,omitempty" jsonschema:"a deposit's sender"`
 	Status    string `json:"status"`
 	Memo      string `json:"memo,omitempty"`
 	Signature string `json:"signature"`
@@ -136,6 +147,28 @@ type TransactionOut struct {
 // TransactionsOutput is list_recent_transactions's answer.
 type TransactionsOutput struct {
 	Transactions []TransactionOut `json:"transactions"`
+}
+
+// HistoryInput is get_balance_history's input: at, or a range.
+type HistoryInput struct {
+	WalletID string `json:"wallet_id" jsonschema:"the agent wallet's id (UUID)"`
+	At       string `json:"at,omitempty" jsonschema:"one instant (ISO 8601, e.g. 2026-04-15T12:00:00Z): the balance then; leave from, to and interval empty"`
+	From     string `json:"from,omitempty" jsonschema:"the first instant (ISO 8601); default: 30 intervals before to"`
+	To       string `json:"to,omitempty" jsonschema:"the last instant (ISO 8601); default: now"`
+	Interval string `json:"interval,omitempty" jsonschema:"day (default) or hour: the step between points (at most 1,000 points)"`
+}
+
+// PointOut is a wallet's balance at an instant.
+type PointOut struct {
+	At   string `json:"at"`
+	USDC string `json:"usdc" jsonschema:"USDC held then"`
+	SOL  string `json:"sol" jsonschema:"SOL held then"`
+}
+
+// HistoryOutput is get_balance_history's answer.
+type HistoryOutput struct {
+	WalletID string     `json:"wallet_id"`
+	Points   []PointOut `json:"points" jsonschema:"oldest first"`
 }
 
 // PreviewInput is preview_send's input.
@@ -228,17 +261,37 @@ func New(c *client.Client, dashboard string, opts ...Option) *mcp.Server {
 			if n <= 0 {
 				n = 10
 			}
-			ts, _, err := c.ListTransactions(ctx, client.TransactionFilter{WalletID: in.WalletID, Page: client.Page{Limit: min(n, 50)}})
+			switch in.Direction {
+			case "", client.DirectionSend, client.DirectionReceive:
+			default:
+				return nil, TransactionsOutput{}, fmt.Errorf("direction %q: use send, receive, or leave it empty for both", in.Direction)
+			}
+			ts, _, err := c.ListTransactions(ctx, client.TransactionFilter{WalletID: in.WalletID, Direction: in.Direction, Page: client.Page{Limit: min(n, 50)}})
 			if err != nil {
 				return nil, TransactionsOutput{}, toolError(err)
 			}
 			out := TransactionsOutput{Transactions: make([]TransactionOut, len(ts))}
 			for i, t := range ts {
-				out.Transactions[i] = TransactionOut{Amount: t.Amount.String(), To: t.Counterparty, Status: t.Status,
-					Signature: t.Signature, At: t.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), WalletID: t.WalletID}
-				if t.Memo != nil {
-					out.Transactions[i].Memo = *t.Memo
+				out.Transactions[i] = transactionOut(t)
+			}
+			return nil, out, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: ToolGetBalanceHistory, Title: "Get a wallet's balance history", Description: historyDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in HistoryInput) (*mcp.CallToolResult, HistoryOutput, error) {
+			q := url.Values{}
+			for k, v := range map[string]string{"at": in.At, "from": in.From, "to": in.To, "interval": in.Interval} {
+				if v != "" {
+					q.Set(k, v)
 				}
+			}
+			h, err := c.GetWalletBalanceHistory(ctx, in.WalletID, q)
+			if err != nil {
+				return nil, HistoryOutput{}, toolError(err)
+			}
+			out := HistoryOutput{WalletID: h.WalletID, Points: make([]PointOut, len(h.Points))}
+			for i, p := range h.Points {
+				out.Points[i] = PointOut{At: p.At.UTC().Format("2006-01-02T15:04:05Z"), USDC: p.USDC.String(), SOL: p.SOL.String()}
 			}
 			return nil, out, nil
 		})
@@ -313,6 +366,22 @@ func send(ctx context.Context, c *client.Client, dashboard string, in SendInput)
 		out.Next = "sent: the transaction confirms within seconds (list_recent_transactions shows it)"
 	}
 	return nil, out, nil
+}
+
+// transactionOut is a transaction for a model: a send names its
+// recipient (to), a deposit its sender (from).
+func transactionOut(t client.Transaction) TransactionOut {
+	out := TransactionOut{Direction: t.Direction, Asset: "usdc", Amount: t.Amount.String(), Status: t.Status,
+		Signature: t.Signature, At: t.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), WalletID: t.WalletID, Memo: deref(t.Memo)}
+	if t.Kind == "sol" {
+		out.Asset = "sol"
+	}
+	if t.Direction == client.DirectionReceive {
+		out.From = t.Counterparty
+	} else {
+		out.To = t.Counterparty
+	}
+	return out
 }
 
 func nextForBlock(reason string) string {

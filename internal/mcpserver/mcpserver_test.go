@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,14 +20,17 @@ import (
 const dashboard = "https://wallet.example.com/"
 
 // api is a stand-in for the service's REST API: answer answers each
-// request (path below client.Prefix); calls counts them.
+// request (path below client.Prefix); calls counts them, query is the
+// last one's URL query.
 type api struct {
 	calls  atomic.Int64
+	query  atomic.Value // url.Values
 	answer func(method, path string) (int, any)
 }
 
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.calls.Add(1)
+	a.query.Store(r.URL.Query())
 	status, body := a.answer(r.Method, strings.TrimPrefix(r.URL.Path, client.Prefix))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -198,5 +202,86 @@ func TestLimitRedirects(t *testing.T) {
 		if (err != nil) != (n >= 5) {
 			t.Errorf("after %d redirects: %v", n, err)
 		}
+	}
+}
+
+// list_recent_transactions asks for the direction given and shows a
+// deposit as what it is: money in, in its asset, from its sender; a
+// direction the API does not know is refused before any call.
+func TestListRecentTransactions_DepositsAndDirection(t *testing.T) {
+	t.Parallel()
+	a := &api{answer: func(method, path string) (int, any) {
+		return 200, map[string]any{"transactions": []map[string]any{
+			{"id": "1", "signature": "S1", "kind": "sol", "direction": "receive", "amount": 0.25, "counterparty": "SENDER",
+				"status": "confirmed", "memo": nil, "created_at": "2026-04-15T12:00:00Z", "wallet_id": "w"},
+			{"id": "2", "signature": "S2", "kind": "usdc", "direction": "send", "amount": 1.5, "counterparty": "PAYEE",
+				"status": "confirmed", "memo": "invoice", "created_at": "2026-04-15T11:00:00Z", "wallet_id": "w"},
+		}}
+	}}
+	cs := connect(t, a, &countingTransport{})
+	out, text, isError := call(t, cs, mcpserver.ToolListRecentTransactions, map[string]any{"wallet_id": "w", "direction": "receive", "limit": 5})
+	if isError {
+		t.Fatalf("tool error: %s", text)
+	}
+	if q := a.query.Load().(url.Values); q.Get("direction") != "receive" || q.Get("wallet_id") != "w" || q.Get("limit") != "5" {
+		t.Fatalf("query %v", q)
+	}
+	txs, _ := out["transactions"].([]any)
+	if len(txs) != 2 {
+		t.Fatalf("answer %v", out)
+	}
+	in, sent := txs[0].(map[string]any), txs[1].(map[string]any)
+	if in["direction"] != "receive" || in["asset"] != "sol" || in["amount"] != "0.25" || in["from"] != "SENDER" || in["to"] != nil {
+		t.Errorf("the deposit: %v", in)
+	}
+	if sent["direction"] != "send" || sent["asset"] != "usdc" || sent["amount"] != "1.5" || sent["to"] != "PAYEE" || sent["from"] != nil || sent["memo"] != "invoice" {
+		t.Errorf("the send: %v", sent)
+	}
+	if _, _, isError := call(t, cs, mcpserver.ToolListRecentTransactions, map[string]any{}); isError || a.query.Load().(url.Values).Has("direction") {
+		t.Errorf("without a direction: error %v, query %v", isError, a.query.Load())
+	}
+	before := a.calls.Load()
+	_, text, isError = call(t, cs, mcpserver.ToolListRecentTransactions, map[string]any{"direction": "incoming"})
+	if !isError || !strings.Contains(text, "use send, receive") || a.calls.Load() != before {
+		t.Errorf("direction incoming: error %v %q, %d calls", isError, text, a.calls.Load()-before)
+	}
+}
+
+// get_balance_history passes at, or the range, and answers the points as
+// decimal text.
+func TestGetBalanceHistory(t *testing.T) {
+	t.Parallel()
+	a := &api{answer: func(method, path string) (int, any) {
+		if method != http.MethodGet || path != "/wallets/w/balance/history" {
+			return 404, map[string]any{"error": "not found"}
+		}
+		return 200, map[string]any{"wallet_id": "w", "points": []map[string]any{
+			{"at": "2026-04-14T00:00:00Z", "usdc": 0, "sol": 0.001},
+			{"at": "2026-04-15T00:00:00Z", "usdc": 42.5, "sol": 0.000995},
+		}}
+	}}
+	cs := connect(t, a, &countingTransport{})
+	out, text, isError := call(t, cs, mcpserver.ToolGetBalanceHistory, map[string]any{"wallet_id": "w", "from": "2026-04-14T00:00:00Z", "interval": "day"})
+	if isError {
+		t.Fatalf("tool error: %s", text)
+	}
+	if q := a.query.Load().(url.Values); q.Get("from") != "2026-04-14T00:00:00Z" || q.Get("interval") != "day" || q.Has("at") || q.Has("to") {
+		t.Fatalf("query %v", q)
+	}
+	points, _ := out["points"].([]any)
+	if out["wallet_id"] != "w" || len(points) != 2 {
+		t.Fatalf("answer %v", out)
+	}
+	if p := points[1].(map[string]any); p["at"] != "2026-04-15T00:00:00Z" || p["usdc"] != "42.5" || p["sol"] != "0.000995" {
+		t.Errorf("point %v", p)
+	}
+	if _, _, isError := call(t, cs, mcpserver.ToolGetBalanceHistory, map[string]any{"wallet_id": "w", "at": "2026-04-15T12:00:00Z"}); isError {
+		t.Fatal("at: tool error")
+	}
+	if q := a.query.Load().(url.Values); len(q) != 1 || q.Get("at") != "2026-04-15T12:00:00Z" {
+		t.Errorf("query %v", q)
+	}
+	if _, text, isError := call(t, cs, mcpserver.ToolGetBalanceHistory, map[string]any{"wallet_id": "x"}); !isError || !strings.Contains(text, "404") {
+		t.Errorf("an unknown wallet: error %v %q", isError, text)
 	}
 }

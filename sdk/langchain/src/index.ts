@@ -23,8 +23,14 @@ export const descriptions = {
     'max_tx_per_hour, max_tx_per_day, active_hours with outside_active_hours; approvals_required: how many people approve a payment ' +
     'that waits for a human) and live SOL and USDC balance.',
   list_recent_transactions:
-    'List recent USDC transactions, newest first, optionally of one wallet: amount, recipient, ' +
-    'status (pending, confirmed, failed), memo, signature and time.',
+    'List recent transactions, newest first, optionally of one wallet and one direction: payments out ' +
+    '(direction send, the recipient in to) and deposits, money that came into the wallet from anyone (direction receive, the ' +
+    'sender in from). Each has asset (usdc or sol: a deposit may be SOL) and amount in that asset, status (pending, confirmed, ' +
+    'failed; a deposit is listed once confirmed, and failed if the chain dropped it), memo, signature and time.',
+  get_balance_history:
+    'Get an agent wallet\'s USDC and SOL balance over time, from its ledger of every change (payments out with ' +
+    'their fees, deposits): the balance at one instant (at), or one point per day or hour (interval) from from to to (default: ' +
+    'the last 30 days). Shows when money came in or went out; get_wallet_info has the live balance.',
   preview_send:
     'Check what send_usdc would do now for this payment, without sending: outcome (sent, pending_approval, ' +
     'blocked), the blocking reason if any, the policy rule that decides (rule), today\'s spent and remaining allowance, ' +
@@ -128,11 +134,20 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
     { name: 'get_wallet_info', description: descriptions.get_wallet_info, schema: z.object({}) },
   );
   const recent = tool(
-    async ({ limit }) =>
+    async ({ limit, direction }) =>
       answer(async () => {
         const out = [];
-        for await (const t of client.transactions.list({ walletId, pageSize: limit ?? 10 })) {
-          out.push({ amount: t.amount, to: t.counterparty, status: t.status, memo: t.memo ?? undefined, signature: t.signature, at: t.created_at });
+        for await (const t of client.transactions.list({ walletId, pageSize: limit ?? 10, ...(direction ? { direction } : {}) })) {
+          out.push({
+            direction: t.direction,
+            asset: t.kind === 'sol' ? 'sol' : 'usdc',
+            amount: t.amount,
+            ...(t.direction === 'receive' ? { from: t.counterparty } : { to: t.counterparty }),
+            status: t.status,
+            memo: t.memo ?? undefined,
+            signature: t.signature,
+            at: t.created_at,
+          });
           if (out.length >= (limit ?? 10)) break;
         }
         return { transactions: out };
@@ -140,7 +155,33 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
     {
       name: 'list_recent_transactions',
       description: descriptions.list_recent_transactions,
-      schema: z.object({ limit: z.number().int().min(1).max(50).optional().describe('how many, 1 to 50 (default 10)') }),
+      schema: z.object({
+        direction: z
+          .enum(['send', 'receive'])
+          .optional()
+          .describe('send (payments out) or receive (deposits: money that came in); both when omitted'),
+        limit: z.number().int().min(1).max(50).optional().describe('how many, 1 to 50 (default 10)'),
+      }),
+    },
+  );
+  const history = tool(
+    async ({ at, from, to, interval }) =>
+      answer(async () => {
+        const h = await client.wallets.balanceHistory(
+          walletId,
+          at ? { at } : { ...(from ? { from } : {}), ...(to ? { to } : {}), ...(interval ? { interval } : {}) },
+        );
+        return { wallet_id: h.wallet_id, points: h.points };
+      }),
+    {
+      name: 'get_balance_history',
+      description: descriptions.get_balance_history,
+      schema: z.object({
+        at: z.string().optional().describe('one instant (ISO 8601, e.g. 2026-04-15T12:00:00Z): the balance then; leave from, to and interval out'),
+        from: z.string().optional().describe('the first instant (ISO 8601); default: 30 intervals before to'),
+        to: z.string().optional().describe('the last instant (ISO 8601); default: now'),
+        interval: z.enum(['day', 'hour']).optional().describe('the step between points (default day; at most 1,000 points)'),
+      }),
     },
   );
   const preview = tool(
@@ -269,7 +310,7 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
       }),
     },
   );
-  return [sendUsdc, walletInfo, recent, preview, approval, x402Fetch];
+  return [sendUsdc, walletInfo, recent, history, preview, approval, x402Fetch];
 }
 
 /** The response's text up to limit bytes (UTF-8), the rest cancelled unread. */

@@ -5,8 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fakeModel } from '@langchain/core/testing';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
-import { descriptions } from '../dist/index.js';
-import { address, byName, mcpClient, runAgent, WALLET } from './lib.mjs';
+import { agentWalletTools, descriptions } from '../dist/index.js';
+import { agent } from '../../typescript/test/lib.mjs';
+import { address, byName, env, mcpClient, runAgent, WALLET } from './lib.mjs';
 
 test('each tool invoked directly', async () => {
   const sent = JSON.parse(await byName.send_usdc.invoke({ to: address(), amount: 1, memo: 'lc' }));
@@ -28,6 +29,33 @@ test('each tool invoked directly', async () => {
   assert.deepEqual([preview.outcome, preview.reason], ['blocked', 'exceeds_max_tx']);
   // A bad argument is refused by the schema, before any call.
   await assert.rejects(byName.send_usdc.invoke({ to: 'nope', amount: -1 }));
+});
+
+test('money coming in: deposits in list_recent_transactions, get_balance_history', async () => {
+  const tools = Object.fromEntries(agentWalletTools({ client: agent, walletId: env('DEPOSIT_WALLET') }).map((t) => [t.name, t]));
+  const { transactions: received } = JSON.parse(await tools.list_recent_transactions.invoke({ direction: 'receive' }));
+  assert.deepEqual(
+    received.map((t) => [t.direction, t.asset, t.amount, t.from, t.to, t.status]).sort(),
+    [
+      ['receive', 'sol', 0.25, env('DEPOSIT_SENDER'), undefined, 'confirmed'],
+      ['receive', 'usdc', 2.5, env('DEPOSIT_SENDER'), undefined, 'confirmed'],
+    ],
+  );
+  assert.equal(JSON.parse(await tools.list_recent_transactions.invoke({ direction: 'send' })).transactions.length, 0);
+  assert.equal(JSON.parse(await tools.list_recent_transactions.invoke({})).transactions.length, 2);
+  await assert.rejects(tools.list_recent_transactions.invoke({ direction: 'in' }));
+  // The toolkit's own wallet: its sends name their recipient.
+  const sent = JSON.parse(await byName.list_recent_transactions.invoke({ direction: 'send', limit: 2 })).transactions;
+  assert.ok(sent.length > 0 && sent.every((t) => t.direction === 'send' && t.asset === 'usdc' && t.to && !t.from), JSON.stringify(sent));
+
+  const at = new Date(Date.now() + 1000).toISOString();
+  const now = JSON.parse(await tools.get_balance_history.invoke({ at }));
+  assert.deepEqual(now.points.map((p) => [p.usdc, p.sol]), [[2.5, 1.25]]);
+  const days = JSON.parse(await tools.get_balance_history.invoke({ interval: 'day', to: at }));
+  assert.equal(days.points.length, 31);
+  assert.equal(days.points[30].usdc, 2.5);
+  const bad = JSON.parse(await tools.get_balance_history.invoke({ at: 'yesterday' }));
+  assert.equal(bad.status, 422);
 });
 
 test('an agent loop with a scripted chat model sends and reads the outcome', async () => {

@@ -33,6 +33,18 @@ export type Preview = Schemas['PreviewOutputBody'];
 export type AuditEntry = Schemas['AuditEntry'];
 export type AuditVerification = Schemas['AuditVerificationOutputBody'];
 export type Analytics = Schemas['AnalyticsOutputBody'];
+/** Deposits of a day, wallet and asset (Analytics' received). */
+export type ReceivedDay = Schemas['ReceivedDay'];
+export type BalanceHistory = Schemas['HistoryOutputBody'];
+export type BalancePoint = Schemas['BalancePoint'];
+/**
+ * Money of a wallet that moved without the service: an unexplained_outflow
+ * (it left in a transaction the service did not make: signature and to say
+ * which and where), or a snapshot (the daily comparison found the chain's
+ * balance, chain, apart from the ledger's, ledger). amount is signed, in
+ * whole units of asset.
+ */
+export type BalanceDifference = Schemas['BalanceDifference'];
 export type Key = Schemas['Key'];
 export type NewKey = Schemas['NewKey'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
@@ -334,14 +346,65 @@ export class AgentWallet {
         }),
       ),
     balance: (id: string): Promise<Balance> => this.do(this.api.GET('/api/public/v1/wallets/{id}/balance', { params: { path: { id } } })),
+    /**
+     * The wallet's USDC and SOL over time, from its ledger (every change, read
+     * from the transactions that made it: sends with their fees, deposits):
+     * a point every `interval` (day by default) from `from` to `to` (default:
+     * the 30 intervals ending now), or one point, the balance `at` an instant.
+     */
+    balanceHistory: (
+      id: string,
+      range: { from?: Date | string; to?: Date | string; interval?: 'hour' | 'day' } | { at: Date | string } = {},
+    ): Promise<BalanceHistory> => {
+      const iso = (t: Date | string) => (typeof t === 'string' ? t : t.toISOString());
+      const query =
+        'at' in range
+          ? { at: iso(range.at) }
+          : {
+              ...(range.from ? { from: iso(range.from) } : {}),
+              ...(range.to ? { to: iso(range.to) } : {}),
+              ...(range.interval ? { interval: range.interval } : {}),
+            };
+      return this.do(this.api.GET('/api/public/v1/wallets/{id}/balance/history', { params: { path: { id }, query } }));
+    },
+    /**
+     * Money of the wallet that moved without the service, newest first, page
+     * after page: outflows in transactions it did not make
+     * (wallet.unexplained_outflow) and daily snapshots whose chain balance
+     * differed from the ledger (wallet.balance_mismatch). Empty when every
+     * change is explained.
+     */
+    balanceDifferences: (id: string, filter: { pageSize?: number } = {}) =>
+      this.pages<BalanceDifference>(async (cursor) => {
+        const d = await this.do(
+          this.api.GET('/api/public/v1/wallets/{id}/balance/differences', {
+            params: { path: { id }, query: { limit: filter.pageSize ?? 100, ...(cursor ? { cursor } : {}) } },
+          }),
+        );
+        return { items: d.items, next: d.next_cursor };
+      }),
     /** Adds test USDC and SOL on a local chain (a 409 ConflictError elsewhere); answers the new balance. */
     fund: (id: string, amounts: { usdc?: number; sol?: number }): Promise<Balance> =>
       this.do(this.api.POST('/api/public/v1/wallets/{id}/fund', { params: { path: { id } }, body: amounts })),
   };
 
   readonly transactions = {
-    /** Every transaction the filter selects, newest first, page after page. */
-    list: (filter: { walletId?: string; status?: 'pending' | 'confirmed' | 'failed'; since?: Date; until?: Date; pageSize?: number } = {}) =>
+    /**
+     * Every transaction the filter selects, newest first, page after page:
+     * payments out (direction "send") and deposits, money that came in
+     * (direction "receive": kind usdc or sol, amount in that asset, the
+     * sender as counterparty). `direction` selects one of the two.
+     */
+    list: (
+      filter: {
+        walletId?: string;
+        status?: 'pending' | 'confirmed' | 'failed';
+        direction?: 'send' | 'receive';
+        since?: Date;
+        until?: Date;
+        pageSize?: number;
+      } = {},
+    ) =>
       this.pages<Transaction>(async (cursor) => {
         const d = await this.do(
           this.api.GET('/api/public/v1/transactions', {
@@ -351,6 +414,7 @@ export class AgentWallet {
                 ...(cursor ? { cursor } : {}),
                 ...(filter.walletId ? { wallet_id: filter.walletId } : {}),
                 ...(filter.status ? { status: filter.status } : {}),
+                ...(filter.direction ? { direction: filter.direction } : {}),
                 ...(filter.since ? { since: filter.since.toISOString() } : {}),
                 ...(filter.until ? { until: filter.until.toISOString() } : {}),
               },
@@ -409,7 +473,7 @@ export class AgentWallet {
   };
 
   readonly analytics = {
-    /** Spend per day per wallet, approvals per day with the median time to decide, blocks by rule; days are UTC, YYYY-MM-DD. */
+    /** Spend per day per wallet, deposits (received) per day, wallet and asset, approvals per day with the median time to decide, blocks by rule; days are UTC, YYYY-MM-DD. */
     get: (range: { from?: string; to?: string } = {}): Promise<Analytics> =>
       this.do(this.api.GET('/api/public/v1/analytics', { params: { query: range } })),
   };

@@ -8,6 +8,113 @@ export interface WebhookEvent<D = Record<string, unknown>> {
   data: D;
 }
 
+/** What moved: USDC (6 decimals) or SOL (9). */
+export type Asset = 'usdc' | 'sol';
+
+/**
+ * tx.received: money came into a wallet (USDC to any of its token
+ * accounts, or SOL) from anyone but the wallet itself, confirmed; announced
+ * once. GET /transactions lists it as direction "receive".
+ */
+export interface TxReceivedData {
+  wallet_id: string;
+  /** The deposit's id in GET /transactions. */
+  transaction_id: string;
+  signature: string;
+  asset: Asset;
+  /** In whole units of `asset`. */
+  amount: number;
+  /** The sender: the owner whose holding fell most in the transaction. */
+  from: string;
+  slot: number;
+}
+
+/**
+ * tx.receive_failed: a deposit announced by tx.received was dropped by a
+ * fork (its transaction gone from the chain once its blockhash expired):
+ * the money did not come in after all, and the deposit is listed failed.
+ * The fields of its tx.received, and why.
+ */
+export interface TxReceiveFailedData extends TxReceivedData {
+  reason: string;
+}
+
+/**
+ * wallet.unexplained_outflow: money left a wallet in a transaction the
+ * service did not make (its key used elsewhere).
+ */
+export interface UnexplainedOutflowData {
+  wallet_id: string;
+  signature: string;
+  asset: Asset;
+  /** In whole units of `asset`. */
+  amount: number;
+  /** Where the money went: the owner whose holding grew most. */
+  to: string;
+  slot: number;
+}
+
+/**
+ * wallet.balance_mismatch: the daily snapshot found the wallet's balance on
+ * chain apart from its ledger's at the same slot (money moved in a way no
+ * transaction the service read shows); the ledger holds the chain's balance
+ * from then on.
+ */
+export interface BalanceMismatchData {
+  wallet_id: string;
+  asset: Asset;
+  /** The balance on chain at `slot`, in whole units of `asset`. */
+  chain: number;
+  /** The ledger's balance at the same slot. */
+  ledger: number;
+  /** chain minus ledger. */
+  difference: number;
+  slot: number;
+  snapshot_id: string;
+}
+
+/** The data of the event kinds this package types, by kind. */
+export interface WebhookEventDataMap {
+  'tx.received': TxReceivedData;
+  'tx.receive_failed': TxReceiveFailedData;
+  'wallet.unexplained_outflow': UnexplainedOutflowData;
+  'wallet.balance_mismatch': BalanceMismatchData;
+}
+
+/** The event kinds an endpoint may subscribe to (its `events`). */
+export type WebhookEventKind =
+  | 'tx.sent'
+  | 'tx.received'
+  | 'tx.receive_failed'
+  | 'wallet.unexplained_outflow'
+  | 'wallet.balance_mismatch'
+  | 'tx.blocked'
+  | 'tx.failed'
+  | 'approval.pending'
+  | 'approval.vote'
+  | 'approval.approved'
+  | 'approval.rejected'
+  | 'approval.expired'
+  | 'x402.expired';
+
+/** An event of a typed kind, its data typed: switch on `event` to narrow it. */
+export type TypedWebhookEvent = {
+  [K in keyof WebhookEventDataMap]: Omit<WebhookEvent<WebhookEventDataMap[K]>, 'event'> & { event: K };
+}[keyof WebhookEventDataMap];
+
+/**
+ * isWebhookEvent narrows a verified event to one kind with typed data:
+ *
+ *     const ev = await verifyWebhook(body, headers, secret);
+ *     if (isWebhookEvent(ev, 'tx.received')) credit(ev.data.wallet_id, ev.data.asset, ev.data.amount);
+ */
+export function isWebhookEvent<K extends keyof WebhookEventDataMap>(
+  ev: WebhookEvent<unknown>,
+  kind: K,
+): ev is WebhookEvent<unknown> & { event: K; data: WebhookEventDataMap[K] } {
+  return ev.event === kind;
+}
+
 export interface VerifyOptions {
   /** How old (or how far in the future) a webhook-timestamp may be. Default 300 s. */
   toleranceSeconds?: number;

@@ -12,12 +12,22 @@ import {
   ValidationError,
   ConflictError,
   WebhookVerificationError,
+  isWebhookEvent,
   verifyWebhook,
   verifyServiceSignature,
 } from '../dist/index.js';
 import { admin, agent, address, API_URL, env, WALLET } from './lib.mjs';
 
 const WALLET_250 = env('WALLET_250');
+/** A wallet paid 2.5 USDC and 0.25 SOL from DEPOSIT_SENDER (it held 1 SOL from a faucet before, outside its ledger). */
+const DEPOSITS = env('DEPOSIT_WALLET');
+const SENDER = env('DEPOSIT_SENDER');
+
+async function all(items) {
+  const out = [];
+  for await (const it of items) out.push(it);
+  return out;
+}
 
 test('the three send outcomes, as values', async () => {
   const sent = await agent.agents.send(WALLET, { to: address(), amount: 1.5, memo: 'sdk' });
@@ -191,4 +201,69 @@ test('webhook verification of real deliveries, both secrets during a rotation, t
   await assert.rejects(verifyWebhook(d2.body, d2.headers, 'whsec_' + randomBytes(32).toString('base64')), WebhookVerificationError);
   await admin.webhooks.delete(ep.id);
   hook.close();
+});
+
+test('money coming in: deposits listed as receive, the balance history, received in analytics', async () => {
+  const receives = await all(agent.transactions.list({ walletId: DEPOSITS, direction: 'receive' }));
+  assert.equal(receives.length, 2);
+  const byKind = Object.fromEntries(receives.map((t) => [t.kind, t]));
+  for (const t of receives) assert.deepEqual([t.direction, t.counterparty, t.status, t.wallet_id], ['receive', SENDER, 'confirmed', DEPOSITS]);
+  assert.equal(byKind.usdc.amount, 2.5);
+  assert.equal(byKind.sol.amount, 0.25);
+  assert.equal((await all(agent.transactions.list({ walletId: DEPOSITS, direction: 'send' }))).length, 0);
+  assert.equal((await all(agent.transactions.list({ walletId: DEPOSITS }))).length, 2);
+
+  const at = new Date(Date.now() + 1000);
+  const now = await agent.wallets.balanceHistory(DEPOSITS, { at });
+  assert.equal(now.wallet_id, DEPOSITS);
+  assert.deepEqual(now.points.map((p) => [p.usdc, p.sol]), [[2.5, 1.25]]);
+  const hours = await agent.wallets.balanceHistory(DEPOSITS, { interval: 'hour', to: at });
+  assert.equal(hours.points.length, 31);
+  assert.deepEqual([hours.points[0].usdc, hours.points[30].usdc], [0, 2.5]);
+  const days = await agent.wallets.balanceHistory(DEPOSITS, { from: new Date(Date.now() - 3 * 86_400_000), to: at });
+  assert.equal(days.points.length, 4);
+  assert.equal(days.points[3].sol, 1.25);
+  await assert.rejects(agent.wallets.balanceHistory(DEPOSITS, { at: 'yesterday' }), ValidationError);
+  await assert.rejects(agent.wallets.balanceHistory('00000000-0000-4000-8000-000000000000'), NotFoundError);
+
+  const { received } = await admin.analytics.get();
+  const mine = received.filter((r) => r.wallet_id === DEPOSITS).map((r) => [r.asset, r.amount, r.deposits]).sort();
+  assert.deepEqual(mine, [['sol', 0.25, 1], ['usdc', 2.5, 1]]);
+});
+
+test('a tx.received delivery, verified, narrows to its typed data', async () => {
+  const endpoint = env('DEPOSIT_ENDPOINT');
+  const deliveries = (await all(admin.webhooks.deliveries(endpoint))).filter((d) => d.event === 'tx.received');
+  assert.equal(deliveries.length, 2);
+  const hook = await receiver();
+  await admin.webhooks.update(endpoint, { url: hook.url });
+  await admin.webhooks.replay(deliveries[0].id);
+  let ev;
+  do {
+    const d = await hook.next();
+    ev = await verifyWebhook(d.body, d.headers, env('DEPOSIT_ENDPOINT_SECRET'));
+  } while (ev.event !== 'tx.received');
+  hook.close();
+  assert.ok(isWebhookEvent(ev, 'tx.received'));
+  assert.ok(!isWebhookEvent(ev, 'tx.receive_failed'));
+  const { data } = ev;
+  const listed = (await all(admin.transactions.list({ walletId: DEPOSITS, direction: 'receive' }))).find((t) => t.id === data.transaction_id);
+  assert.ok(listed, `transaction_id ${data.transaction_id} is a listed deposit`);
+  assert.deepEqual(
+    [data.wallet_id, data.from, data.asset, data.amount, data.signature],
+    [DEPOSITS, SENDER, listed.kind, listed.amount, listed.signature],
+  );
+  assert.ok(Number.isInteger(data.slot) && data.slot > 0, `slot ${data.slot}`);
+});
+
+test('balance differences page by page', async () => {
+  // 3 USDC and 1 SOL from a faucet (no transaction): the snapshot found both apart from the ledger.
+  const items = await all(agent.wallets.balanceDifferences(env('UNEXPLAINED_WALLET'), { pageSize: 1 }));
+  assert.deepEqual(items.map((d) => [d.kind, d.asset, d.amount, d.chain, d.ledger, d.signature, d.to]).sort(), [
+    ['snapshot', 'sol', 1, 1, 0, null, null],
+    ['snapshot', 'usdc', 3, 3, 0, null, null],
+  ]);
+  assert.ok(items[0].at >= items[1].at && items[0].id !== items[1].id && items[0].slot > 0, 'newest first');
+  assert.deepEqual(await all(agent.wallets.balanceDifferences(DEPOSITS)), [], 'a wallet paid only by transactions has nothing unexplained');
+  await assert.rejects(all(agent.wallets.balanceDifferences('00000000-0000-4000-8000-000000000000')), NotFoundError);
 });
