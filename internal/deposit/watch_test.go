@@ -7,8 +7,8 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -245,8 +245,9 @@ func waitConfirmed(t *testing.T, c *solana.Client, sig sol.Signature) {
 	t.Fatalf("transaction %s not confirmed", sig)
 }
 
-// flaky is an RPC node that answers every other request with 503, in
-// front of the localnet.
+// flaky is an RPC node in front of target that is down half of the
+// time: it answers 503 to everything for 400 ms, then passes everything
+// for 400 ms, and so on.
 func flaky(t *testing.T, target string) string {
 	t.Helper()
 	u, err := url.Parse(target)
@@ -254,9 +255,9 @@ func flaky(t *testing.T, target string) string {
 		t.Fatal(err)
 	}
 	proxy := httputil.NewSingleHostReverseProxy(u)
-	var n atomic.Int64
+	start := time.Now()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1)%2 == 0 {
+		if time.Since(start)/(400*time.Millisecond)%2 == 1 {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
 		}
@@ -266,18 +267,24 @@ func flaky(t *testing.T, target string) string {
 	return srv.URL
 }
 
-// A burst of deposits to many wallets, watched by two workers at once
-// through two nodes of which one fails half the time, one worker stopped
-// in the middle and another started later: every deposit is recorded
-// exactly once, and each wallet's deposits add up to what it holds.
+// A burst of 200 deposits to 50 wallets, watched by two workers at once
+// through two nodes of which one is down half of the time: one worker is
+// stopped in the burst, the other when it ends, and a third starts after
+// a while with no worker at all (5 s; a minute with SOAK=1). Every deposit
+// is recorded exactly once, each wallet's deposits add up to what it
+// holds, and its ledger answers what the chain holds.
 func TestWatcher_BurstWithAStoppedWorkerAndAFlakyNodeCountsEachDepositOnce(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
 	db := pgtest.New(t)
 	acc := wallettest.Account(t, db)
 	sealer := wallettest.Sealer(t)
+	downtime := 5 * time.Second
+	if os.Getenv("SOAK") != "" {
+		downtime = time.Minute
+	}
 	var wallets []wallet.Wallet
-	for i := range 10 {
+	for i := range 50 {
 		wallets = append(wallets, wallettest.Create(t, db, sealer, acc.ID, fmt.Sprint("w", i)))
 	}
 	node := func() *solana.Client {
@@ -312,15 +319,15 @@ func TestWatcher_BurstWithAStoppedWorkerAndAFlakyNodeCountsEachDepositOnce(t *te
 	for p := range 5 {
 		payers.Go(func() {
 			from := chaintest.NewPayer(t, ln, 1_000_000_000, solana.LamportsPerSOL)
-			for i := range 8 {
-				w := wallets[(p*8+i)%len(wallets)]
-				amount := int64(100_000 * (p + 1) * (i + 1))
+			for i := range 40 {
+				w := wallets[(p*40+i)%len(wallets)]
+				amount := int64(10_000 * (p + 1) * (i + 1))
 				sig := from.TransferUSDC(t, w.PublicKey(), uint64(amount))
 				mu.Lock()
 				sent[sig] += amount
 				owed[w.ID] += amount
 				mu.Unlock()
-				if p == 0 && i == 3 {
+				if p == 0 && i == 10 {
 					stopFirst() // a worker stops in the burst
 				}
 			}
@@ -328,9 +335,12 @@ func TestWatcher_BurstWithAStoppedWorkerAndAFlakyNodeCountsEachDepositOnce(t *te
 	}
 	payers.Wait()
 	<-firstDone
-	// A worker started after the burst.
+	stopSecond()
+	<-secondDone
+	time.Sleep(downtime)
+	// A worker started after the burst and the downtime.
 	third := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: node()}}
-	for range 20 {
+	for range 100 {
 		_, err := third.Scan(context.Background())
 		n, _ := db.NewSelect().Table("deposits").Count(context.Background())
 		if err == nil && int(n) >= len(sent) {
@@ -338,10 +348,11 @@ func TestWatcher_BurstWithAStoppedWorkerAndAFlakyNodeCountsEachDepositOnce(t *te
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	stopSecond()
-	<-secondDone
-	if _, err := third.Scan(context.Background()); err != nil {
-		t.Fatal(err)
+	for range 20 { // through the flaky node's down periods
+		if _, err := third.Scan(context.Background()); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 
 	var rows []depositRow
@@ -381,6 +392,13 @@ func TestWatcher_BurstWithAStoppedWorkerAndAFlakyNodeCountsEachDepositOnce(t *te
 		}
 		if recorded != owed[w.ID] || int64(b.USDC) != recorded {
 			t.Fatalf("wallet %s: deposits add up to %d, sent %d, holds %d", w.Label, recorded, owed[w.ID], b.USDC)
+		}
+		h, err := deposit.History(context.Background(), db, w.ID, []time.Time{time.Now().Add(time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h[0].USDC != int64(b.USDC) || h[0].SOL != int64(b.Lamports) {
+			t.Fatalf("wallet %s: the ledger has %+v, the chain %d micro-USDC and %d lamports", w.Label, h[0], b.USDC, b.Lamports)
 		}
 	}
 }
