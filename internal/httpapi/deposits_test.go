@@ -20,7 +20,10 @@ import (
 // the scheduler's deposits:scan task has a worker do every 2 s.
 func (e *env) watchDeposits() {
 	e.t.Helper()
-	w := &deposit.Watcher{DB: e.db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: solana.NewClient(e.ln.URL, solana.Devnet, 5*time.Second)}}
+	// Token accounts are listed again every second (10 minutes deployed),
+	// so one made for a wallet by someone else is found at once.
+	w := &deposit.Watcher{DB: e.db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: solana.NewClient(e.ln.URL, solana.Devnet, 5*time.Second)},
+		ListEvery: time.Second}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -36,8 +39,10 @@ func (e *env) watchDeposits() {
 	e.t.Cleanup(func() { stop(); <-done })
 }
 
-// USDC and SOL sent to an agent's address from outside each reach a
-// tx.received endpoint once, signed so that libraries we did not write
+// USDC and SOL sent to an agent's address from outside, every way money
+// arrives (a USDC transfer, a transferChecked, a transfer inside another
+// program, one to a second USDC account the wallet owns, SOL), each reach
+// a tx.received endpoint once, signed so that libraries we did not write
 // verify it, and list in GET /transactions as receive (with
 // direction=receive, not with direction=send).
 func TestDeposits_AnnouncedSignedAndListed(t *testing.T) {
@@ -56,6 +61,9 @@ func TestDeposits_AnnouncedSignedAndListed(t *testing.T) {
 		asset, amount string
 		send          func() string
 	}{
+		{"usdc", "1.25", func() string { return from.TransferCheckedUSDC(t, to, 1_250_000) }},
+		{"usdc", "0.5", func() string { return from.TransferUSDCByCPI(t, to, 500_000) }},
+		{"usdc", "0.75", func() string { return from.TransferUSDCToAccount(t, from.NewTokenAccount(t, to), 750_000) }},
 		{"usdc", "2.5", func() string { return from.TransferUSDC(t, to, 2_500_000) }},
 		{"sol", "0.25", func() string { return from.TransferSOL(t, to, 250_000_000) }},
 	} {
@@ -85,13 +93,15 @@ func TestDeposits_AnnouncedSignedAndListed(t *testing.T) {
 
 	status, got := e.do("GET", "/api/public/v1/transactions?direction=receive&wallet_id="+id, e.key, nil)
 	txs, _ := got["transactions"].([]any)
-	if status != http.StatusOK || len(txs) != 2 {
+	if status != http.StatusOK || len(txs) != 5 {
 		t.Fatalf("receives: %d %v", status, got)
 	}
-	// Both may bear the same second (a block's time): find the SOL one.
-	sol0 := txs[0].(map[string]any)
-	if sol0["kind"] != "sol" {
-		sol0 = txs[1].(map[string]any)
+	// Several may bear the same second (a block's time): find the SOL one.
+	var sol0 map[string]any
+	for _, tx := range txs {
+		if tx.(map[string]any)["kind"] == "sol" {
+			sol0 = tx.(map[string]any)
+		}
 	}
 	if sol0["direction"] != "receive" || sol0["kind"] != "sol" || sol0["amount"] != 0.25 || sol0["counterparty"] != from.PublicKey().String() || sol0["status"] != "confirmed" {
 		t.Fatalf("the SOL deposit listed: %v", sol0)
@@ -99,7 +109,7 @@ func TestDeposits_AnnouncedSignedAndListed(t *testing.T) {
 	if status, got := e.do("GET", "/api/public/v1/transactions?direction=send&wallet_id="+id, e.key, nil); status != http.StatusOK || len(got["transactions"].([]any)) != 0 {
 		t.Fatalf("sends: %d %v", status, got)
 	}
-	if status, got := e.do("GET", "/api/public/v1/transactions", e.key, nil); status != http.StatusOK || len(got["transactions"].([]any)) != 2 {
+	if status, got := e.do("GET", "/api/public/v1/transactions", e.key, nil); status != http.StatusOK || len(got["transactions"].([]any)) != 5 {
 		t.Fatalf("the plain list: %d %v", status, got)
 	}
 
@@ -112,8 +122,8 @@ func TestDeposits_AnnouncedSignedAndListed(t *testing.T) {
 	if status != http.StatusOK || len(points) != 1 {
 		t.Fatalf("history: %d %v", status, h)
 	}
-	if p := points[0].(map[string]any); p["usdc"] != 2.5 || p["sol"] != 1.25 {
-		t.Fatalf("balance from the ledger %v, want 2.5 USDC and 1.25 SOL", p)
+	if p := points[0].(map[string]any); p["usdc"] != 5.0 || p["sol"] != 1.25 {
+		t.Fatalf("balance from the ledger %v, want 5 USDC and 1.25 SOL", p)
 	}
 	status, h = e.do("GET", "/api/public/v1/wallets/"+id+"/balance/history?interval=hour", e.key, nil)
 	if points, _ := h["points"].([]any); status != http.StatusOK || len(points) != 31 {
