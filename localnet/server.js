@@ -9,6 +9,7 @@ import { startServer } from './lib/http.js';
 
 export { startServer } from './lib/http.js';
 export { USDC_MAINNET, USDC_DEVNET, MINT_AUTHORITY, FAUCET } from './lib/chain.js';
+export { STABLECOINS, USDT_MAINNET, EURC, PYUSD_MAINNET, PYUSD_DEVNET, USDG_MAINNET, USDG_DEVNET } from './lib/mints.js';
 
 const USAGE = 'usage: node server.js [--host 127.0.0.1] [--port 8899] [--slot-ms 400] [--state FILE] [--min-priority-fee MICROLAMPORTS]';
 

@@ -19,25 +19,25 @@ import {
 } from './tx.js';
 import {
   TOKEN_PROGRAM,
+  TOKEN_2022_PROGRAM,
   ATA_PROGRAM,
   NATIVE_MINT,
-  TOKEN_ACCOUNT_LEN,
-  MINT_LEN,
+  NATIVE_MINT_2022,
   isTokenProgram,
   unpackTokenAccount,
   unpackMint,
-  packMint,
   setMintSupply,
   newTokenAccountData,
   patchTokenAccount,
   uiTokenAmount,
+  accountExtensionsFor,
 } from './token.js';
+import { USDC_MAINNET, USDC_DEVNET, genesisMints } from './mints.js';
 
 const require = createRequire(import.meta.url);
 const { LiteSVM, Account, FailedTransactionMetadata } = require('litesvm');
 
-export const USDC_MAINNET = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
-export const USDC_DEVNET = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
+export { USDC_MAINNET, USDC_DEVNET };
 export const MEMO_PROGRAMS = new Set([
   'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr',
   'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo',
@@ -111,18 +111,27 @@ export class Chain {
     this.blockHeight = 0;
     this.setClock();
     this.rememberBlockhash();
-    const mintRent = this.svm.minimumBalanceForRentExemption(BigInt(MINT_LEN));
-    for (const mint of [USDC_MAINNET, USDC_DEVNET]) {
-      this.setAccount(mint, {
-        lamports: mintRent,
-        data: packMint({ mintAuthority: MINT_AUTHORITY.publicKey, supply: 0n, decimals: 6, freezeAuthority: null }),
-        owner: TOKEN_PROGRAM,
+    this.createMints();
+    this.topUpFaucet(0n);
+    this.dirty = true;
+  }
+
+  /**
+   * Creates the stablecoin mints (lib/mints.js). With `onlyMissing`, only
+   * those that do not exist yet: a state saved before a mint was added gets
+   * it on load, and a mint that exists keeps its supply.
+   */
+  createMints({ onlyMissing = false } = {}) {
+    for (const m of genesisMints(MINT_AUTHORITY.publicKey)) {
+      if (onlyMissing && this.getAccount(m.mint)) continue;
+      this.setAccount(m.mint, {
+        lamports: this.rentExempt(m.data.length),
+        data: m.data,
+        owner: m.program,
         executable: false,
         rentEpoch: U64_MAX,
       });
     }
-    this.topUpFaucet(0n);
-    this.dirty = true;
   }
 
   // ---------------------------------------------------------------- clock
@@ -252,11 +261,25 @@ export class Chain {
     return pda;
   }
 
-  /** surfnet_setTokenAccount semantics: create/patch the owner's ATA for mint. */
-  async setTokenAccount(owner, mint, update, tokenProgram = TOKEN_PROGRAM) {
+  /** The token program that owns `mint`, or null when it is not a token mint. */
+  mintProgram(mint) {
+    const a = this.getAccount(mint);
+    return a && unpackMint(a.owner, a.data) ? a.owner : null;
+  }
+
+  /**
+   * surfnet_setTokenAccount semantics: create/patch the owner's ATA for mint.
+   * The token program defaults to the one that owns the mint (SPL Token when
+   * the mint does not exist). A new account is laid out as the ATA program
+   * would create it: 165 bytes for SPL Token; for Token-2022 the base, the
+   * account-type byte and ImmutableOwner plus the extensions the mint
+   * requires (TransferFeeAmount, TransferHookAccount, …), rent-exempt for
+   * that size.
+   */
+  async setTokenAccount(owner, mint, update, tokenProgram = null) {
+    tokenProgram ??= this.mintProgram(mint) ?? TOKEN_PROGRAM;
     const ata = await this.associatedTokenAddress(owner, mint, tokenProgram);
-    const isNative = mint === NATIVE_MINT;
-    const rent = this.rentExempt(TOKEN_ACCOUNT_LEN);
+    const isNative = mint === NATIVE_MINT || mint === NATIVE_MINT_2022;
     const existing = this.getAccount(ata);
     let data;
     let prevAmount = 0n;
@@ -265,8 +288,15 @@ export class Chain {
       data = existing.data;
       prevAmount = cur.amount;
     } else {
-      data = newTokenAccountData(b58decode(mint), b58decode(owner), isNative ? rent : null);
+      const mintAcc = this.getAccount(mint);
+      const layout =
+        tokenProgram === TOKEN_2022_PROGRAM
+          ? accountExtensionsFor(mintAcc?.owner === TOKEN_2022_PROGRAM ? mintAcc.data : new Uint8Array(0))
+          : undefined;
+      data = newTokenAccountData(b58decode(mint), b58decode(owner), null, layout);
+      if (isNative) data = newTokenAccountData(b58decode(mint), b58decode(owner), this.rentExempt(data.length), layout);
     }
+    const rent = this.rentExempt(data.length);
     data = patchTokenAccount(data, update);
     const amount = unpackTokenAccount(tokenProgram, data)?.amount ?? 0n;
     this.setAccount(ata, {
@@ -661,6 +691,8 @@ export class Chain {
       this.recordTx(r);
     }
     this.transactionCount = state.transactionCount ?? this.txs.size;
+    // a state saved before a stablecoin mint was added gets it now
+    this.createMints({ onlyMissing: true });
     // the current blockhash must be known (it is new when rebuilt from accounts)
     if (!this.blockhashes.has(this.svm.latestBlockhash())) this.rememberBlockhash();
     this.setClock();

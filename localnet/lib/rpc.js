@@ -17,7 +17,8 @@ import {
 } from './token.js';
 import { encodeTransaction } from './txjson.js';
 import { ALT_PROGRAM, parseLookupTableJson } from './alt.js';
-import { MINT_AUTHORITY, GENESIS_HASH, IDENTITY, USDC_MAINNET, USDC_DEVNET } from './chain.js';
+import { MINT_AUTHORITY, GENESIS_HASH, IDENTITY } from './chain.js';
+import { ALL_MINTS, mintListing } from './mints.js';
 
 export const SOLANA_CORE_VERSION = '2.2.20';
 export const FEATURE_SET = 3073396398;
@@ -722,9 +723,14 @@ const METHODS = {
     const owner = pubkeyParam(requiredParam(params, 0, 'owner'));
     const mint = pubkeyParam(requiredParam(params, 1, 'mint'));
     const u = cfgAt(params, 2);
-    const tokenProgram = params[3] ? pubkeyParam(params[3]) : TOKEN_PROGRAM;
+    // The token program defaults to the mint's own (SPL Token for an unknown mint).
+    const mintProgram = this.chain.mintProgram(mint);
+    const tokenProgram = params[3] ? pubkeyParam(params[3]) : mintProgram ?? TOKEN_PROGRAM;
     if (tokenProgram !== TOKEN_PROGRAM && tokenProgram !== TOKEN_2022_PROGRAM) {
       throw invalidParams('Invalid param: unrecognized Token program id');
+    }
+    if (mintProgram && tokenProgram !== mintProgram) {
+      throw invalidParams(`Invalid param: mint ${mint} is owned by ${mintProgram}, not ${tokenProgram}`);
     }
     const update = {};
     if (u.amount !== undefined && u.amount !== null) update.amount = u64Param(u.amount, 'amount');
@@ -814,11 +820,17 @@ const METHODS = {
     return r;
   },
 
+  /**
+   * The mint authority's keypair and every mint it controls: `mints` lists
+   * their addresses (USDC mainnet and devnet first), `networks` lists them per
+   * network with symbol, token program and decimals (see lib/mints.js).
+   */
   localnet_getMintAuthority() {
     return {
       pubkey: b58encode(MINT_AUTHORITY.publicKey),
       secretKey: Array.from(MINT_AUTHORITY.secretKey),
-      mints: [USDC_MAINNET, USDC_DEVNET],
+      mints: [...ALL_MINTS],
+      networks: mintListing(),
     };
   },
 

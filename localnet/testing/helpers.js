@@ -80,20 +80,35 @@ export function transferSol(from, to, lamports) {
   return getTransferSolInstruction({ source: from, destination: to, amount: BigInt(lamports) });
 }
 
-export async function ata(owner, mint = USDC) {
-  const [pda] = await findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+export const TOKEN_PROGRAM = TOKEN_PROGRAM_ADDRESS;
+export const TOKEN_2022_PROGRAM = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+
+/** The associated token account of `owner` for `mint` under `tokenProgram` (SPL Token by default). */
+export async function ata(owner, mint = USDC, tokenProgram = TOKEN_PROGRAM_ADDRESS) {
+  const [pda] = await findAssociatedTokenPda({ owner, mint, tokenProgram });
   return pda;
+}
+
+/**
+ * CreateIdempotent(recipient ATA) + TransferChecked + Memo, signed by
+ * `sender`, for a mint of either token program.
+ */
+export async function tokenPaymentInstructions(sender, recipient, amount, memo, { mint, tokenProgram = TOKEN_PROGRAM_ADDRESS, decimals = 6 }) {
+  const source = await ata(sender.address, mint, tokenProgram);
+  const destination = await ata(recipient, mint, tokenProgram);
+  return [
+    getCreateAssociatedTokenIdempotentInstruction({ payer: sender, ata: destination, owner: recipient, mint, tokenProgram }),
+    getTransferCheckedInstruction(
+      { source, mint, destination, authority: sender, amount: BigInt(amount), decimals },
+      { programAddress: tokenProgram },
+    ),
+    memoInstruction(memo, [sender]),
+  ];
 }
 
 /** CreateIdempotent(recipient ATA) + TransferChecked + Memo, signed by `sender`. */
 export async function usdcPaymentInstructions(sender, recipient, amount, memo, mint = USDC) {
-  const source = await ata(sender.address, mint);
-  const destination = await ata(recipient, mint);
-  return [
-    getCreateAssociatedTokenIdempotentInstruction({ payer: sender, ata: destination, owner: recipient, mint }),
-    getTransferCheckedInstruction({ source, mint, destination, authority: sender, amount: BigInt(amount), decimals: 6 }),
-    memoInstruction(memo, [sender]),
-  ];
+  return tokenPaymentInstructions(sender, recipient, amount, memo, { mint });
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
