@@ -56,6 +56,7 @@ func run(ctx context.Context, getenv config.Getenv) error {
 		{tasks.HeartbeatEvery, tasks.NewHeartbeatTask()},
 		{tasks.ConfirmEvery, tasks.NewConfirmSweepTask()},
 		{tasks.DepositsEvery, tasks.NewDepositsScanTask()},
+		{tasks.SnapshotsEvery, tasks.NewBalancesSnapshotTask()},
 		{tasks.ExpireEvery, tasks.NewApprovalsExpireTask()},
 		{tasks.RedriveEvery, tasks.NewWebhooksRedriveTask()},
 		{tasks.AuditSealEvery, tasks.NewAuditSealTask()},

@@ -32,13 +32,14 @@ func registersAndStops(t *testing.T, env map[string]string, rdb *redis.Client) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		entries, err := insp.SchedulerEntries()
-		if err == nil && len(entries) == 6 {
+		if err == nil && len(entries) == 7 {
 			got := map[string]string{}
 			for _, e := range entries {
 				got[e.Task.Type()] = e.Spec
 			}
 			if got[tasks.TypeHeartbeat] != "@every 30s" || got[tasks.TypeConfirmSweep] != "@every 2s" || got[tasks.TypeApprovalsExpire] != "@every 1m0s" || got[tasks.TypeWebhooksRedrive] != "@every 1m0s" ||
-				got[tasks.TypeAuditSeal] != "@every 2s" || got[tasks.TypeDepositsScan] != "@every 2s" {
+				got[tasks.TypeAuditSeal] != "@every 2s" || got[tasks.TypeDepositsScan] != "@every 2s" ||
+				got[tasks.TypeBalancesSnapshot] != "@every 5m0s" {
 				t.Fatalf("entries %v", got)
 			}
 			break

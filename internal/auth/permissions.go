@@ -110,9 +110,11 @@ var Permissions = map[string]Rule{
 	"fund-wallet":                {What: "fund wallets on a local chain", Wallets: true, Access: adminsOnly},
 	"get-wallet-balance":         {What: "read balances", Wallets: true, Access: readAll},
 	"get-wallet-balance-history": {What: "read balances", Wallets: true, Access: readAll},
-	"send":                       {What: "send", Wallets: true, Access: agentsToo},
-	"preview-send":               {What: "preview sends", Wallets: true, Access: readAll},
-	"list-transactions":          {What: "list transactions", Wallets: true, Access: readAll},
+	// Movements the service did not make: what a wallet's readers audit.
+	"list-wallet-balance-differences": {What: "read balances", Wallets: true, Access: readAll},
+	"send":                            {What: "send", Wallets: true, Access: agentsToo},
+	"preview-send":                    {What: "preview sends", Wallets: true, Access: readAll},
+	"list-transactions":               {What: "list transactions", Wallets: true, Access: readAll},
 	// Paying an x402 challenge is a send to the seller.
 	"x402-pay":             {What: "pay x402 challenges", Wallets: true, Access: agentsToo},
 	"get-x402-payment":     {What: "read x402 payments", Wallets: true, Access: readAll},

@@ -23,7 +23,8 @@ const MaxPoints = 1000
 
 // History is wallet id's balance at each instant of at: for each asset and
 // account, the balance after its last change at or before the instant
-// (the chain's order within a block), summed over the wallet's accounts.
+// (the chain's order: by slot, then as examined; a snapshot's row sits at
+// the slot it read the chain at), summed over the wallet's accounts.
 func History(ctx context.Context, db bun.IDB, walletID uuid.UUID, at []time.Time) ([]Point, error) {
 	if len(at) == 0 {
 		return []Point{}, nil
@@ -31,9 +32,9 @@ func History(ctx context.Context, db bun.IDB, walletID uuid.UUID, at []time.Time
 	out := make([]Point, 0, len(at))
 	err := db.NewRaw(`SELECT t.at,
 			coalesce((SELECT sum(b.balance) FROM (SELECT DISTINCT ON (l.address) l.balance FROM ledger l
-				WHERE l.wallet_id = ? AND l.asset = 'usdc' AND l.at <= t.at ORDER BY l.address, l.at DESC, l.id DESC) b), 0)::bigint AS usdc,
+				WHERE l.wallet_id = ? AND l.asset = 'usdc' AND l.at <= t.at ORDER BY l.address, l.slot DESC, l.id DESC) b), 0)::bigint AS usdc,
 			coalesce((SELECT sum(b.balance) FROM (SELECT DISTINCT ON (l.address) l.balance FROM ledger l
-				WHERE l.wallet_id = ? AND l.asset = 'sol' AND l.at <= t.at ORDER BY l.address, l.at DESC, l.id DESC) b), 0)::bigint AS sol
+				WHERE l.wallet_id = ? AND l.asset = 'sol' AND l.at <= t.at ORDER BY l.address, l.slot DESC, l.id DESC) b), 0)::bigint AS sol
 		FROM unnest(?::timestamptz[]) AS t(at) ORDER BY t.at`, walletID, walletID, pgTimes(at)).Scan(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("balance history: %w", err)

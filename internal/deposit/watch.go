@@ -51,11 +51,19 @@ type Watcher struct {
 	// PerAccount bounds how many transactions of one account a scan
 	// examines (default 200); the next scan goes on from there.
 	PerAccount int
+	// SnapshotEvery is how often each wallet's balance is read on chain
+	// and checked against its ledger (DefaultSnapshotEvery);
+	// SnapshotPerRun bounds the wallets one Snapshot checks
+	// (DefaultSnapshotPerRun).
+	SnapshotEvery  time.Duration
+	SnapshotPerRun int
 }
 
 // Stats is what one scan did.
 type Stats struct {
 	Watched, Changed, Examined, Deposits int
+	// Failed: deposits found dropped by a fork.
+	Failed int
 }
 
 // Scan examines every network's watched accounts once.
@@ -68,6 +76,7 @@ func (w *Watcher) Scan(ctx context.Context) (Stats, error) {
 		total.Changed += st.Changed
 		total.Examined += st.Examined
 		total.Deposits += st.Deposits
+		total.Failed += st.Failed
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", network, err))
 		}
@@ -107,19 +116,30 @@ func (w *Watcher) scan(ctx context.Context, network solana.Network, c *solana.Cl
 	}
 	var errs []error
 	for i, r := range rows {
-		now := balanceOf(r.Asset, states[i])
-		if r.Balance.Valid && r.Balance.Int64 == now {
+		now := read{balanceOf(r.Asset, states[i]), states[i].Slot}
+		if r.Balance.Valid && r.Balance.Int64 == now.balance {
 			continue
 		}
 		st.Changed++
-		n, d, err := w.examine(ctx, network, c, r.Address, now)
+		n, d, _, err := w.examine(ctx, network, c, r.Address, now.balance, 0)
 		st.Examined += n
 		st.Deposits += d
 		if err != nil {
 			errs = append(errs, fmt.Errorf("account %s: %w", r.Address, err))
 		}
 	}
+	failed, err := w.settle(ctx, network, c)
+	st.Failed = failed
+	if err != nil {
+		errs = append(errs, fmt.Errorf("settle deposits: %w", err))
+	}
 	return st, errors.Join(errs...)
+}
+
+// read is an account's balance as a node read it, at a slot.
+type read struct {
+	balance int64
+	slot    uint64
 }
 
 // balanceOf is the amount the watcher compares: a token account's amount,
@@ -212,7 +232,11 @@ func (w *Watcher) listTokenAccounts(ctx context.Context, network solana.Network,
 // examine reads the account's transactions since its cursor and records
 // the deposits among them, then moves the cursor and the balance, in one
 // commit under the account's row lock (another scan at it skips it).
-func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana.Client, address string, balance int64) (examined, deposits int, err error) {
+// With minSlot, only a node whose history reached that slot may list
+// them. done reports that the account's transactions (up to minSlot) are
+// all examined: it was not locked by another scan, and fewer than the
+// per-account bound were listed.
+func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana.Client, address string, balance int64, minSlot uint64) (examined, deposits int, done bool, err error) {
 	limit := w.PerAccount
 	if limit <= 0 {
 		limit = 200
@@ -232,10 +256,11 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 			until = sol.MustSignatureFromBase58(r.LastSignature.String)
 		}
 		account := sol.MustPublicKeyFromBase58(address)
-		sigs, err := c.SignaturesSince(ctx, account, until, limit)
+		sigs, err := c.SignaturesSince(ctx, account, until, limit, minSlot)
 		if err != nil {
 			return err
 		}
+		done = len(sigs) < limit
 		var owner struct {
 			AccountID uuid.UUID `bun:"account_id,type:uuid"`
 			Pubkey    string    `bun:"pubkey"`
@@ -288,7 +313,7 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 		_, err = q.Exec(ctx)
 		return err
 	})
-	return examined, deposits, err
+	return examined, deposits, done && err == nil, err
 }
 
 // record records the wallet's gain of the account's asset in transaction
@@ -381,9 +406,9 @@ func (w *Watcher) outflow(ctx context.Context, tx bun.Tx, network solana.Network
 	}
 	at = at.Truncate(time.Microsecond)
 	id := uuid.New()
-	res, err := tx.NewRaw(`INSERT INTO unexplained_outflows (id, account_id, wallet_id, network, signature, asset, amount, slot, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (wallet_id, signature, asset) DO NOTHING`,
-		id, accountID, r.WalletID, network, s.Signature.String(), r.Asset, loss, m.Slot, at).Exec(ctx)
+	res, err := tx.NewRaw(`INSERT INTO unexplained_outflows (id, account_id, wallet_id, network, signature, asset, amount, counterparty, slot, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (wallet_id, signature, asset) DO NOTHING`,
+		id, accountID, r.WalletID, network, s.Signature.String(), r.Asset, loss, to.String(), m.Slot, at).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record unexplained outflow: %w", err)
 	}

@@ -426,7 +426,8 @@ func TestWatcher_HistoryBehindBalancesDelaysButNeverDrops(t *testing.T) {
 
 // The ledger's balance at any instant agrees with the chain's: after SOL
 // and USDC came in, and after the wallet paid (its fee included), the
-// history answers at each instant what the chain held then.
+// history answers at each instant what the chain held then, and the
+// snapshot taken at each step finds no difference.
 func TestHistory_AgreesWithTheChainAtEveryStep(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
@@ -435,7 +436,7 @@ func TestHistory_AgreesWithTheChainAtEveryStep(t *testing.T) {
 	acc := wallettest.Account(t, db)
 	w := wallettest.Create(t, db, mk.Sealer, acc.ID, "w")
 	c := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
-	watcher := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: c}}
+	watcher := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: c}, SnapshotEvery: time.Nanosecond}
 	ctx := context.Background()
 	from := chaintest.NewPayer(t, ln, 100_000_000, 5*solana.LamportsPerSOL)
 	var at []time.Time
@@ -454,6 +455,10 @@ func TestHistory_AgreesWithTheChainAtEveryStep(t *testing.T) {
 		now := time.Now().UTC().Truncate(time.Microsecond)
 		at = append(at, now)
 		want = append(want, deposit.Point{At: now, USDC: int64(b.USDC), SOL: int64(b.Lamports)})
+		// The snapshot of the step finds chain and ledger agreeing.
+		if st, err := watcher.Snapshot(ctx); err != nil || st.Wallets != 1 || st.Differences != 0 {
+			t.Fatalf("snapshot %+v %v", st, err)
+		}
 	}
 	step(func() { from.TransferSOL(t, w.PublicKey(), solana.LamportsPerSOL) })
 	step(func() { from.TransferUSDC(t, w.PublicKey(), 5_000_000) })

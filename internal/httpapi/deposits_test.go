@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -127,4 +129,62 @@ func printed(v any) string {
 	}
 	b, _ := json.Marshal(f)
 	return string(b)
+}
+
+// A wallet's money that moved without the service is listed by GET
+// /wallets/{id}/balance/differences, a page at a time, newest first, and
+// counted in /metrics: here the localnet's faucet (SOL and USDC set with
+// no transaction), which the snapshot finds apart from the ledger. Another
+// account's wallet is 404; a malformed cursor 400.
+func TestDeposits_DifferencesListedAndCounted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id, _ := e.agent(nil, 3_000_000)
+	w := &deposit.Watcher{DB: e.db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: solana.NewClient(e.ln.URL, solana.Devnet, 5*time.Second)}}
+	if st, err := w.Snapshot(context.Background()); err != nil || st.Differences < 2 {
+		t.Fatalf("snapshot %+v %v", st, err)
+	}
+	path := "/api/public/v1/wallets/" + id + "/balance/differences"
+	seen := map[string]map[string]any{}
+	cursor := ""
+	for page := 0; page < 3; page++ {
+		q := path + "?limit=1"
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		status, got := e.do("GET", q, e.key, nil)
+		items, _ := got["items"].([]any)
+		if status != http.StatusOK || got["wallet_id"] != id || len(items) > 1 {
+			t.Fatalf("page %d: %d %v", page, status, got)
+		}
+		for _, it := range items {
+			d := it.(map[string]any)
+			seen[d["asset"].(string)] = d
+		}
+		next, _ := got["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	usdc, sol := seen["usdc"], seen["sol"]
+	if len(seen) != 2 || usdc["kind"] != "snapshot" || usdc["amount"] != 3.0 || usdc["chain"] != 3.0 || usdc["ledger"] != 0.0 ||
+		usdc["signature"] != nil || sol["amount"] != 1.0 {
+		t.Fatalf("differences %v", seen)
+	}
+	if status, got := e.do("GET", path+"?cursor=not-a-cursor", e.key, nil); status != http.StatusBadRequest || got["error"] == "" {
+		t.Fatalf("a malformed cursor: %d %v", status, got)
+	}
+	_, otherKey := e.newAccount(solana.Devnet)
+	if status, got := e.do("GET", path, otherKey, nil); status != http.StatusNotFound {
+		t.Fatalf("another account's wallet: %d %v", status, got)
+	}
+	code, raw := e.doRaw("GET", "/metrics", "", nil)
+	m := regexp.MustCompile(`(?m)^wallet_balance_differences_total\{kind="snapshot"\} (\d+)$`).FindSubmatch(raw)
+	if code != http.StatusOK || m == nil {
+		t.Fatalf("/metrics: %d, no snapshot differences counted", code)
+	}
+	if n, _ := strconv.Atoi(string(m[1])); n < 2 {
+		t.Fatalf("/metrics counts %d snapshot differences, want at least 2", n)
+	}
 }

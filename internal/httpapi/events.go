@@ -86,6 +86,8 @@ var streamReads = map[string]string{
 	webhook.KindTxSent:             "list-transactions",
 	webhook.KindTxReceived:         "list-transactions",
 	webhook.KindUnexplainedOutflow: "list-transactions",
+	webhook.KindReceiveFailed:      "list-transactions",
+	webhook.KindBalanceMismatch:    "list-transactions",
 	webhook.KindTxBlocked:          "list-transactions",
 	webhook.KindTxFailed:           "list-transactions",
 	webhook.KindX402Expired:        "list-x402-payments",

@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/deposit"
 )
@@ -90,6 +92,94 @@ func (s *server) history(ctx context.Context, in *historyInput) (*historyOutput,
 	out.Body.Points = make([]BalancePoint, len(points))
 	for i, p := range points {
 		out.Body.Points[i] = BalancePoint{At: p.At.UTC(), USDC: quantityOf(deposit.USDC, p.USDC), SOL: quantityOf(deposit.SOL, p.SOL)}
+	}
+	return out, nil
+}
+
+type differencesInput struct {
+	ID     string `path:"id" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	Limit  int    `query:"limit" minimum:"1" maximum:"100" doc:"Page size, 1 to 100; 50 when omitted." example:"50"`
+	Cursor string `query:"cursor" maxLength:"200" doc:"Where to continue: the next_cursor of the previous page. Omit for the first page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
+}
+
+// BalanceDifference is money of a wallet that moved without the service:
+// in a transaction it did not make, or in a way no transaction it read
+// shows (the daily snapshot).
+type BalanceDifference struct {
+	ID        string    `json:"id" format:"uuid" doc:"The difference." example:"0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
+	Kind      string    `json:"kind" enum:"unexplained_outflow,snapshot" doc:"unexplained_outflow: money left in a transaction the service did not make (the wallet's key used elsewhere, or a delegate). snapshot: the balance read on chain differed from the ledger at the same slot; from then on the ledger holds the chain's balance." example:"unexplained_outflow"`
+	Asset     string    `json:"asset" enum:"usdc,sol" doc:"The asset that moved." example:"usdc"`
+	Amount    Quantity  `json:"amount" doc:"Signed, in the asset: negative, the chain holds less than the service accounted for." example:"-5"`
+	At        time.Time `json:"at" doc:"When: the transaction's block time, or the snapshot's." example:"2026-04-15T12:00:00Z"`
+	Slot      uint64    `json:"slot" doc:"The transaction's slot, or the slot the snapshot read the chain at." example:"312345678"`
+	Signature *string   `json:"signature" nullable:"true" doc:"unexplained_outflow: the transaction; null for a snapshot." example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"`
+	To        *string   `json:"to" nullable:"true" doc:"unexplained_outflow: who received the most; null for a snapshot." example:"9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"`
+	Chain     *Quantity `json:"chain" nullable:"true" doc:"snapshot: the balance read on chain (all the wallet's accounts of the asset); null otherwise." example:"37.5"`
+	Ledger    *Quantity `json:"ledger" nullable:"true" doc:"snapshot: the ledger's balance at the same slot; null otherwise." example:"42.5"`
+}
+
+type differencesOutput struct {
+	Body struct {
+		WalletID   string              `json:"wallet_id" format:"uuid" doc:"The wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+		Items      []BalanceDifference `json:"items" doc:"Newest first."`
+		NextCursor *string             `json:"next_cursor" nullable:"true" doc:"Pass as cursor for the next page; null on the last page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
+	}
+}
+
+// registerDifferences mounts the list of a wallet's unexplained movements.
+func (s *server) registerDifferences(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "list-wallet-balance-differences",
+		Method:      http.MethodGet,
+		Path:        Prefix + "/wallets/{id}/balance/differences",
+		Summary:     "List a wallet's unexplained balance differences",
+		Description: "Money of the wallet that moved without the service, newest first: outflows in transactions the service did not make " +
+			"(seen by the deposit watcher within seconds; event wallet.unexplained_outflow) and differences between the balance read on chain and the ledger " +
+			"at the daily snapshot (event wallet.balance_mismatch). Empty when every change of the wallet's balance is explained. " +
+			"Pass `next_cursor` as `cursor` for the next page.",
+		Tags:   []string{"Wallets"},
+		Errors: []int{400, 401, 404, 422},
+	}, s.differences)
+}
+
+func (s *server) differences(ctx context.Context, in *differencesInput) (*differencesOutput, error) {
+	w, err := s.wallet(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	var afterAt time.Time
+	var afterID uuid.UUID
+	if in.Cursor != "" {
+		if afterAt, afterID, err = parseTimeCursor(in.Cursor); err != nil {
+			return nil, err
+		}
+	}
+	limit := cmp.Or(in.Limit, DefaultPageSize)
+	ds, err := deposit.Differences(ctx, s.DB, w.ID, afterAt, afterID, limit+1)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	out := &differencesOutput{}
+	out.Body.WalletID = w.ID.String()
+	if len(ds) > limit {
+		ds = ds[:limit]
+		c := timeCursor(ds[limit-1].At, ds[limit-1].ID)
+		out.Body.NextCursor = &c
+	}
+	out.Body.Items = make([]BalanceDifference, len(ds))
+	for i, d := range ds {
+		b := BalanceDifference{ID: d.ID.String(), Kind: d.Kind, Asset: d.Asset, Amount: quantityOf(d.Asset, d.Amount), At: d.At.UTC(), Slot: d.Slot}
+		if d.Signature.Valid {
+			b.Signature = &d.Signature.String
+		}
+		if d.To.Valid {
+			b.To = &d.To.String
+		}
+		if d.Chain.Valid {
+			c, l := quantityOf(d.Asset, d.Chain.Int64), quantityOf(d.Asset, d.Ledger.Int64)
+			b.Chain, b.Ledger = &c, &l
+		}
+		out.Body.Items[i] = b
 	}
 	return out, nil
 }

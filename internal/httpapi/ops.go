@@ -91,6 +91,9 @@ func (s *server) registerOps(mux *http.ServeMux) func() {
 	if s.Redis != nil {
 		reg.MustRegister(signerCollector{s})
 	}
+	if s.DB != nil {
+		reg.MustRegister(differenceCollector{s})
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return func() {
 		for _, c := range closers {
@@ -477,4 +480,33 @@ func (c signerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(signerLatencyDesc, prometheus.GaugeValue, h.SignSeconds, string(h.Backend))
 		ch <- prometheus.MustNewConstMetric(signerCheckDesc, prometheus.GaugeValue, h.CheckSeconds, string(h.Backend))
 	}
+}
+
+// differenceCollector counts, at scrape time, the movements of wallets'
+// money the service did not make or did not see, over every account:
+// an operator alerts on any increase (each is also an event to the
+// account's endpoints).
+type differenceCollector struct{ s *server }
+
+var differencesDesc = prometheus.NewDesc("wallet_balance_differences_total",
+	"Unexplained movements of wallets' money: unexplained_outflow (a transaction the service did not make) and snapshot (chain and ledger apart at a snapshot).",
+	[]string{"kind"}, nil)
+
+func (c differenceCollector) Describe(ch chan<- *prometheus.Desc) { ch <- differencesDesc }
+
+func (c differenceCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var n struct {
+		Outflows  int64 `bun:"outflows"`
+		Snapshots int64 `bun:"snapshots"`
+	}
+	// A database that does not answer leaves the metric out of this
+	// scrape (absent, not zero).
+	if err := c.s.DB.NewRaw(`SELECT (SELECT count(*) FROM unexplained_outflows) AS outflows,
+		(SELECT count(*) FROM balance_snapshots WHERE chain <> ledger) AS snapshots`).Scan(ctx, &n); err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(differencesDesc, prometheus.CounterValue, float64(n.Outflows), "unexplained_outflow")
+	ch <- prometheus.MustNewConstMetric(differencesDesc, prometheus.CounterValue, float64(n.Snapshots), "snapshot")
 }

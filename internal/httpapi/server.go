@@ -228,6 +228,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerWallets(api)
 	s.registerExports(api)
 	s.registerHistory(api)
+	s.registerDifferences(api)
 	s.registerSend(api)
 	s.registerTransactions(api)
 	s.registerApprovals(api)

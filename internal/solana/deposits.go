@@ -18,6 +18,9 @@ const MaxAccountsPerCall = 100
 type AccountState struct {
 	Exists   bool
 	Lamports uint64
+	// Slot is the slot the node read the account at (its answer's
+	// context slot).
+	Slot uint64
 	// Token: a token account (of the token program) whose Mint, Owner
 	// and Amount follow.
 	Token  bool
@@ -44,7 +47,9 @@ func (c *Client) Accounts(ctx context.Context, addrs []sol.PublicKey) ([]Account
 			return nil, fmt.Errorf("%w: getMultipleAccounts: malformed answer", ErrRPC)
 		}
 		for _, a := range res.Value {
-			out = append(out, accountState(a))
+			st := accountState(a)
+			st.Slot = res.Context.Slot
+			out = append(out, st)
 		}
 	}
 	return out, nil
@@ -76,15 +81,21 @@ const MaxSignaturesPerCall = 1000
 
 // SignaturesSince lists the confirmed transactions that touched account
 // after the transaction until (zero: from its first), oldest first, at
-// most limit of them (the oldest: a caller resumes from the last).
-func (c *Client) SignaturesSince(ctx context.Context, account sol.PublicKey, until sol.Signature, limit int) ([]SignatureInfo, error) {
+// most limit of them (the oldest: a caller resumes from the last). A
+// minSlot above zero asks for a node whose history has reached that slot
+// (minContextSlot): the list then holds every transaction up to it.
+func (c *Client) SignaturesSince(ctx context.Context, account sol.PublicKey, until sol.Signature, limit int, minSlot uint64) ([]SignatureInfo, error) {
+	var atLeast *uint64
+	if minSlot > 0 {
+		atLeast = &minSlot
+	}
 	var newestFirst []SignatureInfo
 	var before sol.Signature
 	for {
 		cctx, cancel := context.WithTimeout(ctx, c.timeout)
 		n := MaxSignaturesPerCall
 		res, err := c.rpc.GetSignaturesForAddressWithOpts(cctx, account, &rpc.GetSignaturesForAddressOpts{
-			Limit: &n, Before: before, Until: until, Commitment: rpc.CommitmentConfirmed,
+			Limit: &n, Before: before, Until: until, Commitment: rpc.CommitmentConfirmed, MinContextSlot: atLeast,
 		})
 		cancel()
 		if err != nil {

@@ -20,6 +20,8 @@ type Status struct {
 	// Confirmed: at confirmed or finalized commitment, so its result
 	// (success, or Err) is final; at processed it may still be rolled back.
 	Confirmed bool
+	// Finalized: rooted by a supermajority; no fork can drop it.
+	Finalized bool
 	Err       string // the execution's error, when Found
 	// Absent (Client.Settled only): not found, and that answer counts: it
 	// saw the chain at or past the slot asked for, on every node asked.
@@ -60,8 +62,8 @@ func (c *Client) signatureStatuses(ctx context.Context, history bool, sigs []sol
 		if v.Err != nil {
 			out[i].Err = fmt.Sprint(v.Err)
 		}
-		out[i].Confirmed = v.ConfirmationStatus == rpc.ConfirmationStatusConfirmed ||
-			v.ConfirmationStatus == rpc.ConfirmationStatusFinalized
+		out[i].Finalized = v.ConfirmationStatus == rpc.ConfirmationStatusFinalized
+		out[i].Confirmed = v.ConfirmationStatus == rpc.ConfirmationStatusConfirmed || out[i].Finalized
 	}
 	return out, res.Context.Slot, nil
 }

@@ -21,3 +21,20 @@ func NewDepositsScanTask() *asynq.Task {
 	return asynq.NewTask(TypeDepositsScan, nil, asynq.Unique(DepositsEvery),
 		asynq.Queue(QueueSweeps), asynq.MaxRetry(0), asynq.Timeout(SweepBudget+15*time.Second))
 }
+
+// TypeBalancesSnapshot checks the balances of the wallets due a snapshot
+// against their ledgers (deposit.Watcher.Snapshot).
+const TypeBalancesSnapshot = "balances:snapshot"
+
+// SnapshotsEvery is the scheduler's period for TypeBalancesSnapshot: each
+// run checks the wallets whose last snapshot is a day old, a bounded
+// number of them, so a day's snapshots spread over the runs.
+const SnapshotsEvery = 5 * time.Minute
+
+// NewBalancesSnapshotTask makes a snapshot run, at most one queued per
+// period; overlapping runs are harmless (each account is examined under
+// its row lock, and a wallet snapshotted meanwhile is no longer due).
+func NewBalancesSnapshotTask() *asynq.Task {
+	return asynq.NewTask(TypeBalancesSnapshot, nil, asynq.Unique(SnapshotsEvery),
+		asynq.Queue(QueueSweeps), asynq.MaxRetry(0), asynq.Timeout(SnapshotsEvery))
+}

@@ -43,6 +43,14 @@ const (
 	// KindUnexplainedOutflow: money left a wallet in a transaction the
 	// service did not make (its key used elsewhere, or a delegate).
 	KindUnexplainedOutflow = "wallet.unexplained_outflow"
+	// KindReceiveFailed: a deposit announced by tx.received was dropped by
+	// a fork (the chain no longer has its transaction once its blockhash
+	// expired); it is marked failed and its amount never arrived.
+	KindReceiveFailed = "tx.receive_failed"
+	// KindBalanceMismatch: a wallet's balance read on chain differs from
+	// its ledger at the same slot (money moved in a way no transaction
+	// the watcher read shows).
+	KindBalanceMismatch = "wallet.balance_mismatch"
 )
 
 // Event is one outbox row; receivers see its id as "evt_" + ID.

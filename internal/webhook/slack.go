@@ -136,6 +136,10 @@ func slackBody(ev *Event, endpointID uuid.UUID, token, dashboard, status string)
 		text = fmt.Sprintf("Sent: %s to %s (%s)", amount, str("to"), str("signature"))
 	case KindUnexplainedOutflow:
 		text = fmt.Sprintf("Money left a wallet without the service: %s %s to %s (%s); freeze the wallet and move its funds if this was not you", str("amount"), strings.ToUpper(str("asset")), str("to"), str("signature"))
+	case KindReceiveFailed:
+		text = fmt.Sprintf("Deposit dropped by a fork: %s %s from %s (%s) never arrived", str("amount"), strings.ToUpper(str("asset")), str("from"), str("signature"))
+	case KindBalanceMismatch:
+		text = fmt.Sprintf("Balance differs from the ledger: the chain holds %s %s, the ledger %s (%s); money moved in a way the service did not see", str("chain"), strings.ToUpper(str("asset")), str("ledger"), str("difference"))
 	case KindTxReceived:
 		text = fmt.Sprintf("Received: %s %s from %s (%s)", str("amount"), strings.ToUpper(str("asset")), str("from"), str("signature"))
 	case KindTxFailed:

@@ -61,6 +61,7 @@ func NewMux(d Deps) *asynq.ServeMux {
 	}
 	if d.Deposits != nil {
 		mux.HandleFunc(tasks.TypeDepositsScan, d.depositsScan)
+		mux.HandleFunc(tasks.TypeBalancesSnapshot, d.balancesSnapshot)
 	}
 	mux.HandleFunc(tasks.TypeApprovalsExpire, d.approvalsExpire)
 	mux.HandleFunc(tasks.TypeAuditSeal, d.auditSeal)
@@ -164,6 +165,20 @@ func (d Deps) depositsScan(ctx context.Context, _ *asynq.Task) error {
 	}
 	if st.Deposits > 0 {
 		d.Log.InfoContext(ctx, "deposit scan", "watched", st.Watched, "changed", st.Changed, "examined", st.Examined, "deposits", st.Deposits)
+	}
+	return nil
+}
+
+// balancesSnapshot checks the wallets due a snapshot against their
+// ledgers; a node's failure is logged and the wallets stay due.
+func (d Deps) balancesSnapshot(ctx context.Context, _ *asynq.Task) error {
+	st, err := d.Deposits.Snapshot(ctx)
+	if err != nil {
+		d.Log.WarnContext(ctx, "balance snapshot incomplete", "err", err, "wallets", st.Wallets, "differences", st.Differences)
+		return nil
+	}
+	if st.Wallets > 0 || st.Deferred > 0 {
+		d.Log.InfoContext(ctx, "balance snapshot", "wallets", st.Wallets, "differences", st.Differences, "deferred", st.Deferred)
 	}
 	return nil
 }

@@ -50,6 +50,7 @@ const BLOCKHASH_RETENTION = 600; // how many blockhashes are remembered
 const PRIO_FEE_SLOTS = 150;
 const STATE_VERSION = 1;
 const U64_MAX = (1n << 64n) - 1n;
+const LITESVM_HISTORY = 32n; // LiteSVM's default transaction history capacity
 
 export const MINT_AUTHORITY = keypairFromLabel('localnet/usdc-mint-authority');
 export const FAUCET = keypairFromLabel('localnet/faucet');
@@ -391,7 +392,7 @@ export class Chain {
     });
     const writable = new Set(keys.all.filter((k, i) => k && keys.isWritable(i)));
     if (!this.prioFees.has(this.slot)) this.prioFees.set(this.slot, []);
-    this.prioFees.get(this.slot).push({ price: cuPrice, writable });
+    this.prioFees.get(this.slot).push({ price: cuPrice, writable, signature: parsed.signature });
     return { included: true, err, logs, unitsConsumed, record };
   }
 
@@ -442,6 +443,94 @@ export class Chain {
       if (!l) this.addrIndex.set(k, (l = []));
       l.push(rec.signature);
     }
+  }
+
+  /** Accounts a recorded transaction wrote: its writable keys, static then loaded. */
+  writtenBy(rec) {
+    const msg = parseTransaction(Buffer.from(rec.tx, 'base64')).message;
+    const n = msg.staticKeys.length;
+    const nLoaded = rec.loadedAddresses.writable.length;
+    return new Set(rec.accountKeys.filter((k, i) => k && (i < n ? isStaticWritable(msg, i) : i < n + nLoaded)));
+  }
+
+  /**
+   * Why `sig` cannot be dropped as by a fork, or null when it can. A finalized
+   * transaction is never dropped. Its effects cannot be undone alone when a
+   * later transaction or cheat wrote an account it wrote (those writes built
+   * on them), nor when it closed an account (the meta does not hold its data).
+   */
+  abandonRefusal(sig) {
+    const rec = this.txs.get(sig);
+    if (!rec) return 'transaction not found';
+    if (this.slot - rec.slot >= FINALIZATION_DEPTH) return `transaction is finalized (slot ${rec.slot})`;
+    for (const k of this.writtenBy(rec)) {
+      const list = this.addrIndex.get(k);
+      const later = list.slice(list.indexOf(sig) + 1).find((s) => this.writtenBy(this.txs.get(s)).has(k));
+      if (later) return `account ${k} was written later by ${later}`;
+      const i = rec.accountKeys.indexOf(k);
+      if (rec.preBalances[i] > 0n && rec.postBalances[i] === 0n) return `it closed account ${k}`;
+      const post = rec.postTokenBalances.find((b) => b.accountIndex === i);
+      const acc = this.getAccount(k);
+      const amount = acc && unpackTokenAccount(acc.owner, acc.data)?.amount;
+      if (this.balanceOf(k) !== rec.postBalances[i] || (post && amount !== BigInt(post.uiTokenAmount.amount))) {
+        return `account ${k} was changed since`;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Drops `sig` (see abandonRefusal first) as a fork that lost leaves it:
+   * every account it wrote gets back its recorded pre balance and pre token
+   * amount, an account it created is removed, a mint it wrote (MintTo, Burn)
+   * gets its supply back, and it leaves the history. Only what the meta
+   * records is restored: other data it changed (a durable nonce, a delegate,
+   * program state) stays. The slot and everything else stay as they are.
+   */
+  abandon(sig) {
+    const rec = this.txs.get(sig);
+    const written = this.writtenBy(rec);
+    rec.accountKeys.forEach((k, i) => {
+      if (!written.has(k)) return;
+      const acc = this.getAccount(k);
+      if (rec.preBalances[i] === 0n || !acc) {
+        this.setAccount(k, { lamports: 0n, data: new Uint8Array(0), owner: SYSTEM_PROGRAM, rentEpoch: 0n });
+        return;
+      }
+      const pre = rec.preTokenBalances.find((b) => b.accountIndex === i);
+      const isToken = pre && unpackTokenAccount(acc.owner, acc.data);
+      const data = isToken ? patchTokenAccount(acc.data, { amount: BigInt(pre.uiTokenAmount.amount) }) : acc.data;
+      this.setAccount(k, { ...acc, lamports: rec.preBalances[i], data });
+    });
+    // tokens it minted or burned: amounts after minus before, per mint
+    const minted = new Map();
+    for (const [list, sign] of [[rec.postTokenBalances, 1n], [rec.preTokenBalances, -1n]]) {
+      for (const b of list) minted.set(b.mint, (minted.get(b.mint) ?? 0n) + sign * BigInt(b.uiTokenAmount.amount));
+    }
+    for (const [mint, d] of minted) {
+      const acc = d !== 0n && written.has(mint) ? this.getAccount(mint) : null;
+      const m = acc && unpackMint(acc.owner, acc.data);
+      if (m && m.supply >= d) this.setAccount(mint, { ...acc, data: setMintSupply(acc.data, m.supply - d) });
+    }
+    this.txs.delete(sig);
+    this.transactionCount -= 1;
+    for (const k of new Set(rec.accountKeys)) {
+      if (!k) continue;
+      const l = this.addrIndex.get(k).filter((s) => s !== sig);
+      if (l.length) this.addrIndex.set(k, l);
+      else this.addrIndex.delete(k);
+    }
+    const fees = this.prioFees.get(rec.slot);
+    if (fees) this.prioFees.set(rec.slot, fees.filter((e) => e.signature !== sig));
+    // LiteSVM refuses bytes it remembers as AlreadyProcessed, but a dropped
+    // transaction may land again. It cannot forget one signature, so its
+    // recent history (which `txs` stands in for) is emptied.
+    if (this.svm.inner.getTransaction(b58decode(sig)) !== null) {
+      this.svm.inner.setTransactionHistory(0n);
+      this.svm.inner.setTransactionHistory(LITESVM_HISTORY);
+    }
+    this.dirty = true;
+    return { abandoned: sig, slot: rec.slot };
   }
 
   /** Airdrop: a real transfer signed by a faucet keypair. Returns the signature. */

@@ -803,6 +803,17 @@ const METHODS = {
     return { slot: this.chain.slot, blockHeight: this.chain.blockHeight };
   },
 
+  /** Drops a transaction that is not yet finalized, as a fork that lost would (see Chain.abandon). */
+  localnet_abandon(params) {
+    const p = (Array.isArray(params) ? params[0] : params) ?? {};
+    const sig = signatureParam(typeof p === 'string' ? p : p.signature);
+    const why = this.chain.abandonRefusal(sig);
+    if (why) throw invalidParams(`Invalid params: cannot abandon ${sig}: ${why}`);
+    const r = this.chain.abandon(sig);
+    this.log(`abandoned ${sig.slice(0, 8)}… (slot ${r.slot})`);
+    return r;
+  },
+
   localnet_getMintAuthority() {
     return {
       pubkey: b58encode(MINT_AUTHORITY.publicKey),

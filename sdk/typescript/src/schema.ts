@@ -578,6 +578,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/wallets/{id}/balance/differences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a wallet's unexplained balance differences
+         * @description Money of the wallet that moved without the service, newest first: outflows in transactions the service did not make (seen by the deposit watcher within seconds; event wallet.unexplained_outflow) and differences between the balance read on chain and the ledger at the daily snapshot (event wallet.balance_mismatch). Empty when every change of the wallet's balance is explained. Pass `next_cursor` as `cursor` for the next page.
+         */
+        get: operations["list-wallet-balance-differences"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/wallets/{id}/balance/history": {
         parameters: {
             query?: never;
@@ -1377,6 +1397,63 @@ export interface components {
              */
             usdc: number;
         };
+        BalanceDifference: {
+            /**
+             * @description Signed, in the asset: negative, the chain holds less than the service accounted for.
+             * @example -5
+             */
+            amount: number;
+            /**
+             * @description The asset that moved.
+             * @example usdc
+             * @enum {string}
+             */
+            asset: "usdc" | "sol";
+            /**
+             * Format: date-time
+             * @description When: the transaction's block time, or the snapshot's.
+             * @example 2026-04-15T12:00:00Z
+             */
+            at: string;
+            /**
+             * @description snapshot: the balance read on chain (all the wallet's accounts of the asset); null otherwise.
+             * @example 37.5
+             */
+            chain: number | null;
+            /**
+             * Format: uuid
+             * @description The difference.
+             * @example 0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
+             */
+            id: string;
+            /**
+             * @description unexplained_outflow: money left in a transaction the service did not make (the wallet's key used elsewhere, or a delegate). snapshot: the balance read on chain differed from the ledger at the same slot; from then on the ledger holds the chain's balance.
+             * @example unexplained_outflow
+             * @enum {string}
+             */
+            kind: "unexplained_outflow" | "snapshot";
+            /**
+             * @description snapshot: the ledger's balance at the same slot; null otherwise.
+             * @example 42.5
+             */
+            ledger: number | null;
+            /**
+             * @description unexplained_outflow: the transaction; null for a snapshot.
+             * @example 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW
+             */
+            signature: string | null;
+            /**
+             * Format: int64
+             * @description The transaction's slot, or the slot the snapshot read the chain at.
+             * @example 312345678
+             */
+            slot: number;
+            /**
+             * @description unexplained_outflow: who received the most; null for a snapshot.
+             * @example 9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin
+             */
+            to: string | null;
+        };
         BalancePoint: {
             /**
              * Format: date-time
@@ -1581,6 +1658,21 @@ export interface components {
              */
             status: "pending" | "succeeded" | "failed";
         };
+        DifferencesOutputBody: {
+            /** @description Newest first. */
+            items: components["schemas"]["BalanceDifference"][];
+            /**
+             * @description Pass as cursor for the next page; null on the last page.
+             * @example MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU
+             */
+            next_cursor: string | null;
+            /**
+             * Format: uuid
+             * @description The wallet.
+             * @example 5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
+             */
+            wallet_id: string;
+        };
         EndpointBody: {
             /**
              * @description A note for humans, without control or invisible formatting characters (newlines, bidi, zero-width).
@@ -1593,7 +1685,7 @@ export interface components {
              */
             enabled?: boolean;
             /**
-             * @description Event kinds to receive: tx.sent, tx.received, wallet.unexplained_outflow, tx.blocked, tx.failed, approval.pending, approval.vote, approval.approved, approval.rejected, approval.expired, x402.expired. approval.vote: a person approved a payment that needs several (the wallet's approvals_required), short of the quorum; data approval_id, wallet_id, amount, to, by, approvals, approvals_needed (the approve that completes it is approval.approved, once sent). Every approval event also carries approvals ([{by, at, note}], oldest first) and approvals_needed. tx.failed (not in the first version's list): a payment answered sent ended failed on chain or expired unseen, nothing spent; data wallet_id, signature, amount, to, memo, reason, and approval_id when it came from an approval. x402.expired: a signed x402 payment whose blockhash expired before the seller settled it (or that failed on chain), its reservation released; data payment_id, wallet_id, amount, pay_to, resource, state, reason, signature. tx.received: money came into a wallet (USDC to any of its token accounts, or SOL), confirmed, announced once; data wallet_id, transaction_id, signature, asset (usdc or sol), amount (in that asset), from (the sender), slot. wallet.unexplained_outflow: money left a wallet in a transaction the service did not make (its key used elsewhere); data wallet_id, signature, asset, amount, to, slot. An x402 payment's tx.sent, tx.blocked and approval.pending also carry kind (x402), resource, payment_id and (approval.pending) description.
+             * @description Event kinds to receive: tx.sent, tx.received, tx.receive_failed, wallet.unexplained_outflow, wallet.balance_mismatch, tx.blocked, tx.failed, approval.pending, approval.vote, approval.approved, approval.rejected, approval.expired, x402.expired. approval.vote: a person approved a payment that needs several (the wallet's approvals_required), short of the quorum; data approval_id, wallet_id, amount, to, by, approvals, approvals_needed (the approve that completes it is approval.approved, once sent). Every approval event also carries approvals ([{by, at, note}], oldest first) and approvals_needed. tx.failed (not in the first version's list): a payment answered sent ended failed on chain or expired unseen, nothing spent; data wallet_id, signature, amount, to, memo, reason, and approval_id when it came from an approval. x402.expired: a signed x402 payment whose blockhash expired before the seller settled it (or that failed on chain), its reservation released; data payment_id, wallet_id, amount, pay_to, resource, state, reason, signature. tx.received: money came into a wallet (USDC to any of its token accounts, or SOL), confirmed, announced once; data wallet_id, transaction_id, signature, asset (usdc or sol), amount (in that asset), from (the sender), slot. tx.receive_failed: a deposit announced by tx.received was dropped by a fork (its transaction gone from the chain once its blockhash expired), marked failed; data as tx.received's and reason. wallet.unexplained_outflow: money left a wallet in a transaction the service did not make (its key used elsewhere); data wallet_id, signature, asset, amount, to, slot. wallet.balance_mismatch: a wallet's balance read on chain differs from its ledger at the same slot (daily snapshot); data wallet_id, snapshot_id, asset, chain, ledger, difference (chain minus ledger), slot. An x402 payment's tx.sent, tx.blocked and approval.pending also carry kind (x402), resource, payment_id and (approval.pending) description.
              * @example [
              *       "tx.sent",
              *       "approval.pending"
@@ -5869,6 +5961,88 @@ export interface operations {
             };
             /** @description Bad Gateway */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "list-wallet-balance-differences": {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100; 50 when omitted. */
+                limit?: number;
+                /** @description Where to continue: the next_cursor of the previous page. Omit for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Wallet id (UUIDv4). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DifferencesOutputBody"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
