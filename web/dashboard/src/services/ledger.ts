@@ -51,22 +51,8 @@ export const balanceHistoryQuery = (id: string, range: Range) =>
     placeholderData: keepPreviousData,
   });
 
-/**
- * BalanceDifferenceFromAPI is a difference as GET
- * /wallets/{id}/balance/differences sends it (schema BalanceDifference).
- */
-export type BalanceDifferenceFromAPI = {
-  id: string;
-  kind: 'unexplained_outflow' | 'snapshot';
-  asset: 'usdc' | 'sol';
-  amount: number;
-  at: string;
-  slot: number;
-  signature: string | null;
-  to: string | null;
-  chain: number | null;
-  ledger: number | null;
-};
+/** BalanceDifferenceFromAPI is a difference as GET /wallets/{id}/balance/differences sends it. */
+export type BalanceDifferenceFromAPI = Schemas['BalanceDifference'];
 
 /** BalanceDifference is a change of the wallet's balance the service did not make, or a snapshot that did not agree. */
 export interface BalanceDifference {
@@ -102,12 +88,7 @@ export const toBalanceDifference = (d: BalanceDifferenceFromAPI): BalanceDiffere
 export async function listBalanceDifferences(id: string, cursor?: string, limit = 50, signal?: AbortSignal): Promise<Page<BalanceDifference>> {
   const q = new URLSearchParams({ limit: String(limit) });
   if (cursor) q.set('cursor', cursor);
-  const r = await call<{ items: BalanceDifferenceFromAPI[]; next_cursor: string | null }>(
-    'GET',
-    `${walletPath(id)}/balance/differences?${q}`,
-    undefined,
-    signal,
-  );
+  const r = await call<Schemas['DifferencesOutputBody']>('GET', `${walletPath(id)}/balance/differences?${q}`, undefined, signal);
   return { items: r.items.map(toBalanceDifference), nextCursor: r.next_cursor };
 }
 
