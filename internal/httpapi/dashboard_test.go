@@ -16,6 +16,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/x402test"
@@ -119,6 +120,22 @@ func TestDashboardInBrowser(t *testing.T) {
 						return
 					case <-tick.C:
 						_, _ = eng.Sweep(ctx) // a failed sweep is retried on the next tick
+					}
+				}
+			}()
+			// The deposit watcher too, as the scheduler's deposits:scan task
+			// has a worker run it: the walk pays a wallet from outside and
+			// opens it, its deposit listed and its ledger's balance charted.
+			watcher := &deposit.Watcher{DB: e.db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: solana.NewClient(e.ln.URL, solana.Devnet, 5*time.Second)}}
+			go func() {
+				tick := time.NewTicker(time.Second)
+				defer tick.Stop()
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-tick.C:
+						_, _ = watcher.Scan(ctx) // a failed scan is retried on the next tick
 					}
 				}
 			}()

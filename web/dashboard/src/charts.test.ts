@@ -3,7 +3,7 @@
 // the formatters beside them.
 import { afterEach, describe, expect, test } from 'vitest';
 import type { Analytics } from './services/analytics';
-import { approvalsChart, blockedChart, colourOf, days, duration, spendChart, themeOf, type Theme } from './charts';
+import { approvalsChart, balanceChart, blockedChart, colourOf, days, duration, receivedChart, spendChart, themeOf, tick, type Theme } from './charts';
 
 const A = 'a0000000-0000-4000-8000-000000000001';
 const B = 'b0000000-0000-4000-8000-000000000002';
@@ -154,4 +154,49 @@ describe('themeOf', () => {
     expect(t.grid).toBe('#444444');
     el.remove();
   });
+});
+
+test('received: the USDC that came in each day, every wallet together, zero on quiet days; SOL only in the table', () => {
+  const c = receivedChart(
+    {
+      ...report,
+      received: [
+        { day: '2026-04-01', wallet_id: A, asset: 'usdc', amount: 25, deposits: 1 },
+        { day: '2026-04-01', wallet_id: B, asset: 'usdc', amount: 5.5, deposits: 2 },
+        { day: '2026-04-03', wallet_id: A, asset: 'sol', amount: 1, deposits: 1 },
+      ],
+    },
+    theme,
+  );
+  expect(c.data.labels).toEqual(['2026-04-01', '2026-04-02', '2026-04-03', '2026-04-04']);
+  expect(c.data.datasets.map((d) => [d.label, d.data, d.backgroundColor])).toEqual([['Received', [30.5, 0, 0, 0], '#222222']]);
+  const label = c.options?.plugins?.tooltip?.callbacks?.label as unknown as (i: unknown) => string;
+  expect(label({ raw: 30.5 })).toBe('Received: 30.50 USDC');
+});
+
+test('balance: USDC on the left axis and SOL dashed on the right, both from zero, a tick per point in UTC', () => {
+  const at = (iso: string) => new Date(iso);
+  const h = {
+    interval: 'day' as const,
+    points: [
+      { at: at('2026-04-01T13:47:00Z'), usdc: 0, sol: 0 },
+      { at: at('2026-04-02T13:47:00Z'), usdc: 25, sol: 0.5 },
+      { at: at('2026-04-03T13:47:00Z'), usdc: 20.5, sol: 0.49 },
+    ],
+  };
+  const c = balanceChart(h, theme);
+  expect(c.type).toBe('line');
+  expect(c.data.labels).toEqual(['04-01', '04-02', '04-03']);
+  expect(c.data.datasets.map((d) => [d.label, d.data, d.yAxisID, d.borderColor, d.borderDash])).toEqual([
+    ['USDC', [0, 25, 20.5], 'y', '#111111', undefined],
+    ['SOL', [0, 0.5, 0.49], 'sol', '#222222', [5, 4]],
+  ]);
+  const scales = c.options?.scales as Record<string, { beginAtZero?: boolean; position?: string; title?: { text?: string } }>;
+  expect([scales.y.beginAtZero, scales.y.title?.text]).toEqual([true, 'USDC']);
+  expect([scales.sol.beginAtZero, scales.sol.position, scales.sol.title?.text]).toEqual([true, 'right', 'SOL']);
+  const callbacks = c.options?.plugins?.tooltip?.callbacks as unknown as { title: (i: unknown[]) => string; label: (i: unknown) => string };
+  expect(callbacks.title([{ dataIndex: 1 }])).toBe('2 Apr 2026, 13:47 UTC');
+  expect(callbacks.label({ raw: 25, dataset: { label: 'USDC' } })).toBe('25.00 USDC');
+  expect(callbacks.label({ raw: 0.49, dataset: { label: 'SOL' } })).toBe('0.49 SOL');
+  expect(tick(at('2026-04-02T13:47:00Z'), 'hour')).toBe('13:47');
 });

@@ -1,8 +1,9 @@
-// The analytics page's charts (Chart.js): the parts registered (only those
-// drawn, so the rest is left out of the bundle), the colours taken from the
-// page's CSS custom properties (so a theme, dark mode among them, colours
-// them too), and the pure builders of each chart's configuration from the
-// API's report. Every chart sits beside a table of the same numbers.
+// The dashboard's charts (Chart.js): the analytics page's and a wallet's
+// balance over time. The parts registered (only those drawn, so the rest
+// is left out of the bundle), the colours taken from the page's CSS custom
+// properties (so a theme, dark mode among them, colours them too), and the
+// pure builders of each chart's configuration from the API's answer.
+// Every chart sits beside a table of the same numbers.
 import {
   BarController,
   BarElement,
@@ -20,7 +21,8 @@ import {
   type TooltipItem,
 } from 'chart.js';
 import type { Analytics } from './services/analytics';
-import { usdc } from './format';
+import type { BalanceHistory } from './services/ledger';
+import { sols, usdc, when } from './format';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, LineController, LineElement, PointElement, Legend, Tooltip);
 
@@ -256,7 +258,102 @@ export function blockedChart(data: Analytics, t: Theme): ChartConfiguration<'bar
   };
 }
 
-/** Builder is one of the charts: its configuration from the report, in a theme's colours. */
-export type Builder<T extends ChartType, D> = (data: Analytics, t: Theme) => ChartConfiguration<T, D, string>;
+/**
+ * receivedChart is the USDC that came into the account's wallets each day
+ * (every wallet together: the table beside it has each wallet's).
+ */
+export function receivedChart(data: Analytics, t: Theme): ChartConfiguration<'bar', number[], string> {
+  const labels = days(data.from, data.to);
+  const byDay = new Map<string, number>();
+  for (const r of data.received) if (r.asset === 'usdc') byDay.set(r.day, (byDay.get(r.day) ?? 0) + r.amount);
+  const { axis, ...common } = base(t, false);
+  return {
+    type: 'bar',
+    data: {
+      labels,
+      datasets: [{ label: 'Received', data: labels.map((d) => byDay.get(d) ?? 0), backgroundColor: t.series[1], maxBarThickness: 40 }],
+    },
+    options: {
+      ...common,
+      scales: dayScales(axis, labels, t, 'USDC'),
+      plugins: {
+        ...common.plugins,
+        tooltip: {
+          ...common.plugins.tooltip,
+          filter: (item: TooltipItem<'bar'>) => item.raw !== 0,
+          callbacks: { label: (item: TooltipItem<'bar'>) => `Received: ${usdc(item.raw as number)}` },
+        },
+      },
+    },
+  };
+}
+
+/** tick is a point's time on the axis, in UTC as the table's: the month and day of a day's, the hour and minute of an hour's. */
+export const tick = (at: Date, interval: BalanceHistory['interval']): string =>
+  interval === 'day' ? at.toISOString().slice(5, 10) : at.toISOString().slice(11, 16);
+
+/**
+ * balanceChart is a wallet's USDC (a line on the left axis) and SOL (a
+ * dashed line on the right axis: fees, far smaller) over time, both axes
+ * from zero.
+ */
+export function balanceChart(h: BalanceHistory, t: Theme): ChartConfiguration<'line', number[], string> {
+  const labels = h.points.map((p) => tick(p.at, h.interval));
+  const { axis, ...common } = base(t, true);
+  const title = (text: string) => ({ display: true, text, color: t.text, font: axis.ticks.font });
+  return {
+    type: 'line',
+    data: {
+      labels,
+      datasets: [
+        {
+          label: 'USDC',
+          data: h.points.map((p) => p.usdc),
+          yAxisID: 'y',
+          borderColor: t.series[0],
+          backgroundColor: t.series[0],
+          borderWidth: 2,
+          pointRadius: 0,
+          pointHitRadius: 8,
+          pointStyle: 'line',
+        },
+        {
+          label: 'SOL',
+          data: h.points.map((p) => p.sol),
+          yAxisID: 'sol',
+          borderColor: t.series[1],
+          backgroundColor: t.series[1],
+          borderDash: [5, 4],
+          borderWidth: 1.5,
+          pointRadius: 0,
+          pointHitRadius: 8,
+          pointStyle: 'line',
+        },
+      ],
+    },
+    options: {
+      ...common,
+      scales: {
+        x: { ...axis, ticks: { ...axis.ticks, maxRotation: 0, autoSkipPadding: 12 } },
+        y: { ...axis, beginAtZero: true, title: title('USDC') },
+        sol: { ...axis, position: 'right', beginAtZero: true, grid: { ...axis.grid, drawOnChartArea: false }, title: title('SOL') },
+      },
+      plugins: {
+        ...common.plugins,
+        tooltip: {
+          ...common.plugins.tooltip,
+          callbacks: {
+            // The exact time; the axis has only its day or hour.
+            title: (items: TooltipItem<'line'>[]) => (items.length ? when(h.points[items[0].dataIndex].at) : ''),
+            label: (item: TooltipItem<'line'>) => (item.dataset.label === 'SOL' ? sols(item.raw as number) : usdc(item.raw as number)),
+          },
+        },
+      },
+    },
+  };
+}
+
+/** Builder is one of the charts: its configuration from what it draws (an analytics report unless said), in a theme's colours. */
+export type Builder<T extends ChartType, D, In = Analytics> = (data: In, t: Theme) => ChartConfiguration<T, D, string>;
 
 export { Chart };

@@ -27,7 +27,9 @@ export type LiveEventKind =
   | 'approval.expired'
   | 'tx.sent'
   | 'tx.received'
+  | 'tx.receive_failed'
   | 'wallet.unexplained_outflow'
+  | 'wallet.balance_mismatch'
   | 'tx.blocked'
   | 'tx.failed'
   | 'x402.expired'
@@ -41,7 +43,9 @@ export const LIVE_EVENT_KINDS: readonly LiveEventKind[] = [
   'approval.expired',
   'tx.sent',
   'tx.received',
+  'tx.receive_failed',
   'wallet.unexplained_outflow',
+  'wallet.balance_mismatch',
   'tx.blocked',
   'tx.failed',
   'x402.expired',

@@ -75,6 +75,8 @@ const READS = {
   wallet: walletKeys.detail('w1'),
   activity: walletKeys.activity('w1'),
   history: walletKeys.history('w1', 'x'),
+  ledger: walletKeys.ledger('w1', 'days'),
+  differences: walletKeys.differences('w1'),
   analytics: analyticsKeys.range('2026-01-01', '2026-01-01'),
   feePayer: feePayerKeys.all,
   endpoints: webhookKeys.endpoints,
@@ -128,22 +130,29 @@ describe('follow', () => {
     expect(every(2000)).toBe(2000);
   });
 
+  // WALLET is a wallet's page: its balance read, activity, ledger and differences (not its history).
+  const WALLET = ['activity', 'differences', 'ledger', 'wallet'];
+  const MONEY = [...WALLET, 'analytics', 'balance', 'feePayer', 'transactions'];
   const cases: [string, string[]][] = [
-    ['approval.pending', ['activity', 'approval', 'decided', 'pending', 'wallet']],
-    ['approval.approved', ['activity', 'analytics', 'approval', 'balance', 'decided', 'feePayer', 'pending', 'transactions', 'wallet']],
-    ['approval.rejected', ['activity', 'analytics', 'approval', 'decided', 'pending', 'wallet']],
-    ['approval.expired', ['activity', 'analytics', 'approval', 'decided', 'pending', 'wallet']],
-    ['tx.sent', ['activity', 'analytics', 'approval', 'balance', 'decided', 'feePayer', 'transactions', 'wallet']],
-    ['tx.failed', ['activity', 'analytics', 'approval', 'balance', 'decided', 'feePayer', 'transactions', 'wallet']],
+    ['approval.pending', [...WALLET, 'approval', 'decided', 'pending']],
+    ['approval.approved', [...MONEY, 'approval', 'decided', 'pending']],
+    ['approval.rejected', [...WALLET, 'analytics', 'approval', 'decided', 'pending']],
+    ['approval.expired', [...WALLET, 'analytics', 'approval', 'decided', 'pending']],
+    ['tx.sent', [...MONEY, 'approval', 'decided']],
+    ['tx.failed', [...MONEY, 'approval', 'decided']],
+    ['tx.received', MONEY],
+    ['tx.receive_failed', MONEY],
+    ['wallet.unexplained_outflow', MONEY],
+    ['wallet.balance_mismatch', WALLET],
     ['tx.blocked', ['analytics']],
-    ['x402.expired', ['activity', 'analytics', 'approval', 'balance', 'decided', 'feePayer', 'transactions', 'wallet']],
+    ['x402.expired', [...MONEY, 'approval', 'decided']],
     ['delivery.failed', ['deliveries', 'endpoint', 'endpoints']],
   ];
   it.each(cases)('%s makes stale what it changes, and nothing else', (kind, want) => {
     FakeSource.opened[0].open();
     for (const key of Object.values(READS)) queryClient.setQueryData(key, {}); // fresh again
     FakeSource.opened[0].send(kind, event(kind), 'evt_1');
-    expect(stale(READS)).toEqual(want);
+    expect(stale(READS)).toEqual([...want].sort());
   });
 
   it('reads everything again on a reset', () => {

@@ -120,6 +120,54 @@ export async function rpc(method, params) {
   return body.result;
 }
 
+/** tokenAccountOf is owner's first USDC account on the localnet (it must have one). */
+async function tokenAccountOf(owner) {
+  const { value } = await rpc('getTokenAccountsByOwner', [owner, { mint: USDC_MINT }, { encoding: 'jsonParsed' }]);
+  assert.ok(value.length > 0, `${owner} has no USDC account`);
+  return value[0].pubkey;
+}
+
+/**
+ * depositUSDC pays micros of USDC into owner's USDC account (which must
+ * exist: fund the wallet first) from outside the service: a fresh keypair,
+ * given SOL and USDC by the localnet's cheat codes, signs an SPL Token
+ * Transfer (instruction 3) to it. It answers the signature and the payer's
+ * address once the transfer is confirmed.
+ */
+export async function depositUSDC(owner, micros) {
+  const payer = nacl.sign.keyPair();
+  const from = bs58.encode(payer.publicKey);
+  await rpc('surfnet_setAccount', [from, { lamports: 1_000_000_000 }]);
+  await rpc('surfnet_setTokenAccount', [from, USDC_MINT, { amount: micros }]);
+  const [source, destination] = [await tokenAccountOf(from), await tokenAccountOf(owner)];
+  const { value } = await rpc('getLatestBlockhash', [{ commitment: 'confirmed' }]);
+  const amount = Buffer.alloc(8);
+  amount.writeBigUInt64LE(BigInt(micros));
+  // A legacy message: one signer (the payer, paying the fee), two writable
+  // accounts, the Token program read-only; one instruction (every length
+  // here is under 128: a compact-u16 of one byte).
+  const keys = [from, source, destination, 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'];
+  const message = Buffer.concat([
+    Buffer.from([1, 0, 1, keys.length]),
+    ...keys.map((k) => Buffer.from(bs58.decode(k))),
+    Buffer.from(bs58.decode(value.blockhash)),
+    Buffer.from([1, 3, 3, 1, 2, 0, 9, 3]),
+    amount,
+  ]);
+  const tx = Buffer.concat([Buffer.from([1]), Buffer.from(nacl.sign.detached(message, payer.secretKey)), message]);
+  const signature = await rpc('sendTransaction', [tx.toString('base64'), { encoding: 'base64' }]);
+  await eventually(
+    'the deposit confirmed',
+    async () => {
+      const [s] = (await rpc('getSignatureStatuses', [[signature]])).value;
+      assert.equal(s?.err ?? null, null, `the deposit failed: ${JSON.stringify(s)}`);
+      return s && ['confirmed', 'finalized'].includes(s.confirmationStatus);
+    },
+    20000,
+  );
+  return { signature, from };
+}
+
 export async function chainUSDC(owner) {
   const result = await rpc('getTokenAccountsByOwner', [owner, { mint: USDC_MINT }, { encoding: 'jsonParsed' }]);
   return result.value.reduce((n, a) => n + Number(a.account.data.parsed.info.tokenAmount.amount), 0);

@@ -5,18 +5,22 @@
 // dark colour scheme, and leaves a screenshot of each (test/screenshots/walk/;
 // make screenshots copies them to docs/screenshots/). At phone width nothing
 // sticks out of the page and every control is big enough for a finger.
+// The Go test runs the deposit watcher beside it: a deposit into a wallet
+// shows on its page (its transactions, its balance over time).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import {
   AGENT_KEY,
+  amountText,
   axeFindings,
   api,
   assertNoConsoleErrors,
   BASE,
   demo,
   DEMO_KEY,
+  depositUSDC,
   env,
   eventually,
   newAddress,
@@ -28,6 +32,7 @@ import {
   signedIn,
   signIn,
   useBrowser,
+  usdcText,
   WALLET_ID,
 } from './lib.mjs';
 
@@ -55,12 +60,15 @@ async function ok(status, method, path, body, key = DEMO_KEY) {
   return r.body;
 }
 
+/** deposit is the USDC a customer paid into research-bot from outside (team makes it). */
+let deposit;
+
 /**
  * team fills the walk's own account as a small team would: three agents
  * with funds and policies (an address book among them), payments sent,
  * one waiting, one approved, one rejected, one blocked, a frozen wallet,
- * a webhook endpoint with its deliveries, people and keys. It answers the
- * pages to visit.
+ * a deposit from outside, a webhook endpoint with its deliveries, people
+ * and keys. It answers the pages to visit.
  */
 async function team() {
   const vendor = newAddress();
@@ -109,6 +117,17 @@ async function team() {
     async () => {
       const { transactions } = await ok(200, 'GET', '/transactions');
       return transactions.length === 4 && transactions.every((t) => t.status === 'confirmed');
+    },
+    30000,
+  );
+  // A customer pays research-bot 25 USDC from outside, after its payments:
+  // its ledger then holds 500 − 12.50 − 3.20 − 24 + 25.
+  deposit = { wallet: research.id, ...(await depositUSDC(research.pubkey, 25_000_000)), balance: 485.3 };
+  await eventually(
+    'the deposit found by the watcher',
+    async () => {
+      const { transactions } = await ok(200, 'GET', `/transactions?direction=receive&wallet_id=${research.id}`);
+      return transactions.some((t) => t.signature === deposit.signature);
     },
     30000,
   );
@@ -178,6 +197,31 @@ test('every page at desktop and phone width, light and dark: no console error, n
   }
   assert.deepEqual(misfits, [], 'what does not fit a phone (375 px)');
   assert.deepEqual(findings, [], 'serious or critical accessibility findings');
+});
+
+test('a wallet that received a deposit: in its transactions, its balance over time (chart and table), and its differences', async () => {
+  const p = await signedIn(demo);
+  await p.goto(`${BASE}/dashboard/wallets/${deposit.wallet}`);
+  const row = p.getByRole('table', { name: 'Transactions of this wallet' }).locator(`tr[data-signature="${deposit.signature}"]`);
+  await row.waitFor();
+  const text = await row.textContent();
+  assert.ok(text.includes(`+${usdcText(25)}`) && text.includes(`from ${deposit.from.slice(0, 4)}…${deposit.from.slice(-4)}`), text);
+  // The newest point is now: the balance after the deposit, in the table and painted in the chart.
+  const points = p.getByRole('table', { name: 'Balance at each point, newest first' });
+  const newest = points.locator('tbody tr').first();
+  await eventually('the balance after the deposit', async () => (await newest.locator('td').nth(1).textContent()) === amountText(deposit.balance));
+  const chart = p.getByRole('img', { name: 'USDC and SOL of this wallet, a point a day' });
+  // The USDC line (the light scheme's first series colour, #0b57d0) rises into the chart's upper half (the legend is below).
+  await eventually('the balance painted', () =>
+    chart.evaluate((canvas) => {
+      const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height / 2);
+      for (let i = 0; i < data.length; i += 4) if (data[i] === 11 && data[i + 1] === 87 && data[i + 2] === 208 && data[i + 3] === 255) return true;
+      return false;
+    }),
+  );
+  // Every change of its balance is explained: its own payments, and the deposit.
+  await p.getByRole('region', { name: 'Differences' }).getByText('None: every change of this wallet’s balance is explained.').waitFor();
+  await p.context().close();
 });
 
 // The scheduler's sweep runs during the walk: a purchase from the official

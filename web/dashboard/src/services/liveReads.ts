@@ -20,7 +20,7 @@ type Reads = { queryKey: QueryKey; predicate?: (q: Query) => boolean };
 const APPROVALS: Reads[] = [{ queryKey: approvalKeys.all }, { queryKey: approvalKeys.details }];
 /** DECIDED are the reads that show a decided approval's payment (its transaction status). */
 const DECIDED: Reads[] = [{ queryKey: approvalKeys.decided() }, { queryKey: approvalKeys.details }];
-/** WALLET is a wallet's page (its balance and activity), not its history (policy changes, freezes). */
+/** WALLET is a wallet's page (its balance, activity, ledger and differences), not its history (policy changes, freezes). */
 const WALLET: Reads = { queryKey: walletKeys.details, predicate: (q) => q.queryKey[2] !== 'history' };
 /** ANALYTICS is every range of analytics: the overview's spend today, the analytics page. */
 const ANALYTICS: Reads = { queryKey: analyticsKeys.all };
@@ -48,8 +48,12 @@ export const EVENT_READS: Record<LiveEventKind, readonly Reads[]> = {
   'tx.failed': [...MONEY, ...DECIDED],
   // Money that came in: the balances and the wallets' transactions.
   'tx.received': [...MONEY],
-  // Money that left a wallet in a transaction the service did not make.
+  // A deposit a fork dropped: the wallets' transactions (it shows failed), their balances and ledgers.
+  'tx.receive_failed': [...MONEY],
+  // Money that left a wallet in a transaction the service did not make (a wallet's differences).
   'wallet.unexplained_outflow': [...MONEY],
+  // The daily snapshot found the chain's balance not the ledger's: the wallet's differences.
+  'wallet.balance_mismatch': [WALLET],
   // Refused by the policy: no transaction, only the analytics' blocked sends.
   'tx.blocked': [ANALYTICS],
   // An x402 payment that moved nothing: its reservation is released.

@@ -9,6 +9,7 @@ import { toApproval, toApprovalContext } from './approvals';
 import { toAuditVerification } from './audit';
 import { toFeePayer } from './feePayer';
 import { toKey } from './keys';
+import { toBalanceDifference, toBalanceHistory, untouched } from './ledger';
 import { shareDates } from './queryClient';
 import { toSession } from './session';
 import { moved, toTransaction } from './transactions';
@@ -221,5 +222,70 @@ test('a transaction says what it moved: a deposit signed +, SOL in SOL', () => {
   expect(moved(transaction({ amount: 1.5 }))).toBe(usdcText(1.5));
   expect(moved(transaction({ amount: 2.5, direction: 'receive' }))).toBe('+' + usdcText(2.5));
   expect(moved(transaction({ amount: 0.25, direction: 'receive', kind: 'sol' }))).toBe('+0.25 SOL');
+  // A deposit a fork dropped brought nothing: its status says so, the amount has no +.
+  expect(moved(transaction({ amount: 2.5, direction: 'receive', status: 'failed' }))).toBe(usdcText(2.5));
   expect(transaction({ direction: 'receive' }).direction).toBe('receive');
+});
+
+test("a wallet's balance over time: instants as dates, oldest first as sent; all zero is a ledger with nothing yet", () => {
+  const h = toBalanceHistory(
+    {
+      wallet_id: 'w1',
+      points: [
+        { at: '2026-04-01T12:00:00Z', usdc: 0, sol: 0 },
+        { at: '2026-04-02T12:00:00Z', usdc: 25, sol: 0.5 },
+      ],
+    },
+    'day',
+  );
+  expect(h).toEqual({
+    interval: 'day',
+    points: [
+      { at: new Date('2026-04-01T12:00:00Z'), usdc: 0, sol: 0 },
+      { at: new Date('2026-04-02T12:00:00Z'), usdc: 25, sol: 0.5 },
+    ],
+  });
+  expect(untouched(h)).toBe(false);
+  expect(untouched({ interval: 'hour', points: [h.points[0]] })).toBe(true);
+  expect(untouched({ interval: 'hour', points: [] })).toBe(true);
+});
+
+test('a difference of the balance: its time as a date, what it lacks null', () => {
+  const outflow = toBalanceDifference({
+    id: 'd1',
+    kind: 'unexplained_outflow',
+    asset: 'usdc',
+    amount: -4.5,
+    at: '2026-04-02T08:00:00Z',
+    slot: 1234,
+    signature: 'Sig1',
+    to: 'To1',
+    chain: null,
+    ledger: null,
+  });
+  expect(outflow).toEqual({
+    id: 'd1',
+    kind: 'unexplained_outflow',
+    asset: 'usdc',
+    amount: -4.5,
+    at: new Date('2026-04-02T08:00:00Z'),
+    slot: 1234,
+    signature: 'Sig1',
+    to: 'To1',
+    chain: null,
+    ledger: null,
+  });
+  const snapshot = toBalanceDifference({
+    id: 'd2',
+    kind: 'snapshot',
+    asset: 'sol',
+    amount: -0.1,
+    at: '2026-04-03T00:00:00Z',
+    slot: 99,
+    signature: null,
+    to: null,
+    chain: 0.4,
+    ledger: 0.5,
+  });
+  expect(snapshot).toMatchObject({ kind: 'snapshot', signature: null, to: null, chain: 0.4, ledger: 0.5 });
 });

@@ -99,5 +99,9 @@ export const transactionsQuery = (f: DayFilter) => {
   });
 };
 
-/** moved is what a transaction moved, signed: "+1.50 USDC" for a deposit, "0.25 SOL" for SOL. */
-export const moved = (t: Transaction): string => (t.direction === 'receive' ? '+' : '') + (t.kind === 'sol' ? `${t.amount} SOL` : usdc(t.amount));
+/**
+ * moved is what a transaction moved: "+1.50 USDC" for a deposit, "0.25 SOL"
+ * for SOL. A failed deposit (a fork dropped it) brought nothing: no sign.
+ */
+export const moved = (t: Transaction): string =>
+  (t.direction === 'receive' && t.status !== 'failed' ? '+' : '') + (t.kind === 'sol' ? `${t.amount} SOL` : usdc(t.amount));

@@ -52,7 +52,8 @@ export const toWallet = (a: WalletFromAPI): Wallet => ({
 /**
  * walletKeys name the wallets' reads. walletKeys.all is the lists (a new
  * wallet, a new label); walletKeys.details each wallet's page (its
- * balance, activity and history); walletKeys.balances the chain reads.
+ * balance, activity, history, ledger and differences); walletKeys.balances
+ * the chain reads.
  */
 export const walletKeys = {
   all: ['wallets'] as const,
@@ -63,6 +64,9 @@ export const walletKeys = {
   detail: (id: string) => ['wallet', id] as const,
   activity: (id: string) => ['wallet', id, 'activity'] as const,
   history: (id: string, change: string) => ['wallet', id, 'history', change] as const,
+  /** Its balance over a range (services/ledger.ts), and the differences between chain and ledger. */
+  ledger: (id: string, range: string) => ['wallet', id, 'ledger', range] as const,
+  differences: (id: string) => ['wallet', id, 'differences'] as const,
   balances: ['balance'] as const,
   balance: (id: string) => ['balance', id] as const,
 };

@@ -116,7 +116,9 @@ export const toDeliveryDetail = (d: DeliveryDetailFromAPI): DeliveryDetail => ({
 export const EVENTS: { kind: string; what: string }[] = [
   { kind: 'tx.sent', what: 'a payment was sent' },
   { kind: 'tx.received', what: 'money came into a wallet' },
+  { kind: 'tx.receive_failed', what: 'a deposit was undone (dropped by a fork)' },
   { kind: 'wallet.unexplained_outflow', what: 'money left a wallet without the service' },
+  { kind: 'wallet.balance_mismatch', what: "a wallet's balance on chain differs from its ledger" },
   { kind: 'tx.blocked', what: 'a policy refused a payment' },
   { kind: 'tx.failed', what: 'a sent payment failed on chain' },
   { kind: 'approval.pending', what: 'a payment waits for approval' },

@@ -15,7 +15,7 @@ function report(r: Partial<Analytics> = {}): Analytics {
   return {
     from: '2026-04-01',
     to: '2026-04-30',
-    received: [],
+    received: [{ day: '2026-04-03', wallet_id: A, asset: 'usdc', amount: 25, deposits: 1 }],
     wallets: [{ id: A, label: 'research-bot', daily_limit_usdc: 100 }],
     spend: [{ day: '2026-04-02', wallet_id: A, amount_usdc: 12.5, transactions: 2, x402_payments: 1, x402_amount_usdc: 0.01, fee_lamports: 10000 }],
     approvals: [{ day: '2026-04-02', approved: 2, rejected: 1, expired: 0, median_decision_seconds: 75 }],
@@ -46,10 +46,11 @@ test('each chart has its name and, beside it, the table of its numbers', async (
   await screen.findByRole('table', { name: 'Spend per day' });
   expect(requests.map((r) => r.path)).toEqual(['/api/public/v1/analytics?']);
   expect(screen.getByRole('heading', { name: 'Spend per day, 2026-04-01 to 2026-04-30 (UTC)' })).toBeTruthy();
-  for (const name of ['Spend per day, stacked by wallet', 'Approvals per day by outcome', 'Blocked sends by rule']) {
+  for (const name of ['Spend per day, stacked by wallet', 'USDC received per day', 'Approvals per day by outcome', 'Blocked sends by rule']) {
     expect(screen.getByRole('img', { name }).tagName).toBe('CANVAS');
   }
   expect(rows('Spend per day')).toEqual([['2026-04-02', 'research-bot', '12.50', '2', '1 · 0.01 USDC', '0.00001', '100.00']]);
+  expect(rows('Received per day')).toEqual([['2026-04-03', 'research-bot', '25.00 USDC', '1']]);
   expect(rows('Approvals per day')).toEqual([['2026-04-02', '2', '1', '0', '75 s']]);
   expect(rows('Blocked sends by rule')).toEqual([['exceeds_max_tx', '3']]);
   expect(screen.getByTestId('median').textContent).toBe('3 min');
@@ -60,13 +61,42 @@ test('each chart has its name and, beside it, the table of its numbers', async (
 });
 
 test('a quiet range says so instead of empty charts', async () => {
-  recordedFetch(() => ({ status: 200, body: report({ spend: [], wallets: [], approvals: [], blocked: [], median_decision_seconds: null }) }));
+  recordedFetch(() => ({
+    status: 200,
+    body: report({ spend: [], wallets: [], received: [], approvals: [], blocked: [], median_decision_seconds: null }),
+  }));
   renderRoute('/analytics', <AnalyticsPage />);
   expect(await screen.findByText('No sends in this range.')).toBeTruthy();
+  expect(screen.getByText('Nothing received in this range.')).toBeTruthy();
   expect(screen.getByText('No approvals decided in this range.')).toBeTruthy();
   expect(screen.getByText('No sends blocked in this range.')).toBeTruthy();
   expect(screen.getByTestId('median').textContent).toBe('—');
   expect(screen.queryByRole('img')).toBeNull();
+});
+
+test('a wallet that only received is named from the wallets’ list, read only then; SOL in SOL', async () => {
+  quiet();
+  const B = 'b0000000-0000-4000-8000-000000000002';
+  const requests = recordedFetch((r) =>
+    r.path.startsWith('/api/public/v1/agents')
+      ? { status: 200, body: { agents: [{ id: B, label: 'treasury' }], next_cursor: null } }
+      : {
+          status: 200,
+          body: report({
+            received: [
+              { day: '2026-04-03', wallet_id: B, asset: 'sol', amount: 0.25, deposits: 1 },
+              { day: '2026-04-03', wallet_id: 'c0000000-0000-4000-8000-000000000003', asset: 'usdc', amount: 3, deposits: 2 },
+            ],
+          }),
+        },
+  );
+  renderRoute('/analytics', <AnalyticsPage />);
+  await screen.findByText('treasury');
+  expect(rows('Received per day')).toEqual([
+    ['2026-04-03', 'treasury', '0.25 SOL', '1'],
+    ['2026-04-03', 'c000…0003', '3.00 USDC', '2'],
+  ]);
+  expect(requests.map((r) => r.path)).toEqual(['/api/public/v1/analytics?', '/api/public/v1/agents?limit=100']);
 });
 
 test('another range is asked for, and put in the URL', async () => {

@@ -1,13 +1,14 @@
-import { type ReactNode, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import { type ReactNode, useMemo, useState } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
-import type { ChartType } from 'chart.js';
-import { type Builder, Chart, DARK_QUERY, approvalsChart, blockedChart, colourOf, duration, spendChart, themeOf } from '../../charts';
+import { approvalsChart, blockedChart, colourOf, duration, receivedChart, spendChart, themeOf } from '../../charts';
+import { ChartBox, useDark } from '../../components/ChartBox';
 import { Form } from '../../components/Form';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Table } from '../../components/Table';
-import { amount, count, errorText, solAmount, usdc } from '../../format';
+import { amount, count, errorText, short, solAmount, sols, usdc } from '../../format';
 import { type Analytics, analyticsQuery } from '../../services/analytics';
+import { walletLabelsQuery } from '../../services/wallets';
 
 const route = getRouteApi('/analytics');
 
@@ -17,6 +18,9 @@ const route = getRouteApi('/analytics');
  */
 const SPEND_PHONE_ROW = "max-sm:[grid-template-areas:'day_usdc'_'wallet_txs'_'fees_limit'_'x402_x402']";
 
+/** RECEIVED_PHONE_ROW places a day's deposits into a wallet on a phone: the day and the amount, the wallet and how many. */
+const RECEIVED_PHONE_ROW = "max-sm:[grid-template-areas:'day_amount'_'wallet_deposits']";
+
 /** OUTCOMES are the approvals table's columns after the day: each one's heading, and its number of a day. */
 const OUTCOMES: [string, (a: Analytics['approvals'][number]) => string][] = [
   ['Approved', (a) => count(a.approved)],
@@ -25,7 +29,7 @@ const OUTCOMES: [string, (a: Analytics['approvals'][number]) => string][] = [
   ['Median decision', (a) => duration(a.median_decision_seconds)],
 ];
 
-/** AnalyticsPage charts the account's spend, approvals and blocks, each beside its table. */
+/** AnalyticsPage charts the account's spend, deposits, approvals and blocks, each beside its table. */
 export function AnalyticsPage() {
   // The range is in the URL (?from=…&to=…); none is the API's default (the last 30 days).
   const search = route.useSearch();
@@ -65,38 +69,6 @@ export function AnalyticsPage() {
   );
 }
 
-/** subscribeScheme calls back when the system's light or dark setting changes. */
-function subscribeScheme(changed: () => void) {
-  const m = matchMedia(DARK_QUERY);
-  m.addEventListener('change', changed);
-  return () => m.removeEventListener('change', changed);
-}
-
-/** useDark is the system's dark setting; the charts redraw in its colours when it changes. */
-const useDark = () => useSyncExternalStore(subscribeScheme, () => matchMedia(DARK_QUERY).matches);
-
-/**
- * ChartBox draws build's chart of data on a canvas sized by its box (the
- * chart follows the box's width). Screen readers read the table beside it,
- * which has the same numbers.
- */
-function ChartBox<T extends ChartType, D>(props: { label: string; height: number; build: Builder<T, D>; data: Analytics; dark: boolean }) {
-  const { label, height, build, data, dark } = props;
-  const canvas = useRef<HTMLCanvasElement>(null);
-  useEffect(() => {
-    if (!canvas.current) return;
-    const chart = new Chart<T, D, string>(canvas.current, build(data, themeOf(canvas.current, dark)));
-    return () => chart.destroy();
-  }, [build, data, dark]);
-  return (
-    <div className="chart" style={{ position: 'relative', height }}>
-      <canvas ref={canvas} role="img" aria-label={label}>
-        {label}: the table has its numbers.
-      </canvas>
-    </div>
-  );
-}
-
 /**
  * Figure is a section of the report: its heading and lead, then its chart
  * beside the table of the same numbers (children), or empty's notice when
@@ -114,7 +86,11 @@ function Figure({ id, title, lead, empty, children }: { id: string; title: strin
 
 function Report({ data }: { data: Analytics }) {
   const dark = useDark();
-  const label = new Map(data.wallets.map((w) => [w.id, w.label]));
+  // The report names the wallets that spent; one that only received is
+  // named from the wallets' list, read only then.
+  const unnamed = data.received.some((r) => !data.wallets.some((w) => w.id === r.wallet_id));
+  const { data: names = [] } = useQuery({ ...walletLabelsQuery(), enabled: unnamed });
+  const label = new Map([...names, ...data.wallets].map((w) => [w.id, w.label]));
   // The table's swatches have the colours of the chart's wallets.
   const colour = useMemo(() => colourOf(data, themeOf(document.documentElement, dark)), [data, dark]);
   return (
@@ -158,6 +134,31 @@ function Report({ data }: { data: Analytics }) {
               </tr>
             );
           })}
+        </Table>
+      </Figure>
+
+      <Figure
+        id="received"
+        title="Received per day"
+        lead={<p>Deposits into the wallets, confirmed on chain; the chart counts USDC, the table SOL too.</p>}
+        empty={data.received.length === 0 && 'Nothing received in this range.'}
+      >
+        <ChartBox label="USDC received per day" height={240} build={receivedChart} data={data} dark={dark} />
+        <Table
+          label="Received per day"
+          className="numbers stack"
+          columns={['Day', 'Wallet', { name: 'Received', num: true }, { name: 'Deposits', num: true }]}
+        >
+          {data.received.map((r) => (
+            <tr key={r.day + r.wallet_id + r.asset} data-wallet={r.wallet_id} className={RECEIVED_PHONE_ROW}>
+              <td className="max-sm:text-muted max-sm:[grid-area:day]">{r.day}</td>
+              <td className="max-sm:font-medium max-sm:[grid-area:wallet]">{label.get(r.wallet_id) ?? short(r.wallet_id)}</td>
+              <td className="num max-sm:font-semibold max-sm:[grid-area:amount]">{r.asset === 'sol' ? sols(r.amount) : usdc(r.amount)}</td>
+              <td className="num max-sm:[grid-area:deposits]" data-label="Deposits">
+                {count(r.deposits)}
+              </td>
+            </tr>
+          ))}
         </Table>
       </Figure>
 

@@ -91,7 +91,7 @@ export function TransactionsPage({ session }: { session: Session }) {
         <Empty title="No transactions.">
           {Object.values(filter).some(Boolean)
             ? 'Nothing matches these filters: widen the dates or pick “any” status.'
-            : 'Payments your agents send are listed here, newest first.'}
+            : 'Payments your agents send, and deposits into your wallets, are listed here, newest first.'}
         </Empty>
       ) : (
         <Table

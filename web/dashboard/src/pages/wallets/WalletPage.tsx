@@ -9,6 +9,8 @@ import { invalidate, queryClient } from '../../services/queryClient';
 import type { Session } from '../../services/session';
 import { usersQuery } from '../../services/users';
 import { type Wallet, walletActivityQuery, walletHistoryQuery, walletKeys, walletQuery } from '../../services/wallets';
+import { BalanceOverTime } from './BalanceOverTime';
+import { Differences } from './Differences';
 import { Freeze } from './Freeze';
 import { Fund } from './Fund';
 import { PolicyEditor } from './policy/PolicyEditor';
@@ -26,7 +28,7 @@ const signerNames = {
 import { WalletApprovals } from './WalletApprovals';
 import { WalletTransactions } from './WalletTransactions';
 
-/** WalletPage is one wallet: its address, balance, state, policy and what happened to it. */
+/** WalletPage is one wallet: its address, balance (now and over time, and what of it is unexplained), state, policy and what happened to it. */
 export function WalletPage({ id, session }: { id: string; session: Session }) {
   const owner = session.role === 'owner';
   // The wallet's balance is read from the chain on each load, and its
@@ -157,6 +159,10 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
           </div>
         </div>
       </section>
+
+      <BalanceOverTime id={agent.id} />
+
+      <Differences id={agent.id} network={session.network} />
 
       <section className="card mt-4" aria-label="Policy">
         <h2>Policy</h2>

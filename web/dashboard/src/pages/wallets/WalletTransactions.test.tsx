@@ -26,3 +26,24 @@ test('each payment with its amount, recipient, status and links', async () => {
   expect(row.textContent).toContain('confirmed');
   expect(row.textContent).toContain('Explorer · Approval');
 });
+
+test('a deposit comes in: + and from its sender; one a fork dropped says failed, without the +', async () => {
+  renderRoute(
+    '/t',
+    <WalletTransactions
+      agent={wallet()}
+      activity={{
+        txs: [
+          transaction({ id: 't1', direction: 'receive', amount: 2.5 }),
+          transaction({ id: 't2', direction: 'receive', amount: 1, status: 'failed' }),
+        ],
+        approvals: [],
+      }}
+      error=""
+      session={session()}
+    />,
+  );
+  const [received, dropped] = (await screen.findByRole('table', { name: 'Transactions of this wallet' })).querySelectorAll('tbody tr');
+  expect([...received.querySelectorAll('td')].slice(1, 4).map((td) => td.textContent)).toEqual(['+2.50 USDC', 'from 9WzD…AWWM', 'confirmed']);
+  expect([...dropped.querySelectorAll('td')].slice(1, 4).map((td) => td.textContent)).toEqual(['1.00 USDC', 'from 9WzD…AWWM', 'failed']);
+});
