@@ -643,3 +643,12 @@ func (c *Client) ListWalletBalanceDifferences(ctx context.Context, id string, qu
 	_, err := c.call(ctx, http.MethodGet, "/wallets/"+pathID(id)+"/balance/differences", query, nil, &out, nil, false)
 	return &out, err
 }
+
+// ListAssets answers the tokens the service knows on the key's network:
+// symbol, mint, token program, decimals and the currency each is pegged
+// to.
+func (c *Client) ListAssets(ctx context.Context) (*Assets, error) {
+	var out Assets
+	_, err := c.call(ctx, http.MethodGet, "/assets", nil, nil, &out, nil, false)
+	return &out, err
+}

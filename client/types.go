@@ -599,3 +599,19 @@ type BalanceDifference struct {
 	Chain     *json.Number `json:"chain"`
 	Ledger    *json.Number `json:"ledger"`
 }
+
+// Assets are the tokens of a network.
+type Assets struct {
+	Network string  `json:"network"`
+	Assets  []Asset `json:"assets"`
+}
+
+// Asset is one token: TokenProgram is "token" or "token-2022"; Currency
+// "USD" or "EUR".
+type Asset struct {
+	Symbol       string `json:"symbol"`
+	Mint         string `json:"mint"`
+	TokenProgram string `json:"token_program"`
+	Decimals     int    `json:"decimals"`
+	Currency     string `json:"currency"`
+}

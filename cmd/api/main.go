@@ -156,7 +156,7 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 	// starts (their pages reconnect to another instance).
 	draining := make(chan struct{})
 	handler, closeOps := httpapi.New(httpapi.Deps{
-		DB: db, Redis: rdb, Sealer: sealer, Keys: keys, Exports: exports, Balances: clients, Log: log, SendWait: cfg.SendTimeout,
+		DB: db, Redis: rdb, Sealer: sealer, Keys: keys, Exports: exports, Balances: clients, Assets: cfg.Solana.Assets, Log: log, SendWait: cfg.SendTimeout,
 		WebhookAllowPrivate: cfg.Webhooks.AllowPrivate, SlackSigningSecret: cfg.SlackSigningSecret.Reveal(),
 		RateLimits: &ratelimit.Limits{Read: cfg.RateLimitRead, Write: cfg.RateLimitWrite, Send: cfg.RateLimitSend, Anonymous: cfg.RateLimitAnonymous},
 		MaxWallets: cfg.MaxWallets, MaxWebhookEndpoints: cfg.MaxWebhookEndpoints, DashboardOrigin: cfg.Webhooks.DashboardOrigin,

@@ -21,6 +21,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/custody"
@@ -133,6 +134,15 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 			return err
 		} else if err != nil {
 			log.Warn("no Solana node of the network answered getGenesisHash; nothing is signed for it until one does", "network", n, "err", err)
+		} else if err := cfg.Assets.Verify(ctx, n, c); err != nil {
+			// A mint of another program or other decimals than the table
+			// says would build transfers the chain refuses, or move
+			// amounts off by powers of ten: refuse to start.
+			var mismatch *asset.MismatchError
+			if errors.As(err, &mismatch) {
+				return err
+			}
+			log.Warn("the network's asset mints could not be read", "network", n, "err", err)
 		}
 		logNodesDown(log, c)
 		go c.WatchChain(ctx, chainCheckEvery, log, func(err error) { wrongChain(err) })

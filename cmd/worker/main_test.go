@@ -13,6 +13,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/redistest"
@@ -140,4 +141,21 @@ func TestServe_ChecksEveryNodeOfAList(t *testing.T) {
 		"SOLANA_RPC_TIMEOUT": "1s",
 	})
 	refusesMainnetUnlessLocalChain(t, env, map[string]string{"SOLANA_RPC_URL_DEVNET": ln.URL + ",http://127.0.0.1:1"})
+}
+
+// A worker whose asset table disagrees with the chain (here an ASSETS
+// entry whose mint the chain does not have) refuses to start, naming the
+// asset; the defaults alone agree with the localnet's real mints.
+func TestServe_RefusesAnAssetTheChainContradicts(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	env, rdb := workerEnv(t, map[string]string{"SOLANA_RPC_URL_MAINNET": ln.URL, "SOLANA_RPC_URL_DEVNET": ln.URL, "SOLANA_LOCAL_CHAIN": "true",
+		"SHUTDOWN_TIMEOUT": "5s", "ASSETS": "devnet:NOSUCH:7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU:token:6:USD"})
+	err := run(context.Background(), nil, func(k string) string { return env[k] }, nil)
+	var mismatch *asset.MismatchError
+	if !errors.As(err, &mismatch) || !strings.Contains(err.Error(), "NOSUCH") {
+		t.Fatalf("err %v, want the mismatch of NOSUCH", err)
+	}
+	delete(env, "ASSETS")
+	runsHeartbeatAndStops(t, env, rdb)
 }

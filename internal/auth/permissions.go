@@ -110,6 +110,8 @@ var Permissions = map[string]Rule{
 	"fund-wallet":                {What: "fund wallets on a local chain", Wallets: true, Access: adminsOnly},
 	"get-wallet-balance":         {What: "read balances", Wallets: true, Access: readAll},
 	"get-wallet-balance-history": {What: "read balances", Wallets: true, Access: readAll},
+	// Public facts of the network (mints, programs, decimals).
+	"list-assets": {What: "list assets", Access: readAll},
 	// Movements the service did not make: what a wallet's readers audit.
 	"list-wallet-balance-differences": {What: "read balances", Wallets: true, Access: readAll},
 	"send":                            {What: "send", Wallets: true, Access: agentsToo},

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/feepayer"
 	"github.com/agentwallet/agentwallet/internal/ratelimit"
 	"github.com/agentwallet/agentwallet/internal/signer"
@@ -77,6 +78,9 @@ type Solana struct {
 	// both networks: without it each node must answer its network's
 	// genesis hash (mainnet-beta's, devnet's) before it is used.
 	LocalChain bool
+	// Assets (ASSETS adds to asset.Defaults) are the tokens of each
+	// network; the worker checks them on chain before it starts.
+	Assets asset.Table
 }
 
 // RPCVariable names the setting of a network's nodes, for messages.
@@ -616,11 +620,16 @@ func (r *reader) debug() Debug {
 }
 
 func (r *reader) solana() Solana {
+	assets, err := asset.Defaults().With(r.str("ASSETS", ""))
+	if err != nil {
+		r.errs = append(r.errs, err) // names ASSETS itself
+	}
 	return Solana{
 		DevnetRPCURLs:  r.urls("SOLANA_RPC_URL_DEVNET", DefaultRPCURL, "http", "https"),
 		MainnetRPCURLs: r.urls("SOLANA_RPC_URL_MAINNET", DefaultRPCURL, "http", "https"),
 		RPCTimeout:     r.duration("SOLANA_RPC_TIMEOUT", 5*time.Second),
 		LocalChain:     r.boolean("SOLANA_LOCAL_CHAIN", false),
+		Assets:         assets,
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/dashboard"
 	"github.com/agentwallet/agentwallet/internal/handoff"
@@ -57,8 +58,10 @@ type Deps struct {
 	// owner approved (a worker, through keymaker); nil refuses approvals.
 	Exports  wallet.ExportSealer
 	Balances Balances
-	Log      *slog.Logger
-	Ops      OpsConfig
+	// Assets are the tokens of each network (nil: asset.Defaults).
+	Assets asset.Table
+	Log    *slog.Logger
+	Ops    OpsConfig
 	// SendWait bounds how long a send waits for its decision (default
 	// DefaultSendWait); past it the send is cancelled and answers 503.
 	SendWait time.Duration
@@ -229,6 +232,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerExports(api)
 	s.registerHistory(api)
 	s.registerDifferences(api)
+	s.registerAssets(api)
 	s.registerSend(api)
 	s.registerTransactions(api)
 	s.registerApprovals(api)

@@ -285,6 +285,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/assets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the assets of the caller's network
+         * @description The tokens the service knows on the caller's network: the stablecoins at their real mints (USDC, USDT, PYUSD, USDG, EURC; USDT has no devnet mint) and any the operator added (`ASSETS`), each checked on chain (its program and decimals) before a worker starts. Wallets send USDC today; the table is what more currencies are built on.
+         */
+        get: operations["list-assets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/audit-log": {
         parameters: {
             query?: never;
@@ -1225,6 +1245,46 @@ export interface components {
              * @example 1
              */
             rejected: number;
+        };
+        AssetOut: {
+            /**
+             * @description What it is pegged to. Limits count every asset of one currency together at 1:1 (a USD stablecoin as a dollar); that peg is an assumption of the policy, not a price.
+             * @example USD
+             * @enum {string}
+             */
+            currency: "USD" | "EUR";
+            /**
+             * Format: int32
+             * @description Decimal places of its base units.
+             * @example 6
+             */
+            decimals: number;
+            /**
+             * @description Its mint address.
+             * @example EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v
+             */
+            mint: string;
+            /**
+             * @description The asset's symbol.
+             * @example USDC
+             */
+            symbol: string;
+            /**
+             * @description The program that owns the mint: SPL Token or Token-2022.
+             * @example token
+             * @enum {string}
+             */
+            token_program: "token" | "token-2022";
+        };
+        AssetsOutputBody: {
+            /** @description USDC first, then the others in the table's order. */
+            assets: components["schemas"]["AssetOut"][];
+            /**
+             * @description The caller's network.
+             * @example mainnet
+             * @enum {string}
+             */
+            network: "devnet" | "mainnet";
         };
         AttemptOut: {
             /**
@@ -4473,6 +4533,53 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "list-assets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssetsOutputBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

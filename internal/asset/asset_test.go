@@ -1,0 +1,85 @@
+package asset_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+
+	"github.com/agentwallet/agentwallet/internal/asset"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/solana"
+)
+
+const someMint = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"
+
+func TestParse_AddsAnOperatorsAssetOrSaysWhatIsWrong(t *testing.T) {
+	for _, c := range []struct {
+		spec, err string
+	}{
+		{"", ""},
+		{"devnet:TEST:" + someMint + ":token:6:USD", ""},
+		{" mainnet:EUROX:" + someMint + ":token-2022:2:EUR , ", ""},
+		{"testnet:TEST:" + someMint + ":token:6:USD", `network "testnet"`},
+		{"devnet:test:" + someMint + ":token:6:USD", `symbol "test"`},
+		{"devnet:T:" + someMint + ":token:6:USD", `symbol "T"`},
+		{"devnet:TEST:notamint:token:6:USD", `mint "notamint"`},
+		{"devnet:TEST:" + someMint + ":token2022:6:USD", `program "token2022"`},
+		{"devnet:TEST:" + someMint + ":token:19:USD", `decimals "19"`},
+		{"devnet:TEST:" + someMint + ":token:six:USD", `decimals "six"`},
+		{"devnet:TEST:" + someMint + ":token:6:GBP", `currency "GBP"`},
+		{"devnet:TEST:" + someMint + ":token:6", "want network:SYMBOL:mint:program:decimals:currency"},
+		{"devnet:USDC:" + someMint + ":token:6:USD", "USDC is already an asset of devnet"},
+		{"devnet:USDC2:4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU:token:6:USD", "is already USDC on devnet"},
+	} {
+		tab, err := asset.Defaults().With(c.spec)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%q: %v", c.spec, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.HasPrefix(err.Error(), "ASSETS:")):
+			t.Errorf("%q: error %v, want one naming ASSETS and saying %q", c.spec, err, c.err)
+		case c.err == "" && strings.Contains(c.spec, "TEST"):
+			if a, ok := tab.Find(solana.Devnet, "test"); !ok || a.Decimals != 6 || a.Currency != asset.USD || a.ProgramName() != "token" {
+				t.Errorf("%q: devnet TEST is %+v %v", c.spec, a, ok)
+			}
+		}
+	}
+}
+
+// The defaults hold on the localnet, which carries the real mints; a
+// table that says otherwise than the chain (decimals, program, a mint
+// that does not exist) is refused, naming the asset.
+func TestVerify_TheTableMustAgreeWithTheChain(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	c := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
+	ctx := context.Background()
+	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
+		if err := asset.Defaults().Verify(ctx, n, c); err != nil {
+			t.Fatalf("%s defaults: %v", n, err)
+		}
+	}
+	pyusd, _ := asset.Defaults().Find(solana.Devnet, "PYUSD")
+	if pyusd.ProgramName() != "token-2022" {
+		t.Fatalf("PYUSD %+v", pyusd)
+	}
+	for _, c2 := range []struct {
+		spec, got string
+	}{
+		{"devnet:WRONGDEC:" + pyusd.Mint.String() + ":token-2022:9:USD", "with 6 decimals"},
+		{"devnet:WRONGPROG:" + solana.MainnetUSDCMint.String() + ":token-2022:6:USD", "owned by " + sol.TokenProgramID.String()},
+		{"devnet:NOMINT:" + someMint + ":token:6:USD", "missing"},
+	} {
+		tab, err := asset.Table{solana.Devnet: nil}.With(c2.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mm *asset.MismatchError
+		if err := tab.Verify(ctx, solana.Devnet, c); !errors.As(err, &mm) || !strings.Contains(err.Error(), c2.got) {
+			t.Fatalf("%s: %v, want a mismatch saying %q", c2.spec, err, c2.got)
+		}
+	}
+}
