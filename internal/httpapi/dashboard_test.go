@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +28,12 @@ import (
 // embedded app, worker, localnet) and runs web/dashboard's browser tests
 // (node --test, playwright-core driving Debian's Chromium) against it.
 // make test builds the app and installs Chromium first.
+//
+// The files run in two groups side by side (a machine's second core is
+// otherwise idle while one browser works), each group one file at a time
+// against a service of its own (account, people, wallet, localnet): no
+// file sees another group's changes. The walk through every page runs
+// last in its group.
 func TestDashboardInBrowser(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.Abs("../..")
@@ -41,6 +49,72 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Fatalf("%s is missing: run %s", file, fix)
 		}
 	}
+	// DASHBOARD_TESTS (a regular expression on the file names) runs some
+	// of them.
+	files, err := filepath.Glob(filepath.Join(root, "web/dashboard/test/*.test.mjs"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no browser test files: %v", err)
+	}
+	only := regexp.MustCompile(os.Getenv("DASHBOARD_TESTS"))
+	var pages, walk []string
+	for _, f := range files {
+		switch {
+		case !only.MatchString(filepath.Base(f)):
+		case filepath.Base(f) == "walk.test.mjs":
+			walk = append(walk, f)
+		default:
+			pages = append(pages, f)
+		}
+	}
+	// Balanced by the files' sizes (a fair proxy of their length), the
+	// walk's group first given the walk, which takes about four times as
+	// long as a page file of its size (every page, twice two ways).
+	var groups [2]struct {
+		files  []string
+		weight int64
+	}
+	size := func(f string) int64 {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size()
+	}
+	for _, f := range walk {
+		groups[1].weight += 4 * size(f)
+	}
+	slices.SortFunc(pages, func(a, b string) int { return cmp.Compare(size(b), size(a)) })
+	for _, f := range pages {
+		g := &groups[0]
+		if groups[1].weight < g.weight {
+			g = &groups[1]
+		}
+		g.files, g.weight = append(g.files, f), g.weight+size(f)
+	}
+	for i, g := range groups {
+		if len(g.files) == 0 && (i == 0 || len(walk) == 0) {
+			continue
+		}
+		slices.Sort(g.files)
+		names := make([]string, len(g.files))
+		for j, f := range g.files {
+			names[j] = strings.TrimSuffix(filepath.Base(f), ".test.mjs")
+		}
+		var last []string
+		if i == 1 {
+			last, names = walk, append(names, "walk")
+		}
+		t.Run(strings.Join(names, ","), func(t *testing.T) {
+			t.Parallel()
+			runInBrowser(t, root, g.files, last)
+		})
+	}
+}
+
+// runInBrowser starts a service of its own and runs the browser test
+// files pages, one at a time, then walk with the scheduler's sweeps and
+// deposit scans running.
+func runInBrowser(t *testing.T, root string, pages, walk []string) {
 	// Its own localnet: the pages' tests take the node down (the overview's
 	// "unavailable" balances), which must not reach the package's other
 	// tests on the shared one.
@@ -82,25 +156,6 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// One node process per file, one file at a time (2 cores); DASHBOARD_TESTS
-	// (a regular expression on the file names) runs some of them. The walk
-	// through every page runs on its own afterwards (node orders the files
-	// it is given by name): the others leave it data to show.
-	files, err := filepath.Glob(filepath.Join(root, "web/dashboard/test/*.test.mjs"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no browser test files: %v", err)
-	}
-	only := regexp.MustCompile(os.Getenv("DASHBOARD_TESTS"))
-	var pages, walk []string
-	for _, f := range files {
-		switch {
-		case !only.MatchString(filepath.Base(f)):
-		case filepath.Base(f) == "walk.test.mjs":
-			walk = append(walk, f)
-		default:
-			pages = append(pages, f)
-		}
-	}
 	for i, run := range [][]string{pages, walk} {
 		if len(run) == 0 {
 			continue
@@ -140,6 +195,7 @@ func TestDashboardInBrowser(t *testing.T) {
 				}
 			}()
 		}
+		started := time.Now()
 		cmd := exec.Command("node", append([]string{"--test", "--test-concurrency=1"}, run...)...)
 		cmd.Dir = filepath.Join(root, "web/dashboard")
 		cmd.Env = env
@@ -156,7 +212,7 @@ func TestDashboardInBrowser(t *testing.T) {
 				t.Log(strings.TrimSpace(line))
 			}
 		}
-		t.Logf("%s", lastLines(string(out), 10))
+		t.Logf("%d files in %v\n%s", len(run), time.Since(started).Round(time.Second), lastLines(string(out), 10))
 	}
 }
 
