@@ -164,6 +164,22 @@ func TestWatcher_KeyUsedOutsideTheServiceIsAnUnexplainedOutflow(t *testing.T) {
 	if n := eventsOf(t, db, "wallet.unexplained_outflow"); n != 2 {
 		t.Fatalf("%d wallet.unexplained_outflow events, want 2", n)
 	}
+	// Both are the paying wallet's differences, with what left and where.
+	ds, err := deposit.Differences(ctx, db, a.ID, time.Time{}, uuid.Nil, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 2 {
+		t.Fatalf("differences %+v", ds)
+	}
+	for _, d := range ds {
+		if d.Kind != deposit.DifferenceOutflow || d.Amount != -out[d.Asset] || d.Signature.String != sig.String() || d.Chain.Valid {
+			t.Fatalf("difference %+v, want %s -%d in %s", d, d.Asset, out[d.Asset], sig)
+		}
+		if d.Asset == deposit.USDC && d.To.String != b.Pubkey {
+			t.Fatalf("the USDC went to %s, want %s", d.To.String, b.Pubkey)
+		}
+	}
 }
 
 // A payment the service made (decided and signed by the engine) is
