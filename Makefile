@@ -11,6 +11,10 @@ GO ?= go
 # waiting (for the chain's slots, a sweep, a browser), not computing, and
 # the default (one per core) left the long browser test holding one of two.
 TEST_FLAGS ?= -race -count=1 -p 2 -parallel 4 -timeout 30m
+# Every package, the longest (the API's, with the browser tests) named
+# first: go builds in the order packages are named, so it starts running
+# about half a minute sooner on a cold build cache.
+TEST_PACKAGES := ./internal/httpapi ./...
 # The Go test that drives the dashboard in Chromium: it needs the built
 # dashboard (make dashboard) and Chromium (make browser-deps), so make
 # test-go skips it (go test -skip) and make test runs it.
@@ -110,8 +114,8 @@ services-stop: ## stop the private Postgres and Redis started under .dev/
 test: deps dashboard sdk browser-deps $(SOFTHSM_DEP) ## run the Go tests (race detector, the dashboard's browser tests among them), and beside them the dashboard's unit tests, localnet's and the x402 seller's tests
 	@mkdir -p .dev; scripts/test-npm.sh > .dev/test-npm.log 2>&1 & npm_pid=$$!; \
 	$(WITH_TEST_SERVICES) \
-	echo "go test -tags '$(GO_TAGS)' $(TEST_FLAGS) ./...  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
-	go_rc=0; $(GO) test -tags '$(GO_TAGS)' $(TEST_FLAGS) ./... || go_rc=$$?; \
+	echo "go test -tags '$(GO_TAGS)' $(TEST_FLAGS) $(TEST_PACKAGES)  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
+	go_rc=0; $(GO) test -tags '$(GO_TAGS)' $(TEST_FLAGS) $(TEST_PACKAGES) || go_rc=$$?; \
 	npm_rc=0; wait $$npm_pid || npm_rc=$$?; \
 	echo; echo "JavaScript suites (scripts/test-npm.sh):"; cat .dev/test-npm.log; \
 	if [ $$go_rc -ne 0 ]; then echo "make test: the Go tests failed"; fi; \

@@ -131,6 +131,15 @@ type Wallet struct {
 type Balance struct {
 	SOL  json.Number `json:"sol"`
 	USDC json.Number `json:"usdc"`
+	// Assets: every asset the wallet has an account of, USDC first.
+	Assets []AssetBalance `json:"assets"`
+}
+
+// AssetBalance is a holding of one asset, in its units.
+type AssetBalance struct {
+	Symbol string      `json:"symbol"`
+	Mint   string      `json:"mint"`
+	Amount json.Number `json:"amount"`
 }
 
 // Agent is an agent wallet with its policy (and its balance in GetAgent).

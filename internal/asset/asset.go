@@ -253,3 +253,16 @@ func (t Table) Verify(ctx context.Context, n solana.Network, c Mints) error {
 	}
 	return nil
 }
+
+// Tokens are the network's assets other than USDC, for balance reads
+// (solana.Client.WithTokens).
+func (t Table) Tokens(n solana.Network) []solana.Token {
+	var out []solana.Token
+	for _, a := range t[n] {
+		if a.Mint.Equals(n.USDCMint()) {
+			continue
+		}
+		out = append(out, solana.Token{Symbol: a.Symbol, Mint: a.Mint, Program: a.Program, Decimals: a.Decimals})
+	}
+	return out
+}

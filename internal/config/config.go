@@ -95,7 +95,8 @@ func (s Solana) RPCVariable(n solana.Network) string {
 // its chain is verified.
 func (s Solana) Client(n solana.Network) *solana.Client {
 	return solana.NewPoolClient(s.RPCURLs(n), n, s.RPCTimeout).
-		CheckChain(solana.ChainCheck{Variable: s.RPCVariable(n), LocalChain: s.LocalChain})
+		CheckChain(solana.ChainCheck{Variable: s.RPCVariable(n), LocalChain: s.LocalChain}).
+		WithTokens(s.Assets.Tokens(n))
 }
 
 // RPCURLs are the nodes of a network.

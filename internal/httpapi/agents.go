@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"reflect"
 
@@ -12,7 +13,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
@@ -85,6 +88,15 @@ type Policy struct {
 type Balance struct {
 	SOL  SOL  `json:"sol" doc:"Native SOL balance, in whole SOL." example:"1"`
 	USDC USDC `json:"usdc" doc:"USDC balance of the wallet's token account on its network's USDC mint." example:"12.5"`
+	// Every asset of the network the wallet holds, USDC first (always).
+	Assets []AssetBalance `json:"assets" doc:"Every asset of the network (GET /assets) the wallet has an associated token account of, opened even when empty, USDC first and always; each in its own units. Wallets send USDC only for now."`
+}
+
+// AssetBalance is a wallet's holding of one asset.
+type AssetBalance struct {
+	Symbol string   `json:"symbol" doc:"The asset (GET /assets)." example:"PYUSD"`
+	Mint   string   `json:"mint" doc:"Its mint." example:"2b1kV6DkPAnxd5ixfnxCpjxmKwqjjaYmCZfHsFu24GXo"`
+	Amount Quantity `json:"amount" doc:"The amount held, in the asset (its decimals)." example:"3.5"`
 }
 
 // Agent is an agent wallet.
@@ -466,5 +478,17 @@ func (s *server) balance(ctx context.Context, w *wallet.Wallet) (*Balance, error
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &Balance{SOL: SOL(b.Lamports), USDC: USDC(b.USDC)}, nil
+	return balanceOf(principal(ctx).Network, b), nil
+}
+
+// balanceOf is b as answered: USDC, then the network's other assets the
+// wallet has an account of.
+func balanceOf(n solana.Network, b solana.Balance) *Balance {
+	out := &Balance{SOL: SOL(b.Lamports), USDC: USDC(b.USDC),
+		Assets: []AssetBalance{{Symbol: "USDC", Mint: n.USDCMint().String(), Amount: quantityOf(deposit.USDC, int64(b.USDC))}}}
+	for _, t := range b.Tokens {
+		out.Assets = append(out.Assets, AssetBalance{Symbol: t.Symbol, Mint: t.Mint.String(),
+			Amount: Quantity{units: int64(min(t.Units, math.MaxInt64)), decimals: int(t.Decimals)}})
+	}
+	return out
 }

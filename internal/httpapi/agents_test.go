@@ -96,7 +96,7 @@ func TestCreateListGetAgent(t *testing.T) {
 	if status != 200 || got["id"] != a2["id"] || fmt.Sprint(got["policy"]) != fmt.Sprint(a2["policy"]) {
 		t.Fatalf("get: %d %v", status, got)
 	}
-	if fmt.Sprint(got["balance"]) != fmt.Sprint(map[string]any{"sol": 0.0, "usdc": 0.0}) {
+	if fmt.Sprint(got["balance"]) != fmt.Sprint(map[string]any{"sol": 0.0, "usdc": 0.0, "assets": usdcOnly(0)}) {
 		t.Fatalf("fresh wallet balance %v", got["balance"])
 	}
 }
@@ -111,11 +111,12 @@ func TestBalanceIsLive(t *testing.T) {
 	e.ln.SetLamports(t, pubkey, solana.LamportsPerSOL)
 
 	status, got := e.do("GET", "/api/public/v1/agents/"+id, e.key, nil)
-	if status != 200 || fmt.Sprint(got["balance"]) != fmt.Sprint(map[string]any{"sol": 1.0, "usdc": 12.5}) {
+	if status != 200 || fmt.Sprint(got["balance"]) != fmt.Sprint(map[string]any{"sol": 1.0, "usdc": 12.5, "assets": usdcOnly(12.5)}) {
 		t.Fatalf("agent balance: %d %v", status, got)
 	}
 	_, raw := e.doRaw("GET", "/api/public/v1/wallets/"+id+"/balance", e.key, nil)
-	if string(raw) != `{"sol":1,"usdc":12.5}`+"\n" && string(raw) != `{"sol":1,"usdc":12.5}` {
+	body := `{"sol":1,"usdc":12.5,"assets":[{"symbol":"USDC","mint":"` + solana.DevnetUSDCMint.String() + `","amount":12.5}]}`
+	if string(raw) != body+"\n" && string(raw) != body {
 		t.Fatalf("balance body %s", raw)
 	}
 
@@ -124,7 +125,7 @@ func TestBalanceIsLive(t *testing.T) {
 	e.ln.SetTokenBalance(t, pubkey, solana.MainnetUSDCMint.String(), 7_000_000)
 	e.ln.SetTokenBalance(t, pubkey, solana.DevnetUSDCMint.String(), 1)
 	_, got = e.do("GET", "/api/public/v1/wallets/"+id+"/balance", e.key, nil)
-	if fmt.Sprint(got) != fmt.Sprint(map[string]any{"sol": 1.0, "usdc": 0.000001}) {
+	if fmt.Sprint(got) != fmt.Sprint(map[string]any{"sol": 1.0, "usdc": 0.000001, "assets": usdcOnly(0.000001)}) {
 		t.Fatalf("after update: %v", got)
 	}
 }
@@ -384,4 +385,10 @@ func withoutRules(p map[string]any) map[string]any {
 	p["outside_active_hours"] = "block"
 	p["approvals_required"] = 1.0
 	return p
+}
+
+// usdcOnly is the assets of a devnet wallet's balance holding only USDC
+// (usdc of it), as decoded from JSON.
+func usdcOnly(usdc float64) []any {
+	return []any{map[string]any{"symbol": "USDC", "mint": solana.DevnetUSDCMint.String(), "amount": usdc}}
 }

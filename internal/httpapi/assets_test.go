@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentwallet/agentwallet/client"
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -51,5 +52,34 @@ func TestAssets_ListTheCallersNetwork(t *testing.T) {
 	}
 	if status, _ := e.do("GET", "/api/public/v1/assets", "", nil); status != http.StatusUnauthorized {
 		t.Fatalf("without a key: %d", status)
+	}
+}
+
+// A wallet's balance lists every asset it has an account of, in that
+// asset's units, USDC first and always (here PYUSD on Token-2022 and EURC
+// on SPL Token, funded on the localnet; no USDG account, so no USDG), in
+// the same one read.
+func TestAssets_BalanceListsEveryAssetHeld(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id, pubkey := e.agent(nil, 2_500_000)
+	pyusd, _ := asset.Defaults().Find(solana.Devnet, "PYUSD")
+	eurc, _ := asset.Defaults().Find(solana.Devnet, "EURC")
+	e.ln.SetTokenBalance(t, pubkey, pyusd.Mint.String(), 3_500_000)
+	e.ln.SetTokenBalance(t, pubkey, eurc.Mint.String(), 0)
+	status, b := e.do("GET", "/api/public/v1/wallets/"+id+"/balance", e.key, nil)
+	assets, _ := b["assets"].([]any)
+	if status != http.StatusOK || b["usdc"] != 2.5 || len(assets) != 3 {
+		t.Fatalf("balance %d %v", status, b)
+	}
+	want := []struct {
+		symbol, mint string
+		amount       float64
+	}{{"USDC", solana.DevnetUSDCMint.String(), 2.5}, {"PYUSD", pyusd.Mint.String(), 3.5}, {"EURC", eurc.Mint.String(), 0}}
+	for i, w := range want {
+		a := assets[i].(map[string]any)
+		if a["symbol"] != w.symbol || a["mint"] != w.mint || a["amount"] != w.amount {
+			t.Fatalf("asset %d: %v, want %+v", i, a, w)
+		}
 	}
 }

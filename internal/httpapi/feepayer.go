@@ -186,5 +186,5 @@ func (s *server) fundFeePayer(ctx context.Context, in *fundFeePayerInput) (*bala
 		return nil, s.fail(ctx, err)
 	}
 	s.log.InfoContext(ctx, "fee payer funded on the local chain", "sol_micros", m, "by", p.ActorID())
-	return &balanceOutput{Body: Balance{SOL: SOL(b.Lamports), USDC: USDC(b.USDC)}}, nil
+	return &balanceOutput{Body: *balanceOf(p.Network, b)}, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/config"
 	"github.com/agentwallet/agentwallet/internal/custody"
@@ -189,8 +190,8 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		t.Cleanup(func() { apiRedis.Close() })
 	}
 	balances := solana.Clients{
-		solana.Devnet:  solana.NewClient(o.ln.URL, solana.Devnet, 0),
-		solana.Mainnet: solana.NewClient(o.ln.URL, solana.Mainnet, 0),
+		solana.Devnet:  solana.NewClient(o.ln.URL, solana.Devnet, 0).WithTokens(asset.Defaults().Tokens(solana.Devnet)),
+		solana.Mainnet: solana.NewClient(o.ln.URL, solana.Mainnet, 0).WithTokens(asset.Defaults().Tokens(solana.Mainnet)),
 	}
 	if e.nodes = o.nodes; o.nodes != nil {
 		balances = solana.Clients{solana.Devnet: e.pool(solana.Devnet), solana.Mainnet: e.pool(solana.Mainnet)}

@@ -156,5 +156,5 @@ func (s *server) fund(ctx context.Context, in *fundInput) (*balanceOutput, error
 		return nil, s.fail(ctx, err)
 	}
 	s.log.InfoContext(ctx, "wallet funded on the local chain", "wallet_id", w.ID, "usdc", add, "sol_micros", sol, "by", principal(ctx).ActorID())
-	return &balanceOutput{Body: Balance{SOL: SOL(b.Lamports), USDC: USDC(b.USDC)}}, nil
+	return &balanceOutput{Body: *balanceOf(principal(ctx).Network, b)}, nil
 }

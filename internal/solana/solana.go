@@ -57,6 +57,23 @@ const LamportsPerSOL = 1_000_000_000
 type Balance struct {
 	Lamports uint64
 	USDC     usdc.Micros
+	// Tokens are the client's other tokens (WithTokens) the owner has an
+	// associated account of, opened even when empty, in the client's
+	// order.
+	Tokens []TokenBalance
+}
+
+// Token is a token other than USDC a balance read also reports.
+type Token struct {
+	Symbol        string
+	Mint, Program sol.PublicKey
+	Decimals      uint8
+}
+
+// TokenBalance is an owner's holding of a token, in its base units.
+type TokenBalance struct {
+	Token
+	Units uint64
 }
 
 // ErrRPC wraps every failure to get an answer from the RPC node (unreachable,
@@ -73,6 +90,7 @@ type Client struct {
 	timeout  time.Duration
 	redacted string
 	secrets  []string // parts of the URLs that may hold a provider's API key
+	tokens   []Token  // reported by Balance beside USDC (WithTokens)
 }
 
 // NewClient returns a client for the node at url. Every call is bounded by
@@ -180,24 +198,35 @@ func (c *Client) Network() Network { return c.network }
 // RPC exposes the underlying client for callers that build transactions.
 func (c *Client) RPC() *rpc.Client { return c.rpc }
 
-// Balance reads SOL and USDC of owner in ONE getMultipleAccounts call: the
-// wallet account and its USDC associated token account. A missing account
-// counts as zero.
+// Balance reads SOL and USDC of owner, and its other tokens (WithTokens),
+// in ONE getMultipleAccounts call: the wallet account and its associated
+// token accounts. A missing account counts as zero (for another token: it
+// is not listed).
 func (c *Client) Balance(ctx context.Context, owner sol.PublicKey) (Balance, error) {
+	addrs := make([]sol.PublicKey, 2, 2+len(c.tokens))
+	addrs[0] = owner
 	ata, _, err := associatedTokenAddress(owner, c.network.USDCMint())
 	if err != nil {
 		return Balance{}, fmt.Errorf("derive token account: %w", err)
 	}
+	addrs[1] = ata
+	for _, t := range c.tokens {
+		a, _, err := associatedTokenAddressOf(owner, t.Program, t.Mint)
+		if err != nil {
+			return Balance{}, fmt.Errorf("derive %s token account: %w", t.Symbol, err)
+		}
+		addrs = append(addrs, a)
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	res, err := c.rpc.GetMultipleAccountsWithOpts(ctx, []sol.PublicKey{owner, ata}, &rpc.GetMultipleAccountsOpts{
+	res, err := c.rpc.GetMultipleAccountsWithOpts(ctx, addrs, &rpc.GetMultipleAccountsOpts{
 		Encoding:   sol.EncodingBase64,
 		Commitment: rpc.CommitmentConfirmed,
 	})
 	if err != nil {
 		return Balance{}, c.rpcError("getMultipleAccounts", err)
 	}
-	if res == nil || len(res.Value) != 2 {
+	if res == nil || len(res.Value) != len(addrs) {
 		return Balance{}, fmt.Errorf("%w: getMultipleAccounts: malformed answer", ErrRPC)
 	}
 	var b Balance
@@ -211,7 +240,42 @@ func (c *Client) Balance(ctx context.Context, owner sol.PublicKey) (Balance, err
 		}
 		b.USDC = amount
 	}
+	for i, t := range c.tokens {
+		acct := res.Value[2+i]
+		if acct == nil {
+			continue
+		}
+		units, err := heldUnits(acct, t.Program, t.Mint, owner)
+		if err != nil {
+			return Balance{}, fmt.Errorf("%w: %s: %w", ErrRPC, t.Symbol, err)
+		}
+		b.Tokens = append(b.Tokens, TokenBalance{Token: t, Units: units})
+	}
 	return b, nil
+}
+
+// WithTokens makes every balance read also report ts (tokens other than
+// USDC, each at its associated account of its program).
+func (c *Client) WithTokens(ts []Token) *Client {
+	c.tokens = ts
+	return c
+}
+
+// heldUnits decodes a token account of program (SPL Token or Token-2022,
+// which share the first 72 bytes: mint, owner, amount) and checks it is
+// the expected one.
+func heldUnits(acct *rpc.Account, program, mint, owner sol.PublicKey) (uint64, error) {
+	if !acct.Owner.Equals(program) {
+		return 0, fmt.Errorf("token account is owned by %s, not %s", acct.Owner, program)
+	}
+	data := acct.Data.GetBinary()
+	if len(data) < 72 {
+		return 0, fmt.Errorf("token account data is %d bytes", len(data))
+	}
+	if !sol.PublicKeyFromBytes(data[0:32]).Equals(mint) || !sol.PublicKeyFromBytes(data[32:64]).Equals(owner) {
+		return 0, errors.New("token account has another mint or owner")
+	}
+	return binary.LittleEndian.Uint64(data[64:72]), nil
 }
 
 // tokenAmount decodes an SPL Token account (mint 0..32, owner 32..64,

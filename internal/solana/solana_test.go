@@ -29,7 +29,7 @@ func TestBalance(t *testing.T) {
 	owner := sol.NewWallet().PublicKey()
 
 	b, err := c.Balance(ctx, owner)
-	if err != nil || b != (solana.Balance{}) {
+	if err != nil || b.Lamports != 0 || b.USDC != 0 || b.Tokens != nil {
 		t.Fatalf("missing accounts: %+v %v", b, err)
 	}
 	ln.SetLamports(t, owner.String(), 2_500_000_000)
