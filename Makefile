@@ -110,8 +110,11 @@ services: ## ensure Postgres and Redis (private ones under .dev/ if none answer)
 services-stop: ## stop the private Postgres and Redis started under .dev/
 	@scripts/services.sh stop
 
+.PHONY: test-deps
+test-deps: deps dashboard sdk browser-deps $(SOFTHSM_DEP) ## install and build what make test needs (localnet's and the SDK's packages, the dashboard, Chromium, SoftHSM)
+
 .PHONY: test
-test: deps dashboard sdk browser-deps $(SOFTHSM_DEP) ## run the Go tests (race detector, the dashboard's browser tests among them), and beside them the dashboard's unit tests, localnet's and the x402 seller's tests
+test: test-deps ## run the Go tests (race detector, the dashboard's browser tests among them), and beside them the dashboard's unit tests, localnet's and the x402 seller's tests
 	@mkdir -p .dev; scripts/test-npm.sh > .dev/test-npm.log 2>&1 & npm_pid=$$!; \
 	$(WITH_TEST_SERVICES) \
 	echo "go test -tags '$(GO_TAGS)' $(TEST_FLAGS) $(TEST_PACKAGES)  (TEST_DATABASE_URL=$$TEST_DATABASE_URL TEST_REDIS_URL=$$TEST_REDIS_URL)"; \
@@ -147,14 +150,20 @@ docs: ## rewrite docs/permissions.md from the permission table (internal/auth)
 	$(GO) test ./internal/auth -run TestPermissionsDocIsCurrent -count=1 -update
 
 .PHONY: lint
-lint: $(STATICCHECK) dashboard-deps ## gofmt, go vet, staticcheck, and the dashboard's ESLint and Prettier check
+lint: $(STATICCHECK) dashboard-deps vet ## gofmt, go vet, staticcheck, and the dashboard's ESLint and Prettier check
 	@files=$$(find . -name '*.go' -not -path './.dev/*' -not -path './.git/*' -not -path '*/node_modules/*'); \
 	unformatted=$$(gofmt -l $$files); \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need \`gofmt -w\`:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet -tags '$(GO_TAGS)' ./...
-	CGO_ENABLED=0 $(GO) vet ./internal/signer/pkcs11/...
-	$(STATICCHECK) -tags '$(GO_TAGS)' ./...
+	GOFLAGS=-race $(STATICCHECK) -tags '$(GO_TAGS)' ./...
 	cd web/dashboard && npm run --silent lint
+
+# vet and staticcheck build with -race, as the tests do: one build of
+# every package serves the three (on a fresh machine that build is most
+# of the run's CPU).
+.PHONY: vet
+vet: ## go vet every package (with the race detector's build, which make test reuses)
+	$(GO) vet -race -tags '$(GO_TAGS)' ./...
+	CGO_ENABLED=0 $(GO) vet ./internal/signer/pkcs11/...
 
 $(STATICCHECK):
 	@mkdir -p $(TOOLS_BIN)
