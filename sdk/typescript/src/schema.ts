@@ -1246,6 +1246,23 @@ export interface components {
              */
             rejected: number;
         };
+        AssetBalance: {
+            /**
+             * @description The amount held, in the asset (its decimals).
+             * @example 3.5
+             */
+            amount: number;
+            /**
+             * @description Its mint.
+             * @example 2b1kV6DkPAnxd5ixfnxCpjxmKwqjjaYmCZfHsFu24GXo
+             */
+            mint: string;
+            /**
+             * @description The asset (GET /assets).
+             * @example PYUSD
+             */
+            symbol: string;
+        };
         AssetOut: {
             /**
              * @description What it is pegged to. Limits count every asset of one currency together at 1:1 (a USD stablecoin as a dollar); that peg is an assumption of the policy, not a price.
@@ -1446,6 +1463,8 @@ export interface components {
             verified_through_seq: number;
         };
         Balance: {
+            /** @description Every asset of the network (GET /assets) the wallet has an associated token account of, opened even when empty, USDC first and always; each in its own units. Wallets send USDC only for now. */
+            assets: components["schemas"]["AssetBalance"][];
             /**
              * @description Native SOL balance, in whole SOL.
              * @example 1
