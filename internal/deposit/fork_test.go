@@ -23,8 +23,7 @@ func TestWatcher_DepositDroppedByAForkIsFailedOnce(t *testing.T) {
 	ln := localnettest.Start(t) // its own: the test moves its slots on
 	db := pgtest.New(t)
 	_, w := wallettest.New(t, db)
-	c := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
-	watcher := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: c}, SnapshotEvery: time.Nanosecond}
+	watcher, c := newWatcher(ln, db)
 	ctx := context.Background()
 	scan := func() deposit.Stats {
 		t.Helper()

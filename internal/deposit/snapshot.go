@@ -43,17 +43,14 @@ type SnapshotStats struct {
 // silently).
 func (w *Watcher) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	var total SnapshotStats
-	var errs []error
-	for network, c := range w.Nodes {
+	err := w.eachNetwork(func(network solana.Network, c *solana.Client) error {
 		st, err := w.snapshot(ctx, network, c)
 		total.Wallets += st.Wallets
 		total.Differences += st.Differences
 		total.Deferred += st.Deferred
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", network, err))
-		}
-	}
-	return total, errors.Join(errs...)
+		return err
+	})
+	return total, err
 }
 
 // held is one watched account in a snapshot: its balance on chain, read

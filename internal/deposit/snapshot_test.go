@@ -26,8 +26,7 @@ func TestSnapshot_AChangeWithoutATransactionIsADifferenceOnce(t *testing.T) {
 	ln := localnettest.Shared(t)
 	db := pgtest.New(t)
 	_, w := wallettest.New(t, db)
-	c := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
-	watcher := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: c}, SnapshotEvery: time.Nanosecond}
+	watcher, _ := newWatcher(ln, db)
 	ctx := context.Background()
 	snapshot := func() deposit.SnapshotStats {
 		t.Helper()
@@ -95,8 +94,7 @@ func TestSnapshot_AnUnscannedDepositIsNoDifference(t *testing.T) {
 	ln := localnettest.Shared(t)
 	db := pgtest.New(t)
 	_, w := wallettest.New(t, db)
-	c := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
-	watcher := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: c}, SnapshotEvery: time.Nanosecond}
+	watcher, _ := newWatcher(ln, db)
 	ctx := context.Background()
 	if _, err := watcher.Scan(ctx); err != nil {
 		t.Fatal(err)

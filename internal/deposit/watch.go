@@ -69,19 +69,29 @@ type Stats struct {
 // Scan examines every network's watched accounts once.
 func (w *Watcher) Scan(ctx context.Context) (Stats, error) {
 	var total Stats
-	var errs []error
-	for network, c := range w.Nodes {
+	err := w.eachNetwork(func(network solana.Network, c *solana.Client) error {
 		st, err := w.scan(ctx, network, c)
 		total.Watched += st.Watched
 		total.Changed += st.Changed
 		total.Examined += st.Examined
 		total.Deposits += st.Deposits
 		total.Failed += st.Failed
-		if err != nil {
+		return err
+	})
+	return total, err
+}
+
+// eachNetwork runs do for every network the watcher has a node for, and
+// joins their errors, each named by its network: one network's node
+// failing never holds back another's.
+func (w *Watcher) eachNetwork(do func(solana.Network, *solana.Client) error) error {
+	var errs []error
+	for network, c := range w.Nodes {
+		if err := do(network, c); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", network, err))
 		}
 	}
-	return total, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // watched is a watched_accounts row.

@@ -46,6 +46,13 @@ func depositsOf(t *testing.T, db *bun.DB, w wallet.Wallet) []depositRow {
 	return out
 }
 
+// newWatcher is a watcher of the devnet through ln's node that snapshots
+// every wallet at each Snapshot, and that node's client.
+func newWatcher(ln *localnettest.Localnet, db *bun.DB) (*deposit.Watcher, *solana.Client) {
+	c := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
+	return &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: c}, SnapshotEvery: time.Nanosecond}, c
+}
+
 func received(t *testing.T, db *bun.DB) int {
 	t.Helper()
 	n, err := db.NewSelect().Table("events").Where("kind = 'tx.received'").Count(context.Background())

@@ -172,34 +172,12 @@ func runInBrowser(t *testing.T, root string, pages, walk []string) {
 			// with the API and want them still.
 			ctx, stop := context.WithCancel(context.Background())
 			defer stop()
-			go func() {
-				tick := time.NewTicker(time.Second)
-				defer tick.Stop()
-				for {
-					select {
-					case <-ctx.Done():
-						return
-					case <-tick.C:
-						_, _ = eng.Sweep(ctx) // a failed sweep is retried on the next tick
-					}
-				}
-			}()
+			go everySecond(ctx, func() { _, _ = eng.Sweep(ctx) }) // a failed sweep is retried on the next tick
 			// The deposit watcher too, as the scheduler's deposits:scan task
 			// has a worker run it: the walk pays a wallet from outside and
 			// opens it, its deposit listed and its ledger's balance charted.
 			watcher := &deposit.Watcher{DB: e.db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: solana.NewClient(e.ln.URL, solana.Devnet, 5*time.Second)}}
-			go func() {
-				tick := time.NewTicker(time.Second)
-				defer tick.Stop()
-				for {
-					select {
-					case <-ctx.Done():
-						return
-					case <-tick.C:
-						_, _ = watcher.Scan(ctx) // a failed scan is retried on the next tick
-					}
-				}
-			}()
+			go everySecond(ctx, func() { _, _ = watcher.Scan(ctx) }) // likewise
 		}
 		started := time.Now()
 		cmd := exec.Command("node", append([]string{"--test", "--test-concurrency=1"}, run...)...)
@@ -219,6 +197,20 @@ func runInBrowser(t *testing.T, root string, pages, walk []string) {
 			}
 		}
 		t.Logf("%d files in %v\n%s", len(run), time.Since(started).Round(time.Second), lastLines(string(out), 10))
+	}
+}
+
+// everySecond runs do every second until ctx ends.
+func everySecond(ctx context.Context, do func()) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			do()
+		}
 	}
 }
 

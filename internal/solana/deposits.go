@@ -33,6 +33,18 @@ type AccountState struct {
 // (confirmed). A missing account is not Exists.
 func (c *Client) Accounts(ctx context.Context, addrs []sol.PublicKey) ([]AccountState, error) {
 	out := make([]AccountState, 0, len(addrs))
+	err := c.eachAccount(ctx, addrs, func(a *rpc.Account, slot uint64) {
+		st := accountState(a)
+		st.Slot = slot
+		out = append(out, st)
+	})
+	return out, err
+}
+
+// eachAccount reads addrs, MaxAccountsPerCall a call, at confirmed
+// commitment, and hands each account (nil when missing), in order, to
+// do with the slot its answer was read at.
+func (c *Client) eachAccount(ctx context.Context, addrs []sol.PublicKey, do func(a *rpc.Account, slot uint64)) error {
 	for start := 0; start < len(addrs); start += MaxAccountsPerCall {
 		batch := addrs[start:min(start+MaxAccountsPerCall, len(addrs))]
 		cctx, cancel := context.WithTimeout(ctx, c.timeout)
@@ -41,18 +53,16 @@ func (c *Client) Accounts(ctx context.Context, addrs []sol.PublicKey) ([]Account
 		})
 		cancel()
 		if err != nil {
-			return nil, c.rpcError("getMultipleAccounts", err)
+			return c.rpcError("getMultipleAccounts", err)
 		}
 		if res == nil || len(res.Value) != len(batch) {
-			return nil, fmt.Errorf("%w: getMultipleAccounts: malformed answer", ErrRPC)
+			return fmt.Errorf("%w: getMultipleAccounts: malformed answer", ErrRPC)
 		}
 		for _, a := range res.Value {
-			st := accountState(a)
-			st.Slot = res.Context.Slot
-			out = append(out, st)
+			do(a, res.Context.Slot)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func accountState(a *rpc.Account) AccountState {

@@ -95,7 +95,7 @@ test('a wallet keeps its policy as the API has it, its balance only when read, a
     createdAt: new Date('2026-04-01T12:00:00Z'),
     policy,
   });
-  expect(toWallet({ ...base, balance: { sol: 1, usdc: 2 } }).balance).toEqual({ sol: 1, usdc: 2 });
+  expect(toWallet({ ...base, balance: { sol: 1, usdc: 2, assets: [] } }).balance).toEqual({ sol: 1, usdc: 2, assets: [] });
   expect(toWallet({ ...base, exported_at: '2026-04-02T09:30:00Z' }).exportedAt).toEqual(new Date('2026-04-02T09:30:00Z'));
 });
 

@@ -18,7 +18,13 @@ test.each([
   ['the wallets unreadable', null, true, {}, 'Unknown: the wallets could not be loaded.'],
   ['no wallets', [], false, {}, 'None: no wallets yet.'],
   ['balances being read', [A], false, {}, 'Checking balances…'],
-  ['every balance fine', [A], false, { [A.id]: { balance: { sol: 1, usdc: 0 }, error: '' } }, 'None: every wallet has at least 0.01 SOL.'],
+  [
+    'every balance fine',
+    [A],
+    false,
+    { [A.id]: { balance: { sol: 1, usdc: 0, assets: [] }, error: '' } },
+    'None: every wallet has at least 0.01 SOL.',
+  ],
   ['no balance readable', [A], false, { [A.id]: { balance: null, error: 'down' } }, 'Unknown: no balance could be read.'],
 ])('%s', async (_, wallets, failed, r, says) => {
   expect(await show(<LowSol wallets={wallets} failed={failed} balances={reads(r)} />)).toContain(says);
@@ -29,7 +35,7 @@ test('the wallets low on SOL are listed with their balance, and those unread nam
     <LowSol
       wallets={[A, B]}
       failed={false}
-      balances={reads({ [A.id]: { balance: { sol: 0.002, usdc: 5 }, error: '' }, [B.id]: { balance: null, error: 'down' } })}
+      balances={reads({ [A.id]: { balance: { sol: 0.002, usdc: 5, assets: [] }, error: '' }, [B.id]: { balance: null, error: 'down' } })}
     />,
   );
   expect(text).toContain('⚠ Low on SOL for fees (1)');

@@ -20,7 +20,7 @@ test('a balance not read yet is "…", a failed read "unavailable", and the spen
 });
 
 test('SOL below the floor is flagged unless the fee payer pays; a stale balance says it was not refreshed', async () => {
-  const read = { balance: { sol: 0.001, usdc: 12.5 }, error: 'timeout' };
+  const read = { balance: { sol: 0.001, usdc: 12.5, assets: [] }, error: 'timeout' };
   renderRoute(
     '/t',
     <ul>
@@ -39,7 +39,7 @@ test('with sponsorship on, low SOL is not flagged', async () => {
   renderRoute(
     '/t',
     <ul>
-      <WalletCard wallet={wallet({ state: 'frozen' })} read={{ balance: { sol: 0.001, usdc: 1 }, error: '' }} spent={0} sponsored />
+      <WalletCard wallet={wallet({ state: 'frozen' })} read={{ balance: { sol: 0.001, usdc: 1, assets: [] }, error: '' }} spent={0} sponsored />
     </ul>,
   );
   await screen.findByRole('link', { name: 'research-bot' });

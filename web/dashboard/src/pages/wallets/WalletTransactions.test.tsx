@@ -10,7 +10,12 @@ test('none yet: fund it first, or give an agent a key once funded', async () => 
   unmount();
   renderRoute(
     '/t',
-    <WalletTransactions agent={wallet({ balance: { usdc: 5, sol: 1 } })} activity={{ txs: [], approvals: [] }} error="" session={session()} />,
+    <WalletTransactions
+      agent={wallet({ balance: { usdc: 5, sol: 1, assets: [] } })}
+      activity={{ txs: [], approvals: [] }}
+      error=""
+      session={session()}
+    />,
   );
   expect(await screen.findByText(/give one an agent key/)).toBeTruthy();
 });
