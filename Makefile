@@ -11,10 +11,7 @@ GO ?= go
 # waiting (for the chain's slots, a sweep, a browser), not computing, and
 # the default (one per core) left the long browser test holding one of two.
 TEST_FLAGS ?= -race -count=1 -p 2 -parallel 4 -timeout 30m
-# Every package, the longest (the API's, with the browser tests) named
-# first: go builds in the order packages are named, so it starts running
-# about half a minute sooner on a cold build cache.
-TEST_PACKAGES := ./internal/httpapi ./...
+TEST_PACKAGES := ./...
 # The Go test that drives the dashboard in Chromium: it needs the built
 # dashboard (make dashboard) and Chromium (make browser-deps), so make
 # test-go skips it (go test -skip) and make test runs it.

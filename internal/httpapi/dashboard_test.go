@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,7 +125,9 @@ func runInBrowser(t *testing.T, root string, pages, walk []string) {
 	// Its own localnet: the pages' tests take the node down (the overview's
 	// "unavailable" balances), which must not reach the package's other
 	// tests on the shared one.
-	e := newEnv(t, envOpts{selfOrigin: true, ln: localnettest.Start(t)})
+	// The API's warnings (a 503's cause) reach the test's output.
+	e := newEnv(t, envOpts{selfOrigin: true, ln: localnettest.Start(t),
+		log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	eng, _ := e.startWorker()
 	walletID, _ := e.agent(map[string]any{"approval_threshold_usdc": 1}, 50_000_000)
 	_, agentKey := e.agentKey()

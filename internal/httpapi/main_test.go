@@ -480,6 +480,21 @@ func concurrently(t testing.TB, n int, do func(i int) int) (created int) {
 // classify gives each; an answer it names "" is counted under its status
 // and body, so that the counts show it. classify runs under a lock: it may
 // collect from the bodies.
+// retried is do retried, as a client would, while it answers 503: a 503
+// changed nothing and says to try again (authentication not answered in
+// time, a decision not made in time and cancelled). A burst on a loaded
+// machine meets some; the invariant under test is about what runs.
+func retried(do func(i int) (int, map[string]any)) func(i int) (int, map[string]any) {
+	return func(i int) (int, map[string]any) {
+		status, body := do(i)
+		for try := 1; status == http.StatusServiceUnavailable && try <= 5; try++ {
+			time.Sleep(time.Duration(try) * 200 * time.Millisecond)
+			status, body = do(i)
+		}
+		return status, body
+	}
+}
+
 func tally(n int, do func(i int) (int, map[string]any), classify func(status int, body map[string]any) string) map[string]int {
 	var wg sync.WaitGroup
 	var mu sync.Mutex

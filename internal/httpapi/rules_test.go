@@ -102,13 +102,13 @@ func TestVelocity_ExactUnderConcurrency(t *testing.T) {
 	e.startWorker()
 	id, _ := e.agent(map[string]any{"max_tx_per_hour": 10, "approval_threshold_usdc": 1}, 50_000_000)
 	to := newAddress()
-	counts := tally(100, func(i int) (int, map[string]any) {
+	counts := tally(100, retried(func(i int) (int, map[string]any) {
 		amount := 0.5 // sent
 		if i%2 == 1 {
 			amount = 2 // parked
 		}
 		return e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": amount})
-	}, func(status int, body map[string]any) string {
+	}), func(status int, body map[string]any) string {
 		switch {
 		case status == 200 && body["status"] == "sent", status == 202 && body["status"] == "pending_approval":
 			return "passed"

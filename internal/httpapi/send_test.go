@@ -372,9 +372,9 @@ func TestConcurrentSendsRespectDailyLimit(t *testing.T) {
 	to := newAddress()
 
 	var sigs []string
-	counts := tally(100, func(int) (int, map[string]any) {
+	counts := tally(100, retried(func(int) (int, map[string]any) {
 		return e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1})
-	}, func(status int, body map[string]any) string {
+	}), func(status int, body map[string]any) string {
 		switch {
 		case status == 200 && body["status"] == "sent":
 			sigs = append(sigs, body["signature"].(string))
