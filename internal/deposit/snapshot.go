@@ -153,7 +153,13 @@ func (w *Watcher) settleLedger(ctx context.Context, network solana.Network, c *s
 				return nil, false, err
 			}
 			if !done {
-				time.Sleep(100 * time.Millisecond)
+				// Another scan holds the account: look again shortly,
+				// unless the run is cancelled (its task's deadline).
+				select {
+				case <-ctx.Done():
+					return nil, false, ctx.Err()
+				case <-time.After(100 * time.Millisecond):
+				}
 			}
 		}
 		if !done {
