@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -24,32 +25,32 @@ func TestEvaluate(t *testing.T) {
 		reason  Reason
 		remain  usdc.Micros
 	}{
-		{"small send", base, Request{To: addrB, Amount: 1 * u}, Send, "", 100 * u},
-		{"just under threshold", base, Request{To: addrB, Amount: 10*u - 1}, Send, "", 100 * u},
-		{"at threshold", base, Request{To: addrB, Amount: 10 * u}, NeedsApproval, "", 100 * u},
-		{"threshold 0 sends everything to approval", zeroThreshold, Request{To: addrB, Amount: 1}, NeedsApproval, "", 100 * u},
-		{"amount = max_tx passes", base, Request{To: addrB, Amount: 25 * u}, NeedsApproval, "", 100 * u},
-		{"one micro over max_tx", base, Request{To: addrB, Amount: 25*u + 1}, Blocked, ExceedsMaxTx, 100 * u},
-		{"spent + amount = limit passes", base, Request{To: addrB, Amount: 5 * u, Usage: Usage{SpentToday: 95 * u}}, Send, "", 5 * u},
-		{"one micro over the day", base, Request{To: addrB, Amount: 5*u + 1, Usage: Usage{SpentToday: 95 * u}}, Blocked, ExceedsDailyLimit, 5 * u},
-		{"limit used up", base, Request{To: addrB, Amount: 1, Usage: Usage{SpentToday: 100 * u}}, Blocked, ExceedsDailyLimit, 0},
-		{"overspent (limit lowered) remains 0", base, Request{To: addrB, Amount: 1, Usage: Usage{SpentToday: 150 * u}}, Blocked, ExceedsDailyLimit, 0},
-		{"empty allowlist allows all", base, Request{To: addrA, Amount: 1}, Send, "", 100 * u},
-		{"allowlisted", allow, Request{To: addrA, Amount: 1}, Send, "", 100 * u},
-		{"not allowlisted", allow, Request{To: addrB, Amount: 1}, Blocked, RecipientNotAllowed, 100 * u},
-		{"frozen", base, Request{To: addrB, Amount: 1, Frozen: true}, Blocked, WalletFrozen, 100 * u},
+		{"small send", base, Request{To: addrB, Amount: usd(1 * u)}, Send, "", 100 * u},
+		{"just under threshold", base, Request{To: addrB, Amount: usd(10*u - 1)}, Send, "", 100 * u},
+		{"at threshold", base, Request{To: addrB, Amount: usd(10 * u)}, NeedsApproval, "", 100 * u},
+		{"threshold 0 sends everything to approval", zeroThreshold, Request{To: addrB, Amount: usd(1)}, NeedsApproval, "", 100 * u},
+		{"amount = max_tx passes", base, Request{To: addrB, Amount: usd(25 * u)}, NeedsApproval, "", 100 * u},
+		{"one micro over max_tx", base, Request{To: addrB, Amount: usd(25*u + 1)}, Blocked, ExceedsMaxTx, 100 * u},
+		{"spent + amount = limit passes", base, Request{To: addrB, Amount: usd(5 * u), Usage: Usage{USD: Spent[money.USD]{Today: 95 * u}}}, Send, "", 5 * u},
+		{"one micro over the day", base, Request{To: addrB, Amount: usd(5*u + 1), Usage: Usage{USD: Spent[money.USD]{Today: 95 * u}}}, Blocked, ExceedsDailyLimit, 5 * u},
+		{"limit used up", base, Request{To: addrB, Amount: usd(1), Usage: Usage{USD: Spent[money.USD]{Today: 100 * u}}}, Blocked, ExceedsDailyLimit, 0},
+		{"overspent (limit lowered) remains 0", base, Request{To: addrB, Amount: usd(1), Usage: Usage{USD: Spent[money.USD]{Today: 150 * u}}}, Blocked, ExceedsDailyLimit, 0},
+		{"empty allowlist allows all", base, Request{To: addrA, Amount: usd(1)}, Send, "", 100 * u},
+		{"allowlisted", allow, Request{To: addrA, Amount: usd(1)}, Send, "", 100 * u},
+		{"not allowlisted", allow, Request{To: addrB, Amount: usd(1)}, Blocked, RecipientNotAllowed, 100 * u},
+		{"frozen", base, Request{To: addrB, Amount: usd(1), Frozen: true}, Blocked, WalletFrozen, 100 * u},
 		// Order: frozen → recipient → max_tx → daily → approval.
-		{"frozen beats recipient", allow, Request{To: addrB, Amount: 1, Frozen: true}, Blocked, WalletFrozen, 100 * u},
-		{"recipient beats max_tx", allow, Request{To: addrB, Amount: 30 * u}, Blocked, RecipientNotAllowed, 100 * u},
-		{"max_tx beats daily", base, Request{To: addrB, Amount: 30 * u, Usage: Usage{SpentToday: 99 * u}}, Blocked, ExceedsMaxTx, 1 * u},
-		{"daily beats approval", base, Request{To: addrB, Amount: 20 * u, Usage: Usage{SpentToday: 90 * u}}, Blocked, ExceedsDailyLimit, 10 * u},
-		{"zero limits block", Policy{}, Request{To: addrB, Amount: 1}, Blocked, ExceedsMaxTx, 0},
+		{"frozen beats recipient", allow, Request{To: addrB, Amount: usd(1), Frozen: true}, Blocked, WalletFrozen, 100 * u},
+		{"recipient beats max_tx", allow, Request{To: addrB, Amount: usd(30 * u)}, Blocked, RecipientNotAllowed, 100 * u},
+		{"max_tx beats daily", base, Request{To: addrB, Amount: usd(30 * u), Usage: Usage{USD: Spent[money.USD]{Today: 99 * u}}}, Blocked, ExceedsMaxTx, 1 * u},
+		{"daily beats approval", base, Request{To: addrB, Amount: usd(20 * u), Usage: Usage{USD: Spent[money.USD]{Today: 90 * u}}}, Blocked, ExceedsDailyLimit, 10 * u},
+		{"zero limits block", Policy{}, Request{To: addrB, Amount: usd(1)}, Blocked, ExceedsMaxTx, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			d := tc.p.Evaluate(tc.r)
-			if d.Outcome != tc.outcome || d.Reason != tc.reason || d.RemainingToday != tc.remain {
+			if d.Outcome != tc.outcome || d.Reason != tc.reason || d.RemainingToday != usd(tc.remain) {
 				t.Fatalf("got %v/%q/%v, want %v/%q/%v", d.Outcome, d.Reason, d.RemainingToday, tc.outcome, tc.reason, tc.remain)
 			}
 		})
@@ -70,3 +71,6 @@ func TestDayStart(t *testing.T) {
 		}
 	}
 }
+
+// usd is m as a payment's amount.
+func usd(m usdc.Micros) money.Amount { return money.Of(m) }

@@ -12,12 +12,16 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
-// Policy limits what a wallet may spend. Amounts are micro-USDC.
+// Policy limits what a wallet may spend. The _usdc limits govern every
+// USD-pegged stablecoin together, counted at 1:1 (a USDT is taken to be
+// worth a USDC: the peg is assumed, not priced); the _eur ones every
+// EUR-pegged one. Amounts are millionths of the currency.
 type Policy struct {
-	// DailyLimit caps the sum of a UTC day's sends.
+	// DailyLimit caps the sum of a UTC day's sends in USD stablecoins.
 	DailyLimit usdc.Micros
 	// MaxTx caps one send.
 	MaxTx usdc.Micros
@@ -47,12 +51,63 @@ type Policy struct {
 	// (zero value: OutsideBlock). Without ActiveHours it changes nothing.
 	OutsideActiveHours Outside
 
+	// EUR limits the EUR stablecoins: nil, no EUR spending at all (every
+	// such payment is blocked by max_tx_eur), so a EUR asset allowed by
+	// Assets still pays nothing until a human sets them.
+	EUR *Limits[money.EUR]
+
+	// Assets are the symbols of the assets the wallet may spend (nil:
+	// DefaultAssets); any other is blocked asset_not_allowed, so an asset
+	// the service gains is spent only once a human allows it.
+	Assets []string
+
 	// ApprovalsRequired is how many distinct people must approve a parked
 	// payment before it is sent (zero value: 1). It never changes a
 	// decision: the approval package counts the votes. That it is at
 	// most the account's people who can approve is checked where the
 	// account is known (the wallet package).
 	ApprovalsRequired int
+}
+
+// Limits are the amount limits of one currency's payments, as the policy's
+// USD fields are for USD.
+type Limits[C money.Currency] struct {
+	DailyLimit, MaxTx, ApprovalThreshold money.Micros[C]
+	WeeklyLimit, MonthlyLimit            *money.Micros[C]
+}
+
+// USDLimits are the policy's _usdc limits.
+func (p Policy) USDLimits() Limits[money.USD] {
+	return Limits[money.USD]{p.DailyLimit, p.MaxTx, p.ApprovalThreshold, p.WeeklyLimit, p.MonthlyLimit}
+}
+
+// EURLimits are the policy's _eur limits; all zero (nothing may be paid)
+// without them.
+func (p Policy) EURLimits() Limits[money.EUR] {
+	if p.EUR == nil {
+		return Limits[money.EUR]{}
+	}
+	return *p.EUR
+}
+
+// DefaultAssets is what a wallet may spend unless its policy says
+// otherwise: USDC only.
+var DefaultAssets = []string{"USDC"}
+
+// MaxAssets bounds the assets list.
+const MaxAssets = 50
+
+// SpendableAssets are the assets p allows.
+func (p Policy) SpendableAssets() []string {
+	if p.Assets == nil {
+		return DefaultAssets
+	}
+	return p.Assets
+}
+
+// Spends reports whether p allows paying in asset (its symbol).
+func (p Policy) Spends(asset string) bool {
+	return slices.Contains(p.SpendableAssets(), asset)
 }
 
 // MaxApprovals bounds approvals_required: an account has at most 1,000
@@ -123,6 +178,33 @@ func (p Policy) Validate() error {
 			return &FieldError{f.name, "is too large"}
 		}
 	}
+	if e := p.EUR; e != nil {
+		for _, f := range []struct {
+			name string
+			v    *money.Micros[money.EUR]
+		}{
+			{"daily_limit_eur", &e.DailyLimit}, {"max_tx_eur", &e.MaxTx}, {"approval_threshold_eur", &e.ApprovalThreshold},
+			{"weekly_limit_eur", e.WeeklyLimit}, {"monthly_limit_eur", e.MonthlyLimit},
+		} {
+			if f.v != nil && *f.v < 0 {
+				return &FieldError{f.name, "must not be negative"}
+			}
+			if f.v != nil && *f.v > money.MaxMicros {
+				return &FieldError{f.name, "is too large"}
+			}
+		}
+	}
+	if len(p.Assets) > MaxAssets {
+		return &FieldError{"assets", fmt.Sprintf("must have at most %d entries", MaxAssets)}
+	}
+	for i, a := range p.Assets {
+		if !ValidSymbol(a) {
+			return &FieldError{fmt.Sprintf("assets[%d]", i), "must be an asset's symbol: 2 to 10 capital letters or digits (GET /assets)"}
+		}
+		if j := slices.Index(p.Assets, a); j < i {
+			return &FieldError{fmt.Sprintf("assets[%d]", i), fmt.Sprintf("duplicates assets[%d]", j)}
+		}
+	}
 	for _, f := range []struct {
 		name string
 		v    *int
@@ -175,6 +257,20 @@ func (p Policy) Validate() error {
 	return nil
 }
 
+// ValidSymbol reports whether s has the form of an asset's symbol: 2 to
+// 10 capital letters or digits.
+func ValidSymbol(s string) bool {
+	if len(s) < 2 || len(s) > 10 {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
 // Deceptive reports the characters refused in text that humans read to
 // decide (labels, memos): control characters (newlines included), format
 // characters (Cf: bidi overrides and isolates, zero-width ones, U+FEFF)
@@ -219,6 +315,52 @@ type Patch struct {
 	ActiveHours        *Change[ActiveHours]
 	OutsideActiveHours *Outside
 	ApprovalsRequired  *int
+	// EUR changes the EUR limits.
+	EUR EURPatch
+	// Assets, when non-nil, replaces the assets the wallet may spend.
+	Assets []string
+}
+
+// EURPatch changes some EUR limits. A limit that was never set is 0 (the
+// three amounts) or none (the windows): setting one where none were makes
+// the others 0, so nothing is paid in EUR beyond what was set; removing
+// one makes it 0, or none.
+type EURPatch struct {
+	DailyLimit, MaxTx, ApprovalThreshold *Change[money.Micros[money.EUR]]
+	WeeklyLimit, MonthlyLimit            *Change[money.Micros[money.EUR]]
+}
+
+func (c EURPatch) empty() bool {
+	return c.DailyLimit == nil && c.MaxTx == nil && c.ApprovalThreshold == nil && c.WeeklyLimit == nil && c.MonthlyLimit == nil
+}
+
+// apply is l with c's changes: nil when no EUR limit is left (no EUR
+// spending).
+func (c EURPatch) apply(l *Limits[money.EUR]) *Limits[money.EUR] {
+	if c.empty() {
+		return l
+	}
+	var n Limits[money.EUR]
+	if l != nil {
+		n = *l
+	}
+	for _, f := range []struct {
+		c   *Change[money.Micros[money.EUR]]
+		out *money.Micros[money.EUR]
+	}{{c.DailyLimit, &n.DailyLimit}, {c.MaxTx, &n.MaxTx}, {c.ApprovalThreshold, &n.ApprovalThreshold}} {
+		if f.c != nil {
+			*f.out = 0
+			if f.c.To != nil {
+				*f.out = *f.c.To
+			}
+		}
+	}
+	c.WeeklyLimit.apply(&n.WeeklyLimit)
+	c.MonthlyLimit.apply(&n.MonthlyLimit)
+	if n.Equal(Limits[money.EUR]{}) {
+		return nil
+	}
+	return &n
 }
 
 // Change is the new value of an optional rule: To, or none (the rule is
@@ -262,6 +404,10 @@ func (p Policy) Apply(c Patch) Policy {
 	if c.ApprovalsRequired != nil {
 		p.ApprovalsRequired = *c.ApprovalsRequired
 	}
+	p.EUR = c.EUR.apply(p.EUR)
+	if c.Assets != nil {
+		p.Assets = c.Assets
+	}
 	if c.Labels != nil {
 		p.Labels = c.Labels
 	} else if p.Labels != nil {
@@ -293,8 +439,29 @@ func (p Policy) Doc() map[string]any {
 		"weekly_limit_usdc": p.WeeklyLimit, "monthly_limit_usdc": p.MonthlyLimit,
 		"max_tx_per_hour": p.MaxTxPerHour, "max_tx_per_day": p.MaxTxPerDay,
 		"active_hours": p.ActiveHours, "outside_active_hours": p.OutsideActiveHours.orBlock(),
-		"approvals_required": p.Approvals(),
+		"approvals_required": p.Approvals(), "assets": p.SpendableAssets(),
+		"daily_limit_eur": eurField(p.EUR, func(l Limits[money.EUR]) *money.Micros[money.EUR] { return &l.DailyLimit }),
+		"max_tx_eur":      eurField(p.EUR, func(l Limits[money.EUR]) *money.Micros[money.EUR] { return &l.MaxTx }),
+		"approval_threshold_eur": eurField(p.EUR, func(l Limits[money.EUR]) *money.Micros[money.EUR] {
+			return &l.ApprovalThreshold
+		}),
+		"weekly_limit_eur":  eurField(p.EUR, func(l Limits[money.EUR]) *money.Micros[money.EUR] { return l.WeeklyLimit }),
+		"monthly_limit_eur": eurField(p.EUR, func(l Limits[money.EUR]) *money.Micros[money.EUR] { return l.MonthlyLimit }),
 	}
+}
+
+// eurField is one EUR limit, or nil without EUR limits.
+func eurField(l *Limits[money.EUR], f func(Limits[money.EUR]) *money.Micros[money.EUR]) *money.Micros[money.EUR] {
+	if l == nil {
+		return nil
+	}
+	return f(*l)
+}
+
+// Equal reports whether l and o are the same limits.
+func (l Limits[C]) Equal(o Limits[C]) bool {
+	return l.DailyLimit == o.DailyLimit && l.MaxTx == o.MaxTx && l.ApprovalThreshold == o.ApprovalThreshold &&
+		equalPtr(l.WeeklyLimit, o.WeeklyLimit) && equalPtr(l.MonthlyLimit, o.MonthlyLimit)
 }
 
 // Same reports whether p and o are the same policy.
@@ -304,7 +471,9 @@ func (p Policy) Same(o Policy) bool {
 		equalPtr(p.WeeklyLimit, o.WeeklyLimit) && equalPtr(p.MonthlyLimit, o.MonthlyLimit) &&
 		equalPtr(p.MaxTxPerHour, o.MaxTxPerHour) && equalPtr(p.MaxTxPerDay, o.MaxTxPerDay) &&
 		(p.ActiveHours == nil) == (o.ActiveHours == nil) && (p.ActiveHours == nil || p.ActiveHours.Equal(*o.ActiveHours)) &&
-		p.OutsideActiveHours.orBlock() == o.OutsideActiveHours.orBlock() && p.Approvals() == o.Approvals()
+		p.OutsideActiveHours.orBlock() == o.OutsideActiveHours.orBlock() && p.Approvals() == o.Approvals() &&
+		(p.EUR == nil) == (o.EUR == nil) && (p.EUR == nil || p.EUR.Equal(*o.EUR)) &&
+		slices.Equal(p.SpendableAssets(), o.SpendableAssets())
 }
 
 func equalPtr[T comparable](a, b *T) bool {
@@ -344,6 +513,14 @@ func Loosening(before, after Policy) string {
 	}
 	if what := loosensOptional("monthly_limit_usdc", before.MonthlyLimit, after.MonthlyLimit); what != "" {
 		return what
+	}
+	if what := loosensEUR(before.EUR, after.EUR); what != "" {
+		return what
+	}
+	for _, a := range after.SpendableAssets() {
+		if !before.Spends(a) {
+			return fmt.Sprintf("allow another asset (%s)", a)
+		}
 	}
 	if what := loosensOptional("max_tx_per_hour", before.MaxTxPerHour, after.MaxTxPerHour); what != "" {
 		return what
@@ -388,9 +565,36 @@ func Loosening(before, after Policy) string {
 	return ""
 }
 
+// loosensEUR names how the EUR limits were loosened: set where there were
+// none (no EUR spending before), or one of them raised or removed.
+func loosensEUR(before, after *Limits[money.EUR]) string {
+	switch {
+	case after == nil:
+		return ""
+	case before == nil:
+		return fmt.Sprintf("allow EUR spending (daily_limit_eur %s where none was set)", after.DailyLimit)
+	}
+	for _, f := range []struct {
+		name          string
+		before, after money.Micros[money.EUR]
+	}{
+		{"daily_limit_eur", before.DailyLimit, after.DailyLimit},
+		{"max_tx_eur", before.MaxTx, after.MaxTx},
+		{"approval_threshold_eur", before.ApprovalThreshold, after.ApprovalThreshold},
+	} {
+		if f.after > f.before {
+			return fmt.Sprintf("raise a policy limit (%s from %s to %s)", f.name, f.before, f.after)
+		}
+	}
+	if what := loosensOptional("weekly_limit_eur", before.WeeklyLimit, after.WeeklyLimit); what != "" {
+		return what
+	}
+	return loosensOptional("monthly_limit_eur", before.MonthlyLimit, after.MonthlyLimit)
+}
+
 // loosensOptional names how an optional limit or count was loosened:
 // raised, or removed (no limit at all); "" when it was not.
-func loosensOptional[T usdc.Micros | int](name string, before, after *T) string {
+func loosensOptional[T usdc.Micros | money.Micros[money.EUR] | int](name string, before, after *T) string {
 	switch {
 	case before == nil:
 		return ""

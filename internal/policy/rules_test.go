@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -195,7 +196,7 @@ func TestEvaluate_OptionalRules(t *testing.T) {
 	})
 	parks := with(func(p *Policy) { *p = rules; p.OutsideActiveHours = OutsideApprove })
 	req := func(amount usdc.Micros, at time.Time, f func(*Usage)) Request {
-		r := Request{To: addrB, Amount: amount, At: at}
+		r := Request{To: addrB, Amount: usd(amount), At: at}
 		if f != nil {
 			f(&r.Usage)
 		}
@@ -212,10 +213,10 @@ func TestEvaluate_OptionalRules(t *testing.T) {
 		{"no new rule: today's behaviour", base, req(1*u, saturday, func(u *Usage) { u.PaymentsLastHour = 1000 }), Send, "", ""},
 		{"within every rule", rules, req(1*u, tuesday, nil), Send, "", ""},
 		{"threshold still parks", rules, req(10*u, tuesday, nil), NeedsApproval, "", RuleApprovalThreshold},
-		{"week: spent + amount = limit passes", rules, req(5*u, tuesday, func(x *Usage) { x.SpentWeek = 295 * u }), Send, "", ""},
-		{"week: a micro over", rules, req(5*u+1, tuesday, func(x *Usage) { x.SpentWeek = 295 * u }), Blocked, ExceedsWeeklyLimit, RuleWeeklyLimit},
-		{"week overspent (lowered)", rules, req(1, tuesday, func(x *Usage) { x.SpentWeek = 400 * u }), Blocked, ExceedsWeeklyLimit, RuleWeeklyLimit},
-		{"month: a micro over", rules, req(5*u+1, tuesday, func(x *Usage) { x.SpentMonth = 995 * u }), Blocked, ExceedsMonthlyLimit, RuleMonthlyLimit},
+		{"week: spent + amount = limit passes", rules, req(5*u, tuesday, func(x *Usage) { x.USD.Week = 295 * u }), Send, "", ""},
+		{"week: a micro over", rules, req(5*u+1, tuesday, func(x *Usage) { x.USD.Week = 295 * u }), Blocked, ExceedsWeeklyLimit, RuleWeeklyLimit},
+		{"week overspent (lowered)", rules, req(1, tuesday, func(x *Usage) { x.USD.Week = 400 * u }), Blocked, ExceedsWeeklyLimit, RuleWeeklyLimit},
+		{"month: a micro over", rules, req(5*u+1, tuesday, func(x *Usage) { x.USD.Month = 995 * u }), Blocked, ExceedsMonthlyLimit, RuleMonthlyLimit},
 		{"zero weekly limit blocks", with(func(p *Policy) { p.WeeklyLimit = ptr(usdc.Micros(0)) }), req(1, tuesday, nil), Blocked, ExceedsWeeklyLimit, RuleWeeklyLimit},
 		{"hour: 9 before passes", rules, req(1*u, tuesday, func(x *Usage) { x.PaymentsLastHour = 9 }), Send, "", ""},
 		{"hour: 10 before blocks", rules, req(1*u, tuesday, func(x *Usage) { x.PaymentsLastHour = 10 }), Blocked, ExceedsVelocity, RuleMaxTxPerHour},
@@ -225,18 +226,18 @@ func TestEvaluate_OptionalRules(t *testing.T) {
 		{"saturday parked with approve", parks, req(1, saturday, nil), NeedsApproval, "", RuleActiveHours},
 		{"tuesday with approve is sent", parks, req(1*u, tuesday, nil), Send, "", ""},
 		// Order: ... → daily → weekly → monthly → per hour → per day → hours.
-		{"daily beats weekly", rules, req(20*u, tuesday, func(x *Usage) { x.SpentToday, x.SpentWeek = 90*u, 300*u }), Blocked, ExceedsDailyLimit, RuleDailyLimit},
-		{"weekly beats monthly", rules, req(1*u, tuesday, func(x *Usage) { x.SpentWeek, x.SpentMonth = 300*u, 1000*u }), Blocked, ExceedsWeeklyLimit, RuleWeeklyLimit},
-		{"monthly beats velocity", rules, req(1*u, tuesday, func(x *Usage) { x.SpentMonth, x.PaymentsLastHour = 1000*u, 10 }), Blocked, ExceedsMonthlyLimit, RuleMonthlyLimit},
+		{"daily beats weekly", rules, req(20*u, tuesday, func(x *Usage) { x.USD.Today, x.USD.Week = 90*u, 300*u }), Blocked, ExceedsDailyLimit, RuleDailyLimit},
+		{"weekly beats monthly", rules, req(1*u, tuesday, func(x *Usage) { x.USD.Week, x.USD.Month = 300*u, 1000*u }), Blocked, ExceedsWeeklyLimit, RuleWeeklyLimit},
+		{"monthly beats velocity", rules, req(1*u, tuesday, func(x *Usage) { x.USD.Month, x.PaymentsLastHour = 1000*u, 10 }), Blocked, ExceedsMonthlyLimit, RuleMonthlyLimit},
 		{"velocity beats hours", rules, req(1*u, saturday, func(x *Usage) { x.PaymentsLastHour = 10 }), Blocked, ExceedsVelocity, RuleMaxTxPerHour},
 		{"max_tx beats hours", rules, req(30*u, saturday, nil), Blocked, ExceedsMaxTx, RuleMaxTx},
-		{"frozen first", rules, Request{To: addrB, Amount: 1, Frozen: true, At: saturday}, Blocked, WalletFrozen, RuleState},
+		{"frozen first", rules, Request{To: addrB, Amount: usd(1), Frozen: true, At: saturday}, Blocked, WalletFrozen, RuleState},
 		// A payment a human approved: its count and hours were judged
 		// when it was asked for; its amounts are judged again.
-		{"approved: hours and velocity not again", rules, Request{To: addrB, Amount: 1 * u, At: saturday, Approved: true,
+		{"approved: hours and velocity not again", rules, Request{To: addrB, Amount: usd(1 * u), At: saturday, Approved: true,
 			Usage: Usage{PaymentsLastHour: 99, PaymentsLastDay: 99}}, Send, "", ""},
-		{"approved: weekly again", rules, Request{To: addrB, Amount: 1 * u, At: saturday, Approved: true,
-			Usage: Usage{SpentWeek: 300 * u}}, Blocked, ExceedsWeeklyLimit, RuleWeeklyLimit},
+		{"approved: weekly again", rules, Request{To: addrB, Amount: usd(1 * u), At: saturday, Approved: true,
+			Usage: Usage{USD: Spent[money.USD]{Week: 300 * u}}}, Blocked, ExceedsWeeklyLimit, RuleWeeklyLimit},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

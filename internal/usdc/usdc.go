@@ -1,135 +1,32 @@
-// Package usdc holds the money type of the service: whole micro-USDC as an
-// integer, parsed from and printed as exact decimal text (never float64).
+// Package usdc names the money type the USD limits and USDC amounts use:
+// money.Micros[money.USD]. Every USD-pegged stablecoin counts at 1:1
+// under the policy's _usdc fields, so a micro-USDC is a micro-dollar.
 package usdc
 
-import (
-	"errors"
-	"strconv"
-	"strings"
-)
+import "github.com/agentwallet/agentwallet/internal/money"
 
 // Decimals is the number of decimal places of the USDC mint.
-const Decimals = 6
+const Decimals = money.Decimals
+
+// Micros is an amount in micro-dollars (micro-USDC).
+type Micros = money.Micros[money.USD]
 
 // Unit is one whole USDC in micro-USDC.
-const Unit Micros = 1_000_000
+const Unit Micros = money.Unit
 
-// Micros is an amount of USDC in millionths (the mint's base unit). The zero
-// value is zero USDC.
-type Micros int64
+// MaxMicros bounds parsed amounts.
+const MaxMicros Micros = money.MaxMicros
 
-// MaxMicros bounds parsed amounts: 10^12 USDC is far above any supply and
-// keeps sums of several amounts inside int64.
-const MaxMicros Micros = 1_000_000_000_000 * Unit
-
-// Errors returned by Parse; callers branch on them to word a field error.
+// Errors returned by Parse.
 var (
-	ErrSyntax    = errors.New("must be a decimal number")
-	ErrPrecision = errors.New("must have at most 6 decimal places")
-	ErrRange     = errors.New("is too large")
-	ErrNegative  = errors.New("must not be negative")
+	ErrSyntax    = money.ErrSyntax
+	ErrPrecision = money.ErrPrecision
+	ErrRange     = money.ErrRange
+	ErrNegative  = money.ErrNegative
 )
 
-// Parse reads a JSON number's text ("12", "12.5", "1e3", "0.000001") into
-// micro-USDC exactly. Exponents are allowed as JSON allows them; anything
-// that is not exact at 6 decimals is ErrPrecision.
-func Parse(s string) (Micros, error) {
-	if s == "" {
-		return 0, ErrSyntax
-	}
-	neg := false
-	if s[0] == '-' {
-		neg = true
-		s = s[1:]
-	}
-	mant, exp := s, 0
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		mant = s[:i]
-		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
-		if err != nil || e > 100 || e < -100 {
-			if err == nil && e > 100 {
-				return 0, ErrRange
-			}
-			return 0, ErrSyntax
-		}
-		exp = e
-	}
-	intPart, frac := mant, ""
-	if i := strings.IndexByte(mant, '.'); i >= 0 {
-		intPart, frac = mant[:i], mant[i+1:]
-		if frac == "" {
-			return 0, ErrSyntax
-		}
-	}
-	if intPart == "" || !allDigits(intPart) || !allDigits(frac) {
-		return 0, ErrSyntax
-	}
-	digits := strings.TrimLeft(intPart+frac, "0")
-	// value = digits × 10^(exp - len(frac)); we want value × 10^6.
-	shift := exp - len(frac) + Decimals
-	if digits == "" {
-		return 0, nil
-	}
-	if shift < 0 {
-		cut := len(digits) + shift
-		if cut < 0 || strings.Trim(digits[max(cut, 0):], "0") != "" {
-			return 0, ErrPrecision
-		}
-		digits = digits[:cut]
-		shift = 0
-	}
-	if len(digits)+shift > 19 {
-		return 0, ErrRange
-	}
-	digits += strings.Repeat("0", shift)
-	v, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || Micros(v) > MaxMicros {
-		return 0, ErrRange
-	}
-	if neg {
-		return 0, ErrNegative
-	}
-	return Micros(v), nil
-}
+// Parse reads a JSON number's text into micro-USDC exactly.
+func Parse(s string) (Micros, error) { return money.Parse[money.USD](s) }
 
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// String prints the amount as the shortest exact decimal: 12500000 → "12.5".
-func (m Micros) String() string {
-	return FormatUnits(int64(m), Decimals)
-}
-
-// MarshalJSON writes the amount as a JSON number in whole USDC.
-func (m Micros) MarshalJSON() ([]byte, error) {
-	return []byte(m.String()), nil
-}
-
-// FormatUnits prints v base units of a token with the given decimals as the
-// shortest exact decimal text ("1.5", "0.000001", "3").
-func FormatUnits(v int64, decimals int) string {
-	neg := v < 0
-	u := uint64(v)
-	if neg {
-		u = uint64(-v)
-	}
-	s := strconv.FormatUint(u, 10)
-	if len(s) <= decimals {
-		s = strings.Repeat("0", decimals-len(s)+1) + s
-	}
-	whole, frac := s[:len(s)-decimals], strings.TrimRight(s[len(s)-decimals:], "0")
-	out := whole
-	if frac != "" {
-		out += "." + frac
-	}
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
+// FormatUnits prints v base units with the given decimals exactly.
+func FormatUnits(v int64, decimals int) string { return money.FormatUnits(v, decimals) }

@@ -1,4 +1,4 @@
-package usdc
+package money
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ func TestParse(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		in   string
-		want Micros
+		want Micros[USD]
 		err  error
 	}{
 		{"0", 0, nil},
@@ -42,16 +42,16 @@ func TestParse(t *testing.T) {
 		{"0x10", 0, ErrSyntax},
 	}
 	for _, tc := range cases {
-		got, err := Parse(tc.in)
+		got, err := Parse[USD](tc.in)
 		if !errors.Is(err, tc.err) || (tc.err == nil && got != tc.want) {
-			t.Errorf("Parse(%q) = %d, %v; want %d, %v", tc.in, got, err, tc.want, tc.err)
+			t.Errorf("Parse[USD](%q) = %d, %v; want %d, %v", tc.in, got, err, tc.want, tc.err)
 		}
 	}
 }
 
 func TestString(t *testing.T) {
 	t.Parallel()
-	for v, want := range map[Micros]string{0: "0", 1: "0.000001", 12_500_000: "12.5", 3_000_000: "3", -1_500_000: "-1.5"} {
+	for v, want := range map[Micros[EUR]]string{0: "0", 1: "0.000001", 12_500_000: "12.5", 3_000_000: "3", -1_500_000: "-1.5"} {
 		if got := v.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", v, got, want)
 		}
@@ -65,21 +65,43 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		v, err := Parse(s)
+		v, err := Parse[USD](s)
 		if err != nil {
 			return
 		}
 		if v < 0 || v > MaxMicros {
-			t.Fatalf("Parse(%q) = %d out of range", s, v)
+			t.Fatalf("Parse[USD](%q) = %d out of range", s, v)
 		}
-		back, err := Parse(v.String())
+		back, err := Parse[USD](v.String())
 		if err != nil || back != v {
 			t.Fatalf("round trip %q → %d → %q → %d, %v", s, v, v.String(), back, err)
 		}
 		if f, err := strconv.ParseFloat(s, 64); err == nil && f < 1e9 {
 			if d := f*1e6 - float64(v); d > 1 || d < -1 {
-				t.Fatalf("Parse(%q) = %d, float says %f", s, v, f*1e6)
+				t.Fatalf("Parse[USD](%q) = %d, float says %f", s, v, f*1e6)
 			}
 		}
 	})
+}
+
+// An Amount answers only in its own currency: euros never read as dollars.
+func TestAmount_AnswersOnlyInItsCurrency(t *testing.T) {
+	t.Parallel()
+	eur := Of(Micros[EUR](2_500_000))
+	if _, ok := As[USD](eur); ok {
+		t.Fatal("an amount of euros was read as dollars")
+	}
+	if m, ok := As[EUR](eur); !ok || m != 2_500_000 {
+		t.Fatalf("As[EUR] = %v, %v", m, ok)
+	}
+	if got := eur.String(); got != "2.5 EUR" {
+		t.Fatalf("String() = %q", got)
+	}
+	if _, err := AmountOf("GBP", 1); err == nil {
+		t.Fatal("an unknown currency was accepted")
+	}
+	usd, err := AmountOf(CodeUSD, 7)
+	if m, ok := As[USD](usd); err != nil || !ok || m != 7 {
+		t.Fatalf("AmountOf(USD, 7) = %v, %v, %v", m, ok, err)
+	}
 }
