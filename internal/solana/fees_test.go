@@ -118,67 +118,77 @@ func TestFeePolicy_Validate(t *testing.T) {
 }
 
 // The compute-unit limit covers what each shape of transfer runs on the
-// localnet, and is tight: above it by at most the classic-token allowance,
-// the memo estimate's slack and 10%.
+// localnet, and is tight: above it by at most the classic-token allowance
+// (SPL Token only), the memo estimate's slack and 10%. For USDC and for
+// PYUSD (Token-2022, with mainnet PYUSD's extensions).
 func TestComputeUnits_TightForEachTransferShape(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
 	ctx := context.Background()
 	c := solana.NewClient(ln.URL, solana.Devnet, 0)
-	owner, secret := fundedWallet(t, ln, 10_000_000)
-	bh, err := c.LatestBlockhash(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	memos := []string{"", "a", strings.Repeat("a", 200), strings.Repeat("é", 200), strings.Repeat("😀", 180)}
-	bumps := map[uint8]bool{}
-	for i := 0; i < 12; i++ {
-		for _, memo := range memos {
-			if err := solana.CheckTransferSize(solana.Devnet, memo); err != nil {
-				t.Fatalf("memo of %d bytes: %v", len(memo), err)
+	for _, tk := range []solana.Token{solana.Devnet.USDC(), pyusd} {
+		t.Run(tk.Symbol, func(t *testing.T) {
+			t.Parallel()
+			owner, secret := fundedWallet(t, ln, 0)
+			ln.SetTokenBalance(t, owner.String(), tk.Mint.String(), 10_000_000)
+			bh, err := c.LatestBlockhash(ctx)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, exists := range []bool{false, true} {
-				to, _ := newWallet(t)
-				if exists {
-					ln.SetTokenBalance(t, to.String(), solana.DevnetUSDCMint.String(), 1)
-				}
-				_, bump, _ := sol.FindAssociatedTokenAddress(to, solana.DevnetUSDCMint)
-				bumps[bump] = true
-				tr := solana.Transfer{Owner: owner, To: to, Amount: 1, Memo: memo, Reference: to, RecipientAccountExists: exists}
-				known, err := c.TokenAccountExists(ctx, to)
-				if err != nil || known != exists {
-					t.Fatalf("TokenAccountExists: %v %v, want %v", known, err, exists)
-				}
-				limit, err := solana.TransferComputeUnits(solana.Devnet, tr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tx, err := c.BuildTransfer(tr, bh)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, _, err := solana.Sign(context.Background(), tx, signer.Plain(secret)); err != nil {
-					t.Fatal(err)
-				}
-				res, err := c.RPC().SimulateTransactionWithOpts(ctx, tx, &rpc.SimulateTransactionOpts{Commitment: rpc.CommitmentConfirmed})
-				if err != nil || res.Value.Err != nil {
-					t.Fatalf("simulate: %v %v %v", err, res.Value.Err, res.Value.Logs)
-				}
-				used := uint32(*res.Value.UnitsConsumed)
-				allowance := uint32(6_200)
-				if !exists {
-					allowance += 7_000
-				}
-				tight := (used+allowance+250)*11/10 + 100
-				if used > limit || limit > tight {
-					t.Errorf("memo %d bytes, account exists %v, bump %d: used %d, limit %d (want between, at most %d)",
-						len(memo), exists, bump, used, limit, tight)
+			bumps := map[uint8]bool{}
+			for i := 0; i < 12; i++ {
+				for _, memo := range memos {
+					if err := solana.CheckTokenTransferSize(solana.Devnet, tk, memo); err != nil {
+						t.Fatalf("memo of %d bytes: %v", len(memo), err)
+					}
+					for _, exists := range []bool{false, true} {
+						to, _ := newWallet(t)
+						if exists {
+							ln.SetTokenBalance(t, to.String(), tk.Mint.String(), 1)
+						}
+						_, bump, _ := sol.FindAssociatedTokenAddressWithProgram(to, tk.Mint, tk.Program)
+						bumps[bump] = true
+						tr := solana.Transfer{Token: tk, Owner: owner, To: to, Amount: 1, Memo: memo, Reference: to, RecipientAccountExists: exists}
+						known, err := c.TokenAccountExistsOf(ctx, to, tk)
+						if err != nil || known != exists {
+							t.Fatalf("TokenAccountExistsOf: %v %v, want %v", known, err, exists)
+						}
+						limit, err := solana.TransferComputeUnits(solana.Devnet, tr)
+						if err != nil {
+							t.Fatal(err)
+						}
+						tx, err := c.BuildTransfer(tr, bh)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if _, _, err := solana.Sign(context.Background(), tx, signer.Plain(secret)); err != nil {
+							t.Fatal(err)
+						}
+						res, err := c.RPC().SimulateTransactionWithOpts(ctx, tx, &rpc.SimulateTransactionOpts{Commitment: rpc.CommitmentConfirmed})
+						if err != nil || res.Value.Err != nil {
+							t.Fatalf("simulate: %v %v %v", err, res.Value.Err, res.Value.Logs)
+						}
+						used := uint32(*res.Value.UnitsConsumed)
+						allowance := uint32(0)
+						if !tk.Is2022() {
+							allowance = 6_200
+							if !exists {
+								allowance += 7_000
+							}
+						}
+						tight := (used+allowance+250)*11/10 + 100
+						if used > limit || limit > tight {
+							t.Errorf("memo %d bytes, account exists %v, bump %d: used %d, limit %d (want between, at most %d)",
+								len(memo), exists, bump, used, limit, tight)
+						}
+					}
 				}
 			}
-		}
-	}
-	if len(bumps) < 2 {
-		t.Fatalf("only bumps %v were tried", bumps)
+			if len(bumps) < 2 {
+				t.Fatalf("only bumps %v were tried", bumps)
+			}
+		})
 	}
 }
 

@@ -91,6 +91,7 @@ type Client struct {
 	redacted string
 	secrets  []string // parts of the URLs that may hold a provider's API key
 	tokens   []Token  // reported by Balance beside USDC (WithTokens)
+	terms    *termsCache
 }
 
 // NewClient returns a client for the node at url. Every call is bounded by
@@ -114,7 +115,7 @@ func NewPoolClient(urls []string, network Network, timeout time.Duration) *Clien
 	}
 	return &Client{rpc: rpc.NewWithCustomRPCClient(p), pool: p, network: network,
 		timeout:  timeout * time.Duration(max(1, min(len(urls), maxReadAttempts))),
-		redacted: strings.Join(names, ", "), secrets: p.secrets}
+		redacted: strings.Join(names, ", "), secrets: p.secrets, terms: newTermsCache()}
 }
 
 // rpcError wraps a failed call as ErrRPC (ErrUnavailable when no node

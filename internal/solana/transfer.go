@@ -8,30 +8,31 @@ import (
 	"fmt"
 
 	sol "github.com/gagliardetto/solana-go"
-	associatedtokenaccount "github.com/gagliardetto/solana-go/programs/associated-token-account"
 	computebudget "github.com/gagliardetto/solana-go/programs/compute-budget"
 	"github.com/gagliardetto/solana-go/programs/memo"
-	"github.com/gagliardetto/solana-go/programs/token"
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
-// Transfer is a USDC payment from an agent wallet, which also pays the
+// Transfer is a token payment from an agent wallet, which also pays the
 // fees and the rent of the recipient's token account if it must be made,
 // unless a fee payer does.
 type Transfer struct {
+	// Token is what moves; the zero value is the network's USDC.
+	Token Token
 	Owner sol.PublicKey
 	// FeePayer, when set, pays the fees and the rent instead of Owner (fee
 	// sponsorship): it signs first, so the transaction has two signatures.
 	FeePayer sol.PublicKey
 	To       sol.PublicKey
-	Amount   usdc.Micros
-	Memo     string
+	// Amount is in the token's base units (micro-USDC for USDC).
+	Amount usdc.Micros
+	Memo   string
 	// ComputeUnitPrice is the priority fee in micro-lamports per unit.
 	ComputeUnitPrice uint64
-	// RecipientAccountExists: the recipient's USDC account is known to
+	// RecipientAccountExists: the recipient's token account is known to
 	// exist, so the transfer requests no compute for creating it (the
 	// CreateIdempotent stays, and is then a no-op).
 	RecipientAccountExists bool
@@ -73,22 +74,53 @@ const (
 	unitsClassicAccount = 7_000
 )
 
+// The compute a Token-2022 transfer needs, measured on the localnet
+// (LiteSVM 1.5.0's Token-2022 build) with TestComputeUnits_TightForEachTransferShape
+// on PYUSD's mint (its eight extensions, fee 0, hook unset):
+//
+//	recipient's account exists, no memo, its bump 255:  8,786 units
+//	creating the recipient's account (187 bytes):     +15,123
+//
+// (The ATA program's CreateIdempotent asks Token-2022 for the account's
+// size from the mint's extensions and initializes ImmutableOwner, which
+// SPL Token's p-token build does in far less.) The bump and the memo cost
+// what they cost for SPL Token. There is no
+// lighter build of Token-2022 on any network, so no classic allowance:
+// 10% on top.
+const (
+	units2022Transfer      = 8_800
+	units2022CreateAccount = 15_150
+)
+
 // TransferComputeUnits is the compute-unit limit a transfer requests: a
-// tight bound for its shape (creating the recipient's token account or
-// not, its memo's length, the recipient account's bump). The priority fee
-// is paid on this limit, not on what runs.
+// tight bound for its shape (its token's program, creating the
+// recipient's token account or not, its memo's length, the recipient
+// account's bump). The priority fee is paid on this limit, not on what
+// runs.
 func TransferComputeUnits(network Network, t Transfer) (uint32, error) {
-	_, bump, err := associatedTokenAddress(t.To, network.USDCMint())
+	tk := t.tokenOf(network)
+	if err := tk.validate(); err != nil {
+		return 0, err
+	}
+	_, bump, err := accountOf(t.To, tk)
 	if err != nil {
 		return 0, err
 	}
-	return transferUnits(bump, t.RecipientAccountExists, len(t.Memo)), nil
+	return transferUnits(tk, bump, t.RecipientAccountExists, len(t.Memo)), nil
 }
 
-func transferUnits(bump uint8, exists bool, memoBytes int) uint32 {
-	u := unitsTransfer + unitsClassicToken + unitsPerBumpTry*(255-int(bump))
-	if !exists {
-		u += unitsCreateAccount + unitsClassicAccount
+func transferUnits(tk Token, bump uint8, exists bool, memoBytes int) uint32 {
+	var u int
+	if tk.Is2022() {
+		u = units2022Transfer + unitsPerBumpTry*(255-int(bump))
+		if !exists {
+			u += units2022CreateAccount
+		}
+	} else {
+		u = unitsTransfer + unitsClassicToken + unitsPerBumpTry*(255-int(bump))
+		if !exists {
+			u += unitsCreateAccount + unitsClassicAccount
+		}
 	}
 	if memoBytes > 0 {
 		u += unitsMemo + memoBytes
@@ -139,12 +171,12 @@ const TokenAccountRentLamports = (165 + 128) * 3_480 * 2
 // source and destination token accounts): the ones whose fee market
 // decides whether it lands.
 func WritableAccounts(network Network, t Transfer) ([]sol.PublicKey, error) {
-	mint := network.USDCMint()
-	src, _, err := associatedTokenAddress(t.Owner, mint)
+	tk := t.tokenOf(network)
+	src, _, err := accountOf(t.Owner, tk)
 	if err != nil {
 		return nil, err
 	}
-	dst, _, err := associatedTokenAddress(t.To, mint)
+	dst, _, err := accountOf(t.To, tk)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +186,13 @@ func WritableAccounts(network Network, t Transfer) ([]sol.PublicKey, error) {
 // TokenAccountExists reports whether owner's USDC token account exists
 // (at confirmed commitment), which makes its transfer cheaper in compute.
 func (c *Client) TokenAccountExists(ctx context.Context, owner sol.PublicKey) (bool, error) {
-	ata, _, err := associatedTokenAddress(owner, c.network.USDCMint())
+	return c.TokenAccountExistsOf(ctx, owner, c.network.USDC())
+}
+
+// TokenAccountExistsOf reports whether owner's associated account of tk
+// (under tk's program) exists, at confirmed commitment.
+func (c *Client) TokenAccountExistsOf(ctx context.Context, owner sol.PublicKey, tk Token) (bool, error) {
+	ata, _, err := accountOf(owner, tk)
 	if err != nil {
 		return false, err
 	}
@@ -174,8 +212,12 @@ func (c *Client) TokenAccountExists(ctx context.Context, owner sol.PublicKey) (b
 }
 
 // BuildTransfer makes the unsigned transaction: ComputeBudget limit and
-// price → CreateIdempotent of the recipient's USDC account → TransferChecked
-// → Memo (when given), fee payer the wallet or t.FeePayer.
+// price → CreateIdempotent of the recipient's token account → TransferChecked
+// under the token's program → Memo (when given), fee payer the wallet or
+// t.FeePayer. For a Token-2022 token the memo comes just before the
+// transfer instead: a recipient account with MemoTransfer (required
+// incoming memos) accepts only a transfer whose previous instruction is a
+// memo.
 func (c *Client) BuildTransfer(t Transfer, bh Blockhash) (*sol.Transaction, error) {
 	return buildTransfer(c.network, t, bh)
 }
@@ -192,16 +234,22 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("memo too long: the transaction would be %d bytes, Solana allows %d", e.Size, MaxTransactionSize)
 }
 
-// CheckTransferSize answers a *TooLargeError when the transfer's signed
-// transaction with this memo would not fit a packet. Its size depends on
-// nothing else (every key is 32 bytes, every amount and price 8, the
-// signature 64), so it is known before any key or blockhash is at hand.
+// CheckTransferSize answers a *TooLargeError when the USDC transfer's
+// signed transaction with this memo would not fit a packet. Its size
+// depends on nothing else (every key is 32 bytes, every amount and price
+// 8, the signature 64), so it is known before any key or blockhash is at
+// hand.
 func CheckTransferSize(network Network, memo string) error {
+	return CheckTokenTransferSize(network, network.USDC(), memo)
+}
+
+// CheckTokenTransferSize is CheckTransferSize for a transfer of tk.
+func CheckTokenTransferSize(network Network, tk Token, memo string) error {
 	probe := func(label string) sol.PublicKey {
 		h := sha256.Sum256([]byte("agentwallet/size-probe/" + label))
 		return sol.PublicKeyFromBytes(h[:])
 	}
-	tx, err := buildTransfer(network, Transfer{Owner: probe("owner"), To: probe("to"), Amount: 1, Memo: memo, Reference: probe("reference")}, Blockhash{})
+	tx, err := buildTransfer(network, Transfer{Token: tk, Owner: probe("owner"), To: probe("to"), Amount: 1, Memo: memo, Reference: probe("reference")}, Blockhash{})
 	if err != nil {
 		return err
 	}
@@ -223,21 +271,27 @@ func buildTransfer(network Network, t Transfer, bh Blockhash) (*sol.Transaction,
 	if t.Amount <= 0 {
 		return nil, errors.New("transfer amount must be positive")
 	}
-	mint := network.USDCMint()
-	src, _, err := associatedTokenAddress(t.Owner, mint)
+	tk := t.tokenOf(network)
+	if err := tk.validate(); err != nil {
+		return nil, err
+	}
+	src, _, err := accountOf(t.Owner, tk)
 	if err != nil {
 		return nil, err
 	}
-	dst, bump, err := associatedTokenAddress(t.To, mint)
+	dst, bump, err := accountOf(t.To, tk)
 	if err != nil {
 		return nil, err
 	}
-	transfer := token.NewTransferCheckedInstruction(uint64(t.Amount), usdc.Decimals, src, mint, dst, t.Owner, nil)
+	transfer, err := transferCheckedInstruction(tk, uint64(t.Amount), src, dst, t.Owner)
+	if err != nil {
+		return nil, err
+	}
 	if !t.Reference.IsZero() {
-		transfer.Accounts = append(transfer.Accounts, sol.Meta(t.Reference))
+		transfer.AccountValues = append(transfer.AccountValues, sol.Meta(t.Reference))
 	}
 	ixs := []sol.Instruction{
-		computebudget.NewSetComputeUnitLimitInstruction(transferUnits(bump, t.RecipientAccountExists, len(t.Memo))).Build(),
+		computebudget.NewSetComputeUnitLimitInstruction(transferUnits(tk, bump, t.RecipientAccountExists, len(t.Memo))).Build(),
 		computebudget.NewSetComputeUnitPriceInstruction(t.ComputeUnitPrice).Build(),
 	}
 	// A sponsored transfer to an account known to exist does not offer to
@@ -247,11 +301,19 @@ func buildTransfer(network Network, t Transfer, bh Blockhash) (*sol.Transaction,
 	// it), again and again. The transfer fails on chain instead, its fee
 	// counted. A wallet paying its own way keeps the offer.
 	if !t.RecipientAccountExists || t.FeePayer.IsZero() {
-		ixs = append(ixs, associatedtokenaccount.NewCreateIdempotentInstruction(t.payer(), t.To, mint).Build())
+		ixs = append(ixs, createIdempotentInstruction(t.payer(), t.To, tk))
 	}
-	ixs = append(ixs, transfer.Build())
+	var note sol.Instruction
 	if t.Memo != "" {
-		ixs = append(ixs, memo.NewMemoInstruction([]byte(t.Memo), t.Owner).Build())
+		note = memo.NewMemoInstruction([]byte(t.Memo), t.Owner).Build()
+	}
+	if note != nil && tk.Is2022() {
+		ixs = append(ixs, note)
+		note = nil
+	}
+	ixs = append(ixs, transfer)
+	if note != nil {
+		ixs = append(ixs, note)
 	}
 	return sol.NewTransaction(ixs, bh.Hash, sol.TransactionPayer(t.payer()))
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 func newWallet(t *testing.T) (sol.PublicKey, ed25519.PrivateKey) {
@@ -400,5 +402,157 @@ func TestTransfer_SponsoredNeverCreatesTheRecipientsAccount(t *testing.T) {
 		limit, _ := solana.TransferComputeUnits(solana.Devnet, tr)
 		t.Fatalf("a transfer priced without creating the recipient's account created it within its limit (%d units, used %d): "+
 			"the fee payer pays rent its budget never counted", limit, *res.Value.UnitsConsumed)
+	}
+}
+
+// landedTx is a confirmed transaction as getTransaction answers it (json).
+type landedTx struct {
+	Meta struct {
+		Err               any `json:"err"`
+		Fee               uint64
+		PostTokenBalances []struct {
+			Mint, Owner   string
+			ProgramID     string                  `json:"programId"`
+			UITokenAmount struct{ Amount string } `json:"uiTokenAmount"`
+		}
+	}
+	Transaction struct {
+		Message struct {
+			AccountKeys  []string
+			Instructions []struct {
+				ProgramIDIndex int
+				Accounts       []int
+				Data           string
+			}
+		}
+	}
+}
+
+// programs are the programs of the transaction's top-level instructions,
+// in order.
+func (l landedTx) programs() []string {
+	var out []string
+	for _, ix := range l.Transaction.Message.Instructions {
+		out = append(out, l.Transaction.Message.AccountKeys[ix.ProgramIDIndex])
+	}
+	return out
+}
+
+// USDC, USDT and EURC (SPL Token) and PYUSD (Token-2022) sent from one
+// wallet each land: the recipient's account is made under the token's
+// program and receives the exact amount, and the landedTx transaction's
+// CreateIdempotent and TransferChecked go through that program (for
+// PYUSD the memo comes just before the transfer, as a recipient
+// requiring memos needs).
+func TestTransfer_EachTokenLandsThroughItsProgram(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	ctx := context.Background()
+	c := solana.NewClient(ln.URL, solana.Devnet, 0)
+	owner, secret := fundedWallet(t, ln, 0)
+	tokens := []solana.Token{solana.Devnet.USDC(), usdt, eurc, pyusd}
+	for _, tk := range tokens {
+		ln.SetTokenBalance(t, owner.String(), tk.Mint.String(), 10_000_000)
+	}
+	ata, cb, memoV2 := sol.SPLAssociatedTokenAccountProgramID.String(), sol.ComputeBudget.String(), sol.MemoProgramID.String()
+	for i, tk := range tokens {
+		to, _ := newWallet(t)
+		amount := usdc.Micros(1_000_000 + i)
+		bh, err := c.LatestBlockhash(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := c.BuildTransfer(solana.Transfer{Token: tk, Owner: owner, To: to, Amount: amount, Memo: "paid in " + tk.Symbol}, bh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, sig, err := solana.Sign(ctx, tx, signer.Plain(secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Broadcast(ctx, raw); err != nil {
+			t.Fatalf("%s: %v", tk.Symbol, err)
+		}
+		waitConfirmed(t, c, sig)
+		var l landedTx
+		ln.Call(t, &l, "getTransaction", sig.String(), map[string]any{"encoding": "json", "commitment": "confirmed"})
+		want := []string{cb, cb, ata, tk.Program.String(), memoV2}
+		if tk.Is2022() {
+			want = []string{cb, cb, ata, memoV2, tk.Program.String()}
+		}
+		if got := l.programs(); l.Meta.Err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Fatalf("%s: programs %v (err %v), want %v", tk.Symbol, got, l.Meta.Err, want)
+		}
+		create := l.Transaction.Message.Instructions[2]
+		if keys := l.Transaction.Message.AccountKeys; keys[create.Accounts[len(create.Accounts)-1]] != tk.Program.String() {
+			t.Fatalf("%s: CreateIdempotent names token program %s", tk.Symbol, keys[create.Accounts[len(create.Accounts)-1]])
+		}
+		got := ""
+		for _, b := range l.Meta.PostTokenBalances {
+			if b.Owner == to.String() && b.Mint == tk.Mint.String() && b.ProgramID == tk.Program.String() {
+				got = b.UITokenAmount.Amount
+			}
+		}
+		if got != strconv.FormatInt(int64(amount), 10) {
+			t.Fatalf("%s: the recipient holds %q under %s, want %d: %+v", tk.Symbol, got, tk.Program, amount, l.Meta.PostTokenBalances)
+		}
+		if exists, err := c.TokenAccountExistsOf(ctx, to, tk); err != nil || !exists {
+			t.Fatalf("%s: recipient's account exists %v %v", tk.Symbol, exists, err)
+		}
+	}
+}
+
+// A fee payer sponsoring a PYUSD transfer to a recipient without an
+// account pays exactly the fee and the rent TokenTerms names for it (a
+// 187-byte Token-2022 account, not SPL Token's 165 bytes); the wallet
+// pays nothing in SOL.
+func TestTransfer_SponsoredPYUSDPaysTheRentOfItsAccount(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	ctx := context.Background()
+	c := solana.NewClient(ln.URL, solana.Devnet, 0)
+	owner, secret := fundedWallet(t, ln, 0)
+	ln.SetTokenBalance(t, owner.String(), pyusd.Mint.String(), 10_000_000)
+	payer, psecret := fundedWallet(t, ln, 0)
+	to, _ := newWallet(t)
+	terms, err := c.TokenTerms(ctx, pyusd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bh, err := c.LatestBlockhash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := solana.Transfer{Token: pyusd, Owner: owner, FeePayer: payer, To: to, Amount: 2_500_000, ComputeUnitPrice: 10_000}
+	units, err := solana.TransferComputeUnits(solana.Devnet, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.BuildTransfer(tr, bh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, sig, err := solana.Sign(ctx, tx, signer.Plain(secret, psecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Broadcast(ctx, raw); err != nil {
+		t.Fatal(err)
+	}
+	waitConfirmed(t, c, sig)
+	pb, err := c.Balance(ctx, payer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob, err := c.Balance(ctx, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fee := tr.FeeLamports(units, tr.ComputeUnitPrice)
+	if spent := solana.LamportsPerSOL - pb.Lamports; spent != fee+terms.AccountRentLamports || terms.AccountRentLamports == solana.TokenAccountRentLamports {
+		t.Fatalf("fee payer spent %d lamports, want fee %d + rent %d", spent, fee, terms.AccountRentLamports)
+	}
+	if ob.Lamports != solana.LamportsPerSOL {
+		t.Fatalf("the wallet paid %d lamports", solana.LamportsPerSOL-ob.Lamports)
 	}
 }
