@@ -124,7 +124,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	defer stopSealing()
 	go sealer.Run(sealCtx)
 	engine := &payment.Engine{DB: db, Redis: rdb, Signer: signers, Nodes: map[solana.Network]payment.Node{}, Fees: cfg.PriorityFees,
-		MaxAttempts: cfg.SendMaxAttempts, Sealer: sealer, Log: log}
+		MaxAttempts: cfg.SendMaxAttempts, Sealer: sealer, Assets: cfg.Solana.Assets, Log: log}
 	deposits := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{}, Log: log}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		c := cfg.Client(n)

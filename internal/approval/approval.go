@@ -79,12 +79,15 @@ type Approval struct {
 	// Requesters are the actors who may not approve it (payment.Request's
 	// Requesters); nil on approvals made before they were recorded: then
 	// RequesterLineage alone.
-	Requesters []string    `bun:"requesters,array"`
-	Amount     usdc.Micros `bun:"amount_micros"`
-	To         string      `bun:"to_address"`
-	Memo       *string     `bun:"memo"`
-	Status     string      `bun:"status"`
-	Reason     *string     `bun:"reason"`
+	Requesters []string `bun:"requesters,array"`
+	// Asset is the symbol of what the payment pays (USDC before
+	// currencies), Amount its base units.
+	Asset  string      `bun:"asset"`
+	Amount usdc.Micros `bun:"amount_micros"`
+	To     string      `bun:"to_address"`
+	Memo   *string     `bun:"memo"`
+	Status string      `bun:"status"`
+	Reason *string     `bun:"reason"`
 	// ReasonDetail is the policy rule or the node's message of a system
 	// rejection.
 	ReasonDetail *string      `bun:"reason_detail"`
@@ -264,7 +267,7 @@ func Reject(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, actor stri
 			Actor:     audit.Actor(actor),
 			Action:    audit.ActionApprovalRejected,
 			Target:    target(a.ID),
-			Details:   map[string]any{"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To, "note": note},
+			Details:   map[string]any{"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "asset": a.Asset, "to": a.To, "note": note},
 		})
 	})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -283,7 +286,7 @@ func emitRejected(ctx context.Context, tx bun.IDB, a *Approval, at time.Time) er
 		return err
 	}
 	_, err = webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalRejected, map[string]any{
-		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "asset": a.Asset, "to": a.To,
 		"rejected_by": a.RejectedBy, "reason": a.Reason, "approvals": votes, "approvals_needed": a.neededAtDecision(),
 	})
 	return err
@@ -337,7 +340,7 @@ func Signed(ctx context.Context, tx bun.Tx, a *Approval, transactionID uuid.UUID
 		return err
 	}
 	return audit.Append(ctx, tx, audit.Entry{AccountID: a.AccountID, At: at, Actor: audit.Actor(actor), Action: audit.ActionApprovalApproved, Target: target(a.ID), Details: map[string]any{
-		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "asset": a.Asset, "to": a.To,
 		"transaction_id": transactionID, "signature": signature, "note": a.Note,
 		"approvals": votes, "approvals_needed": a.neededAtDecision(),
 	}})
@@ -361,7 +364,7 @@ func MarkSent(ctx context.Context, tx bun.IDB, id uuid.UUID, at time.Time) (bool
 		return false, err
 	}
 	_, err = webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalApproved, map[string]any{
-		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "signature": a.Signature, "amount": a.Amount, "to": a.To,
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "signature": a.Signature, "amount": a.Amount, "asset": a.Asset, "to": a.To,
 		"approvals": votes, "approvals_needed": a.neededAtDecision(),
 	})
 	return err == nil, err
@@ -394,13 +397,13 @@ func Grant(ctx context.Context, tx bun.Tx, a *Approval, at time.Time) error {
 		return err
 	}
 	if err := audit.Append(ctx, tx, audit.Entry{AccountID: a.AccountID, At: at, Actor: audit.Actor(actor), Action: audit.ActionApprovalApproved, Target: target(a.ID), Details: map[string]any{
-		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "asset": a.Asset, "to": a.To,
 		"kind": "x402", "note": a.Note, "approvals": votes, "approvals_needed": a.neededAtDecision(),
 	}}); err != nil {
 		return err
 	}
 	_, err = webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalApproved, map[string]any{
-		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "signature": nil, "amount": a.Amount, "to": a.To, "kind": "x402",
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "signature": nil, "amount": a.Amount, "asset": a.Asset, "to": a.To, "kind": "x402",
 		"approvals": votes, "approvals_needed": a.neededAtDecision(),
 	})
 	return err
@@ -425,7 +428,7 @@ func RejectBySystem(ctx context.Context, tx bun.IDB, id uuid.UUID, reason, detai
 		return false, err
 	}
 	err = audit.Append(ctx, tx, audit.Entry{AccountID: a.AccountID, At: at, Actor: audit.Actor(SystemActor), Action: audit.ActionApprovalRejected, Target: target(a.ID), Details: map[string]any{
-		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To,
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "asset": a.Asset, "to": a.To,
 		"reason": reason, "detail": detail, "approved_by": a.ApprovedBy,
 	}})
 	return err == nil, err
@@ -456,7 +459,7 @@ func expireOne(ctx context.Context, db *bun.DB, id uuid.UUID, at time.Time, cloc
 		if err != nil {
 			return err
 		}
-		data := map[string]any{"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "to": a.To, "expires_at": a.ExpiresAt,
+		data := map[string]any{"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "asset": a.Asset, "to": a.To, "expires_at": a.ExpiresAt,
 			"approvals": votes, "approvals_needed": a.neededAtDecision()}
 		if _, err := webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalExpired, data); err != nil {
 			return err

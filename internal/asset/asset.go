@@ -16,17 +16,18 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
 // Currency is what an asset is pegged to: limits add amounts of one
 // currency's assets together at 1:1.
-type Currency string
+type Currency = money.Code
 
 // Currencies the policy has limits for.
 const (
-	USD Currency = "USD"
-	EUR Currency = "EUR"
+	USD = money.CodeUSD
+	EUR = money.CodeEUR
 )
 
 // Asset is one token of a network.
@@ -36,6 +37,21 @@ type Asset struct {
 	Program  sol.PublicKey // sol.TokenProgramID or sol.Token2022ProgramID
 	Decimals uint8
 	Currency Currency
+}
+
+// Amount is units of a as an amount of the currency it is pegged to: the
+// policy counts every asset at 6 decimals, so one unit is one micro.
+func (a Asset) Amount(units int64) money.Amount {
+	m, err := money.AmountOf(a.Currency, units)
+	if err != nil {
+		panic("asset " + a.Symbol + ": " + err.Error()) // the table admits USD and EUR only
+	}
+	return m
+}
+
+// Token is a as the chain layer moves it.
+func (a Asset) Token() solana.Token {
+	return solana.Token{Symbol: a.Symbol, Mint: a.Mint, Program: a.Program, Decimals: a.Decimals}
 }
 
 // ProgramName is the asset's token program as the API names it: "token"
@@ -177,9 +193,11 @@ func parseEntry(entry string) (networkAsset, error) {
 	default:
 		return a, fmt.Errorf("program %q: want token or token-2022", f[3])
 	}
+	// The policy counts an asset's base units as micros of its currency:
+	// only 6 decimals make that exact.
 	d, err := strconv.ParseUint(f[4], 10, 8)
-	if err != nil || d > 18 {
-		return a, fmt.Errorf("decimals %q: want 0 to 18", f[4])
+	if err != nil || d != money.Decimals {
+		return a, fmt.Errorf("decimals %q: only assets of 6 decimals can be counted under a policy", f[4])
 	}
 	a.Decimals = uint8(d)
 	switch c := Currency(f[5]); c {

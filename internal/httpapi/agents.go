@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/deposit"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
@@ -36,6 +37,12 @@ type PolicyInput struct {
 	MaxTxPerDay           Removable[int]         `json:"max_tx_per_day,omitzero" minimum:"0" maximum:"1000000" doc:"Optional cap on how many payments the last 24 hours (rolling) may hold, counted like max_tx_per_hour; over it: exceeds_velocity. Omitted: none on create, unchanged in a change; null removes it." example:"50"`
 	ActiveHours           Removable[ActiveHours] `json:"active_hours,omitzero" doc:"Optional: when the agent may pay. Outside these hours a payment is blocked (outside_active_hours) or parked for a human (see outside_active_hours). Omitted: any time on create, unchanged in a change; null removes them." example:"{\"timezone\":\"America/New_York\",\"days\":[\"mon\",\"tue\",\"wed\",\"thu\",\"fri\"],\"from\":\"09:00\",\"to\":\"18:00\"}"`
 	OutsideActiveHours    *string                `json:"outside_active_hours,omitempty" nullable:"true" enum:"block,approve" doc:"What becomes of a payment outside active_hours: block (the default; reason outside_active_hours) or approve (parked for a human whatever its amount). Omitted or null: block on create, unchanged in a change." example:"block"`
+	Assets                []string               `json:"assets,omitempty" nullable:"true" maxItems:"50" doc:"The assets (symbols of GET /assets) the wallet may spend; a payment in any other is blocked with asset_not_allowed. Default [\"USDC\"]: an asset the service gains is spent only once a human allows it. The USD ones (USDC, USDT, PYUSD, USDG) count together under the _usdc limits at 1:1, the EUR ones (EURC) under the _eur limits. Agent keys may only remove entries." example:"[\"USDC\",\"USDT\"]"`
+	DailyLimitEUR         Removable[Amount]      `json:"daily_limit_eur,omitzero" doc:"Cap on the UTC day's payments in EUR stablecoins, in euros (EURC counted 1:1). Never set, or null: 0, no EUR spending. Setting any EUR limit where none were leaves the others 0." example:"50"`
+	MaxTxEUR              Removable[Amount]      `json:"max_tx_eur,omitzero" doc:"Cap on one payment in a EUR stablecoin, in euros. Never set, or null: 0 (no EUR spending)." example:"20"`
+	ApprovalThresholdEUR  Removable[Amount]      `json:"approval_threshold_eur,omitzero" doc:"Payments in a EUR stablecoin of at least this many euros wait for a human. Never set, or null: 0 (every EUR payment waits)." example:"10"`
+	WeeklyLimitEUR        Removable[Amount]      `json:"weekly_limit_eur,omitzero" doc:"Optional cap on the last 7 days' EUR payments (rolling), like weekly_limit_usdc. Omitted: unchanged (none on create); null removes it." example:"150"`
+	MonthlyLimitEUR       Removable[Amount]      `json:"monthly_limit_eur,omitzero" doc:"Optional cap on the last 30 days' EUR payments (rolling), like monthly_limit_usdc. Omitted: unchanged (none on create); null removes it." example:"500"`
 	ApprovalsRequired     *int                   `json:"approvals_required,omitempty" nullable:"true" minimum:"1" maximum:"1000" doc:"How many distinct people must approve a parked payment before it is sent (m-of-n approvals): 1 to the number of the account's people who can approve (its dashboard owners and approvers; 422 above it). Each dashboard user, admin key (counted as the person who made it) or linked Slack member counts once; the requester never counts; one reject closes it. Raising it tightens, lowering it loosens (agent keys may only raise it). Omitted or null: 1 on create, unchanged in a change." example:"2"`
 }
 
@@ -82,6 +89,12 @@ type Policy struct {
 	ActiveHours           *ActiveHours      `json:"active_hours" nullable:"true" doc:"When the agent may pay; null: any time." example:"{\"timezone\":\"America/New_York\",\"days\":[\"mon\",\"tue\",\"wed\",\"thu\",\"fri\"],\"from\":\"09:00\",\"to\":\"18:00\"}"`
 	OutsideActiveHours    string            `json:"outside_active_hours" enum:"block,approve" doc:"What becomes of a payment outside active_hours: blocked, or parked for a human whatever its amount." example:"block"`
 	ApprovalsRequired     int               `json:"approvals_required" minimum:"1" doc:"How many distinct people must approve a parked payment before it is sent (1: one approve, as before). When people leave so that fewer remain, those who remain suffice." example:"1"`
+	Assets                []string          `json:"assets" doc:"The assets the wallet may spend (symbols of GET /assets); others are blocked with asset_not_allowed. USD stablecoins count together under the _usdc limits at 1:1 (the peg is assumed, not priced), EUR ones under the _eur limits." example:"[\"USDC\"]"`
+	DailyLimitEUR         *EUR              `json:"daily_limit_eur" nullable:"true" doc:"Cap on the UTC day's payments in EUR stablecoins, in euros; null: no EUR limits, so no EUR spending." example:"50"`
+	MaxTxEUR              *EUR              `json:"max_tx_eur" nullable:"true" doc:"Cap on one EUR payment; null: no EUR spending." example:"20"`
+	ApprovalThresholdEUR  *EUR              `json:"approval_threshold_eur" nullable:"true" doc:"EUR payments of at least this wait for a human; null: no EUR spending." example:"10"`
+	WeeklyLimitEUR        *EUR              `json:"weekly_limit_eur" nullable:"true" doc:"Cap on the last 7 days' EUR payments (rolling); null: none." example:"150"`
+	MonthlyLimitEUR       *EUR              `json:"monthly_limit_eur" nullable:"true" doc:"Cap on the last 30 days' EUR payments (rolling); null: none." example:"500"`
 }
 
 // Balance is a wallet's live on-chain balance.
@@ -119,7 +132,7 @@ func policyOf(p policy.Policy) Policy {
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	return Policy{
+	out := Policy{
 		DailyLimitUSDC:        USDC(p.DailyLimit),
 		MaxTxUSDC:             USDC(p.MaxTx),
 		ApprovalThresholdUSDC: USDC(p.ApprovalThreshold),
@@ -132,7 +145,13 @@ func policyOf(p policy.Policy) Policy {
 		ActiveHours:           activeHoursOf(p.ActiveHours),
 		OutsideActiveHours:    string(cmp.Or(p.OutsideActiveHours, policy.OutsideBlock)),
 		ApprovalsRequired:     p.Approvals(),
+		Assets:                p.SpendableAssets(),
 	}
+	if e := p.EUR; e != nil {
+		out.DailyLimitEUR, out.MaxTxEUR, out.ApprovalThresholdEUR = eurOf(&e.DailyLimit), eurOf(&e.MaxTx), eurOf(&e.ApprovalThreshold)
+		out.WeeklyLimitEUR, out.MonthlyLimitEUR = eurOf(e.WeeklyLimit), eurOf(e.MonthlyLimit)
+	}
+	return out
 }
 
 // usdcOf is an optional amount as returned (nil: null).
@@ -383,6 +402,30 @@ func patchFromInput(in *PolicyInput, prefix string) (policy.Patch, error) {
 		c.OutsideActiveHours = &o
 	}
 	c.ApprovalsRequired = in.ApprovalsRequired
+	c.Assets = in.Assets
+	for _, f := range []struct {
+		name string
+		in   Removable[Amount]
+		out  **policy.Change[money.Micros[money.EUR]]
+	}{
+		{"daily_limit_eur", in.DailyLimitEUR, &c.EUR.DailyLimit},
+		{"max_tx_eur", in.MaxTxEUR, &c.EUR.MaxTx},
+		{"approval_threshold_eur", in.ApprovalThresholdEUR, &c.EUR.ApprovalThreshold},
+		{"weekly_limit_eur", in.WeeklyLimitEUR, &c.EUR.WeeklyLimit},
+		{"monthly_limit_eur", in.MonthlyLimitEUR, &c.EUR.MonthlyLimit},
+	} {
+		switch {
+		case !f.in.Set:
+		case f.in.Value == nil:
+			*f.out = policy.Remove[money.Micros[money.EUR]]()
+		default:
+			m, err := f.in.Value.EURMicros(prefix + f.name)
+			if err != nil {
+				return c, err
+			}
+			*f.out = policy.To(m)
+		}
+	}
 	return c, nil
 }
 

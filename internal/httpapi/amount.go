@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/agentwallet/agentwallet/internal/deposit"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -52,6 +53,37 @@ func (u USDC) MarshalJSON() ([]byte, error) { return []byte(usdc.Micros(u).Strin
 // Schema documents it as a number.
 func (USDC) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{Type: huma.TypeNumber, Description: "USDC in whole units (6 decimals)."}
+}
+
+// EUR is an amount of a EUR stablecoin (or a EUR limit) in a response: a
+// JSON number in whole euros, printed exactly from micro-euros.
+type EUR money.Micros[money.EUR]
+
+// MarshalJSON prints the exact decimal.
+func (e EUR) MarshalJSON() ([]byte, error) { return []byte(money.Micros[money.EUR](e).String()), nil }
+
+// Schema documents it as a number.
+func (EUR) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeNumber, Description: "Euros in whole units (6 decimals), counted across EUR stablecoins at 1:1."}
+}
+
+// eurOf is an optional EUR amount as returned (nil: null).
+func eurOf(m *money.Micros[money.EUR]) *EUR {
+	if m == nil {
+		return nil
+	}
+	e := EUR(*m)
+	return &e
+}
+
+// EURMicros converts the amount to micro-euros, or answers 422 naming
+// field.
+func (a Amount) EURMicros(field string) (money.Micros[money.EUR], error) {
+	m, err := money.Parse[money.EUR](a.text)
+	if err != nil {
+		return 0, fieldError(field, err.Error())
+	}
+	return m, nil
 }
 
 // SOL is a native balance in a response: lamports printed as whole SOL.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/webhook"
@@ -28,9 +29,11 @@ type ApprovalContext struct {
 	Requester     *RequesterRef `json:"requester" doc:"Who made the send (a key, or a dashboard user), or null when unknown."`
 	IfApprovedNow struct {
 		Outcome                 string  `json:"outcome" enum:"sent,blocked" doc:"What approving would do now: the policy is checked again at approval." example:"sent"`
-		Reason                  *string `json:"reason" nullable:"true" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit,exceeds_weekly_limit,exceeds_monthly_limit,exceeds_velocity,outside_active_hours" doc:"When blocked: the rule. Approving judges every amount limit again, not the payment count or the active hours (those were judged when it was parked)." example:"exceeds_daily_limit"`
-		RemainingTodayUSDC      USDC    `json:"remaining_today_usdc" doc:"What the daily limit allows today before it." example:"90"`
-		RemainingTodayAfterUSDC USDC    `json:"remaining_today_after_usdc" doc:"What would remain of today's limit after it (0 when blocked by the day)." example:"40"`
+		Reason                  *string `json:"reason" nullable:"true" enum:"wallet_frozen,asset_not_allowed,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit,exceeds_weekly_limit,exceeds_monthly_limit,exceeds_velocity,outside_active_hours" doc:"When blocked: the rule. Approving judges every amount limit again, not the payment count or the active hours (those were judged when it was parked)." example:"exceeds_daily_limit"`
+		RemainingTodayUSDC      USDC    `json:"remaining_today_usdc" doc:"What the USD daily limit (daily_limit_usdc, shared by every USD stablecoin) allows today before it." example:"90"`
+		RemainingTodayAfterUSDC USDC    `json:"remaining_today_after_usdc" doc:"What would remain of the USD daily limit after it (0 when blocked by the day; unchanged by a payment in a EUR stablecoin)." example:"40"`
+		RemainingTodayEUR       *EUR    `json:"remaining_today_eur" nullable:"true" doc:"Only for a payment in a EUR stablecoin: what the EUR daily limit allows today before it; else null." example:"30"`
+		RemainingTodayAfterEUR  *EUR    `json:"remaining_today_after_eur" nullable:"true" doc:"Only for a payment in a EUR stablecoin: what would remain of the EUR daily limit after it (0 when blocked by the day); else null." example:"10"`
 	} `json:"if_approved_now" doc:"What approving would do now (the policy is checked again at approval)."`
 	Webhook struct {
 		Event      json.RawMessage    `json:"event" nullable:"true" doc:"The approval.pending event as delivered to JSON endpoints (the signed body), or null." example:"{\"event\":\"approval.pending\",\"event_id\":\"evt_1f2e3d4c-5b6a-4978-8695-a4b3c2d1e0f9\",\"timestamp\":\"2026-06-02T12:00:00Z\",\"data\":{\"approval_id\":\"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5\"}}"`
@@ -104,19 +107,35 @@ func (s *server) approvalContext(ctx context.Context, in *approvalIDInput) (*app
 	case a.RequestedByUser != nil:
 		c.Requester = &RequesterRef{ID: auth.UserActorID(*a.RequestedByUser)}
 	}
-	p, err := payment.PreviewSend(ctx, s.DB, payment.PreviewQuery{AccountID: pr.AccountID, WalletID: w.ID, To: a.To, Amount: a.Amount, Approved: true, At: s.policyTime()})
+	as, err := s.assetNamed(pr.Network, &a.Asset)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	p, err := payment.PreviewSend(ctx, s.DB, payment.PreviewQuery{AccountID: pr.AccountID, WalletID: w.ID, To: a.To, Asset: as, Amount: a.Amount, Approved: true, At: s.policyTime()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
 	now := &c.IfApprovedNow
-	now.RemainingTodayUSDC = USDC(p.Decision.RemainingToday)
-	if p.Decision.Outcome == policy.Blocked {
+	sent := p.Decision.Outcome != policy.Blocked
+	usd := max(0, p.Policy.DailyLimit-p.Usage.USD.Today)
+	now.RemainingTodayUSDC, now.RemainingTodayAfterUSDC = USDC(usd), USDC(usd)
+	if left, ok := money.As[money.EUR](p.Decision.RemainingToday); ok {
+		after := EUR(0)
+		if sent {
+			after = EUR(left - money.Micros[money.EUR](a.Amount))
+		}
+		now.RemainingTodayEUR, now.RemainingTodayAfterEUR = ptr(EUR(left)), &after
+	} else if sent {
+		now.RemainingTodayAfterUSDC = USDC(usd - a.Amount)
+	} else {
+		now.RemainingTodayAfterUSDC = 0
+	}
+	if sent {
+		now.Outcome = "sent"
+	} else {
 		now.Outcome = "blocked"
 		r := string(p.Decision.Reason)
 		now.Reason = &r
-	} else {
-		now.Outcome = "sent"
-		now.RemainingTodayAfterUSDC = USDC(p.Decision.RemainingToday - a.Amount)
 	}
 	ev, ds, err := webhook.ApprovalPendingEvent(ctx, s.DB, pr.AccountID, approval.PublicID(a.ID))
 	if err != nil {

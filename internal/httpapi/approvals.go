@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +24,8 @@ type Approval struct {
 	ID           string     `json:"id" doc:"Approval id." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
 	WalletID     string     `json:"wallet_id" format:"uuid" doc:"The paying wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
 	AgentLabel   string     `json:"agent_label" doc:"The paying wallet's label." example:"research-bot"`
-	Amount       USDC       `json:"amount" doc:"USDC in whole units." example:"250"`
+	Amount       USDC       `json:"amount" doc:"The amount in whole units of asset." example:"250"`
+	Asset        string     `json:"asset" doc:"What it pays: a symbol of GET /assets (USDC for every payment made before other assets)." example:"USDC"`
 	To           string     `json:"to" doc:"Recipient's address (base58)." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	Memo         *string    `json:"memo" nullable:"true" doc:"The send's memo, or null." example:"invoice 1234"`
 	Status       string     `json:"status" enum:"pending,signing,sent,rejected,expired" doc:"pending: waiting for a human; signing: approved, the policy is being checked again and the transaction broadcast; sent: broadcast, signature available; rejected: closed without spending (by a human, or by the system when the policy no longer allows it); expired: pending longer than 7 days." example:"sent"`
@@ -60,7 +62,7 @@ type ApprovalVote struct {
 func approvalOf(a *approval.Approval) Approval {
 	out := Approval{
 		ID: approval.PublicID(a.ID), WalletID: a.WalletID.String(), AgentLabel: a.AgentLabel,
-		Amount: USDC(a.Amount), To: a.To, Memo: a.Memo, Status: a.Status,
+		Amount: USDC(a.Amount), Asset: cmp.Or(a.Asset, "USDC"), To: a.To, Memo: a.Memo, Status: a.Status,
 		Reason: a.Reason, ReasonDetail: a.ReasonDetail, Signature: a.Signature,
 		ApprovedBy: a.ApprovedBy, RejectedBy: a.RejectedBy, Note: a.Note, TransactionStatus: a.TransactionStatus,
 		CreatedAt: a.CreatedAt.UTC(), ExpiresAt: a.ExpiresAt.UTC(),

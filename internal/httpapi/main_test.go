@@ -69,6 +69,7 @@ type env struct {
 	clock func() time.Time
 	// keepers is envOpts.keepers: the worker's HSM and KMS signers.
 	keepers map[signer.Backend]signer.Keeper
+	assets  asset.Table
 }
 
 type envOpts struct {
@@ -115,6 +116,9 @@ type envOpts struct {
 	// set, is where the API has new wallets' keys made (through a worker).
 	keepers      map[signer.Backend]signer.Keeper
 	walletSigner signer.Backend
+	// assets, when set, is the API's and the worker's table of assets
+	// (nil: asset.Defaults()).
+	assets asset.Table
 }
 
 // keys is the API's maker of new wallets' keys: a worker's keeper of
@@ -138,7 +142,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	if o.limits == nil {
 		o.limits = &ratelimit.Limits{Read: 1_000_000, Write: 1_000_000, Send: 1_000_000, Anonymous: 1_000_000}
 	}
-	e := &env{t: t, ln: o.ln, log: o.log, clock: o.clock, keepers: o.keepers}
+	e := &env{t: t, ln: o.ln, log: o.log, clock: o.clock, keepers: o.keepers, assets: o.assets}
 	e.db, e.dbURL = pgtest.NewWithURL(t)
 	var rdb *redis.Client
 	var redisURL string
@@ -221,7 +225,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		SlackSigningSecret: slackSecret, SlackResponseURLPrefix: "http://127.0.0.1:", RateLimits: o.limits, RateLimitClock: limitClock(o.oneWindow),
 		MaxWallets: o.maxWallets, MaxWebhookEndpoints: o.maxEndpoints, DashboardOrigin: origin,
 		EventStreams: o.streams, Draining: draining,
-		PolicyClock: o.clock,
+		PolicyClock: o.clock, Assets: o.assets,
 	})
 	srv := &httptest.Server{Listener: listener, Config: &http.Server{Handler: h, ReadTimeout: o.serverTimeouts, WriteTimeout: o.serverTimeouts}}
 	srv.Start()
@@ -367,7 +371,7 @@ func (e *env) newEngine() *payment.Engine {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	eng := &payment.Engine{DB: e.db, Redis: e.rdb, Signer: &signer.Set{Local: ks, Keepers: e.keepers}, Nodes: map[solana.Network]payment.Node{}, Sweeps: e.sweeps, PolicyClock: e.clock}
+	eng := &payment.Engine{DB: e.db, Redis: e.rdb, Signer: &signer.Set{Local: ks, Keepers: e.keepers}, Nodes: map[solana.Network]payment.Node{}, Sweeps: e.sweeps, PolicyClock: e.clock, Assets: e.assets}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		eng.Nodes[n] = payment.NewNode(e.ln.URL, n, 5*time.Second)
 		if e.nodes != nil {

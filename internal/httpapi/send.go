@@ -13,7 +13,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -37,7 +39,8 @@ type sendInput struct {
 // SendBody is the body of a send and of its preview.
 type SendBody struct {
 	To     string  `json:"to" minLength:"32" maxLength:"64" doc:"Recipient's Solana address (base58, 32 bytes). Its USDC token account is created if missing, paid by the wallet." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
-	Amount Amount  `json:"amount" doc:"USDC to send, greater than 0, at most 6 decimal places." example:"1.5"`
+	Amount Amount  `json:"amount" doc:"How much of the asset to send (USDC unless asset says otherwise), greater than 0, at most 6 decimal places." example:"1.5"`
+	Asset  *string `json:"asset,omitempty" maxLength:"10" doc:"Optional: the asset to send, a symbol of GET /assets (USDC, USDT, PYUSD, USDG, EURC; any case). Default USDC. The wallet's policy must list it (assets), else 403 asset_not_allowed; USD stablecoins count under the _usdc limits at 1:1, EUR ones under the _eur limits." example:"USDC"`
 	Memo   *string `json:"memo,omitempty" maxLength:"200" doc:"Optional note of at most 200 characters, without control characters (newlines included) or invisible formatting characters (else 422), written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422." example:"invoice 1234"`
 }
 
@@ -66,8 +69,13 @@ type previewInput struct {
 type previewOutput struct {
 	Body struct {
 		Outcome               string       `json:"outcome" enum:"sent,pending_approval,blocked" doc:"What the send would do now: be sent, wait for approval, or be blocked (403)." example:"blocked"`
-		Reason                *string      `json:"reason" nullable:"true" enum:"wallet_frozen,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit,exceeds_weekly_limit,exceeds_monthly_limit,exceeds_velocity,outside_active_hours" doc:"When blocked: the rule, as the send's 403 would say; else null." example:"exceeds_daily_limit"`
-		Rule                  *string      `json:"rule" nullable:"true" enum:"state,allowlist,max_tx_usdc,daily_limit_usdc,weekly_limit_usdc,monthly_limit_usdc,max_tx_per_hour,max_tx_per_day,active_hours,approval_threshold_usdc" doc:"The policy field whose rule decides. Blocked: the one behind reason (state: the wallet is frozen; max_tx_per_hour or max_tx_per_day: exceeds_velocity). pending_approval: approval_threshold_usdc, or active_hours (outside them with outside_active_hours approve). null when sent: no rule stops it." example:"daily_limit_usdc"`
+		Asset                 string       `json:"asset" doc:"The asset previewed (USDC unless asset was given)." example:"USDC"`
+		Currency              string       `json:"currency" enum:"USD,EUR" doc:"Its currency: USD assets meet the _usdc limits, EUR ones the _eur limits." example:"USD"`
+		DailyLimitEUR         *EUR         `json:"daily_limit_eur" nullable:"true" doc:"The EUR daily limit; null: no EUR spending." example:"50"`
+		SpentTodayEUR         EUR          `json:"spent_today_eur" doc:"Sent or reserved today (UTC) in EUR stablecoins." example:"0"`
+		RemainingTodayEUR     EUR          `json:"remaining_today_eur" doc:"What the EUR daily limit still allows today." example:"50"`
+		Reason                *string      `json:"reason" nullable:"true" enum:"wallet_frozen,asset_not_allowed,recipient_not_allowed,exceeds_max_tx,exceeds_daily_limit,exceeds_weekly_limit,exceeds_monthly_limit,exceeds_velocity,outside_active_hours" doc:"When blocked: the rule, as the send's 403 would say; else null." example:"exceeds_daily_limit"`
+		Rule                  *string      `json:"rule" nullable:"true" enum:"state,assets,allowlist,max_tx_usdc,max_tx_eur,daily_limit_usdc,daily_limit_eur,weekly_limit_usdc,weekly_limit_eur,monthly_limit_usdc,monthly_limit_eur,max_tx_per_hour,max_tx_per_day,active_hours,approval_threshold_usdc,approval_threshold_eur" doc:"The policy field whose rule decides. Blocked: the one behind reason (state: the wallet is frozen; max_tx_per_hour or max_tx_per_day: exceeds_velocity). pending_approval: approval_threshold_usdc, or active_hours (outside them with outside_active_hours approve). null when sent: no rule stops it." example:"daily_limit_usdc"`
 		DailyLimitUSDC        USDC         `json:"daily_limit_usdc" doc:"The wallet's daily limit." example:"100"`
 		SpentTodayUSDC        USDC         `json:"spent_today_usdc" doc:"Sent or reserved today (UTC): pending and confirmed transactions." example:"97.5"`
 		RemainingTodayUSDC    USDC         `json:"remaining_today_usdc" doc:"What the daily limit still allows today, before this send." example:"2.5"`
@@ -169,13 +177,35 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *SendBody
 			return payment.Request{}, s.fail(ctx, err)
 		}
 	}
+	a, err := s.assetNamed(pr.Network, in.Asset)
+	if err != nil {
+		return payment.Request{}, err
+	}
 	walletID, err := s.walletID(ctx, walletParam)
 	if err != nil {
 		return payment.Request{}, err
 	}
 	r := requestBy(pr, walletID)
-	r.To, r.Amount, r.Memo = in.To, amount, memo
+	r.To, r.Asset, r.Amount, r.Memo = in.To, a.Symbol, amount, memo
 	return r, nil
+}
+
+// assetNamed is the network's asset of symbol (any case; nil: USDC), or a
+// 422 naming the field.
+func (s *server) assetNamed(n solana.Network, symbol *string) (asset.Asset, error) {
+	table := s.Assets
+	if table == nil {
+		table = asset.Defaults()
+	}
+	sym := "USDC"
+	if symbol != nil {
+		sym = *symbol
+	}
+	a, ok := table.Find(n, sym)
+	if !ok {
+		return asset.Asset{}, fieldError("asset", fmt.Sprintf("%q is not an asset of %s (GET /assets lists them)", sym, n))
+	}
+	return a, nil
 }
 
 // requestBy is a payment request of pr's from a wallet: the key, its
@@ -210,8 +240,12 @@ func (s *server) previewSend(ctx context.Context, in *previewInput) (*previewOut
 		}
 		proposed = &c
 	}
+	a, err := s.assetNamed(principal(ctx).Network, in.Body.Asset)
+	if err != nil {
+		return nil, err
+	}
 	p, err := payment.PreviewSend(ctx, s.DB, payment.PreviewQuery{
-		AccountID: r.AccountID, WalletID: r.WalletID, To: r.To, Amount: r.Amount, Proposed: proposed, At: s.policyTime(),
+		AccountID: r.AccountID, WalletID: r.WalletID, To: r.To, Asset: a, Amount: r.Amount, Proposed: proposed, At: s.policyTime(),
 	})
 	if err != nil {
 		return nil, s.submitFailed(ctx, err)
@@ -233,7 +267,11 @@ func (s *server) previewSend(ctx context.Context, in *previewInput) (*previewOut
 		b.Rule = &rule
 	}
 	u, pol := p.Usage, policyOf(p.Policy)
-	b.DailyLimitUSDC, b.SpentTodayUSDC, b.RemainingTodayUSDC = pol.DailyLimitUSDC, USDC(u.SpentToday), USDC(p.Decision.RemainingToday)
+	b.Asset, b.Currency = p.Asset.Symbol, string(p.Asset.Currency)
+	b.DailyLimitUSDC, b.SpentTodayUSDC = pol.DailyLimitUSDC, USDC(u.USD.Today)
+	b.RemainingTodayUSDC = USDC(max(0, p.Policy.DailyLimit-u.USD.Today))
+	b.DailyLimitEUR, b.SpentTodayEUR = pol.DailyLimitEUR, EUR(u.EUR.Today)
+	b.RemainingTodayEUR = EUR(max(0, p.Policy.EURLimits().DailyLimit-u.EUR.Today))
 	b.ApprovalThresholdUSDC, b.MaxTxUSDC = pol.ApprovalThresholdUSDC, pol.MaxTxUSDC
 	remaining := func(limit *usdc.Micros, spent usdc.Micros) *USDC {
 		if limit == nil {
@@ -241,8 +279,8 @@ func (s *server) previewSend(ctx context.Context, in *previewInput) (*previewOut
 		}
 		return usdcOf(ptr(max(0, *limit-spent)))
 	}
-	b.WeeklyLimitUSDC, b.SpentWeekUSDC, b.RemainingWeekUSDC = pol.WeeklyLimitUSDC, USDC(u.SpentWeek), remaining(p.Policy.WeeklyLimit, u.SpentWeek)
-	b.MonthlyLimitUSDC, b.SpentMonthUSDC, b.RemainingMonthUSDC = pol.MonthlyLimitUSDC, USDC(u.SpentMonth), remaining(p.Policy.MonthlyLimit, u.SpentMonth)
+	b.WeeklyLimitUSDC, b.SpentWeekUSDC, b.RemainingWeekUSDC = pol.WeeklyLimitUSDC, USDC(u.USD.Week), remaining(p.Policy.WeeklyLimit, u.USD.Week)
+	b.MonthlyLimitUSDC, b.SpentMonthUSDC, b.RemainingMonthUSDC = pol.MonthlyLimitUSDC, USDC(u.USD.Month), remaining(p.Policy.MonthlyLimit, u.USD.Month)
 	b.MaxTxPerHour, b.PaymentsLastHour, b.MaxTxPerDay, b.PaymentsLastDay = pol.MaxTxPerHour, u.PaymentsLastHour, pol.MaxTxPerDay, u.PaymentsLastDay
 	b.ActiveHours, b.OutsideActiveHours = pol.ActiveHours, pol.OutsideActiveHours
 	b.ApprovalsRequired = pol.ApprovalsRequired
@@ -373,8 +411,15 @@ func sendAnswer(o *payment.Outcome) (*sendOutput, error) {
 		out.Body.Status, out.Body.ApprovalID = string(payment.PendingApproval), approval.PublicID(o.ApprovalID)
 		return out, nil
 	case payment.Blocked:
-		left := USDC(o.RemainingToday)
-		return nil, &Error{status: http.StatusForbidden, Message: "Blocked by policy", Reason: string(o.Reason), RemainingTodayUSDC: &left}
+		e := &Error{status: http.StatusForbidden, Message: "Blocked by policy", Reason: string(o.Reason)}
+		if o.Currency == money.CodeEUR {
+			left := EUR(o.RemainingToday)
+			e.RemainingTodayEUR = &left
+		} else {
+			left := USDC(o.RemainingToday)
+			e.RemainingTodayUSDC = &left
+		}
+		return nil, e
 	case payment.Refused:
 		switch o.Short {
 		case "USDC":
@@ -383,6 +428,9 @@ func sendAnswer(o *payment.Outcome) (*sendOutput, error) {
 			return nil, errorf(http.StatusUnprocessableEntity, "insufficient SOL: the wallet needs SOL for the network fee (and the rent of the recipient's USDC account if it must be created); nothing was sent")
 		case payment.ShortFeePayerSOL:
 			return nil, errorf(http.StatusUnprocessableEntity, "insufficient SOL: the account's fee payer needs SOL for the network fee (and the rent of the recipient's USDC account if it must be created); fund it (GET /fee-payer shows its address); nothing was sent")
+		case "":
+		default:
+			return nil, errorf(http.StatusUnprocessableEntity, "insufficient "+o.Short+": the wallet's "+o.Short+" balance is below the amount; nothing was sent")
 		}
 		return nil, errorf(http.StatusUnprocessableEntity, "the Solana node refused the transaction in simulation; nothing was sent: "+o.Detail)
 	case payment.Unavailable:

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -24,7 +25,8 @@ const TransactionsLimit = 100
 type Transaction struct {
 	ID           string    `json:"id" format:"uuid" doc:"Record id." example:"0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"`
 	Signature    string    `json:"signature" doc:"On-chain signature." example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"`
-	Kind         string    `json:"kind" enum:"usdc,x402,sol" doc:"What moved: usdc, USDC (a send, or a deposit); x402, an x402 payment that landed (its resource says what it bought); sol, SOL that came in (a deposit)." example:"usdc"`
+	Kind         string    `json:"kind" doc:"What moved: the asset's symbol in lower case for a send or a deposit (usdc, usdt, pyusd, usdg, eurc, or an asset the operator added); x402, an x402 payment that landed (its resource says what it bought); sol, SOL that came in (a deposit)." example:"usdc"`
+	Asset        string    `json:"asset" doc:"The asset that moved: a symbol of GET /assets, or SOL." example:"USDC"`
 	Direction    string    `json:"direction" enum:"send,receive" doc:"send: out of the wallet; receive: a deposit, money that came into the wallet from anyone but itself (to any of its USDC accounts, or SOL), recorded once it is confirmed." example:"send"`
 	Amount       Quantity  `json:"amount" doc:"In whole units of what moved: USDC (6 decimals), or SOL (9) for kind sol." example:"1.5"`
 	Counterparty string    `json:"counterparty" doc:"The recipient's address (a send), or the sender's (a receive: the owner whose holding fell most)." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
@@ -48,6 +50,7 @@ type listTransactionsInput struct {
 	WalletID  string    `query:"wallet_id" doc:"Only this wallet's transactions (UUIDv4). Another account's wallet answers 404." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
 	Status    string    `query:"status" enum:"pending,confirmed,failed" doc:"Only transactions with this status." example:"confirmed"`
 	Direction string    `query:"direction" enum:"send,receive" doc:"Only sends, or only deposits (receive); both when omitted." example:"receive"`
+	Asset     string    `query:"asset" maxLength:"10" doc:"Only transactions of this asset (a symbol of GET /assets, or SOL; any case)." example:"USDT"`
 	Since     time.Time `query:"since" doc:"Only transactions created at or after this time (ISO 8601)." example:"2026-04-01T00:00:00Z"`
 	Until     time.Time `query:"until" doc:"Only transactions created before this time (ISO 8601)." example:"2026-04-02T00:00:00Z"`
 	Limit     int       `query:"limit" minimum:"1" maximum:"500" doc:"Page size, 1 to 500 (100 when omitted). A page also ends early, with next_cursor, before it passes 1 MiB of JSON." example:"100"`
@@ -56,7 +59,7 @@ type listTransactionsInput struct {
 
 // plain reports whether no parameter was given: the spec's v1 answer.
 func (in *listTransactionsInput) plain() bool {
-	return in.WalletID == "" && in.Status == "" && in.Direction == "" && in.Since.IsZero() && in.Until.IsZero() && in.Limit == 0 && in.Cursor == ""
+	return in.WalletID == "" && in.Status == "" && in.Asset == "" && in.Direction == "" && in.Since.IsZero() && in.Until.IsZero() && in.Limit == 0 && in.Cursor == ""
 }
 
 type transactionsOutput struct {
@@ -145,7 +148,7 @@ func (s *server) listScope(ctx context.Context, since, until time.Time, walletID
 
 func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput) (*transactionsOutput, error) {
 	pr := principal(ctx)
-	f := payment.TxFilter{Status: in.Status, Since: in.Since, Until: in.Until, Limit: cmp.Or(in.Limit, TransactionsLimit), Wallets: pr.Wallets}
+	f := payment.TxFilter{Status: in.Status, Asset: strings.ToUpper(in.Asset), Since: in.Since, Until: in.Until, Limit: cmp.Or(in.Limit, TransactionsLimit), Wallets: pr.Wallets}
 	sc, err := s.listScope(ctx, in.Since, in.Until, in.WalletID, in.Cursor)
 	if err != nil {
 		return nil, err
@@ -168,7 +171,9 @@ func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput
 		}
 	}
 	if in.Direction != "send" {
-		ds, err := deposit.List(ctx, s.DB, pr.AccountID, f)
+		df := f
+		df.Asset = strings.ToLower(f.Asset) // deposits name theirs as kinds: usdc, sol
+		ds, err := deposit.List(ctx, s.DB, pr.AccountID, df)
 		if err != nil {
 			return nil, s.fail(ctx, err)
 		}
@@ -210,7 +215,7 @@ type listed struct {
 // asset, the sender as counterparty.
 func depositOf(d *deposit.Deposit) Transaction {
 	return Transaction{
-		ID: d.ID.String(), Signature: d.Signature, Kind: d.Asset, Direction: "receive",
+		ID: d.ID.String(), Signature: d.Signature, Kind: d.Asset, Asset: strings.ToUpper(d.Asset), Direction: "receive",
 		Amount: quantityOf(d.Asset, d.Amount), Counterparty: d.Counterparty, Status: d.Status,
 		CreatedAt: d.CreatedAt.UTC(), WalletID: d.WalletID.String(), Attempts: 1, PreviousSignatures: []string{},
 	}
@@ -218,7 +223,7 @@ func depositOf(d *deposit.Deposit) Transaction {
 
 func transactionOf(t *payment.Transaction) Transaction {
 	out := Transaction{
-		ID: t.ID.String(), Signature: t.Signature, Kind: t.Kind, Direction: t.Direction,
+		ID: t.ID.String(), Signature: t.Signature, Kind: t.Kind, Asset: cmp.Or(t.Asset, "USDC"), Direction: t.Direction,
 		Amount: quantityOf(deposit.USDC, int64(t.Amount)), Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
 		CreatedAt: t.CreatedAt.UTC(), WalletID: t.WalletID.String(), FeeLamports: t.FeeLamports, FeePayer: t.FeePayer,
 		Attempts: max(t.Attempts, 1), PreviousSignatures: t.PreviousSignatures, Resource: t.Resource,

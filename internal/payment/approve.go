@@ -58,14 +58,19 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 		if err := tx.NewSelect().Model(&w).Where("id = ?", a.WalletID).For("UPDATE").Scan(ctx); err != nil {
 			return fmt.Errorf("lock wallet: %w", err)
 		}
+		as, err := e.assetOf(network, a.Asset)
+		if err != nil {
+			_, err := approval.RejectBySystem(ctx, tx, a.ID, approval.ReasonRefused, err.Error(), at)
+			return err
+		}
 		p := w.Policy()
-		usage, err := ReadUsage(ctx, tx, w.ID, at, p.Windows())
+		usage, err := ReadUsage(ctx, tx, w.ID, at, p.Windows(as.Currency))
 		if err != nil {
 			return err
 		}
 		// Approved: the payment's count and hours were judged when it was
 		// parked; every amount limit is judged again now.
-		d := p.Evaluate(policy.Request{To: a.To, Amount: a.Amount, Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: true})
+		d := p.Evaluate(policy.Request{To: a.To, Asset: as.Symbol, Amount: as.Amount(int64(a.Amount)), Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: true})
 		if d.Outcome == policy.Blocked {
 			_, err := approval.RejectBySystem(ctx, tx, a.ID, approval.ReasonPolicyViolation, string(d.Reason), at)
 			return err
@@ -83,7 +88,7 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 		}
 		// NeedsApproval is what a human just gave.
 		txn, err = e.signTransfer(ctx, tx, node, &w, &spend{
-			accountID: a.AccountID, walletID: a.WalletID, network: network, to: a.To, amount: a.Amount, memo: a.Memo,
+			accountID: a.AccountID, walletID: a.WalletID, network: network, to: a.To, asset: as, amount: a.Amount, memo: a.Memo,
 			approvalID: uuid.NullUUID{UUID: a.ID, Valid: true},
 		}, at)
 		switch out, ok := unsigned(err); {

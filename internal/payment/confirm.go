@@ -348,7 +348,7 @@ func (e *Engine) confirm(ctx context.Context, t *Transaction, st *SweepStats) er
 			}
 		}
 		data := map[string]any{
-			"wallet_id": t.WalletID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "memo": t.Memo,
+			"wallet_id": t.WalletID, "signature": t.Signature, "amount": t.Amount, "asset": t.Asset, "to": t.Counterparty, "memo": t.Memo,
 		}
 		_, err = webhook.Emit(ctx, tx, t.AccountID, at, webhook.KindTxSent, data)
 		return err
@@ -454,7 +454,7 @@ func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 			return false, fmt.Errorf("lock approval: %w", err)
 		}
 	}
-	details := map[string]any{"transaction_id": t.ID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "error": why}
+	details := map[string]any{"transaction_id": t.ID, "signature": t.Signature, "amount": t.Amount, "asset": t.Asset, "to": t.Counterparty, "error": why}
 	// Under the payment's requester, like its send.sent: the key or
 	// person who asked for it (system when it is unknown).
 	// audit.Actor's spellings, in SQL.
@@ -478,7 +478,7 @@ func (e *Engine) failTx(ctx context.Context, tx bun.Tx, t *Transaction, why stri
 		return false, err
 	}
 	// Never silent: whoever was told "sent" hears that it failed.
-	data := map[string]any{"wallet_id": t.WalletID, "signature": t.Signature, "amount": t.Amount, "to": t.Counterparty, "memo": t.Memo, "reason": why}
+	data := map[string]any{"wallet_id": t.WalletID, "signature": t.Signature, "amount": t.Amount, "asset": t.Asset, "to": t.Counterparty, "memo": t.Memo, "reason": why}
 	if t.ApprovalID.Valid {
 		data["approval_id"] = approval.PublicID(t.ApprovalID.UUID)
 	}

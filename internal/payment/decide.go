@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -78,20 +79,25 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 		// its UTC day, its windows and its active hours, so workers with
 		// skewed clocks agree.
 		at := r.DecidedAt.Time.UTC()
+		a, err := e.assetOf(r.Network, r.Asset)
+		if err != nil {
+			out = &Outcome{Status: Refused, Detail: err.Error()}
+			return setOutcome(ctx, tx, r.ID, out)
+		}
 		p := w.Policy()
-		usage, err := ReadUsage(ctx, tx, w.ID, at, p.Windows())
+		usage, err := ReadUsage(ctx, tx, w.ID, at, p.Windows(a.Currency))
 		if err != nil {
 			return err
 		}
 		// A payment redeeming an x402 grant was approved by a human: its
 		// parked request was counted and its hours judged.
 		redeems := r.X402 != nil && r.X402.ApprovalID.Valid
-		d := p.Evaluate(policy.Request{To: r.To, Amount: r.Amount, Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: redeems})
+		d := p.Evaluate(policy.Request{To: r.To, Asset: a.Symbol, Amount: a.Amount(int64(r.Amount)), Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: redeems})
 		if redeems {
 			if why, err := checkGrant(ctx, tx, &r, grant); err != nil {
 				return err
 			} else if why != "" {
-				out = &Outcome{Status: Refused, Detail: "approval_id: " + why, RemainingToday: int64(d.RemainingToday)}
+				out = (&Outcome{Status: Refused, Detail: "approval_id: " + why}).remaining(d)
 				return setOutcome(ctx, tx, r.ID, out)
 			}
 			if d.Outcome == policy.NeedsApproval {
@@ -107,10 +113,10 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 			out, err = e.park(ctx, tx, &r, &w, d, at)
 		case policy.Send:
 			if r.X402 != nil {
-				out, err = e.signX402(ctx, tx, node, &r, &w, d, at)
+				out, err = e.signX402(ctx, tx, node, &r, &w, a, d, at)
 				break
 			}
-			txn, out, err = e.sign(ctx, tx, node, &r, &w, d, at)
+			txn, out, err = e.sign(ctx, tx, node, &r, &w, a, d, at)
 		}
 		return err
 	})
@@ -132,6 +138,10 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 	e.announce(ctx, r.ID, out)
 	return nil
 }
+
+// assetSymbol is a request's asset as events name it: USDC for one made
+// before currencies.
+func assetSymbol(s string) string { return cmp.Or(s, "USDC") }
 
 func setOutcome(ctx context.Context, db bun.IDB, id uuid.UUID, o *Outcome) error {
 	_, err := postgres.Exec(ctx, db, `UPDATE send_requests SET outcome = $1 WHERE id = $2`, o, id)
@@ -164,15 +174,15 @@ func actorOf(r *Request) audit.Actor {
 
 func (e *Engine) block(ctx context.Context, tx bun.Tx, r *Request, d policy.Decision, at time.Time) (*Outcome, error) {
 	data := map[string]any{
-		"wallet_id": r.WalletID, "amount": r.Amount, "to": r.To, "reason": d.Reason, "memo": r.Memo,
+		"wallet_id": r.WalletID, "amount": r.Amount, "asset": assetSymbol(r.Asset), "to": r.To, "reason": d.Reason, "memo": r.Memo,
 	}
 	if r.X402 != nil {
 		data["kind"], data["resource"] = "x402", r.X402.Resource
 	}
-	out := &Outcome{Status: Blocked, Reason: d.Reason, RemainingToday: int64(d.RemainingToday)}
+	out := (&Outcome{Status: Blocked, Reason: d.Reason}).remaining(d)
 	details := map[string]any{
-		"request_id": r.ID, "amount": r.Amount, "to": r.To, "reason": d.Reason,
-		"remaining_today": d.RemainingToday,
+		"request_id": r.ID, "amount": r.Amount, "asset": assetSymbol(r.Asset), "to": r.To, "reason": d.Reason,
+		"remaining_today": d.RemainingToday.String(),
 	}
 	if err := settleWithEvent(ctx, tx, r, out, webhook.KindTxBlocked, data, at, audit.ActionSendBlocked, details); err != nil {
 		return nil, err
@@ -209,7 +219,7 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wall
 		ID: uuid.New(), AccountID: r.AccountID, WalletID: r.WalletID,
 		RequestID:   uuid.NullUUID{UUID: r.ID, Valid: true},
 		RequestedBy: r.KeyID, RequestedLineage: r.KeyLineage, RequestedByUser: r.UserAddress, Requesters: r.Requesters,
-		Amount: r.Amount, To: r.To, Memo: r.Memo,
+		Asset: assetSymbol(r.Asset), Amount: r.Amount, To: r.To, Memo: r.Memo,
 		Status: approval.Pending, CreatedAt: at, ExpiresAt: at.Add(approval.Lifetime),
 	}
 	if _, err := tx.NewInsert().Model(&a).Exec(ctx); err != nil {
@@ -221,17 +231,17 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wall
 	}
 	data := map[string]any{
 		"approval_id": approval.PublicID(a.ID), "wallet_id": r.WalletID, "agent_label": w.Label,
-		"amount": r.Amount, "to": r.To, "memo": r.Memo, "approvals": []approval.VoteDoc{}, "approvals_needed": needed,
+		"amount": r.Amount, "asset": assetSymbol(r.Asset), "to": r.To, "memo": r.Memo, "approvals": []approval.VoteDoc{}, "approvals_needed": needed,
 	}
 	if r.X402 != nil {
 		// Approvers see what is bought and from whom.
 		data["kind"], data["resource"], data["description"] = "x402", r.X402.Resource, r.X402.Description
 	}
-	out := &Outcome{Status: PendingApproval, ApprovalID: a.ID, RemainingToday: int64(d.RemainingToday)}
+	out := (&Outcome{Status: PendingApproval, ApprovalID: a.ID}).remaining(d)
 	if r.X402 != nil {
 		out.X402 = &X402Signed{PaymentID: r.ID, Amount: int64(r.Amount), PayTo: r.To, Network: r.X402.NetworkID, Resource: r.X402.Resource}
 	}
-	details := map[string]any{"request_id": r.ID, "approval_id": approval.PublicID(a.ID), "amount": r.Amount, "to": r.To}
+	details := map[string]any{"request_id": r.ID, "approval_id": approval.PublicID(a.ID), "amount": r.Amount, "asset": a.Asset, "to": r.To}
 	if err := settleWithEvent(ctx, tx, r, out, webhook.KindApprovalPending, data, at, audit.ActionSendPendingApproval, details); err != nil {
 		return nil, err
 	}

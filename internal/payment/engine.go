@@ -1,13 +1,16 @@
 package payment
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -32,6 +35,8 @@ type Engine struct {
 	// one out.
 	Signer signer.Signer
 	Nodes  map[solana.Network]Node
+	// Assets are each network's assets (nil: asset.Defaults()).
+	Assets asset.Table
 	// Fees prices each transfer's priority fee from the market (the zero
 	// value: solana.DefaultFeePolicy).
 	Fees solana.FeePolicy
@@ -55,6 +60,21 @@ type Engine struct {
 	// nil leaves them to the scheduler's seal and to readers.
 	Sealer *audit.Sealer
 	Log    *slog.Logger
+}
+
+// assetOf is the network's asset of symbol ("" is USDC: a request made
+// before currencies). A symbol the table no longer has (an operator
+// removed it) is an error the payment is refused with.
+func (e *Engine) assetOf(n solana.Network, symbol string) (asset.Asset, error) {
+	t := e.Assets
+	if t == nil {
+		t = asset.Defaults()
+	}
+	a, ok := t.Find(n, cmp.Or(symbol, "USDC"))
+	if !ok {
+		return asset.Asset{}, fmt.Errorf("%s is not an asset of %s on this service (GET /assets lists them)", symbol, n)
+	}
+	return a, nil
 }
 
 func (e *Engine) now() time.Time {

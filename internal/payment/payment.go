@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
@@ -50,8 +51,11 @@ type Request struct {
 	Requesters []string       `bun:"requesters,array"`
 	Network    solana.Network `bun:"network"`
 	To         string         `bun:"to_address"`
-	Amount     usdc.Micros    `bun:"amount_micros"`
-	Memo       *string        `bun:"memo"`
+	// Asset is the symbol of what is paid (internal/asset's table of the
+	// network; USDC when the caller named none), Amount its base units.
+	Asset  string      `bun:"asset"`
+	Amount usdc.Micros `bun:"amount_micros"`
+	Memo   *string     `bun:"memo"`
 	// IdempotencyKey is the client's Idempotency-Key, or nil.
 	IdempotencyKey *string `bun:"idempotency_key"`
 	// IdempotencyScope is whose the IdempotencyKey is (see the function
@@ -105,6 +109,12 @@ const CauseSignerUnavailable = "signer_unavailable"
 // SOL for the fee or the rent.
 const ShortFeePayerSOL = "fee_payer_SOL"
 
+// remaining sets o's RemainingToday (and its currency) from d.
+func (o *Outcome) remaining(d policy.Decision) *Outcome {
+	o.RemainingToday, o.Currency = d.RemainingToday.Micros(), d.RemainingToday.Code()
+	return o
+}
+
 // Outcome is the final answer to a send, stored on its request.
 type Outcome struct {
 	Status         Status        `json:"status"`
@@ -112,6 +122,9 @@ type Outcome struct {
 	ApprovalID     uuid.UUID     `json:"approval_id,omitzero"`
 	Reason         policy.Reason `json:"reason,omitempty"`
 	RemainingToday int64         `json:"remaining_today_micros"`
+	// Currency is RemainingToday's: the payment's asset's (empty, as
+	// before currencies: USD).
+	Currency money.Code `json:"currency,omitempty"`
 	// Short names what the wallet lacked ("USDC" or "SOL") when Refused,
 	// or ShortFeePayerSOL: the account's fee payer lacked SOL.
 	Short string `json:"short,omitempty"`
@@ -140,22 +153,26 @@ const (
 type Transaction struct {
 	bun.BaseModel `bun:"table:transactions"`
 
-	ID                   uuid.UUID      `bun:"id,pk,type:uuid"`
-	AccountID            uuid.UUID      `bun:"account_id,type:uuid"`
-	WalletID             uuid.UUID      `bun:"wallet_id,type:uuid"`
-	RequestID            uuid.NullUUID  `bun:"request_id,type:uuid"`
-	ApprovalID           uuid.NullUUID  `bun:"approval_id,type:uuid"`
-	Network              solana.Network `bun:"network"`
-	Signature            string         `bun:"signature"`
-	Kind                 string         `bun:"kind"`
-	Direction            string         `bun:"direction"`
-	Amount               usdc.Micros    `bun:"amount_micros"`
-	Counterparty         string         `bun:"counterparty"`
-	Memo                 *string        `bun:"memo"`
-	Status               string         `bun:"status"`
-	Error                *string        `bun:"error"`
-	SignedTx             []byte         `bun:"signed_tx"`
-	LastValidBlockHeight uint64         `bun:"last_valid_block_height"`
+	ID         uuid.UUID      `bun:"id,pk,type:uuid"`
+	AccountID  uuid.UUID      `bun:"account_id,type:uuid"`
+	WalletID   uuid.UUID      `bun:"wallet_id,type:uuid"`
+	RequestID  uuid.NullUUID  `bun:"request_id,type:uuid"`
+	ApprovalID uuid.NullUUID  `bun:"approval_id,type:uuid"`
+	Network    solana.Network `bun:"network"`
+	Signature  string         `bun:"signature"`
+	Kind       string         `bun:"kind"`
+	Direction  string         `bun:"direction"`
+	// Asset is the symbol of what moved, Currency the one it counts in
+	// (the policy's limits are per currency).
+	Asset                string      `bun:"asset"`
+	Currency             money.Code  `bun:"currency"`
+	Amount               usdc.Micros `bun:"amount_micros"`
+	Counterparty         string      `bun:"counterparty"`
+	Memo                 *string     `bun:"memo"`
+	Status               string      `bun:"status"`
+	Error                *string     `bun:"error"`
+	SignedTx             []byte      `bun:"signed_tx"`
+	LastValidBlockHeight uint64      `bun:"last_valid_block_height"`
 	// ExpirySlot is the slot at which the current attempt's blockhash was
 	// first seen expired (zero: not yet); the sweep takes a node's "not
 	// found" only from an answer at or past it.
@@ -211,8 +228,10 @@ type TxFilter struct {
 	WalletID uuid.NullUUID
 	// Wallets, when not nil, limits the list to these wallets (a key's
 	// wallet scope).
-	Wallets      []uuid.UUID
-	Status       string
+	Wallets []uuid.UUID
+	Status  string
+	// Asset, when set, selects one asset's (its symbol).
+	Asset        string
 	Since, Until time.Time // Since inclusive, Until exclusive
 	AfterTime    time.Time
 	AfterID      uuid.UUID
@@ -245,6 +264,9 @@ func (f TxFilter) Select(q *bun.SelectQuery) *bun.SelectQuery {
 	}
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
+	}
+	if f.Asset != "" {
+		q = q.Where("asset = ?", f.Asset)
 	}
 	if !f.Since.IsZero() {
 		q = q.Where("created_at >= ?", f.Since)

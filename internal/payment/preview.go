@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
@@ -17,7 +18,9 @@ import (
 type PreviewQuery struct {
 	AccountID, WalletID uuid.UUID
 	To                  string
-	Amount              usdc.Micros
+	// Asset is what is paid (its zero value: USDC), Amount its units.
+	Asset  asset.Asset
+	Amount usdc.Micros
 	// Proposed, when not nil, is applied to the wallet's policy first
 	// (what the send would do were that change saved).
 	Proposed *policy.Patch
@@ -36,6 +39,8 @@ type Preview struct {
 	Usage policy.Usage
 	// At is the time it was decided at.
 	At time.Time
+	// Asset is what it pays.
+	Asset asset.Asset
 }
 
 // PreviewSend evaluates a send as a worker would at q.At, writing nothing
@@ -64,10 +69,21 @@ func PreviewSend(ctx context.Context, db bun.IDB, q PreviewQuery) (Preview, erro
 		}
 	}
 	at = at.UTC()
+	a := q.Asset
+	if a.Symbol == "" {
+		a = asset.Asset{Symbol: "USDC", Currency: asset.USD}
+	}
+	// Both currencies' figures: the preview shows the USD limits' and the
+	// EUR ones' whatever the asset.
 	usage, err := ReadUsage(ctx, db, w.ID, at, policy.Windows{Week: true, Month: true, Hour: true, Day: true})
 	if err != nil {
 		return Preview{}, err
 	}
-	d := p.Evaluate(policy.Request{To: q.To, Amount: q.Amount, Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: q.Approved})
-	return Preview{Decision: d, Policy: p, Usage: usage, At: at}, nil
+	eur, err := ReadUsage(ctx, db, w.ID, at, policy.Windows{Currency: asset.EUR, Week: true, Month: true})
+	if err != nil {
+		return Preview{}, err
+	}
+	usage.EUR = eur.EUR
+	d := p.Evaluate(policy.Request{To: q.To, Asset: a.Symbol, Amount: a.Amount(int64(q.Amount)), Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: q.Approved})
+	return Preview{Decision: d, Policy: p, Usage: usage, At: at, Asset: a}, nil
 }

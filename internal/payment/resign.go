@@ -77,8 +77,12 @@ func (e *Engine) resign(ctx context.Context, node Node, height uint64, t *Transa
 		log.WarnContext(ctx, "the node's blockhash is already expired; the next sweep tries", "last_valid", bh.LastValidBlockHeight, "height", height)
 		return nil
 	}
+	a, err := e.assetOf(t.Network, t.Asset)
+	if err != nil {
+		return e.fail(ctx, t, expired+"; not signed again: "+err.Error(), paidNothing, st)
+	}
 	s := &spend{
-		accountID: t.AccountID, walletID: t.WalletID, network: t.Network, to: t.Counterparty, amount: t.Amount, memo: t.Memo,
+		accountID: t.AccountID, walletID: t.WalletID, network: t.Network, to: t.Counterparty, asset: a, amount: t.Amount, memo: t.Memo,
 		requestID: t.RequestID, approvalID: t.ApprovalID,
 	}
 	// Signed under the row's lock, compare-and-set on the expired attempt:
@@ -138,7 +142,7 @@ func (e *Engine) resign(ctx context.Context, node Node, height uint64, t *Transa
 		}
 		details := map[string]any{
 			"transaction_id": t.ID, "attempt": t.Attempts + 1, "signature": signed.signature,
-			"previous_signature": t.Signature, "fee_lamports": signed.fee, "amount": t.Amount, "to": t.Counterparty,
+			"previous_signature": t.Signature, "fee_lamports": signed.fee, "amount": t.Amount, "asset": t.Asset, "to": t.Counterparty,
 		}
 		if err := audit.Append(ctx, tx, audit.Entry{
 			AccountID: t.AccountID,

@@ -2,14 +2,17 @@ package payment
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/feepayer"
 	"github.com/agentwallet/agentwallet/internal/policy"
@@ -28,6 +31,7 @@ type spend struct {
 	accountID, walletID   uuid.UUID
 	network               solana.Network
 	to                    string
+	asset                 asset.Asset
 	amount                usdc.Micros
 	memo                  *string
 	requestID, approvalID uuid.NullUUID
@@ -73,8 +77,8 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	t := Transaction{
 		ID: uuid.New(), AccountID: s.accountID, WalletID: s.walletID,
 		RequestID: s.requestID, ApprovalID: s.approvalID,
-		Network: s.network, Signature: st.signature, Kind: "usdc", Direction: "send",
-		Amount: s.amount, Counterparty: s.to, Memo: s.memo, Status: TxPending,
+		Network: s.network, Signature: st.signature, Kind: KindOf(s.asset), Direction: "send",
+		Asset: s.asset.Symbol, Currency: s.asset.Currency, Amount: s.amount, Counterparty: s.to, Memo: s.memo, Status: TxPending,
 		SignedTx: st.raw, LastValidBlockHeight: st.lastValid, FeeLamports: &st.fee, Attempts: 1,
 		FeePayer: st.feePayer, SponsoredLamports: st.sponsored,
 		CreatedAt: at, UpdatedAt: at,
@@ -84,6 +88,10 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	}
 	return &t, nil
 }
+
+// KindOf is what a send of a moved, as transactions name it: its symbol
+// in lower case ("usdc", "eurc").
+func KindOf(a asset.Asset) string { return strings.ToLower(a.Symbol) }
 
 // signedTransfer is a spend's transfer built and signed, not yet stored.
 type signedTransfer struct {
@@ -115,6 +123,25 @@ func (e *Engine) signSpend(ctx context.Context, tx bun.Tx, node Node, w *wallet.
 		memo = *s.memo
 	}
 	transfer := solana.Transfer{Owner: w.PublicKey(), To: to, Amount: s.amount, Memo: memo, Reference: s.reference()}
+	// USDC is the network's own (the zero Token); any other asset's mint
+	// is read (cached a minute) for what its transfer costs, and refused
+	// when the service cannot send it (a transfer hook, a fee withheld).
+	var rent uint64 = solana.TokenAccountRentLamports
+	if !s.asset.Mint.Equals(node.Client.Network().USDCMint()) && !s.asset.Mint.IsZero() {
+		transfer.Token = s.asset.Token()
+		tctx, cancel := context.WithTimeout(ctx, feeReadWait)
+		terms, err := node.Client.TokenTerms(tctx, transfer.Token)
+		cancel()
+		var unsupported *solana.UnsupportedTokenError
+		switch {
+		case errors.As(err, &unsupported):
+			return signedTransfer{}, errUnsupportedToken{unsupported}
+		case err != nil:
+			e.log().WarnContext(ctx, "token mint not read; nothing signed", "asset", s.asset.Symbol, "err", err)
+			return signedTransfer{}, errNoBlockhash
+		}
+		rent = terms.AccountRentLamports
+	}
 	// Sponsored or not is decided under the fee payer's lock below; this
 	// read (no lock: the fee reading may wait on the node; a send's claim
 	// made it) names the fee payer among the accounts whose market is
@@ -137,7 +164,7 @@ func (e *Engine) signSpend(ctx context.Context, tx bun.Tx, node Node, w *wallet.
 	// read at once: a slow node costs the held locks one wait, not two.
 	market := make(chan []uint64, 1)
 	go func(t solana.Transfer) { market <- fees(t) }(transfer) // a copy: transfer changes below
-	transfer.RecipientAccountExists = e.recipientExists(ctx, node, to)
+	transfer.RecipientAccountExists = e.recipientExists(ctx, node, to, transfer.Token)
 	units, err := solana.TransferComputeUnits(s.network, transfer)
 	if err != nil {
 		return signedTransfer{}, fmt.Errorf("compute units: %w", err)
@@ -148,7 +175,7 @@ func (e *Engine) signSpend(ctx context.Context, tx bun.Tx, node Node, w *wallet.
 	var payer *feepayer.FeePayer
 	var sponsored int64
 	if !transfer.FeePayer.IsZero() {
-		if payer, sponsored, err = e.sponsor(ctx, tx, s, &transfer, units, replacing, at); err != nil {
+		if payer, sponsored, err = e.sponsor(ctx, tx, s, &transfer, units, rent, replacing, at); err != nil {
 			return signedTransfer{}, err
 		}
 	}
@@ -182,22 +209,44 @@ const feeReadWait = time.Second
 // so the transfer requests no compute for creating it. Unknown (the node
 // did not answer in time) counts as missing: more compute requested, a
 // few hundred lamports more at most, never a transfer out of compute.
-func (e *Engine) recipientExists(ctx context.Context, node Node, to sol.PublicKey) bool {
-	if node.Recipients != nil && node.Recipients.Has(to) {
+func (e *Engine) recipientExists(ctx context.Context, node Node, to sol.PublicKey, tk solana.Token) bool {
+	known := knownKey(to, tk)
+	if node.Recipients != nil && node.Recipients.Has(known) {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(ctx, feeReadWait)
 	defer cancel()
-	ok, err := node.Client.TokenAccountExists(ctx, to)
+	var ok bool
+	var err error
+	if tk.IsZero() {
+		ok, err = node.Client.TokenAccountExists(ctx, to)
+	} else {
+		ok, err = node.Client.TokenAccountExistsOf(ctx, to, tk)
+	}
 	if err != nil {
 		e.log().WarnContext(ctx, "recipient's token account not read; compute requested for creating it", "err", err)
 		return false
 	}
 	if ok && node.Recipients != nil {
-		node.Recipients.Add(to)
+		node.Recipients.Add(known)
 	}
 	return ok
 }
+
+// knownKey is what the known recipients remember of to's account of tk:
+// the owner for USDC (the zero Token), else a key derived from owner and
+// mint, so an account of one asset never vouches for another's.
+func knownKey(to sol.PublicKey, tk solana.Token) sol.PublicKey {
+	if tk.IsZero() {
+		return to
+	}
+	h := sha256.Sum256(append(append([]byte("agentwallet/known-account/"), to[:]...), tk.Mint[:]...))
+	return sol.PublicKeyFromBytes(h[:])
+}
+
+// errUnsupportedToken: the asset's mint has a feature the service cannot
+// send through (a transfer hook, a fee withheld, a pause); nothing signed.
+type errUnsupportedToken struct{ *solana.UnsupportedTokenError }
 
 // errFeeAboveCap: the market is above the configured cap; nothing signed.
 type errFeeAboveCap struct{ *solana.FeeAboveCapError }
@@ -242,15 +291,15 @@ func (e *Engine) price(ctx context.Context, network solana.Network, recent []uin
 }
 
 // sign signs a send request's transfer and records it as sent.
-func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, d policy.Decision, at time.Time) (*Transaction, *Outcome, error) {
+func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, a asset.Asset, d policy.Decision, at time.Time) (*Transaction, *Outcome, error) {
 	t, err := e.signTransfer(ctx, tx, node, w, &spend{
-		accountID: r.AccountID, walletID: r.WalletID, network: r.Network, to: r.To, amount: r.Amount, memo: r.Memo,
+		accountID: r.AccountID, walletID: r.WalletID, network: r.Network, to: r.To, asset: a, amount: r.Amount, memo: r.Memo,
 		requestID: uuid.NullUUID{UUID: r.ID, Valid: true}, sponsor: r.Sponsor, sponsorRead: true,
 	}, at)
 	if out, ok := unsigned(err); ok {
 		// The API refuses memos too large for a transaction first; a
 		// refusal here holds if it did not.
-		out.RemainingToday = int64(d.RemainingToday)
+		out.remaining(d)
 		return nil, out, setOutcome(ctx, tx, r.ID, out)
 	}
 	if err != nil {
@@ -260,7 +309,7 @@ func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *
 	// broadcast (the sweep broadcasts it); the broadcast's answer refines
 	// it. The outcome and the audit entry are one statement.
 	details := map[string]any{
-		"request_id": r.ID, "transaction_id": t.ID, "signature": t.Signature, "amount": r.Amount, "to": r.To,
+		"request_id": r.ID, "transaction_id": t.ID, "signature": t.Signature, "amount": r.Amount, "asset": a.Symbol, "to": r.To,
 	}
 	err = audit.AppendWith(ctx, tx, `o AS (UPDATE send_requests SET outcome = $1 WHERE id = $2)`,
 		[]any{&Outcome{Status: Sent, Signature: t.Signature, Broadcasting: true}, r.ID}, audit.Entry{
@@ -294,6 +343,10 @@ func unsigned(err error) (o *Outcome, ok bool) {
 		return &Outcome{Status: Unavailable, Cause: CauseFeePayerBudgetExceeded, Detail: fb.Error()}, true
 	case errors.As(err, &tl):
 		return &Outcome{Status: Refused, Detail: tl.Error()}, true
+	}
+	var ut errUnsupportedToken
+	if errors.As(err, &ut) {
+		return &Outcome{Status: Refused, Detail: ut.Error()}, true
 	}
 	if u, ok := signer.Unavailable(err); ok {
 		// The reason only: the wrapped error is for the worker's log.

@@ -39,7 +39,7 @@ func solString(lamports int64) string {
 // every earlier sponsored transaction of the day counted; over it,
 // errFeePayerBudget. Turned off since the fee reading: the wallet pays,
 // nil.
-func (e *Engine) sponsor(ctx context.Context, tx bun.Tx, s *spend, t *solana.Transfer, units uint32, replacing uuid.UUID, at time.Time) (*feepayer.FeePayer, int64, error) {
+func (e *Engine) sponsor(ctx context.Context, tx bun.Tx, s *spend, t *solana.Transfer, units uint32, rent uint64, replacing uuid.UUID, at time.Time) (*feepayer.FeePayer, int64, error) {
 	f, ok, err := feepayer.Lock(ctx, tx, s.accountID)
 	if err != nil {
 		return nil, 0, err
@@ -51,7 +51,7 @@ func (e *Engine) sponsor(ctx context.Context, tx bun.Tx, s *spend, t *solana.Tra
 	t.FeePayer = f.PublicKey()
 	cost := int64(t.FeeLamports(units, t.ComputeUnitPrice))
 	if !t.RecipientAccountExists {
-		cost += solana.TokenAccountRentLamports
+		cost += int64(rent) // the recipient's new account: its size depends on the mint
 	}
 	spent, _, err := feepayer.SpentToday(ctx, tx, s.accountID, at, replacing)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/policy"
@@ -108,21 +109,21 @@ func TestReadUsage_CountsWhatEachWindowHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := policy.Usage{SpentToday: 1*u + 32*u, SpentWeek: 1*u + 2*u + 32*u, SpentMonth: 1*u + 2*u + 4*u + 16*u + 32*u,
+	want := policy.Usage{USD: policy.Spent[money.USD]{Today: 1*u + 32*u, Week: 1*u + 2*u + 32*u, Month: 1*u + 2*u + 4*u + 16*u + 32*u},
 		PaymentsLastHour: 3, PaymentsLastDay: 5}
 	if got != want {
 		t.Fatalf("usage %+v, want %+v", got, want)
 	}
 	// Only what a policy limits is read; the day always.
 	got, err = payment.ReadUsage(ctx, db, w, at, policy.Windows{})
-	if err != nil || got != (policy.Usage{SpentToday: want.SpentToday}) {
+	if err != nil || got != (policy.Usage{USD: policy.Spent[money.USD]{Today: want.USD.Today}}) {
 		t.Fatalf("usage without optional rules %+v (%v)", got, err)
 	}
 	got, err = payment.ReadUsage(ctx, db, w, at, policy.Windows{Hour: true})
-	if err != nil || got != (policy.Usage{SpentToday: want.SpentToday, PaymentsLastHour: 3}) {
+	if err != nil || got != (policy.Usage{USD: policy.Spent[money.USD]{Today: want.USD.Today}, PaymentsLastHour: 3}) {
 		t.Fatalf("usage with the hour only %+v (%v)", got, err)
 	}
-	if r, err := payment.ReservedToday(ctx, db, w, at); err != nil || r != want.SpentToday {
+	if r, err := payment.ReservedToday(ctx, db, w, at); err != nil || r != want.USD.Today {
 		t.Fatalf("reserved today %v (%v)", r, err)
 	}
 }
@@ -262,9 +263,9 @@ func TestUsageHoursAgreeWithAScan(t *testing.T) {
 				t.Fatal(err)
 			}
 			day, week, month := usageByScan(t, db, w, at)
-			if got.SpentToday != day || got.SpentWeek != week || got.SpentMonth != month {
+			if got.USD.Today != day || got.USD.Week != week || got.USD.Month != month {
 				t.Fatalf("at %s: hourly totals give day %d week %d month %d; the scan %d %d %d", at.Format(time.RFC3339Nano),
-					got.SpentToday, got.SpentWeek, got.SpentMonth, day, week, month)
+					got.USD.Today, got.USD.Week, got.USD.Month, day, week, month)
 			}
 		}
 	}

@@ -16,7 +16,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -94,31 +96,35 @@ type X402Payment struct {
 	WalletID  uuid.UUID `bun:"wallet_id,type:uuid"`
 	RequestID uuid.UUID `bun:"request_id,type:uuid"`
 	// ApprovalID is the grant this payment redeemed, if any.
-	ApprovalID           uuid.NullUUID   `bun:"approval_id,type:uuid"`
-	Network              solana.Network  `bun:"network"`
-	Version              int             `bun:"x402_version"`
-	Challenge            json.RawMessage `bun:"challenge,type:jsonb"`
-	ChoiceIndex          int             `bun:"choice_index"`
-	Amount               usdc.Micros     `bun:"amount_micros"`
-	PayTo                string          `bun:"pay_to"`
-	Asset                string          `bun:"asset"`
-	FeePayer             string          `bun:"fee_payer"`
-	Resource             string          `bun:"resource"`
-	Description          *string         `bun:"description"`
-	Memo                 string          `bun:"memo"`
-	OwnerSignature       string          `bun:"owner_signature"`
-	SourceATA            string          `bun:"source_ata"`
-	DestinationATA       string          `bun:"destination_ata"`
-	Header               string          `bun:"header"`
-	PaymentSignature     string          `bun:"payment_signature"`
-	SignedTx             []byte          `bun:"signed_tx"`
-	LastValidBlockHeight uint64          `bun:"last_valid_block_height"`
-	State                string          `bun:"state"`
-	Error                *string         `bun:"error"`
-	Signature            *string         `bun:"signature"`
-	TransactionID        uuid.NullUUID   `bun:"transaction_id,type:uuid"`
-	CreatedAt            time.Time       `bun:"created_at"`
-	UpdatedAt            time.Time       `bun:"updated_at"`
+	ApprovalID  uuid.NullUUID   `bun:"approval_id,type:uuid"`
+	Network     solana.Network  `bun:"network"`
+	Version     int             `bun:"x402_version"`
+	Challenge   json.RawMessage `bun:"challenge,type:jsonb"`
+	ChoiceIndex int             `bun:"choice_index"`
+	Amount      usdc.Micros     `bun:"amount_micros"`
+	PayTo       string          `bun:"pay_to"`
+	Asset       string          `bun:"asset"`
+	// Symbol is the asset's in the service's table; Currency the one its
+	// amount counts in under the policy.
+	Symbol               string        `bun:"symbol"`
+	Currency             money.Code    `bun:"currency"`
+	FeePayer             string        `bun:"fee_payer"`
+	Resource             string        `bun:"resource"`
+	Description          *string       `bun:"description"`
+	Memo                 string        `bun:"memo"`
+	OwnerSignature       string        `bun:"owner_signature"`
+	SourceATA            string        `bun:"source_ata"`
+	DestinationATA       string        `bun:"destination_ata"`
+	Header               string        `bun:"header"`
+	PaymentSignature     string        `bun:"payment_signature"`
+	SignedTx             []byte        `bun:"signed_tx"`
+	LastValidBlockHeight uint64        `bun:"last_valid_block_height"`
+	State                string        `bun:"state"`
+	Error                *string       `bun:"error"`
+	Signature            *string       `bun:"signature"`
+	TransactionID        uuid.NullUUID `bun:"transaction_id,type:uuid"`
+	CreatedAt            time.Time     `bun:"created_at"`
+	UpdatedAt            time.Time     `bun:"updated_at"`
 	// SearchBefore is where the search for it on chain goes on (a Cursor
 	// of a search made after it could last land); CheckedAt when it was
 	// last searched for (the sweep takes the least recently searched).
@@ -135,10 +141,10 @@ type X402Payment struct {
 // (ReservedToday counts signed payments) in the decision's transaction.
 // Nothing is broadcast: the caller presents the header to the seller,
 // whose facilitator adds the fee payer's signature and submits it.
-func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, d policy.Decision, at time.Time) (*Outcome, error) {
+func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, a asset.Asset, d policy.Decision, at time.Time) (*Outcome, error) {
 	x := r.X402
 	refuse := func(detail string) (*Outcome, error) {
-		out := &Outcome{Status: Refused, Detail: detail, RemainingToday: int64(d.RemainingToday)}
+		out := (&Outcome{Status: Refused, Detail: detail}).remaining(d)
 		return out, setOutcome(ctx, tx, r.ID, out)
 	}
 	pr, err := x402.ParsePaymentRequired(x.Challenge)
@@ -159,7 +165,7 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 	}
 	if err := node.Client.ChainErr(); err != nil {
 		e.log().ErrorContext(ctx, "the network's Solana node is not verified; nothing signed", "wallet_id", w.ID, "err", err)
-		out := &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}
+		out := (&Outcome{Status: Unavailable, Detail: "the Solana node did not answer"}).remaining(d)
 		return out, setOutcome(ctx, tx, r.ID, out)
 	}
 	bctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -167,7 +173,7 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 	cancel()
 	if err != nil {
 		e.log().WarnContext(ctx, "no blockhash; nothing signed", "wallet_id", w.ID, "err", err)
-		out := &Outcome{Status: Unavailable, Detail: "the Solana node did not answer", RemainingToday: int64(d.RemainingToday)}
+		out := (&Outcome{Status: Unavailable, Detail: "the Solana node did not answer"}).remaining(d)
 		return out, setOutcome(ctx, tx, r.ID, out)
 	}
 	p, err := x402.Pay(ctx, c, w.PublicKey(), signer.For(e.Signer, w.Key()), bh.Hash, x402.BuildOptions{})
@@ -181,7 +187,7 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 	row := X402Payment{
 		ID: r.ID, AccountID: r.AccountID, WalletID: r.WalletID, RequestID: r.ID, Network: r.Network,
 		Version: c.Version, Challenge: x.Challenge, ChoiceIndex: c.Index, Amount: c.Amount,
-		PayTo: c.PayTo.String(), Asset: c.Asset.String(), FeePayer: c.FeePayer.String(),
+		PayTo: c.PayTo.String(), Asset: c.Asset.String(), Symbol: a.Symbol, Currency: a.Currency, FeePayer: c.FeePayer.String(),
 		Resource: x.Resource, Description: desc, Memo: p.Transaction.Memo,
 		OwnerSignature: p.Transaction.OwnerSignature.String(),
 		SourceATA:      p.Transaction.SourceATA.String(), DestinationATA: p.Transaction.DestinationATA.String(),
@@ -192,7 +198,8 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 	if _, err := tx.NewInsert().Model(&row).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("insert x402 payment: %w", err)
 	}
-	out := &Outcome{Status: Signed, RemainingToday: int64(d.RemainingToday - c.Amount), X402: &X402Signed{
+	// What the day still allows after it, in the payment's currency.
+	out := &Outcome{Status: Signed, RemainingToday: d.RemainingToday.Micros() - int64(c.Amount), Currency: a.Currency, X402: &X402Signed{
 		PaymentID: row.ID, Header: p.Header, Value: p.Value, Amount: int64(c.Amount), PayTo: row.PayTo,
 		Network: x.NetworkID, Resource: x.Resource,
 	}}
@@ -200,7 +207,7 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 		return nil, err
 	}
 	details := map[string]any{
-		"request_id": r.ID, "payment_id": row.ID, "amount": c.Amount, "pay_to": row.PayTo, "resource": x.Resource,
+		"request_id": r.ID, "payment_id": row.ID, "amount": c.Amount, "asset": a.Symbol, "pay_to": row.PayTo, "resource": x.Resource,
 		"owner_signature": row.OwnerSignature,
 	}
 	if err := audit.Append(ctx, tx, audit.Entry{
@@ -336,7 +343,7 @@ func (e *Engine) settleX402(ctx context.Context, p *X402Payment, signature strin
 		}
 		st.Confirmed++
 		data := map[string]any{
-			"wallet_id": p.WalletID, "signature": signature, "amount": p.Amount, "to": p.PayTo, "memo": p.Memo,
+			"wallet_id": p.WalletID, "signature": signature, "amount": p.Amount, "asset": p.Symbol, "to": p.PayTo, "memo": p.Memo,
 			"kind": "x402", "resource": p.Resource, "payment_id": p.ID,
 		}
 		_, err = webhook.Emit(ctx, tx, p.AccountID, at, webhook.KindTxSent, data)
@@ -364,7 +371,7 @@ func (e *Engine) endX402(ctx context.Context, p *X402Payment, state, why string,
 			p.RequestID).Scan(ctx, &actor); err != nil {
 			return fmt.Errorf("read the payment's requester: %w", err)
 		}
-		details := map[string]any{"payment_id": p.ID, "amount": p.Amount, "pay_to": p.PayTo, "resource": p.Resource, "state": state, "error": why}
+		details := map[string]any{"payment_id": p.ID, "amount": p.Amount, "asset": p.Symbol, "pay_to": p.PayTo, "resource": p.Resource, "state": state, "error": why}
 		if err := audit.Append(ctx, tx, audit.Entry{
 			AccountID: p.AccountID,
 			At:        at,
@@ -376,7 +383,7 @@ func (e *Engine) endX402(ctx context.Context, p *X402Payment, state, why string,
 			return err
 		}
 		data := map[string]any{
-			"payment_id": p.ID, "wallet_id": p.WalletID, "amount": p.Amount, "pay_to": p.PayTo, "resource": p.Resource,
+			"payment_id": p.ID, "wallet_id": p.WalletID, "amount": p.Amount, "asset": p.Symbol, "pay_to": p.PayTo, "resource": p.Resource,
 			"state": state, "reason": why, "signature": signature,
 		}
 		_, err = webhook.Emit(ctx, tx, p.AccountID, at, webhook.KindX402Expired, data)

@@ -19,6 +19,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/usdc"
@@ -108,8 +109,12 @@ type Wallet struct {
 	// active hours (policy.Policy documents them). The limits are
 	// micro-USDC as *int64: bun writes a pointer to a json.Marshaler
 	// (*usdc.Micros) as JSON text.
-	WeeklyLimit        *int64              `bun:"weekly_limit_micros"`
-	MonthlyLimit       *int64              `bun:"monthly_limit_micros"`
+	WeeklyLimit  *int64 `bun:"weekly_limit_micros"`
+	MonthlyLimit *int64 `bun:"monthly_limit_micros"`
+	// Assets the wallet may spend (every row has its list); EURLimits
+	// its EUR limits (NULL: no EUR spending).
+	Assets             []string            `bun:"assets,array"`
+	EURLimits          *EURLimits          `bun:"eur_limits,type:jsonb"`
 	MaxTxPerHour       *int                `bun:"max_tx_per_hour"`
 	MaxTxPerDay        *int                `bun:"max_tx_per_day"`
 	ActiveHours        *policy.ActiveHours `bun:"active_hours,type:jsonb"`
@@ -145,6 +150,39 @@ func (w *Wallet) Policy() policy.Policy {
 		ActiveHours:        w.ActiveHours,
 		OutsideActiveHours: w.OutsideActiveHours,
 		ApprovalsRequired:  max(1, w.ApprovalsRequired),
+		Assets:             w.Assets,
+		EUR:                w.EURLimits.limits(),
+	}
+}
+
+// EURLimits are a wallet's EUR limits as stored (micro-euros).
+type EURLimits struct {
+	DailyLimit        int64  `json:"daily"`
+	MaxTx             int64  `json:"max_tx"`
+	ApprovalThreshold int64  `json:"approval_threshold"`
+	WeeklyLimit       *int64 `json:"weekly,omitempty"`
+	MonthlyLimit      *int64 `json:"monthly,omitempty"`
+}
+
+func (l *EURLimits) limits() *policy.Limits[money.EUR] {
+	if l == nil {
+		return nil
+	}
+	return &policy.Limits[money.EUR]{
+		DailyLimit: money.Micros[money.EUR](l.DailyLimit), MaxTx: money.Micros[money.EUR](l.MaxTx),
+		ApprovalThreshold: money.Micros[money.EUR](l.ApprovalThreshold),
+		WeeklyLimit:       convert[int64, money.Micros[money.EUR]](l.WeeklyLimit),
+		MonthlyLimit:      convert[int64, money.Micros[money.EUR]](l.MonthlyLimit),
+	}
+}
+
+func eurLimitsOf(l *policy.Limits[money.EUR]) *EURLimits {
+	if l == nil {
+		return nil
+	}
+	return &EURLimits{
+		DailyLimit: int64(l.DailyLimit), MaxTx: int64(l.MaxTx), ApprovalThreshold: int64(l.ApprovalThreshold),
+		WeeklyLimit: convert[money.Micros[money.EUR], int64](l.WeeklyLimit), MonthlyLimit: convert[money.Micros[money.EUR], int64](l.MonthlyLimit),
 	}
 }
 
@@ -161,6 +199,8 @@ func (w *Wallet) setPolicy(p policy.Policy) {
 	w.ActiveHours = p.ActiveHours
 	w.OutsideActiveHours = cmp.Or(p.OutsideActiveHours, policy.OutsideBlock)
 	w.ApprovalsRequired = p.Approvals()
+	w.Assets = p.SpendableAssets()
+	w.EURLimits = eurLimitsOf(p.EUR)
 }
 
 // convert is an optional integer as another integer type.
@@ -176,6 +216,7 @@ func convert[From, To ~int64](v *From) *To {
 var policyColumns = []string{
 	"daily_limit_micros", "max_tx_micros", "approval_threshold_micros", "allowlist", "allowlist_labels",
 	"weekly_limit_micros", "monthly_limit_micros", "max_tx_per_hour", "max_tx_per_day", "active_hours", "outside_active_hours", "approvals_required",
+	"assets", "eur_limits",
 }
 
 // labelsOf is p's labels as stored: never NULL.
