@@ -81,11 +81,11 @@ const (
 //	recipient's account exists, no memo, its bump 255:  8,786 units
 //	creating the recipient's account (187 bytes):     +15,123
 //
-// (The ATA program's CreateIdempotent asks Token-2022 for the account's
-// size from the mint's extensions and initializes ImmutableOwner, which
-// SPL Token's p-token build does in far less.) The bump and the memo cost
-// what they cost for SPL Token. There is no
-// lighter build of Token-2022 on any network, so no classic allowance:
+// The bump and the memo cost what they cost for SPL Token. PYUSD's mint
+// carries the extensions a transfer consults (a fee config, a hook, a
+// permanent delegate, confidential transfers) and its new account has
+// three of the four extensions a mint can require, so it prices the
+// heavier end of what TokenTerms lets through (no hook program, no fee);
 // 10% on top.
 const (
 	units2022Transfer      = 8_800

@@ -299,29 +299,33 @@ func TestTransferSize(t *testing.T) {
 	to, _ := newWallet(t)
 	ref, _ := newWallet(t)
 	bh := solana.Blockhash{Hash: sol.Hash(ref), LastValidBlockHeight: 1}
-	fits := 0
-	for n := 0; n <= 800; n += 7 {
-		memo := strings.Repeat("x", n)
-		tx, err := c.BuildTransfer(solana.Transfer{Owner: owner, To: to, Amount: 1, Memo: memo, ComputeUnitPrice: 5000, Reference: ref}, bh)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _, signErr := solana.Sign(context.Background(), tx, signer.Plain(secret))
-		checkErr := solana.CheckTransferSize(solana.Devnet, memo)
-		var tl *solana.TooLargeError
-		switch {
-		case signErr == nil && checkErr == nil:
-			fits = n
-		case errors.As(signErr, &tl) && errors.As(checkErr, &tl):
-			if tl.Size <= solana.MaxTransactionSize {
-				t.Fatalf("%d-byte memo refused at %d bytes", n, tl.Size)
+	// A Token-2022 transfer is as large as an SPL Token one: the same
+	// accounts under another program id.
+	for _, tk := range []solana.Token{solana.Devnet.USDC(), pyusd} {
+		fits := 0
+		for n := 0; n <= 800; n += 7 {
+			memo := strings.Repeat("x", n)
+			tx, err := c.BuildTransfer(solana.Transfer{Token: tk, Owner: owner, To: to, Amount: 1, Memo: memo, ComputeUnitPrice: 5000, Reference: ref}, bh)
+			if err != nil {
+				t.Fatal(err)
 			}
-		default:
-			t.Fatalf("%d-byte memo: sign %v (%d bytes), check %v", n, signErr, len(raw), checkErr)
+			raw, _, signErr := solana.Sign(context.Background(), tx, signer.Plain(secret))
+			checkErr := solana.CheckTokenTransferSize(solana.Devnet, tk, memo)
+			var tl *solana.TooLargeError
+			switch {
+			case signErr == nil && checkErr == nil:
+				fits = n
+			case errors.As(signErr, &tl) && errors.As(checkErr, &tl):
+				if tl.Size <= solana.MaxTransactionSize {
+					t.Fatalf("%s: %d-byte memo refused at %d bytes", tk.Symbol, n, tl.Size)
+				}
+			default:
+				t.Fatalf("%s: %d-byte memo: sign %v (%d bytes), check %v", tk.Symbol, n, signErr, len(raw), checkErr)
+			}
 		}
-	}
-	if fits < 700 || fits > 740 {
-		t.Fatalf("the longest fitting memo probed is %d bytes", fits)
+		if fits < 700 || fits > 740 {
+			t.Fatalf("%s: the longest fitting memo probed is %d bytes", tk.Symbol, fits)
+		}
 	}
 	err := solana.CheckTransferSize(solana.Devnet, strings.Repeat("😀", 200))
 	if err == nil || err.Error() != "memo too long: the transaction would be 1307 bytes, Solana allows 1232" {

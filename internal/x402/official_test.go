@@ -14,6 +14,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/x402test"
 )
 
 // officialCheck runs scripts/x402-check/check.mjs (the official
@@ -172,5 +173,62 @@ func TestDecodePaymentRequiredHeader_OfficialEncoding(t *testing.T) {
 	sr, err := DecodePaymentResponseHeader(res["payment_response_header"].(string))
 	if err != nil || sr.Success || sr.ErrorReason != "insufficient_funds" {
 		t.Fatalf("settlement %+v %v", sr, err)
+	}
+}
+
+// An official seller and facilitator (@x402/express, @x402/svm) pricing
+// in PYUSD on the localnet take our payment: a wallet that pays in USDC
+// and PYUSD chooses the PYUSD requirement, our TransferChecked under
+// Token-2022 passes the official verify and settles, payTo's PYUSD grows
+// by exactly the price, and the landed transaction's transfer ran under
+// Token-2022 (the wallet holds no SOL: the seller's fee payer paid).
+func TestOfficialSeller_SettlesOurPYUSDPayment(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	client := solana.NewClient(ln.URL, solana.Devnet, 0)
+	s := x402test.Start(t, ln.URL, x402test.Options{Asset: devnetPYUSD.Mint.String(), Price: 4321})
+	w := newParty(t)
+	ln.SetTokenBalance(t, w.pub.String(), devnetPYUSD.Mint.String(), 1_000_000)
+
+	pr, err := ParsePaymentRequired(s.Challenge(t, x402test.Weather))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pr.Select(Wallet{Network: solana.Devnet, Owner: w.pub, Tokens: []solana.Token{solana.Devnet.USDC(), devnetPYUSD}}, nil)
+	if err != nil || c.Token != devnetPYUSD || c.Amount != 4321 {
+		t.Fatalf("choice %+v %v", c, err)
+	}
+	bh, err := client.LatestBlockhash(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Pay(context.Background(), c, w.pub, signer.Plain(w.key), bh.Hash, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid := s.Pay(t, x402test.Weather, p.Header, p.Value)
+	if paid.Status != 200 || paid.Response == nil || !paid.Response.Success || paid.Response.Payer != w.pub.String() {
+		t.Fatalf("seller answered %d %q %+v (%s)", paid.Status, paid.Error, paid.Response, paid.Body)
+	}
+	if got := s.USDC(t, s.PayTo); got != 4321 {
+		t.Fatalf("payTo holds %d PYUSD units, want 4321", got)
+	}
+	if got := s.Lamports(t, w.pub.String()); got != 0 {
+		t.Fatalf("the wallet holds %d lamports", got)
+	}
+	var tx struct {
+		Meta        struct{ Err any }
+		Transaction struct {
+			Message struct {
+				AccountKeys  []string
+				Instructions []struct{ ProgramIDIndex int }
+			}
+		}
+	}
+	ln.Call(t, &tx, "getTransaction", paid.Response.Transaction,
+		map[string]any{"encoding": "json", "commitment": "confirmed", "maxSupportedTransactionVersion": 0})
+	m := tx.Transaction.Message
+	if tx.Meta.Err != nil || len(m.Instructions) != 4 || m.AccountKeys[m.Instructions[2].ProgramIDIndex] != sol.Token2022ProgramID.String() {
+		t.Fatalf("landed %+v", tx)
 	}
 }

@@ -2,6 +2,7 @@ package x402
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	sol "github.com/gagliardetto/solana-go"
@@ -40,7 +41,7 @@ const (
 	ReasonMalformed        Reason = "malformed"           // a field has the wrong type or form
 	ReasonScheme           Reason = "scheme"              // not `exact`
 	ReasonNetwork          Reason = "network"             // not the wallet's network
-	ReasonAsset            Reason = "asset"               // not the network's USDC mint
+	ReasonAsset            Reason = "asset"               // not a token the wallet pays in
 	ReasonPayTo            Reason = "pay_to"              // missing or not a Solana address
 	ReasonPayToIsWallet    Reason = "pay_to_is_wallet"    // the wallet would pay itself
 	ReasonFeePayerMissing  Reason = "fee_payer_missing"   // no extra.feePayer: the wallet would pay the fee
@@ -92,18 +93,35 @@ func (e *NotPayableError) Has(r Reason) bool {
 	return false
 }
 
-// Wallet is the buyer: the network and owner address of an agent wallet.
+// Wallet is the buyer: the network and owner address of an agent wallet,
+// and the tokens it pays in.
 type Wallet struct {
 	Network solana.Network
 	Owner   sol.PublicKey
+	// Tokens are the tokens the wallet may pay in, most preferred first
+	// (each a mint of the network, with its program and decimals); empty
+	// means the network's USDC only.
+	Tokens []solana.Token
+}
+
+// tokens is w.Tokens, or the network's USDC.
+func (w Wallet) tokens() []solana.Token {
+	if len(w.Tokens) == 0 {
+		return []solana.Token{w.Network.USDC()}
+	}
+	return w.Tokens
 }
 
 // Choice is the requirement Select chose, validated and typed.
 type Choice struct {
-	Version  int
-	Network  solana.Network
-	Index    int // in accepts
-	Amount   usdc.Micros
+	Version int
+	Network solana.Network
+	Index   int // in accepts
+	// Amount is in Token's base units.
+	Amount usdc.Micros
+	// Token is the asset paid, one of the wallet's tokens; Asset is its
+	// mint.
+	Token    solana.Token
 	Asset    sol.PublicKey
 	PayTo    sol.PublicKey
 	FeePayer sol.PublicKey
@@ -120,17 +138,21 @@ type Choice struct {
 
 // Select chooses the entry the wallet can pay: scheme `exact`, the
 // wallet's network (v2 CAIP-2 id or v1 name, by the challenge's version),
-// the network's USDC mint as asset, a fee payer that is not the wallet, an
-// amount within max when max is set (nil: no cap; the policy still
-// applies). Among several payable entries the cheapest wins (the first on
-// a tie); in x402 v1 only the first exact entry of the wallet's network
-// may be paid (its header does not say which entry it pays). None
-// payable: a *NotPayableError naming each entry's reason.
+// one of the wallet's tokens as asset (by default the network's USDC), a
+// fee payer that is not the wallet, an amount within max when max is set
+// (in the entry's token's base units; nil: no cap; the policy still
+// applies). Among several payable entries the one in the wallet's most
+// preferred token wins (amounts of different tokens are not compared),
+// and among those the cheapest (the first on a tie); in x402 v1 only the
+// first exact entry of the wallet's network may be paid (its header does
+// not say which entry it pays). None payable: a *NotPayableError naming
+// each entry's reason.
 func (pr *PaymentRequired) Select(w Wallet, max *usdc.Micros) (Choice, error) {
 	var (
-		best  Choice
-		found bool
-		rej   []Rejection
+		best     Choice
+		bestRank int
+		found    bool
+		rej      []Rejection
 	)
 	v1First := -1 // v1: the first exact entry of the wallet's network
 	for i, r := range pr.Accepts {
@@ -142,13 +164,13 @@ func (pr *PaymentRequired) Select(w Wallet, max *usdc.Micros) (Choice, error) {
 			}
 			v1First = i
 		}
-		c, reason, detail := pr.check(i, r, w, max)
+		c, rank, reason, detail := pr.check(i, r, w, max)
 		if reason != "" {
 			rej = append(rej, Rejection{Index: i, Reason: reason, Detail: detail})
 			continue
 		}
-		if !found || c.Amount < best.Amount {
-			best, found = c, true
+		if !found || rank < bestRank || rank == bestRank && c.Amount < best.Amount {
+			best, bestRank, found = c, rank, true
 		}
 	}
 	if !found {
@@ -157,57 +179,65 @@ func (pr *PaymentRequired) Select(w Wallet, max *usdc.Micros) (Choice, error) {
 	return best, nil
 }
 
-func (pr *PaymentRequired) check(i int, r Requirement, w Wallet, max *usdc.Micros) (Choice, Reason, string) {
+// check judges entry i; a payable one comes with its token's rank in the
+// wallet's preference.
+func (pr *PaymentRequired) check(i int, r Requirement, w Wallet, max *usdc.Micros) (Choice, int, Reason, string) {
 	if r.malformed != "" {
-		return Choice{}, ReasonMalformed, r.malformed
+		return Choice{}, 0, ReasonMalformed, r.malformed
 	}
 	if r.Scheme != SchemeExact {
-		return Choice{}, ReasonScheme, fmt.Sprintf("scheme %q is not %q", clip(r.Scheme), SchemeExact)
+		return Choice{}, 0, ReasonScheme, fmt.Sprintf("scheme %q is not %q", clip(r.Scheme), SchemeExact)
 	}
 	want := NetworkID(w.Network, pr.Version)
 	if r.Network != want {
-		return Choice{}, ReasonNetwork, fmt.Sprintf("network %q is not the wallet's network %q", clip(r.Network), want)
+		return Choice{}, 0, ReasonNetwork, fmt.Sprintf("network %q is not the wallet's network %q", clip(r.Network), want)
 	}
-	mint := w.Network.USDCMint()
-	if r.Asset != mint.String() {
-		return Choice{}, ReasonAsset, fmt.Sprintf("asset %q is not %s USDC (%s)", clip(r.Asset), w.Network, mint)
+	tokens := w.tokens()
+	rank := slices.IndexFunc(tokens, func(t solana.Token) bool { return t.Mint.String() == r.Asset })
+	if rank < 0 {
+		names := make([]string, len(tokens))
+		for k, t := range tokens {
+			names[k] = fmt.Sprintf("%s (%s)", t.Symbol, t.Mint)
+		}
+		return Choice{}, 0, ReasonAsset, fmt.Sprintf("asset %q is not %s %s", clip(r.Asset), w.Network, strings.Join(names, " or "))
 	}
+	tk := tokens[rank]
 	payTo, err := parseAddress(r.PayTo)
 	if err != nil {
-		return Choice{}, ReasonPayTo, "payTo " + err.Error()
+		return Choice{}, 0, ReasonPayTo, "payTo " + err.Error()
 	}
 	if payTo.Equals(w.Owner) {
-		return Choice{}, ReasonPayToIsWallet, "payTo is the paying wallet itself"
+		return Choice{}, 0, ReasonPayToIsWallet, "payTo is the paying wallet itself"
 	}
 	if r.FeePayer == "" {
-		return Choice{}, ReasonFeePayerMissing, "extra.feePayer is missing: the seller's facilitator must pay the network fee"
+		return Choice{}, 0, ReasonFeePayerMissing, "extra.feePayer is missing: the seller's facilitator must pay the network fee"
 	}
 	feePayer, err := parseAddress(r.FeePayer)
 	if err != nil {
-		return Choice{}, ReasonFeePayerInvalid, "extra.feePayer " + err.Error()
+		return Choice{}, 0, ReasonFeePayerInvalid, "extra.feePayer " + err.Error()
 	}
 	if feePayer.Equals(w.Owner) {
-		return Choice{}, ReasonFeePayerIsWallet, "extra.feePayer is the paying wallet: it would pay the fee and sign as fee payer"
+		return Choice{}, 0, ReasonFeePayerIsWallet, "extra.feePayer is the paying wallet: it would pay the fee and sign as fee payer"
 	}
-	if namedInTransfer(feePayer, w.Owner, payTo, mint) {
-		return Choice{}, ReasonFeePayerInvalid, "extra.feePayer is an account or program of the transfer itself"
+	if namedInTransfer(feePayer, w.Owner, payTo, tk) {
+		return Choice{}, 0, ReasonFeePayerInvalid, "extra.feePayer is an account or program of the transfer itself"
 	}
 	if len(r.Memo) > MaxMemoBytes {
-		return Choice{}, ReasonMemo, fmt.Sprintf("extra.memo is %d bytes (at most %d)", len(r.Memo), MaxMemoBytes)
+		return Choice{}, 0, ReasonMemo, fmt.Sprintf("extra.memo is %d bytes (at most %d)", len(r.Memo), MaxMemoBytes)
 	}
 	atomic, err := ParseAtomicAmount(r.AmountText)
 	if err != nil {
-		return Choice{}, ReasonAmount, err.Error()
+		return Choice{}, 0, ReasonAmount, err.Error()
 	}
 	if atomic == 0 {
-		return Choice{}, ReasonAmount, "amount is zero"
+		return Choice{}, 0, ReasonAmount, "amount is zero"
 	}
 	amount, ok := atomicToMicros(atomic)
 	if !ok {
-		return Choice{}, ReasonAmount, fmt.Sprintf("amount %s is too large", r.AmountText)
+		return Choice{}, 0, ReasonAmount, fmt.Sprintf("amount %s is too large", r.AmountText)
 	}
 	if max != nil && amount > *max {
-		return Choice{}, ReasonOverMax, fmt.Sprintf("amount %s USDC is over the cap of %s USDC", amount, *max)
+		return Choice{}, 0, ReasonOverMax, fmt.Sprintf("amount %s %s is over the cap of %s %s", units(amount, tk), tk.Symbol, units(*max, tk), tk.Symbol)
 	}
 	res := pr.Resource
 	if pr.Version == 1 {
@@ -215,10 +245,10 @@ func (pr *PaymentRequired) check(i int, r Requirement, w Wallet, max *usdc.Micro
 	}
 	return Choice{
 		Version: pr.Version, Network: w.Network, Index: i, Amount: amount,
-		Asset: mint, PayTo: payTo, FeePayer: feePayer, Memo: r.Memo,
+		Token: tk, Asset: tk.Mint, PayTo: payTo, FeePayer: feePayer, Memo: r.Memo,
 		Resource: res, MaxTimeoutSeconds: r.MaxTimeoutSeconds,
 		Requirement: r, challenge: pr,
-	}, "", ""
+	}, rank, "", ""
 }
 
 // parseAddress reads a base58 Solana address: 32 bytes exactly.
@@ -236,18 +266,24 @@ func parseAddress(s string) (sol.PublicKey, error) {
 	return k, nil
 }
 
+// units writes an amount of tk's base units in whole tokens.
+func units(n usdc.Micros, tk solana.Token) string {
+	return usdc.FormatUnits(int64(n), int(tk.Decimals))
+}
+
 // namedInTransfer reports whether key is an account or program the
-// payment's instructions name (with the classic SPL Token program, the
-// USDC mints' owner): the facilitator refuses a fee payer among them, and
-// so does BuildTransaction; Select refuses it first, with a reason.
-func namedInTransfer(key, owner, payTo, mint sol.PublicKey) bool {
-	for _, k := range []sol.PublicKey{mint, sol.TokenProgramID, sol.Token2022ProgramID, sol.ComputeBudget, sol.MemoProgramID} {
+// payment's instructions name (both token programs, the mint, the
+// wallet's and payTo's accounts of it): the facilitator refuses a fee
+// payer among them, and so does BuildTransaction; Select refuses it
+// first, with a reason.
+func namedInTransfer(key, owner, payTo sol.PublicKey, tk solana.Token) bool {
+	for _, k := range []sol.PublicKey{tk.Mint, sol.TokenProgramID, sol.Token2022ProgramID, sol.ComputeBudget, sol.MemoProgramID} {
 		if key.Equals(k) {
 			return true
 		}
 	}
 	for _, o := range []sol.PublicKey{owner, payTo} {
-		if ata, _, err := sol.FindAssociatedTokenAddress(o, mint); err == nil && key.Equals(ata) {
+		if ata, _, err := sol.FindAssociatedTokenAddressWithProgram(o, tk.Mint, tk.Program); err == nil && key.Equals(ata) {
 			return true
 		}
 	}

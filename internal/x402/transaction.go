@@ -17,7 +17,6 @@ import (
 	"github.com/gagliardetto/solana-go/programs/token"
 
 	"github.com/agentwallet/agentwallet/internal/signer"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // The exact scheme's limits (go/mechanisms/svm/constants.go and the
@@ -53,11 +52,11 @@ var (
 // BuildOptions tune the transaction; the zero value is the official
 // client's transaction.
 type BuildOptions struct {
-	// TokenProgram owns the asset's mint. The official client reads the
-	// mint's owner from the chain; both networks' USDC mints belong to the
-	// classic SPL Token program, which the zero value means. A caller that
-	// read another owner passes it: only SPL Token and Token-2022 are
-	// accepted (ErrUnknownTokenProgram).
+	// TokenProgram owns the asset's mint; the zero value means the
+	// program of the choice's token (SPL Token for USDC, Token-2022 for
+	// PYUSD). The official client reads the mint's owner from the chain; a
+	// caller that did so passes it, and it must be the token's: only SPL
+	// Token and Token-2022 are accepted (ErrUnknownTokenProgram).
 	TokenProgram sol.PublicKey
 	// ComputeUnitLimit (zero: 20,000) and ComputeUnitPrice (zero: 1
 	// µlamport) are bounded by MaxComputeUnitLimit and MaxComputeUnitPrice.
@@ -92,8 +91,9 @@ type Transaction struct {
 // BuildTransaction builds the exact scheme's transaction for c and signs
 // it with the wallet's key, partially: a v0 message whose fee payer is the
 // seller's extra.feePayer, SetComputeUnitLimit, SetComputeUnitPrice, one
-// TransferChecked of c.Amount from the wallet's token account to payTo's
-// associated token account, authority the wallet, and a Memo. The
+// TransferChecked of c.Amount of c.Token (under its program, with its
+// decimals) from the wallet's token account to payTo's associated token
+// account, authority the wallet, and a Memo. The
 // recipient's account is not created (the scheme assumes it exists).
 // Before returning, the wire bytes are decoded and checked against the
 // facilitator's rules, so nothing outside that shape is ever signed.
@@ -119,12 +119,19 @@ func BuildTransaction(ctx context.Context, c Choice, owner sol.PublicKey, sign s
 	if c.Amount <= 0 {
 		return nil, fmt.Errorf("%w: amount must be positive", ErrShape)
 	}
-	program := opts.TokenProgram
-	if program.IsZero() {
-		program = sol.TokenProgramID
+	tk := c.Token
+	if tk.IsZero() {
+		tk = c.Network.USDC()
 	}
+	if !tk.Mint.Equals(c.Asset) {
+		return nil, fmt.Errorf("%w: the choice's token is not its asset", ErrShape)
+	}
+	program := cmp.Or(opts.TokenProgram, tk.Program)
 	if !program.Equals(sol.TokenProgramID) && !program.Equals(sol.Token2022ProgramID) {
 		return nil, ErrUnknownTokenProgram
+	}
+	if !program.Equals(tk.Program) {
+		return nil, fmt.Errorf("%w: the asset's program is %s, not %s", ErrShape, tk.Program, program)
 	}
 	limit := cmp.Or(opts.ComputeUnitLimit, DefaultComputeUnitLimit)
 	if c.Memo != "" && opts.ComputeUnitLimit == 0 {
@@ -173,7 +180,7 @@ func BuildTransaction(ctx context.Context, c Choice, owner sol.PublicKey, sign s
 	// The token package's builder targets classic SPL Token; Token-2022
 	// has the same TransferChecked layout, so its accounts and data are
 	// reused under the mint's program.
-	transfer := token.NewTransferCheckedInstruction(uint64(c.Amount), usdc.Decimals, source, c.Asset, dest, owner, nil).Build()
+	transfer := token.NewTransferCheckedInstruction(uint64(c.Amount), tk.Decimals, source, c.Asset, dest, owner, nil).Build()
 	transferData, err := transfer.Data()
 	if err != nil {
 		return nil, fmt.Errorf("x402: transfer: %w", err)
@@ -211,7 +218,7 @@ func BuildTransaction(ctx context.Context, c Choice, owner sol.PublicKey, sign s
 	}
 	want := expected{
 		owner: owner, feePayer: c.FeePayer, asset: c.Asset, program: program,
-		source: source, dest: dest, amount: uint64(c.Amount), memo: memo,
+		source: source, dest: dest, amount: uint64(c.Amount), decimals: tk.Decimals, memo: memo,
 		limit: limit, price: price, blockhash: blockhash,
 	}
 	if err := checkTransaction(wire, want); err != nil {
@@ -228,6 +235,7 @@ func BuildTransaction(ctx context.Context, c Choice, owner sol.PublicKey, sign s
 type expected struct {
 	owner, feePayer, asset, program, source, dest sol.PublicKey
 	amount                                        uint64
+	decimals                                      uint8
 	memo                                          string
 	limit                                         uint32
 	price                                         uint64
@@ -239,8 +247,9 @@ type expected struct {
 // we meant to sign: v0, no lookup tables, two signers (fee payer first,
 // then the wallet, whose signature verifies), the fee payer in no
 // instruction's accounts, exactly four instructions in order, compute
-// budget within the caps, one TransferChecked of the amount and decimals
-// from the wallet's account to payTo's, and the memo.
+// budget within the caps, one TransferChecked under the token's program
+// of the amount and the token's decimals from the wallet's account to
+// payTo's, and the memo.
 func checkTransaction(wire []byte, w expected) error {
 	tx, err := sol.TransactionFromBytes(wire)
 	if err != nil {
@@ -317,7 +326,7 @@ func checkTransaction(wire []byte, w expected) error {
 	// mint, destination, authority.
 	t := m.Instructions[2]
 	if len(t.Data) != 10 || t.Data[0] != transferCheckedTag ||
-		binary.LittleEndian.Uint64(t.Data[1:9]) != w.amount || t.Data[9] != usdc.Decimals {
+		binary.LittleEndian.Uint64(t.Data[1:9]) != w.amount || t.Data[9] != w.decimals {
 		return bad("transfer amount or decimals")
 	}
 	if len(t.Accounts) != 4 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -149,15 +150,60 @@ func TestBuildTransaction_Options(t *testing.T) {
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	c := choose(t, w, challengeV2(entry(s.pub, f.pub, "1000")))
 	tx, err := BuildTransaction(context.Background(), c, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{
-		TokenProgram: sol.Token2022ProgramID, ComputeUnitLimit: MaxComputeUnitLimit, ComputeUnitPrice: MaxComputeUnitPrice,
+		TokenProgram: sol.TokenProgramID, ComputeUnitLimit: MaxComputeUnitLimit, ComputeUnitPrice: MaxComputeUnitPrice,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m, _ := sol.TransactionFromBytes(tx.Wire)
-	dst, _, _ := sol.FindAssociatedTokenAddressWithProgram(s.pub, solana.DevnetUSDCMint, sol.Token2022ProgramID)
-	if !m.Message.AccountKeys[m.Message.Instructions[2].ProgramIDIndex].Equals(sol.Token2022ProgramID) || !tx.DestinationATA.Equals(dst) {
-		t.Fatal("Token-2022 transfer")
+	if u := binary.LittleEndian.Uint32(m.Message.Instructions[0].Data[1:]); u != MaxComputeUnitLimit {
+		t.Fatalf("limit %d", u)
+	}
+	if p := binary.LittleEndian.Uint64(m.Message.Instructions[1].Data[1:]); p != MaxComputeUnitPrice {
+		t.Fatalf("price %d", p)
+	}
+}
+
+// A PYUSD requirement, chosen by a wallet that pays in PYUSD, is paid by
+// a TransferChecked under Token-2022 with PYUSD's decimals, between the
+// wallet's and payTo's Token-2022 associated accounts; the self-check
+// holds the transfer to that program.
+func TestBuildTransaction_Token2022(t *testing.T) {
+	t.Parallel()
+	w, s, f := newParty(t), newParty(t), newParty(t)
+	e := entry(s.pub, f.pub, "1000")
+	e["asset"] = devnetPYUSD.Mint.String()
+	c, err := mustParse(t, challengeV2(e)).Select(Wallet{Network: solana.Devnet, Owner: w.pub, Tokens: []solana.Token{solana.Devnet.USDC(), devnetPYUSD}}, nil)
+	if err != nil || c.Token != devnetPYUSD || !c.Asset.Equals(devnetPYUSD.Mint) {
+		t.Fatalf("choice %+v %v", c, err)
+	}
+	tx, err := BuildTransaction(context.Background(), c, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{Nonce: "00112233445566778899aabbccddeeff"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := sol.TransactionFromBytes(tx.Wire)
+	ix := m.Message.Instructions[2]
+	src, _, _ := sol.FindAssociatedTokenAddressWithProgram(w.pub, devnetPYUSD.Mint, sol.Token2022ProgramID)
+	dst, _, _ := sol.FindAssociatedTokenAddressWithProgram(s.pub, devnetPYUSD.Mint, sol.Token2022ProgramID)
+	if !m.Message.AccountKeys[ix.ProgramIDIndex].Equals(sol.Token2022ProgramID) || !tx.SourceATA.Equals(src) || !tx.DestinationATA.Equals(dst) ||
+		ix.Data[0] != 12 || ix.Data[9] != devnetPYUSD.Decimals {
+		t.Fatalf("transfer program %s, data %v", m.Message.AccountKeys[ix.ProgramIDIndex], ix.Data)
+	}
+	want := expected{
+		owner: w.pub, feePayer: f.pub, asset: devnetPYUSD.Mint, program: sol.Token2022ProgramID,
+		source: src, dest: dst, amount: 1000, decimals: 6, memo: tx.Memo,
+		limit: DefaultComputeUnitLimit, price: DefaultComputeUnitPrice, blockhash: testBlockhash,
+	}
+	if err := checkTransaction(tx.Wire, want); err != nil {
+		t.Fatal(err)
+	}
+	spl := want
+	spl.program = sol.TokenProgramID
+	if err := checkTransaction(tx.Wire, spl); !errors.Is(err, ErrShape) {
+		t.Fatalf("a Token-2022 transfer passed as SPL Token's: %v", err)
+	}
+	if _, err := BuildTransaction(context.Background(), c, ownerOf(w.key), signer.Plain(w.key), testBlockhash, BuildOptions{TokenProgram: sol.TokenProgramID}); !errors.Is(err, ErrShape) {
+		t.Fatalf("PYUSD under SPL Token: %v", err)
 	}
 }
 
@@ -183,6 +229,7 @@ func TestBuildTransaction_Refuses(t *testing.T) {
 	}{
 		{"fee payer is the wallet", walletPays, w.key, testBlockhash, BuildOptions{}, ErrFeePayerIsWallet},
 		{"unknown token program", c, w.key, testBlockhash, BuildOptions{TokenProgram: sol.MemoProgramID}, ErrUnknownTokenProgram},
+		{"USDC under Token-2022", c, w.key, testBlockhash, BuildOptions{TokenProgram: sol.Token2022ProgramID}, ErrShape},
 		{"compute unit limit over the cap", c, w.key, testBlockhash, BuildOptions{ComputeUnitLimit: MaxComputeUnitLimit + 1}, ErrShape},
 		{"compute unit price over the cap", c, w.key, testBlockhash, BuildOptions{ComputeUnitPrice: MaxComputeUnitPrice + 1}, ErrShape},
 		{"nonce under 16 bytes", c, w.key, testBlockhash, BuildOptions{Nonce: "short"}, ErrShape},
@@ -217,7 +264,7 @@ func TestCheckTransaction_RefusesTampering(t *testing.T) {
 	}
 	want := expected{
 		owner: w.pub, feePayer: f.pub, asset: solana.DevnetUSDCMint, program: sol.TokenProgramID,
-		source: tx.SourceATA, dest: tx.DestinationATA, amount: 1000, memo: tx.Memo,
+		source: tx.SourceATA, dest: tx.DestinationATA, amount: 1000, decimals: 6, memo: tx.Memo,
 		limit: DefaultComputeUnitLimit, price: DefaultComputeUnitPrice, blockhash: testBlockhash,
 	}
 	if err := checkTransaction(tx.Wire, want); err != nil {
@@ -250,6 +297,9 @@ func TestCheckTransaction_RefusesTampering(t *testing.T) {
 	for name, mutate := range map[string]func(*sol.Transaction){
 		"amount":   func(d *sol.Transaction) { setU64(d.Message.Instructions[2].Data, 1, 999) },
 		"decimals": func(d *sol.Transaction) { d.Message.Instructions[2].Data[9] = 9 },
+		"program": func(d *sol.Transaction) {
+			d.Message.AccountKeys[d.Message.Instructions[2].ProgramIDIndex] = sol.Token2022ProgramID
+		},
 		"price over cap": func(d *sol.Transaction) {
 			setU64(d.Message.Instructions[1].Data, 1, MaxComputeUnitPrice+1)
 		},

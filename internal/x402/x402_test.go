@@ -15,6 +15,10 @@ import (
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
+// devnetPYUSD is devnet PYUSD (Token-2022), which the localnet carries
+// with mainnet PYUSD's extensions.
+var devnetPYUSD = solana.Token{Symbol: "PYUSD", Mint: sol.MustPublicKeyFromBase58("CXk2AMBfi3TwaEL2468s6zP8xq9NxTXjp9gjMgzeUynM"), Program: sol.Token2022ProgramID, Decimals: 6}
+
 // party is a key pair of a test: the wallet, a seller, a fee payer.
 type party struct {
 	key ed25519.PrivateKey
@@ -360,5 +364,64 @@ func TestSelect_V1TakesTheEntryTheSellerVerifies(t *testing.T) {
 	if c.Index != 0 {
 		t.Fatalf("v1: chose accepts[%d] (payTo %s, %s USDC); the seller will verify the X-PAYMENT against accepts[0] (payTo %s)",
 			c.Index, c.PayTo, c.Amount, s1.pub)
+	}
+}
+
+// A wallet that pays in several tokens pays a requirement in any of them:
+// the choice carries the token, the wallet's most preferred token wins
+// over a cheaper entry in another (amounts of different tokens are not
+// compared), the cheapest entry wins within a token, and an asset outside
+// the wallet's tokens is refused naming them. A wallet given no tokens
+// pays in USDC only, as before.
+func TestSelect_PaysInTheWalletsTokens(t *testing.T) {
+	t.Parallel()
+	w, s, f := newParty(t), newParty(t), newParty(t)
+	usdcToken := solana.Devnet.USDC()
+	usdg := solana.Token{Symbol: "USDG", Mint: sol.MustPublicKeyFromBase58("4F6PM96JJxngmHnZLBh9n58RH4aTVNWvDs2nuwrT5BP7"), Program: sol.Token2022ProgramID, Decimals: 6}
+	in := func(tk solana.Token, amount string) map[string]any {
+		e := entry(s.pub, f.pub, amount)
+		e["asset"] = tk.Mint.String()
+		return e
+	}
+	both := Wallet{Network: solana.Devnet, Owner: w.pub, Tokens: []solana.Token{usdcToken, devnetPYUSD}}
+	pyusdFirst := Wallet{Network: solana.Devnet, Owner: w.pub, Tokens: []solana.Token{devnetPYUSD, usdcToken}}
+	usdcOnly := Wallet{Network: solana.Devnet, Owner: w.pub}
+	for _, tc := range []struct {
+		name   string
+		accept []map[string]any
+		wallet Wallet
+		token  solana.Token
+		amount usdc.Micros
+	}{
+		{"PYUSD only", []map[string]any{in(devnetPYUSD, "700")}, both, devnetPYUSD, 700},
+		{"the preferred token over a cheaper one", []map[string]any{in(devnetPYUSD, "500"), in(usdcToken, "900")}, both, usdcToken, 900},
+		{"the other preference", []map[string]any{in(usdcToken, "900"), in(devnetPYUSD, "500")}, pyusdFirst, devnetPYUSD, 500},
+		{"the cheapest of the token", []map[string]any{in(devnetPYUSD, "800"), in(usdg, "1"), in(devnetPYUSD, "600")}, both, devnetPYUSD, 600},
+	} {
+		c, err := mustParse(t, challengeV2(tc.accept...)).Select(tc.wallet, nil)
+		if err != nil || c.Token != tc.token || !c.Asset.Equals(tc.token.Mint) || c.Amount != tc.amount {
+			t.Fatalf("%s: choice %+v %v", tc.name, c, err)
+		}
+	}
+	var np *NotPayableError
+	_, err := mustParse(t, challengeV2(in(usdg, "1"))).Select(both, nil)
+	if !errors.As(err, &np) || !np.Has(ReasonAsset) || !strings.Contains(err.Error(), "is not devnet USDC (4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU) or PYUSD (CXk2AMBfi3TwaEL2468s6zP8xq9NxTXjp9gjMgzeUynM)") {
+		t.Fatalf("USDG for a USDC and PYUSD wallet: %v", err)
+	}
+	if _, err := mustParse(t, challengeV2(in(devnetPYUSD, "1"))).Select(usdcOnly, nil); !errors.As(err, &np) || !np.Has(ReasonAsset) {
+		t.Fatalf("PYUSD for a wallet of no tokens: %v", err)
+	}
+	limit := usdc.Micros(400)
+	if _, err := mustParse(t, challengeV2(in(devnetPYUSD, "500"))).Select(both, &limit); !errors.As(err, &np) || !np.Has(ReasonOverMax) ||
+		!strings.Contains(err.Error(), "amount 0.0005 PYUSD is over the cap of 0.0004 PYUSD") {
+		t.Fatalf("over the cap: %v", err)
+	}
+	// The fee payer may not be the wallet's PYUSD account (Token-2022's
+	// derivation, not SPL Token's).
+	ata, _, _ := sol.FindAssociatedTokenAddressWithProgram(w.pub, devnetPYUSD.Mint, sol.Token2022ProgramID)
+	e := in(devnetPYUSD, "1")
+	e["extra"] = map[string]any{"feePayer": ata.String()}
+	if _, err := mustParse(t, challengeV2(e)).Select(both, nil); !errors.As(err, &np) || !np.Has(ReasonFeePayerInvalid) {
+		t.Fatalf("fee payer is the wallet's PYUSD account: %v", err)
 	}
 }

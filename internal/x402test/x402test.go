@@ -50,10 +50,14 @@ const (
 // Options configure a seller; the zero value is a devnet seller with a
 // fresh payTo, /weather at 10000 (0.01 USDC) and /premium at 1000000.
 type Options struct {
-	Network      string // CAIP-2; default Devnet
+	Network string // CAIP-2; default Devnet
+	// Asset is the mint the seller prices in (any the localnet carries,
+	// e.g. devnet PYUSD on Token-2022); default the network's USDC. Prices
+	// are in its base units.
+	Asset        string
 	PayTo        string // the seller's wallet; default a fresh address
-	Price        uint64 // atomic USDC of Weather, MemoWeather and V1Weather
-	PremiumPrice uint64 // atomic USDC of Premium
+	Price        uint64 // atomic units of Weather, MemoWeather and V1Weather
+	PremiumPrice uint64 // atomic units of Premium
 	Memo         string // MemoWeather's extra.memo
 	// ChallengeBlockhash adds extra.recentBlockhash and
 	// extra.lastValidBlockHeight to v2 challenges, as the official server
@@ -77,7 +81,7 @@ type Seller struct {
 	FeePayer  string           `json:"feePayer"` // the facilitator's fee payer (extra.feePayer)
 	Network   string           `json:"network"`
 	NetworkV1 string           `json:"networkV1"`
-	Asset     string           `json:"asset"` // the USDC mint
+	Asset     string           `json:"asset"` // the mint it prices in (USDC unless Options.Asset)
 	Memo      string           `json:"memo"`
 	Routes    map[string]Route `json:"routes"`
 	rpcURL    string
@@ -99,6 +103,7 @@ func Start(t testing.TB, rpcURL string, o Options) *Seller {
 		}
 	}
 	add("--network", o.Network)
+	add("--asset", o.Asset)
 	add("--pay-to", o.PayTo)
 	add("--memo", o.Memo)
 	if o.Price > 0 {
@@ -221,11 +226,22 @@ func (s *Seller) Settlements(t testing.TB) []Settlement {
 	return out.Settlements
 }
 
-// USDC is owner's USDC in atomic units on the seller's chain (0 when owner
-// has no associated token account).
+// USDC is owner's holding of the seller's asset (USDC unless
+// Options.Asset) in atomic units on the seller's chain (0 when owner has
+// no associated token account).
 func (s *Seller) USDC(t testing.TB, owner string) uint64 {
 	t.Helper()
-	ata, _, err := sol.FindAssociatedTokenAddress(sol.MustPublicKeyFromBase58(owner), sol.MustPublicKeyFromBase58(s.Asset))
+	// The associated account's address depends on the mint's program.
+	var mint struct {
+		Value *struct {
+			Owner string `json:"owner"`
+		} `json:"value"`
+	}
+	localnettest.Call(t, s.rpcURL, &mint, "getAccountInfo", s.Asset, map[string]any{"encoding": "base64", "commitment": "confirmed"})
+	if mint.Value == nil {
+		t.Fatalf("x402 seller: no mint %s", s.Asset)
+	}
+	ata, _, err := sol.FindAssociatedTokenAddressWithProgram(sol.MustPublicKeyFromBase58(owner), sol.MustPublicKeyFromBase58(s.Asset), sol.MustPublicKeyFromBase58(mint.Value.Owner))
 	if err != nil {
 		t.Fatal(err)
 	}

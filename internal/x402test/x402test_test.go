@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	sol "github.com/gagliardetto/solana-go"
+
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/x402test"
 )
@@ -124,5 +126,54 @@ func TestSeller_OfficialClientBuysEveryRoute(t *testing.T) {
 	p := s.BuyWithOfficialClient(t, x402test.Weather, s.Price(t, x402test.Weather)-1)
 	if p.Status != 402 || s.USDC(t, s.PayTo) != before {
 		t.Fatalf("underfunded buyer: status %d, seller %d (was %d)", p.Status, s.USDC(t, s.PayTo), before)
+	}
+}
+
+// devnetPYUSD is devnet PYUSD's mint (Token-2022, mainnet PYUSD's
+// extensions on the localnet).
+const devnetPYUSD = "CXk2AMBfi3TwaEL2468s6zP8xq9NxTXjp9gjMgzeUynM"
+
+// The official packages take Token-2022: a seller pricing in PYUSD
+// answers a challenge whose asset is PYUSD's mint, the official client
+// pays it with a TransferChecked under Token-2022 (it reads the mint's
+// program from the chain), and the official facilitator verifies and
+// settles it: payTo's PYUSD grows by the price, the buyer pays no SOL.
+func TestSeller_OfficialClientBuysInPYUSD(t *testing.T) {
+	ln := localnettest.Shared(t)
+	s := x402test.Start(t, ln.URL, x402test.Options{Asset: devnetPYUSD, Price: 12345})
+	var challenge struct {
+		Accepts []struct {
+			Asset string         `json:"asset"`
+			Extra map[string]any `json:"extra"`
+		} `json:"accepts"`
+	}
+	if err := json.Unmarshal(s.Challenge(t, x402test.Weather), &challenge); err != nil || len(challenge.Accepts) != 1 || challenge.Accepts[0].Asset != devnetPYUSD {
+		t.Fatalf("challenge %+v %v", challenge, err)
+	}
+	p := s.BuyWithOfficialClient(t, x402test.Weather, 1_000_000)
+	if p.Status != 200 || p.PaymentResponse == nil || !p.PaymentResponse.Success {
+		t.Fatalf("status %d %s %+v", p.Status, p.Body, p.PaymentResponse)
+	}
+	if got := s.USDC(t, s.PayTo); got != 12345 {
+		t.Fatalf("seller holds %d PYUSD units, want 12345", got)
+	}
+	if got := s.Lamports(t, p.Buyer); got != 0 {
+		t.Fatalf("buyer holds %d lamports", got)
+	}
+	var tx struct {
+		Transaction struct {
+			Message struct {
+				AccountKeys  []string `json:"accountKeys"`
+				Instructions []struct {
+					ProgramIDIndex int `json:"programIdIndex"`
+				} `json:"instructions"`
+			} `json:"message"`
+		} `json:"transaction"`
+	}
+	ln.Call(t, &tx, "getTransaction", p.PaymentResponse.Transaction,
+		map[string]any{"encoding": "json", "commitment": "confirmed", "maxSupportedTransactionVersion": 0})
+	m := tx.Transaction.Message
+	if len(m.Instructions) < 3 || m.AccountKeys[m.Instructions[2].ProgramIDIndex] != sol.Token2022ProgramID.String() {
+		t.Fatalf("the official client's transfer is not under Token-2022: %+v", m)
 	}
 }
