@@ -17,6 +17,9 @@ func TestUsageHoursMigrationSumsExistingReservations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := migrated(t)
+	// 0024 on the schema it was written for: 0032, which keys the sums
+	// by currency, is rolled back first.
+	runFile(t, db, "0032_currencies.tx.down.sql")
 	runFile(t, db, "0024_usage_hours.tx.down.sql")
 	acct, w := uuid.New(), uuid.New()
 	tx := func(amount int, status, at string) string {
@@ -77,5 +80,59 @@ func TestUsageHoursMigrationSumsExistingReservations(t *testing.T) {
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'wallet_usage_hours'").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("wallet_usage_hours left (%d, %v)", n, err)
+	}
+}
+
+// 0032 keys the sums by currency: existing ones are USD, a EUR
+// transaction's amount goes to its own sum, and its down migration keeps
+// the USD sums.
+func TestCurrenciesMigrationKeepsTheUSDSums(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := migrated(t)
+	runFile(t, db, "0032_currencies.tx.down.sql")
+	acct, w := uuid.New(), uuid.New()
+	tx := func(amount int, currency string) string {
+		cols, vals := "", ""
+		if currency != "" {
+			cols, vals = ", currency, asset", ", '"+currency+"', 'EURC'"
+		}
+		return `INSERT INTO transactions (id, account_id, wallet_id, network, signature, amount_micros, counterparty, status, signed_tx, last_valid_block_height, created_at, updated_at` + cols + `)
+			VALUES ('` + uuid.NewString() + `', '` + acct.String() + `', '` + w.String() + `', 'devnet', '` + uuid.NewString() + `', ` +
+			strconv.Itoa(amount) + `, 'cp', 'confirmed', '\x00', 1, now(), now()` + vals + `)`
+	}
+	sum := func(currency string) (n int) {
+		t.Helper()
+		q := `SELECT coalesce(sum(micros), 0) FROM wallet_usage_hours WHERE wallet_id = ?`
+		args := []any{w}
+		if currency != "" {
+			q += ` AND currency = ?`
+			args = append(args, currency)
+		}
+		if err := db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, q := range []string{
+		`INSERT INTO accounts (id, network) VALUES ('` + acct.String() + `', 'devnet')`,
+		`INSERT INTO wallets (id, account_id, label, pubkey, daily_limit_micros, max_tx_micros, approval_threshold_micros, secret_key_id, secret_sealed)
+			VALUES ('` + w.String() + `', '` + acct.String() + `', 'w', 'pk', 1, 1, 1, 'k', '\x00')`,
+		tx(5, ""),
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runFile(t, db, "0032_currencies.tx.up.sql")
+	if _, err := db.ExecContext(ctx, tx(7, "EUR")); err != nil {
+		t.Fatal(err)
+	}
+	if usd, eur := sum("USD"), sum("EUR"); usd != 5 || eur != 7 {
+		t.Fatalf("sums: USD %d, EUR %d; want 5 and 7", usd, eur)
+	}
+	runFile(t, db, "0032_currencies.tx.down.sql")
+	if got := sum(""); got != 5 {
+		t.Fatalf("after the down migration the sums hold %d, want the USD 5", got)
 	}
 }

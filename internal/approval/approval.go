@@ -82,7 +82,7 @@ type Approval struct {
 	Requesters []string `bun:"requesters,array"`
 	// Asset is the symbol of what the payment pays (USDC before
 	// currencies), Amount its base units.
-	Asset  string      `bun:"asset"`
+	Asset  string      `bun:"asset,nullzero"`
 	Amount usdc.Micros `bun:"amount_micros"`
 	To     string      `bun:"to_address"`
 	Memo   *string     `bun:"memo"`

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -85,7 +86,7 @@ func TestCurrencies_EachAssetSendsThroughItsProgram(t *testing.T) {
 		"EURC": sol.TokenProgramID.String(), "PYUSD": sol.Token2022ProgramID.String()}
 	for i, s := range []string{"USDC", "usdt", "EURC", "PYUSD"} {
 		amount := fmt.Sprintf("1.%d", i+1)
-		status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": amount, "asset": s})
+		status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": json.Number(amount), "asset": s})
 		if status != http.StatusOK || body["status"] != "sent" {
 			t.Fatalf("send %s: %d %v", s, status, body)
 		}

@@ -375,7 +375,7 @@ func (s *server) submitFailed(ctx context.Context, err error) error {
 	case errors.Is(err, payment.ErrSelfSend):
 		return fieldError("to", "is the sending wallet itself")
 	case errors.Is(err, payment.ErrKeyReused):
-		return errorf(http.StatusUnprocessableEntity, "Idempotency-Key was already used with a different request (wallet, to, amount or memo)")
+		return errorf(http.StatusUnprocessableEntity, "Idempotency-Key was already used with a different request (wallet, to, asset, amount or memo)")
 	case errors.Is(err, payment.ErrInFlight):
 		return errorf(http.StatusConflict, "a request with this Idempotency-Key is still in progress; retry shortly")
 	}

@@ -53,7 +53,7 @@ func (Challenge) Schema(huma.Registry) *huma.Schema {
 type X402PayBody struct {
 	PaymentRequired Challenge `json:"payment_required" doc:"The seller's PaymentRequired object as it sent it: the decoded PAYMENT-REQUIRED header (x402 v2) or the 402's JSON body (v1)." example:"{\"x402Version\":2,\"resource\":{\"url\":\"https://api.example.com/weather\"},\"accepts\":[{\"scheme\":\"exact\",\"network\":\"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1\",\"amount\":\"10000\",\"asset\":\"4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU\",\"payTo\":\"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM\",\"maxTimeoutSeconds\":60,\"extra\":{\"feePayer\":\"2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4\"}}]}"`
 	Resource        *string   `json:"resource,omitempty" maxLength:"2048" doc:"The URL paid for, when the object does not carry it (v2 carries resource.url, v1 each entry's resource; theirs wins)." example:"https://api.example.com/weather"`
-	MaxUSDC         *Amount   `json:"max_usdc,omitempty" doc:"Optional cap on this payment, in USDC: entries above it are not payable (422 amount_over_max). The wallet's policy applies besides." example:"0.05"`
+	MaxUSDC         *Amount   `json:"max_usdc,omitempty" doc:"Optional cap on this payment, in whole units of the asset paid (USDC, or another asset the policy lists: a stablecoin unit is a dollar or a euro): entries above it are not payable (422 amount_over_max). The wallet's policy applies besides." example:"0.05"`
 	ApprovalID      *string   `json:"approval_id,omitempty" maxLength:"64" doc:"An approved x402 approval (ap_…) of this wallet: pays the seller's fresh challenge for what was approved (same pay_to, network, asset and resource, amount at most the approved one), once, within 15 minutes of the approval." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
 }
 
@@ -121,7 +121,7 @@ func (s *server) registerX402(api huma.API) {
 		Method:      http.MethodPost,
 		Path:        Prefix + "/agents/{id}/x402/pay",
 		Summary:     "Pay an x402 challenge",
-		Description: "Chooses the challenge's `accepts` entry the wallet can pay (scheme `exact`, the wallet's network, its USDC, a fee payer other than the wallet, at most `max_usdc`; 422 naming each entry's reason when none is) " +
+		Description: "Chooses the challenge's `accepts` entry the wallet can pay (scheme `exact`, the wallet's network, an asset its policy lists (assets, most preferred first: the cheapest entry in the first such asset a challenge offers), a fee payer other than the wallet, at most `max_usdc`; 422 naming each entry's reason when none is) " +
 			"and puts it through the wallet's policy as a send of that amount to `payTo` would go: 403 `Blocked by policy` with `reason`, 202 `pending_approval`, " +
 			"or 200 `signed`: the worker signed the scheme's transaction with the wallet's key (partially: the seller's fee payer signs and pays the fee at settlement; the wallet needs no SOL) " +
 			"and the answer carries the header to retry the request with. The amount stays reserved against the daily limit until the chain shows the payment landed (settled) " +
@@ -204,7 +204,8 @@ func (s *server) parseX402(ctx context.Context, walletParam string, in *X402PayB
 	if err != nil {
 		return payment.Request{}, s.fail(ctx, fmt.Errorf("wallet %s address: %w", w.ID, err))
 	}
-	c, err := pr.Select(x402.Wallet{Network: pri.Network, Owner: owner}, max)
+	table := s.Assets
+	c, err := pr.Select(x402.Wallet{Network: pri.Network, Owner: owner, Tokens: payment.PayableTokens(table, pri.Network, w.Policy())}, max)
 	var np *x402.NotPayableError
 	if errors.As(err, &np) {
 		e := &Error{status: http.StatusUnprocessableEntity, Message: np.Error()}
@@ -231,7 +232,7 @@ func (s *server) parseX402(ctx context.Context, walletParam string, in *X402PayB
 		return payment.Request{}, fieldError("resource", "must not contain control characters or invisible formatting characters")
 	}
 	r := requestBy(pri, w.ID)
-	r.To, r.Amount = c.PayTo.String(), c.Amount
+	r.To, r.Amount, r.Asset = c.PayTo.String(), c.Amount, cmp.Or(c.Token.Symbol, "USDC")
 	r.X402 = &payment.X402Request{
 		Challenge: raw, Index: c.Index, Max: maxMicros, Resource: resource,
 		Description: shown(c.Resource.Description, maxDescription), Version: c.Version,

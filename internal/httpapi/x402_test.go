@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	sol "github.com/gagliardetto/solana-go"
+
 	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -660,5 +663,73 @@ func TestX402_LandedPaymentIsNotExpiredWhileTheNodeLags(t *testing.T) {
 	}
 	if sent := e.events("tx.sent"); len(sent) != 1 || sent[0]["signature"] != paid.Response.Transaction {
 		t.Fatalf("tx.sent %v", sent)
+	}
+}
+
+// An official seller pricing in PYUSD (Token-2022) is paid under the
+// policy: the payment counts under the USD limits, its transfer goes
+// through Token-2022, the seller's facilitator settles it, and the
+// payment and its transaction name PYUSD. A wallet whose policy does not
+// list PYUSD finds the challenge not payable.
+func TestX402Pay_InPYUSDUnderThePolicy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	eng, _ := e.startWorker()
+	pyusd, _ := asset.Defaults().Find(solana.Devnet, "PYUSD")
+	seller := x402test.Start(t, e.ln.URL, x402test.Options{Asset: pyusd.Mint.String()})
+	price := seller.Price(t, x402test.Weather)
+
+	id, pub := e.x402Agent(nil, 0)
+	e.ln.SetTokenBalance(t, pub, pyusd.Mint.String(), 5_000_000)
+	status, body, _ := e.pay(id, seller.Challenge(t, x402test.Weather), nil, nil)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(body), "asset") {
+		t.Fatalf("PYUSD challenge, policy without PYUSD: %d %v", status, body)
+	}
+
+	if status, body := e.do("PATCH", "/api/public/v1/agents/"+id+"/policy", e.key, map[string]any{"assets": []string{"USDC", "PYUSD"}}); status != 200 {
+		t.Fatalf("allow PYUSD: %d %v", status, body)
+	}
+	before := seller.USDC(t, seller.PayTo) // the seller's holding of its asset: PYUSD
+	status, body, _ = e.pay(id, seller.Challenge(t, x402test.Weather), nil, nil)
+	if status != 200 || body["status"] != "signed" {
+		t.Fatalf("pay: %d %v", status, body)
+	}
+	if r := e.reservedToday(id); r != usdc.Micros(price) {
+		t.Fatalf("reserved %d USD while signed, want %d", r, price)
+	}
+	pid := body["payment_id"].(string)
+	paid := seller.Pay(t, x402test.Weather, body["header"].(string), body["payment_signature"].(string))
+	if paid.Status != 200 || paid.Response == nil || !paid.Response.Success {
+		t.Fatalf("seller: %d %s %+v (%s)", paid.Status, paid.Body, paid.Response, paid.Error)
+	}
+	if got := seller.USDC(t, seller.PayTo) - before; got != price {
+		t.Fatalf("the seller's PYUSD grew by %d, want %d", got, price)
+	}
+	var landed struct {
+		Transaction struct {
+			Message struct {
+				AccountKeys  []string `json:"accountKeys"`
+				Instructions []struct {
+					ProgramIDIndex int `json:"programIdIndex"`
+				} `json:"instructions"`
+			} `json:"message"`
+		} `json:"transaction"`
+	}
+	e.ln.Call(t, &landed, "getTransaction", paid.Response.Transaction, map[string]any{"encoding": "json", "commitment": "confirmed", "maxSupportedTransactionVersion": 0})
+	via2022 := false
+	for _, ix := range landed.Transaction.Message.Instructions {
+		via2022 = via2022 || landed.Transaction.Message.AccountKeys[ix.ProgramIDIndex] == sol.Token2022ProgramID.String()
+	}
+	if !via2022 {
+		t.Fatalf("the landed payment has no Token-2022 instruction: %+v", landed)
+	}
+	e.x402State(eng, pid, "settled")
+	status, list := e.do("GET", "/api/public/v1/transactions?wallet_id="+id+"&asset=PYUSD", e.key, nil)
+	txs, _ := list["transactions"].([]any)
+	if status != 200 || len(txs) != 1 || txs[0].(map[string]any)["kind"] != "x402" || txs[0].(map[string]any)["asset"] != "PYUSD" {
+		t.Fatalf("transactions %d %v", status, list)
+	}
+	if r := e.reservedToday(id); r != usdc.Micros(price) {
+		t.Fatalf("reserved %d USD once settled, want %d", r, price)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
@@ -75,6 +76,26 @@ func (e *Engine) assetOf(n solana.Network, symbol string) (asset.Asset, error) {
 		return asset.Asset{}, fmt.Errorf("%s is not an asset of %s on this service (GET /assets lists them)", symbol, n)
 	}
 	return a, nil
+}
+
+// PayableTokens are the tokens a wallet under p may pay an x402 seller
+// in: the assets its policy allows that the network has, in the policy's
+// order (the most preferred first). The API and the worker both choose
+// from them, so they choose alike.
+func PayableTokens(t asset.Table, n solana.Network, p policy.Policy) []solana.Token {
+	if t == nil {
+		t = asset.Defaults()
+	}
+	var out []solana.Token
+	for _, sym := range p.SpendableAssets() {
+		if a, ok := t.Find(n, sym); ok {
+			out = append(out, a.Token())
+		}
+	}
+	if out == nil {
+		out = []solana.Token{} // none allowed: nothing is payable (nil would mean USDC)
+	}
+	return out
 }
 
 func (e *Engine) now() time.Time {

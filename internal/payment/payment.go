@@ -53,7 +53,7 @@ type Request struct {
 	To         string         `bun:"to_address"`
 	// Asset is the symbol of what is paid (internal/asset's table of the
 	// network; USDC when the caller named none), Amount its base units.
-	Asset  string      `bun:"asset"`
+	Asset  string      `bun:"asset,nullzero"`
 	Amount usdc.Micros `bun:"amount_micros"`
 	Memo   *string     `bun:"memo"`
 	// IdempotencyKey is the client's Idempotency-Key, or nil.
@@ -164,8 +164,8 @@ type Transaction struct {
 	Direction  string         `bun:"direction"`
 	// Asset is the symbol of what moved, Currency the one it counts in
 	// (the policy's limits are per currency).
-	Asset                string      `bun:"asset"`
-	Currency             money.Code  `bun:"currency"`
+	Asset                string      `bun:"asset,nullzero"`
+	Currency             money.Code  `bun:"currency,nullzero"`
 	Amount               usdc.Micros `bun:"amount_micros"`
 	Counterparty         string      `bun:"counterparty"`
 	Memo                 *string     `bun:"memo"`

@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -56,13 +57,13 @@ func insert(ctx context.Context, db bun.IDB, r *Request, wait time.Duration) (in
 	err = postgres.QueryRow(ctx, db, []any{&row.Pubkey, &row.CreatedAt, &row.Deadline, &row.Commit},
 		`WITH w AS (SELECT id, pubkey FROM wallets WHERE id = $1 AND account_id = $2),
 		ins AS (
-			INSERT INTO send_requests (id, account_id, wallet_id, key_id, key_lineage, user_address, requesters, network, to_address, amount_micros, memo, idempotency_key, idempotency_scope, x402, state, deadline)
-			SELECT $3, $2, w.id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, now() + $16 * interval '1 microsecond' FROM w WHERE w.pubkey <> $9
+			INSERT INTO send_requests (id, account_id, wallet_id, key_id, key_lineage, user_address, requesters, network, to_address, amount_micros, memo, idempotency_key, idempotency_scope, x402, state, deadline, asset)
+			SELECT $3, $2, w.id, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, now() + $16 * interval '1 microsecond', $17 FROM w WHERE w.pubkey <> $9
 			ON CONFLICT (account_id, idempotency_scope, idempotency_key) WHERE `+liveKey+` DO NOTHING
 			RETURNING created_at, deadline)
 		SELECT w.pubkey, ins.created_at, ins.deadline, set_config('synchronous_commit', 'off', true) FROM w LEFT JOIN ins ON true`,
 		r.WalletID, r.AccountID,
-		r.ID, r.KeyID, r.KeyLineage, r.UserAddress, r.Requesters, r.Network, r.To, int64(r.Amount), r.Memo, r.IdempotencyKey, r.IdempotencyScope, r.X402, StateQueued, wait.Microseconds(),
+		r.ID, r.KeyID, r.KeyLineage, r.UserAddress, r.Requesters, r.Network, r.To, int64(r.Amount), r.Memo, r.IdempotencyKey, r.IdempotencyScope, r.X402, StateQueued, wait.Microseconds(), cmp.Or(r.Asset, "USDC"),
 	)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -170,7 +171,7 @@ func sameSend(a, b *Request) bool {
 		}
 		return *m
 	}
-	return a.WalletID == b.WalletID && a.To == b.To && a.Amount == b.Amount && memo(a.Memo) == memo(b.Memo) &&
+	return a.WalletID == b.WalletID && a.To == b.To && cmp.Or(a.Asset, "USDC") == cmp.Or(b.Asset, "USDC") && a.Amount == b.Amount && memo(a.Memo) == memo(b.Memo) &&
 		(a.X402 == nil) == (b.X402 == nil) && a.X402.digest() == b.X402.digest()
 }
 

@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -106,8 +107,8 @@ type X402Payment struct {
 	Asset       string          `bun:"asset"`
 	// Symbol is the asset's in the service's table; Currency the one its
 	// amount counts in under the policy.
-	Symbol               string        `bun:"symbol"`
-	Currency             money.Code    `bun:"currency"`
+	Symbol               string        `bun:"symbol,nullzero"`
+	Currency             money.Code    `bun:"currency,nullzero"`
 	FeePayer             string        `bun:"fee_payer"`
 	Resource             string        `bun:"resource"`
 	Description          *string       `bun:"description"`
@@ -156,7 +157,7 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 		m := usdc.Micros(*x.Max)
 		max = &m
 	}
-	c, err := pr.Select(x402.Wallet{Network: r.Network, Owner: w.PublicKey()}, max)
+	c, err := pr.Select(x402.Wallet{Network: r.Network, Owner: w.PublicKey(), Tokens: PayableTokens(e.Assets, r.Network, w.Policy())}, max)
 	if err != nil {
 		return refuse(err.Error())
 	}
@@ -167,6 +168,21 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 		e.log().ErrorContext(ctx, "the network's Solana node is not verified; nothing signed", "wallet_id", w.ID, "err", err)
 		out := (&Outcome{Status: Unavailable, Detail: "the Solana node did not answer"}).remaining(d)
 		return out, setOutcome(ctx, tx, r.ID, out)
+	}
+	if c.Token.Is2022() {
+		// Select does not read the chain: a mint the service cannot send
+		// (a hook, a fee withheld, a pause) is refused before signing.
+		tctx, cancel := context.WithTimeout(ctx, feeReadWait)
+		_, err := node.Client.TokenTerms(tctx, c.Token)
+		cancel()
+		var unsupported *solana.UnsupportedTokenError
+		if errors.As(err, &unsupported) {
+			return refuse(unsupported.Error())
+		} else if err != nil {
+			e.log().WarnContext(ctx, "token mint not read; nothing signed", "asset", c.Token.Symbol, "err", err)
+			out := (&Outcome{Status: Unavailable, Detail: "the Solana node did not answer"}).remaining(d)
+			return out, setOutcome(ctx, tx, r.ID, out)
+		}
 	}
 	bctx, cancel := context.WithTimeout(ctx, time.Second)
 	bh, err := node.Blockhashes.Get(bctx)
@@ -330,7 +346,7 @@ func (e *Engine) settleX402(ctx context.Context, p *X402Payment, signature strin
 			ID: uuid.New(), AccountID: p.AccountID, WalletID: p.WalletID,
 			RequestID: uuid.NullUUID{UUID: p.RequestID, Valid: true},
 			Network:   p.Network, Signature: signature, Kind: "x402", Direction: "send",
-			Amount: p.Amount, Counterparty: p.PayTo, Memo: &memo, Status: TxConfirmed,
+			Asset: cmp.Or(p.Symbol, "USDC"), Currency: cmp.Or(p.Currency, asset.USD), Amount: p.Amount, Counterparty: p.PayTo, Memo: &memo, Status: TxConfirmed,
 			SignedTx: p.SignedTx, LastValidBlockHeight: p.LastValidBlockHeight, Broadcasts: 0, Attempts: 1,
 			Resource: &resource, CreatedAt: p.CreatedAt, UpdatedAt: at,
 		}

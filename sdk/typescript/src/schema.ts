@@ -159,7 +159,7 @@ export interface paths {
         put?: never;
         /**
          * Pay an x402 challenge
-         * @description Chooses the challenge's `accepts` entry the wallet can pay (scheme `exact`, the wallet's network, its USDC, a fee payer other than the wallet, at most `max_usdc`; 422 naming each entry's reason when none is) and puts it through the wallet's policy as a send of that amount to `payTo` would go: 403 `Blocked by policy` with `reason`, 202 `pending_approval`, or 200 `signed`: the worker signed the scheme's transaction with the wallet's key (partially: the seller's fee payer signs and pays the fee at settlement; the wallet needs no SOL) and the answer carries the header to retry the request with. The amount stays reserved against the daily limit until the chain shows the payment landed (settled) or its blockhash expired (expired, `x402.expired`). Idempotency-Key as on sends.
+         * @description Chooses the challenge's `accepts` entry the wallet can pay (scheme `exact`, the wallet's network, an asset its policy lists (assets, most preferred first: the cheapest entry in the first such asset a challenge offers), a fee payer other than the wallet, at most `max_usdc`; 422 naming each entry's reason when none is) and puts it through the wallet's policy as a send of that amount to `payTo` would go: 403 `Blocked by policy` with `reason`, 202 `pending_approval`, or 200 `signed`: the worker signed the scheme's transaction with the wallet's key (partially: the seller's fee payer signs and pays the fee at settlement; the wallet needs no SOL) and the answer carries the header to retry the request with. The amount stays reserved against the daily limit until the chain shows the payment landed (settled) or its blockhash expired (expired, `x402.expired`). Idempotency-Key as on sends.
          */
         post: operations["x402-pay"];
         delete?: never;
@@ -990,7 +990,7 @@ export interface components {
              */
             agent_label: string;
             /**
-             * @description USDC in whole units.
+             * @description The amount in whole units of asset.
              * @example 250
              */
             amount: number;
@@ -1007,6 +1007,11 @@ export interface components {
              * @example key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e
              */
             approved_by: string | null;
+            /**
+             * @description What it pays: a symbol of GET /assets (USDC for every payment made before other assets).
+             * @example USDC
+             */
+            asset: string;
             /**
              * Format: date-time
              * @description When the send was parked, ISO 8601 UTC.
@@ -1137,14 +1142,24 @@ export interface components {
              * @example exceeds_daily_limit
              * @enum {string|null}
              */
-            reason: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | null;
+            reason: "wallet_frozen" | "asset_not_allowed" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | null;
             /**
-             * @description What would remain of today's limit after it (0 when blocked by the day).
+             * @description Only for a payment in a EUR stablecoin: what would remain of the EUR daily limit after it (0 when blocked by the day); else null.
+             * @example 10
+             */
+            remaining_today_after_eur: number | null;
+            /**
+             * @description What would remain of the USD daily limit after it (0 when blocked by the day; unchanged by a payment in a EUR stablecoin).
              * @example 40
              */
             remaining_today_after_usdc: number;
             /**
-             * @description What the daily limit allows today before it.
+             * @description Only for a payment in a EUR stablecoin: what the EUR daily limit allows today before it; else null.
+             * @example 30
+             */
+            remaining_today_eur: number | null;
+            /**
+             * @description What the USD daily limit (daily_limit_usdc, shared by every USD stablecoin) allows today before it.
              * @example 90
              */
             remaining_today_usdc: number;
@@ -1872,6 +1887,11 @@ export interface components {
              */
             reason?: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "fee_cap_below_market" | "fee_payer_budget_exceeded" | "signer_unavailable";
             /**
+             * @description Only when a send in a EUR stablecoin is blocked by policy: what the EUR daily limit still allows today (UTC), in euros.
+             * @example 4.5
+             */
+            remaining_today_eur?: number;
+            /**
              * @description Only when a send is blocked by policy: what the daily limit still allows today (UTC), in USDC.
              * @example 4.5
              */
@@ -2231,6 +2251,11 @@ export interface components {
                 [key: string]: string;
             };
             /**
+             * @description EUR payments of at least this wait for a human; null: no EUR spending.
+             * @example 10
+             */
+            approval_threshold_eur: number | null;
+            /**
              * @description Sends of at least this amount wait for human approval.
              * @example 10
              */
@@ -2242,10 +2267,27 @@ export interface components {
              */
             approvals_required: number;
             /**
+             * @description The assets the wallet may spend (symbols of GET /assets); others are blocked with asset_not_allowed. USD stablecoins count together under the _usdc limits at 1:1 (the peg is assumed, not priced), EUR ones under the _eur limits.
+             * @example [
+             *       "USDC"
+             *     ]
+             */
+            assets: string[];
+            /**
+             * @description Cap on the UTC day's payments in EUR stablecoins, in euros; null: no EUR limits, so no EUR spending.
+             * @example 50
+             */
+            daily_limit_eur: number | null;
+            /**
              * @description Cap on the UTC day's total sends, in USDC.
              * @example 100
              */
             daily_limit_usdc: number;
+            /**
+             * @description Cap on one EUR payment; null: no EUR spending.
+             * @example 20
+             */
+            max_tx_eur: number | null;
             /**
              * Format: int64
              * @description Cap on the payments (sent or parked) of the last 24 hours (rolling); null: none.
@@ -2264,6 +2306,11 @@ export interface components {
              */
             max_tx_usdc: number;
             /**
+             * @description Cap on the last 30 days' EUR payments (rolling); null: none.
+             * @example 500
+             */
+            monthly_limit_eur: number | null;
+            /**
              * @description Cap on the last 30 days' total (rolling), in USDC; null: none.
              * @example 1000
              */
@@ -2274,6 +2321,11 @@ export interface components {
              * @enum {string}
              */
             outside_active_hours: "block" | "approve";
+            /**
+             * @description Cap on the last 7 days' EUR payments (rolling); null: none.
+             * @example 150
+             */
+            weekly_limit_eur: number | null;
             /**
              * @description Cap on the last 7 days' total (rolling), in USDC; null: none.
              * @example 300
@@ -2341,6 +2393,11 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
+             * @description Payments in a EUR stablecoin of at least this many euros wait for a human. Never set, or null: 0 (every EUR payment waits).
+             * @example 10
+             */
+            approval_threshold_eur?: number | null;
+            /**
              * @description Sends of at least this amount wait for human approval; 0 sends every payment to approval. Default 10.
              * @example 10
              */
@@ -2352,10 +2409,28 @@ export interface components {
              */
             approvals_required?: number | null;
             /**
+             * @description The assets (symbols of GET /assets) the wallet may spend; a payment in any other is blocked with asset_not_allowed. Default ["USDC"]: an asset the service gains is spent only once a human allows it. The USD ones (USDC, USDT, PYUSD, USDG) count together under the _usdc limits at 1:1, the EUR ones (EURC) under the _eur limits. Agent keys may only remove entries.
+             * @example [
+             *       "USDC",
+             *       "USDT"
+             *     ]
+             */
+            assets?: string[] | null;
+            /**
+             * @description Cap on the UTC day's payments in EUR stablecoins, in euros (EURC counted 1:1). Never set, or null: 0, no EUR spending. Setting any EUR limit where none were leaves the others 0.
+             * @example 50
+             */
+            daily_limit_eur?: number | null;
+            /**
              * @description Cap on the UTC day's total sends, in USDC. Default 100.
              * @example 100
              */
             daily_limit_usdc?: number;
+            /**
+             * @description Cap on one payment in a EUR stablecoin, in euros. Never set, or null: 0 (no EUR spending).
+             * @example 20
+             */
+            max_tx_eur?: number | null;
             /**
              * Format: int64
              * @description Optional cap on how many payments the last 24 hours (rolling) may hold, counted like max_tx_per_hour; over it: exceeds_velocity. Omitted: none on create, unchanged in a change; null removes it.
@@ -2374,6 +2449,11 @@ export interface components {
              */
             max_tx_usdc?: number;
             /**
+             * @description Optional cap on the last 30 days' EUR payments (rolling), like monthly_limit_usdc. Omitted: unchanged (none on create); null removes it.
+             * @example 500
+             */
+            monthly_limit_eur?: number | null;
+            /**
              * @description Optional cap on what the last 30 days (rolling, 30×24 hours) sent or reserved, counted like the daily limit; over it: exceeds_monthly_limit. Omitted: none on create, unchanged in a change; null removes it.
              * @example 1000
              */
@@ -2385,6 +2465,11 @@ export interface components {
              */
             outside_active_hours?: "block" | "approve" | null;
             /**
+             * @description Optional cap on the last 7 days' EUR payments (rolling), like weekly_limit_usdc. Omitted: unchanged (none on create); null removes it.
+             * @example 150
+             */
+            weekly_limit_eur?: number | null;
+            /**
              * @description Optional cap on what the last 7 days (a rolling window of 7×24 hours back from each payment) sent or reserved, counted like the daily limit; over it a payment is blocked with exceeds_weekly_limit. Omitted: none on create, unchanged in a change; null removes it.
              * @example 300
              */
@@ -2392,10 +2477,15 @@ export interface components {
         };
         PreviewInputBody: {
             /**
-             * @description USDC to send, greater than 0, at most 6 decimal places.
+             * @description How much of the asset to send (USDC unless asset says otherwise), greater than 0, at most 6 decimal places.
              * @example 1.5
              */
             amount: number;
+            /**
+             * @description Optional: the asset to send, a symbol of GET /assets (USDC, USDT, PYUSD, USDG, EURC; any case). Default USDC. The wallet's policy must list it (assets), else 403 asset_not_allowed; USD stablecoins count under the _usdc limits at 1:1, EUR ones under the _eur limits.
+             * @example USDC
+             */
+            asset?: string;
             /**
              * @description Optional note of at most 200 characters, without control characters (newlines included) or invisible formatting characters (else 422), written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422.
              * @example invoice 1234
@@ -2465,6 +2555,22 @@ export interface components {
              */
             approvals_required: number;
             /**
+             * @description The asset previewed (USDC unless asset was given).
+             * @example USDC
+             */
+            asset: string;
+            /**
+             * @description Its currency: USD assets meet the _usdc limits, EUR ones the _eur limits.
+             * @example USD
+             * @enum {string}
+             */
+            currency: "USD" | "EUR";
+            /**
+             * @description The EUR daily limit; null: no EUR spending.
+             * @example 50
+             */
+            daily_limit_eur: number | null;
+            /**
              * @description The wallet's daily limit.
              * @example 100
              */
@@ -2520,12 +2626,17 @@ export interface components {
              * @example exceeds_daily_limit
              * @enum {string|null}
              */
-            reason: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | null;
+            reason: "wallet_frozen" | "asset_not_allowed" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | null;
             /**
              * @description What the monthly limit still allows, before this send; null without one.
              * @example 590
              */
             remaining_month_usdc: number | null;
+            /**
+             * @description What the EUR daily limit still allows today.
+             * @example 50
+             */
+            remaining_today_eur: number;
             /**
              * @description What the daily limit still allows today, before this send.
              * @example 2.5
@@ -2541,12 +2652,17 @@ export interface components {
              * @example daily_limit_usdc
              * @enum {string|null}
              */
-            rule: "state" | "allowlist" | "max_tx_usdc" | "daily_limit_usdc" | "weekly_limit_usdc" | "monthly_limit_usdc" | "max_tx_per_hour" | "max_tx_per_day" | "active_hours" | "approval_threshold_usdc" | null;
+            rule: "state" | "assets" | "allowlist" | "max_tx_usdc" | "max_tx_eur" | "daily_limit_usdc" | "daily_limit_eur" | "weekly_limit_usdc" | "weekly_limit_eur" | "monthly_limit_usdc" | "monthly_limit_eur" | "max_tx_per_hour" | "max_tx_per_day" | "active_hours" | "approval_threshold_usdc" | "approval_threshold_eur" | null;
             /**
              * @description Sent or reserved in the last 30 days (30×24 hours back from now).
              * @example 410
              */
             spent_month_usdc: number;
+            /**
+             * @description Sent or reserved today (UTC) in EUR stablecoins.
+             * @example 0
+             */
+            spent_today_eur: number;
             /**
              * @description Sent or reserved today (UTC): pending and confirmed transactions.
              * @example 97.5
@@ -2636,10 +2752,15 @@ export interface components {
         };
         SendBody: {
             /**
-             * @description USDC to send, greater than 0, at most 6 decimal places.
+             * @description How much of the asset to send (USDC unless asset says otherwise), greater than 0, at most 6 decimal places.
              * @example 1.5
              */
             amount: number;
+            /**
+             * @description Optional: the asset to send, a symbol of GET /assets (USDC, USDT, PYUSD, USDG, EURC; any case). Default USDC. The wallet's policy must list it (assets), else 403 asset_not_allowed; USD stablecoins count under the _usdc limits at 1:1, EUR ones under the _eur limits.
+             * @example USDC
+             */
+            asset?: string;
             /**
              * @description Optional note of at most 200 characters, without control characters (newlines included) or invisible formatting characters (else 422), written on-chain with the Memo program (public). Its UTF-8 bytes must also fit the transaction in Solana's 1232-byte limit: about 720 bytes of memo fit (200 four-byte characters do not), else 422.
              * @example invoice 1234
@@ -2733,6 +2854,11 @@ export interface components {
              */
             approval_id: string | null;
             /**
+             * @description The asset that moved: a symbol of GET /assets, or SOL.
+             * @example USDC
+             */
+            asset: string;
+            /**
              * Format: int64
              * @description How many transactions were signed for this payment: 1, plus one each time the current one's blockhash expired before it landed and the payment was signed again (up to the worker's SEND_MAX_ATTEMPTS). signature and fee_lamports are the current attempt's.
              * @example 1
@@ -2773,11 +2899,10 @@ export interface components {
              */
             id: string;
             /**
-             * @description What moved: usdc, USDC (a send, or a deposit); x402, an x402 payment that landed (its resource says what it bought); sol, SOL that came in (a deposit).
+             * @description What moved: the asset's symbol in lower case for a send or a deposit (usdc, usdt, pyusd, usdg, eurc, or an asset the operator added); x402, an x402 payment that landed (its resource says what it bought); sol, SOL that came in (a deposit).
              * @example usdc
-             * @enum {string}
              */
-            kind: "usdc" | "x402" | "sol";
+            kind: string;
             /**
              * @description The on-chain memo, or null.
              * @example invoice 1234
@@ -3027,7 +3152,7 @@ export interface components {
              */
             approval_id?: string;
             /**
-             * @description Optional cap on this payment, in USDC: entries above it are not payable (422 amount_over_max). The wallet's policy applies besides.
+             * @description Optional cap on this payment, in whole units of the asset paid (USDC, or another asset the policy lists: a stablecoin unit is a dollar or a euro): entries above it are not payable (422 amount_over_max). The wallet's policy applies besides.
              * @example 0.05
              */
             max_usdc?: number;
@@ -5523,6 +5648,8 @@ export interface operations {
                 status?: "pending" | "confirmed" | "failed";
                 /** @description Only sends, or only deposits (receive); both when omitted. */
                 direction?: "send" | "receive";
+                /** @description Only transactions of this asset (a symbol of GET /assets, or SOL; any case). */
+                asset?: string;
                 /** @description Only transactions created at or after this time (ISO 8601). */
                 since?: string;
                 /** @description Only transactions created before this time (ISO 8601). */
