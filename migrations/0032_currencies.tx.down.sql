@@ -18,7 +18,19 @@ DROP FUNCTION usage_hours_add(uuid, text, timestamptz, bigint);
 
 --bun:split
 
--- EUR reservations have no place in a schema without currencies: they go.
+-- Payments in other assets than USDC have no place in the older schema:
+-- rather than drop them, the rollback refuses. Only EUR sums of no
+-- payment (a release left behind) can go.
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM transactions WHERE asset <> 'USDC') OR EXISTS (SELECT 1 FROM x402_payments WHERE symbol <> 'USDC') THEN
+        RAISE EXCEPTION 'payments in assets other than USDC exist: this schema cannot hold them';
+    END IF;
+END
+$$;
+
+--bun:split
+
 DELETE FROM wallet_usage_hours WHERE currency <> 'USD';
 
 --bun:split
@@ -99,7 +111,9 @@ ALTER TABLE x402_payments DROP COLUMN currency, DROP COLUMN symbol;
 
 --bun:split
 
-ALTER TABLE transactions DROP COLUMN currency, DROP COLUMN asset;
+ALTER TABLE transactions DROP COLUMN currency, DROP COLUMN asset,
+    DROP CONSTRAINT transactions_kind_check,
+    ADD CONSTRAINT transactions_kind_check CHECK (kind IN ('usdc', 'x402'));
 
 --bun:split
 

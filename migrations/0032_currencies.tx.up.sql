@@ -23,9 +23,13 @@ ALTER TABLE approvals ADD COLUMN asset text NOT NULL DEFAULT 'USDC';
 
 --bun:split
 
+-- kind names what moved: an asset's symbol in lower case (usdc, pyusd,
+-- or one an operator added), or x402.
 ALTER TABLE transactions
     ADD COLUMN asset text NOT NULL DEFAULT 'USDC',
-    ADD COLUMN currency text NOT NULL DEFAULT 'USD' CHECK (currency IN ('USD', 'EUR'));
+    ADD COLUMN currency text NOT NULL DEFAULT 'USD' CHECK (currency IN ('USD', 'EUR')),
+    DROP CONSTRAINT transactions_kind_check,
+    ADD CONSTRAINT transactions_kind_check CHECK (kind ~ '^[a-z0-9]{2,10}$');
 
 --bun:split
 

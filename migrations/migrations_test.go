@@ -141,6 +141,26 @@ func runFile(t *testing.T, db *bun.DB, name string) {
 	}
 }
 
+// runFileErr runs a migration file in one transaction, as the migrator
+// does, and answers its error.
+func runFileErr(db *bun.DB, name string) error {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(context.Background(), nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, stmt := range strings.Split(string(b), "--bun:split") {
+		if _, err := tx.ExecContext(context.Background(), stmt); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
 // migrated is a migrated database of this test's own.
 func migrated(t *testing.T) *bun.DB {
 	t.Helper()

@@ -3,6 +3,7 @@ package migrations_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,7 +86,7 @@ func TestUsageHoursMigrationSumsExistingReservations(t *testing.T) {
 
 // 0032 keys the sums by currency: existing ones are USD, a EUR
 // transaction's amount goes to its own sum, and its down migration keeps
-// the USD sums.
+// the USD sums (and refuses while a payment in another asset exists).
 func TestCurrenciesMigrationKeepsTheUSDSums(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -130,6 +131,14 @@ func TestCurrenciesMigrationKeepsTheUSDSums(t *testing.T) {
 	}
 	if usd, eur := sum("USD"), sum("EUR"); usd != 5 || eur != 7 {
 		t.Fatalf("sums: USD %d, EUR %d; want 5 and 7", usd, eur)
+	}
+	// Rolled back while a EURC payment exists, it refuses rather than
+	// lose it; without one it keeps the USD sums.
+	if err := runFileErr(db, "0032_currencies.tx.down.sql"); err == nil || !strings.Contains(err.Error(), "cannot hold them") {
+		t.Fatalf("the down migration with a EURC payment: %v", err)
+	}
+	if _, err := db.ExecContext(ctx, `DELETE FROM transactions WHERE asset = 'EURC'`); err != nil {
+		t.Fatal(err)
 	}
 	runFile(t, db, "0032_currencies.tx.down.sql")
 	if got := sum(""); got != 5 {

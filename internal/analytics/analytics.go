@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -24,10 +25,13 @@ type Range struct {
 // did not fail (pending or confirmed), as the daily limit counts them,
 // and the network fees they paid.
 type Spend struct {
-	Day      time.Time   `bun:"day"`
-	WalletID uuid.UUID   `bun:"wallet_id"`
-	Amount   usdc.Micros `bun:"micros"`
-	Count    int         `bun:"n"`
+	Day      time.Time `bun:"day"`
+	WalletID uuid.UUID `bun:"wallet_id"`
+	// Amount is in USD stablecoins (counted together at 1:1, as the _usdc
+	// limits count them), AmountEUR in EUR ones; Count is every payment.
+	Amount    usdc.Micros             `bun:"micros"`
+	AmountEUR money.Micros[money.EUR] `bun:"eur_micros"`
+	Count     int                     `bun:"n"`
 	// FeeLamports is the network fees of that day's transactions that
 	// confirmed (a fee is paid when a transaction lands).
 	FeeLamports int64 `bun:"fee_lamports"`
@@ -105,13 +109,15 @@ func Compute(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uui
 
 	// Signed x402 payments count as the daily limit counts them: reserved
 	// until they land (then they are transactions of kind x402) or expire.
-	err = scope(db.NewSelect().TableExpr(`(SELECT created_at, wallet_id, amount_micros, status, fee_lamports, kind FROM transactions
+	err = scope(db.NewSelect().TableExpr(`(SELECT created_at, wallet_id, amount_micros, currency, status, fee_lamports, kind FROM transactions
 			WHERE account_id = ?0 AND created_at >= ?1 AND created_at < ?2 AND status <> 'failed'
-		UNION ALL SELECT created_at, wallet_id, amount_micros, 'pending', NULL, 'x402' FROM x402_payments
+		UNION ALL SELECT created_at, wallet_id, amount_micros, currency, 'pending', NULL, 'x402' FROM x402_payments
 			WHERE account_id = ?0 AND created_at >= ?1 AND created_at < ?2 AND state = 'signed') AS t`, accountID, from, until).
-		ColumnExpr("(created_at AT TIME ZONE 'UTC')::date AS day, wallet_id, sum(amount_micros)::bigint AS micros, count(*) AS n").
+		ColumnExpr("(created_at AT TIME ZONE 'UTC')::date AS day, wallet_id, count(*) AS n").
+		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE currency = 'USD'), 0)::bigint AS micros").
+		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE currency = 'EUR'), 0)::bigint AS eur_micros").
 		ColumnExpr("coalesce(sum(fee_lamports) FILTER (WHERE status = 'confirmed'), 0)::bigint AS fee_lamports").
-		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE kind = 'x402'), 0)::bigint AS x402_micros, count(*) FILTER (WHERE kind = 'x402') AS x402_n"),
+		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE kind = 'x402' AND currency = 'USD'), 0)::bigint AS x402_micros, count(*) FILTER (WHERE kind = 'x402') AS x402_n"),
 		"wallet_id").GroupExpr("1, 2").OrderExpr("1, 2").Scan(ctx, &rep.Spend)
 	if err != nil {
 		return rep, fmt.Errorf("spend per day: %w", err)

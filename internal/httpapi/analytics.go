@@ -21,11 +21,12 @@ type analyticsInput struct {
 
 // SpendDay is one wallet's sends on one day.
 type SpendDay struct {
-	Day      string `json:"day" doc:"UTC day, YYYY-MM-DD." example:"2026-04-01"`
-	WalletID string `json:"wallet_id" format:"uuid" doc:"The wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
-	Amount   USDC   `json:"amount_usdc" doc:"USDC sent that day: signed transactions that did not fail, as the daily limit counts them." example:"42.5"`
-	Count    int    `json:"transactions" doc:"How many transactions." example:"3"`
-	Fee      int64  `json:"fee_lamports" doc:"Network fees (base and priority) paid that day by the wallet's transactions that confirmed, in lamports." example:"18150"`
+	Day       string `json:"day" doc:"UTC day, YYYY-MM-DD." example:"2026-04-01"`
+	WalletID  string `json:"wallet_id" format:"uuid" doc:"The wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	Amount    USDC   `json:"amount_usdc" doc:"USD stablecoins sent that day (USDC, USDT, PYUSD, USDG together at 1:1): signed transactions that did not fail, as the daily limit counts them." example:"42.5"`
+	AmountEUR EUR    `json:"amount_eur" doc:"EUR stablecoins (EURC) sent that day, counted like amount_usdc." example:"0"`
+	Count     int    `json:"transactions" doc:"How many transactions." example:"3"`
+	Fee       int64  `json:"fee_lamports" doc:"Network fees (base and priority) paid that day by the wallet's transactions that confirmed, in lamports." example:"18150"`
 	// By kind: x402 payments within the day's figures.
 	X402Amount USDC `json:"x402_amount_usdc" doc:"Of amount_usdc, what x402 payments spent or hold reserved (landed, or signed and not expired)." example:"0.5"`
 	X402Count  int  `json:"x402_payments" doc:"Of transactions, how many are x402 payments." example:"1"`
@@ -58,7 +59,7 @@ type ReceivedDay struct {
 
 // BlockedReason counts the sends a rule blocked.
 type BlockedReason struct {
-	Reason string `json:"reason" enum:"exceeds_max_tx,exceeds_daily_limit,exceeds_weekly_limit,exceeds_monthly_limit,exceeds_velocity,outside_active_hours,recipient_not_allowed,wallet_frozen" doc:"The rule." example:"exceeds_daily_limit"`
+	Reason string `json:"reason" enum:"exceeds_max_tx,exceeds_daily_limit,exceeds_weekly_limit,exceeds_monthly_limit,exceeds_velocity,outside_active_hours,recipient_not_allowed,asset_not_allowed,wallet_frozen" doc:"The rule." example:"exceeds_daily_limit"`
 	Count  int    `json:"count" doc:"Sends it blocked in the range." example:"7"`
 }
 
@@ -103,7 +104,7 @@ func (s *server) getAnalytics(ctx context.Context, in *analyticsInput) (*analyti
 	b.From, b.To = r.From.Format(time.DateOnly), r.To.Format(time.DateOnly)
 	b.Spend = make([]SpendDay, len(rep.Spend))
 	for i, x := range rep.Spend {
-		b.Spend[i] = SpendDay{Day: x.Day.Format(time.DateOnly), WalletID: x.WalletID.String(), Amount: USDC(x.Amount), Count: x.Count, Fee: x.FeeLamports, X402Amount: USDC(x.X402Amount), X402Count: x.X402Count}
+		b.Spend[i] = SpendDay{Day: x.Day.Format(time.DateOnly), WalletID: x.WalletID.String(), Amount: USDC(x.Amount), AmountEUR: EUR(x.AmountEUR), Count: x.Count, Fee: x.FeeLamports, X402Amount: USDC(x.X402Amount), X402Count: x.X402Count}
 	}
 	b.Wallets = make([]AnalyticsWallet, len(rep.Wallets))
 	for i, w := range rep.Wallets {

@@ -193,9 +193,13 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 		}
 		t.Cleanup(func() { apiRedis.Close() })
 	}
+	table := o.assets
+	if table == nil {
+		table = asset.Defaults()
+	}
 	balances := solana.Clients{
-		solana.Devnet:  solana.NewClient(o.ln.URL, solana.Devnet, 0).WithTokens(asset.Defaults().Tokens(solana.Devnet)),
-		solana.Mainnet: solana.NewClient(o.ln.URL, solana.Mainnet, 0).WithTokens(asset.Defaults().Tokens(solana.Mainnet)),
+		solana.Devnet:  solana.NewClient(o.ln.URL, solana.Devnet, 0).WithTokens(table.Tokens(solana.Devnet)),
+		solana.Mainnet: solana.NewClient(o.ln.URL, solana.Mainnet, 0).WithTokens(table.Tokens(solana.Mainnet)),
 	}
 	if e.nodes = o.nodes; o.nodes != nil {
 		balances = solana.Clients{solana.Devnet: e.pool(solana.Devnet), solana.Mainnet: e.pool(solana.Mainnet)}

@@ -153,7 +153,7 @@ func (e *Engine) sweepNetwork(ctx context.Context, network solana.Network, node 
 		var batch []Transaction
 		q := e.DB.NewSelect().Model(&batch).
 			Column("id", "account_id", "wallet_id", "request_id", "approval_id", "network", "signature", "signed_tx", "last_valid_block_height", "expiry_slot",
-				"amount_micros", "counterparty", "memo", "error", "refused_at", "attempts", "created_at").
+				"asset", "amount_micros", "counterparty", "memo", "error", "refused_at", "attempts", "created_at").
 			// The grace runs from the commit, on the database's clock.
 			ColumnExpr("signed_at > clock_timestamp() - ? * interval '1 microsecond' AS in_grace", e.firstBroadcastGrace().Microseconds()).
 			Where("status = ? AND network = ?", TxPending, network).

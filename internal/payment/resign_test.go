@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"errors"
 	"io"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
@@ -37,6 +39,7 @@ type resignFixture struct {
 	ln             *localnettest.Localnet
 	dbURL, master  string
 	to             string
+	asset          string // "" sends USDC
 	amount         usdc.Micros
 	request        uuid.UUID
 	firstSignature string
@@ -75,7 +78,7 @@ func (f *resignFixture) sendUnseen(t *testing.T) {
 func (f *resignFixture) send(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	r := payment.Request{ID: uuid.New(), AccountID: f.acc.ID, WalletID: f.w.ID, Network: solana.Devnet, To: f.to, Amount: f.amount}
+	r := payment.Request{ID: uuid.New(), AccountID: f.acc.ID, WalletID: f.w.ID, Network: solana.Devnet, To: f.to, Asset: f.asset, Amount: f.amount}
 	if err := payment.Submit(ctx, f.eng.DB, &r, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -219,6 +222,45 @@ func TestResign_AfterExpiryLands(t *testing.T) {
 	f.checkLandedOnce(t)
 	if second := f.row(t); *second.FeeLamports <= *first.FeeLamports {
 		t.Fatalf("fee %d, not priced from the fresh market (first %d)", *second.FeeLamports, *first.FeeLamports)
+	}
+}
+
+// A PYUSD payment whose transaction expired unseen is signed again in
+// PYUSD, through Token-2022: the new attempt pays the payment's asset,
+// never the network's USDC.
+func TestResign_KeepsThePaymentsAsset(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newResignFixture(t, localnettest.Start(t))
+	pyusd, _ := asset.Defaults().Find(solana.Devnet, "PYUSD")
+	f.ln.SetTokenBalance(t, f.w.Pubkey, pyusd.Mint.String(), 10_000_000)
+	if _, err := f.eng.DB.ExecContext(ctx, "UPDATE wallets SET assets = '{USDC,PYUSD}' WHERE id = ?", f.w.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.asset = "PYUSD"
+	f.sendUnseen(t)
+	if st, err := f.eng.Sweep(ctx); err != nil || st.Resigned != 1 {
+		t.Fatalf("sweep after expiry %+v %v", st, err)
+	}
+	txn := f.sweepUntil(t, payment.TxConfirmed)
+	if txn.Attempts != 2 || txn.Asset != "PYUSD" || txn.Kind != "pyusd" {
+		t.Fatalf("transaction %+v", txn)
+	}
+	ata, _, err := sol.FindAssociatedTokenAddressWithProgram(sol.MustPublicKeyFromBase58(f.to), pyusd.Mint, pyusd.Program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bal struct {
+		Value struct {
+			Amount string `json:"amount"`
+		} `json:"value"`
+	}
+	f.ln.Call(t, &bal, "getTokenAccountBalance", ata.String(), map[string]any{"commitment": "confirmed"})
+	if bal.Value.Amount != fmt.Sprint(int64(f.amount)) {
+		t.Fatalf("the recipient's PYUSD account holds %q, want %d", bal.Value.Amount, f.amount)
+	}
+	if got := f.recipientUSDC(t); got != 0 {
+		t.Fatalf("the recipient got %d micro-USDC", got)
 	}
 }
 

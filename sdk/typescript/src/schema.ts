@@ -1063,7 +1063,7 @@ export interface components {
              */
             reason: "policy_violation_at_approval" | "refused_by_node" | "transaction_failed" | null;
             /**
-             * @description The rule (exceeds_daily_limit, exceeds_weekly_limit, exceeds_monthly_limit, exceeds_max_tx, recipient_not_allowed, wallet_frozen) or the node's message behind reason, or null.
+             * @description The rule (exceeds_daily_limit, exceeds_weekly_limit, exceeds_monthly_limit, exceeds_max_tx, asset_not_allowed, recipient_not_allowed, wallet_frozen) or the node's message behind reason, or null.
              * @example exceeds_daily_limit
              */
             reason_detail: string | null;
@@ -1578,7 +1578,7 @@ export interface components {
              * @example exceeds_daily_limit
              * @enum {string}
              */
-            reason: "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "recipient_not_allowed" | "wallet_frozen";
+            reason: "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "recipient_not_allowed" | "asset_not_allowed" | "wallet_frozen";
         };
         CreateAgentInputBody: {
             /**
@@ -1885,7 +1885,7 @@ export interface components {
              * @example exceeds_daily_limit
              * @enum {string}
              */
-            reason?: "wallet_frozen" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "fee_cap_below_market" | "fee_payer_budget_exceeded" | "signer_unavailable";
+            reason?: "wallet_frozen" | "asset_not_allowed" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "fee_cap_below_market" | "fee_payer_budget_exceeded" | "signer_unavailable";
             /**
              * @description Only when a send in a EUR stablecoin is blocked by policy: what the EUR daily limit still allows today (UTC), in euros.
              * @example 4.5
@@ -2803,7 +2803,12 @@ export interface components {
         };
         SpendDay: {
             /**
-             * @description USDC sent that day: signed transactions that did not fail, as the daily limit counts them.
+             * @description EUR stablecoins (EURC) sent that day, counted like amount_usdc.
+             * @example 0
+             */
+            amount_eur: number;
+            /**
+             * @description USD stablecoins sent that day (USDC, USDT, PYUSD, USDG together at 1:1): signed transactions that did not fail, as the daily limit counts them.
              * @example 42.5
              */
             amount_usdc: number;
