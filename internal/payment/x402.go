@@ -457,8 +457,10 @@ func checkGrant(ctx context.Context, tx bun.Tx, r *Request, a *approval.Approval
 		return "the challenge's network is not the approved one", nil
 	case r.X402.Resource != orig.X402.Resource:
 		return "the challenge's resource is not the approved one", nil
+	case assetSymbol(r.Asset) != assetSymbol(a.Asset):
+		return fmt.Sprintf("the challenge is paid in %s, the approval was for %s", assetSymbol(r.Asset), assetSymbol(a.Asset)), nil
 	case r.Amount > a.Amount:
-		return fmt.Sprintf("the challenge's amount %s USDC is over the approved %s USDC", r.Amount, a.Amount), nil
+		return fmt.Sprintf("the challenge's amount %s %s is over the approved %s", r.Amount, assetSymbol(a.Asset), a.Amount), nil
 	}
 	return "", nil
 }

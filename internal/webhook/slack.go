@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -113,7 +114,8 @@ func slackBody(ev *Event, endpointID uuid.UUID, token, dashboard, status string)
 		return ""
 	}
 	str := func(k string) string { return slackEscape(raw(k)) }
-	amount := str("amount") + " USDC"
+	// The asset's symbol (events before other assets name none: USDC).
+	amount := str("amount") + " " + slackEscape(strings.ToUpper(cmp.Or(raw("asset"), "USDC")))
 	var text string
 	switch ev.Kind {
 	case KindApprovalPending:

@@ -112,3 +112,26 @@ func TestSlackMessageAndClick(t *testing.T) {
 		}
 	}
 }
+
+// A message names the asset paid; an event made before other assets
+// names none and reads USDC.
+func TestSlackMessage_NamesTheAsset(t *testing.T) {
+	t.Parallel()
+	for data, want := range map[string]string{
+		`{"approval_id":"ap_1","amount":2.5,"asset":"PYUSD","to":"9WzD"}`: "Approval needed: 2.5 PYUSD to 9WzD",
+		`{"approval_id":"ap_1","amount":2.5,"asset":"EURC","to":"9WzD"}`:  "Approval needed: 2.5 EURC to 9WzD",
+		`{"approval_id":"ap_1","amount":2.5,"to":"9WzD"}`:                 "Approval needed: 2.5 USDC to 9WzD",
+	} {
+		ev := webhook.Event{ID: uuid.New(), Kind: webhook.KindApprovalPending, Data: json.RawMessage(data)}
+		body, err := webhook.SlackBody(&ev, uuid.New(), "tok", "https://wallet.example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msg struct {
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(body, &msg); err != nil || msg.Text != want {
+			t.Errorf("%s: text %q (%v), want %q", data, msg.Text, err, want)
+		}
+	}
+}
