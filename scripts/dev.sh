@@ -364,6 +364,9 @@ cat <<EOF
          "method":"surfnet_setTokenAccount","params":["'\$PUBKEY'","$DEVNET_USDC_MINT",{"amount":25000000}]}'
     curl -s \$SOLANA_RPC_URL -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,
          "method":"surfnet_setAccount","params":["'\$PUBKEY'",{"lamports":1000000000}]}'
+    # or fund it through the API, any asset of GET /assets by symbol (PYUSD is Token-2022):
+    curl -s -H "Authorization: Bearer \$API_KEY" -H 'Content-Type: application/json' \\
+         -d '{"usdc":25,"sol":1,"assets":{"PYUSD":10,"EURC":10}}' \$API_URL/wallets/<id>/fund
     # or let the account's fee payer pay fees and rent (agent wallets then need no SOL), funded here:
     curl -s -X PUT -H "Authorization: Bearer \$API_KEY" -H 'Content-Type: application/json' -d '{"enabled":true}' \$API_URL/fee-payer
     curl -s -H "Authorization: Bearer \$API_KEY" -H 'Content-Type: application/json' -d '{"sol":1}' \$API_URL/fee-payer/fund
@@ -371,6 +374,9 @@ cat <<EOF
     # send 1.5 USDC (200 sent; 10 or more waits for approval: 202):
     curl -s -H "Authorization: Bearer \$API_KEY" -H 'Content-Type: application/json' \\
          -d '{"to":"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM","amount":1.5,"memo":"hello"}' \$API_URL/agents/<id>/send
+    # another asset: its policy must list it first (PATCH /agents/<id>/policy {"assets":["USDC","PYUSD"]}):
+    curl -s -H "Authorization: Bearer \$API_KEY" -H 'Content-Type: application/json' \\
+         -d '{"to":"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM","amount":1.5,"asset":"PYUSD"}' \$API_URL/agents/<id>/send
     curl -s -H "Authorization: Bearer \$API_KEY" \$API_URL/transactions
     # approvals: the approver key approves (the sending key cannot)
     curl -s -H "Authorization: Bearer \$API_KEY" "\$API_URL/approvals?status=pending"

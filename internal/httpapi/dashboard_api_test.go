@@ -261,7 +261,19 @@ func TestFundOnLocalChain(t *testing.T) {
 	if bal["usdc"] != 20.0 || bal["sol"] != 0.5 {
 		t.Fatalf("balance: %v", bal)
 	}
-	for _, bad := range []map[string]any{{}, {"usdc": 0}, {"usdc": 1_000_001}, {"sol": 101}, {"usdc": -1}, {"usdc": 0.0000001}} {
+	// Other assets by symbol: PYUSD opens a Token-2022 account, twice adds.
+	for _, want := range []string{"5", "8"} {
+		status, b = e.do("POST", path, e.key, map[string]any{"assets": map[string]any{"PYUSD": map[string]float64{"5": 5, "8": 3}[want], "EURC": 1}})
+		held := map[string]string{}
+		for _, x := range b["assets"].([]any) {
+			held[x.(map[string]any)["symbol"].(string)] = fmt.Sprint(x.(map[string]any)["amount"])
+		}
+		if status != http.StatusOK || held["PYUSD"] != want || held["USDC"] != "20" {
+			t.Fatalf("fund PYUSD: %d %v", status, b)
+		}
+	}
+	for _, bad := range []map[string]any{{}, {"usdc": 0}, {"usdc": 1_000_001}, {"sol": 101}, {"usdc": -1}, {"usdc": 0.0000001},
+		{"assets": map[string]any{"DOGE": 1}}, {"assets": map[string]any{"PYUSD": 1_000_001}}, {"assets": map[string]any{"PYUSD": 0}}} {
 		status, body := e.do("POST", path, e.key, bad)
 		wantError(t, status, body, http.StatusUnprocessableEntity, "")
 	}

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -21,7 +23,7 @@ type balanceOutput struct {
 
 // Faucet adds test funds on a local chain; *solana.Clients implements it.
 type Faucet interface {
-	Fund(ctx context.Context, network solana.Network, owner string, add usdc.Micros, lamports uint64) (solana.Balance, error)
+	Fund(ctx context.Context, network solana.Network, owner string, add usdc.Micros, lamports uint64, tokens ...solana.TokenFund) (solana.Balance, error)
 }
 
 // Funding bounds: generous for development, small next to any real sum.
@@ -35,6 +37,8 @@ type fundInput struct {
 	Body struct {
 		USDC *Amount `json:"usdc,omitempty" doc:"USDC to add, at most 1,000,000." example:"100"`
 		SOL  *Amount `json:"sol,omitempty" doc:"SOL to add (for fees), at most 100, at most 6 decimals." example:"1"`
+		// Other assets of the network, by symbol.
+		Assets map[string]Amount `json:"assets,omitempty" maxProperties:"20" doc:"Other assets to add, by symbol of GET /assets (USDT, PYUSD, USDG, EURC), each at most 1,000,000." example:"{\"PYUSD\":5,\"EURC\":3}"`
 	}
 }
 
@@ -136,8 +140,27 @@ func (s *server) fund(ctx context.Context, in *fundInput) (*balanceOutput, error
 		}
 		*f.out = m
 	}
-	if add == 0 && sol == 0 {
-		return nil, fieldError("usdc", "give usdc or sol greater than 0")
+	var tokens []solana.TokenFund
+	for _, sym := range slices.Sorted(maps.Keys(in.Body.Assets)) {
+		a, err := s.assetNamed(principal(ctx).Network, &sym)
+		if err != nil {
+			return nil, fieldError("assets."+sym, "is not an asset of this network (GET /assets lists them)")
+		}
+		m, err := in.Body.Assets[sym].Micros("assets." + sym)
+		if err != nil {
+			return nil, err
+		}
+		if m > MaxFundUSDC {
+			return nil, fieldError("assets."+sym, "must be at most "+MaxFundUSDC.String())
+		}
+		if m > 0 && a.Symbol == "USDC" {
+			add += m
+		} else if m > 0 {
+			tokens = append(tokens, solana.TokenFund{Token: a.Token(), Add: uint64(m)})
+		}
+	}
+	if add == 0 && sol == 0 && len(tokens) == 0 {
+		return nil, fieldError("usdc", "give usdc, sol or assets greater than 0")
 	}
 	w, err := s.wallet(ctx, in.ID)
 	if err != nil {
@@ -146,7 +169,7 @@ func (s *server) fund(ctx context.Context, in *fundInput) (*balanceOutput, error
 	if s.Faucet == nil {
 		return nil, errorf(http.StatusConflict, "funding exists only on a local chain: send USDC and SOL to the wallet's address "+w.Pubkey)
 	}
-	b, err := s.Faucet.Fund(ctx, principal(ctx).Network, w.Pubkey, add, uint64(sol)*1000)
+	b, err := s.Faucet.Fund(ctx, principal(ctx).Network, w.Pubkey, add, uint64(sol)*1000, tokens...)
 	switch {
 	case errors.Is(err, solana.ErrNotLocalChain):
 		return nil, errorf(http.StatusConflict, err.Error()+": send USDC and SOL to the wallet's address "+w.Pubkey)

@@ -1993,6 +1993,16 @@ export interface components {
         };
         FundInputBody: {
             /**
+             * @description Other assets to add, by symbol of GET /assets (USDT, PYUSD, USDG, EURC), each at most 1,000,000.
+             * @example {
+             *       "EURC": 3,
+             *       "PYUSD": 5
+             *     }
+             */
+            assets?: {
+                [key: string]: number;
+            };
+            /**
              * @description SOL to add (for fees), at most 100, at most 6 decimals.
              * @example 1
              */
