@@ -232,3 +232,34 @@ func TestCurrencies_ConcurrentSendsAcrossUSDAssetsKeepTheLimit(t *testing.T) {
 		t.Fatalf("the recipient holds %d USDC and %d USDT micro-units, want 25 together", usdc, usdt)
 	}
 }
+
+// An agent key may narrow the assets and lower the EUR limits, never
+// allow another asset, set EUR limits where none were, or raise one.
+func TestCurrencies_AgentKeyNarrowsOnly(t *testing.T) {
+	t.Parallel()
+	e := currencyEnv(t)
+	id, _ := e.agent(map[string]any{"assets": []string{"USDC", "USDT", "EURC"}, "daily_limit_eur": 50, "max_tx_eur": 20, "approval_threshold_eur": 10}, 0)
+	bare, _ := e.agent(nil, 0)
+	_, agentKey := e.agentKey()
+	for _, step := range []struct {
+		name, wallet string
+		patch        map[string]any
+		want         string
+	}{
+		{"allow PYUSD", id, map[string]any{"assets": []string{"USDC", "USDT", "EURC", "PYUSD"}}, "cannot allow another asset (PYUSD)"},
+		{"raise the EUR day", id, map[string]any{"daily_limit_eur": 51}, "cannot raise a policy limit (daily_limit_eur from 50 to 51)"},
+		{"EUR limits where none were", bare, map[string]any{"daily_limit_eur": 1}, "cannot allow EUR spending"},
+		{"lower the EUR limits", id, map[string]any{"daily_limit_eur": 40, "approval_threshold_eur": 5}, ""},
+		{"narrow the assets", id, map[string]any{"assets": []string{"USDC"}}, ""},
+		{"and back", id, map[string]any{"assets": []string{"USDC", "USDT"}}, "cannot allow another asset (USDT)"},
+	} {
+		e.patchStep(agentKey, step.wallet, step.name, step.patch, step.want)
+	}
+	_, a := e.do("GET", "/api/public/v1/agents/"+id, e.key, nil)
+	p := a["policy"].(map[string]any)
+	if fmt.Sprint(p["assets"]) != "[USDC]" || fmt.Sprint(p["daily_limit_eur"]) != "40" || fmt.Sprint(p["max_tx_eur"]) != "20" {
+		t.Fatalf("policy %v", p)
+	}
+	status, body := e.do("PATCH", "/api/public/v1/agents/"+id+"/policy", e.key, map[string]any{"assets": []string{"usdc"}})
+	wantError(t, status, body, http.StatusUnprocessableEntity, "")
+}
