@@ -121,6 +121,9 @@ func TestCurrencies_EachAssetSendsThroughItsProgram(t *testing.T) {
 	if held["USDC"] != "8.9" || held["USDT"] != "8.8" || held["EURC"] != "8.7" || held["PYUSD"] != "8.6" {
 		t.Fatalf("balance assets %v", held)
 	}
+	// More PYUSD than the wallet holds: the node's refusal names PYUSD.
+	status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 20, "asset": "PYUSD"})
+	wantError(t, status, body, http.StatusUnprocessableEntity, "insufficient PYUSD")
 }
 
 // The _usdc limits govern every USD stablecoin together, the _eur limits
