@@ -142,7 +142,7 @@ func TestTypeScriptPackagesPack(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(app, "package.json"), []byte(`{"name":"app","private":true,"type":"module"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	install := exec.Command("npm", append([]string{"install", "--no-audit", "--no-fund", "--loglevel=error"}, append(tarballs, "@langchain/core@1.4.0", "zod@4.6.7")...)...)
+	install := exec.Command("npm", append([]string{"install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"}, append(tarballs, "@langchain/core@1.4.0", "zod@4.6.7")...)...)
 	install.Dir = app
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("npm install: %v\n%s", err, out)
