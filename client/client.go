@@ -107,15 +107,21 @@ func (e *APIError) Error() string {
 // not a fault. Reason is the rule (the Reason constants: exceeds_max_tx,
 // exceeds_daily_limit, exceeds_weekly_limit, exceeds_monthly_limit,
 // exceeds_velocity, outside_active_hours, recipient_not_allowed,
-// wallet_frozen); RemainingTodayUSDC what the day still allows.
+// asset_not_allowed, wallet_frozen). What the day still allows is in the
+// payment's currency: RemainingTodayUSDC for a USD stablecoin,
+// RemainingTodayEUR (and RemainingTodayUSDC "") for a EUR one.
 type BlockedError struct {
 	APIError
 	Reason             string
 	RemainingTodayUSDC json.Number
+	RemainingTodayEUR  json.Number
 }
 
 func (e *BlockedError) Error() string {
-	return fmt.Sprintf("agentwallet: blocked by policy (%s; %s USDC left today)", e.Reason, e.RemainingTodayUSDC)
+	if e.RemainingTodayEUR != "" {
+		return fmt.Sprintf("agentwallet: blocked by policy (%s; %s EUR left today)", e.Reason, e.RemainingTodayEUR)
+	}
+	return fmt.Sprintf("agentwallet: blocked by policy (%s; %s USD left today)", e.Reason, e.RemainingTodayUSDC)
 }
 
 // IsNotFound reports whether err is a 404 (unknown, foreign or out-of-
@@ -212,6 +218,7 @@ func errorOf(resp *http.Response, data []byte) error {
 		Details            []ErrorDetail `json:"details"`
 		Reason             string        `json:"reason"`
 		RemainingTodayUSDC json.Number   `json:"remaining_today_usdc"`
+		RemainingTodayEUR  json.Number   `json:"remaining_today_eur"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -223,7 +230,7 @@ func errorOf(resp *http.Response, data []byte) error {
 		e.RetryAfter = time.Duration(s) * time.Second
 	}
 	if resp.StatusCode == http.StatusForbidden && body.Reason != "" {
-		return &BlockedError{APIError: e, Reason: body.Reason, RemainingTodayUSDC: body.RemainingTodayUSDC}
+		return &BlockedError{APIError: e, Reason: body.Reason, RemainingTodayUSDC: body.RemainingTodayUSDC, RemainingTodayEUR: body.RemainingTodayEUR}
 	}
 	return &e
 }

@@ -129,7 +129,8 @@ func (c *Client) FundWallet(ctx context.Context, id string, usdc, sol Amount) (*
 	return &out, err
 }
 
-// GetWalletBalance reads a wallet's live SOL and USDC.
+// GetWalletBalance reads a wallet's live SOL and USDC, and every asset it
+// holds an account of (Assets).
 func (c *Client) GetWalletBalance(ctx context.Context, id string) (*Balance, error) {
 	var out Balance
 	_, err := c.call(ctx, http.MethodGet, "/wallets/"+pathID(id)+"/balance", nil, nil, &out, nil, false)
@@ -182,7 +183,10 @@ type TransactionFilter struct {
 	// Direction is DirectionSend (payments out) or DirectionReceive
 	// (deposits: money that came in, the sender as Counterparty); "" for
 	// both.
-	Direction    string
+	Direction string
+	// Asset is a symbol of ListAssets, or SOL (any case); "" for every
+	// asset.
+	Asset        string
 	Since, Until time.Time
 	Page
 }
@@ -207,6 +211,9 @@ func (c *Client) ListTransactions(ctx context.Context, f TransactionFilter) ([]T
 	}
 	if f.Direction != "" {
 		q.Set("direction", f.Direction)
+	}
+	if f.Asset != "" {
+		q.Set("asset", f.Asset)
 	}
 	if !f.Since.IsZero() {
 		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))
@@ -531,7 +538,8 @@ type X402PayRequest struct {
 	PaymentRequired json.RawMessage `json:"payment_required"`
 	// Resource is the URL paid for, when the object does not carry it.
 	Resource string `json:"resource,omitempty"`
-	// MaxUSDC caps this payment ("" for none).
+	// MaxUSDC caps this payment in whole units of the asset paid (a
+	// dollar or a euro of a stablecoin; "" for none).
 	MaxUSDC Amount `json:"max_usdc,omitempty"`
 	// ApprovalID redeems an approved x402 approval (ap_…).
 	ApprovalID string `json:"approval_id,omitempty"`

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// Amount is a USDC amount in whole units as a decimal string ("1.5"),
-// sent as a JSON number without going through float64.
+// Amount is an amount in whole units of an asset (USDC unless said
+// otherwise) as a decimal string ("1.5"), sent as a JSON number without
+// going through float64.
 type Amount string
 
 var decimal = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
@@ -42,6 +43,18 @@ type Policy struct {
 	// ApprovalsRequired is how many distinct people must approve a parked
 	// payment before it is sent (1 unless set higher).
 	ApprovalsRequired int `json:"approvals_required"`
+	// Assets are the symbols (of ListAssets) the wallet may spend; a
+	// payment in another is blocked with ReasonAssetNotAllowed. USD
+	// stablecoins count together under the USDC limits at 1:1, EUR ones
+	// under the EUR limits.
+	Assets []string `json:"assets"`
+	// The EUR limits, in euros; nil: 0, so no EUR spending (for the
+	// optional weekly and monthly ones: none).
+	DailyLimitEUR        *json.Number `json:"daily_limit_eur"`
+	MaxTxEUR             *json.Number `json:"max_tx_eur"`
+	ApprovalThresholdEUR *json.Number `json:"approval_threshold_eur"`
+	WeeklyLimitEUR       *json.Number `json:"weekly_limit_eur"`
+	MonthlyLimitEUR      *json.Number `json:"monthly_limit_eur"`
 }
 
 // ActiveHours is when a wallet's agent may pay: on Days ("mon" … "sun"),
@@ -57,6 +70,7 @@ type ActiveHours struct {
 // Block reasons: the rule a 403 BlockedError names.
 const (
 	ReasonWalletFrozen        = "wallet_frozen"
+	ReasonAssetNotAllowed     = "asset_not_allowed"
 	ReasonRecipientNotAllowed = "recipient_not_allowed"
 	ReasonExceedsMaxTx        = "exceeds_max_tx"
 	ReasonExceedsDailyLimit   = "exceeds_daily_limit"
@@ -71,9 +85,10 @@ const (
 // Allowlist replaces the allowlist and a non-nil AllowlistLabels the
 // labels, empty ones included (which clear them): so neither omits empty.
 //
-// The optional rules (WeeklyLimitUSDC … ActiveHours) are left out when nil
-// (none on create, unchanged on a patch); Remove names those to remove
-// (sent as null). OutsideActiveHours "" is left out too.
+// The optional rules (WeeklyLimitUSDC … ActiveHours) and the EUR limits
+// are left out when nil (none on create, unchanged on a patch); Remove
+// names those to remove (sent as null). OutsideActiveHours "" is left out
+// too, and so is a nil Assets (["USDC"] on create, unchanged on a patch).
 type PolicyInput struct {
 	DailyLimitUSDC        *Amount           `json:"daily_limit_usdc,omitempty"`
 	MaxTxUSDC             *Amount           `json:"max_tx_usdc,omitempty"`
@@ -90,9 +105,21 @@ type PolicyInput struct {
 	// approve (1 to the account's owners and approvers; agent keys may
 	// only raise it).
 	ApprovalsRequired int `json:"approvals_required,omitempty"`
+	// Assets, when not nil, replaces the symbols the wallet may spend
+	// (agent keys may only remove entries).
+	Assets []string `json:"assets,omitempty"`
+	// The EUR limits, in euros. Setting one where none were leaves the
+	// others 0 (an unset ApprovalThresholdEUR parks every EUR payment).
+	DailyLimitEUR        *Amount `json:"daily_limit_eur,omitempty"`
+	MaxTxEUR             *Amount `json:"max_tx_eur,omitempty"`
+	ApprovalThresholdEUR *Amount `json:"approval_threshold_eur,omitempty"`
+	WeeklyLimitEUR       *Amount `json:"weekly_limit_eur,omitempty"`
+	MonthlyLimitEUR      *Amount `json:"monthly_limit_eur,omitempty"`
 	// Remove lists optional rules to remove, by their JSON names:
 	// weekly_limit_usdc, monthly_limit_usdc, max_tx_per_hour,
-	// max_tx_per_day, active_hours.
+	// max_tx_per_day, active_hours, and the EUR limits (daily_limit_eur,
+	// max_tx_eur, approval_threshold_eur, weekly_limit_eur,
+	// monthly_limit_eur: removing all of them is no EUR spending).
 	Remove []string `json:"-"`
 }
 
@@ -155,11 +182,14 @@ const (
 	StatusPendingApproval = "pending_approval"
 )
 
-// SendRequest is a payment: to an address, an amount, an optional memo.
-// IdempotencyKey makes it safe to retry (one is made when empty).
+// SendRequest is a payment: to an address, an amount of an asset, an
+// optional memo. Asset is a symbol of ListAssets (any case; "" sends
+// USDC); the wallet's policy must list it. IdempotencyKey makes it safe to
+// retry (one is made when empty).
 type SendRequest struct {
 	To             string  `json:"to"`
 	Amount         Amount  `json:"amount"`
+	Asset          string  `json:"asset,omitempty"`
 	Memo           *string `json:"memo,omitempty"`
 	IdempotencyKey string  `json:"-"`
 }
@@ -184,6 +214,10 @@ type SendResult struct {
 type Preview struct {
 	Outcome string  `json:"outcome"`
 	Reason  *string `json:"reason"`
+	// Asset is the asset previewed; Currency its currency ("USD" meets the
+	// USDC limits, "EUR" the EUR ones).
+	Asset    string `json:"asset"`
+	Currency string `json:"currency"`
 	// Rule is the policy field whose rule decides (daily_limit_usdc,
 	// max_tx_per_hour, active_hours, approval_threshold_usdc, …; "state"
 	// for a frozen wallet); nil when sent.
@@ -209,13 +243,23 @@ type Preview struct {
 	// ApprovalsRequired is how many people would have to approve it when
 	// it waits for approval.
 	ApprovalsRequired int `json:"approvals_required"`
+	// The EUR day: DailyLimitEUR nil is no EUR spending.
+	DailyLimitEUR     *json.Number `json:"daily_limit_eur"`
+	SpentTodayEUR     json.Number  `json:"spent_today_eur"`
+	RemainingTodayEUR json.Number  `json:"remaining_today_eur"`
 }
 
 // Transaction is an on-chain transfer from a wallet.
 type Transaction struct {
-	ID           string      `json:"id"`
-	Signature    string      `json:"signature"`
-	Kind         string      `json:"kind"`
+	ID        string `json:"id"`
+	Signature string `json:"signature"`
+	// Kind is the asset's symbol in lower case for a send or a deposit
+	// (usdc, usdt, pyusd, usdg, eurc), x402 for an x402 payment, sol for
+	// SOL that came in.
+	Kind string `json:"kind"`
+	// Asset is what moved: a symbol of ListAssets, or SOL; Amount is in
+	// its units.
+	Asset        string      `json:"asset"`
 	Direction    string      `json:"direction"`
 	Amount       json.Number `json:"amount"`
 	Counterparty string      `json:"counterparty"`
@@ -245,6 +289,7 @@ type Approval struct {
 	WalletID          string      `json:"wallet_id"`
 	AgentLabel        string      `json:"agent_label"`
 	Amount            json.Number `json:"amount"`
+	Asset             string      `json:"asset"` // what it pays, Amount in its units
 	To                string      `json:"to"`
 	Memo              *string     `json:"memo"`
 	Status            string      `json:"status"`
@@ -298,6 +343,9 @@ type ApprovalContext struct {
 		Reason                  *string     `json:"reason"`
 		RemainingTodayUSDC      json.Number `json:"remaining_today_usdc"`
 		RemainingTodayAfterUSDC json.Number `json:"remaining_today_after_usdc"`
+		// The EUR day's figures, only for a payment in a EUR stablecoin.
+		RemainingTodayEUR      *json.Number `json:"remaining_today_eur"`
+		RemainingTodayAfterEUR *json.Number `json:"remaining_today_after_eur"`
 	} `json:"if_approved_now"`
 	Webhook struct {
 		Event      json.RawMessage `json:"event"`

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -235,6 +236,92 @@ func TestGoClientEndToEnd(t *testing.T) {
 	}
 	if _, err := admin.GetAgent(ctx, "00000000-0000-4000-8000-000000000000"); !client.IsNotFound(err) {
 		t.Fatalf("unknown agent: %v", err)
+	}
+}
+
+// The Go client in other assets: a policy with assets and EUR limits, a
+// USDT send that lands in USDT and is listed under its asset, a EURC send
+// parked with its asset and the EUR day in its context, and blocks that
+// name the EUR day's remainder or the asset the policy does not list.
+func TestGoClientSendsOtherAssets(t *testing.T) {
+	t.Parallel()
+	e := currencyEnv(t)
+	eng, _ := e.startWorker()
+	ctx := context.Background()
+	admin := client.New(e.url, e.key, client.WithRetries(0))
+
+	usd, eurDay, eurTx, eurThreshold := client.Amount("100"), client.Amount("20"), client.Amount("5"), client.Amount("4")
+	a, err := admin.CreateAgent(ctx, "assets", &client.PolicyInput{
+		ApprovalThresholdUSDC: &usd, Assets: []string{"USDC", "USDT", "EURC"},
+		DailyLimitEUR: &eurDay, MaxTxEUR: &eurTx, ApprovalThresholdEUR: &eurThreshold,
+	})
+	if err != nil || !reflect.DeepEqual(a.Policy.Assets, []string{"USDC", "USDT", "EURC"}) ||
+		a.Policy.DailyLimitEUR == nil || a.Policy.DailyLimitEUR.String() != "20" || a.Policy.WeeklyLimitEUR != nil {
+		t.Fatalf("create: %+v %v", a, err)
+	}
+	e.ln.SetLamports(t, a.Pubkey, 1_000_000_000)
+	e.fundAsset(a.Pubkey, "USDT", 10_000_000)
+	e.fundAsset(a.Pubkey, "EURC", 10_000_000)
+
+	to := newAddress()
+	p, err := admin.PreviewSend(ctx, a.ID, client.SendRequest{To: to, Amount: "1", Asset: "eurc"})
+	if err != nil || p.Outcome != "sent" || p.Asset != "EURC" || p.Currency != "EUR" || p.DailyLimitEUR == nil ||
+		p.DailyLimitEUR.String() != "20" || p.RemainingTodayEUR.String() != "20" {
+		t.Fatalf("preview EURC: %+v %v", p, err)
+	}
+	sent, err := admin.Send(ctx, a.ID, client.SendRequest{To: to, Amount: "1.5", Asset: "USDT"})
+	if err != nil || sent.Status != client.StatusSent {
+		t.Fatalf("send USDT: %+v %v", sent, err)
+	}
+	e.settle(eng, sent.Signature, "confirmed")
+	if _, units := e.assetAccount(to, "USDT"); units != 1_500_000 {
+		t.Fatalf("the recipient holds %d USDT micro-units", units)
+	}
+	ts, _, err := admin.ListTransactions(ctx, client.TransactionFilter{WalletID: a.ID, Asset: "usdt"})
+	if err != nil || len(ts) != 1 || ts[0].Asset != "USDT" || ts[0].Kind != "usdt" || ts[0].Amount.String() != "1.5" {
+		t.Fatalf("USDT transactions: %+v %v", ts, err)
+	}
+	if ts, _, err := admin.ListTransactions(ctx, client.TransactionFilter{WalletID: a.ID, Asset: "EURC"}); err != nil || len(ts) != 0 {
+		t.Fatalf("EURC transactions before any: %+v %v", ts, err)
+	}
+	b, err := admin.GetWalletBalance(ctx, a.ID)
+	if err != nil || len(b.Assets) < 2 || b.Assets[0].Symbol != "USDC" {
+		t.Fatalf("balance: %+v %v", b, err)
+	}
+	if i := slices.IndexFunc(b.Assets, func(h client.AssetBalance) bool { return h.Symbol == "EURC" }); i < 0 || b.Assets[i].Amount.String() != "10" {
+		t.Fatalf("balance without 10 EURC: %+v", b.Assets)
+	}
+
+	parked, err := admin.Send(ctx, a.ID, client.SendRequest{To: to, Amount: "4.5", Asset: "EURC"})
+	if err != nil || parked.Status != client.StatusPendingApproval {
+		t.Fatalf("4.5 EURC over a 4 EUR threshold: %+v %v", parked, err)
+	}
+	ap, err := admin.GetApproval(ctx, parked.ApprovalID)
+	if err != nil || ap.Asset != "EURC" || ap.Amount.String() != "4.5" {
+		t.Fatalf("approval: %+v %v", ap, err)
+	}
+	c, err := admin.GetApprovalContext(ctx, parked.ApprovalID)
+	if err != nil || c.IfApprovedNow.RemainingTodayEUR == nil || c.IfApprovedNow.RemainingTodayAfterEUR == nil ||
+		c.IfApprovedNow.RemainingTodayEUR.String() != "20" || c.IfApprovedNow.RemainingTodayAfterEUR.String() != "15.5" {
+		t.Fatalf("context: %+v %v", c.IfApprovedNow, err)
+	}
+
+	_, err = admin.Send(ctx, a.ID, client.SendRequest{To: to, Amount: "6", Asset: "EURC"})
+	var blocked *client.BlockedError
+	if !errors.As(err, &blocked) || blocked.Reason != client.ReasonExceedsMaxTx || blocked.RemainingTodayEUR.String() != "20" ||
+		blocked.RemainingTodayUSDC != "" || !strings.Contains(err.Error(), "20 EUR left today") {
+		t.Fatalf("6 EURC over a 5 EUR max: %v", err)
+	}
+	_, err = admin.Send(ctx, a.ID, client.SendRequest{To: to, Amount: "1", Asset: "PYUSD"})
+	if !errors.As(err, &blocked) || blocked.Reason != client.ReasonAssetNotAllowed {
+		t.Fatalf("PYUSD not in assets: %v", err)
+	}
+
+	got, err := admin.UpdatePolicy(ctx, a.ID, client.PolicyInput{Assets: []string{"USDC", "EURC"}, Remove: []string{
+		"daily_limit_eur", "max_tx_eur", "approval_threshold_eur",
+	}})
+	if err != nil || !reflect.DeepEqual(got.Policy.Assets, []string{"USDC", "EURC"}) || got.Policy.DailyLimitEUR != nil || got.Policy.MaxTxEUR != nil {
+		t.Fatalf("remove USDT and the EUR limits: %+v %v", got.Policy, err)
 	}
 }
 

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -200,6 +201,42 @@ func TestMCPServer(t *testing.T) {
 
 // mcpHeaders are what a streamable-HTTP MCP client sends.
 var mcpHeaders = http.Header{"Accept": {"application/json, text/event-stream"}}
+
+// The MCP tools through /mcp in another asset: send_usdc pays in the asset
+// given and names it, a EUR block says the EUR day, get_wallet_info shows
+// each asset held and the policy's assets and EUR limits, and the
+// transactions of one asset are listed under it.
+func TestMCP_SendsInTheAssetGiven(t *testing.T) {
+	t.Parallel()
+	e := currencyEnv(t)
+	e.startWorker()
+	id, pubkey := e.agent(map[string]any{"assets": []string{"USDC", "EURC"}, "daily_limit_eur": 20, "max_tx_eur": 10,
+		"approval_threshold_eur": 10}, 0)
+	e.fundAsset(pubkey, "EURC", 30_000_000)
+	_, agentKey := e.agentKey()
+	cs := connectMCP(t, e, agentKey)
+
+	if _, sent := call(t, cs, "send_usdc", map[string]any{"wallet_id": id, "to": newAddress(), "amount": "2", "asset": "eurc"}); sent["status"] != "sent" || sent["asset"] != "EURC" {
+		t.Fatalf("2 EURC: %v", sent)
+	}
+	_, blocked := call(t, cs, "send_usdc", map[string]any{"wallet_id": id, "to": newAddress(), "amount": "12", "asset": "EURC"})
+	if blocked["status"] != "blocked" || blocked["reason"] != "exceeds_max_tx" || blocked["remaining_today_eur"] != "18" || blocked["remaining_today_usdc"] != nil {
+		t.Fatalf("12 EURC over a 10 EUR max: %v", blocked)
+	}
+	if _, other := call(t, cs, "send_usdc", map[string]any{"wallet_id": id, "to": newAddress(), "amount": "1", "asset": "PYUSD"}); other["reason"] != "asset_not_allowed" {
+		t.Fatalf("PYUSD not in the policy: %v", other)
+	}
+	_, info := call(t, cs, "get_wallet_info", map[string]any{"wallet_id": id})
+	policy, _ := info["policy"].(map[string]any)
+	if fmt.Sprint(policy["assets"]) != "[USDC EURC]" || policy["daily_limit_eur"] != "20" || !strings.Contains(fmt.Sprint(info["assets"]), "symbol:EURC") {
+		t.Fatalf("wallet info: %v", info)
+	}
+	_, list := call(t, cs, "list_recent_transactions", map[string]any{"wallet_id": id, "asset": "EURC"})
+	txs, _ := list["transactions"].([]any)
+	if len(txs) != 1 || txs[0].(map[string]any)["asset"] != "eurc" || txs[0].(map[string]any)["amount"] != "2" {
+		t.Fatalf("EURC transactions: %v", list)
+	}
+}
 
 // With Postgres unreachable a caller whose key cannot be checked gets a
 // fixed 503, never the driver's text (user, database, address).

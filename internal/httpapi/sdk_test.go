@@ -56,9 +56,14 @@ func TestTypeScriptPackages(t *testing.T) {
 	t.Parallel()
 	root := repoRoot(t)
 	needBuilt(t, root)
-	e := newEnv(t)
+	e := currencyEnv(t)
 	e.startWorker()
 	wallet, _ := e.agent(map[string]any{"approval_threshold_usdc": 5, "max_tx_usdc": 10, "daily_limit_usdc": 1000}, 500_000_000)
+	// A wallet that may spend EURC (a EUR day of 20, 10 a payment, a human
+	// from 8), holding 50.
+	eurWallet, eurPubkey := e.agent(map[string]any{"assets": []string{"USDC", "EURC"}, "daily_limit_eur": 20, "max_tx_eur": 10,
+		"approval_threshold_eur": 8}, 0)
+	e.fundAsset(eurPubkey, "EURC", 50_000_000)
 	busy, _ := e.agent(nil, 0)
 	// 250 transactions to page through.
 	ctx := context.Background()
@@ -84,7 +89,7 @@ func TestTypeScriptPackages(t *testing.T) {
 	faucet := e.unexplained()
 	_, agentKey := e.agentKey()
 	env := []string{"API_URL=" + e.url, "ADMIN_KEY=" + e.key, "AGENT_KEY=" + agentKey, "WALLET_ID=" + wallet, "WALLET_250=" + busy,
-		"DEPOSIT_WALLET=" + deposits, "DEPOSIT_SENDER=" + sender, "DEPOSIT_ENDPOINT=" + ep, "DEPOSIT_ENDPOINT_SECRET=" + secret, "UNEXPLAINED_WALLET=" + faucet}
+		"DEPOSIT_WALLET=" + deposits, "DEPOSIT_SENDER=" + sender, "DEPOSIT_ENDPOINT=" + ep, "DEPOSIT_ENDPOINT_SECRET=" + secret, "UNEXPLAINED_WALLET=" + faucet, "EUR_WALLET=" + eurWallet}
 	out := node(t, root, env, "--test", "--test-concurrency=1", "sdk/typescript/test/sdk.test.mjs", "sdk/langchain/test/langchain.test.mjs")
 	if !strings.Contains(out, "# fail 0") {
 		t.Fatalf("TypeScript tests: %s", out)

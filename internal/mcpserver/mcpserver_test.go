@@ -21,16 +21,20 @@ const dashboard = "https://wallet.example.com/"
 
 // api is a stand-in for the service's REST API: answer answers each
 // request (path below client.Prefix); calls counts them, query is the
-// last one's URL query.
+// last one's URL query and body the last JSON body sent.
 type api struct {
 	calls  atomic.Int64
 	query  atomic.Value // url.Values
+	body   atomic.Value // map[string]any
 	answer func(method, path string) (int, any)
 }
 
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.calls.Add(1)
 	a.query.Store(r.URL.Query())
+	var sent map[string]any
+	json.NewDecoder(r.Body).Decode(&sent)
+	a.body.Store(sent)
 	status, body := a.answer(r.Method, strings.TrimPrefix(r.URL.Path, client.Prefix))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -99,43 +103,59 @@ func TestSendUSDC_SaysWhatToDoNext(t *testing.T) {
 		want   map[string]string // fields of the answer
 		next   string            // part of next
 		err    string            // part of a tool error instead
+		asset  string            // the send's asset argument, if any
 	}{
 		{"sent", func(string, string) (int, any) { return 200, map[string]any{"status": "sent", "signature": "SIG"} },
-			map[string]string{"status": "sent", "signature": "SIG"}, "sent: the transaction confirms", ""},
+			map[string]string{"status": "sent", "signature": "SIG", "asset": "USDC"}, "sent: the transaction confirms", "", ""},
+		{"sent in another asset", func(string, string) (int, any) { return 200, map[string]any{"status": "sent", "signature": "SIG"} },
+			map[string]string{"status": "sent", "asset": "PYUSD"}, "sent: the transaction confirms", "", "pyusd"},
+		{"an asset the policy does not list", func(string, string) (int, any) { return blocked("asset_not_allowed") },
+			map[string]string{"reason": "asset_not_allowed", "asset": "USDT"}, "policy.assets", "", "USDT"},
+		{"a EUR stablecoin over the EUR day", func(string, string) (int, any) {
+			return http.StatusForbidden, map[string]any{"error": "blocked by policy", "reason": "exceeds_daily_limit", "remaining_today_eur": 4}
+		}, map[string]string{"reason": "exceeds_daily_limit", "asset": "EURC", "remaining_today_eur": "4", "remaining_today_usdc": "<nil>"},
+			"remaining_today_eur", "", "EURC"},
 		{"parked for a human", func(method, path string) (int, any) {
 			if method == http.MethodGet && path == "/approvals/ap_1" {
 				return 200, map[string]any{"id": "ap_1", "status": "pending", "expires_at": "2026-04-13T12:00:00Z"}
 			}
 			return 202, map[string]any{"status": "pending_approval", "approval_id": "ap_1"}
 		}, map[string]string{"status": "pending_approval", "approval_id": "ap_1", "expires_at": "2026-04-13T12:00:00Z",
-			"approve_url": "https://wallet.example.com/dashboard/approvals/ap_1"}, "do not retry", ""},
+			"approve_url": "https://wallet.example.com/dashboard/approvals/ap_1"}, "do not retry", "", ""},
 		{"over the per-payment cap", func(string, string) (int, any) { return blocked("exceeds_max_tx") },
-			map[string]string{"status": "blocked", "reason": "exceeds_max_tx", "remaining_today_usdc": "1.5"}, "send less", ""},
+			map[string]string{"status": "blocked", "reason": "exceeds_max_tx", "remaining_today_usdc": "1.5"}, "send less", "", ""},
 		{"over the daily limit", func(string, string) (int, any) { return blocked("exceeds_daily_limit") },
-			map[string]string{"reason": "exceeds_daily_limit"}, "wait for tomorrow (UTC)", ""},
+			map[string]string{"reason": "exceeds_daily_limit"}, "wait for tomorrow (UTC)", "", ""},
 		{"a recipient off the allowlist", func(string, string) (int, any) { return blocked("recipient_not_allowed") },
-			map[string]string{"reason": "recipient_not_allowed"}, "a human must add it", ""},
+			map[string]string{"reason": "recipient_not_allowed"}, "a human must add it", "", ""},
 		{"a frozen wallet", func(string, string) (int, any) { return blocked("wallet_frozen") },
-			map[string]string{"reason": "wallet_frozen"}, "do not retry", ""},
+			map[string]string{"reason": "wallet_frozen"}, "do not retry", "", ""},
 		{"over the weekly limit", func(string, string) (int, any) { return blocked("exceeds_weekly_limit") },
-			map[string]string{"reason": "exceeds_weekly_limit"}, "last 7 days", ""},
+			map[string]string{"reason": "exceeds_weekly_limit"}, "last 7 days", "", ""},
 		{"over the monthly limit", func(string, string) (int, any) { return blocked("exceeds_monthly_limit") },
-			map[string]string{"reason": "exceeds_monthly_limit"}, "last 30 days", ""},
+			map[string]string{"reason": "exceeds_monthly_limit"}, "last 30 days", "", ""},
 		{"too many payments", func(string, string) (int, any) { return blocked("exceeds_velocity") },
-			map[string]string{"reason": "exceeds_velocity"}, "wait before paying again", ""},
+			map[string]string{"reason": "exceeds_velocity"}, "wait before paying again", "", ""},
 		{"outside the active hours", func(string, string) (int, any) { return blocked("outside_active_hours") },
-			map[string]string{"reason": "outside_active_hours"}, "within them", ""},
+			map[string]string{"reason": "outside_active_hours"}, "within them", "", ""},
 		{"a rule this server does not know", func(string, string) (int, any) { return blocked("exceeds_something_new") },
-			map[string]string{"reason": "exceeds_something_new"}, "do not retry unchanged", ""},
+			map[string]string{"reason": "exceeds_something_new"}, "do not retry unchanged", "", ""},
 		{"a bad request", func(string, string) (int, any) {
 			return 422, map[string]any{"error": "validation failed", "details": []map[string]any{{"location": "body.to", "message": "not a Solana address"}}}
-		}, nil, "", "the service answered 422: validation failed; body.to: not a Solana address"},
+		}, nil, "", "the service answered 422: validation failed; body.to: not a Solana address", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			cs := connect(t, &api{answer: c.answer}, &countingTransport{})
-			out, text, isError := call(t, cs, mcpserver.ToolSendUSDC, map[string]any{
-				"wallet_id": "w", "to": "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", "amount": "1", "idempotency_key": "K"})
+			a := &api{answer: c.answer}
+			cs := connect(t, a, &countingTransport{})
+			args := map[string]any{"wallet_id": "w", "to": "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", "amount": "1", "idempotency_key": "K"}
+			if c.asset != "" {
+				args["asset"] = c.asset
+			}
+			out, text, isError := call(t, cs, mcpserver.ToolSendUSDC, args)
+			if sent, _ := a.body.Load().(map[string]any); c.asset != "" && sent["asset"] != strings.ToUpper(c.asset) {
+				t.Errorf("the send's body %v, want asset %s", sent, strings.ToUpper(c.asset))
+			}
 			if c.err != "" {
 				if !isError || !strings.Contains(text, c.err) {
 					t.Fatalf("error %v %q, want a tool error with %q", isError, text, c.err)
@@ -205,17 +225,20 @@ func TestLimitRedirects(t *testing.T) {
 	}
 }
 
-// list_recent_transactions asks for the direction given and shows a
-// deposit as what it is: money in, in its asset, from its sender; a
-// direction the API does not know is refused before any call.
-func TestListRecentTransactions_DepositsAndDirection(t *testing.T) {
+// list_recent_transactions asks for the direction and asset given and
+// shows a deposit as what it is: money in, in its asset, from its sender;
+// each transaction names its asset; a direction the API does not know is
+// refused before any call.
+func TestListRecentTransactions_DepositsDirectionAndAsset(t *testing.T) {
 	t.Parallel()
 	a := &api{answer: func(method, path string) (int, any) {
 		return 200, map[string]any{"transactions": []map[string]any{
-			{"id": "1", "signature": "S1", "kind": "sol", "direction": "receive", "amount": 0.25, "counterparty": "SENDER",
+			{"id": "1", "signature": "S1", "kind": "sol", "asset": "SOL", "direction": "receive", "amount": 0.25, "counterparty": "SENDER",
 				"status": "confirmed", "memo": nil, "created_at": "2026-04-15T12:00:00Z", "wallet_id": "w"},
-			{"id": "2", "signature": "S2", "kind": "usdc", "direction": "send", "amount": 1.5, "counterparty": "PAYEE",
+			{"id": "2", "signature": "S2", "kind": "usdc", "asset": "USDC", "direction": "send", "amount": 1.5, "counterparty": "PAYEE",
 				"status": "confirmed", "memo": "invoice", "created_at": "2026-04-15T11:00:00Z", "wallet_id": "w"},
+			{"id": "3", "signature": "S3", "kind": "eurc", "asset": "EURC", "direction": "send", "amount": 2, "counterparty": "PAYEE",
+				"status": "pending", "memo": nil, "created_at": "2026-04-15T10:00:00Z", "wallet_id": "w"},
 		}}
 	}}
 	cs := connect(t, a, &countingTransport{})
@@ -223,12 +246,18 @@ func TestListRecentTransactions_DepositsAndDirection(t *testing.T) {
 	if isError {
 		t.Fatalf("tool error: %s", text)
 	}
-	if q := a.query.Load().(url.Values); q.Get("direction") != "receive" || q.Get("wallet_id") != "w" || q.Get("limit") != "5" {
+	if q := a.query.Load().(url.Values); q.Get("direction") != "receive" || q.Get("wallet_id") != "w" || q.Get("limit") != "5" || q.Has("asset") {
 		t.Fatalf("query %v", q)
 	}
 	txs, _ := out["transactions"].([]any)
-	if len(txs) != 2 {
+	if len(txs) != 3 {
 		t.Fatalf("answer %v", out)
+	}
+	if eur := txs[2].(map[string]any); eur["asset"] != "eurc" || eur["amount"] != "2" {
+		t.Errorf("the EURC send: %v", eur)
+	}
+	if _, _, isError := call(t, cs, mcpserver.ToolListRecentTransactions, map[string]any{"asset": "EURC"}); isError || a.query.Load().(url.Values).Get("asset") != "EURC" {
+		t.Errorf("of one asset: error %v, query %v", isError, a.query.Load())
 	}
 	in, sent := txs[0].(map[string]any), txs[1].(map[string]any)
 	if in["direction"] != "receive" || in["asset"] != "sol" || in["amount"] != "0.25" || in["from"] != "SENDER" || in["to"] != nil {
@@ -283,5 +312,65 @@ func TestGetBalanceHistory(t *testing.T) {
 	}
 	if _, text, isError := call(t, cs, mcpserver.ToolGetBalanceHistory, map[string]any{"wallet_id": "x"}); !isError || !strings.Contains(text, "404") {
 		t.Errorf("an unknown wallet: error %v %q", isError, text)
+	}
+}
+
+// get_wallet_info shows every asset the wallet holds, and the policy's
+// assets and EUR limits (none set: left out, no EUR spending).
+func TestGetWalletInfo_EveryAssetAndTheEURLimits(t *testing.T) {
+	t.Parallel()
+	agent := func(eur any) map[string]any {
+		return map[string]any{"id": "w", "label": "bot", "pubkey": "ADDR", "state": "active", "created_at": "2026-04-15T12:00:00Z",
+			"policy": map[string]any{"daily_limit_usdc": 100, "max_tx_usdc": 25, "approval_threshold_usdc": 10, "allowlist": []string{},
+				"assets": []string{"USDC", "EURC"}, "daily_limit_eur": eur, "max_tx_eur": eur, "approval_threshold_eur": nil,
+				"weekly_limit_eur": nil, "monthly_limit_eur": nil, "outside_active_hours": "block", "approvals_required": 1},
+			"balance": map[string]any{"sol": 0.5, "usdc": 12, "assets": []map[string]any{
+				{"symbol": "USDC", "mint": "M1", "amount": 12}, {"symbol": "EURC", "mint": "M2", "amount": 7.25}}}}
+	}
+	var noEUR atomic.Bool
+	cs := connect(t, &api{answer: func(string, string) (int, any) {
+		if noEUR.Load() {
+			return 200, agent(nil)
+		}
+		return 200, agent(50)
+	}}, &countingTransport{})
+	out, text, isError := call(t, cs, mcpserver.ToolGetWalletInfo, map[string]any{"wallet_id": "w"})
+	if isError {
+		t.Fatalf("tool error: %s", text)
+	}
+	if got := fmt.Sprint(out["assets"]); got != "[map[amount:12 symbol:USDC] map[amount:7.25 symbol:EURC]]" {
+		t.Errorf("assets %s", got)
+	}
+	p := out["policy"].(map[string]any)
+	if fmt.Sprint(p["assets"]) != "[USDC EURC]" || p["daily_limit_eur"] != "50" || p["max_tx_eur"] != "50" || p["approval_threshold_eur"] != nil {
+		t.Errorf("policy %v", p)
+	}
+	noEUR.Store(true)
+	out, _, _ = call(t, cs, mcpserver.ToolGetWalletInfo, map[string]any{"wallet_id": "w"})
+	if p := out["policy"].(map[string]any); p["daily_limit_eur"] != nil || p["max_tx_eur"] != nil {
+		t.Errorf("no EUR limits: %v", p)
+	}
+}
+
+// preview_send passes the asset and answers the day in the payment's
+// currency: the EUR figures for EURC.
+func TestPreviewSend_InThePaymentsCurrency(t *testing.T) {
+	t.Parallel()
+	a := &api{answer: func(string, string) (int, any) {
+		return 200, map[string]any{"outcome": "blocked", "reason": "exceeds_daily_limit", "rule": "daily_limit_eur", "asset": "EURC",
+			"currency": "EUR", "daily_limit_usdc": 100, "spent_today_usdc": 0, "remaining_today_usdc": 100, "daily_limit_eur": 20,
+			"spent_today_eur": 18, "remaining_today_eur": 2, "approval_threshold_usdc": 10, "max_tx_usdc": 25,
+			"payments_last_hour": 3, "payments_last_day": 3, "outside_active_hours": "block", "approvals_required": 1}
+	}}
+	cs := connect(t, a, &countingTransport{})
+	out, text, isError := call(t, cs, mcpserver.ToolPreviewSend, map[string]any{"wallet_id": "w", "to": "ADDR", "amount": "5", "asset": "EURC"})
+	if isError {
+		t.Fatalf("tool error: %s", text)
+	}
+	if body, _ := a.body.Load().(map[string]any); body["asset"] != "EURC" {
+		t.Errorf("the preview's body %v", body)
+	}
+	if out["asset"] != "EURC" || out["currency"] != "EUR" || out["rule"] != "daily_limit_eur" || out["spent_today_eur"] != "18" || out["remaining_today_eur"] != "2" {
+		t.Errorf("answer %v", out)
 	}
 }

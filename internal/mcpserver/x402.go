@@ -25,12 +25,13 @@ const ToolX402Fetch = "x402_fetch"
 
 var decimalText = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
-const x402Description = "Fetch a URL and pay for it from an agent wallet if it asks (HTTP 402 with an x402 challenge in USDC on Solana), under the " +
+const x402Description = "Fetch a URL and pay for it from an agent wallet if it asks (HTTP 402 with an x402 challenge on Solana in USDC or another stablecoin the wallet's policy lists), under the " +
 	"wallet's spending policy. Answers the HTTP status, content_type and text of the response (the first 64 KiB; truncated says " +
 	"when more was cut) and payment: null when nothing was paid; status \"paid\" with amount, pay_to and the settlement transaction; " +
 	"\"pending_approval\" (a human must approve: once approved, call again with approval_id; do not retry before); or \"blocked\" " +
 	"with a reason (exceeds_max_tx, exceeds_daily_limit, exceeds_weekly_limit, exceeds_monthly_limit, exceeds_velocity, " +
-	"outside_active_hours, recipient_not_allowed, wallet_frozen). Set max_usdc to cap the price."
+	"outside_active_hours, asset_not_allowed, recipient_not_allowed, wallet_frozen). Set max_usdc to cap the price (in whole units " +
+	"of the asset paid: a dollar or a euro)."
 
 // Bounds of x402_fetch: the text a model gets, the request body it may
 // send, and the time one fetch (both requests and the payment) may take.
@@ -46,7 +47,7 @@ type X402FetchInput struct {
 	URL        string `json:"url" jsonschema:"the http(s) URL to fetch"`
 	Method     string `json:"method,omitempty" jsonschema:"the HTTP method: GET (default), POST, PUT, PATCH or DELETE"`
 	Body       string `json:"body,omitempty" jsonschema:"the request body, e.g. JSON text (at most 64 KiB)"`
-	MaxUSDC    string `json:"max_usdc,omitempty" jsonschema:"the most to pay for this request, in USDC as a decimal string, e.g. \"0.05\""`
+	MaxUSDC    string `json:"max_usdc,omitempty" jsonschema:"the most to pay for this request, in whole units of the asset paid (USDC unless the wallet pays in another stablecoin) as a decimal string, e.g. \"0.05\""`
 	ApprovalID string `json:"approval_id,omitempty" jsonschema:"after a human approved a pending payment: its approval id (ap_…)"`
 }
 
@@ -54,7 +55,7 @@ type X402FetchInput struct {
 type X402PaymentOut struct {
 	Status      string `json:"status" jsonschema:"paid, pending_approval or blocked"`
 	PaymentID   string `json:"payment_id,omitempty"`
-	Amount      string `json:"amount,omitempty" jsonschema:"USDC paid"`
+	Amount      string `json:"amount,omitempty" jsonschema:"what was paid, in whole units of the asset the seller asked for"`
 	PayTo       string `json:"pay_to,omitempty" jsonschema:"the seller's address"`
 	Network     string `json:"network,omitempty"`
 	Transaction string `json:"transaction,omitempty" jsonschema:"the settled transaction's signature, from the seller"`

@@ -8,10 +8,13 @@ import { AgentWallet, AgentWalletError, ApprovalPendingError, PaymentBlockedErro
 
 export const descriptions = {
   send_usdc:
-    'Send USDC from an agent wallet on Solana, under the wallet\'s spending policy. ' +
+    'Send USDC from an agent wallet on Solana, or another stablecoin its policy lists (asset: USDT, PYUSD, USDG ' +
+    'or EURC; get_wallet_info shows policy.assets), under the wallet\'s spending policy: USD stablecoins count together under its ' +
+    '_usdc limits, EURC under its _eur limits. ' +
     'Answers status "sent" (signed and broadcast; signature given), "pending_approval" (a human must approve: do not retry, ' +
     'check later with get_approval_status using approval_id), or "blocked" with a reason: exceeds_max_tx (the amount is over the ' +
-    'per-payment cap), exceeds_daily_limit (today\'s remaining allowance, remaining_today_usdc, is too small), recipient_not_allowed ' +
+    'per-payment cap), exceeds_daily_limit (today\'s remaining allowance, remaining_today_usdc, or remaining_today_eur for a EUR ' +
+    'stablecoin, is too small), asset_not_allowed (the wallet\'s policy does not list the asset), recipient_not_allowed ' +
     '(the recipient is not on the wallet\'s allowlist), wallet_frozen (a human froze the wallet), exceeds_weekly_limit or ' +
     'exceeds_monthly_limit (the last 7 or 30 days\' total is at the wallet\'s limit), exceeds_velocity (the wallet made as many ' +
     'payments in the last hour or 24 hours as its policy allows), outside_active_hours (the wallet may only pay during its ' +
@@ -19,34 +22,39 @@ export const descriptions = {
     'retry a send safely: it never pays twice.',
   get_wallet_info:
     'Get an agent wallet: its label, Solana address, state (active or frozen), spending policy ' +
-    '(daily_limit_usdc, max_tx_usdc, approval_threshold_usdc, allowlist, and when set weekly_limit_usdc, monthly_limit_usdc, ' +
+    '(assets: the stablecoins it may spend; daily_limit_usdc, max_tx_usdc, approval_threshold_usdc for USD stablecoins, ' +
+    'daily_limit_eur, max_tx_eur, approval_threshold_eur for EUR ones (absent: no EUR spending), allowlist, and when set ' +
+    'weekly_limit_usdc, monthly_limit_usdc, weekly_limit_eur, monthly_limit_eur, ' +
     'max_tx_per_hour, max_tx_per_day, active_hours with outside_active_hours; approvals_required: how many people approve a payment ' +
-    'that waits for a human) and live SOL and USDC balance.',
+    'that waits for a human) and live balance: sol, usdc, and assets (each stablecoin the wallet holds, with its amount).',
   list_recent_transactions:
-    'List recent transactions, newest first, optionally of one wallet and one direction: payments out ' +
+    'List recent transactions, newest first, optionally of one wallet, one direction and one asset: payments out ' +
     '(direction send, the recipient in to) and deposits, money that came into the wallet from anyone (direction receive, the ' +
-    'sender in from). Each has asset (usdc or sol: a deposit may be SOL) and amount in that asset, status (pending, confirmed, ' +
+    'sender in from). Each has asset (the stablecoin\'s symbol in lower case: usdc, usdt, pyusd, usdg, eurc; or sol: a deposit may ' +
+    'be SOL) and amount in that asset, status (pending, confirmed, ' +
     'failed; a deposit is listed once confirmed, and failed if the chain dropped it), memo, signature and time.',
   get_balance_history:
     'Get an agent wallet\'s USDC and SOL balance over time, from its ledger of every change (payments out with ' +
     'their fees, deposits): the balance at one instant (at), or one point per day or hour (interval) from from to to (default: ' +
     'the last 30 days). Shows when money came in or went out; get_wallet_info has the live balance.',
   preview_send:
-    'Check what send_usdc would do now for this payment, without sending: outcome (sent, pending_approval, ' +
-    'blocked), the blocking reason if any, the policy rule that decides (rule), today\'s spent and remaining allowance, ' +
+    'Check what send_usdc would do now for this payment (in asset, USDC by default), without sending: outcome ' +
+    '(sent, pending_approval, blocked), the blocking reason if any, the policy rule that decides (rule), today\'s spent and ' +
+    'remaining allowance (in the payment\'s currency: the _eur figures for a EUR stablecoin), ' +
     'the week\'s and month\'s when the wallet limits them, the payments made in the last hour and 24 hours, and whether ' +
     'now is within the wallet\'s active hours.',
   get_approval_status:
-    'Get the status of a payment waiting for a human: pending (still waiting), sent (approved and sent; ' +
+    'Get the status of a payment waiting for a human (its amount and asset): pending (still waiting), sent (approved and sent; ' +
     'signature given), rejected (closed without paying; reason when the system rejected it), expired (nobody decided within 7 days); ' +
     'approvals (who approved so far) and approvals_needed (how many people must approve before it is sent).',
   x402_fetch:
-    'Fetch a URL and pay for it from an agent wallet if it asks (HTTP 402 with an x402 challenge in USDC on Solana), under the ' +
+    'Fetch a URL and pay for it from an agent wallet if it asks (HTTP 402 with an x402 challenge on Solana in USDC or another stablecoin the wallet\'s policy lists), under the ' +
     'wallet\'s spending policy. Answers the HTTP status, content_type and text of the response (the first 64 KiB; truncated says ' +
     'when more was cut) and payment: null when nothing was paid; status "paid" with amount, pay_to and the settlement transaction; ' +
     '"pending_approval" (a human must approve: once approved, call again with approval_id; do not retry before); or "blocked" ' +
     'with a reason (exceeds_max_tx, exceeds_daily_limit, exceeds_weekly_limit, exceeds_monthly_limit, exceeds_velocity, ' +
-    'outside_active_hours, recipient_not_allowed, wallet_frozen). Set max_usdc to cap the price.',
+    'outside_active_hours, asset_not_allowed, recipient_not_allowed, wallet_frozen). Set max_usdc to cap the price (in whole units ' +
+    'of the asset paid: a dollar or a euro).',
 } as const;
 
 /** The most response text x402_fetch hands a model. */
@@ -54,7 +62,9 @@ export const X402_TEXT_LIMIT = 64 << 10;
 
 const nextForBlock: Record<string, string> = {
   exceeds_max_tx: "the amount is over the wallet's per-payment cap; send less",
-  exceeds_daily_limit: "today's allowance is used up (remaining_today_usdc); send at most that, or wait for tomorrow (UTC)",
+  exceeds_daily_limit:
+    "today's allowance is used up (remaining_today_usdc, or remaining_today_eur for a EUR stablecoin); send at most that, or wait for tomorrow (UTC)",
+  asset_not_allowed: "the wallet's policy does not list this asset (get_wallet_info shows policy.assets); pay in one it lists, or a human must add it",
   recipient_not_allowed: "the recipient is not on the wallet's allowlist; a human must add it",
   wallet_frozen: 'a human froze the wallet; do not retry',
   exceeds_weekly_limit: "the last 7 days' allowance is used up; send less (preview_send shows what remains) or wait",
@@ -82,21 +92,34 @@ async function answer(fn: () => Promise<unknown>): Promise<string> {
   }
 }
 
-const amount = z.number().positive().describe('USDC to send in whole units, e.g. 1.5 (at most 6 decimals)');
+const amount = z.number().positive().describe('how much to send in whole units of asset, e.g. 1.5 (at most 6 decimals)');
+const asset = z
+  .string()
+  .max(10)
+  .optional()
+  .describe("optional: the stablecoin to send, USDC (default), USDT, PYUSD, USDG or EURC; the wallet's policy must list it");
 
 /** agentWalletTools returns every tool, bound to one wallet. */
 export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOptions) {
   const sendUsdc = tool(
-    async ({ to, amount, memo, idempotency_key }) =>
+    async ({ to, amount, asset, memo, idempotency_key }) =>
       answer(async () => {
-        const r = await client.agents.send(walletId, { to, amount, memo, idempotencyKey: idempotency_key });
+        const symbol = (asset ?? 'USDC').toUpperCase();
+        const r = await client.agents.send(walletId, { to, amount, asset: symbol, memo, idempotencyKey: idempotency_key });
         switch (r.status) {
           case 'sent':
-            return { status: 'sent', signature: r.signature, idempotency_key: r.idempotencyKey, next: 'sent: it confirms within seconds' };
+            return {
+              status: 'sent',
+              asset: symbol,
+              signature: r.signature,
+              idempotency_key: r.idempotencyKey,
+              next: 'sent: it confirms within seconds',
+            };
           case 'pending_approval': {
             const a = await client.approvals.get(r.approvalId);
             return {
               status: 'pending_approval',
+              asset: symbol,
               approval_id: r.approvalId,
               expires_at: a.expires_at,
               ...(dashboardUrl ? { approve_url: `${dashboardUrl.replace(/\/$/, '')}/dashboard/approvals/${r.approvalId}` } : {}),
@@ -107,8 +130,9 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
           case 'blocked':
             return {
               status: 'blocked',
+              asset: symbol,
               reason: r.reason,
-              remaining_today_usdc: r.remainingTodayUsdc,
+              ...(r.currency === 'EUR' ? { remaining_today_eur: r.remainingTodayEur } : { remaining_today_usdc: r.remainingTodayUsdc }),
               idempotency_key: r.idempotencyKey,
               next: `the policy refused this payment: ${nextForBlock[r.reason] ?? 'do not retry unchanged'}`,
             };
@@ -120,6 +144,7 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
       schema: z.object({
         to: z.string().min(32).max(44).describe("the recipient's Solana address (base58)"),
         amount,
+        asset,
         memo: z.string().max(200).optional().describe('an optional public note written on-chain'),
         idempotency_key: z.string().max(255).optional().describe('reuse the same key to retry this payment safely'),
       }),
@@ -129,18 +154,28 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
     async () =>
       answer(async () => {
         const a = await client.agents.get(walletId);
-        return { id: a.id, label: a.label, address: a.pubkey, state: a.state, policy: a.policy, sol: a.balance?.sol, usdc: a.balance?.usdc };
+        return {
+          id: a.id,
+          label: a.label,
+          address: a.pubkey,
+          state: a.state,
+          policy: a.policy,
+          sol: a.balance?.sol,
+          usdc: a.balance?.usdc,
+          assets: a.balance?.assets.map((h) => ({ symbol: h.symbol, amount: h.amount })),
+        };
       }),
     { name: 'get_wallet_info', description: descriptions.get_wallet_info, schema: z.object({}) },
   );
   const recent = tool(
-    async ({ limit, direction }) =>
+    async ({ limit, direction, asset }) =>
       answer(async () => {
         const out = [];
-        for await (const t of client.transactions.list({ walletId, pageSize: limit ?? 10, ...(direction ? { direction } : {}) })) {
+        const filter = { walletId, pageSize: limit ?? 10, ...(direction ? { direction } : {}), ...(asset ? { asset } : {}) };
+        for await (const t of client.transactions.list(filter)) {
           out.push({
             direction: t.direction,
-            asset: t.kind === 'sol' ? 'sol' : 'usdc',
+            asset: t.asset.toLowerCase(),
             amount: t.amount,
             ...(t.direction === 'receive' ? { from: t.counterparty } : { to: t.counterparty }),
             status: t.status,
@@ -160,6 +195,7 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
           .enum(['send', 'receive'])
           .optional()
           .describe('send (payments out) or receive (deposits: money that came in); both when omitted'),
+        asset: z.string().max(10).optional().describe("only this asset's: usdc, usdt, pyusd, usdg, eurc or sol (any case); every asset when omitted"),
         limit: z.number().int().min(1).max(50).optional().describe('how many, 1 to 50 (default 10)'),
       }),
     },
@@ -185,13 +221,16 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
     },
   );
   const preview = tool(
-    async ({ to, amount, memo }) =>
+    async ({ to, amount, asset, memo }) =>
       answer(async () => {
-        const p = await client.agents.preview(walletId, { to, amount, memo });
+        const p = await client.agents.preview(walletId, { to, amount, ...(asset ? { asset } : {}), memo });
         return {
           outcome: p.outcome,
           ...(p.reason ? { reason: p.reason } : {}),
           ...(p.rule ? { rule: p.rule } : {}),
+          asset: p.asset,
+          currency: p.currency,
+          ...(p.currency === 'EUR' ? { spent_today_eur: p.spent_today_eur, remaining_today_eur: p.remaining_today_eur } : {}),
           spent_today_usdc: p.spent_today_usdc,
           remaining_today_usdc: p.remaining_today_usdc,
           max_tx_usdc: p.max_tx_usdc,
@@ -211,6 +250,7 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
       schema: z.object({
         to: z.string().min(32).max(44).describe("the recipient's Solana address (base58)"),
         amount,
+        asset: z.string().max(10).optional().describe('optional: the stablecoin, USDC (default), USDT, PYUSD, USDG or EURC'),
         memo: z.string().max(200).optional(),
       }),
     },
@@ -230,6 +270,8 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
         return {
           approval_id: a.id,
           status: a.status,
+          amount: a.amount,
+          asset: a.asset,
           ...(a.signature ? { signature: a.signature } : {}),
           ...(a.reason_detail || a.reason ? { reason: a.reason_detail ?? a.reason } : {}),
           ...(a.transaction_status ? { transaction_status: a.transaction_status } : {}),
@@ -305,7 +347,11 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
         url: z.string().url().describe('the http(s) URL to fetch'),
         method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).optional().describe('the HTTP method (default GET)'),
         body: z.string().max(65536).optional().describe('the request body, e.g. JSON text'),
-        max_usdc: z.number().positive().optional().describe('the most to pay for this request, in USDC'),
+        max_usdc: z
+          .number()
+          .positive()
+          .optional()
+          .describe('the most to pay for this request, in whole units of the asset paid (USDC unless the wallet pays in another stablecoin)'),
         approval_id: z.string().optional().describe('after a human approved a pending payment: its approval id (ap_…)'),
       }),
     },

@@ -31,6 +31,28 @@ test('each tool invoked directly', async () => {
   await assert.rejects(byName.send_usdc.invoke({ to: 'nope', amount: -1 }));
 });
 
+test('other assets: send_usdc in EURC, the balance of each asset, the transaction under its asset, a EUR block in euros', async () => {
+  const tools = Object.fromEntries(agentWalletTools({ client: agent, walletId: env('EUR_WALLET') }).map((t) => [t.name, t]));
+  const sent = JSON.parse(await tools.send_usdc.invoke({ to: address(), amount: 1.25, asset: 'eurc' }));
+  assert.deepEqual([sent.status, sent.asset], ['sent', 'EURC']);
+  const blocked = JSON.parse(await tools.send_usdc.invoke({ to: address(), amount: 12, asset: 'EURC' }));
+  assert.deepEqual([blocked.status, blocked.reason, blocked.asset, 'remaining_today_usdc' in blocked], ['blocked', 'exceeds_max_tx', 'EURC', false]);
+  assert.equal(typeof blocked.remaining_today_eur, 'number');
+  const notListed = JSON.parse(await tools.send_usdc.invoke({ to: address(), amount: 1, asset: 'USDG' }));
+  assert.equal(notListed.reason, 'asset_not_allowed');
+  assert.match(notListed.next, /policy\.assets/);
+  const info = JSON.parse(await tools.get_wallet_info.invoke({}));
+  assert.deepEqual(info.policy.assets, ['USDC', 'EURC']);
+  assert.deepEqual(
+    info.assets.map((a) => a.symbol),
+    ['USDC', 'EURC'],
+  );
+  const { transactions } = JSON.parse(await tools.list_recent_transactions.invoke({ asset: 'EURC' }));
+  assert.ok(transactions.length > 0 && transactions.every((t) => t.asset === 'eurc'), JSON.stringify(transactions));
+  const preview = JSON.parse(await tools.preview_send.invoke({ to: address(), amount: 1, asset: 'EURC' }));
+  assert.deepEqual([preview.asset, preview.currency, typeof preview.remaining_today_eur], ['EURC', 'EUR', 'number']);
+});
+
 test('money coming in: deposits in list_recent_transactions, get_balance_history', async () => {
   const tools = Object.fromEntries(agentWalletTools({ client: agent, walletId: env('DEPOSIT_WALLET') }).map((t) => [t.name, t]));
   const { transactions: received } = JSON.parse(await tools.list_recent_transactions.invoke({ direction: 'receive' }));

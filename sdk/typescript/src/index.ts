@@ -52,6 +52,15 @@ export type WebhookEndpointWithSecret = Schemas['EndpointWithSecret'];
 export type Delivery = Schemas['DeliveryOut'];
 export type User = Schemas['UserOut'];
 export type X402PaymentRecord = Schemas['X402Payment'];
+/** A token of the network (assets.list): symbol, mint, token program, decimals, the currency it is pegged to. */
+export type Asset = Schemas['AssetOut'];
+/** A wallet's holding of one asset (Balance's assets), in the asset's units. */
+export type AssetBalance = Schemas['AssetBalance'];
+/**
+ * An asset's symbol: the service's stablecoins, or one an operator added
+ * (any case is accepted).
+ */
+export type AssetSymbol = 'USDC' | 'USDT' | 'PYUSD' | 'USDG' | 'EURC' | (string & {});
 export type BlockReason =
   | 'exceeds_max_tx'
   | 'exceeds_daily_limit'
@@ -60,20 +69,37 @@ export type BlockReason =
   | 'exceeds_velocity'
   | 'outside_active_hours'
   | 'recipient_not_allowed'
+  | 'asset_not_allowed'
   | 'wallet_frozen';
 /** When a wallet's agent may pay (a policy's active_hours). */
 export type ActiveHours = NonNullable<Policy['active_hours']>;
 
-/** What a send did: sent, parked for a human, or blocked by the policy. */
+/**
+ * What a send did: sent, parked for a human, or blocked by the policy. A
+ * block says what today still allows in the payment's currency:
+ * remainingTodayUsdc for a USD stablecoin (USDC, USDT, PYUSD, USDG share
+ * the USD day), remainingTodayEur for a EUR one (EURC; remainingTodayUsdc
+ * is then 0: the answer does not carry it).
+ */
 export type SendResult =
   | { status: 'sent'; signature: string; idempotencyKey: string; replayed: boolean; transactionStatus?: 'pending' | 'confirmed' | 'failed' }
   | { status: 'pending_approval'; approvalId: string; idempotencyKey: string; replayed: boolean }
-  | { status: 'blocked'; reason: BlockReason; remainingTodayUsdc: number; idempotencyKey: string; replayed: boolean };
+  | {
+      status: 'blocked';
+      reason: BlockReason;
+      currency: 'USD' | 'EUR';
+      remainingTodayUsdc: number;
+      remainingTodayEur?: number;
+      idempotencyKey: string;
+      replayed: boolean;
+    };
 
 export interface SendInput {
   to: string;
-  /** USDC in whole units, at most 6 decimals. */
+  /** Whole units of asset (USDC unless asset says otherwise), at most 6 decimals. */
   amount: number;
+  /** The asset to send: a symbol of assets.list (default USDC). The wallet's policy must list it, else a block asset_not_allowed. */
+  asset?: AssetSymbol;
   memo?: string;
   /** Makes retries safe; one is made when omitted (and returned in the result). */
   idempotencyKey?: string;
@@ -184,20 +210,32 @@ export class AgentWallet {
     freeze: (id: string): Promise<Agent> => this.do(this.api.POST('/api/public/v1/agents/{id}/freeze', { params: { path: { id } } })),
     unfreeze: (id: string): Promise<Agent> => this.do(this.api.POST('/api/public/v1/agents/{id}/unfreeze', { params: { path: { id } } })),
     /**
-     * Sends USDC under the wallet's policy. A policy block is a result
-     * (status "blocked"), not an exception. Every send carries an
-     * Idempotency-Key, so the retries of 429/502/503 never pay twice.
+     * Sends USDC, or the asset given, under the wallet's policy. A policy
+     * block is a result (status "blocked"), not an exception. Every send
+     * carries an Idempotency-Key, so the retries of 429/502/503 never pay
+     * twice.
      */
     send: async (id: string, input: SendInput): Promise<SendResult> => {
       const idempotencyKey = input.idempotencyKey ?? crypto.randomUUID();
       const { data, error, response } = await this.api.POST('/api/public/v1/agents/{id}/send', {
         params: { path: { id }, header: { 'Idempotency-Key': idempotencyKey } },
-        body: { to: input.to, amount: input.amount, ...(input.memo ? { memo: input.memo } : {}) },
+        body: { to: input.to, amount: input.amount, ...(input.asset ? { asset: input.asset } : {}), ...(input.memo ? { memo: input.memo } : {}) },
       });
       const replayed = response.headers.get('idempotent-replayed') === 'true';
       if (response.status === 403) {
-        const e = (error ?? {}) as { reason?: BlockReason; remaining_today_usdc?: number };
-        if (e.reason) return { status: 'blocked', reason: e.reason, remainingTodayUsdc: e.remaining_today_usdc ?? 0, idempotencyKey, replayed };
+        const e = (error ?? {}) as { reason?: BlockReason; remaining_today_usdc?: number; remaining_today_eur?: number };
+        if (e.reason) {
+          const eur = e.remaining_today_eur !== undefined;
+          return {
+            status: 'blocked',
+            reason: e.reason,
+            currency: eur ? 'EUR' : 'USD',
+            remainingTodayUsdc: e.remaining_today_usdc ?? 0,
+            ...(eur ? { remainingTodayEur: e.remaining_today_eur } : {}),
+            idempotencyKey,
+            replayed,
+          };
+        }
       }
       if (!response.ok || !data) throw errorFor(response.status, error, response.headers);
       if (data.status === 'pending_approval') return { status: 'pending_approval', approvalId: data.approval_id!, idempotencyKey, replayed };
@@ -217,6 +255,7 @@ export class AgentWallet {
           body: {
             to: input.to,
             amount: input.amount,
+            ...(input.asset ? { asset: input.asset } : {}),
             ...(input.memo ? { memo: input.memo } : {}),
             ...(input.policy ? { policy: input.policy } : {}),
           },
@@ -388,18 +427,29 @@ export class AgentWallet {
       this.do(this.api.POST('/api/public/v1/wallets/{id}/fund', { params: { path: { id } }, body: amounts })),
   };
 
+  readonly assets = {
+    /**
+     * The tokens the service knows on the key's network, USDC first: what a
+     * send's `asset` and a policy's `assets` name, with the currency each
+     * counts in (USD ones under the _usdc limits, EUR ones under the _eur).
+     */
+    list: async (): Promise<{ network: string; assets: Asset[] }> => this.do(this.api.GET('/api/public/v1/assets')),
+  };
+
   readonly transactions = {
     /**
      * Every transaction the filter selects, newest first, page after page:
      * payments out (direction "send") and deposits, money that came in
-     * (direction "receive": kind usdc or sol, amount in that asset, the
-     * sender as counterparty). `direction` selects one of the two.
+     * (direction "receive", the sender as counterparty). Each names its
+     * asset (a symbol, or SOL) and its amount is in that asset.
+     * `direction` selects one of the two, `asset` one asset (any case).
      */
     list: (
       filter: {
         walletId?: string;
         status?: 'pending' | 'confirmed' | 'failed';
         direction?: 'send' | 'receive';
+        asset?: AssetSymbol | 'SOL';
         since?: Date;
         until?: Date;
         pageSize?: number;
@@ -415,6 +465,7 @@ export class AgentWallet {
                 ...(filter.walletId ? { wallet_id: filter.walletId } : {}),
                 ...(filter.status ? { status: filter.status } : {}),
                 ...(filter.direction ? { direction: filter.direction } : {}),
+                ...(filter.asset ? { asset: filter.asset } : {}),
                 ...(filter.since ? { since: filter.since.toISOString() } : {}),
                 ...(filter.until ? { until: filter.until.toISOString() } : {}),
               },

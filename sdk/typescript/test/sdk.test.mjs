@@ -21,6 +21,8 @@ import { admin, agent, address, API_URL, env, WALLET } from './lib.mjs';
 const WALLET_250 = env('WALLET_250');
 /** A wallet paid 2.5 USDC and 0.25 SOL from DEPOSIT_SENDER (it held 1 SOL from a faucet before, outside its ledger). */
 const DEPOSITS = env('DEPOSIT_WALLET');
+/** A wallet whose policy lists USDC and EURC (a EUR day of 20, at most 10 a payment, a human from 8), holding 50 EURC. */
+const EUR_WALLET = env('EUR_WALLET');
 const SENDER = env('DEPOSIT_SENDER');
 
 async function all(items) {
@@ -42,6 +44,47 @@ test('the three send outcomes, as values', async () => {
   // The same key again: the first answer, replayed.
   const again = await agent.agents.send(WALLET, { to: address(), amount: 6, idempotencyKey: parked.idempotencyKey }).catch((e) => e);
   assert.ok(again instanceof ValidationError, 'another body under the same key is refused');
+});
+
+test('other assets: a EURC send listed under its asset, parked with it, blocks in euros, an asset the policy does not list', async () => {
+  const { assets } = await admin.assets.list();
+  assert.deepEqual(
+    assets.filter((a) => a.symbol === 'USDC' || a.symbol === 'EURC').map((a) => [a.symbol, a.currency]),
+    [
+      ['USDC', 'USD'],
+      ['EURC', 'EUR'],
+    ],
+  );
+  const to = address();
+  // The LangChain tests spend from this wallet too: the EUR day is read first.
+  const preview = await admin.agents.preview(EUR_WALLET, { to, amount: 2, asset: 'EURC' });
+  assert.deepEqual([preview.outcome, preview.asset, preview.currency, preview.daily_limit_eur], ['sent', 'EURC', 'EUR', 20]);
+  const left = preview.remaining_today_eur - 2;
+  const sent = await admin.agents.send(EUR_WALLET, { to, amount: 2, asset: 'eurc' });
+  assert.equal(sent.status, 'sent');
+  const eurc = await all(admin.transactions.list({ walletId: EUR_WALLET, asset: 'EURC' }));
+  assert.ok(eurc.length > 0 && eurc.every((t) => t.asset === 'EURC' && t.kind === 'eurc'));
+  assert.deepEqual(
+    eurc.filter((t) => t.counterparty === to).map((t) => [t.asset, t.amount]),
+    [['EURC', 2]],
+  );
+  assert.equal((await all(admin.transactions.list({ walletId: EUR_WALLET, asset: 'USDC' }))).length, 0);
+  const parked = await admin.agents.send(EUR_WALLET, { to, amount: 9, asset: 'EURC' });
+  assert.equal(parked.status, 'pending_approval');
+  const approval = await admin.approvals.get(parked.approvalId);
+  assert.deepEqual([approval.asset, approval.amount], ['EURC', 9]);
+  const context = await admin.approvals.context(parked.approvalId);
+  assert.deepEqual([context.if_approved_now.remaining_today_eur, context.if_approved_now.remaining_today_after_eur], [left, left - 9]);
+  const blocked = await admin.agents.send(EUR_WALLET, { to, amount: 11, asset: 'EURC' });
+  assert.deepEqual([blocked.status, blocked.reason, blocked.currency, blocked.remainingTodayEur], ['blocked', 'exceeds_max_tx', 'EUR', left]);
+  const notListed = await admin.agents.send(EUR_WALLET, { to, amount: 1, asset: 'PYUSD' });
+  assert.deepEqual([notListed.status, notListed.reason, notListed.currency], ['blocked', 'asset_not_allowed', 'USD']);
+  const { policy, balance } = await admin.agents.get(EUR_WALLET);
+  assert.deepEqual([policy.assets, policy.daily_limit_eur, policy.weekly_limit_eur], [['USDC', 'EURC'], 20, null]);
+  assert.deepEqual(
+    balance.assets.map((a) => a.symbol),
+    ['USDC', 'EURC'],
+  );
 });
 
 test('a 429 is retried under the same Idempotency-Key and pays once', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { actor, ago, count, countdown, errorText, explorer, short, sol, solAmount, usdc, when } from './format';
+import { actor, ago, count, countdown, errorText, explorer, money, short, sol, solAmount, usdc, when } from './format';
 
 describe('usdc', () => {
   test.each([
@@ -15,6 +15,18 @@ describe('usdc', () => {
   test('in the reader’s locale', () => {
     expect(usdc(1234.5, 'de-DE')).toBe('1.234,50 USDC');
     expect(usdc(1234.5, 'fr-FR')).toBe('1\u202f234,50 USDC');
+  });
+});
+
+describe('money', () => {
+  test.each([
+    [1.5, 'PYUSD', '1.50 PYUSD'],
+    [20, 'EURC', '20.00 EURC'],
+    [1234.5, 'USDC', '1,234.50 USDC'],
+    [0.000001, 'USDT', '0.000001 USDT'],
+    [0.25, 'SOL', '0.25 SOL'],
+  ])('%s %s → %s', (n, asset, want) => {
+    expect(money(n, asset, 'en-US')).toBe(want);
   });
 });
 

@@ -21,6 +21,14 @@ export function usdc(n: number, locale?: string): string {
   return `${amount(n, locale)} USDC`;
 }
 
+/**
+ * money is an amount of an asset with its symbol, in the reader's locale:
+ * 1.50 PYUSD, 20.00 EURC; SOL exactly (9 decimals at most).
+ */
+export function money(n: number, asset: string, locale?: string): string {
+  return asset === 'SOL' ? sols(n, locale) : `${amount(n, locale)} ${asset}`;
+}
+
 /** count is a whole number in the reader's locale: 1,234. */
 export const count = (n: number, locale?: string): string => number(n, 0, 0, locale);
 

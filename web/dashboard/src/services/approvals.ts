@@ -24,7 +24,10 @@ export interface Approval {
   walletId: string;
   agentLabel: string;
   kind: ApprovalFromAPI['kind'];
+  /** In whole units of asset. */
   amount: number;
+  /** What it pays: a symbol of GET /assets (USDC, PYUSD, EURC, …). */
+  asset: string;
   to: string;
   memo: string | null;
   status: ApprovalFromAPI['status'];
@@ -51,6 +54,7 @@ export const toApproval = (a: ApprovalFromAPI): Approval => ({
   agentLabel: a.agent_label,
   kind: a.kind,
   amount: a.amount,
+  asset: a.asset,
   to: a.to,
   memo: a.memo,
   status: a.status,
@@ -78,6 +82,9 @@ export interface ApprovalContext {
     reason: Schemas['ApprovalContextIfApprovedNowStruct']['reason'];
     remainingTodayUsdc: number;
     remainingTodayAfterUsdc: number;
+    /** For a payment in a EUR stablecoin, the EUR day's figures; else null. */
+    remainingTodayEur: number | null;
+    remainingTodayAfterEur: number | null;
   };
   recipient: { address: string; allowlistEmpty: boolean; firstPayment: boolean; label: string | null; onAllowlist: boolean };
   requester: { id: string; label: string | null; prefix: string | null };
@@ -102,6 +109,8 @@ export const toApprovalContext = (c: ApprovalContextFromAPI): ApprovalContext =>
     reason: c.if_approved_now.reason,
     remainingTodayUsdc: c.if_approved_now.remaining_today_usdc,
     remainingTodayAfterUsdc: c.if_approved_now.remaining_today_after_usdc,
+    remainingTodayEur: c.if_approved_now.remaining_today_eur,
+    remainingTodayAfterEur: c.if_approved_now.remaining_today_after_eur,
   },
   recipient: {
     address: c.recipient.address,

@@ -46,7 +46,14 @@ test("an approval's context in camelCase", () => {
   const c = toApprovalContext({
     wallet: { id: 'w1', kind: 'agent', label: 'bot', pubkey: 'P', state: 'frozen', signer: 'local', created_at: '2026-03-01T09:00:00Z' },
     recipient: { address: 'To1', allowlist_empty: false, on_allowlist: true, label: 'Vendor', first_payment: true },
-    if_approved_now: { outcome: 'blocked', reason: 'exceeds_daily_limit', remaining_today_usdc: 3, remaining_today_after_usdc: 0 },
+    if_approved_now: {
+      outcome: 'blocked',
+      reason: 'exceeds_daily_limit',
+      remaining_today_usdc: 3,
+      remaining_today_after_usdc: 0,
+      remaining_today_eur: null,
+      remaining_today_after_eur: null,
+    },
     requester: { id: 'key_1', label: null, prefix: 'svc_1' },
     webhook: {
       deliveries: [{ delivery_id: 'd1', endpoint_id: 'e1', format: 'json', status: 'failed', url: 'https://x.test/h', attempts: 3 }],
@@ -54,7 +61,14 @@ test("an approval's context in camelCase", () => {
     },
   });
   expect(c.recipient).toEqual({ address: 'To1', allowlistEmpty: false, onAllowlist: true, label: 'Vendor', firstPayment: true });
-  expect(c.ifApprovedNow).toEqual({ outcome: 'blocked', reason: 'exceeds_daily_limit', remainingTodayUsdc: 3, remainingTodayAfterUsdc: 0 });
+  expect(c.ifApprovedNow).toEqual({
+    outcome: 'blocked',
+    reason: 'exceeds_daily_limit',
+    remainingTodayUsdc: 3,
+    remainingTodayAfterUsdc: 0,
+    remainingTodayEur: null,
+    remainingTodayAfterEur: null,
+  });
   expect(c.wallet.createdAt).toEqual(new Date('2026-03-01T09:00:00Z'));
   expect(c.webhook.deliveries[0]).toEqual({
     deliveryId: 'd1',
@@ -218,10 +232,12 @@ describe('shareDates', () => {
   });
 });
 
-test('a transaction says what it moved: a deposit signed +, SOL in SOL', () => {
+test('a transaction says what it moved, in its asset: a deposit signed +, SOL in SOL', () => {
   expect(moved(transaction({ amount: 1.5 }))).toBe(usdcText(1.5));
   expect(moved(transaction({ amount: 2.5, direction: 'receive' }))).toBe('+' + usdcText(2.5));
-  expect(moved(transaction({ amount: 0.25, direction: 'receive', kind: 'sol' }))).toBe('+0.25 SOL');
+  expect(moved(transaction({ amount: 0.25, direction: 'receive', kind: 'sol', asset: 'SOL' }))).toBe('+0.25 SOL');
+  expect(moved(transaction({ amount: 1.5, kind: 'pyusd', asset: 'PYUSD' }))).toBe(usdcText(1.5).replace('USDC', 'PYUSD'));
+  expect(moved(transaction({ amount: 20, kind: 'eurc', asset: 'EURC' }))).toBe(usdcText(20).replace('USDC', 'EURC'));
   // A deposit a fork dropped brought nothing: its status says so, the amount has no +.
   expect(moved(transaction({ amount: 2.5, direction: 'receive', status: 'failed' }))).toBe(usdcText(2.5));
   expect(transaction({ direction: 'receive' }).direction).toBe('receive');

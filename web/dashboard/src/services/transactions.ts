@@ -2,7 +2,7 @@
 // they received, newest first.
 import { infiniteQueryOptions } from '@tanstack/react-query';
 import { API, type Page, type Schemas, call, date } from './api';
-import { usdc } from '../format';
+import { money } from '../format';
 import { cursorPages } from './queryClient';
 
 export type TransactionFromAPI = Schemas['Transaction'];
@@ -13,9 +13,11 @@ export interface Transaction {
   id: string;
   walletId: string;
   kind: TransactionFromAPI['kind'];
+  /** What moved: a symbol of GET /assets (USDC, PYUSD, EURC, …), or SOL. */
+  asset: string;
   /** send: out of the wallet; receive: a deposit into it (counterparty is then the sender). */
   direction: TransactionFromAPI['direction'];
-  /** In whole units of what moved: SOL for kind sol, else USDC. */
+  /** In whole units of asset. */
   amount: number;
   counterparty: string;
   memo: string | null;
@@ -36,6 +38,7 @@ export const toTransaction = (t: TransactionFromAPI): Transaction => ({
   id: t.id,
   walletId: t.wallet_id,
   kind: t.kind,
+  asset: t.asset,
   direction: t.direction,
   amount: t.amount,
   counterparty: t.counterparty,
@@ -51,8 +54,8 @@ export const toTransaction = (t: TransactionFromAPI): Transaction => ({
   createdAt: date(t.created_at),
 });
 
-/** TransactionFilter is what the API filters transactions by: a wallet, a status, a span of times (RFC 3339). */
-export type TransactionFilter = { wallet_id?: string; status?: string; since?: string; until?: string };
+/** TransactionFilter is what the API filters transactions by: a wallet, a status, an asset, a span of times (RFC 3339). */
+export type TransactionFilter = { wallet_id?: string; status?: string; asset?: string; since?: string; until?: string };
 
 /**
  * transactionKeys name the transactions' reads; transactionKeys.all is
@@ -100,8 +103,8 @@ export const transactionsQuery = (f: DayFilter) => {
 };
 
 /**
- * moved is what a transaction moved: "+1.50 USDC" for a deposit, "0.25 SOL"
- * for SOL. A failed deposit (a fork dropped it) brought nothing: no sign.
+ * moved is what a transaction moved, in its asset: "+1.50 USDC" for a
+ * deposit, "1.50 PYUSD" for a payment, "0.25 SOL" for SOL. A failed
+ * deposit (a fork dropped it) brought nothing: no sign.
  */
-export const moved = (t: Transaction): string =>
-  (t.direction === 'receive' && t.status !== 'failed' ? '+' : '') + (t.kind === 'sol' ? `${t.amount} SOL` : usdc(t.amount));
+export const moved = (t: Transaction): string => (t.direction === 'receive' && t.status !== 'failed' ? '+' : '') + money(t.amount, t.asset);

@@ -1,6 +1,6 @@
 import { Status } from '../../components/Status';
 import { Time } from '../../components/Time';
-import { actor, countdown, explorer, usdc, when } from '../../format';
+import { actor, countdown, explorer, money, when } from '../../format';
 import type { Approval, ApprovalContext } from '../../services/approvals';
 import type { Session } from '../../services/session';
 import { QuorumFacts } from './Quorum';
@@ -28,7 +28,7 @@ export function ApprovalFacts({ a, ctx, now, session }: { a: Approval; ctx: Appr
           )}
         </dd>
         <dt>Amount</dt>
-        <dd className="tabular-nums">{usdc(a.amount)}</dd>
+        <dd className="tabular-nums">{money(a.amount, a.asset)}</dd>
         {a.kind === 'x402' && (
           <>
             <dt>Buys (x402)</dt>

@@ -34,6 +34,7 @@ function pending(a: Partial<Approval> = {}): Approval {
     agent_label: 'research-bot',
     kind: 'send',
     amount: 25,
+    asset: 'USDC',
     to: TO,
     memo: 'invoice 2026-114',
     status: 'pending',
@@ -68,7 +69,14 @@ function context(c: Partial<ApprovalContext> = {}): ApprovalContext {
       created_at: '2026-03-01T09:00:00Z',
     },
     recipient: { address: TO, allowlist_empty: false, on_allowlist: true, label: 'Data vendor (invoices)', first_payment: true },
-    if_approved_now: { outcome: 'sent', reason: null, remaining_today_usdc: 90, remaining_today_after_usdc: 65 },
+    if_approved_now: {
+      outcome: 'sent',
+      reason: null,
+      remaining_today_usdc: 90,
+      remaining_today_after_usdc: 65,
+      remaining_today_eur: null,
+      remaining_today_after_eur: null,
+    },
     requester: { id: 'key_1b2c3d4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e', label: 'agents runtime', prefix: 'svc_test_4vJ9JU' },
     webhook: { deliveries: [], event: null },
     ...c,
@@ -151,7 +159,14 @@ describe('pending', () => {
       pending(),
       context({
         recipient: { address: TO, allowlist_empty: false, on_allowlist: false, label: null, first_payment: false },
-        if_approved_now: { outcome: 'blocked', reason: 'exceeds_daily_limit', remaining_today_usdc: 10, remaining_today_after_usdc: 0 },
+        if_approved_now: {
+          outcome: 'blocked',
+          reason: 'exceeds_daily_limit',
+          remaining_today_usdc: 10,
+          remaining_today_after_usdc: 0,
+          remaining_today_eur: null,
+          remaining_today_after_eur: null,
+        },
       }),
     );
     show();
@@ -159,6 +174,29 @@ describe('pending', () => {
     expect(screen.queryByText('First payment to this address')).toBeNull();
     expect(screen.getByRole('region', { name: 'What approving does now' }).textContent).toContain(
       'The policy blocks it now (exceeds_daily_limit): approving would reject it.',
+    );
+  });
+
+  test('a payment in a EUR stablecoin: its amount in EURC, what approving leaves of the EUR day', async () => {
+    theAPI(
+      pending({ amount: 12, asset: 'EURC' }),
+      context({
+        if_approved_now: {
+          outcome: 'sent',
+          reason: null,
+          remaining_today_usdc: 90,
+          remaining_today_after_usdc: 90,
+          remaining_today_eur: 30,
+          remaining_today_after_eur: 18,
+        },
+      }),
+    );
+    show();
+    const h = await screen.findByRole('heading', { level: 1, name: /EURC/ });
+    expect([...h.children].map((c) => c.textContent).join(' ')).toBe('12.00 EURC to 9WzD…AWWM');
+    expect(field('Amount')).toBe('12.00 EURC');
+    expect(screen.getByRole('region', { name: 'What approving does now' }).textContent).toContain(
+      "The policy allows it: it would be sent, leaving 18.00 EUR of today's EUR limit.",
     );
   });
 

@@ -5,7 +5,7 @@ import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { Icon } from '../../components/Icon';
 import { SkeletonRows } from '../../components/Skeleton';
 import { toast } from '../../components/Toast';
-import { errorText, short, usdc } from '../../format';
+import { amount, errorText, money, short, usdc } from '../../format';
 import { analyticsKeys } from '../../services/analytics';
 import { type ApprovalRead, approvalKeys, approvalQuery, approve, reject } from '../../services/approvals';
 import { invalidate, queryClient } from '../../services/queryClient';
@@ -41,10 +41,10 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
       setConfirming(false);
       toast(
         kind === 'reject'
-          ? `Rejected: ${usdc(approval.amount)} to ${short(approval.to)} is not sent.`
+          ? `Rejected: ${money(approval.amount, approval.asset)} to ${short(approval.to)} is not sent.`
           : approval.status === 'rejected'
             ? `Not sent: the policy blocks it now (${approval.reason ?? 'blocked'}).`
-            : `Approved: ${usdc(approval.amount)} to ${short(approval.to)} is on its way.`,
+            : `Approved: ${money(approval.amount, approval.asset)} to ${short(approval.to)} is on its way.`,
         kind === 'approve' && approval.status === 'rejected' ? 'bad' : 'ok',
       );
     },
@@ -100,7 +100,15 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
               {a.kind === 'x402'
                 ? 'The policy allows it: the agent could then buy it once (within 15 minutes, the policy checked again then), leaving '
                 : 'The policy allows it: it would be sent, leaving '}
-              <strong className="tabular-nums">{usdc(ctx.ifApprovedNow.remainingTodayAfterUsdc)}</strong> of today's limit.
+              {ctx.ifApprovedNow.remainingTodayAfterEur !== null ? (
+                <>
+                  <strong className="tabular-nums">{amount(ctx.ifApprovedNow.remainingTodayAfterEur)} EUR</strong> of today's EUR limit.
+                </>
+              ) : (
+                <>
+                  <strong className="tabular-nums">{usdc(ctx.ifApprovedNow.remainingTodayAfterUsdc)}</strong> of today's limit.
+                </>
+              )}
             </p>
           ) : (
             <p className="warn m-0 flex items-start gap-1.5">
@@ -141,7 +149,7 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
             <p className="m-0">
               {approveQuestion(a) || (
                 <>
-                  Approve and send <strong className="tabular-nums">{usdc(a.amount)}</strong> from {a.agentLabel} to:
+                  Approve and send <strong className="tabular-nums">{money(a.amount, a.asset)}</strong> from {a.agentLabel} to:
                 </>
               )}
             </p>

@@ -7,7 +7,7 @@ import { Empty } from '../../components/Empty';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Status } from '../../components/Status';
 import { Time } from '../../components/Time';
-import { actor, countdown, usdc } from '../../format';
+import { actor, countdown, money } from '../../format';
 import { decidedApprovalsQuery } from '../../services/approvals';
 import { QuorumBadge } from './Quorum';
 import { usePending } from './usePending';
@@ -49,7 +49,7 @@ export function Inbox() {
           <li key={a.id} className="card flex flex-wrap items-center gap-x-4 gap-y-2" data-approval={a.id}>
             <div className="grid min-w-0 flex-[1_1_16rem] gap-1">
               <div className="flex flex-wrap items-baseline gap-x-2">
-                <strong className="text-xl tabular-nums">{usdc(a.amount)}</strong>
+                <strong className="text-xl tabular-nums">{money(a.amount, a.asset)}</strong>
                 <span>
                   from <span className="font-medium">{a.agentLabel}</span> to <Address value={a.to} />
                 </span>

@@ -10,7 +10,14 @@ const context = (
   toApprovalContext({
     wallet: { id: 'w', kind: 'agent', label: 'research-bot', pubkey: 'P', state: 'active', signer: 'local', created_at: '2026-03-01T09:00:00Z' },
     recipient: { address: ADDRESS, allowlist_empty: false, on_allowlist: false, label: null, first_payment: false, ...recipient },
-    if_approved_now: { outcome: 'sent', reason: null, remaining_today_usdc: 90, remaining_today_after_usdc: 65 },
+    if_approved_now: {
+      outcome: 'sent',
+      reason: null,
+      remaining_today_usdc: 90,
+      remaining_today_after_usdc: 65,
+      remaining_today_eur: null,
+      remaining_today_after_eur: null,
+    },
     requester: { id: 'key_1', label: null, prefix: null },
     webhook: { deliveries: [], event: null },
   });
@@ -38,4 +45,9 @@ test('the amount and recipient first; a first payment is flagged; a purchase say
 test('decided, the recipient facts are not shown', () => {
   render(<Payment a={approval({ status: 'sent' })} ctx={context({ first_payment: true })} />);
   expect(screen.queryByText('First payment to this address')).toBeNull();
+});
+
+test('an approval in another asset says its amount in that asset', () => {
+  render(<Payment a={approval({ amount: 1.5, asset: 'PYUSD' })} ctx={context({})} />);
+  expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('1.50 PYUSDto 9WzD…AWWM');
 });

@@ -1,6 +1,6 @@
 import { Icon } from '../../components/Icon';
 import { Status } from '../../components/Status';
-import { short, usdc } from '../../format';
+import { money, short } from '../../format';
 import type { Approval, ApprovalContext } from '../../services/approvals';
 
 /**
@@ -29,7 +29,7 @@ export function Payment({ a, ctx }: { a: Approval; ctx: ApprovalContext | null }
         </span>
       </p>
       <h1 className="mt-3 mb-1 grid gap-1">
-        <span className="text-3xl font-bold tabular-nums">{usdc(a.amount)}</span>
+        <span className="text-3xl font-bold tabular-nums">{money(a.amount, a.asset)}</span>
         <span className="text-lg font-medium text-muted">
           to <code className="text-ink">{short(a.to)}</code>
         </span>

@@ -2,7 +2,7 @@ import { Link } from '@tanstack/react-router';
 import { Address } from '../../components/Address';
 import { Icon } from '../../components/Icon';
 import { Skeleton } from '../../components/Skeleton';
-import { usdc } from '../../format';
+import { money } from '../../format';
 import type { Approval } from '../../services/approvals';
 
 const APPROVALS_SHOWN = 5;
@@ -35,7 +35,7 @@ export function Pending({ pending }: { pending: Approval[] | null }) {
           {pending.slice(0, APPROVALS_SHOWN).map((a) => (
             <li key={a.id} data-approval={a.id} className="border-b border-line py-1.5 wrap-anywhere last:border-0">
               <Link to="/approvals/$id" params={{ id: a.id }} className="tap font-semibold tabular-nums">
-                {usdc(a.amount)}
+                {money(a.amount, a.asset)}
               </Link>{' '}
               from {a.agentLabel} to <Address value={a.to} />
               {a.memo && <span className="text-muted"> “{a.memo}”</span>}

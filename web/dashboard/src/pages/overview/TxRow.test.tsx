@@ -21,3 +21,12 @@ test('amount, status, who paid whom, the memo when there is one', () => {
   );
   expect(document.querySelector('.memo')).toBeNull();
 });
+
+test('a payment in another asset is said in it', () => {
+  render(
+    <ul>
+      <TxRow t={transaction({ amount: 20, kind: 'eurc', asset: 'EURC' })} wallet="research-bot" />
+    </ul>,
+  );
+  expect(screen.getByRole('listitem').textContent).toContain('20.00 EURC');
+});

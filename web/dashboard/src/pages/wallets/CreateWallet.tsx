@@ -4,6 +4,7 @@ import { useNavigate } from '@tanstack/react-router';
 import { Form } from '../../components/Form';
 import { errorText } from '../../format';
 import { invalidate } from '../../services/queryClient';
+import { assetsQuery } from '../../services/assets';
 import { usersQuery } from '../../services/users';
 import { createWallet, walletKeys } from '../../services/wallets';
 import { PolicyFields } from './policy/PolicyFields';
@@ -19,6 +20,7 @@ export function CreateWallet({ onClose }: { onClose: () => void }) {
   // they are read, the API's answer says it.
   const { data: users } = useQuery(usersQuery());
   const people = users?.filter((u) => u.role !== 'viewer').length;
+  const { data: assets } = useQuery(assetsQuery());
   const problems = problemsOf(draft, { count: people });
   const labelProblem = label.trim() === '' ? 'Give the wallet a name.' : label.trim().length > 100 ? 'At most 100 characters.' : '';
   const [touched, setTouched] = useState(false);
@@ -57,7 +59,7 @@ export function CreateWallet({ onClose }: { onClose: () => void }) {
           {touched && labelProblem ? labelProblem : 'A name people and agents know it by.'}
         </span>
       </div>
-      <PolicyFields prefix="new" draft={draft} problems={problems} people={people} onChange={setDraft} />
+      <PolicyFields prefix="new" draft={draft} problems={problems} people={people} assets={assets} onChange={setDraft} />
       {error && (
         <p role="alert" className="error">
           Not created: {error}

@@ -2,7 +2,7 @@ import { Link } from '@tanstack/react-router';
 import { Skeleton } from '../../components/Skeleton';
 import { Status } from '../../components/Status';
 import { Time } from '../../components/Time';
-import { short, usdc } from '../../format';
+import { money, short } from '../../format';
 import type { WalletActivity } from '../../services/wallets';
 
 /** WalletApprovals is the wallet's latest approvals, newest first; activity is null while unknown, error the read's failure. */
@@ -27,7 +27,7 @@ export function WalletApprovals({ activity, error }: { activity: WalletActivity 
                 params={{ id: a.id }}
                 className="tap justify-self-start font-medium tabular-nums max-sm:flex-wrap max-sm:gap-x-1"
               >
-                {usdc(a.amount)} <span className="whitespace-nowrap">to {short(a.to)}</span>
+                {money(a.amount, a.asset)} <span className="whitespace-nowrap">to {short(a.to)}</span>
               </Link>
               <Status status={a.status} />
               <Time at={a.createdAt} className="text-sm text-muted" />

@@ -3,10 +3,11 @@ import { Link } from '@tanstack/react-router';
 import { CopyButton } from '../../components/CopyButton';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Time } from '../../components/Time';
-import { errorText, sols, usdc } from '../../format';
+import { errorText, money, sols, usdc } from '../../format';
 import { QR } from '../../qr';
 import { invalidate, queryClient } from '../../services/queryClient';
 import type { Session } from '../../services/session';
+import { assetsQuery } from '../../services/assets';
 import { usersQuery } from '../../services/users';
 import { type Wallet, walletActivityQuery, walletHistoryQuery, walletKeys, walletQuery } from '../../services/wallets';
 import { BalanceOverTime } from './BalanceOverTime';
@@ -48,6 +49,8 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
   // until they are read, the API's answer says it.
   const { data: users } = useQuery({ ...usersQuery(), enabled: owner });
   const people = users?.filter((u) => u.role !== 'viewer').length;
+  // The network's assets, offered in the policy editor.
+  const { data: assets } = useQuery({ ...assetsQuery(), enabled: owner });
 
   // An action's answer is the wallet as it is now: reads started before it
   // are cancelled so they do not put the old one back.
@@ -108,6 +111,13 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
             {agent.balance ? (
               <>
                 <span data-testid="balance-usdc">{usdc(agent.balance.usdc)}</span>{' '}
+                {agent.balance.assets
+                  .filter((h) => h.symbol !== 'USDC')
+                  .map((h) => (
+                    <span key={h.symbol} data-testid="balance-asset" data-asset={h.symbol} className="block">
+                      {money(h.amount, h.symbol)}
+                    </span>
+                  ))}
                 <span data-testid="balance-sol" className="block text-sm font-normal text-muted">
                   {sols(agent.balance.sol)}
                 </span>
@@ -167,7 +177,7 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
       <section className="card mt-4" aria-label="Policy">
         <h2>Policy</h2>
         {owner ? (
-          <PolicyEditor key={agent.id} agent={agent} people={people} onSaved={adopt} />
+          <PolicyEditor key={agent.id} agent={agent} people={people} assets={assets} onSaved={adopt} />
         ) : (
           <>
             <p className="notice">Your role ({session.role}) can read the policy; owners change it.</p>

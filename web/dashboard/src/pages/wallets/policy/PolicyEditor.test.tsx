@@ -12,6 +12,7 @@ import { setCSRF } from '../../../services/api';
 import { policy } from '../../../test-fixtures';
 import { type Answer, type Request, recordedFetch } from '../../../test-render';
 // The fixtures are what the API sends; the editor reads the wallet's id and policy.
+import type { Asset } from '../../../services/assets';
 import type { Policy, PolicyInput, Preview, Wallet, WalletFromAPI as Agent } from '../../../services/wallets';
 import { PolicyEditor } from './PolicyEditor';
 import { PolicyView } from './PolicyView';
@@ -58,11 +59,15 @@ function preview(outcome: Preview['outcome'], reason: Preview['reason'] = null):
     payments_last_hour: 1,
     payments_last_day: 1,
     within_active_hours: null,
+    asset: 'USDC',
+    currency: 'USD',
+    spent_today_eur: 0,
+    remaining_today_eur: 0,
   };
 }
 
 /** Page holds the wallet as the wallet page does: a saved one replaces it. */
-function Page({ agent, people, onSaved }: { agent: Agent; people?: number; onSaved: (a: Wallet) => void }) {
+function Page({ agent, people, assets, onSaved }: { agent: Agent; people?: number; assets?: Asset[]; onSaved: (a: Wallet) => void }) {
   const [shown, setShown] = useState<Pick<Wallet, 'id' | 'policy'>>(agent);
   const [seen, setSeen] = useState(agent);
   if (agent !== seen) {
@@ -73,6 +78,7 @@ function Page({ agent, people, onSaved }: { agent: Agent; people?: number; onSav
     <PolicyEditor
       agent={shown}
       people={people}
+      assets={assets}
       onSaved={(a) => {
         onSaved(a);
         setShown(a);
@@ -81,9 +87,9 @@ function Page({ agent, people, onSaved }: { agent: Agent; people?: number; onSav
   );
 }
 
-function setup(agent = agentWith(), people?: number) {
+function setup(agent = agentWith(), people?: number, assets?: Asset[]) {
   const onSaved = vi.fn();
-  const view = render(<Page agent={agent} people={people} onSaved={onSaved} />);
+  const view = render(<Page agent={agent} people={people} assets={assets} onSaved={onSaved} />);
   const user = userEvent.setup();
   const form = screen.getByRole('form', { name: 'Edit the policy' });
   const changes = screen.getByRole('region', { name: 'Changes' });
@@ -344,6 +350,20 @@ describe('Try a send', () => {
     expect(s.onSaved).not.toHaveBeenCalled();
   });
 
+  test('in another asset the policy lists: the preview asks for it and shows the EUR day', async () => {
+    const requests = recordedFetch(() => ({
+      status: 200,
+      body: { ...preview('sent'), asset: 'EURC', currency: 'EUR', daily_limit_eur: 20, spent_today_eur: 5, remaining_today_eur: 15 },
+    }));
+    const s = setup(agentWith({ assets: ['USDC', 'EURC'], daily_limit_eur: 20, max_tx_eur: 10, approval_threshold_eur: 10 }));
+    const tryIt = screen.getByRole('form', { name: 'Try a send' });
+    await s.user.selectOptions(within(tryIt).getByRole('combobox', { name: 'Asset' }), 'EURC');
+    await fill(s, OTHER, '2');
+    await s.user.click(within(tryIt).getByRole('button', { name: 'Try it' }));
+    expect(requests.map((r) => r.body)).toEqual([{ to: OTHER, amount: 2, asset: 'EURC' }]);
+    expect((await within(tryIt).findByTestId('preview-remaining-eur')).textContent).toBe('15.00 EUR');
+  });
+
   test('an answer about an older draft is not shown', async () => {
     let answer: (a: Answer) => void = () => {};
     recordedFetch(() => new Promise<Answer>((resolve) => (answer = resolve)));
@@ -454,6 +474,39 @@ describe('the optional rules', () => {
     expect(screen.getByText('Saved.')).toBeTruthy();
     expect(field('Weekly limit').value).toBe('250.5');
     expect(save.disabled).toBe(true);
+  });
+
+  test('ticks EURC from the network’s assets and sets its EUR limits: the EUR fields appear, each change listed, Save sends them', async () => {
+    const agent = agentWith();
+    const requests = recordedFetch(saved(agent));
+    const network: Asset[] = [
+      { symbol: 'USDC', mint: 'M1', token_program: 'token', decimals: 6, currency: 'USD' },
+      { symbol: 'PYUSD', mint: 'M2', token_program: 'token-2022', decimals: 6, currency: 'USD' },
+      { symbol: 'EURC', mint: 'M3', token_program: 'token', decimals: 6, currency: 'EUR' },
+    ];
+    const { field, retype, user, save, listed } = setup(agent, undefined, network);
+    const asset = (name: string) => screen.getByRole('checkbox', { name: new RegExp(`^${name}`) }) as HTMLInputElement;
+    expect(['USDC', 'PYUSD', 'EURC'].map((s) => asset(s).checked)).toEqual([true, false, false]);
+    // No EUR asset, no EUR limit: the EUR fields are not offered.
+    expect(screen.queryByRole('group', { name: 'EUR limits' })).toBeNull();
+    await user.click(asset('EURC'));
+    await user.click(asset('PYUSD'));
+    expect(screen.getByRole('group', { name: 'EUR limits' })).toBeTruthy();
+    await retype(field('Daily limit (EUR)'), '50');
+    await retype(field('Max per send (EUR)'), '20');
+    await retype(field('Approval from (EUR)'), 'x');
+    expect(field('Approval from (EUR)').getAttribute('aria-invalid')).toBe('true');
+    await retype(field('Approval from (EUR)'), '10');
+    expect(listed()).toEqual([
+      'Assets: USDC → USDC, EURC, PYUSD',
+      'Daily limit (EUR): not set: no EUR payments → 50.00 EUR',
+      'Max per send (EUR): not set: no EUR payments → 20.00 EUR',
+      'Approval from (EUR): not set: every EUR payment waits → 10.00 EUR',
+    ]);
+    await user.click(save);
+    expect(requests.map((r) => r.body)).toEqual([
+      { assets: ['USDC', 'EURC', 'PYUSD'], daily_limit_eur: 50, max_tx_eur: 20, approval_threshold_eur: 10 },
+    ]);
   });
 
   test('clearing a limit and removing the hours mean none: listed as such and sent as null', async () => {
@@ -607,6 +660,7 @@ test('those who only read see every rule in words; a list sums a policy up in a 
     max_tx_usdc: '20.00 USDC',
     approval_threshold_usdc: '10.00 USDC',
     approvals_required: '2 people',
+    assets: 'USDC',
     weekly_limit_usdc: '300.00 USDC',
     monthly_limit_usdc: 'no limit',
     max_tx_per_hour: '1 payment',
@@ -617,6 +671,17 @@ test('those who only read see every rule in words; a list sums a policy up in a 
   expect(policySummary(p)).toBe(
     'max 20.00 USDC a send · 100.00 USDC a day · 300.00 USDC a week · at most 1 payment an hour · Sat, Sun 10:00–24:00 (Europe/Paris) · approval from 10.00 USDC · 2 approvals · any recipient',
   );
+  // A EUR limit set: the EUR limits are shown, and the summary names the assets.
+  const eur = agentWith({ assets: ['USDC', 'EURC'], daily_limit_eur: 50, max_tx_eur: 20 }).policy;
+  rerender(<PolicyView policy={eur} />);
+  expect([shown().assets, shown().daily_limit_eur, shown().max_tx_eur, shown().approval_threshold_eur, shown().weekly_limit_eur]).toEqual([
+    'USDC, EURC',
+    '50.00 EUR',
+    '20.00 EUR',
+    'not set: every EUR payment waits',
+    'no limit',
+  ]);
+  expect(policySummary(eur)).toContain('50.00 EUR a day · approval from 10.00 USDC · in USDC, EURC');
   // Without hours, what happens outside them is not said.
   rerender(<PolicyView policy={agentWith().policy} />);
   expect(shown().active_hours).toBe('any time');

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { Form } from '../../../components/Form';
 import { errorText } from '../../../format';
+import type { Asset } from '../../../services/assets';
 import { type Wallet, updatePolicy } from '../../../services/wallets';
 import { Diff } from './Diff';
 import { PolicyFields } from './PolicyFields';
@@ -14,7 +15,18 @@ import { TrySend } from './TrySend';
  * sends only what changed. people, when known, is the account's owners and
  * approvers (the most approvals a wallet may need).
  */
-export function PolicyEditor({ agent, people, onSaved }: { agent: Pick<Wallet, 'id' | 'policy'>; people?: number; onSaved: (a: Wallet) => void }) {
+export function PolicyEditor({
+  agent,
+  people,
+  assets,
+  onSaved,
+}: {
+  agent: Pick<Wallet, 'id' | 'policy'>;
+  people?: number;
+  /** The network's assets (GET /assets), when read. */
+  assets?: Asset[];
+  onSaved: (a: Wallet) => void;
+}) {
   const current = agent.policy;
   const [draft, setDraft] = useState<Draft>(() => draftOf(current));
   // base is the policy the draft started from. When the page sees another
@@ -65,6 +77,7 @@ export function PolicyEditor({ agent, people, onSaved }: { agent: Pick<Wallet, '
           draft={draft}
           problems={problems}
           people={people}
+          assets={assets}
           onChange={(d) => {
             setDraft(d);
             setSaved(false);
@@ -86,7 +99,12 @@ export function PolicyEditor({ agent, people, onSaved }: { agent: Pick<Wallet, '
           <Diff changes={changes} testid="diff" />
         )}
       </section>
-      <TrySend walletId={agent.id} proposed={next ? patchOf(current, next) : null} changed={changes.length > 0} />
+      <TrySend
+        walletId={agent.id}
+        proposed={next ? patchOf(current, next) : null}
+        changed={changes.length > 0}
+        assets={assets?.map((a) => a.symbol) ?? draft.assets}
+      />
       {error && (
         <p role="alert" className="error">
           Not saved: {error}

@@ -1,13 +1,17 @@
 import { usdc } from '../../../format';
 import type { Policy } from '../../../services/wallets';
-import { FIELDS, RULES, ruleText, rulesOf } from './policy-draft';
+import { EUR_LIMITS, FIELDS, RULES, ruleText, rulesOf } from './policy-draft';
 
 /** PolicyView shows a policy to those who may not change it. */
 export function PolicyView({ policy }: { policy: Policy }) {
   const labels = policy.allowlist_labels ?? {};
   const rules = rulesOf(policy);
-  // What becomes of a payment outside the hours means nothing without them.
-  const shown = RULES.filter((r) => r.name !== 'outside_active_hours' || rules.active_hours !== null);
+  // What becomes of a payment outside the hours means nothing without them;
+  // nor do the EUR limits while none is set (no EUR payments).
+  const eur = EUR_LIMITS.some((f) => rules[f.name] !== null);
+  const shown = RULES.filter(
+    (r) => (r.name !== 'outside_active_hours' || rules.active_hours !== null) && (eur || !EUR_LIMITS.some((f) => f.name === r.name)),
+  );
   return (
     <div>
       <dl className="my-2 grid grid-cols-[repeat(auto-fit,minmax(9rem,1fr))] gap-x-4 gap-y-2 [&_dt]:text-xs [&_dt]:font-semibold [&_dt]:text-muted">

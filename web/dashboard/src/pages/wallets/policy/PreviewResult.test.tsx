@@ -26,6 +26,11 @@ const preview = (p: Partial<Preview> = {}): Preview => ({
   max_tx_usdc: 20,
   approval_threshold_usdc: 10,
   approvals_required: 1,
+  asset: 'USDC',
+  currency: 'USD',
+  daily_limit_eur: null,
+  spent_today_eur: 0,
+  remaining_today_eur: 0,
   ...p,
 });
 
@@ -47,4 +52,15 @@ test("the figures counted, the deciding rule's standing out; no limit said as su
   expect(screen.getByTestId('preview-day').textContent).toBe('2 (no limit)');
   expect(screen.getByTestId('preview-within').textContent).toBe('no active hours');
   expect(document.querySelectorAll('[data-deciding]')).toHaveLength(1);
+});
+
+test('a EUR payment shows the EUR day first, and it can be the deciding figure', () => {
+  render(
+    <Figures
+      r={preview({ asset: 'EURC', currency: 'EUR', rule: 'daily_limit_eur', daily_limit_eur: 20, spent_today_eur: 18, remaining_today_eur: 2 })}
+    />,
+  );
+  expect(screen.getByTestId('preview-remaining-eur').textContent).toBe('2.00 EUR');
+  expect(screen.getByText('Spent today (EUR)').nextElementSibling?.textContent).toBe('18.00 EUR');
+  expect(screen.getByTestId('preview-remaining-eur').parentElement?.dataset.deciding).toBe('true');
 });

@@ -1,5 +1,5 @@
 import { Status } from '../../../components/Status';
-import { usdc } from '../../../format';
+import { amount, usdc } from '../../../format';
 import type { Preview } from '../../../services/wallets';
 import { FIELDS, RULES } from './policy-draft';
 
@@ -36,7 +36,21 @@ export function Outcome({ p, testid }: { p: Preview; testid: string }) {
 export function Figures({ r }: { r: Preview }) {
   const cap = (n: number, max: number | null) => (max === null ? `${n} (no limit)` : `${n} of ${max}`);
   const left = (v: number | null, what: string) => (v === null ? `no ${what} limit` : usdc(v));
+  // A EUR payment meets the EUR day first; the other figures are the USD ones.
+  const eur =
+    r.currency === 'EUR'
+      ? [
+          { label: 'Spent today (EUR)', value: `${amount(r.spent_today_eur)} EUR` },
+          {
+            rule: 'daily_limit_eur' as const,
+            label: 'Remaining today (EUR)',
+            value: r.daily_limit_eur === null ? 'no EUR limits: no EUR payments' : `${amount(r.remaining_today_eur)} EUR`,
+            testid: 'preview-remaining-eur',
+          },
+        ]
+      : [];
   const items: { rule?: Rule; label: string; value: string; testid?: string }[] = [
+    ...eur,
     { label: 'Spent today', value: usdc(r.spent_today_usdc) },
     { rule: 'daily_limit_usdc', label: 'Remaining today', value: usdc(r.remaining_today_usdc), testid: 'preview-remaining' },
     { label: 'Spent in 7 days', value: usdc(r.spent_week_usdc) },

@@ -11,11 +11,23 @@ import { Figures, Outcome } from './PreviewResult';
  * for comparison) before the owner saves: nothing is sent or reserved.
  * proposed is what a save would send (the API reads a preview's policy as
  * a change of the wallet's, so a rule removed is sent as null); null while
- * the draft has errors.
+ * the draft has errors. assets are the symbols offered for the send (USDC
+ * first).
  */
-export function TrySend({ walletId, proposed, changed }: { walletId: string; proposed: PolicyInput | null; changed: boolean }) {
+export function TrySend({
+  walletId,
+  proposed,
+  changed,
+  assets = ['USDC'],
+}: {
+  walletId: string;
+  proposed: PolicyInput | null;
+  changed: boolean;
+  assets?: string[];
+}) {
   const [to, setTo] = useState('');
   const [amount, setAmount] = useState('');
+  const [asset, setAsset] = useState('USDC');
   const [memo, setMemo] = useState('');
   const [result, setResult] = useState<{ next: Preview; now: Preview | null } | null>(null);
   const [error, setError] = useState('');
@@ -37,7 +49,12 @@ export function TrySend({ walletId, proposed, changed }: { walletId: string; pro
     if (!ready || !proposed) return;
     setBusy(true);
     setError('');
-    const body = { to: to.trim(), amount: Number(amount.trim()), ...(memo.trim() ? { memo: memo.trim() } : {}) };
+    const body = {
+      to: to.trim(),
+      amount: Number(amount.trim()),
+      ...(asset !== 'USDC' ? { asset } : {}),
+      ...(memo.trim() ? { memo: memo.trim() } : {}),
+    };
     const asked = policyKey;
     try {
       const [next, now] = await Promise.all([
@@ -86,7 +103,11 @@ export function TrySend({ walletId, proposed, changed }: { walletId: string; pro
               aria-describedby="try-amount-note"
               onChange={(e) => setAmount(e.target.value)}
             />{' '}
-            USDC
+            <select aria-label="Asset" className="w-auto" value={asset} onChange={(e) => setAsset(e.target.value)}>
+              {[...new Set(['USDC', ...assets])].map((s) => (
+                <option key={s}>{s}</option>
+              ))}
+            </select>
           </span>
           <span id="try-amount-note" className={amountIssue ? 'field-error' : 'hint'}>
             {amountIssue}

@@ -118,6 +118,11 @@ describe('problemsOf', () => {
       approval_threshold_usdc: '',
       weekly_limit_usdc: '',
       monthly_limit_usdc: '',
+      daily_limit_eur: '',
+      max_tx_eur: '',
+      approval_threshold_eur: '',
+      weekly_limit_eur: '',
+      monthly_limit_eur: '',
       max_tx_per_hour: '',
       max_tx_per_day: '',
     });

@@ -3,7 +3,7 @@
 // proposed policy and its differences from the current one are computed
 // from it; the page shows them and sends only what changed.
 import { addressProblem } from '../../../address';
-import { usdc } from '../../../format';
+import { amount, usdc } from '../../../format';
 import type { Labels, Policy, PolicyInput } from '../../../services/wallets';
 
 export const FIELDS = [
@@ -19,6 +19,20 @@ export const LIMITS = [
   { name: 'monthly_limit_usdc', label: 'Monthly limit', hint: 'USDC the last 30 days (rolling) may send in all; empty: no limit' },
 ] as const;
 export type Limit = (typeof LIMITS)[number]['name'];
+
+/**
+ * EUR_LIMITS are the limits of the EUR stablecoins (EURC), in euros. Any
+ * left empty is unset: the day and the per-send cap then allow nothing, the
+ * threshold parks every EUR payment, the week and month have no limit.
+ */
+export const EUR_LIMITS = [
+  { name: 'daily_limit_eur', label: 'Daily limit (EUR)', hint: 'euros a UTC day may send in all; empty: no EUR payments' },
+  { name: 'max_tx_eur', label: 'Max per send (EUR)', hint: 'euros one send may move; empty: no EUR payments' },
+  { name: 'approval_threshold_eur', label: 'Approval from (EUR)', hint: 'EUR sends of at least this wait for a person; empty: all wait' },
+  { name: 'weekly_limit_eur', label: 'Weekly limit (EUR)', hint: 'euros the last 7 days (rolling) may send; empty: no limit' },
+  { name: 'monthly_limit_eur', label: 'Monthly limit (EUR)', hint: 'euros the last 30 days (rolling) may send; empty: no limit' },
+] as const;
+export type EurLimit = (typeof EUR_LIMITS)[number]['name'];
 
 /** COUNTS cap how many payments (sent or parked) a rolling window holds, or none (an empty field). */
 export const COUNTS = [
@@ -55,9 +69,12 @@ export type RuleField = keyof Rules;
 
 /**
  * Draft is a policy being edited. Amounts and counts are text as typed; an
- * optional limit or count left empty is no limit; hours null is any time.
+ * optional limit or count left empty is no limit (an EUR one: unset); hours
+ * null is any time; assets are the symbols the wallet may spend, in the
+ * policy's order (its preference for x402).
  */
-export type Draft = Record<Field | Limit | Count, string> & {
+export type Draft = Record<Field | Limit | Count | EurLimit, string> & {
+  assets: string[];
   entries: Entry[];
   approvals_required: string;
   hours: Hours | null;
@@ -72,6 +89,12 @@ let keys = 0;
 export const newEntry = (address = '', label = ''): Entry => ({ key: ++keys, address, label });
 
 export const NO_RULES: Rules = {
+  assets: ['USDC'],
+  daily_limit_eur: null,
+  max_tx_eur: null,
+  approval_threshold_eur: null,
+  weekly_limit_eur: null,
+  monthly_limit_eur: null,
   weekly_limit_usdc: null,
   monthly_limit_usdc: null,
   max_tx_per_hour: null,
@@ -87,9 +110,15 @@ export const DEFAULT_DRAFT: Draft = {
   approval_threshold_usdc: '10',
   weekly_limit_usdc: '',
   monthly_limit_usdc: '',
+  daily_limit_eur: '',
+  max_tx_eur: '',
+  approval_threshold_eur: '',
+  weekly_limit_eur: '',
+  monthly_limit_eur: '',
   max_tx_per_hour: '',
   max_tx_per_day: '',
   approvals_required: '1',
+  assets: ['USDC'],
   hours: null,
   outside_active_hours: 'block',
   entries: [],
@@ -113,6 +142,12 @@ const isDay = (d: string): d is Day => (DAYS as readonly string[]).includes(d);
 /** rulesOf is p's optional rules, those it lacks (an audit entry older than them) at their "none". */
 export function rulesOf(p: Partial<Policy>): Rules {
   return {
+    assets: p.assets ?? ['USDC'],
+    daily_limit_eur: p.daily_limit_eur ?? null,
+    max_tx_eur: p.max_tx_eur ?? null,
+    approval_threshold_eur: p.approval_threshold_eur ?? null,
+    weekly_limit_eur: p.weekly_limit_eur ?? null,
+    monthly_limit_eur: p.monthly_limit_eur ?? null,
     weekly_limit_usdc: p.weekly_limit_usdc ?? null,
     monthly_limit_usdc: p.monthly_limit_usdc ?? null,
     max_tx_per_hour: p.max_tx_per_hour ?? null,
@@ -134,9 +169,15 @@ export function draftOf(p: Policy): Draft {
     approval_threshold_usdc: String(p.approval_threshold_usdc),
     weekly_limit_usdc: text(r.weekly_limit_usdc),
     monthly_limit_usdc: text(r.monthly_limit_usdc),
+    daily_limit_eur: text(r.daily_limit_eur),
+    max_tx_eur: text(r.max_tx_eur),
+    approval_threshold_eur: text(r.approval_threshold_eur),
+    weekly_limit_eur: text(r.weekly_limit_eur),
+    monthly_limit_eur: text(r.monthly_limit_eur),
     max_tx_per_hour: text(r.max_tx_per_hour),
     max_tx_per_day: text(r.max_tx_per_day),
     approvals_required: String(r.approvals_required),
+    assets: [...r.assets],
     hours: h && { timezone: h.timezone, days: h.days.filter(isDay), from: h.from, to: closingShown(h.to) },
     outside_active_hours: r.outside_active_hours,
     entries: p.allowlist.map((a) => newEntry(a, labels[a] ?? '')),
@@ -217,7 +258,7 @@ export function hoursProblems(h: Hours | null): HoursProblems {
 }
 
 export type Problems = {
-  fields: Record<Field | Limit | Count, string>;
+  fields: Record<Field | Limit | Count | EurLimit, string>;
   approvals: string;
   hours: HoursProblems;
   entries: { address: string; label: string }[];
@@ -229,9 +270,9 @@ export type Problems = {
 export function problemsOf(d: Draft, people: People = {}): Problems {
   const fields = Object.fromEntries([
     ...FIELDS.map((f) => [f.name, amountProblem(d[f.name])]),
-    ...LIMITS.map((f) => [f.name, d[f.name].trim() === '' ? '' : amountProblem(d[f.name])]),
+    ...[...LIMITS, ...EUR_LIMITS].map((f) => [f.name, d[f.name].trim() === '' ? '' : amountProblem(d[f.name])]),
     ...COUNTS.map((f) => [f.name, countProblem(d[f.name])]),
-  ]) as Record<Field | Limit | Count, string>;
+  ]) as Record<Field | Limit | Count | EurLimit, string>;
   const approvals = approvalsProblem(d.approvals_required, people);
   const hours = hoursProblems(d.hours);
   const first = new Map<string, number>();
@@ -270,6 +311,12 @@ export function proposedOf(d: Draft): Policy & { allowlist_labels: Labels } {
     allowlist_labels: labels,
     weekly_limit_usdc: optional(d.weekly_limit_usdc),
     monthly_limit_usdc: optional(d.monthly_limit_usdc),
+    assets: [...d.assets],
+    daily_limit_eur: optional(d.daily_limit_eur),
+    max_tx_eur: optional(d.max_tx_eur),
+    approval_threshold_eur: optional(d.approval_threshold_eur),
+    weekly_limit_eur: optional(d.weekly_limit_eur),
+    monthly_limit_eur: optional(d.monthly_limit_eur),
     max_tx_per_hour: optional(d.max_tx_per_hour),
     max_tx_per_day: optional(d.max_tx_per_day),
     active_hours: h && { timezone: h.timezone.trim(), days: DAYS.filter((x) => h.days.includes(x)), from: h.from, to: closingSent(h.to) },
@@ -281,7 +328,9 @@ export function proposedOf(d: Draft): Policy & { allowlist_labels: Labels } {
 /** RULES name the optional rules in the order the editor and its changes list them. */
 export const RULES: readonly { name: RuleField; label: string }[] = [
   { name: 'approvals_required', label: 'Approvals needed' },
+  { name: 'assets', label: 'Assets' },
   ...LIMITS,
+  ...EUR_LIMITS,
   ...COUNTS,
   { name: 'active_hours', label: 'Active hours' },
   { name: 'outside_active_hours', label: 'Outside active hours' },
@@ -315,6 +364,16 @@ export function ruleText<K extends RuleField>(field: K, v: Rules[K]): string {
     case 'weekly_limit_usdc':
     case 'monthly_limit_usdc':
       return v === null ? 'no limit' : usdc(v as number);
+    case 'assets':
+      return (v as string[]).join(', ') || 'none';
+    case 'daily_limit_eur':
+    case 'max_tx_eur':
+      return v === null ? 'not set: no EUR payments' : `${amount(v as number)} EUR`;
+    case 'approval_threshold_eur':
+      return v === null ? 'not set: every EUR payment waits' : `${amount(v as number)} EUR`;
+    case 'weekly_limit_eur':
+    case 'monthly_limit_eur':
+      return v === null ? 'no limit' : `${amount(v as number)} EUR`;
     case 'max_tx_per_hour':
     case 'max_tx_per_day':
       return v === null ? 'no limit' : `${v} payment${v === 1 ? '' : 's'}`;
@@ -344,7 +403,9 @@ export type Change =
 
 /** ruleChanged says whether field differs between the rules a and b. */
 function ruleChanged(field: RuleField, a: Rules, b: Rules): boolean {
-  return field === 'active_hours' ? !sameHours(a.active_hours, b.active_hours) : a[field] !== b[field];
+  if (field === 'active_hours') return !sameHours(a.active_hours, b.active_hours);
+  if (field === 'assets') return a.assets.join() !== b.assets.join();
+  return a[field] !== b[field];
 }
 
 /**
@@ -398,10 +459,11 @@ export function patchOf(cur: Policy, next: Policy & { allowlist_labels: Labels }
 /**
  * inputOf is a whole policy as a create request's PolicyInput, leaving out
  * an empty label map and the rules it has not (a create reads an omitted
- * rule as none, and approvals_required 1 is the default).
+ * rule as none; approvals_required 1 and assets ["USDC"] are the defaults).
  */
 export function inputOf(p: Policy & { allowlist_labels: Labels }): PolicyInput {
   const { allowlist_labels, ...rest } = p;
-  const set = Object.fromEntries(Object.entries(rest).filter(([k, v]) => v !== null && !(k === 'approvals_required' && v === 1))) as PolicyInput;
+  const byDefault = (k: string, v: unknown) => (k === 'approvals_required' && v === 1) || (k === 'assets' && Array.isArray(v) && v.join() === 'USDC');
+  const set = Object.fromEntries(Object.entries(rest).filter(([k, v]) => v !== null && !byDefault(k, v))) as PolicyInput;
   return Object.keys(allowlist_labels).length ? { ...set, allowlist_labels } : set;
 }

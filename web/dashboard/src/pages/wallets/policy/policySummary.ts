@@ -1,4 +1,4 @@
-import { usdc } from '../../../format';
+import { amount, usdc } from '../../../format';
 import type { Policy } from '../../../services/wallets';
 import { hoursText, ruleText, rulesOf } from './policy-draft';
 
@@ -14,7 +14,9 @@ export function policySummary(p: Policy): string {
     r.max_tx_per_hour !== null && `at most ${ruleText('max_tx_per_hour', r.max_tx_per_hour)} an hour`,
     r.max_tx_per_day !== null && `at most ${ruleText('max_tx_per_day', r.max_tx_per_day)} a day`,
     r.active_hours !== null && hoursText(r.active_hours),
+    r.daily_limit_eur !== null && `${amount(r.daily_limit_eur)} EUR a day`,
     `approval from ${usdc(p.approval_threshold_usdc)}`,
+    r.assets.join() !== 'USDC' && `in ${r.assets.join(', ') || 'no asset'}`,
     r.approvals_required > 1 && `${r.approvals_required} approvals`,
     n === 0 ? 'any recipient' : `${n} allowed recipient${n === 1 ? '' : 's'}`,
   ];
