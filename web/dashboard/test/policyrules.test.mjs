@@ -96,6 +96,12 @@ test('an owner sets approvals, a weekly limit, a count and active hours; old →
     max_tx_per_day: null,
     active_hours: HOURS,
     outside_active_hours: 'approve',
+    assets: ['USDC'],
+    daily_limit_eur: null,
+    max_tx_eur: null,
+    approval_threshold_eur: null,
+    weekly_limit_eur: null,
+    monthly_limit_eur: null,
   });
   const entry = p.getByRole('region', { name: 'Policy history' }).locator('li[data-action="policy.updated"]').first();
   assert.equal(await text(entry.locator('[data-change="weekly_limit_usdc"]')), 'Weekly limit: no limit → 5.00 USDC');

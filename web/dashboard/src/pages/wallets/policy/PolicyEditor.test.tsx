@@ -492,16 +492,16 @@ describe('the optional rules', () => {
     await user.click(asset('EURC'));
     await user.click(asset('PYUSD'));
     expect(screen.getByRole('group', { name: 'EUR limits' })).toBeTruthy();
-    await retype(field('Daily limit (EUR)'), '50');
-    await retype(field('Max per send (EUR)'), '20');
-    await retype(field('Approval from (EUR)'), 'x');
-    expect(field('Approval from (EUR)').getAttribute('aria-invalid')).toBe('true');
-    await retype(field('Approval from (EUR)'), '10');
+    await retype(field('Euros a day'), '50');
+    await retype(field('Euros a send'), '20');
+    await retype(field('EUR approval threshold'), 'x');
+    expect(field('EUR approval threshold').getAttribute('aria-invalid')).toBe('true');
+    await retype(field('EUR approval threshold'), '10');
     expect(listed()).toEqual([
       'Assets: USDC → USDC, EURC, PYUSD',
-      'Daily limit (EUR): not set: no EUR payments → 50.00 EUR',
-      'Max per send (EUR): not set: no EUR payments → 20.00 EUR',
-      'Approval from (EUR): not set: every EUR payment waits → 10.00 EUR',
+      'Euros a day: not set: no EUR payments → 50.00 EUR',
+      'Euros a send: not set: no EUR payments → 20.00 EUR',
+      'EUR approval threshold: not set: every EUR payment waits → 10.00 EUR',
     ]);
     await user.click(save);
     expect(requests.map((r) => r.body)).toEqual([

@@ -9,8 +9,7 @@ import { COUNTS, type Count, type Draft, EUR_LIMITS, type EurLimit, FIELDS, type
  * editor. people, when known, is how many owners and approvers the account
  * has (the most approvals a wallet may need); assets, when known, the
  * network's (GET /assets), offered as checkboxes beside those the policy
- * lists. The EUR limits show once a EUR asset is ticked or one is set
- * (while the assets are unknown, always).
+ * lists. The EUR limits show once a EUR asset is ticked or one is set.
  */
 export function PolicyFields({
   prefix,
@@ -30,7 +29,9 @@ export function PolicyFields({
   const grid = 'grid grid-cols-[repeat(auto-fit,minmax(12rem,1fr))] gap-x-4 gap-y-3';
   const offered = [...(assets ?? []).map((a) => a.symbol), ...draft.assets.filter((s) => !assets?.some((a) => a.symbol === s))];
   const currency = (s: string) => assets?.find((a) => a.symbol === s)?.currency;
-  const eur = assets === undefined || draft.assets.some((s) => currency(s) === 'EUR') || EUR_LIMITS.some((f) => draft[f.name].trim() !== '');
+  // While the network's assets are unknown, any asset but USDC may be a EUR one.
+  const eur =
+    draft.assets.some((s) => (assets === undefined ? s !== 'USDC' : currency(s) === 'EUR')) || EUR_LIMITS.some((f) => draft[f.name].trim() !== '');
   // Ticking keeps the policy's order (its preference for x402) and adds at the end.
   const toggle = (s: string, on: boolean) =>
     onChange({ ...draft, assets: on ? [...draft.assets.filter((x) => x !== s), s] : draft.assets.filter((x) => x !== s) });

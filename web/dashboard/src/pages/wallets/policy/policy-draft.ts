@@ -26,11 +26,11 @@ export type Limit = (typeof LIMITS)[number]['name'];
  * threshold parks every EUR payment, the week and month have no limit.
  */
 export const EUR_LIMITS = [
-  { name: 'daily_limit_eur', label: 'Daily limit (EUR)', hint: 'euros a UTC day may send in all; empty: no EUR payments' },
-  { name: 'max_tx_eur', label: 'Max per send (EUR)', hint: 'euros one send may move; empty: no EUR payments' },
-  { name: 'approval_threshold_eur', label: 'Approval from (EUR)', hint: 'EUR sends of at least this wait for a person; empty: all wait' },
-  { name: 'weekly_limit_eur', label: 'Weekly limit (EUR)', hint: 'euros the last 7 days (rolling) may send; empty: no limit' },
-  { name: 'monthly_limit_eur', label: 'Monthly limit (EUR)', hint: 'euros the last 30 days (rolling) may send; empty: no limit' },
+  { name: 'daily_limit_eur', label: 'Euros a day', hint: 'EUR a UTC day may send in all; empty: no EUR payments' },
+  { name: 'max_tx_eur', label: 'Euros a send', hint: 'EUR one send may move; empty: no EUR payments' },
+  { name: 'approval_threshold_eur', label: 'EUR approval threshold', hint: 'EUR sends of at least this wait for a person; empty: all wait' },
+  { name: 'weekly_limit_eur', label: 'Euros a week', hint: 'EUR the last 7 days (rolling) may send; empty: no limit' },
+  { name: 'monthly_limit_eur', label: 'Euros a month', hint: 'EUR the last 30 days (rolling) may send; empty: no limit' },
 ] as const;
 export type EurLimit = (typeof EUR_LIMITS)[number]['name'];
 
