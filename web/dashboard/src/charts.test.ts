@@ -17,9 +17,9 @@ const report: Analytics = {
     { id: B, label: 'support-agent', daily_limit_usdc: 40 },
   ],
   spend: [
-    { day: '2026-04-01', wallet_id: A, amount_usdc: 12.5, transactions: 2, x402_payments: 0, x402_amount_usdc: 0, fee_lamports: 10000 },
-    { day: '2026-04-01', wallet_id: B, amount_usdc: 4.2, transactions: 1, x402_payments: 0, x402_amount_usdc: 0, fee_lamports: 5000 },
-    { day: '2026-04-03', wallet_id: A, amount_usdc: 30, transactions: 1, x402_payments: 1, x402_amount_usdc: 0.01, fee_lamports: 5000 },
+    { day: '2026-04-01', wallet_id: A, amount_usdc: 12.5, amount_eur: 0, transactions: 2, x402_payments: 0, x402_amount_usdc: 0, fee_lamports: 10000 },
+    { day: '2026-04-01', wallet_id: B, amount_usdc: 4.2, amount_eur: 0, transactions: 1, x402_payments: 0, x402_amount_usdc: 0, fee_lamports: 5000 },
+    { day: '2026-04-03', wallet_id: A, amount_usdc: 30, amount_eur: 0, transactions: 1, x402_payments: 1, x402_amount_usdc: 0.01, fee_lamports: 5000 },
   ],
   approvals: [
     { day: '2026-04-01', approved: 2, rejected: 1, expired: 0, median_decision_seconds: 120 },

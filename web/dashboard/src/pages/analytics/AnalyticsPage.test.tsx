@@ -17,7 +17,7 @@ function report(r: Partial<Analytics> = {}): Analytics {
     to: '2026-04-30',
     received: [{ day: '2026-04-03', wallet_id: A, asset: 'usdc', amount: 25, deposits: 1 }],
     wallets: [{ id: A, label: 'research-bot', daily_limit_usdc: 100 }],
-    spend: [{ day: '2026-04-02', wallet_id: A, amount_usdc: 12.5, transactions: 2, x402_payments: 1, x402_amount_usdc: 0.01, fee_lamports: 10000 }],
+    spend: [{ day: '2026-04-02', wallet_id: A, amount_usdc: 12.5, amount_eur: 0, transactions: 2, x402_payments: 1, x402_amount_usdc: 0.01, fee_lamports: 10000 }],
     approvals: [{ day: '2026-04-02', approved: 2, rejected: 1, expired: 0, median_decision_seconds: 75 }],
     median_decision_seconds: 150,
     blocked: [{ reason: 'exceeds_max_tx', count: 3 }],
