@@ -10,7 +10,9 @@ const today = (r: Partial<Analytics> = {}): Analytics => ({
   to: '2026-04-01',
   received: [],
   wallets: [],
-  spend: [{ day: '2026-04-01', wallet_id: 'w1', amount_usdc: 85, amount_eur: 0, transactions: 2, x402_payments: 0, x402_amount_usdc: 0, fee_lamports: 0 }],
+  spend: [
+    { day: '2026-04-01', wallet_id: 'w1', amount_usdc: 85, amount_eur: 0, transactions: 2, x402_payments: 0, x402_amount_usdc: 0, fee_lamports: 0 },
+  ],
   approvals: [],
   median_decision_seconds: null,
   blocked: [{ reason: 'exceeds_max_tx', count: 2 }],
