@@ -246,6 +246,12 @@ test('the policy editor: checked while typed, the changes old → new, a send tr
     max_tx_per_day: null,
     active_hours: null,
     outside_active_hours: 'block',
+    assets: ['USDC'],
+    daily_limit_eur: null,
+    max_tx_eur: null,
+    approval_threshold_eur: null,
+    weekly_limit_eur: null,
+    monthly_limit_eur: null,
   });
   assert.equal(await policy.getByTestId('diff').count(), 0);
 
