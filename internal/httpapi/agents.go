@@ -102,7 +102,7 @@ type Balance struct {
 	SOL  SOL  `json:"sol" doc:"Native SOL balance, in whole SOL." example:"1"`
 	USDC USDC `json:"usdc" doc:"USDC balance of the wallet's token account on its network's USDC mint." example:"12.5"`
 	// Every asset of the network the wallet holds, USDC first (always).
-	Assets []AssetBalance `json:"assets" doc:"Every asset of the network (GET /assets) the wallet has an associated token account of, opened even when empty, USDC first and always; each in its own units. Wallets send USDC only for now."`
+	Assets []AssetBalance `json:"assets" doc:"Every asset of the network (GET /assets) the wallet has an associated token account of, opened even when empty, USDC first and always; each in its own units."`
 }
 
 // AssetBalance is a wallet's holding of one asset.

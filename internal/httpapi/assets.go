@@ -34,7 +34,7 @@ func (s *server) registerAssets(api huma.API) {
 		Summary:     "List the assets of the caller's network",
 		Description: "The tokens the service knows on the caller's network: the stablecoins at their real mints (USDC, USDT, PYUSD, USDG, EURC; USDT has no devnet mint) " +
 			"and any the operator added (`ASSETS`), each checked on chain (its program and decimals) before a worker starts. " +
-			"Wallets send USDC today; the table is what more currencies are built on.",
+			"A wallet spends the ones its policy lists (assets), USD ones under the _usdc limits and EUR ones under the _eur limits.",
 		Tags:   []string{"Wallets"},
 		Errors: []int{401},
 	}, s.assets)

@@ -294,7 +294,7 @@ export interface paths {
         };
         /**
          * List the assets of the caller's network
-         * @description The tokens the service knows on the caller's network: the stablecoins at their real mints (USDC, USDT, PYUSD, USDG, EURC; USDT has no devnet mint) and any the operator added (`ASSETS`), each checked on chain (its program and decimals) before a worker starts. Wallets send USDC today; the table is what more currencies are built on.
+         * @description The tokens the service knows on the caller's network: the stablecoins at their real mints (USDC, USDT, PYUSD, USDG, EURC; USDT has no devnet mint) and any the operator added (`ASSETS`), each checked on chain (its program and decimals) before a worker starts. A wallet spends the ones its policy lists (assets), USD ones under the _usdc limits and EUR ones under the _eur limits.
          */
         get: operations["list-assets"];
         put?: never;
@@ -1478,7 +1478,7 @@ export interface components {
             verified_through_seq: number;
         };
         Balance: {
-            /** @description Every asset of the network (GET /assets) the wallet has an associated token account of, opened even when empty, USDC first and always; each in its own units. Wallets send USDC only for now. */
+            /** @description Every asset of the network (GET /assets) the wallet has an associated token account of, opened even when empty, USDC first and always; each in its own units. */
             assets: components["schemas"]["AssetBalance"][];
             /**
              * @description Native SOL balance, in whole SOL.
