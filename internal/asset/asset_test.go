@@ -22,7 +22,8 @@ func TestParse_AddsAnOperatorsAssetOrSaysWhatIsWrong(t *testing.T) {
 	}{
 		{"", ""},
 		{"devnet:TEST:" + someMint + ":token:6:USD", ""},
-		{" mainnet:EUROX:" + someMint + ":token-2022:2:EUR , ", ""},
+		{" mainnet:EUROX:" + someMint + ":token-2022:6:EUR , ", ""},
+		{"devnet:TEST:" + someMint + ":token:2:USD", "only assets of 6 decimals"},
 		{"testnet:TEST:" + someMint + ":token:6:USD", `network "testnet"`},
 		{"devnet:test:" + someMint + ":token:6:USD", `symbol "test"`},
 		{"devnet:T:" + someMint + ":token:6:USD", `symbol "T"`},
@@ -69,7 +70,7 @@ func TestVerify_TheTableMustAgreeWithTheChain(t *testing.T) {
 	for _, c2 := range []struct {
 		spec, got string
 	}{
-		{"devnet:WRONGDEC:" + pyusd.Mint.String() + ":token-2022:9:USD", "with 6 decimals"},
+		{"devnet:WRONGDEC:So11111111111111111111111111111111111111112:token:6:USD", "with 9 decimals"},
 		{"devnet:WRONGPROG:" + solana.MainnetUSDCMint.String() + ":token-2022:6:USD", "owned by " + sol.TokenProgramID.String()},
 		{"devnet:NOMINT:" + someMint + ":token:6:USD", "missing"},
 	} {

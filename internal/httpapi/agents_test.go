@@ -384,6 +384,14 @@ func withoutRules(p map[string]any) map[string]any {
 	}
 	p["outside_active_hours"] = "block"
 	p["approvals_required"] = 1.0
+	if _, ok := p["assets"]; !ok {
+		p["assets"] = []any{"USDC"}
+	}
+	for _, f := range []string{"daily_limit_eur", "max_tx_eur", "approval_threshold_eur", "weekly_limit_eur", "monthly_limit_eur"} {
+		if _, ok := p[f]; !ok {
+			p[f] = nil
+		}
+	}
 	return p
 }
 

@@ -37,7 +37,7 @@ func (e *env) insertWallets(n int, p policy.Policy) []string {
 			ID: uuid.New(), AccountID: e.account.ID, Kind: wallet.KindAgent, Label: fmt.Sprint("bulk ", i),
 			Pubkey: newAddress(), State: wallet.Active,
 			DailyLimit: p.DailyLimit, MaxTx: p.MaxTx, ApprovalThreshold: p.ApprovalThreshold,
-			Allowlist: p.Allowlist, AllowlistLabels: p.Labels,
+			Allowlist: p.Allowlist, AllowlistLabels: p.Labels, Assets: p.SpendableAssets(),
 			SecretKeyID: "unused", SecretSealed: []byte{0}, CreatedAt: at.Add(time.Duration(i) * time.Microsecond),
 		}
 		if ws[i].Allowlist == nil {
