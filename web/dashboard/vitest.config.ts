@@ -11,6 +11,9 @@ export default mergeConfig(
       include: ['src/**/*.test.{ts,tsx}'],
       setupFiles: ['src/test-setup.ts'],
       restoreMocks: true,
+      // Typing tests on a loaded 2-core machine can pass vitest's 5 s; a
+      // test that times out keeps typing into the next test's page.
+      testTimeout: 20_000,
       unstubGlobals: true,
     },
   }),
