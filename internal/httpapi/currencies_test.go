@@ -11,6 +11,7 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 
 	"github.com/agentwallet/agentwallet/internal/asset"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
@@ -265,4 +266,70 @@ func TestCurrencies_AgentKeyNarrowsOnly(t *testing.T) {
 	}
 	status, body := e.do("PATCH", "/api/public/v1/agents/"+id+"/policy", e.key, map[string]any{"assets": []string{"usdc"}})
 	wantError(t, status, body, http.StatusUnprocessableEntity, "")
+}
+
+// PYUSD and EURC sends through a node that is down, then drops a third of
+// what it is sent: while it is down each answers 503 and reserves nothing;
+// retried with its Idempotency-Key once it is back, every one is paid,
+// exactly once, and each currency reserves exactly its own.
+func TestCurrencies_SendsThroughAFaultyNodeArePaidOnce(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Start(t)
+	table, err := asset.Defaults().With("devnet:USDT:" + usdtMint + ":token:6:USD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envOpts{ln: ln, assets: table})
+	eng, _ := e.startWorker()
+	id, pubkey := e.agent(map[string]any{
+		"assets": []string{"USDC", "PYUSD", "EURC"}, "approval_threshold_usdc": 100,
+		"daily_limit_eur": 50, "max_tx_eur": 20, "approval_threshold_eur": 50,
+	}, 0)
+	e.fundAsset(pubkey, "PYUSD", 20_000_000)
+	e.fundAsset(pubkey, "EURC", 20_000_000)
+	to := newAddress()
+	const n = 10
+	send := func(i int) (int, map[string]any) {
+		hdr := http.Header{"Idempotency-Key": {fmt.Sprint("faulty-", i)}}
+		status, raw, _ := e.request("POST", fmt.Sprintf(sendPath, id), e.key,
+			map[string]any{"to": to, "amount": 1, "asset": []string{"PYUSD", "EURC"}[i%2]}, hdr)
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
+		return status, body
+	}
+	ln.SetFaults(t, localnettest.Faults{Down: true})
+	for i := range n {
+		if status, body := send(i); status != http.StatusServiceUnavailable {
+			t.Fatalf("send %d with the node down: %d %v", i, status, body)
+		}
+	}
+	if r := e.reservedToday(id); r != 0 {
+		t.Fatalf("reserved %d while the node was down", r)
+	}
+	ln.SetFaults(t, localnettest.Faults{DropRate: 0.33})
+	var sigs []string
+	for i := range n {
+		status, body := send(i)
+		if status != http.StatusOK || body["status"] != "sent" {
+			t.Fatalf("send %d retried with the node back: %d %v", i, status, body)
+		}
+		sigs = append(sigs, body["signature"].(string))
+	}
+	ln.SetFaults(t, localnettest.Faults{})
+	for _, sig := range sigs {
+		e.settle(eng, sig, payment.TxConfirmed)
+	}
+	for _, s := range []string{"PYUSD", "EURC"} {
+		if _, units := e.assetAccount(to, s); units != n/2*1_000_000 {
+			t.Fatalf("the recipient holds %d %s units, want %d", units, s, n/2*1_000_000)
+		}
+	}
+	var usd, eur int64
+	if err := e.db.NewRaw(`SELECT coalesce(sum(micros) FILTER (WHERE currency = 'USD'), 0), coalesce(sum(micros) FILTER (WHERE currency = 'EUR'), 0)
+		FROM wallet_usage_hours WHERE wallet_id = ?`, id).Scan(context.Background(), &usd, &eur); err != nil {
+		t.Fatal(err)
+	}
+	if usd != n/2*1_000_000 || eur != n/2*1_000_000 {
+		t.Fatalf("reserved USD %d, EUR %d; want %d each", usd, eur, n/2*1_000_000)
+	}
 }
