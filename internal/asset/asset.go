@@ -17,6 +17,7 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 
 	"github.com/agentwallet/agentwallet/internal/money"
+	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -92,6 +93,15 @@ func Defaults() Table {
 
 // Table is the assets of each network, USDC first.
 type Table map[solana.Network][]Asset
+
+// OrDefaults is t, or Defaults when t is nil (a component given no
+// table, as in tests).
+func (t Table) OrDefaults() Table {
+	if t == nil {
+		return Defaults()
+	}
+	return t
+}
 
 // Of is the network's assets.
 func (t Table) Of(n solana.Network) []Asset { return t[n] }
@@ -177,7 +187,7 @@ func parseEntry(entry string) (networkAsset, error) {
 		return a, fmt.Errorf("network %q: want devnet or mainnet", f[0])
 	}
 	a.Symbol = f[1]
-	if !validSymbol(a.Symbol) {
+	if !policy.ValidSymbol(a.Symbol) {
 		return a, fmt.Errorf("symbol %q: want 2 to 10 capital letters or digits", a.Symbol)
 	}
 	m, err := sol.PublicKeyFromBase58(f[2])
@@ -209,17 +219,6 @@ func parseEntry(entry string) (networkAsset, error) {
 	return a, nil
 }
 
-func validSymbol(s string) bool {
-	if len(s) < 2 || len(s) > 10 {
-		return false
-	}
-	for _, r := range s {
-		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
-			return false
-		}
-	}
-	return true
-}
 
 // MismatchError is an asset whose mint on chain is not what the table
 // says: missing, of another program, or of other decimals. Sending it

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,7 +61,7 @@ type ApprovalVote struct {
 func approvalOf(a *approval.Approval) Approval {
 	out := Approval{
 		ID: approval.PublicID(a.ID), WalletID: a.WalletID.String(), AgentLabel: a.AgentLabel,
-		Amount: USDC(a.Amount), Asset: cmp.Or(a.Asset, "USDC"), To: a.To, Memo: a.Memo, Status: a.Status,
+		Amount: USDC(a.Amount), Asset: a.Asset, To: a.To, Memo: a.Memo, Status: a.Status,
 		Reason: a.Reason, ReasonDetail: a.ReasonDetail, Signature: a.Signature,
 		ApprovedBy: a.ApprovedBy, RejectedBy: a.RejectedBy, Note: a.Note, TransactionStatus: a.TransactionStatus,
 		CreatedAt: a.CreatedAt.UTC(), ExpiresAt: a.ExpiresAt.UTC(),

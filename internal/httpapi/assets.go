@@ -5,8 +5,6 @@ import (
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
-
-	"github.com/agentwallet/agentwallet/internal/asset"
 )
 
 // AssetOut is one token of the caller's network.
@@ -42,10 +40,7 @@ func (s *server) registerAssets(api huma.API) {
 
 func (s *server) assets(ctx context.Context, _ *struct{}) (*assetsOutput, error) {
 	p := principal(ctx)
-	table := s.Assets
-	if table == nil {
-		table = asset.Defaults()
-	}
+	table := s.Assets.OrDefaults()
 	out := &assetsOutput{}
 	out.Body.Network = string(p.Network)
 	out.Body.Assets = []AssetOut{}

@@ -193,10 +193,7 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *SendBody
 // assetNamed is the network's asset of symbol (any case; nil: USDC), or a
 // 422 naming the field.
 func (s *server) assetNamed(n solana.Network, symbol *string) (asset.Asset, error) {
-	table := s.Assets
-	if table == nil {
-		table = asset.Defaults()
-	}
+	table := s.Assets.OrDefaults()
 	sym := "USDC"
 	if symbol != nil {
 		sym = *symbol

@@ -242,7 +242,7 @@ func (s *server) slackAct(ctx context.Context, ep *webhook.Endpoint, c webhook.S
 	who := "<@" + c.UserID + ">"
 	amount := USDC(a.Amount)
 	amt, _ := amount.MarshalJSON()
-	line := fmt.Sprintf("%s %s to %s", amt, cmp.Or(a.Asset, "USDC"), a.To)
+	line := fmt.Sprintf("%s %s to %s", amt, a.Asset, a.To)
 	quorum := ""
 	if a.Needed > 1 {
 		quorum = fmt.Sprintf(" (%d of %d approvals)", len(a.Votes), a.Needed)

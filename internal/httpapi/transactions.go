@@ -223,7 +223,7 @@ func depositOf(d *deposit.Deposit) Transaction {
 
 func transactionOf(t *payment.Transaction) Transaction {
 	out := Transaction{
-		ID: t.ID.String(), Signature: t.Signature, Kind: t.Kind, Asset: cmp.Or(t.Asset, "USDC"), Direction: t.Direction,
+		ID: t.ID.String(), Signature: t.Signature, Kind: t.Kind, Asset: t.Asset, Direction: t.Direction,
 		Amount: quantityOf(deposit.USDC, int64(t.Amount)), Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
 		CreatedAt: t.CreatedAt.UTC(), WalletID: t.WalletID.String(), FeeLamports: t.FeeLamports, FeePayer: t.FeePayer,
 		Attempts: max(t.Attempts, 1), PreviousSignatures: t.PreviousSignatures, Resource: t.Resource,

@@ -204,8 +204,7 @@ func (s *server) parseX402(ctx context.Context, walletParam string, in *X402PayB
 	if err != nil {
 		return payment.Request{}, s.fail(ctx, fmt.Errorf("wallet %s address: %w", w.ID, err))
 	}
-	table := s.Assets
-	c, err := pr.Select(x402.Wallet{Network: pri.Network, Owner: owner, Tokens: payment.PayableTokens(table, pri.Network, w.Policy())}, max)
+	c, err := pr.Select(x402.Wallet{Network: pri.Network, Owner: owner, Tokens: payment.PayableTokens(s.Assets, pri.Network, w.Policy())}, max)
 	var np *x402.NotPayableError
 	if errors.As(err, &np) {
 		e := &Error{status: http.StatusUnprocessableEntity, Message: np.Error()}
@@ -232,7 +231,7 @@ func (s *server) parseX402(ctx context.Context, walletParam string, in *X402PayB
 		return payment.Request{}, fieldError("resource", "must not contain control characters or invisible formatting characters")
 	}
 	r := requestBy(pri, w.ID)
-	r.To, r.Amount, r.Asset = c.PayTo.String(), c.Amount, cmp.Or(c.Token.Symbol, "USDC")
+	r.To, r.Amount, r.Asset = c.PayTo.String(), c.Amount, c.Token.Symbol
 	r.X402 = &payment.X402Request{
 		Challenge: raw, Index: c.Index, Max: maxMicros, Resource: resource,
 		Description: shown(c.Resource.Description, maxDescription), Version: c.Version,

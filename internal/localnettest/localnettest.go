@@ -263,6 +263,31 @@ func (l *Localnet) private(t testing.TB, what string) {
 	}
 }
 
+// Programs are the programs of a confirmed transaction's top-level
+// instructions, in order; the test fails if it is unknown or failed.
+func (l *Localnet) Programs(t testing.TB, signature string) []string {
+	t.Helper()
+	var tx *struct {
+		Meta        struct{ Err any }
+		Transaction struct {
+			Message struct {
+				AccountKeys  []string
+				Instructions []struct{ ProgramIDIndex int }
+			}
+		}
+	}
+	l.Call(t, &tx, "getTransaction", signature, map[string]any{"encoding": "json", "commitment": "confirmed", "maxSupportedTransactionVersion": 0})
+	if tx == nil || tx.Meta.Err != nil {
+		t.Fatalf("transaction %s: not landed, or failed: %+v", signature, tx)
+	}
+	m := tx.Transaction.Message
+	out := make([]string, len(m.Instructions))
+	for i, ix := range m.Instructions {
+		out[i] = m.AccountKeys[ix.ProgramIDIndex]
+	}
+	return out
+}
+
 // Calls is how many times each RPC method was called since the start or
 // the last ResetCalls (localnet_getStats; the cheat methods are not
 // counted).

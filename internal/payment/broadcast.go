@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,7 +44,7 @@ func (e *Engine) firstBroadcast(ctx context.Context, node Node, r *Request, t *T
 		out = &Outcome{Status: Refused, Detail: pe.Message}
 		out.Short, _ = pe.InsufficientFunds()
 		if out.Short == "USDC" {
-			out.Short = cmp.Or(t.Asset, "USDC") // the token program's: the asset sent
+			out.Short = t.Asset // the token program's: the asset sent
 		}
 		if out.Short == "SOL" && t.FeePayer != nil {
 			out.Short = ShortFeePayerSOL // the wallet pays neither fee nor rent

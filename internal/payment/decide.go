@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -139,10 +138,6 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
-// assetSymbol is a request's asset as events name it: USDC for one made
-// before currencies.
-func assetSymbol(s string) string { return cmp.Or(s, "USDC") }
-
 func setOutcome(ctx context.Context, db bun.IDB, id uuid.UUID, o *Outcome) error {
 	_, err := postgres.Exec(ctx, db, `UPDATE send_requests SET outcome = $1 WHERE id = $2`, o, id)
 	if err != nil {
@@ -174,14 +169,14 @@ func actorOf(r *Request) audit.Actor {
 
 func (e *Engine) block(ctx context.Context, tx bun.Tx, r *Request, d policy.Decision, at time.Time) (*Outcome, error) {
 	data := map[string]any{
-		"wallet_id": r.WalletID, "amount": r.Amount, "asset": assetSymbol(r.Asset), "to": r.To, "reason": d.Reason, "memo": r.Memo,
+		"wallet_id": r.WalletID, "amount": r.Amount, "asset": r.Asset, "to": r.To, "reason": d.Reason, "memo": r.Memo,
 	}
 	if r.X402 != nil {
 		data["kind"], data["resource"] = "x402", r.X402.Resource
 	}
 	out := (&Outcome{Status: Blocked, Reason: d.Reason}).remaining(d)
 	details := map[string]any{
-		"request_id": r.ID, "amount": r.Amount, "asset": assetSymbol(r.Asset), "to": r.To, "reason": d.Reason,
+		"request_id": r.ID, "amount": r.Amount, "asset": r.Asset, "to": r.To, "reason": d.Reason,
 		"remaining_today": d.RemainingToday.String(),
 	}
 	if err := settleWithEvent(ctx, tx, r, out, webhook.KindTxBlocked, data, at, audit.ActionSendBlocked, details); err != nil {
@@ -219,7 +214,7 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wall
 		ID: uuid.New(), AccountID: r.AccountID, WalletID: r.WalletID,
 		RequestID:   uuid.NullUUID{UUID: r.ID, Valid: true},
 		RequestedBy: r.KeyID, RequestedLineage: r.KeyLineage, RequestedByUser: r.UserAddress, Requesters: r.Requesters,
-		Asset: assetSymbol(r.Asset), Amount: r.Amount, To: r.To, Memo: r.Memo,
+		Asset: r.Asset, Amount: r.Amount, To: r.To, Memo: r.Memo,
 		Status: approval.Pending, CreatedAt: at, ExpiresAt: at.Add(approval.Lifetime),
 	}
 	if _, err := tx.NewInsert().Model(&a).Exec(ctx); err != nil {
@@ -231,7 +226,7 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wall
 	}
 	data := map[string]any{
 		"approval_id": approval.PublicID(a.ID), "wallet_id": r.WalletID, "agent_label": w.Label,
-		"amount": r.Amount, "asset": assetSymbol(r.Asset), "to": r.To, "memo": r.Memo, "approvals": []approval.VoteDoc{}, "approvals_needed": needed,
+		"amount": r.Amount, "asset": r.Asset, "to": r.To, "memo": r.Memo, "approvals": []approval.VoteDoc{}, "approvals_needed": needed,
 	}
 	if r.X402 != nil {
 		// Approvers see what is bought and from whom.

@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -63,15 +62,10 @@ type Engine struct {
 	Log    *slog.Logger
 }
 
-// assetOf is the network's asset of symbol ("" is USDC: a request made
-// before currencies). A symbol the table no longer has (an operator
-// removed it) is an error the payment is refused with.
+// assetOf is the network's asset of symbol. A symbol the table no longer
+// has (an operator removed it) is an error the payment is refused with.
 func (e *Engine) assetOf(n solana.Network, symbol string) (asset.Asset, error) {
-	t := e.Assets
-	if t == nil {
-		t = asset.Defaults()
-	}
-	a, ok := t.Find(n, cmp.Or(symbol, "USDC"))
+	a, ok := e.Assets.OrDefaults().Find(n, symbol)
 	if !ok {
 		return asset.Asset{}, fmt.Errorf("%s is not an asset of %s on this service (GET /assets lists them)", symbol, n)
 	}
@@ -83,18 +77,15 @@ func (e *Engine) assetOf(n solana.Network, symbol string) (asset.Asset, error) {
 // order (the most preferred first). The API and the worker both choose
 // from them, so they choose alike.
 func PayableTokens(t asset.Table, n solana.Network, p policy.Policy) []solana.Token {
-	if t == nil {
-		t = asset.Defaults()
-	}
+	t = t.OrDefaults()
 	var out []solana.Token
 	for _, sym := range p.SpendableAssets() {
 		if a, ok := t.Find(n, sym); ok {
 			out = append(out, a.Token())
 		}
 	}
-	if out == nil {
-		out = []solana.Token{} // none allowed: nothing is payable (nil would mean USDC)
-	}
+	// None allowed: Select offers USDC, which the policy then blocks
+	// (asset_not_allowed), as it blocks a send.
 	return out
 }
 

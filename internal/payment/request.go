@@ -48,6 +48,9 @@ const liveKey = `idempotency_key IS NOT NULL AND state <> 'abandoned'
 // loses a request nothing was decided or answered for but "in progress";
 // its retry is a new request. That saves one flush wait per send.
 func insert(ctx context.Context, db bun.IDB, r *Request, wait time.Duration) (inserted bool, err error) {
+	// The one place a request without an asset becomes USDC's (every
+	// earlier client's): rows read back always name theirs.
+	r.Asset = cmp.Or(r.Asset, "USDC")
 	var row struct {
 		Pubkey    string
 		CreatedAt bun.NullTime
@@ -63,7 +66,7 @@ func insert(ctx context.Context, db bun.IDB, r *Request, wait time.Duration) (in
 			RETURNING created_at, deadline)
 		SELECT w.pubkey, ins.created_at, ins.deadline, set_config('synchronous_commit', 'off', true) FROM w LEFT JOIN ins ON true`,
 		r.WalletID, r.AccountID,
-		r.ID, r.KeyID, r.KeyLineage, r.UserAddress, r.Requesters, r.Network, r.To, int64(r.Amount), r.Memo, r.IdempotencyKey, r.IdempotencyScope, r.X402, StateQueued, wait.Microseconds(), cmp.Or(r.Asset, "USDC"),
+		r.ID, r.KeyID, r.KeyLineage, r.UserAddress, r.Requesters, r.Network, r.To, int64(r.Amount), r.Memo, r.IdempotencyKey, r.IdempotencyScope, r.X402, StateQueued, wait.Microseconds(), r.Asset,
 	)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -171,7 +174,7 @@ func sameSend(a, b *Request) bool {
 		}
 		return *m
 	}
-	return a.WalletID == b.WalletID && a.To == b.To && cmp.Or(a.Asset, "USDC") == cmp.Or(b.Asset, "USDC") && a.Amount == b.Amount && memo(a.Memo) == memo(b.Memo) &&
+	return a.WalletID == b.WalletID && a.To == b.To && a.Asset == b.Asset && a.Amount == b.Amount && memo(a.Memo) == memo(b.Memo) &&
 		(a.X402 == nil) == (b.X402 == nil) && a.X402.digest() == b.X402.digest()
 }
 

@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -346,7 +345,7 @@ func (e *Engine) settleX402(ctx context.Context, p *X402Payment, signature strin
 			ID: uuid.New(), AccountID: p.AccountID, WalletID: p.WalletID,
 			RequestID: uuid.NullUUID{UUID: p.RequestID, Valid: true},
 			Network:   p.Network, Signature: signature, Kind: "x402", Direction: "send",
-			Asset: cmp.Or(p.Symbol, "USDC"), Currency: cmp.Or(p.Currency, asset.USD), Amount: p.Amount, Counterparty: p.PayTo, Memo: &memo, Status: TxConfirmed,
+			Asset: p.Symbol, Currency: p.Currency, Amount: p.Amount, Counterparty: p.PayTo, Memo: &memo, Status: TxConfirmed,
 			SignedTx: p.SignedTx, LastValidBlockHeight: p.LastValidBlockHeight, Broadcasts: 0, Attempts: 1,
 			Resource: &resource, CreatedAt: p.CreatedAt, UpdatedAt: at,
 		}
@@ -457,10 +456,10 @@ func checkGrant(ctx context.Context, tx bun.Tx, r *Request, a *approval.Approval
 		return "the challenge's network is not the approved one", nil
 	case r.X402.Resource != orig.X402.Resource:
 		return "the challenge's resource is not the approved one", nil
-	case assetSymbol(r.Asset) != assetSymbol(a.Asset):
-		return fmt.Sprintf("the challenge is paid in %s, the approval was for %s", assetSymbol(r.Asset), assetSymbol(a.Asset)), nil
+	case r.Asset != a.Asset:
+		return fmt.Sprintf("the challenge is paid in %s, the approval was for %s", r.Asset, a.Asset), nil
 	case r.Amount > a.Amount:
-		return fmt.Sprintf("the challenge's amount %s %s is over the approved %s", r.Amount, assetSymbol(a.Asset), a.Amount), nil
+		return fmt.Sprintf("the challenge's amount %s %s is over the approved %s", r.Amount, a.Asset, a.Amount), nil
 	}
 	return "", nil
 }

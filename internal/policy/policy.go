@@ -76,6 +76,26 @@ type Limits[C money.Currency] struct {
 	WeeklyLimit, MonthlyLimit            *money.Micros[C]
 }
 
+// valid checks each of l's limits (their fields end in _suffix) is 0 to
+// money.MaxMicros.
+func (l Limits[C]) valid(suffix string) *FieldError {
+	for _, f := range []struct {
+		name string
+		v    *money.Micros[C]
+	}{
+		{"daily_limit_", &l.DailyLimit}, {"max_tx_", &l.MaxTx}, {"approval_threshold_", &l.ApprovalThreshold},
+		{"weekly_limit_", l.WeeklyLimit}, {"monthly_limit_", l.MonthlyLimit},
+	} {
+		switch {
+		case f.v != nil && *f.v < 0:
+			return &FieldError{f.name + suffix, "must not be negative"}
+		case f.v != nil && *f.v > money.MaxMicros:
+			return &FieldError{f.name + suffix, "is too large"}
+		}
+	}
+	return nil
+}
+
 // USDLimits are the policy's _usdc limits.
 func (p Policy) USDLimits() Limits[money.USD] {
 	return Limits[money.USD]{p.DailyLimit, p.MaxTx, p.ApprovalThreshold, p.WeeklyLimit, p.MonthlyLimit}
@@ -149,49 +169,12 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
 // Validate checks a policy; the first problem is returned as *FieldError.
 func (p Policy) Validate() error {
-	for _, f := range []struct {
-		name string
-		v    usdc.Micros
-	}{
-		{"daily_limit_usdc", p.DailyLimit},
-		{"max_tx_usdc", p.MaxTx},
-		{"approval_threshold_usdc", p.ApprovalThreshold},
-	} {
-		if f.v < 0 {
-			return &FieldError{f.name, "must not be negative"}
-		}
-		if f.v > usdc.MaxMicros {
-			return &FieldError{f.name, "is too large"}
-		}
+	if fe := p.USDLimits().valid("usdc"); fe != nil {
+		return fe
 	}
-	for _, f := range []struct {
-		name string
-		v    *usdc.Micros
-	}{
-		{"weekly_limit_usdc", p.WeeklyLimit},
-		{"monthly_limit_usdc", p.MonthlyLimit},
-	} {
-		if f.v != nil && *f.v < 0 {
-			return &FieldError{f.name, "must not be negative"}
-		}
-		if f.v != nil && *f.v > usdc.MaxMicros {
-			return &FieldError{f.name, "is too large"}
-		}
-	}
-	if e := p.EUR; e != nil {
-		for _, f := range []struct {
-			name string
-			v    *money.Micros[money.EUR]
-		}{
-			{"daily_limit_eur", &e.DailyLimit}, {"max_tx_eur", &e.MaxTx}, {"approval_threshold_eur", &e.ApprovalThreshold},
-			{"weekly_limit_eur", e.WeeklyLimit}, {"monthly_limit_eur", e.MonthlyLimit},
-		} {
-			if f.v != nil && *f.v < 0 {
-				return &FieldError{f.name, "must not be negative"}
-			}
-			if f.v != nil && *f.v > money.MaxMicros {
-				return &FieldError{f.name, "is too large"}
-			}
+	if p.EUR != nil {
+		if fe := p.EUR.valid("eur"); fe != nil {
+			return fe
 		}
 	}
 	if len(p.Assets) > MaxAssets {
@@ -496,26 +479,17 @@ func equalPtr[T comparable](a, b *T) bool {
 // tighten must not name a recipient (an unlabelled entry it may add as
 // above).
 func Loosening(before, after Policy) string {
-	for _, f := range []struct {
-		name          string
-		before, after usdc.Micros
-	}{
-		{"daily_limit_usdc", before.DailyLimit, after.DailyLimit},
-		{"max_tx_usdc", before.MaxTx, after.MaxTx},
-		{"approval_threshold_usdc", before.ApprovalThreshold, after.ApprovalThreshold},
-	} {
-		if f.after > f.before {
-			return fmt.Sprintf("raise a policy limit (%s from %s to %s)", f.name, f.before, f.after)
+	if what := loosensLimits("usdc", before.USDLimits(), after.USDLimits()); what != "" {
+		return what
+	}
+	switch b, a := before.EUR, after.EUR; {
+	case a == nil:
+	case b == nil:
+		return fmt.Sprintf("allow EUR spending (daily_limit_eur %s where none was set)", a.DailyLimit)
+	default:
+		if what := loosensLimits("eur", *b, *a); what != "" {
+			return what
 		}
-	}
-	if what := loosensOptional("weekly_limit_usdc", before.WeeklyLimit, after.WeeklyLimit); what != "" {
-		return what
-	}
-	if what := loosensOptional("monthly_limit_usdc", before.MonthlyLimit, after.MonthlyLimit); what != "" {
-		return what
-	}
-	if what := loosensEUR(before.EUR, after.EUR); what != "" {
-		return what
 	}
 	for _, a := range after.SpendableAssets() {
 		if !before.Spends(a) {
@@ -565,36 +539,30 @@ func Loosening(before, after Policy) string {
 	return ""
 }
 
-// loosensEUR names how the EUR limits were loosened: set where there were
-// none (no EUR spending before), or one of them raised or removed.
-func loosensEUR(before, after *Limits[money.EUR]) string {
-	switch {
-	case after == nil:
-		return ""
-	case before == nil:
-		return fmt.Sprintf("allow EUR spending (daily_limit_eur %s where none was set)", after.DailyLimit)
-	}
+// loosensLimits names how one currency's limits (their fields end in
+// _suffix) were loosened: one raised, or an optional one removed.
+func loosensLimits[C money.Currency](suffix string, before, after Limits[C]) string {
 	for _, f := range []struct {
 		name          string
-		before, after money.Micros[money.EUR]
+		before, after money.Micros[C]
 	}{
-		{"daily_limit_eur", before.DailyLimit, after.DailyLimit},
-		{"max_tx_eur", before.MaxTx, after.MaxTx},
-		{"approval_threshold_eur", before.ApprovalThreshold, after.ApprovalThreshold},
+		{"daily_limit_", before.DailyLimit, after.DailyLimit},
+		{"max_tx_", before.MaxTx, after.MaxTx},
+		{"approval_threshold_", before.ApprovalThreshold, after.ApprovalThreshold},
 	} {
 		if f.after > f.before {
-			return fmt.Sprintf("raise a policy limit (%s from %s to %s)", f.name, f.before, f.after)
+			return fmt.Sprintf("raise a policy limit (%s%s from %s to %s)", f.name, suffix, f.before, f.after)
 		}
 	}
-	if what := loosensOptional("weekly_limit_eur", before.WeeklyLimit, after.WeeklyLimit); what != "" {
+	if what := loosensOptional("weekly_limit_"+suffix, before.WeeklyLimit, after.WeeklyLimit); what != "" {
 		return what
 	}
-	return loosensOptional("monthly_limit_eur", before.MonthlyLimit, after.MonthlyLimit)
+	return loosensOptional("monthly_limit_"+suffix, before.MonthlyLimit, after.MonthlyLimit)
 }
 
 // loosensOptional names how an optional limit or count was loosened:
 // raised, or removed (no limit at all); "" when it was not.
-func loosensOptional[T usdc.Micros | money.Micros[money.EUR] | int](name string, before, after *T) string {
+func loosensOptional[T ~int64 | ~int](name string, before, after *T) string {
 	switch {
 	case before == nil:
 		return ""
