@@ -219,7 +219,6 @@ func parseEntry(entry string) (networkAsset, error) {
 	return a, nil
 }
 
-
 // MismatchError is an asset whose mint on chain is not what the table
 // says: missing, of another program, or of other decimals. Sending it
 // would build transfers the chain refuses, or move amounts off by powers
