@@ -235,7 +235,7 @@ func TestConcurrentApprovesPayOnce(t *testing.T) {
 	_, key2 := e.adminKey()
 
 	var sig string
-	counts := tally(50, func(int) (int, map[string]any) { return e.approve(apID, key2, nil) }, func(status int, body map[string]any) string {
+	counts := tally(50, retried(func(int) (int, map[string]any) { return e.approve(apID, key2, nil) }), func(status int, body map[string]any) string {
 		switch {
 		case status == 200 && body["status"] == "sent":
 			sig = body["signature"].(string)

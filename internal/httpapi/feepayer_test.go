@@ -229,9 +229,9 @@ func TestFeePayer_ConcurrentSendsRespectBudget(t *testing.T) {
 	before := e.lamports(feePayer)
 
 	var sigs []string
-	counts := tally(24, func(i int) (int, map[string]any) {
+	counts := tally(24, retried(func(i int) (int, map[string]any) {
 		return e.do("POST", fmt.Sprintf(sendPath, wallets[i%len(wallets)]), e.key, map[string]any{"to": newAddress(), "amount": 0.01})
-	}, func(status int, body map[string]any) string {
+	}), func(status int, body map[string]any) string {
 		switch {
 		case status == http.StatusOK && body["status"] == "sent":
 			sigs = append(sigs, body["signature"].(string))

@@ -291,12 +291,12 @@ func TestX402Pay_SharesTheDailyLimitWithSends(t *testing.T) {
 			t.Fatalf("x402 within the limit: %d %v", status, body)
 		}
 	}
-	counts := tally(50, func(i int) (int, map[string]any) {
+	counts := tally(50, retried(func(i int) (int, map[string]any) {
 		if i%2 == 0 {
 			return e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 1})
 		}
 		return e.do("POST", fmt.Sprintf(x402Path, id), e.key, map[string]any{"payment_required": fakeChallenge("1000000")})
-	}, func(status int, body map[string]any) string {
+	}), func(status int, body map[string]any) string {
 		switch {
 		case status == 200 && (body["status"] == "sent" || body["status"] == "signed"):
 			return "passed"
