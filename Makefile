@@ -71,11 +71,12 @@ dev-reset: ## delete this checkout's development data: its database, wallet keys
 	@scripts/dev-reset.sh
 
 .PHONY: deps
-deps: ## install the npm packages of localnet/, scripts/webhook-verify/, scripts/x402-check/ and examples/x402-seller/ when missing or changed
+deps: ## install the npm packages of localnet/, scripts/webhook-verify/, scripts/x402-check/, examples/x402-seller/ and examples/mpp-seller/ when missing or changed
 	@scripts/localnet-deps.sh
 	@scripts/localnet-deps.sh scripts/webhook-verify
 	@scripts/localnet-deps.sh scripts/x402-check
 	@scripts/localnet-deps.sh examples/x402-seller
+	@scripts/localnet-deps.sh examples/mpp-seller
 
 .PHONY: dashboard
 dashboard: ## build the dashboard (web/dashboard) into the api binary's embed (internal/dashboard/dist/app)
