@@ -11,12 +11,15 @@
 #   DEV_LOG        "quiet" to not echo the logs to the terminal
 #   SELLER_PORT    the demo x402 seller's port   (4021; examples/x402-seller)
 #   X402_SELLER    "off" to not start the demo seller
+#   MPP_SELLER_PORT  the demo MPP seller's port (4022; examples/mpp-seller)
+#   MPP_SELLER     "off" to not start the demo MPP seller
 #
 # State kept between runs, all under .dev/:
 #   database          this checkout's database name (made once, random), so its
 #                     data stays with its own wallet keys (`make dev-reset` drops it)
 #   wallet-keys.env   WALLET_MASTER_KEY / WALLET_PUBLIC_KEY (made once; chmod 600)
-#   credentials.env   API_URL, API_KEY, APPROVER_KEY, ACCOUNT_ID, SOLANA_RPC_URL, SELLER_URL (keys reused while valid)
+#   credentials.env   API_URL, API_KEY, APPROVER_KEY, ACCOUNT_ID, SOLANA_RPC_URL, SELLER_URL, MPP_SELLER_URL
+#                     (keys reused while valid)
 #   ops.env           OPS_USERNAME / OPS_PASSWORD for the queue UI at /ops/queues
 #   localnet-state.json, logs/*.log (previous run in *.log.1)
 set -euo pipefail
@@ -31,6 +34,7 @@ LOCALNET_HOST=127.0.0.1
 LOCALNET_PORT=${LOCALNET_PORT:-8899}
 LOG_LEVEL=${LOG_LEVEL:-info}
 SELLER_PORT=${SELLER_PORT:-4021}
+MPP_SELLER_PORT=${MPP_SELLER_PORT:-4022}
 
 say() { printf '\033[1mdev:\033[0m %s\n' "$*"; }
 [ -t 1 ] || say() { printf 'dev: %s\n' "$*"; }
@@ -236,11 +240,14 @@ if ! bin/api migrate up 2>&1 | sed 's/^/  migrate: /'; then
 fi
 
 # ---------------------------------------------------------------- start
-# The seller may not start this time: keep its last log out of the echo.
-[ -f "$LOGS/seller.log" ] && mv -f "$LOGS/seller.log" "$LOGS/seller.log.1"
+# The sellers may not start this time: keep their last logs out of the echo.
+for log in seller mpp-seller; do
+	[ -f "$LOGS/$log.log" ] && mv -f "$LOGS/$log.log" "$LOGS/$log.log.1"
+done
 if [ "${DEV_LOG:-}" != quiet ]; then
 	node scripts/devlogs.js localnet="$LOGS/localnet.log" api="$LOGS/api.log" \
-		worker="$LOGS/worker.log" scheduler="$LOGS/scheduler.log" seller="$LOGS/seller.log" </dev/null &
+		worker="$LOGS/worker.log" scheduler="$LOGS/scheduler.log" seller="$LOGS/seller.log" \
+		mpp-seller="$LOGS/mpp-seller.log" </dev/null &
 	LOGS_PID=$!
 fi
 
@@ -275,6 +282,30 @@ else
 		sleep 0.25
 	done
 	SELLER_URL="http://127.0.0.1:$SELLER_PORT"
+fi
+
+# The demo MPP seller (examples/mpp-seller: the official mppx and
+# @solana/mpp packages, settling on the localnet, its fee payer paying the
+# fee), optional like the x402 seller.
+MPP_SELLER_URL=
+if [ "${MPP_SELLER:-}" = off ]; then
+	:
+elif [ ! -d examples/mpp-seller/node_modules/mppx ]; then
+	say "not starting the demo MPP seller: its packages are missing (make deps)"
+elif tcp_open 127.0.0.1 "$MPP_SELLER_PORT"; then
+	say "not starting the demo MPP seller: port $MPP_SELLER_PORT is in use$(who_listens "$MPP_SELLER_PORT") (MPP_SELLER_PORT=<port> make dev)"
+else
+	say "starting the demo MPP seller on http://127.0.0.1:$MPP_SELLER_PORT"
+	start mpp-seller env -u MPP_SELLER_RECIPIENT -u MPP_SELLER_NETWORK -u MPP_SELLER_CURRENCY -u MPP_SELLER_TOKEN_PROGRAM -u MPP_SELLER_SPLITS \
+		bash -c 'cd examples/mpp-seller && exec node server.mjs "$@"' mpp-seller \
+		--rpc "$SOLANA_RPC_URL" --host 127.0.0.1 --port "$MPP_SELLER_PORT" --fee-payer new
+	for i in $(seq 1 240); do
+		grep -q '"ready":true' "$LOGS/mpp-seller.log" && break
+		check_alive
+		[ "$i" -lt 240 ] || die "the MPP seller printed no ready line in 60 s: see .dev/logs/mpp-seller.log"
+		sleep 0.25
+	done
+	MPP_SELLER_URL="http://127.0.0.1:$MPP_SELLER_PORT"
 fi
 
 common_env=(
@@ -335,7 +366,7 @@ if [ -z "$API_KEY" ]; then
 	APPROVER_KEY=$(bin/api keys create --account "$account" --quiet | tr -d '[:space:]') || die "bin/api keys create failed"
 	ACCOUNT_ID=$account
 fi
-(umask 077 && printf 'API_URL=%s\nAPI_KEY=%s\nAPPROVER_KEY=%s\nACCOUNT_ID=%s\nSOLANA_RPC_URL=%s\nSELLER_URL=%s\n' "$API_URL" "$API_KEY" "$APPROVER_KEY" "$ACCOUNT_ID" "$SOLANA_RPC_URL" "$SELLER_URL" >"$CREDS.tmp") &&
+(umask 077 && printf 'API_URL=%s\nAPI_KEY=%s\nAPPROVER_KEY=%s\nACCOUNT_ID=%s\nSOLANA_RPC_URL=%s\nSELLER_URL=%s\nMPP_SELLER_URL=%s\n' "$API_URL" "$API_KEY" "$APPROVER_KEY" "$ACCOUNT_ID" "$SOLANA_RPC_URL" "$SELLER_URL" "$MPP_SELLER_URL" >"$CREDS.tmp") &&
 	mv -f "$CREDS.tmp" "$CREDS"
 
 DEVNET_USDC_MINT=4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU
@@ -350,7 +381,8 @@ cat <<EOF
     localnet   $SOLANA_RPC_URL
     queues UI  $API_BASE/ops/queues    (user $OPS_USERNAME, password in .dev/ops.env)
     x402 demo  ${SELLER_URL:-not started}    (a paid API: GET /weather 0.01 USDC; README "Buying from an x402 seller")
-    logs       .dev/logs/{api,worker,scheduler,localnet,seller}.log
+    MPP demo   ${MPP_SELLER_URL:-not started}    (a paid API: GET /weather 0.01 USDC, MPP's Payment scheme; the seller pays the fee)
+    logs       .dev/logs/{api,worker,scheduler,localnet,seller,mpp-seller}.log
     saved in   .dev/credentials.env
 
   Try it:
