@@ -36,9 +36,12 @@ type Spend struct {
 	// confirmed (a fee is paid when a transaction lands).
 	FeeLamports int64 `bun:"fee_lamports"`
 	// X402Amount and X402Count are the part of Amount and Count that are
-	// x402 payments: landed, or signed and not yet expired.
+	// x402 payments: landed, or signed and not yet expired; MPP charges
+	// the same.
 	X402Amount usdc.Micros `bun:"x402_micros"`
 	X402Count  int         `bun:"x402_n"`
+	MPPAmount  usdc.Micros `bun:"mpp_micros"`
+	MPPCount   int         `bun:"mpp_n"`
 }
 
 // Wallet is a wallet that spent in the range, with its current limit.
@@ -107,17 +110,19 @@ func Compute(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uui
 		return rep, fmt.Errorf("received per day: %w", err)
 	}
 
-	// Signed x402 payments count as the daily limit counts them: reserved
-	// until they land (then they are transactions of kind x402) or expire.
+	// Signed x402 and MPP payments count as the daily limit counts them:
+	// reserved until they land (then they are transactions of kind x402 or
+	// mpp) or expire.
 	err = scope(db.NewSelect().TableExpr(`(SELECT created_at, wallet_id, amount_micros, currency, status, fee_lamports, kind FROM transactions
 			WHERE account_id = ?0 AND created_at >= ?1 AND created_at < ?2 AND status <> 'failed'
-		UNION ALL SELECT created_at, wallet_id, amount_micros, currency, 'pending', NULL, 'x402' FROM x402_payments
+		UNION ALL SELECT created_at, wallet_id, amount_micros, currency, 'pending', NULL, protocol FROM x402_payments
 			WHERE account_id = ?0 AND created_at >= ?1 AND created_at < ?2 AND state = 'signed') AS t`, accountID, from, until).
 		ColumnExpr("(created_at AT TIME ZONE 'UTC')::date AS day, wallet_id, count(*) AS n").
 		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE currency = 'USD'), 0)::bigint AS micros").
 		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE currency = 'EUR'), 0)::bigint AS eur_micros").
 		ColumnExpr("coalesce(sum(fee_lamports) FILTER (WHERE status = 'confirmed'), 0)::bigint AS fee_lamports").
-		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE kind = 'x402' AND currency = 'USD'), 0)::bigint AS x402_micros, count(*) FILTER (WHERE kind = 'x402') AS x402_n"),
+		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE kind = 'x402' AND currency = 'USD'), 0)::bigint AS x402_micros, count(*) FILTER (WHERE kind = 'x402') AS x402_n").
+		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE kind = 'mpp' AND currency = 'USD'), 0)::bigint AS mpp_micros, count(*) FILTER (WHERE kind = 'mpp') AS mpp_n"),
 		"wallet_id").GroupExpr("1, 2").OrderExpr("1, 2").Scan(ctx, &rep.Spend)
 	if err != nil {
 		return rep, fmt.Errorf("spend per day: %w", err)

@@ -15,6 +15,7 @@ package approval
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -119,12 +120,19 @@ type Approval struct {
 	X402        bool    `bun:"x402,scanonly"`
 	Resource    *string `bun:"x402_resource,scanonly"`
 	Description *string `bun:"x402_description,scanonly"`
+	// Protocol (reads) is mpp when it parks an MPP charge (else x402 or
+	// empty); Realm names the seller and Splits its further recipients
+	// ([{to, amount_micros}]).
+	Protocol string          `bun:"x402_protocol,scanonly"`
+	Realm    *string         `bun:"x402_realm,scanonly"`
+	Splits   json.RawMessage `bun:"x402_splits,scanonly"`
 }
 
 // readColumns are what Get and List read: the approval, its wallet's
 // label and its transaction's status.
 const readColumns = "a.*, w.label AS agent_label, CASE WHEN a.status = 'pending' THEN " + quorumSQL + " ELSE COALESCE(a.approvals_needed, 1) END AS needed, (SELECT t.status FROM transactions AS t WHERE t.approval_id = a.id ORDER BY t.created_at DESC LIMIT 1) AS transaction_status, " +
-	"x.x402 IS NOT NULL AS x402, x.x402 ->> 'resource' AS x402_resource, NULLIF(x.x402 ->> 'description', '') AS x402_description"
+	"x.x402 IS NOT NULL AS x402, x.x402 ->> 'resource' AS x402_resource, NULLIF(x.x402 ->> 'description', '') AS x402_description, " +
+	"x.x402 ->> 'protocol' AS x402_protocol, NULLIF(x.x402 ->> 'realm', '') AS x402_realm, x.x402 -> 'splits' AS x402_splits"
 
 // PublicID is how an approval is named on the wire: "ap_" + uuid.
 func PublicID(id uuid.UUID) string { return "ap_" + id.String() }

@@ -71,6 +71,8 @@ const (
 	// landing (its reservation released).
 	ActionX402Signed  = "x402.signed"
 	ActionX402Expired = "x402.expired"
+	ActionMPPSigned   = "mpp.signed"
+	ActionMPPExpired  = "mpp.expired"
 )
 
 // Actions lists every action, for validating filters.
@@ -80,7 +82,7 @@ var Actions = []string{
 	ActionApprovalApproved, ActionApprovalVoted, ActionApprovalRejected, ActionApprovalExpired,
 	ActionKeyCreated, ActionKeyRotated, ActionKeyRevoked, ActionPermissionDenied,
 	ActionSignedIn, ActionSignInFailed, ActionSignedOut, ActionUserAdded, ActionUserChanged, ActionUserRemoved,
-	ActionFeePayerUpdated, ActionX402Signed, ActionX402Expired,
+	ActionFeePayerUpdated, ActionX402Signed, ActionX402Expired, ActionMPPSigned, ActionMPPExpired,
 }
 
 // Record is one entry of the log as stored: its place in the chain

@@ -118,9 +118,15 @@ var Permissions = map[string]Rule{
 	"preview-send":                    {What: "preview sends", Wallets: true, Access: readAll},
 	"list-transactions":               {What: "list transactions", Wallets: true, Access: readAll},
 	// Paying an x402 challenge is a send to the seller.
-	"x402-pay":             {What: "pay x402 challenges", Wallets: true, Access: agentsToo},
-	"get-x402-payment":     {What: "read x402 payments", Wallets: true, Access: readAll},
-	"list-x402-payments":   {What: "list x402 payments", Wallets: true, Access: readAll},
+	"x402-pay":           {What: "pay x402 challenges", Wallets: true, Access: agentsToo},
+	"get-x402-payment":   {What: "read x402 payments", Wallets: true, Access: readAll},
+	"list-x402-payments": {What: "list x402 payments", Wallets: true, Access: readAll},
+	// Paying an MPP charge is a send to the seller too; its receipt is
+	// the agent's report of what the seller answered.
+	"mpp-pay":              {What: "pay MPP charges", Wallets: true, Access: agentsToo},
+	"get-mpp-payment":      {What: "read MPP payments", Wallets: true, Access: readAll},
+	"list-mpp-payments":    {What: "list MPP payments", Wallets: true, Access: readAll},
+	"record-mpp-receipt":   {What: "report MPP receipts", Wallets: true, Access: agentsToo},
 	"list-approvals":       {What: "list approvals", Wallets: true, Access: readAll, Note: personHidden},
 	"get-approval":         {What: "read approvals", Wallets: true, Access: readAll, Note: personHidden},
 	"get-approval-context": {What: "read an approval's context", Wallets: true, Access: humansRead},

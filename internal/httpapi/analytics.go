@@ -30,6 +30,8 @@ type SpendDay struct {
 	// By kind: x402 payments within the day's figures.
 	X402Amount USDC `json:"x402_amount_usdc" doc:"Of amount_usdc, what x402 payments spent or hold reserved (landed, or signed and not expired)." example:"0.5"`
 	X402Count  int  `json:"x402_payments" doc:"Of transactions, how many are x402 payments." example:"1"`
+	MPPAmount  USDC `json:"mpp_amount_usdc" doc:"Of amount_usdc, what MPP charges spent or hold reserved (landed, or signed and not expired)." example:"0.1"`
+	MPPCount   int  `json:"mpp_payments" doc:"Of transactions, how many are MPP charges." example:"1"`
 }
 
 // AnalyticsWallet is a wallet that spent in the range.
@@ -104,7 +106,7 @@ func (s *server) getAnalytics(ctx context.Context, in *analyticsInput) (*analyti
 	b.From, b.To = r.From.Format(time.DateOnly), r.To.Format(time.DateOnly)
 	b.Spend = make([]SpendDay, len(rep.Spend))
 	for i, x := range rep.Spend {
-		b.Spend[i] = SpendDay{Day: x.Day.Format(time.DateOnly), WalletID: x.WalletID.String(), Amount: USDC(x.Amount), AmountEUR: EUR(x.AmountEUR), Count: x.Count, Fee: x.FeeLamports, X402Amount: USDC(x.X402Amount), X402Count: x.X402Count}
+		b.Spend[i] = SpendDay{Day: x.Day.Format(time.DateOnly), WalletID: x.WalletID.String(), Amount: USDC(x.Amount), AmountEUR: EUR(x.AmountEUR), Count: x.Count, Fee: x.FeeLamports, X402Amount: USDC(x.X402Amount), X402Count: x.X402Count, MPPAmount: USDC(x.MPPAmount), MPPCount: x.MPPCount}
 	}
 	b.Wallets = make([]AnalyticsWallet, len(rep.Wallets))
 	for i, w := range rep.Wallets {

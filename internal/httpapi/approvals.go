@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -41,10 +43,12 @@ type Approval struct {
 	// An approval stays sent when its transaction later fails: this says
 	// so beside it.
 	TransactionStatus *string `json:"transaction_status" nullable:"true" enum:"pending,confirmed,failed" doc:"Its transaction's status once signed (a sent approval whose transaction failed on chain spent nothing; tx.failed was emitted), or null." example:"confirmed"`
-	// An x402 payment's approval says what is bought.
-	Kind        string  `json:"kind" enum:"send,x402" doc:"send: a send to an address; x402: an x402 payment to the seller at to (approving grants it: the agent pays with approval_id within 15 minutes; status sent, no signature)." example:"send"`
-	Resource    *string `json:"resource" nullable:"true" doc:"For kind x402: the URL paid for; else null." example:"https://api.example.com/weather"`
-	Description *string `json:"description" nullable:"true" doc:"For kind x402: the seller's description of the resource, or null." example:"Weather report"`
+	// A payment to a seller's approval says what is bought, and from whom.
+	Kind        string     `json:"kind" enum:"send,x402,mpp" doc:"send: a send to an address; x402: an x402 payment to the seller at to; mpp: an MPP charge of the seller at to (and its splits). Approving an x402 or mpp payment grants it: the agent pays with approval_id within 15 minutes; status sent, no signature." example:"send"`
+	Resource    *string    `json:"resource" nullable:"true" doc:"For kind x402 or mpp: the URL paid for; else null." example:"https://api.example.com/weather"`
+	Description *string    `json:"description" nullable:"true" doc:"For kind x402 or mpp: the seller's description of the resource, or null." example:"Weather report"`
+	Realm       *string    `json:"realm" nullable:"true" doc:"For kind mpp: the seller as its challenge names itself; else null." example:"api.example.com"`
+	Splits      []MPPSplit `json:"splits" doc:"For kind mpp: the charge's further recipients and their shares (amount is the total); else empty."`
 	// m-of-n approvals.
 	Approvals       []ApprovalVote `json:"approvals" doc:"Who approved it so far, oldest first: one entry per person (a wallet's approvals_required above 1 needs several). The last approve of a sent approval is also approved_by. Empty while nobody has."`
 	ApprovalsNeeded int            `json:"approvals_needed" minimum:"1" doc:"How many distinct people must approve it: while pending, the wallet's approvals_required now (at most the account's owners and approvers: when people leave, those who remain suffice); once decided, the number it was decided with. The requester never counts." example:"2"`
@@ -68,7 +72,12 @@ func approvalOf(a *approval.Approval) Approval {
 		Kind: "send", Resource: a.Resource, Description: a.Description,
 	}
 	if a.X402 {
-		out.Kind = "x402"
+		out.Kind = cmp.Or(a.Protocol, "x402")
+	}
+	out.Realm, out.Splits = a.Realm, []MPPSplit{}
+	var splits []payment.Split
+	if len(a.Splits) > 0 && json.Unmarshal(a.Splits, &splits) == nil {
+		out.Splits = splitsOf(splits)
 	}
 	out.ApprovalsNeeded = max(1, a.Needed)
 	out.Approvals = make([]ApprovalVote, len(a.Votes))

@@ -91,6 +91,7 @@ var streamReads = map[string]string{
 	webhook.KindTxBlocked:          "list-transactions",
 	webhook.KindTxFailed:           "list-transactions",
 	webhook.KindX402Expired:        "list-x402-payments",
+	webhook.KindMPPExpired:         "list-mpp-payments",
 	live.KindDeliveryFailed:        "list-deliveries",
 }
 

@@ -208,9 +208,11 @@ func TestFailover_Balance503OnlyWhenEveryNodeIsDown(t *testing.T) {
 
 	// Reads go to the first node unless the other is twice as fast: on a
 	// busy machine it may be, and the first would never be tried. The
-	// second is made slow for a few reads, so the first is the one read.
-	b.Set(t, localnettest.ProxyFaults{Delay: 50 * time.Millisecond})
-	for range 3 {
+	// second is made slow for a few reads, so the first is the one read
+	// (a quarter second each: a loaded machine's stall of the first, a
+	// few hundred milliseconds, must not make the second twice as fast).
+	b.Set(t, localnettest.ProxyFaults{Delay: 250 * time.Millisecond})
+	for range 5 {
 		e.do("GET", balance, e.key, nil)
 	}
 	b.Set(t, localnettest.ProxyFaults{})

@@ -37,6 +37,7 @@ func (e *env) fixtures(key, hookURL string) matrixFixtures {
 	agent, _ := o.agent(map[string]any{"approval_threshold_usdc": 1}, 10_000_000)
 	approval := o.park(agent, newAddress(), 2)
 	x402Payment := o.parkX402(key, agent)
+	mppPayment, _ := o.signMPP(key, agent)
 	ep, _ := o.createEndpoint(hookURL, "tx.sent")
 	var delivery string
 	waitfor.True(e.t, "the endpoint's test delivery", func() bool {
@@ -58,7 +59,7 @@ func (e *env) fixtures(key, hookURL string) matrixFixtures {
 	return matrixFixtures{
 		"agents": agent, "wallets": agent, "approvals": approval,
 		"webhook-endpoints": ep, "deliveries": delivery, "keys": keyID, "users": user, "payments": x402Payment,
-		"exports": e.requestExport(acct.AccountID, agent),
+		"mpp/payments": mppPayment, "exports": e.requestExport(acct.AccountID, agent),
 	}
 }
 
@@ -84,7 +85,10 @@ func (f matrixFixtures) fill(t testing.TB, path string) string {
 	segs := strings.Split(path, "/")
 	for i, s := range segs {
 		if s == "{id}" || s == "{address}" || s == "{export_id}" {
-			id, ok := f[segs[i-1]]
+			id, ok := f[segs[i-2]+"/"+segs[i-1]]
+			if !ok {
+				id, ok = f[segs[i-1]]
+			}
 			if !ok {
 				t.Fatalf("%s: no fixture for a %s id; add one to fixtures()", path, segs[i-1])
 			}
@@ -192,7 +196,7 @@ func TestErrorMatrix(t *testing.T) {
 			for _, name := range append(slices.Clone(schema.Required), alsoRequired[op.OperationID]...) {
 				cases = append(cases, c("missing "+name, e.key, without(body, name), 422, name))
 			}
-			if op.OperationID == "send" || op.OperationID == "x402-pay" {
+			if op.OperationID == "send" || op.OperationID == "x402-pay" || op.OperationID == "mpp-pay" {
 				h := c("malformed Idempotency-Key", e.key, body, 422, "Idempotency-Key")
 				h.header = http.Header{"Idempotency-Key": {"naïve key"}}
 				cases = append(cases, h)
@@ -251,6 +255,8 @@ func matrixSamples(hookURL string) map[string]any {
 		"send":                    map[string]any{"to": newAddress(), "amount": 1},
 		"preview-send":            map[string]any{"to": newAddress(), "amount": 1},
 		"x402-pay":                map[string]any{"payment_required": fakeChallenge("1000")},
+		"mpp-pay":                 map[string]any{"challenge": fakeCharge("1000"), "resource": "https://seller.test/r"},
+		"record-mpp-receipt":      map[string]any{"receipt": fakeReceipt("not-a-payment's")},
 		"fund-wallet":             map[string]any{"usdc": 1, "sol": 0.01},
 		"update-fee-payer":        map[string]any{"enabled": false, "daily_budget_sol": 1},
 		"fund-fee-payer":          map[string]any{"sol": 0.01},
@@ -449,6 +455,12 @@ func TestPermissionMatrix(t *testing.T) {
 	}
 	approvals := map[string]string{in: park(in), out: park(out)}
 	x402Payments := map[string]string{in: e.parkX402(agentKey, in), out: e.parkX402(agentKey, out)}
+	// Signed MPP payments, and a receipt of each one's challenge.
+	mppPayments, receipts := map[string]string{}, map[string]any{}
+	for _, w := range []string{in, out} {
+		id, challenge := e.signMPP(agentKey, w)
+		mppPayments[w], receipts[w] = id, map[string]any{"receipt": fakeReceipt(challenge)}
+	}
 	// Exports asked by another owner than the matrix's, who may decide them.
 	exports := map[string]string{in: e.requestExport(e.account.ID, in), out: e.requestExport(e.account.ID, out)}
 	endpoint, _ := e.createEndpoint(hook.URL, "tx.sent")
@@ -494,8 +506,18 @@ func TestPermissionMatrix(t *testing.T) {
 				access := auth.Can(p.as, op.OperationID)
 				c := matrixRun{matrixCase: matrixCase{name: op.OperationID + " as " + p.name, method: method, key: p.key, header: p.hdr, body: samples[op.OperationID]},
 					elsewhere: p.foreign}
+				payments := x402Payments
+				if strings.HasPrefix(path, httpapi.Prefix+"/mpp/") {
+					payments = mppPayments
+				}
+				switch op.OperationID {
+				case "record-mpp-receipt":
+					c.body = receipts[p.wallet]
+				case "mpp-pay": // a challenge is paid once
+					c.body = map[string]any{"challenge": fakeCharge("1000"), "resource": "https://seller.test/r"}
+				}
 				id := map[string]string{"agents": p.wallet, "wallets": p.wallet, "approvals": approvals[p.wallet],
-					"webhook-endpoints": endpoint, "deliveries": delivery, "keys": adminID, "users": viewer, "payments": x402Payments[p.wallet]}[seg]
+					"webhook-endpoints": endpoint, "deliveries": delivery, "keys": adminID, "users": viewer, "payments": payments[p.wallet]}[seg]
 				if seg != "" && id == "" {
 					t.Fatalf("%s: no fixture for a %s id", path, seg)
 				}

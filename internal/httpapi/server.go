@@ -244,6 +244,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerUsers(api)
 	s.registerFeePayer(api)
 	s.registerX402(api)
+	s.registerMPP(api)
 	documentRateLimits(api)
 	documentPermissions(api)
 	documentOtherSuccesses(api)
@@ -354,8 +355,8 @@ func bucketOf(op *huma.Operation) ratelimit.Bucket {
 	switch {
 	case op.Method == http.MethodGet:
 		return ratelimit.Read
-	case op.Path == Prefix+"/agents/{id}/send", op.Path == Prefix+"/agents/{id}/x402/pay":
-		// An x402 payment is a send to the seller: one bucket.
+	case op.Path == Prefix+"/agents/{id}/send", op.Path == Prefix+"/agents/{id}/x402/pay", op.Path == Prefix+"/agents/{id}/mpp/pay":
+		// An x402 or MPP payment is a send to the seller: one bucket.
 		return ratelimit.Send
 	}
 	return ratelimit.Write

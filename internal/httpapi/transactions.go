@@ -25,7 +25,7 @@ const TransactionsLimit = 100
 type Transaction struct {
 	ID           string    `json:"id" format:"uuid" doc:"Record id." example:"0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"`
 	Signature    string    `json:"signature" doc:"On-chain signature." example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"`
-	Kind         string    `json:"kind" doc:"What moved: the asset's symbol in lower case for a send or a deposit (usdc, usdt, pyusd, usdg, eurc, or an asset the operator added); x402, an x402 payment that landed (its resource says what it bought); sol, SOL that came in (a deposit)." example:"usdc"`
+	Kind         string    `json:"kind" doc:"What moved: the asset's symbol in lower case for a send or a deposit (usdc, usdt, pyusd, usdg, eurc, or an asset the operator added); x402, an x402 payment that landed (its resource says what it bought); mpp, an MPP charge that landed (the same; asset says what it paid); sol, SOL that came in (a deposit)." example:"usdc"`
 	Asset        string    `json:"asset" doc:"The asset that moved: a symbol of GET /assets, or SOL." example:"USDC"`
 	Direction    string    `json:"direction" enum:"send,receive" doc:"send: out of the wallet; receive: a deposit, money that came into the wallet from anyone but itself (to any of its USDC accounts, or SOL), recorded once it is confirmed." example:"send"`
 	Amount       Quantity  `json:"amount" doc:"In whole units of what moved: USDC (6 decimals), or SOL (9) for kind sol." example:"1.5"`

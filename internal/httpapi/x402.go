@@ -325,7 +325,7 @@ func (s *server) getX402(ctx context.Context, in *getX402Input) (*getX402Output,
 	if err != nil {
 		return nil, errorf(http.StatusNotFound, "x402 payment not found")
 	}
-	v, err := payment.GetX402(ctx, s.DB, pr.AccountID, id)
+	v, err := payment.GetX402(ctx, s.DB, payment.ProtocolX402, pr.AccountID, id)
 	if errors.Is(err, payment.ErrX402NotFound) || err == nil && !pr.Reaches(v.WalletID) {
 		return nil, errorf(http.StatusNotFound, "x402 payment not found")
 	}

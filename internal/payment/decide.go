@@ -91,7 +91,7 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 		// A payment redeeming an x402 grant was approved by a human: its
 		// parked request was counted and its hours judged.
 		redeems := r.X402 != nil && r.X402.ApprovalID.Valid
-		d := p.Evaluate(policy.Request{To: r.To, Asset: a.Symbol, Amount: a.Amount(int64(r.Amount)), Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: redeems})
+		d := p.Evaluate(policy.Request{To: r.To, Also: r.X402.also(), Asset: a.Symbol, Amount: a.Amount(int64(r.Amount)), Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: redeems})
 		if redeems {
 			if why, err := checkGrant(ctx, tx, &r, grant); err != nil {
 				return err
@@ -172,7 +172,7 @@ func (e *Engine) block(ctx context.Context, tx bun.Tx, r *Request, d policy.Deci
 		"wallet_id": r.WalletID, "amount": r.Amount, "asset": r.Asset, "to": r.To, "reason": d.Reason, "memo": r.Memo,
 	}
 	if r.X402 != nil {
-		data["kind"], data["resource"] = "x402", r.X402.Resource
+		data["kind"], data["resource"] = r.X402.Kind(), r.X402.Resource
 	}
 	out := (&Outcome{Status: Blocked, Reason: d.Reason}).remaining(d)
 	details := map[string]any{
@@ -230,7 +230,7 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wall
 	}
 	if r.X402 != nil {
 		// Approvers see what is bought and from whom.
-		data["kind"], data["resource"], data["description"] = "x402", r.X402.Resource, r.X402.Description
+		data["kind"], data["resource"], data["description"] = r.X402.Kind(), r.X402.Resource, r.X402.Description
 	}
 	out := (&Outcome{Status: PendingApproval, ApprovalID: a.ID}).remaining(d)
 	if r.X402 != nil {

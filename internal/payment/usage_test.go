@@ -72,7 +72,7 @@ func TestReadUsage_CountsWhatEachWindowHolds(t *testing.T) {
 	x402 := func(amount usdc.Micros, state string, created time.Time) {
 		t.Helper()
 		id := req(w, payment.Signed, created, &payment.X402Request{Resource: "r"})
-		p := payment.X402Payment{ID: id, AccountID: acc.ID, WalletID: w, RequestID: id, Network: solana.Devnet, Version: 2,
+		p := payment.X402Payment{ID: id, AccountID: acc.ID, WalletID: w, RequestID: id, Network: solana.Devnet, Version: 2, Protocol: payment.ProtocolX402,
 			Challenge: []byte(`{}`), Amount: amount, PayTo: "p", Asset: "a", FeePayer: "f", Resource: "r", Memo: "m",
 			OwnerSignature: uuid.NewString(), SourceATA: "s", DestinationATA: "d", Header: "h", PaymentSignature: "v",
 			SignedTx: []byte{0}, State: state, CreatedAt: created, UpdatedAt: created}
@@ -196,7 +196,7 @@ func TestUsageHoursAgreeWithAScan(t *testing.T) {
 			if _, err := db.NewInsert().Model(&r).Exec(ctx); err != nil {
 				t.Fatal(err)
 			}
-			p := payment.X402Payment{ID: id, AccountID: acc.ID, WalletID: w, RequestID: id, Network: solana.Devnet, Version: 2,
+			p := payment.X402Payment{ID: id, AccountID: acc.ID, WalletID: w, RequestID: id, Network: solana.Devnet, Version: 2, Protocol: payment.ProtocolX402,
 				Challenge: []byte(`{}`), Amount: amount, PayTo: "p", Asset: "a", FeePayer: "f", Resource: "r", Memo: "m",
 				OwnerSignature: uuid.NewString(), SourceATA: "s", DestinationATA: "d", Header: "h", PaymentSignature: "v",
 				SignedTx: []byte{0}, State: []string{payment.X402StateSigned, payment.X402StateSigned, payment.X402Expired}[rng.IntN(3)], CreatedAt: at, UpdatedAt: at}

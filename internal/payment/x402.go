@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -33,13 +34,23 @@ import (
 // settlement) and handed to the caller; nothing is broadcast by us.
 const Signed Status = "signed"
 
-// X402Request is the x402 part of a pay request, stored on its
-// send_requests row: a Choice cannot cross processes, so the worker
-// parses the challenge again and selects with the same wallet and cap,
-// and signs only if it chooses the same entry and amount.
+// The protocols of a payment to a seller answering 402.
+const (
+	ProtocolX402 = "x402"
+	ProtocolMPP  = "mpp"
+)
+
+// X402Request is the seller's part of a pay request (x402, or MPP's
+// Solana charge), stored on its send_requests row: a Choice cannot cross
+// processes, so the worker parses the challenge again and selects with
+// the same wallet and cap, and signs only if it chooses the same entry
+// and amount.
 type X402Request struct {
+	// Protocol is ProtocolMPP for an MPP charge; empty is x402.
+	Protocol string `json:"protocol,omitempty"`
 	// Challenge is the PaymentRequired JSON exactly as received (base64
-	// in the stored JSON, so jsonb never reorders what the seller matches).
+	// in the stored JSON, so jsonb never reorders what the seller matches);
+	// for MPP, the WWW-Authenticate value as received.
 	Challenge   []byte `json:"challenge"`
 	Index       int    `json:"index"`
 	Max         *int64 `json:"max_micros,omitempty"`
@@ -49,6 +60,40 @@ type X402Request struct {
 	NetworkID   string `json:"network_id"`
 	// ApprovalID is the grant the caller presented (approval_id), if any.
 	ApprovalID uuid.NullUUID `json:"approval_id,omitzero"`
+	// An MPP charge's challenge id and realm (the seller), and its split
+	// recipients: what an approval of it grants, besides the primary
+	// recipient, amount, asset, network and resource.
+	ChallengeID string  `json:"challenge_id,omitempty"`
+	Realm       string  `json:"realm,omitempty"`
+	Splits      []Split `json:"splits,omitempty"`
+}
+
+// Split is one further recipient of an MPP charge and its share.
+type Split struct {
+	To string `json:"to"`
+	// Amount is in the asset's base units (an integer in the JSON).
+	Amount int64 `json:"amount_micros"`
+}
+
+// Kind is the protocol's name, as transactions, events and audit
+// entries name the payment: x402 or mpp.
+func (x *X402Request) Kind() string {
+	if x != nil && x.Protocol == ProtocolMPP {
+		return ProtocolMPP
+	}
+	return ProtocolX402
+}
+
+// also is the payment's recipients besides the primary one (policy.Request.Also).
+func (x *X402Request) also() []string {
+	if x == nil {
+		return nil
+	}
+	to := make([]string, len(x.Splits))
+	for i, s := range x.Splits {
+		to[i] = s.To
+	}
+	return to
 }
 
 // digest identifies what was asked, for Idempotency-Key comparison.
@@ -62,7 +107,7 @@ func (x *X402Request) digest() string {
 	if x.Max != nil {
 		max = strconv.FormatInt(*x.Max, 10)
 	}
-	fmt.Fprintf(h, "\x00%s\x00%s\x00%s", x.Resource, max, x.ApprovalID.UUID)
+	fmt.Fprintf(h, "\x00%s\x00%s\x00%s\x00%s", x.Resource, max, x.ApprovalID.UUID, x.Kind())
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -134,6 +179,14 @@ type X402Payment struct {
 	// (zero: not yet): a search counts "not found" only from an answer at
 	// or past it.
 	ExpirySlot uint64 `bun:"expiry_slot,nullzero"`
+	// Protocol is x402 or mpp. An MPP payment also keeps its challenge's
+	// id and expiry, its split recipients, and the seller's receipt once
+	// the agent reports it.
+	Protocol    string          `bun:"protocol"`
+	ChallengeID *string         `bun:"challenge_id"`
+	ExpiresAt   *time.Time      `bun:"expires_at"`
+	Splits      json.RawMessage `bun:"splits,type:jsonb,nullzero"`
+	Receipt     json.RawMessage `bun:"receipt,type:jsonb,nullzero"`
 }
 
 // signX402 signs an allowed x402 pay request with the wallet's key (only
@@ -143,6 +196,9 @@ type X402Payment struct {
 // whose facilitator adds the fee payer's signature and submits it.
 func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, a asset.Asset, d policy.Decision, at time.Time) (*Outcome, error) {
 	x := r.X402
+	if x.Protocol == ProtocolMPP {
+		return e.signMPP(ctx, tx, node, r, w, a, d, at)
+	}
 	refuse := func(detail string) (*Outcome, error) {
 		out := (&Outcome{Status: Refused, Detail: detail}).remaining(d)
 		return out, setOutcome(ctx, tx, r.ID, out)
@@ -163,31 +219,11 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 	if c.Index != x.Index || c.Amount != r.Amount || c.PayTo.String() != r.To {
 		return refuse("the challenge no longer selects the payment the policy evaluated")
 	}
-	if err := node.Client.ChainErr(); err != nil {
-		e.log().ErrorContext(ctx, "the network's Solana node is not verified; nothing signed", "wallet_id", w.ID, "err", err)
-		out := (&Outcome{Status: Unavailable, Detail: "the Solana node did not answer"}).remaining(d)
-		return out, setOutcome(ctx, tx, r.ID, out)
+	bh, why, err := e.readyToSign(ctx, node, w, c.Token)
+	if why != "" {
+		return refuse(why)
 	}
-	if c.Token.Is2022() {
-		// Select does not read the chain: a mint the service cannot send
-		// (a hook, a fee withheld, a pause) is refused before signing.
-		tctx, cancel := context.WithTimeout(ctx, feeReadWait)
-		_, err := node.Client.TokenTerms(tctx, c.Token)
-		cancel()
-		var unsupported *solana.UnsupportedTokenError
-		if errors.As(err, &unsupported) {
-			return refuse(unsupported.Error())
-		} else if err != nil {
-			e.log().WarnContext(ctx, "token mint not read; nothing signed", "asset", c.Token.Symbol, "err", err)
-			out := (&Outcome{Status: Unavailable, Detail: "the Solana node did not answer"}).remaining(d)
-			return out, setOutcome(ctx, tx, r.ID, out)
-		}
-	}
-	bctx, cancel := context.WithTimeout(ctx, time.Second)
-	bh, err := node.Blockhashes.Get(bctx)
-	cancel()
 	if err != nil {
-		e.log().WarnContext(ctx, "no blockhash; nothing signed", "wallet_id", w.ID, "err", err)
 		out := (&Outcome{Status: Unavailable, Detail: "the Solana node did not answer"}).remaining(d)
 		return out, setOutcome(ctx, tx, r.ID, out)
 	}
@@ -208,7 +244,7 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 		SourceATA:      p.Transaction.SourceATA.String(), DestinationATA: p.Transaction.DestinationATA.String(),
 		Header: p.Header, PaymentSignature: p.Value, SignedTx: p.Transaction.Wire,
 		LastValidBlockHeight: bh.LastValidBlockHeight, State: X402StateSigned, CreatedAt: at, UpdatedAt: at,
-		ApprovalID: x.ApprovalID,
+		ApprovalID: x.ApprovalID, Protocol: ProtocolX402,
 	}
 	if _, err := tx.NewInsert().Model(&row).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("insert x402 payment: %w", err)
@@ -236,6 +272,37 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 		return nil, err
 	}
 	return out, nil
+}
+
+// readyToSign checks, before a payment to a seller is signed, that the
+// network's node is verified and, for a Token-2022 asset, that the
+// service can send its mint (Select does not read the chain: a hook, a
+// fee withheld or a pause is refused, why says so), and reads the
+// blockhash to sign with. err: the node did not answer (nothing signed).
+func (e *Engine) readyToSign(ctx context.Context, node Node, w *wallet.Wallet, tk solana.Token) (solana.Blockhash, string, error) {
+	if err := node.Client.ChainErr(); err != nil {
+		e.log().ErrorContext(ctx, "the network's Solana node is not verified; nothing signed", "wallet_id", w.ID, "err", err)
+		return solana.Blockhash{}, "", err
+	}
+	if tk.Is2022() {
+		tctx, cancel := context.WithTimeout(ctx, feeReadWait)
+		_, err := node.Client.TokenTerms(tctx, tk)
+		cancel()
+		var unsupported *solana.UnsupportedTokenError
+		if errors.As(err, &unsupported) {
+			return solana.Blockhash{}, unsupported.Error(), nil
+		} else if err != nil {
+			e.log().WarnContext(ctx, "token mint not read; nothing signed", "asset", tk.Symbol, "err", err)
+			return solana.Blockhash{}, "", err
+		}
+	}
+	bctx, cancel := context.WithTimeout(ctx, time.Second)
+	bh, err := node.Blockhashes.Get(bctx)
+	cancel()
+	if err != nil {
+		e.log().WarnContext(ctx, "no blockhash; nothing signed", "wallet_id", w.ID, "err", err)
+	}
+	return bh, "", err
 }
 
 // MaxX402SweepChecks bounds the signed payments one sweep looks for on
@@ -344,7 +411,7 @@ func (e *Engine) settleX402(ctx context.Context, p *X402Payment, signature strin
 		t := Transaction{
 			ID: uuid.New(), AccountID: p.AccountID, WalletID: p.WalletID,
 			RequestID: uuid.NullUUID{UUID: p.RequestID, Valid: true},
-			Network:   p.Network, Signature: signature, Kind: "x402", Direction: "send",
+			Network:   p.Network, Signature: signature, Kind: p.Protocol, Direction: "send",
 			Asset: p.Symbol, Currency: p.Currency, Amount: p.Amount, Counterparty: p.PayTo, Memo: &memo, Status: TxConfirmed,
 			SignedTx: p.SignedTx, LastValidBlockHeight: p.LastValidBlockHeight, Broadcasts: 0, Attempts: 1,
 			Resource: &resource, CreatedAt: p.CreatedAt, UpdatedAt: at,
@@ -359,7 +426,7 @@ func (e *Engine) settleX402(ctx context.Context, p *X402Payment, signature strin
 		st.Confirmed++
 		data := map[string]any{
 			"wallet_id": p.WalletID, "signature": signature, "amount": p.Amount, "asset": p.Symbol, "to": p.PayTo, "memo": p.Memo,
-			"kind": "x402", "resource": p.Resource, "payment_id": p.ID,
+			"kind": p.Protocol, "resource": p.Resource, "payment_id": p.ID,
 		}
 		_, err = webhook.Emit(ctx, tx, p.AccountID, at, webhook.KindTxSent, data)
 		return err
@@ -387,11 +454,15 @@ func (e *Engine) endX402(ctx context.Context, p *X402Payment, state, why string,
 			return fmt.Errorf("read the payment's requester: %w", err)
 		}
 		details := map[string]any{"payment_id": p.ID, "amount": p.Amount, "asset": p.Symbol, "pay_to": p.PayTo, "resource": p.Resource, "state": state, "error": why}
+		action, kind := audit.ActionX402Expired, webhook.KindX402Expired
+		if p.Protocol == ProtocolMPP {
+			action, kind = audit.ActionMPPExpired, webhook.KindMPPExpired
+		}
 		if err := audit.Append(ctx, tx, audit.Entry{
 			AccountID: p.AccountID,
 			At:        at,
 			Actor:     audit.Actor(actor),
-			Action:    audit.ActionX402Expired,
+			Action:    action,
 			Target:    wallet.Target(p.WalletID),
 			Details:   details,
 		}); err != nil {
@@ -401,7 +472,7 @@ func (e *Engine) endX402(ctx context.Context, p *X402Payment, state, why string,
 			"payment_id": p.ID, "wallet_id": p.WalletID, "amount": p.Amount, "asset": p.Symbol, "pay_to": p.PayTo, "resource": p.Resource,
 			"state": state, "reason": why, "signature": signature,
 		}
-		_, err = webhook.Emit(ctx, tx, p.AccountID, at, webhook.KindX402Expired, data)
+		_, err = webhook.Emit(ctx, tx, p.AccountID, at, kind, data)
 		return err
 	})
 }
@@ -443,7 +514,9 @@ func checkGrant(ctx context.Context, tx bun.Tx, r *Request, a *approval.Approval
 	}
 	switch {
 	case orig.X402 == nil:
-		return "not an x402 approval", nil
+		return "not an approval of a payment to a seller", nil
+	case orig.X402.Kind() != r.X402.Kind():
+		return fmt.Sprintf("an approval of an %s payment, not %s", orig.X402.Kind(), r.X402.Kind()), nil
 	case a.Status != approval.Sent || a.Signature != nil:
 		return fmt.Sprintf("the approval is %s, not approved", a.Status), nil
 	case used:
@@ -458,6 +531,10 @@ func checkGrant(ctx context.Context, tx bun.Tx, r *Request, a *approval.Approval
 		return "the challenge's resource is not the approved one", nil
 	case r.Asset != a.Asset:
 		return fmt.Sprintf("the challenge is paid in %s, the approval was for %s", r.Asset, a.Asset), nil
+	case r.X402.Realm != orig.X402.Realm:
+		return "the challenge's realm is not the approved one", nil
+	case !slices.Equal(r.X402.Splits, orig.X402.Splits):
+		return "the challenge's split recipients or their shares are not the approved ones", nil
 	case r.Amount > a.Amount:
 		return fmt.Sprintf("the challenge's amount %s %s is over the approved %s", r.Amount, a.Asset, a.Amount), nil
 	}

@@ -1,8 +1,10 @@
 package payment
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,15 +39,22 @@ type X402View struct {
 	ApprovalID    uuid.NullUUID `bun:"approval_id"`
 	GrantApproval uuid.NullUUID `bun:"grant_approval_id"`
 	PaidBy        uuid.NullUUID `bun:"paid_by"`
-	CreatedAt     time.Time     `bun:"created_at"`
-	UpdatedAt     time.Time     `bun:"updated_at"`
+	// Protocol is x402 or mpp; Asset the symbol paid; FeePayer who pays
+	// the fee (the seller's fee payer, or for an MPP charge without one
+	// the wallet); Receipt an MPP seller's receipt, as the agent reported it.
+	Protocol  string          `bun:"protocol"`
+	Asset     string          `bun:"asset"`
+	FeePayer  *string         `bun:"fee_payer"`
+	Receipt   json.RawMessage `bun:"receipt"`
+	CreatedAt time.Time       `bun:"created_at"`
+	UpdatedAt time.Time       `bun:"updated_at"`
 }
 
 // x402ViewQuery reads views: signed payments and parked pay requests. A
 // grant's lapse is read on the database's clock, as checkGrant decides it.
 var x402ViewQuery = fmt.Sprintf(`SELECT * FROM (SELECT r.id, r.account_id, r.wallet_id, r.amount_micros, r.to_address AS pay_to, r.x402,
 		r.created_at, COALESCE(p.updated_at, a.decided_at, r.created_at) AS updated_at,
-		p.signature, p.error, a.id AS approval_id,
+		p.signature, p.error, a.id AS approval_id, COALESCE(r.x402 ->> 'protocol', 'x402') AS protocol, r.asset, p.fee_payer, p.receipt,
 		(r.x402 ->> 'approval_id')::uuid AS grant_approval_id, g.id AS paid_by,
 		CASE WHEN p.id IS NOT NULL THEN p.state
 			WHEN a.status IN ('pending', 'signing') THEN 'pending_approval'
@@ -58,10 +67,11 @@ var x402ViewQuery = fmt.Sprintf(`SELECT * FROM (SELECT r.id, r.account_id, r.wal
 	LEFT JOIN x402_payments AS g ON g.approval_id = a.id
 	WHERE r.x402 IS NOT NULL AND (p.id IS NOT NULL OR a.id IS NOT NULL)) AS v`, int(approval.GrantLifetime/time.Second))
 
-// GetX402 is the account's x402 payment id (ErrX402NotFound otherwise).
-func GetX402(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (X402View, error) {
+// GetX402 is the account's payment id of protocol (ProtocolX402 or
+// ProtocolMPP; ErrX402NotFound otherwise).
+func GetX402(ctx context.Context, db bun.IDB, protocol string, accountID, id uuid.UUID) (X402View, error) {
 	var v X402View
-	err := db.NewRaw(x402ViewQuery+` WHERE v.account_id = ? AND v.id = ?`, accountID, id).Scan(ctx, &v)
+	err := db.NewRaw(x402ViewQuery+` WHERE v.account_id = ? AND v.id = ? AND v.protocol = ?`, accountID, id, protocol).Scan(ctx, &v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return v, ErrX402NotFound
 	}
@@ -71,8 +81,10 @@ func GetX402(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (X402View
 	return v, nil
 }
 
-// X402Filter selects an account's x402 payments; pages as TxFilter's.
+// X402Filter selects an account's payments of one protocol (x402 when
+// empty); pages as TxFilter's.
 type X402Filter struct {
+	Protocol     string
 	WalletID     uuid.NullUUID
 	Wallets      []uuid.UUID
 	State        string
@@ -84,8 +96,8 @@ type X402Filter struct {
 
 // ListX402 returns the account's x402 payments that f selects, newest first.
 func ListX402(ctx context.Context, db bun.IDB, accountID uuid.UUID, f X402Filter) ([]X402View, error) {
-	where := []string{"v.account_id = ?"}
-	args := []any{accountID}
+	where := []string{"v.account_id = ?", "v.protocol = ?"}
+	args := []any{accountID, cmp.Or(f.Protocol, ProtocolX402)}
 	add := func(cond string, a ...any) { where = append(where, cond); args = append(args, a...) }
 	if f.WalletID.Valid {
 		add("v.wallet_id = ?", f.WalletID.UUID)

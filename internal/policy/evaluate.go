@@ -2,6 +2,7 @@ package policy
 
 import (
 	"cmp"
+	"slices"
 	"time"
 
 	"github.com/agentwallet/agentwallet/internal/money"
@@ -141,6 +142,9 @@ func (p Policy) Windows(c money.Code) Windows {
 // Request describes one payment to evaluate.
 type Request struct {
 	To string
+	// Also are the payment's other recipients (an MPP charge's splits):
+	// the allowlist holds each of them as it holds To.
+	Also []string
 	// Asset is the symbol of what is paid (USDC, EURC, …; "" is USDC);
 	// Amount is in the currency it is pegged to.
 	Asset  string
@@ -200,7 +204,7 @@ func evaluate[C money.Currency](p Policy, r Request, l Limits[C], spent Spent[C]
 		block(WalletFrozen, RuleState)
 	case !p.Spends(cmp.Or(r.Asset, "USDC")):
 		block(AssetNotAllowed, RuleAssets)
-	case !p.allows(r.To):
+	case !p.allows(r.To) || slices.ContainsFunc(r.Also, func(to string) bool { return !p.allows(to) }):
 		block(RecipientNotAllowed, RuleAllowlist)
 	case amount > l.MaxTx:
 		block(ExceedsMaxTx, names.maxTx)

@@ -38,6 +38,9 @@ func TestEvaluate(t *testing.T) {
 		{"empty allowlist allows all", base, Request{To: addrA, Amount: usd(1)}, Send, "", 100 * u},
 		{"allowlisted", allow, Request{To: addrA, Amount: usd(1)}, Send, "", 100 * u},
 		{"not allowlisted", allow, Request{To: addrB, Amount: usd(1)}, Blocked, RecipientNotAllowed, 100 * u},
+		{"every split recipient allowlisted", allow, Request{To: addrA, Also: []string{addrA}, Amount: usd(1)}, Send, "", 100 * u},
+		{"a split recipient not allowlisted", allow, Request{To: addrA, Also: []string{addrB}, Amount: usd(1)}, Blocked, RecipientNotAllowed, 100 * u},
+		{"split recipients under an empty allowlist", base, Request{To: addrA, Also: []string{addrB}, Amount: usd(1)}, Send, "", 100 * u},
 		{"frozen", base, Request{To: addrB, Amount: usd(1), Frozen: true}, Blocked, WalletFrozen, 100 * u},
 		// Order: frozen → recipient → max_tx → daily → approval.
 		{"frozen beats recipient", allow, Request{To: addrB, Amount: usd(1), Frozen: true}, Blocked, WalletFrozen, 100 * u},

@@ -63,8 +63,9 @@ const errMinContextSlot = -32016
 // signed, at confirmed commitment, newest first or, with from, from the
 // transactions older than from (a Cursor of an earlier search made after
 // the payment could last land: nothing newer than that search's start can
-// be it): candidates are those whose memo contains memo, each then read
-// to check its signatures. Tip and search come from one node, tip first
+// be it): candidates are those whose memo contains memo (every one when
+// memo is empty: an MPP payment may carry none), each then read to check
+// its signatures. Tip and search come from one node, tip first
 // (see Settled).
 //
 // since, when not zero, is the slot from which "not found" counts (the
@@ -139,7 +140,7 @@ func (c *Client) search(ctx context.Context, account sol.PublicKey, ownerSignatu
 			return Landing{}, c.rpcError("getSignaturesForAddress", err)
 		}
 		for _, s := range sigs {
-			if s == nil || s.Memo == nil || !strings.Contains(*s.Memo, memo) {
+			if s == nil || memo != "" && (s.Memo == nil || !strings.Contains(*s.Memo, memo)) {
 				continue
 			}
 			ok, known, err := c.bears(ctx, s.Signature, ownerSignature)

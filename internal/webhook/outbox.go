@@ -37,6 +37,10 @@ const (
 	// (its blockhash expired before the seller settled it, or it failed
 	// on chain); its reservation is released.
 	KindX402Expired = "x402.expired"
+	// KindMPPExpired: a signed MPP payment ended without moving money
+	// (its blockhash expired before the seller broadcast it, or it failed
+	// on chain); its reservation is released.
+	KindMPPExpired = "mpp.expired"
 	// KindTxReceived: money came into a wallet (a deposit of USDC or SOL,
 	// confirmed); recorded and announced once.
 	KindTxReceived = "tx.received"

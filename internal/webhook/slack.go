@@ -148,6 +148,8 @@ func slackBody(ev *Event, endpointID uuid.UUID, token, dashboard, status string)
 		text = fmt.Sprintf("Failed after it was sent (%s): %s to %s (%s); nothing was spent", str("reason"), amount, str("to"), str("signature"))
 	case KindX402Expired:
 		text = fmt.Sprintf("x402 payment ended unsettled (%s): %s to %s for %s; nothing was spent", str("reason"), amount, str("pay_to"), str("resource"))
+	case KindMPPExpired:
+		text = fmt.Sprintf("MPP payment ended unsettled (%s): %s to %s for %s; nothing was spent", str("reason"), amount, str("pay_to"), str("resource"))
 	case KindTxBlocked:
 		text = fmt.Sprintf("Blocked (%s): %s to %s", str("reason"), amount, str("to"))
 	default:

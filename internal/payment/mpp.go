@@ -1,0 +1,187 @@
+package payment
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/asset"
+	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/mpp"
+	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+)
+
+// signMPP signs an allowed MPP charge (pull mode): the transaction the
+// seller broadcasts, fee paid by the seller's fee payer when it offers
+// one (the wallet then needs no SOL), by the wallet otherwise. Like an
+// x402 payment it is stored signed, its amount reserved until the chain
+// shows it landed or its blockhash expired; nothing is broadcast by us.
+// A challenge the account already paid is refused: the official server
+// keeps no record of paid challenges.
+func (e *Engine) signMPP(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, a asset.Asset, d policy.Decision, at time.Time) (*Outcome, error) {
+	x := r.X402
+	refuse := func(detail string) (*Outcome, error) {
+		out := (&Outcome{Status: Refused, Detail: detail}).remaining(d)
+		return out, setOutcome(ctx, tx, r.ID, out)
+	}
+	cs, err := mpp.ParseChallenges(string(x.Challenge))
+	if err != nil {
+		return refuse(err.Error())
+	}
+	var max *usdc.Micros
+	if x.Max != nil {
+		m := usdc.Micros(*x.Max)
+		max = &m
+	}
+	c, err := mpp.Select(cs, mpp.Wallet{Network: r.Network, Owner: w.PublicKey(), Tokens: PayableTokens(e.Assets, r.Network, w.Policy())}, max, e.now())
+	if err != nil {
+		return refuse(err.Error())
+	}
+	if c.Index != x.Index || c.Amount != r.Amount || c.Recipient.String() != r.To || c.Challenge.ID != x.ChallengeID {
+		return refuse("the challenge no longer selects the payment the policy evaluated")
+	}
+	var paid uuid.UUID
+	err = tx.NewRaw("SELECT id FROM x402_payments WHERE account_id = ? AND protocol = ? AND challenge_id = ?", r.AccountID, ProtocolMPP, c.Challenge.ID).Scan(ctx, &paid)
+	switch {
+	case err == nil:
+		return refuse(fmt.Sprintf("the challenge was already paid (payment %s): ask the seller for a fresh one", paid))
+	case !errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("read the challenge's payment: %w", err)
+	}
+	bh, why, err := e.readyToSign(ctx, node, w, c.Token)
+	if why != "" {
+		return refuse(why)
+	}
+	if err != nil {
+		out := (&Outcome{Status: Unavailable, Detail: "the Solana node did not answer"}).remaining(d)
+		return out, setOutcome(ctx, tx, r.ID, out)
+	}
+	opts := mpp.BuildOptions{}
+	feePayer := c.FeePayer
+	if feePayer.IsZero() {
+		// The wallet pays the fee: priced from the market as a send is.
+		feePayer = w.PublicKey()
+		recent := e.readFees(ctx, node, r.Network, solana.Transfer{Token: c.Token, Owner: w.PublicKey(), To: c.Recipient, Amount: c.Primary})
+		price, err := e.price(ctx, r.Network, recent, mpp.ComputeUnits(c))
+		if err != nil {
+			var over errFeeAboveCap
+			if errors.As(err, &over) {
+				out := (&Outcome{Status: Unavailable, Detail: over.Error(), Cause: CauseFeeCapBelowMarket}).remaining(d)
+				return out, setOutcome(ctx, tx, r.ID, out)
+			}
+			return nil, err
+		}
+		opts.ComputeUnitPrice = min(price, mpp.MaxComputeUnitPrice)
+	}
+	p, err := mpp.BuildTransaction(ctx, c, w.PublicKey(), signer.For(e.Signer, w.Key()), bh.Hash, opts)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	header, value := mpp.Credential(c, p)
+	splits, err := json.Marshal(x.Splits)
+	if err != nil {
+		return nil, err
+	}
+	var desc *string
+	if x.Description != "" {
+		desc = &x.Description
+	}
+	challenge, err := json.Marshal(string(x.Challenge))
+	if err != nil {
+		return nil, err
+	}
+	id, expires := c.Challenge.ID, c.Expires
+	row := X402Payment{
+		ID: r.ID, AccountID: r.AccountID, WalletID: r.WalletID, RequestID: r.ID, Network: r.Network, Protocol: ProtocolMPP,
+		Challenge: challenge, ChoiceIndex: c.Index, Amount: c.Amount, ChallengeID: &id, ExpiresAt: &expires, Splits: splits,
+		PayTo: c.Recipient.String(), Asset: c.Token.Mint.String(), Symbol: a.Symbol, Currency: a.Currency, FeePayer: feePayer.String(),
+		Resource: x.Resource, Description: desc, Memo: c.Charge.ExternalID,
+		OwnerSignature: p.OwnerSignature.String(), SourceATA: p.SourceATA.String(), DestinationATA: p.DestinationATA.String(),
+		Header: header, PaymentSignature: value, SignedTx: p.Wire,
+		LastValidBlockHeight: bh.LastValidBlockHeight, State: X402StateSigned, CreatedAt: at, UpdatedAt: at,
+		ApprovalID: x.ApprovalID,
+	}
+	if _, err := tx.NewInsert().Model(&row).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("insert MPP payment: %w", err)
+	}
+	out := &Outcome{Status: Signed, RemainingToday: d.RemainingToday.Micros() - int64(c.Amount), Currency: a.Currency, X402: &X402Signed{
+		PaymentID: row.ID, Header: header, Value: value, Amount: int64(c.Amount), PayTo: row.PayTo,
+		Network: x.NetworkID, Resource: x.Resource,
+	}}
+	if err := setOutcome(ctx, tx, r.ID, out); err != nil {
+		return nil, err
+	}
+	return out, audit.Append(ctx, tx, audit.Entry{
+		AccountID: r.AccountID,
+		At:        at,
+		Actor:     actorOf(r),
+		Action:    audit.ActionMPPSigned,
+		Target:    wallet.Target(r.WalletID),
+		Details: map[string]any{
+			"request_id": r.ID, "payment_id": row.ID, "amount": c.Amount, "asset": a.Symbol, "pay_to": row.PayTo, "splits": x.Splits,
+			"resource": x.Resource, "challenge_id": id, "owner_signature": row.OwnerSignature, "fee_payer": row.FeePayer,
+		},
+	})
+}
+
+// MPPReceipt is a seller's Payment-Receipt as kept on its payment.
+type MPPReceipt struct {
+	Method      string `json:"method"`
+	Reference   string `json:"reference"`
+	Status      string `json:"status"`
+	Timestamp   string `json:"timestamp"`
+	ChallengeID string `json:"challenge_id"`
+	ExternalID  string `json:"external_id,omitempty"`
+}
+
+// ErrReceiptMismatch: a receipt that is not the seller's answer to this
+// payment's challenge.
+var ErrReceiptMismatch = errors.New("the receipt is not for this payment")
+
+// RecordMPPReceipt keeps the seller's Payment-Receipt for the account's
+// MPP payment id (ErrX402NotFound when it has none): a receipt for
+// another challenge, or a failed one, is ErrReceiptMismatch. The receipt
+// is the seller's word; the payment is settled by what the chain shows.
+// A second receipt replaces nothing: the first is kept (recorded false).
+func RecordMPPReceipt(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, rc mpp.Receipt) (recorded bool, err error) {
+	var p struct {
+		ChallengeID *string         `bun:"challenge_id"`
+		Receipt     json.RawMessage `bun:"receipt"`
+	}
+	err = db.NewRaw("SELECT challenge_id, receipt FROM x402_payments WHERE account_id = ? AND id = ? AND protocol = ?", accountID, id, ProtocolMPP).Scan(ctx, &p)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, ErrX402NotFound
+	}
+	if err != nil {
+		return false, fmt.Errorf("read MPP payment: %w", err)
+	}
+	switch {
+	case p.ChallengeID == nil || rc.ChallengeID != *p.ChallengeID:
+		return false, fmt.Errorf("%w: its challengeId is not the payment's challenge", ErrReceiptMismatch)
+	case rc.Status != "success":
+		return false, fmt.Errorf("%w: its status is %q, not success", ErrReceiptMismatch, rc.Status)
+	case rc.Method != "solana":
+		return false, fmt.Errorf("%w: its method is %q, not solana", ErrReceiptMismatch, rc.Method)
+	}
+	raw, err := json.Marshal(MPPReceipt{Method: rc.Method, Reference: rc.Reference, Status: rc.Status, Timestamp: rc.Timestamp,
+		ChallengeID: rc.ChallengeID, ExternalID: rc.ExternalID})
+	if err != nil {
+		return false, err
+	}
+	res, err := db.NewRaw("UPDATE x402_payments SET receipt = ?::jsonb, updated_at = now() WHERE id = ? AND receipt IS NULL", string(raw), id).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("record receipt: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
