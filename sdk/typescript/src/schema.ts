@@ -68,6 +68,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/agents/{id}/mpp/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay an MPP charge
+         * @description Reads the Payment challenges of a seller's 402 (the Machine Payments Protocol) and chooses the Solana `charge` the wallet can pay (the wallet's network, an asset its policy lists, an unexpired challenge not paid before by this account, at most `max_usdc`; 422 naming each challenge's reason when none is), then puts it through the wallet's policy as a send of its whole amount would go, every split recipient held to the allowlist: 403 `Blocked by policy` with `reason`, 202 `pending_approval`, or 200 `signed`: the worker signed the charge's transaction with the wallet's key (partially when the seller's fee payer pays the fee: the wallet needs no SOL; else the wallet pays it) and the answer carries the credential to retry the request with; the seller broadcasts it. The amount stays reserved against the daily limit until the chain shows the payment landed (settled) or its blockhash expired (expired, `mpp.expired`). Idempotency-Key as on sends.
+         */
+        post: operations["mpp-pay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/agents/{id}/policy": {
         parameters: {
             query?: never;
@@ -484,6 +504,66 @@ export interface paths {
          * @description Revokes the key at once (refused from the next request on) and returns its replacement, of the same kind, shown only in this answer. The replacement keeps the key's role, wallet scope, label, creator and lineage (so it cannot approve what the old key requested). A key may rotate itself. An agent key may rotate only itself and the keys it created (403 otherwise; the keys it created pass to its successor); admin keys may rotate any key. 409 when the key is already revoked.
          */
         post: operations["rotate-key"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/mpp/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List MPP payments
+         * @description The account's MPP payments, newest first, with the filters `wallet_id`, `state`, `since`, `until` and keyset pagination (`limit`, `cursor`) as GET /transactions.
+         */
+        get: operations["list-mpp-payments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/mpp/payments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an MPP payment
+         * @description One MPP payment of the account: its state, amount, recipients, resource, its signature once settled and the seller's receipt once reported. Another account's id answers 404.
+         */
+        get: operations["get-mpp-payment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/mpp/payments/{id}/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report an MPP receipt
+         * @description Keeps the seller's `Payment-Receipt` for the payment, once (a second report changes nothing): it must answer the payment's challenge with status success (else 422). The payment's state still follows the chain.
+         */
+        post: operations["record-mpp-receipt"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1025,7 +1105,7 @@ export interface components {
              */
             decided_at: string | null;
             /**
-             * @description For kind x402: the seller's description of the resource, or null.
+             * @description For kind x402 or mpp: the seller's description of the resource, or null.
              * @example Weather report
              */
             description: string | null;
@@ -1041,11 +1121,11 @@ export interface components {
              */
             id: string;
             /**
-             * @description send: a send to an address; x402: an x402 payment to the seller at to (approving grants it: the agent pays with approval_id within 15 minutes; status sent, no signature).
+             * @description send: a send to an address; x402: an x402 payment to the seller at to; mpp: an MPP charge of the seller at to (and its splits). Approving an x402 or mpp payment grants it: the agent pays with approval_id within 15 minutes; status sent, no signature.
              * @example send
              * @enum {string}
              */
-            kind: "send" | "x402";
+            kind: "send" | "x402" | "mpp";
             /**
              * @description The send's memo, or null.
              * @example invoice 1234
@@ -1056,6 +1136,11 @@ export interface components {
              * @example over budget this week
              */
             note: string | null;
+            /**
+             * @description For kind mpp: the seller as its challenge names itself; else null.
+             * @example api.example.com
+             */
+            realm: string | null;
             /**
              * @description Why the system rejected it, or null: policy_violation_at_approval (the policy, checked again at approval, blocks it; reason_detail names the rule), refused_by_node (the node's simulation refused it, e.g. not enough USDC), transaction_failed (it expired or failed before it was sent).
              * @example policy_violation_at_approval
@@ -1078,7 +1163,7 @@ export interface components {
              */
             requested_by: string | null;
             /**
-             * @description For kind x402: the URL paid for; else null.
+             * @description For kind x402 or mpp: the URL paid for; else null.
              * @example https://api.example.com/weather
              */
             resource: string | null;
@@ -1087,6 +1172,8 @@ export interface components {
              * @example 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW
              */
             signature: string | null;
+            /** @description For kind mpp: the charge's further recipients and their shares (amount is the total); else empty. */
+            splits: components["schemas"]["MPPSplit"][];
             /**
              * @description pending: waiting for a human; signing: approved, the policy is being checked again and the transaction broadcast; sent: broadcast, signature available; rejected: closed without spending (by a human, or by the system when the policy no longer allows it); expired: pending longer than 7 days.
              * @example sent
@@ -1779,7 +1866,7 @@ export interface components {
              */
             enabled?: boolean;
             /**
-             * @description Event kinds to receive: tx.sent, tx.received, tx.receive_failed, wallet.unexplained_outflow, wallet.balance_mismatch, tx.blocked, tx.failed, approval.pending, approval.vote, approval.approved, approval.rejected, approval.expired, x402.expired. approval.vote: a person approved a payment that needs several (the wallet's approvals_required), short of the quorum; data approval_id, wallet_id, amount, to, by, approvals, approvals_needed (the approve that completes it is approval.approved, once sent). Every approval event also carries approvals ([{by, at, note}], oldest first) and approvals_needed. tx.failed (not in the first version's list): a payment answered sent ended failed on chain or expired unseen, nothing spent; data wallet_id, signature, amount, to, memo, reason, and approval_id when it came from an approval. x402.expired: a signed x402 payment whose blockhash expired before the seller settled it (or that failed on chain), its reservation released; data payment_id, wallet_id, amount, pay_to, resource, state, reason, signature. tx.received: money came into a wallet (USDC to any of its token accounts, or SOL), confirmed, announced once; data wallet_id, transaction_id, signature, asset (usdc or sol), amount (in that asset), from (the sender), slot. tx.receive_failed: a deposit announced by tx.received was dropped by a fork (its transaction gone from the chain once its blockhash expired), marked failed; data as tx.received's and reason. wallet.unexplained_outflow: money left a wallet in a transaction the service did not make (its key used elsewhere); data wallet_id, signature, asset, amount, to, slot. wallet.balance_mismatch: a wallet's balance read on chain differs from its ledger at the same slot (daily snapshot); data wallet_id, snapshot_id, asset, chain, ledger, difference (chain minus ledger), slot. An x402 payment's tx.sent, tx.blocked and approval.pending also carry kind (x402), resource, payment_id and (approval.pending) description.
+             * @description Event kinds to receive: tx.sent, tx.received, tx.receive_failed, wallet.unexplained_outflow, wallet.balance_mismatch, tx.blocked, tx.failed, approval.pending, approval.vote, approval.approved, approval.rejected, approval.expired, x402.expired, mpp.expired. approval.vote: a person approved a payment that needs several (the wallet's approvals_required), short of the quorum; data approval_id, wallet_id, amount, to, by, approvals, approvals_needed (the approve that completes it is approval.approved, once sent). Every approval event also carries approvals ([{by, at, note}], oldest first) and approvals_needed. tx.failed (not in the first version's list): a payment answered sent ended failed on chain or expired unseen, nothing spent; data wallet_id, signature, amount, to, memo, reason, and approval_id when it came from an approval. x402.expired: a signed x402 payment whose blockhash expired before the seller settled it (or that failed on chain), its reservation released; data payment_id, wallet_id, amount, pay_to, resource, state, reason, signature. mpp.expired: the same of a signed MPP payment the seller did not broadcast before its blockhash expired. tx.received: money came into a wallet (USDC to any of its token accounts, or SOL), confirmed, announced once; data wallet_id, transaction_id, signature, asset (usdc or sol), amount (in that asset), from (the sender), slot. tx.receive_failed: a deposit announced by tx.received was dropped by a fork (its transaction gone from the chain once its blockhash expired), marked failed; data as tx.received's and reason. wallet.unexplained_outflow: money left a wallet in a transaction the service did not make (its key used elsewhere); data wallet_id, signature, asset, amount, to, slot. wallet.balance_mismatch: a wallet's balance read on chain differs from its ledger at the same slot (daily snapshot); data wallet_id, snapshot_id, asset, chain, ledger, difference (chain minus ledger), slot. An x402 or MPP payment's tx.sent, tx.blocked and approval.pending also carry kind (x402 or mpp), resource, payment_id and (approval.pending) description.
              * @example [
              *       "tx.sent",
              *       "approval.pending"
@@ -2126,6 +2213,15 @@ export interface components {
              */
             next_cursor: string | null;
         };
+        ListMPPOutputBody: {
+            /**
+             * @description Pass as cursor for the next page; null on the last page.
+             * @example MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU
+             */
+            next_cursor: string | null;
+            /** @description Newest first. */
+            payments: components["schemas"]["MPPPayment"][];
+        };
         ListUsersOutputBody: {
             /** @description Owners first, then approvers and viewers, by address. */
             users: components["schemas"]["UserOut"][];
@@ -2147,6 +2243,232 @@ export interface components {
             next_cursor: string | null;
             /** @description Newest first. */
             payments: components["schemas"]["X402Payment"][];
+        };
+        MPPPayBody: {
+            /**
+             * @description An approved MPP approval (ap_…) of this wallet: pays the seller's fresh challenge for what was approved (same realm, recipient, split recipients and shares, network, asset and resource, amount at most the approved one), once, within 15 minutes of the approval.
+             * @example ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
+             */
+            approval_id?: string;
+            /**
+             * @description The seller's 402 WWW-Authenticate value as received (several header lines joined with ", "): every Payment challenge in it is read, and the Solana charge the wallet can pay is chosen.
+             * @example Payment id="defTlZ_B5E5HUYzEw61ZM3Mlx8CnfN8grbMlAEYnYFw", realm="api.example.com", method="solana", intent="charge", request="eyJhbW91bnQiOiIxMDAwMCJ9", expires="2026-04-01T12:05:00.000Z"
+             */
+            challenge: string;
+            /**
+             * @description Optional cap on this payment, in whole units of the asset paid: challenges above it are not payable (422 amount_over_max). The wallet's policy applies besides.
+             * @example 0.05
+             */
+            max_usdc?: number;
+            /**
+             * @description The URL paid for (an MPP challenge does not name it): shown to approvers, and what an approval grants.
+             * @example https://api.example.com/weather
+             */
+            resource: string;
+        };
+        MPPPayment: {
+            /**
+             * @description Paid in all, splits included.
+             * @example 0.01
+             */
+            amount: number;
+            /**
+             * @description The approval it waited for, or the grant it was paid with (ap_…), or null.
+             * @example ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
+             */
+            approval_id: string | null;
+            /**
+             * @description The asset paid.
+             * @example USDC
+             */
+            asset: string;
+            /**
+             * @description The challenge paid (paid once per account).
+             * @example defTlZ_B5E5HUYzEw61ZM3Mlx8CnfN8grbMlAEYnYFw
+             */
+            challenge_id: string;
+            /**
+             * Format: date-time
+             * @description When it was asked for, ISO 8601 UTC.
+             * @example 2026-04-01T12:00:00Z
+             */
+            created_at: string;
+            /**
+             * @description The seller's description, or null.
+             * @example Weather report
+             */
+            description: string | null;
+            /**
+             * @description Why it expired or failed, or null.
+             * @example its blockhash expired before the seller broadcast it
+             */
+            error: string | null;
+            /**
+             * @description Who pays the network fee: the seller's fee payer, or the wallet when the seller offers none; null while parked.
+             * @example 2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4
+             */
+            fee_payer: string | null;
+            /**
+             * Format: uuid
+             * @description The payment's id (payment_id of the pay answer).
+             * @example 0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a
+             */
+            id: string;
+            /**
+             * @description As the challenge names it.
+             * @example devnet
+             */
+            network: string;
+            /**
+             * Format: uuid
+             * @description When approved and the grant was used: the payment that used it; else null.
+             * @example 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d
+             */
+            paid_by: string | null;
+            /**
+             * @description The seller's recipient.
+             * @example 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
+             */
+            pay_to: string;
+            /**
+             * @description The seller, as its challenge names itself.
+             * @example api.example.com
+             */
+            realm: string;
+            /** @description The seller's receipt, once the agent reported it (POST /mpp/payments/{id}/receipt); null before. The state follows the chain, not the receipt. */
+            receipt: components["schemas"]["MPPReceipt"];
+            /**
+             * @description The URL paid for.
+             * @example https://api.example.com/weather
+             */
+            resource: string;
+            /**
+             * @description When settled (or failed on chain): the transaction's signature on chain; else null.
+             * @example 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW
+             */
+            signature: string | null;
+            /** @description Further recipients and their shares. */
+            splits: components["schemas"]["MPPSplit"][];
+            /**
+             * @description As an x402 payment's: signed (handed to the agent, its amount reserved until the chain says), settled (landed: signature), expired (its blockhash expired before the seller broadcast it; or, parked, its grant lapsed unused), failed (landed failed on chain), pending_approval, approved (granted; paid_by names the payment that used it), rejected.
+             * @example settled
+             * @enum {string}
+             */
+            state: "signed" | "settled" | "expired" | "failed" | "pending_approval" | "approved" | "rejected";
+            /**
+             * Format: date-time
+             * @description Its last change.
+             * @example 2026-04-01T12:00:05Z
+             */
+            updated_at: string;
+            /**
+             * Format: uuid
+             * @description The paying wallet.
+             * @example 5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
+             */
+            wallet_id: string;
+        };
+        MPPReceipt: {
+            /**
+             * @description The challenge it answers.
+             * @example defTlZ_B5E5HUYzEw61ZM3Mlx8CnfN8grbMlAEYnYFw
+             */
+            challenge_id: string;
+            /**
+             * @description The seller's reference, when it set one.
+             * @example order-42
+             */
+            external_id?: string;
+            /**
+             * @description The transaction's signature, as the seller gives it.
+             * @example 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW
+             */
+            reference: string;
+            /**
+             * @description success.
+             * @example success
+             */
+            status: string;
+            /**
+             * @description When the seller says it was paid.
+             * @example 2026-04-01T12:00:04.000Z
+             */
+            timestamp: string;
+        };
+        MPPSplit: {
+            /**
+             * @description Its share, in whole units of the asset.
+             * @example 0.002
+             */
+            amount: number;
+            /**
+             * @description The recipient's address.
+             * @example 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
+             */
+            to: string;
+        };
+        MppPayOutputBody: {
+            /**
+             * @description Paid in all (splits included), in whole units of the asset.
+             * @example 0.01
+             */
+            amount: number;
+            /**
+             * @description When pending_approval: the approval's id.
+             * @example ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
+             */
+            approval_id?: string;
+            /**
+             * @description The asset paid.
+             * @example USDC
+             */
+            asset: string;
+            /**
+             * @description When signed: the header's value, "Payment " and the credential carrying the signed transaction (the seller broadcasts it).
+             * @example Payment eyJjaGFsbGVuZ2UiOnt9fQ
+             */
+            authorization?: string;
+            /**
+             * @description When signed: the header to send the credential in (Authorization, or the one the challenge names).
+             * @example Authorization
+             */
+            header?: string;
+            /**
+             * @description The network as the challenge names it.
+             * @example devnet
+             */
+            network: string;
+            /**
+             * @description The seller's recipient.
+             * @example 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
+             */
+            pay_to: string;
+            /**
+             * Format: uuid
+             * @description The payment's id (GET /mpp/payments/{id}).
+             * @example 0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a
+             */
+            payment_id: string;
+            /**
+             * @description The URL paid for.
+             * @example https://api.example.com/weather
+             */
+            resource: string;
+            /** @description Further recipients and their shares (each passed the allowlist). */
+            splits: components["schemas"]["MPPSplit"][];
+            /**
+             * @description signed: retry the request to the seller with header: authorization. pending_approval: a human must approve; then pay again with approval_id and a fresh challenge.
+             * @example signed
+             * @enum {string}
+             */
+            status: "signed" | "pending_approval";
+        };
+        MppReceiptInputBody: {
+            /**
+             * @description The seller's Payment-Receipt header value, as received.
+             * @example eyJtZXRob2QiOiJzb2xhbmEifQ
+             */
+            receipt: string;
         };
         NewKey: {
             /**
@@ -2834,6 +3156,17 @@ export interface components {
              */
             fee_lamports: number;
             /**
+             * @description Of amount_usdc, what MPP charges spent or hold reserved (landed, or signed and not expired).
+             * @example 0.1
+             */
+            mpp_amount_usdc: number;
+            /**
+             * Format: int64
+             * @description Of transactions, how many are MPP charges.
+             * @example 1
+             */
+            mpp_payments: number;
+            /**
              * Format: int64
              * @description How many transactions.
              * @example 3
@@ -2914,7 +3247,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description What moved: the asset's symbol in lower case for a send or a deposit (usdc, usdt, pyusd, usdg, eurc, or an asset the operator added); x402, an x402 payment that landed (its resource says what it bought); sol, SOL that came in (a deposit).
+             * @description What moved: the asset's symbol in lower case for a send or a deposit (usdc, usdt, pyusd, usdg, eurc, or an asset the operator added); x402, an x402 payment that landed (its resource says what it bought); mpp, an MPP charge that landed (the same; asset says what it paid); sol, SOL that came in (a deposit).
              * @example usdc
              */
             kind: string;
@@ -3652,6 +3985,145 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mpp-pay": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, as on POST /agents/{id}/send: a repeat with the same body within 24 hours answers the first answer again (Idempotent-Replayed: true) and signs nothing more; with another body 422; while the first is in progress 409. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Wallet id (UUIDv4). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MPPPayBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MppPayOutputBody"];
+                };
+            };
+            /** @description Parked for human approval. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MppPayOutputBody"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: approver keys: refused; viewer keys: refused. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5618,6 +6090,260 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "list-mpp-payments": {
+        parameters: {
+            query?: {
+                /** @description Only this wallet's payments (UUIDv4). Another account's wallet answers 404. */
+                wallet_id?: string;
+                /** @description Only payments in this state. */
+                state?: "signed" | "settled" | "expired" | "failed" | "pending_approval" | "approved" | "rejected";
+                /** @description Only payments asked for at or after this time (ISO 8601). */
+                since?: string;
+                /** @description Only payments asked for before this time (ISO 8601). */
+                until?: string;
+                /** @description Page size, 1 to 500 (100 when omitted). */
+                limit?: number;
+                /** @description The next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListMPPOutputBody"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "get-mpp-payment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MPPPayment"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "record-mpp-receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MppReceiptInputBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MPPPayment"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: approver keys: refused; viewer keys: refused. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
