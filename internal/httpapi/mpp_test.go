@@ -440,3 +440,53 @@ func TestMPPPay_UnbroadcastExpires(t *testing.T) {
 		t.Fatalf("x402.expired %v", ev)
 	}
 }
+
+// A node that drops what it is sent: the seller broadcasts the signed
+// charge, the node drops it, the seller gives up (nothing served); the
+// payment holds its reservation until its blockhash expires, then the
+// sweep releases it (mpp.expired). With the node well again, a fresh
+// challenge is paid and served: the seller's recipient is paid exactly
+// once, and the day counts one payment.
+func TestMPPPay_DroppedChargeIsReleasedThenPaidOnce(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Start(t)
+	e := newEnv(t, envOpts{ln: ln})
+	eng, _ := e.startWorker()
+	seller := mpptest.Start(t, ln.URL, mpptest.Options{FeePayer: true})
+	id, _ := e.x402Agent(nil, 5_000_000)
+	resource := seller.URL + mpptest.Weather
+	before := seller.Balance(t, seller.Recipient)
+
+	status, body := e.mppPay(id, seller.Challenges(t, mpptest.Weather), resource, nil)
+	if status != 200 {
+		t.Fatalf("pay: %d %v", status, body)
+	}
+	dropped := body["payment_id"].(string)
+	ln.SetFaults(t, localnettest.Faults{DropRate: 1})
+	if got := seller.Get(t, mpptest.Weather, body["header"].(string), body["authorization"].(string)); got.Status == 200 {
+		t.Fatalf("served while the node dropped the payment: %s", got.Body)
+	}
+	ln.SetFaults(t, localnettest.Faults{})
+	if r := e.reservedToday(id); r != 10_000 {
+		t.Fatalf("reserved %d before the blockhash expired", r)
+	}
+	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
+	e.mppState(eng, dropped, "expired")
+	if r := e.reservedToday(id); r != 0 {
+		t.Fatalf("reserved %d once expired", r)
+	}
+	status, body = e.mppPay(id, seller.Challenges(t, mpptest.Weather), resource, nil)
+	if status != 200 {
+		t.Fatalf("pay again: %d %v", status, body)
+	}
+	if got := seller.Get(t, mpptest.Weather, body["header"].(string), body["authorization"].(string)); got.Status != 200 {
+		t.Fatalf("seller: %d %s %s", got.Status, got.Problem, got.Body)
+	}
+	e.mppState(eng, body["payment_id"].(string), "settled")
+	if grew := seller.Balance(t, seller.Recipient) - before; grew != 10_000 {
+		t.Fatalf("the seller's USDC grew by %d, want one price", grew)
+	}
+	if r := e.reservedToday(id); r != 10_000 {
+		t.Fatalf("reserved %d, want one payment", r)
+	}
+}
