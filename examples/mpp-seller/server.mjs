@@ -128,9 +128,11 @@ export async function startSeller(cfg, { log = (m) => process.stderr.write(`mpp-
   const recipient = cfg.recipient || (await generateKeyPairSigner()).address;
   const mint = resolveStablecoinMint(cfg.currency, cfg.network);
 
-  // The buyer's transaction creates a split's account when the buyer pays
-  // the fee, and when the split asks for it.
-  const needAccounts = [recipient, ...(signer ? cfg.splits.filter((s) => !s.ataCreationRequired).map((s) => s.recipient) : [])];
+  // Every account the buyer's transaction does not create must exist: the
+  // recipient's, and each split's unless the seller pays the fee and the
+  // split asks the transaction to create it (our buyer never pays to create
+  // one; the official client does when it pays the fee, so this also suits it).
+  const needAccounts = [recipient, ...cfg.splits.filter((s) => !(signer && s.ataCreationRequired)).map((s) => s.recipient)];
   for (const owner of needAccounts) {
     await rpcCall(cfg.rpcUrl, 'surfnet_setTokenAccount', [owner, mint, {}]);
   }

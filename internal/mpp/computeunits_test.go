@@ -29,9 +29,10 @@ func lowBump(t *testing.T, tk solana.Token, max uint8) sol.PublicKey {
 // The compute-unit limit covers what each charge shape spends on the
 // localnet (simulated with the very transaction built: the nonce at 0),
 // in SPL Token and Token-2022: the transfer alone, the longest memos,
-// splits whose accounts are created (of low bumps: the costliest) or
-// already exist; and where every account is created it stays within the
-// classic SPL Token allowance and 10% of what runs.
+// splits whose accounts are created (by the seller's fee payer, as the
+// split asks; of low bumps: the costliest) or already exist; and where
+// every account is created it stays within the classic SPL Token
+// allowance and 10% of what runs.
 func TestComputeUnits_CoverEachChargeShape(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
@@ -42,6 +43,8 @@ func TestComputeUnits_CoverEachChargeShape(t *testing.T) {
 			w := newParty(t)
 			ln.SetLamports(t, w.pub.String(), 10_000_000_000)
 			ln.SetTokenBalance(t, w.pub.String(), tk.Mint.String(), 1_000_000_000)
+			f := newParty(t) // the seller's fee payer
+			ln.SetLamports(t, f.pub.String(), 10_000_000_000)
 			wallet := Wallet{Network: solana.Devnet, Owner: w.pub, Tokens: []solana.Token{tk}}
 			existing := func() sol.PublicKey {
 				p := newParty(t)
@@ -49,8 +52,9 @@ func TestComputeUnits_CoverEachChargeShape(t *testing.T) {
 				return p.pub
 			}
 			type split struct {
-				to   sol.PublicKey
-				memo string
+				to     sol.PublicKey
+				memo   string
+				exists bool
 			}
 			for _, sh := range []struct {
 				name       string
@@ -64,11 +68,11 @@ func TestComputeUnits_CoverEachChargeShape(t *testing.T) {
 				{"a memo of emoji", strings.Repeat("🌦", 141), nil, true},
 				{"a split whose account is created", "", []split{{to: newParty(t).pub}}, true},
 				{"a split of a low bump with a memo", "order-42", []split{{to: lowBump(t, tk, 251), memo: strings.Repeat("m", 200)}}, true},
-				{"a split whose account exists", "", []split{{to: existing()}}, false},
+				{"a split whose account exists", "", []split{{to: existing(), exists: true}}, false},
 				{"three splits created", "inv", []split{{to: lowBump(t, tk, 252), memo: "a"}, {to: newParty(t).pub}, {to: newParty(t).pub, memo: "c"}}, true},
 			} {
 				recipient := existing()
-				r := request(recipient, "100000")
+				r := sponsored(request(recipient, "100000"), f.pub)
 				r["currency"] = tk.Mint.String()
 				details(r)["tokenProgram"] = tk.Program.String()
 				if sh.externalID != "" {
@@ -77,6 +81,9 @@ func TestComputeUnits_CoverEachChargeShape(t *testing.T) {
 				var splits []map[string]any
 				for _, s := range sh.splits {
 					e := map[string]any{"recipient": s.to.String(), "amount": "1000"}
+					if !s.exists {
+						e["ataCreationRequired"] = true
+					}
 					if s.memo != "" {
 						e["memo"] = s.memo
 					}

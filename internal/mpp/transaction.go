@@ -121,12 +121,16 @@ type Transaction struct {
 // (under its program, with its decimals) from the wallet's token account
 // to the recipient's associated token account, authority the wallet; a
 // Memo of the charge's externalId when it has one; then for each split,
-// in order, a CreateIdempotent of the split recipient's account where the
-// official client adds one (always when the wallet pays the fee, paid by
-// the wallet; when the seller pays, only for a split that asks for it,
-// paid by the seller's fee payer), its TransferChecked, and a Memo of its
-// memo when it has one. The primary recipient's account is never created
-// (the official server refuses it: it must exist).
+// in order, a CreateIdempotent of the split recipient's account only when
+// the seller pays the fee and the split asks for it (paid by the seller's
+// fee payer), its TransferChecked, and a Memo of its memo when it has one.
+// The wallet never pays to create an account: the official client does
+// when it pays the fee, but the official server does not require it, and
+// rent the policy does not count would let a seller drain the wallet's SOL
+// through fresh split addresses (it can close the accounts and take the
+// rent back); a split whose account does not exist then fails on chain,
+// nothing moved. The primary recipient's account is never created (the
+// official server refuses it: it must exist).
 //
 // The official server allows no instruction beyond these (an extra memo
 // is refused), so two purchases of the same terms under the same
@@ -210,7 +214,7 @@ func BuildTransaction(ctx context.Context, c Choice, owner sol.PublicKey, sign s
 		ixs = append(ixs, memoInstruction(m))
 	}
 	for _, s := range c.Splits {
-		if !sponsored || s.ATACreationRequired {
+		if sponsored && s.ATACreationRequired {
 			ixs = append(ixs, createInstruction(feePayer, s.Recipient, tk))
 		}
 		_, transfer, err := transferInstruction(tk, s.Amount, source, s.Recipient, owner)
@@ -317,7 +321,7 @@ func ComputeUnits(c Choice) uint32 {
 	sponsored := !c.FeePayer.IsZero()
 	for _, s := range c.Splits {
 		u += transfer() + memo(s.Memo)
-		if sponsored && !s.ATACreationRequired {
+		if !sponsored || !s.ATACreationRequired {
 			continue
 		}
 		_, bump, _ := sol.FindAssociatedTokenAddressWithProgram(s.Recipient, c.Token.Mint, c.Token.Program)
@@ -541,10 +545,8 @@ func checkTransaction(wire []byte, w expected) error {
 	// The official server's allowlist over every instruction.
 	allowed, required := map[sol.PublicKey]bool{}, map[sol.PublicKey]bool{}
 	for _, s := range w.splits {
-		if s.ATACreationRequired {
+		if sponsored && s.ATACreationRequired {
 			required[s.Recipient] = true
-		}
-		if !sponsored || s.ATACreationRequired {
 			allowed[s.Recipient] = true
 		}
 	}
@@ -611,7 +613,7 @@ func checkTransaction(wire []byte, w expected) error {
 	want := 2 + len(matched)
 	wantCreates := 0
 	for _, s := range w.splits {
-		if !sponsored || s.ATACreationRequired {
+		if sponsored && s.ATACreationRequired {
 			wantCreates++
 		}
 	}

@@ -64,10 +64,10 @@ func TestBuildTransaction_Shape(t *testing.T) {
 			{kind: "transfer", amount: 1500, to: a.pub}, {kind: "memo", memo: "platform fee"},
 			{kind: "create", to: b.pub, payer: f.pub}, {kind: "transfer", amount: 500, to: b.pub},
 		}},
-		{"splits, the wallet paying: every split's account is created, by the wallet", withSplits(request(s.pub, "10000")), []step{
+		{"splits, the wallet paying: no account is created (the wallet pays no rent)", withSplits(request(s.pub, "10000")), []step{
 			{kind: "transfer", amount: 8000, to: s.pub},
-			{kind: "create", to: a.pub, payer: w.pub}, {kind: "transfer", amount: 1500, to: a.pub}, {kind: "memo", memo: "platform fee"},
-			{kind: "create", to: b.pub, payer: w.pub}, {kind: "transfer", amount: 500, to: b.pub},
+			{kind: "transfer", amount: 1500, to: a.pub}, {kind: "memo", memo: "platform fee"},
+			{kind: "transfer", amount: 500, to: b.pub},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -247,8 +247,8 @@ func TestBuildTransaction_Options(t *testing.T) {
 
 // A PYUSD charge, chosen by a wallet that pays in PYUSD, is paid by
 // TransferChecked under Token-2022 between the Token-2022 associated
-// accounts, and a split's account is created under Token-2022; the
-// self-check holds the transfers to that program.
+// accounts, its split too (the wallet, paying the fee, creates no
+// account); the self-check holds the transfers to that program.
 func TestBuildTransaction_Token2022(t *testing.T) {
 	t.Parallel()
 	w, s, a := newParty(t), newParty(t), newParty(t)
@@ -268,9 +268,9 @@ func TestBuildTransaction_Token2022(t *testing.T) {
 	src, _, _ := sol.FindAssociatedTokenAddressWithProgram(w.pub, devnetPYUSD.Mint, sol.Token2022ProgramID)
 	dst, _, _ := sol.FindAssociatedTokenAddressWithProgram(s.pub, devnetPYUSD.Mint, sol.Token2022ProgramID)
 	ix := m.Message.Instructions[2]
-	create := m.Message.Instructions[3]
-	if !m.Message.AccountKeys[ix.ProgramIDIndex].Equals(sol.Token2022ProgramID) || !tx.SourceATA.Equals(src) || !tx.DestinationATA.Equals(dst) ||
-		ix.Data[0] != 12 || ix.Data[9] != devnetPYUSD.Decimals || !m.Message.AccountKeys[create.Accounts[5]].Equals(sol.Token2022ProgramID) {
+	split := m.Message.Instructions[3]
+	if len(m.Message.Instructions) != 4 || !m.Message.AccountKeys[ix.ProgramIDIndex].Equals(sol.Token2022ProgramID) || !tx.SourceATA.Equals(src) || !tx.DestinationATA.Equals(dst) ||
+		ix.Data[0] != 12 || ix.Data[9] != devnetPYUSD.Decimals || !m.Message.AccountKeys[split.ProgramIDIndex].Equals(sol.Token2022ProgramID) || split.Data[0] != 12 {
 		t.Fatalf("transfer program %s, data %v", m.Message.AccountKeys[ix.ProgramIDIndex], ix.Data)
 	}
 	want := expectationOf(c, w.pub, tx.ComputeUnitLimit, tx.ComputeUnitPrice, testBlockhash)

@@ -47,16 +47,19 @@ func (e *Engine) signMPP(ctx context.Context, tx bun.Tx, node Node, r *Request, 
 	if err != nil {
 		return refuse(err.Error())
 	}
-	if c.Index != x.Index || c.Amount != r.Amount || c.Recipient.String() != r.To || c.Challenge.ID != x.ChallengeID {
+	if c.Index != x.Index || c.Amount != r.Amount || c.Recipient.String() != r.To || c.Challenge.ID != x.ChallengeID ||
+		!c.Token.Mint.Equals(a.Mint) || !sameSplits(c.Splits, x.Splits) {
 		return refuse("the challenge no longer selects the payment the policy evaluated")
 	}
-	var paid uuid.UUID
-	err = tx.NewRaw("SELECT id FROM x402_payments WHERE account_id = ? AND protocol = ? AND challenge_id = ?", r.AccountID, ProtocolMPP, c.Challenge.ID).Scan(ctx, &paid)
-	switch {
-	case err == nil:
-		return refuse(fmt.Sprintf("the challenge was already paid (payment %s): ask the seller for a fresh one", paid))
-	case !errors.Is(err, sql.ErrNoRows):
+	// Paid by any wallet of the account: which one is not said (a key of
+	// one wallet does not learn of another's payments).
+	var paid bool
+	if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM x402_payments WHERE account_id = ? AND protocol = ? AND challenge_id = ?)",
+		r.AccountID, ProtocolMPP, c.Challenge.ID).Scan(ctx, &paid); err != nil {
 		return nil, fmt.Errorf("read the challenge's payment: %w", err)
+	}
+	if paid {
+		return refuse("the challenge was already paid: ask the seller for a fresh one")
 	}
 	bh, why, err := e.readyToSign(ctx, node, w, c.Token)
 	if why != "" {
@@ -68,11 +71,31 @@ func (e *Engine) signMPP(ctx context.Context, tx bun.Tx, node Node, r *Request, 
 	}
 	opts := mpp.BuildOptions{}
 	feePayer := c.FeePayer
+	if feePayer.IsZero() && len(c.Splits) > 0 {
+		// The wallet pays no rent for a split's account (see
+		// mpp.BuildTransaction): one that does not exist would fail on
+		// chain, so it is refused now rather than held until it expires.
+		for _, sp := range c.Splits {
+			rctx, cancel := context.WithTimeout(ctx, feeReadWait)
+			ok, err := node.Client.TokenAccountExistsOf(rctx, sp.Recipient, c.Token)
+			cancel()
+			if err != nil {
+				e.log().WarnContext(ctx, "split recipient's token account not read; nothing signed", "wallet_id", w.ID, "err", err)
+				out := (&Outcome{Status: Unavailable, Detail: "the Solana node did not answer"}).remaining(d)
+				return out, setOutcome(ctx, tx, r.ID, out)
+			}
+			if !ok {
+				return refuse(fmt.Sprintf("split recipient %s has no %s account, and the wallet does not pay to create one (the seller may pay it with its fee payer)", sp.Recipient, a.Symbol))
+			}
+		}
+	}
 	if feePayer.IsZero() {
 		// The wallet pays the fee: priced from the market as a send is.
 		feePayer = w.PublicKey()
 		recent := e.readFees(ctx, node, r.Network, solana.Transfer{Token: c.Token, Owner: w.PublicKey(), To: c.Recipient, Amount: c.Primary})
-		price, err := e.price(ctx, r.Network, recent, mpp.ComputeUnits(c))
+		// Priced on the most the limit may be (its random part included), so
+		// the fee stays within the policy's cap.
+		price, err := e.price(ctx, r.Network, recent, mpp.ComputeUnits(c)+mpp.NonceRange)
 		if err != nil {
 			var over errFeeAboveCap
 			if errors.As(err, &over) {
@@ -142,6 +165,19 @@ type MPPReceipt struct {
 	Timestamp   string `json:"timestamp"`
 	ChallengeID string `json:"challenge_id"`
 	ExternalID  string `json:"external_id,omitempty"`
+}
+
+// sameSplits: the challenge's splits are the ones the policy evaluated.
+func sameSplits(cs []mpp.Split, xs []Split) bool {
+	if len(cs) != len(xs) {
+		return false
+	}
+	for i, c := range cs {
+		if c.Recipient.String() != xs[i].To || int64(c.Amount) != xs[i].Amount {
+			return false
+		}
+	}
+	return true
 }
 
 // ErrReceiptMismatch: a receipt that is not the seller's answer to this
