@@ -171,8 +171,9 @@ func (o PayOptions) order() ([]string, error) {
 // is StatusPendingApproval with its ApprovalID, and Response is the 402;
 // once a human approved, the same call with PayOptions.ApprovalID pays it.
 // A policy block is a *BlockedError, a payment the service cannot make an
-// *APIError (each inside a *PayError naming the protocol); a 402 without
-// a challenge it may pay wraps ErrNoChallenge. An answer other than 402 is
+// *APIError (each inside a *PayError naming the protocol; the one that
+// ended the call first, then any 422 of the preferred one before it); a
+// 402 without a challenge it may pay wraps ErrNoChallenge. An answer other than 402 is
 // returned as it is, with no Payment.
 //
 // req's body is read into memory once, so the retry sends the same bytes.
@@ -244,7 +245,9 @@ func (c *Client) PayFetch(ctx context.Context, walletID string, req *http.Reques
 				continue
 			}
 			resp.Body.Close()
-			return nil, errors.Join(append(declined, pe)...)
+			// The refusal that ended the call first: errors.As finds it
+			// before an earlier protocol's 422.
+			return nil, errors.Join(append([]error{pe}, declined...)...)
 		}
 		p.Declined = errors.Join(declined...)
 		if p.Status == StatusPendingApproval {
