@@ -25,10 +25,15 @@ import (
 )
 
 // methodName is the Go client's method for an operationId
-// (get-wallet-balance → GetWalletBalance).
+// (get-wallet-balance → GetWalletBalance); an initialism is upper case, as
+// Go names it (get-mpp-payment → GetMPPPayment).
 func methodName(op string) string {
 	var b strings.Builder
 	for _, part := range strings.Split(op, "-") {
+		if part == "mpp" {
+			b.WriteString("MPP")
+			continue
+		}
 		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
 	}
 	return b.String()

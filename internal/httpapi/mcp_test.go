@@ -116,7 +116,7 @@ func TestMCPServer(t *testing.T) {
 				}
 			}
 			slices.Sort(names)
-			if strings.Join(names, ",") != "get_approval_status,get_balance_history,get_wallet_info,list_recent_transactions,preview_send,send_usdc,x402_fetch" {
+			if strings.Join(names, ",") != "get_approval_status,get_balance_history,get_wallet_info,list_recent_transactions,pay_fetch,preview_send,send_usdc,x402_fetch" {
 				t.Fatalf("tools %v", names)
 			}
 

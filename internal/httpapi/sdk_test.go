@@ -157,7 +157,7 @@ func TestTypeScriptPackagesPack(t *testing.T) {
 		import { agentWalletTools } from '@agentwallet/langchain';
 		const tools = agentWalletTools({ client: new AgentWallet({ apiKey: 'svc_test_x' }), walletId: 'w' });
 		console.log(typeof verifyWebhook, tools.map((t) => t.name).join(','));`)
-	if strings.TrimSpace(out) != "function send_usdc,get_wallet_info,list_recent_transactions,get_balance_history,preview_send,get_approval_status,x402_fetch" {
+	if strings.TrimSpace(out) != "function send_usdc,get_wallet_info,list_recent_transactions,get_balance_history,preview_send,get_approval_status,x402_fetch,pay_fetch" {
 		t.Fatalf("imports: %s", out)
 	}
 }

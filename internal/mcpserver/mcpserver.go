@@ -1,7 +1,8 @@
 // Package mcpserver is the service's Model Context Protocol server: the
 // agent tools (send USDC or another stablecoin, wallet info, recent transactions with the
-// deposits, a wallet's balance history, preview, an approval's status, and
-// x402_fetch: fetch a URL, paying its x402 challenge) for MCP hosts. Every tool acts through the public REST API
+// deposits, a wallet's balance history, preview, an approval's status,
+// x402_fetch: fetch a URL, paying its x402 challenge, and pay_fetch: fetch
+// a URL, paying its MPP or x402 challenge) for MCP hosts. Every tool acts through the public REST API
 // with the caller's own key (package client), so it has exactly the API's
 // permissions, limits and answers; no tool approves, changes a policy or
 // manages keys.
@@ -255,8 +256,8 @@ type VoteOut struct {
 }
 
 // New is the MCP server whose tools act with c (the caller's key).
-// dashboard is the dashboard's origin, for approve_url. x402_fetch is
-// offered when WithX402 is given.
+// dashboard is the dashboard's origin, for approve_url. x402_fetch and
+// pay_fetch are offered when WithX402 is given.
 func New(c *client.Client, dashboard string, opts ...Option) *mcp.Server {
 	var o options
 	for _, opt := range opts {
@@ -379,6 +380,7 @@ func New(c *client.Client, dashboard string, opts ...Option) *mcp.Server {
 		})
 	if o.fetch != nil {
 		addX402(s, c, o, dashboard)
+		addPayFetch(s, c, o, dashboard)
 	}
 	return s
 }

@@ -214,6 +214,41 @@ func TestX402Fetch_RefusesBadArgumentsBeforeFetching(t *testing.T) {
 	}
 }
 
+// pay_fetch refuses bad arguments, a preference other than mpp or x402
+// among them, before fetching anything or paying.
+func TestPayFetch_RefusesBadArgumentsBeforeFetching(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"another scheme", map[string]any{"url": "ftp://seller.example/weather"}, "url must be an absolute http(s) URL"},
+		{"another method", map[string]any{"url": "https://seller.example/", "method": "TRACE"}, `method "TRACE"`},
+		{"a zero cap", map[string]any{"url": "https://seller.example/", "max_usdc": "0"}, "max_usdc"},
+		{"another protocol", map[string]any{"url": "https://seller.example/", "prefer": "tempo"}, `prefer "tempo"`},
+		{"a protocol in capitals", map[string]any{"url": "https://seller.example/", "prefer": "MPP"}, `prefer "MPP"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			a := &api{answer: func(string, string) (int, any) { return 500, map[string]any{"error": "not called"} }}
+			fetch := &countingTransport{}
+			cs := connect(t, a, fetch)
+			args := map[string]any{"wallet_id": "w"}
+			for k, v := range c.args {
+				args[k] = v
+			}
+			_, text, isError := call(t, cs, mcpserver.ToolPayFetch, args)
+			if !isError || !strings.Contains(text, c.want) {
+				t.Errorf("error %v %q, want a tool error with %q", isError, text, c.want)
+			}
+			if n, m := fetch.n.Load(), a.calls.Load(); n != 0 || m != 0 {
+				t.Errorf("fetched %d times and called the API %d times, want neither", n, m)
+			}
+		})
+	}
+}
+
 // A fetch follows at most 5 redirects.
 func TestLimitRedirects(t *testing.T) {
 	t.Parallel()

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentwallet/agentwallet/client"
-	"github.com/agentwallet/agentwallet/internal/x402"
 )
 
 // ToolX402Fetch fetches a URL and pays its x402 challenge.
@@ -33,8 +31,9 @@ const x402Description = "Fetch a URL and pay for it from an agent wallet if it a
 	"outside_active_hours, asset_not_allowed, recipient_not_allowed, wallet_frozen). Set max_usdc to cap the price (in whole units " +
 	"of the asset paid: a dollar or a euro)."
 
-// Bounds of x402_fetch: the text a model gets, the request body it may
-// send, and the time one fetch (both requests and the payment) may take.
+// Bounds of x402_fetch and pay_fetch: the text a model gets, the request
+// body it may send, and the time one fetch (both requests and the
+// payment) may take.
 const (
 	X402TextLimit    = 64 << 10
 	x402BodyLimit    = 64 << 10
@@ -51,21 +50,23 @@ type X402FetchInput struct {
 	ApprovalID string `json:"approval_id,omitempty" jsonschema:"after a human approved a pending payment: its approval id (ap_…)"`
 }
 
-// X402PaymentOut is what x402_fetch paid, or why it did not.
+// X402PaymentOut is what x402_fetch or pay_fetch paid, or why it did not.
 type X402PaymentOut struct {
 	Status      string `json:"status" jsonschema:"paid, pending_approval or blocked"`
+	Protocol    string `json:"protocol,omitempty" jsonschema:"the protocol paid, parked or blocked: mpp or x402"`
 	PaymentID   string `json:"payment_id,omitempty"`
 	Amount      string `json:"amount,omitempty" jsonschema:"what was paid, in whole units of the asset the seller asked for"`
+	Asset       string `json:"asset,omitempty" jsonschema:"the asset paid (MPP payments name it)"`
 	PayTo       string `json:"pay_to,omitempty" jsonschema:"the seller's address"`
 	Network     string `json:"network,omitempty"`
-	Transaction string `json:"transaction,omitempty" jsonschema:"the settled transaction's signature, from the seller"`
+	Transaction string `json:"transaction,omitempty" jsonschema:"the settled transaction's signature, from the seller (x402's settlement, MPP's receipt)"`
 	Settled     bool   `json:"settled,omitempty" jsonschema:"whether the seller says it settled the payment"`
 	ApprovalID  string `json:"approval_id,omitempty"`
 	ApproveURL  string `json:"approve_url,omitempty"`
 	Reason      string `json:"reason,omitempty" jsonschema:"when blocked: the policy rule"`
 }
 
-// X402FetchOutput is x402_fetch's answer.
+// X402FetchOutput is x402_fetch's answer, and pay_fetch's.
 type X402FetchOutput struct {
 	Status      int             `json:"status" jsonschema:"the HTTP status of the (last) response"`
 	ContentType string          `json:"content_type,omitempty"`
@@ -79,29 +80,30 @@ type X402FetchOutput struct {
 type Option func(*options)
 
 type options struct {
-	fetch *http.Client
-	admit Admit
+	fetch  *http.Client
+	admit  Admit
+	prefer string
 }
 
-// WithX402 enables x402_fetch, whose requests to sellers go through fetch
-// (the caller bounds where it may connect: the API process passes the
-// webhook SSRF guard); payments go through the service's pay operation
-// with the server's client, as every tool acts.
+// WithX402 enables x402_fetch and pay_fetch, whose requests to sellers go
+// through fetch (the caller bounds where it may connect: the API process
+// passes the webhook SSRF guard); payments go through the service's pay
+// operations with the server's client, as every tool acts.
 func WithX402(fetch *http.Client) Option {
 	return func(o *options) { o.fetch = fetch }
 }
 
-// Admit decides whether one x402_fetch call, whose arguments are valid,
-// may fetch: it runs before anything is fetched, within the call's
-// X402FetchTimeout. An error refuses the call with its text (a tool
-// error) and nothing is fetched; otherwise release is called once the
-// call is over.
+// Admit decides whether one x402_fetch or pay_fetch call, whose arguments
+// are valid, may fetch: it runs before anything is fetched, within the
+// call's X402FetchTimeout. An error refuses the call with its text (a
+// tool error) and nothing is fetched; otherwise release is called once
+// the call is over.
 type Admit func(ctx context.Context, walletID string) (release func(), err error)
 
-// WithX402Admission makes every x402_fetch ask admit first. A server that
-// fetches on its callers' behalf (the API's /mcp) counts and bounds the
-// calls there; without it (stdio, fetching from the agent's own machine)
-// a call fetches at once.
+// WithX402Admission makes every x402_fetch and pay_fetch ask admit first.
+// A server that fetches on its callers' behalf (the API's /mcp) counts and
+// bounds the calls there; without it (stdio, fetching from the agent's own
+// machine) a call fetches at once.
 func WithX402Admission(admit Admit) Option {
 	return func(o *options) { o.admit = admit }
 }
@@ -111,15 +113,18 @@ func addX402(s *mcp.Server, c *client.Client, o options, dashboard string) {
 	mcp.AddTool(s, &mcp.Tool{Name: ToolX402Fetch, Title: "Fetch a URL, paying x402", Description: x402Description,
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in X402FetchInput) (*mcp.CallToolResult, X402FetchOutput, error) {
-			out, err := x402Fetch(ctx, c, o, dashboard, in)
+			out, err := fetchPaying(ctx, c, o, dashboard, ToolX402Fetch, in, client.PayOptions{Only: client.ProtocolX402})
 			if err != nil {
-				return nil, X402FetchOutput{}, toolError(err)
+				return nil, X402FetchOutput{}, err
 			}
 			return nil, out, nil
 		})
 }
 
-func x402Fetch(ctx context.Context, c *client.Client, o options, dashboard string, in X402FetchInput) (X402FetchOutput, error) {
+// fetchPaying is x402_fetch and pay_fetch (tool names which): it checks
+// the arguments, is admitted, and fetches in.URL with client.PayFetch
+// under po, answering what a model reads.
+func fetchPaying(ctx context.Context, c *client.Client, o options, dashboard, tool string, in X402FetchInput, po client.PayOptions) (X402FetchOutput, error) {
 	u, err := url.Parse(in.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return X402FetchOutput{}, errors.New("url must be an absolute http(s) URL")
@@ -138,6 +143,9 @@ func x402Fetch(ctx context.Context, c *client.Client, o options, dashboard strin
 	if in.MaxUSDC != "" && (!decimalText.MatchString(in.MaxUSDC) || strings.Trim(in.MaxUSDC, "0.") == "") {
 		return X402FetchOutput{}, fmt.Errorf("max_usdc %q: want a positive decimal string, e.g. \"0.05\"", in.MaxUSDC)
 	}
+	if po.Prefer != "" && po.Prefer != client.ProtocolMPP && po.Prefer != client.ProtocolX402 {
+		return X402FetchOutput{}, fmt.Errorf("prefer %q: use mpp or x402, or leave it empty", po.Prefer)
+	}
 	ctx, cancel := context.WithTimeout(ctx, X402FetchTimeout)
 	defer cancel()
 	if o.admit != nil {
@@ -147,114 +155,75 @@ func x402Fetch(ctx context.Context, c *client.Client, o options, dashboard strin
 		}
 		defer release()
 	}
-	request := func(header, value string) (*http.Response, error) {
-		var body io.Reader
-		if in.Body != "" {
-			body = strings.NewReader(in.Body)
-		}
-		req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
-		if err != nil {
-			return nil, err
-		}
-		if in.Body != "" && json.Valid([]byte(in.Body)) {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		if header != "" {
-			req.Header.Set(header, value)
-		}
-		resp, err := o.fetch.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), err)
-		}
-		return resp, nil
+	var body io.Reader
+	if in.Body != "" {
+		body = strings.NewReader(in.Body)
 	}
-	resp, err := request("", "")
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
 		return X402FetchOutput{}, err
 	}
-	if resp.StatusCode != http.StatusPaymentRequired {
-		return answerOf(resp, nil, "done"), nil
+	if in.Body != "" && json.Valid([]byte(in.Body)) {
+		req.Header.Set("Content-Type", "application/json")
 	}
-	// The resource is where the 402 came from, after any redirect.
-	resource := u.String()
-	if resp.Request != nil && resp.Request.URL != nil {
-		resource = resp.Request.URL.String()
-	}
-	challenge, err := readChallenge(resp)
-	if err != nil {
-		return X402FetchOutput{}, err
-	}
-	paid, err := c.X402Pay(ctx, in.WalletID, client.X402PayRequest{PaymentRequired: challenge, Resource: resource,
-		MaxUSDC: client.Amount(in.MaxUSDC), ApprovalID: in.ApprovalID})
+	po.MaxUSDC, po.ApprovalID, po.HTTPClient = client.Amount(in.MaxUSDC), in.ApprovalID, o.fetch
+	res, err := c.PayFetch(ctx, in.WalletID, req, po)
 	var blocked *client.BlockedError
 	switch {
 	case errors.As(err, &blocked):
-		return X402FetchOutput{Status: http.StatusPaymentRequired, Payment: &X402PaymentOut{Status: "blocked", Reason: blocked.Reason},
-			Next: "the policy refused this payment: " + nextForBlock(blocked.Reason)}, nil
-	case err != nil:
-		return X402FetchOutput{}, err
-	case paid.Status != client.StatusPendingApproval && (paid.Header == "" || paid.PaymentSignature == ""):
-		return X402FetchOutput{}, fmt.Errorf("the service answered %q without a payment header", paid.Status)
-	case paid.Status == client.StatusPendingApproval:
-		return X402FetchOutput{Status: http.StatusPaymentRequired, Payment: &X402PaymentOut{Status: "pending_approval", ApprovalID: paid.ApprovalID,
-			ApproveURL: strings.TrimSuffix(dashboard, "/") + "/dashboard/approvals/" + paid.ApprovalID},
-			Next: "the seller asked for payment, at or over the approval threshold: a human must approve; once approved call x402_fetch again with approval_id"}, nil
-	}
-	resp, err = request(paid.Header, paid.PaymentSignature)
-	if err != nil {
-		return X402FetchOutput{}, fmt.Errorf("the payment %s was signed but the paid request failed: %w", paid.PaymentID, err)
-	}
-	p := &X402PaymentOut{Status: "paid", PaymentID: paid.PaymentID, Amount: paid.Amount.String(), PayTo: paid.PayTo, Network: paid.Network}
-	for _, h := range []string{x402.HeaderPaymentResponse, x402.HeaderXPaymentResponse} {
-		if v := resp.Header.Get(h); v != "" {
-			if s, err := x402.DecodePaymentResponseHeader(v); err == nil {
-				p.Transaction, p.Settled = s.Transaction, s.Success
-			}
-			break
+		p := &X402PaymentOut{Status: "blocked", Reason: blocked.Reason}
+		var pe *client.PayError
+		if errors.As(err, &pe) {
+			p.Protocol = pe.Protocol
 		}
+		return X402FetchOutput{Status: http.StatusPaymentRequired, Payment: p, Next: "the policy refused this payment: " + nextForBlock(blocked.Reason)}, nil
+	case err != nil:
+		return X402FetchOutput{}, payToolError(err)
+	case res.Payment == nil:
+		return answerOf(res.Response, nil, "done"), nil
+	}
+	paid := res.Payment
+	p := &X402PaymentOut{Protocol: paid.Protocol, PaymentID: paid.PaymentID, Amount: paid.Amount.String(), Asset: paid.Asset, PayTo: paid.PayTo, Network: paid.Network}
+	if paid.Status == client.StatusPendingApproval {
+		res.Response.Body.Close()
+		return X402FetchOutput{Status: http.StatusPaymentRequired, Payment: &X402PaymentOut{Status: "pending_approval", Protocol: paid.Protocol, ApprovalID: paid.ApprovalID,
+			ApproveURL: strings.TrimSuffix(dashboard, "/") + "/dashboard/approvals/" + paid.ApprovalID},
+			Next: "the seller asked for payment, at or over the approval threshold: a human must approve; once approved call " + tool + " again with approval_id"}, nil
+	}
+	p.Status = "paid"
+	switch {
+	case paid.Settlement != nil:
+		p.Transaction, p.Settled = paid.Settlement.Transaction, paid.Settlement.Success
+	case paid.Receipt != nil:
+		p.Transaction, p.Settled = paid.Receipt.Reference, paid.Receipt.Status == "success"
 	}
 	next := "done"
-	if resp.StatusCode == http.StatusPaymentRequired {
+	switch {
+	case res.Response.StatusCode == http.StatusPaymentRequired:
 		next = "the seller refused the payment: do not retry unchanged"
+	case paid.ReceiptErr != nil:
+		next = "done; the seller's receipt was not recorded: " + toolError(paid.ReceiptErr).Error()
 	}
-	return answerOf(resp, p, next), nil
+	return answerOf(res.Response, p, next), nil
 }
 
-// readChallenge is a 402's PaymentRequired object as the seller sent it:
-// the decoded PAYMENT-REQUIRED header (v2), else the JSON body when it
-// says x402Version 1. The service validates it in full; this only tells an
-// x402 challenge from any other 402.
-func readChallenge(resp *http.Response) (json.RawMessage, error) {
-	defer resp.Body.Close()
-	var raw []byte
-	if v := strings.TrimSpace(resp.Header.Get(x402.HeaderPaymentRequired)); v != "" {
-		if len(v) > base64.StdEncoding.EncodedLen(x402.MaxChallengeBytes) {
-			return nil, errors.New("the seller's PAYMENT-REQUIRED header is too large")
-		}
-		enc := base64.StdEncoding
-		if len(v)%4 != 0 {
-			enc = base64.RawStdEncoding
-		}
-		b, err := enc.DecodeString(v)
-		if err != nil {
-			return nil, errors.New("the seller's PAYMENT-REQUIRED header is not base64")
-		}
-		raw = b
-	} else {
-		b, err := io.ReadAll(io.LimitReader(resp.Body, x402.MaxChallengeBytes+1))
-		if err != nil {
-			return nil, fmt.Errorf("read the seller's 402: %w", err)
-		}
-		raw = b
+// payToolError words a failed payment for a model: each protocol tried
+// and the service's answer to it.
+func payToolError(err error) error {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
 	}
-	pr, err := x402.ParsePaymentRequired(raw)
-	if err != nil {
-		return nil, fmt.Errorf("the seller answered 402 without an x402 challenge we can read: %w", err)
+	parts := make([]string, len(errs))
+	for i, e := range errs {
+		var pe *client.PayError
+		if errors.As(e, &pe) {
+			parts[i] = pe.Protocol + ": " + toolError(pe.Err).Error()
+		} else {
+			parts[i] = toolError(e).Error()
+		}
 	}
-	if pr.Version != 1 && resp.Header.Get(x402.HeaderPaymentRequired) == "" {
-		return nil, errors.New("the seller answered 402 with an x402 v2 body but no PAYMENT-REQUIRED header")
-	}
-	return raw, nil
+	return errors.New(strings.Join(parts, "; "))
 }
 
 // answerOf reads at most X402TextLimit bytes of resp's body as text.

@@ -1,10 +1,12 @@
 // @agentwallet/langchain: the agent wallet's tools for LangChain agents.
 // Names and descriptions are the MCP server's (internal/mcpserver); a test
 // compares them. Results are compact JSON strings a model can read;
-// pending_approval and blocked are results, not errors.
+// pending_approval and blocked are results, not errors. x402_fetch and
+// pay_fetch fetch through the SDK's payFetch (x402 only, or either
+// protocol).
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { AgentWallet, AgentWalletError, ApprovalPendingError, PaymentBlockedError, X402ChallengeError } from '@agentwallet/sdk';
+import { AgentWallet, AgentWalletError, PaymentBlockedError, PaymentChallengeError, type PayFetchOptions } from '@agentwallet/sdk';
 
 export const descriptions = {
   send_usdc:
@@ -55,6 +57,16 @@ export const descriptions = {
     'with a reason (exceeds_max_tx, exceeds_daily_limit, exceeds_weekly_limit, exceeds_monthly_limit, exceeds_velocity, ' +
     'outside_active_hours, asset_not_allowed, recipient_not_allowed, wallet_frozen). Set max_usdc to cap the price (in whole units ' +
     'of the asset paid: a dollar or a euro).',
+  pay_fetch:
+    'Fetch a URL and pay for it from an agent wallet if it asks (HTTP 402), in either protocol a seller may ask in: MPP ' +
+    '(the Payment HTTP authentication scheme\'s Solana charge) or x402, on Solana in USDC or another stablecoin the wallet\'s policy lists, ' +
+    'under the wallet\'s spending policy. A seller that offers both is paid once, never twice: by prefer (mpp or x402; default mpp ' +
+    'unless the operator chose otherwise), and by the other only when the preferred one cannot be paid. Answers the HTTP status, ' +
+    'content_type and text of the response (the first 64 KiB; truncated says when more was cut) and payment: null when nothing was ' +
+    'paid; status "paid" with protocol, amount, asset, pay_to and the settled transaction; "pending_approval" (a human must approve: ' +
+    'once approved, call again with approval_id; do not retry before); or "blocked" with a reason (exceeds_max_tx, exceeds_daily_limit, ' +
+    'exceeds_weekly_limit, exceeds_monthly_limit, exceeds_velocity, outside_active_hours, asset_not_allowed, recipient_not_allowed, ' +
+    'wallet_frozen). Set max_usdc to cap the price (in whole units of the asset paid: a dollar or a euro).',
 } as const;
 
 /** The most response text x402_fetch hands a model. */
@@ -80,6 +92,8 @@ export interface ToolkitOptions {
   walletId: string;
   /** The dashboard's origin, for approve_url (default: none). */
   dashboardUrl?: string;
+  /** The protocol pay_fetch pays when a seller offers both and the call does not say (default mpp). */
+  payPreference?: 'mpp' | 'x402';
 }
 
 /** Errors the service answered become text the model can read. */
@@ -100,7 +114,7 @@ const asset = z
   .describe("optional: the stablecoin to send, USDC (default), USDT, PYUSD, USDG or EURC; the wallet's policy must list it");
 
 /** agentWalletTools returns every tool, bound to one wallet. */
-export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOptions) {
+export function agentWalletTools({ client, walletId, dashboardUrl, payPreference }: ToolkitOptions) {
   const sendUsdc = tool(
     async ({ to, amount, asset, memo, idempotency_key }) =>
       answer(async () => {
@@ -287,76 +301,104 @@ export function agentWalletTools({ client, walletId, dashboardUrl }: ToolkitOpti
       schema: z.object({ approval_id: z.string().describe("the approval's id (ap_…), from send_usdc") }),
     },
   );
-  const x402Fetch = tool(
-    async ({ wallet_id, url, method, body, max_usdc, approval_id }) =>
-      answer(async () => {
-        const wallet = wallet_id ?? walletId;
-        const next = 'the seller asked for payment';
-        try {
-          const { response, payment, settlement } = await client.x402.fetchWithPayment(
-            wallet,
-            url,
-            { method: method ?? 'GET', ...(body !== undefined ? { body } : {}) },
-            { ...(max_usdc !== undefined ? { maxUsdc: max_usdc } : {}), ...(approval_id ? { approvalId: approval_id } : {}) },
-          );
-          const { text, truncated } = await boundedText(response, X402_TEXT_LIMIT);
-          return {
-            status: response.status,
-            content_type: response.headers.get('content-type') ?? '',
-            text,
-            truncated,
-            payment: payment
-              ? {
-                  status: 'paid',
-                  payment_id: payment.paymentId,
-                  amount: payment.amount,
-                  pay_to: payment.payTo,
-                  network: payment.network,
-                  ...(settlement?.transaction ? { transaction: settlement.transaction } : {}),
-                  settled: settlement?.success ?? false,
-                }
-              : null,
-            next: payment && response.status === 402 ? 'the seller refused the payment: do not retry unchanged' : 'done',
-          };
-        } catch (e) {
-          if (e instanceof ApprovalPendingError)
-            return {
-              status: 402,
-              payment: {
-                status: 'pending_approval',
-                approval_id: e.approvalId,
-                ...(dashboardUrl ? { approve_url: `${dashboardUrl.replace(/\/$/, '')}/dashboard/approvals/${e.approvalId}` } : {}),
-              },
-              next: `${next}, at or over the approval threshold: a human must approve; once approved call x402_fetch again with approval_id`,
-            };
-          if (e instanceof PaymentBlockedError)
-            return {
-              status: 402,
-              payment: { status: 'blocked', reason: e.reason },
-              next: `the policy refused this payment: ${nextForBlock[e.reason] ?? 'do not retry unchanged'}`,
-            };
-          if (e instanceof X402ChallengeError) return { error: e.message, status: 402 };
-          throw e;
-        }
-      }),
+  /**
+   * x402_fetch and pay_fetch: fetch the URL with client.payFetch (x402
+   * only, or either protocol by preference) and answer what a model reads.
+   */
+  const fetchPaying = async (
+    name: 'x402_fetch' | 'pay_fetch',
+    args: { wallet_id?: string; url: string; method?: string; body?: string; max_usdc?: number; approval_id?: string },
+    protocols: Pick<PayFetchOptions, 'prefer' | 'only'>,
+  ) => {
+    try {
+      const { response, payment } = await client.payFetch(
+        args.url,
+        { method: args.method ?? 'GET', ...(args.body !== undefined ? { body: args.body } : {}) },
+        {
+          walletId: args.wallet_id ?? walletId,
+          ...protocols,
+          ...(args.max_usdc !== undefined ? { maxUsdc: args.max_usdc } : {}),
+          ...(args.approval_id ? { approvalId: args.approval_id } : {}),
+        },
+      );
+      if (payment?.status === 'pending_approval') {
+        await response.body?.cancel();
+        return {
+          status: 402,
+          payment: {
+            status: 'pending_approval',
+            ...(name === 'pay_fetch' ? { protocol: payment.protocol } : {}),
+            approval_id: payment.approvalId,
+            ...(dashboardUrl ? { approve_url: `${dashboardUrl.replace(/\/$/, '')}/dashboard/approvals/${payment.approvalId}` } : {}),
+          },
+          next: `the seller asked for payment, at or over the approval threshold: a human must approve; once approved call ${name} again with approval_id`,
+        };
+      }
+      const { text, truncated } = await boundedText(response, X402_TEXT_LIMIT);
+      const transaction = payment?.settlement?.transaction ?? payment?.receipt?.reference;
+      return {
+        status: response.status,
+        content_type: response.headers.get('content-type') ?? '',
+        text,
+        truncated,
+        payment: payment
+          ? {
+              status: 'paid',
+              ...(name === 'pay_fetch' ? { protocol: payment.protocol } : {}),
+              payment_id: payment.paymentId,
+              amount: payment.amount,
+              ...(payment.asset ? { asset: payment.asset } : {}),
+              pay_to: payment.payTo,
+              network: payment.network,
+              ...(transaction ? { transaction } : {}),
+              settled: payment.settlement?.success ?? payment.receipt?.status === 'success',
+            }
+          : null,
+        next: payment && response.status === 402 ? 'the seller refused the payment: do not retry unchanged' : 'done',
+      };
+    } catch (e) {
+      if (e instanceof PaymentBlockedError)
+        return {
+          status: 402,
+          payment: { status: 'blocked', ...(name === 'pay_fetch' && e.protocol ? { protocol: e.protocol } : {}), reason: e.reason },
+          next: `the policy refused this payment: ${nextForBlock[e.reason] ?? 'do not retry unchanged'}`,
+        };
+      if (e instanceof PaymentChallengeError) return { error: e.message, status: 402 };
+      throw e;
+    }
+  };
+  const fetchArgs = {
+    wallet_id: z.string().optional().describe("the paying agent wallet's id (UUID); the toolkit's wallet when omitted"),
+    url: z.string().url().describe('the http(s) URL to fetch'),
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).optional().describe('the HTTP method (default GET)'),
+    body: z.string().max(65536).optional().describe('the request body, e.g. JSON text'),
+    max_usdc: z
+      .number()
+      .positive()
+      .optional()
+      .describe('the most to pay for this request, in whole units of the asset paid (USDC unless the wallet pays in another stablecoin)'),
+    approval_id: z.string().optional().describe('after a human approved a pending payment: its approval id (ap_…)'),
+  };
+  const x402Fetch = tool(async (args) => answer(() => fetchPaying('x402_fetch', args, { only: 'x402' })), {
+    name: 'x402_fetch',
+    description: descriptions.x402_fetch,
+    schema: z.object(fetchArgs),
+  });
+  const payFetch = tool(
+    async ({ prefer, ...args }) => answer(() => fetchPaying('pay_fetch', args, { prefer: prefer ?? payPreference ?? 'mpp' })),
     {
-      name: 'x402_fetch',
-      description: descriptions.x402_fetch,
+      name: 'pay_fetch',
+      description: descriptions.pay_fetch,
       schema: z.object({
-        wallet_id: z.string().optional().describe("the paying agent wallet's id (UUID); the toolkit's wallet when omitted"),
-        url: z.string().url().describe('the http(s) URL to fetch'),
-        method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).optional().describe('the HTTP method (default GET)'),
-        body: z.string().max(65536).optional().describe('the request body, e.g. JSON text'),
-        max_usdc: z
-          .number()
-          .positive()
+        ...fetchArgs,
+        prefer: z
+          .enum(['mpp', 'x402'])
           .optional()
-          .describe('the most to pay for this request, in whole units of the asset paid (USDC unless the wallet pays in another stablecoin)'),
-        approval_id: z.string().optional().describe('after a human approved a pending payment: its approval id (ap_…)'),
+          .describe("the protocol to pay when the seller offers both: mpp or x402 (default: the operator's choice, mpp unless set)"),
       }),
     },
   );
-  return [sendUsdc, walletInfo, recent, history, preview, approval, x402Fetch];
+  return [sendUsdc, walletInfo, recent, history, preview, approval, x402Fetch, payFetch];
 }
 
 /** The response's text up to limit bytes (UTF-8), the rest cancelled unread. */

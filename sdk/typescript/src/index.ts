@@ -4,18 +4,31 @@
 // async iterators and webhook verification.
 import createClient from 'openapi-fetch';
 import type { components, paths } from './schema.js';
-import { AgentWalletError, PermissionError, ServiceUnavailableError, errorFor } from './errors.js';
+import { AgentWalletError, PermissionError, ServiceUnavailableError, ValidationError, errorFor } from './errors.js';
+import {
+  carriesPayment,
+  PaymentChallengeError,
+  protocolOrder,
+  readOffers,
+  type FetchPayment,
+  type MPPPayment,
+  type MPPPayOptions,
+  type PayFetchOptions,
+  type PayFetchResult,
+  type PayProtocol,
+} from './payfetch.js';
 import {
   ApprovalPendingError,
-  readChallenge,
   readSettlement,
   replayable,
+  X402ChallengeError,
   type X402FetchOptions,
   type X402FetchResult,
   type X402Payment,
 } from './x402.js';
 
 export * from './errors.js';
+export * from './payfetch.js';
 export * from './webhooks.js';
 export * from './x402.js';
 export type { components, paths } from './schema.js';
@@ -52,6 +65,8 @@ export type WebhookEndpointWithSecret = Schemas['EndpointWithSecret'];
 export type Delivery = Schemas['DeliveryOut'];
 export type User = Schemas['UserOut'];
 export type X402PaymentRecord = Schemas['X402Payment'];
+/** An MPP payment as the service keeps it: its state follows the chain; signature once settled, receipt once reported. */
+export type MPPPaymentRecord = Schemas['MPPPayment'];
 /** A token of the network (assets.list): symbol, mint, token program, decimals, the currency it is pegged to. */
 export type Asset = Schemas['AssetOut'];
 /** A wallet's holding of one asset (Balance's assets), in the asset's units. */
@@ -124,7 +139,7 @@ function retryable(req: Request): boolean {
   return req.method === 'GET' || req.headers.has('Idempotency-Key');
 }
 
-/** 403 from an x402 payment: the wallet's policy refused it; `reason` names the rule. */
+/** 403 from an x402 or MPP payment: the wallet's policy refused it; `reason` names the rule, `protocol` the payment's. */
 export class PaymentBlockedError extends PermissionError {
   override name = 'PaymentBlockedError';
   constructor(
@@ -132,9 +147,22 @@ export class PaymentBlockedError extends PermissionError {
     status: number,
     requestId: string | undefined,
     readonly reason: BlockReason,
+    readonly protocol?: PayProtocol,
   ) {
     super(message, status, requestId);
   }
+}
+
+/** The pay call's answer when it is not signed: 202 throws ApprovalPendingError, 403 with a reason PaymentBlockedError, others their typed error. */
+function payRefusal(protocol: PayProtocol, response: Response, data: unknown, error: unknown): Error {
+  const requestId = response.headers.get('x-request-id') ?? undefined;
+  if (response.status === 202) {
+    const d = (data ?? {}) as { approval_id?: string; payment_id?: string };
+    return new ApprovalPendingError('the payment waits for a human to approve it', requestId, d.approval_id ?? '', d.payment_id);
+  }
+  const e = (error ?? {}) as { error?: string; reason?: BlockReason };
+  if (response.status === 403 && e.reason) return new PaymentBlockedError(e.error ?? 'Blocked by policy', 403, requestId, e.reason, protocol);
+  return errorFor(response.status, error, response.headers);
 }
 
 export class AgentWallet {
@@ -297,16 +325,7 @@ export class AgentWallet {
           ...(opts.approvalId ? { approval_id: opts.approvalId } : {}),
         },
       });
-      const requestId = response.headers.get('x-request-id') ?? undefined;
-      if (response.status === 202) {
-        const d = (data ?? {}) as { approval_id?: string };
-        throw new ApprovalPendingError('the payment waits for a human to approve it', requestId, d.approval_id ?? '');
-      }
-      if (response.status === 403) {
-        const e = (error ?? {}) as { error?: string; reason?: BlockReason };
-        if (e.reason) throw new PaymentBlockedError(e.error ?? 'Blocked by policy', 403, requestId, e.reason);
-      }
-      if (!response.ok || !data) throw errorFor(response.status, error, response.headers);
+      if (response.status !== 200 || !data) throw payRefusal('x402', response, data, error);
       return {
         paymentId: data.payment_id!,
         header: data.header as X402Payment['header'],
@@ -325,21 +344,10 @@ export class AgentWallet {
      * whatever it is (another 402 means the seller refused the payment).
      */
     fetchWithPayment: async (walletId: string, input: RequestInfo | URL, init?: RequestInit, opts: X402FetchOptions = {}): Promise<X402FetchResult> => {
-      const doFetch = opts.fetch ?? this.plainFetch;
-      const request = await replayable(input, init);
-      const first = request();
-      const response = await doFetch(first);
-      if (response.status !== 402) return { response };
-      const paymentRequired = await readChallenge(response);
-      if (first.headers.has('PAYMENT-SIGNATURE') || first.headers.has('X-PAYMENT')) {
-        throw new AgentWalletError('the request already carried a payment and the seller answered 402 again', 402);
-      }
-      const payment = await this.x402.pay(walletId, paymentRequired, response.url || first.url, opts);
-      const retry = request();
-      retry.headers.set(payment.header, payment.paymentSignature);
-      retry.headers.set('Access-Control-Expose-Headers', 'PAYMENT-RESPONSE,X-PAYMENT-RESPONSE');
-      const paid = await doFetch(retry);
-      return { response: paid, payment, settlement: readSettlement(paid) };
+      const { response, payment, pending } = await this.fetchPaying(input, init, { ...opts, walletId, only: 'x402' }, opts.idempotencyKey);
+      if (pending) throw pending;
+      if (!payment) return { response };
+      return { response, payment: payment.x402!, ...(payment.settlement ? { settlement: payment.settlement } : {}) };
     },
     /** fetch, paying x402 challenges from the wallet (see fetchWithPayment). */
     fetch: async (walletId: string, input: RequestInfo | URL, init?: RequestInit, opts: X402FetchOptions = {}): Promise<Response> =>
@@ -374,6 +382,179 @@ export class AgentWallet {
       (input: RequestInfo | URL, init?: RequestInit) =>
         this.x402.fetch(walletId, input, init, opts),
   };
+
+  readonly mpp = {
+    /**
+     * Asks the service to pay an MPP challenge from the wallet, under its
+     * policy: `challenge` is the 402's WWW-Authenticate value (every line,
+     * joined with ", "), `resource` the URL paid for. Answers the signed
+     * payment (retry the request with `header: authorization`); a parked
+     * one throws ApprovalPendingError, a policy block PaymentBlockedError
+     * (403), a challenge the wallet cannot pay ValidationError (422).
+     */
+    pay: async (walletId: string, challenge: string, resource: string, opts: MPPPayOptions = {}): Promise<MPPPayment> => {
+      const idempotencyKey = opts.idempotencyKey ?? crypto.randomUUID();
+      const { data, error, response } = await this.api.POST('/api/public/v1/agents/{id}/mpp/pay', {
+        params: { path: { id: walletId }, header: { 'Idempotency-Key': idempotencyKey } },
+        body: {
+          challenge,
+          resource,
+          ...(opts.maxUsdc !== undefined ? { max_usdc: opts.maxUsdc } : {}),
+          ...(opts.approvalId ? { approval_id: opts.approvalId } : {}),
+        },
+      });
+      if (response.status !== 200 || !data) throw payRefusal('mpp', response, data, error);
+      return {
+        paymentId: data.payment_id,
+        header: data.header!,
+        authorization: data.authorization!,
+        amount: data.amount,
+        asset: data.asset,
+        payTo: data.pay_to,
+        splits: data.splits,
+        network: data.network,
+        resource: data.resource,
+        idempotencyKey,
+      };
+    },
+    /** Keeps the seller's Payment-Receipt header value for the payment (once: a second report changes nothing); answers the payment. */
+    recordReceipt: (paymentId: string, receipt: string): Promise<MPPPaymentRecord> =>
+      this.do(this.api.POST('/api/public/v1/mpp/payments/{id}/receipt', { params: { path: { id: paymentId } }, body: { receipt } })),
+    /** The service's record of MPP payments: signed, settled (with the on-chain signature), expired, parked… and the seller's receipt once reported. */
+    payments: {
+      get: (id: string): Promise<MPPPaymentRecord> => this.do(this.api.GET('/api/public/v1/mpp/payments/{id}', { params: { path: { id } } })),
+      /** Every payment the filter selects, newest first, page after page. */
+      list: (filter: { walletId?: string; state?: MPPPaymentRecord['state']; since?: Date; until?: Date; pageSize?: number } = {}) =>
+        this.pages<MPPPaymentRecord>(async (cursor) => {
+          const d = await this.do(
+            this.api.GET('/api/public/v1/mpp/payments', {
+              params: {
+                query: {
+                  limit: filter.pageSize ?? 100,
+                  ...(cursor ? { cursor } : {}),
+                  ...(filter.walletId ? { wallet_id: filter.walletId } : {}),
+                  ...(filter.state ? { state: filter.state } : {}),
+                  ...(filter.since ? { since: filter.since.toISOString() } : {}),
+                  ...(filter.until ? { until: filter.until.toISOString() } : {}),
+                },
+              },
+            }),
+          );
+          return { items: d.payments, next: d.next_cursor };
+        }),
+    },
+  };
+
+  /**
+   * Like fetch, paying what the seller asks in either protocol: on a 402,
+   * the service pays its MPP challenge (WWW-Authenticate: Payment) or its
+   * x402 challenge (PAYMENT-REQUIRED, or a v1 body) from the wallet, under
+   * its policy, and the request is sent once more with the credential.
+   * A 402 offering both is paid once: by `prefer` (default `mpp`), and by
+   * the other only when the service cannot pay the preferred one (422).
+   * An MPP seller's Payment-Receipt is reported to the service.
+   *
+   * A payment waiting for a human is a result, not an exception:
+   * `payment.status` is `pending_approval` with its `approvalId`, and
+   * `response` the 402; once approved, call again with `{ approvalId }`.
+   * A policy block throws PaymentBlockedError (`reason`, `protocol`), a
+   * payment the service cannot make ValidationError, a 402 without a
+   * challenge it may pay PaymentChallengeError.
+   */
+  async payFetch(input: RequestInfo | URL, init: RequestInit | undefined, opts: PayFetchOptions): Promise<PayFetchResult> {
+    const { response, payment } = await this.fetchPaying(input, init, opts);
+    return payment ? { response, payment } : { response };
+  }
+
+  /** payFetch, answering a parked payment's ApprovalPendingError beside it (x402.fetchWithPayment throws it). */
+  private async fetchPaying(
+    input: RequestInfo | URL,
+    init: RequestInit | undefined,
+    opts: PayFetchOptions,
+    idempotencyKey?: string,
+  ): Promise<PayFetchResult & { pending?: ApprovalPendingError }> {
+    if (!opts?.walletId) throw new TypeError('payFetch: walletId is required');
+    const order = protocolOrder(opts);
+    const doFetch = opts.fetch ?? this.plainFetch;
+    const request = await replayable(input, init);
+    const first = request();
+    const answer = await doFetch(first);
+    if (answer.status !== 402) return { response: answer };
+    const offers = await readOffers(answer);
+    if (carriesPayment(first.headers)) {
+      throw new AgentWalletError('the request already carried a payment and the seller answered 402 again', 402);
+    }
+    const resource = answer.url || first.url;
+    const declined: { protocol: PayProtocol; error: AgentWalletError }[] = [];
+    for (const protocol of order) {
+      if (protocol === 'mpp' ? !offers.mpp : offers.x402 === undefined) continue;
+      const payOpts = {
+        ...(opts.maxUsdc !== undefined ? { maxUsdc: opts.maxUsdc } : {}),
+        ...(opts.approvalId ? { approvalId: opts.approvalId } : {}),
+        ...(idempotencyKey && declined.length === 0 ? { idempotencyKey } : {}),
+      };
+      let payment: FetchPayment;
+      let header: string;
+      let value: string;
+      try {
+        if (protocol === 'mpp') {
+          const p = await this.mpp.pay(opts.walletId, offers.mpp!, resource, payOpts);
+          payment = { protocol, status: 'paid', paymentId: p.paymentId, amount: p.amount, asset: p.asset, payTo: p.payTo, mpp: p };
+          [header, value] = [p.header, p.authorization];
+        } else {
+          const p = await this.x402.pay(opts.walletId, offers.x402, resource, payOpts);
+          payment = { protocol, status: 'paid', paymentId: p.paymentId, amount: p.amount, payTo: p.payTo, x402: p };
+          [header, value] = [p.header, p.paymentSignature];
+        }
+        payment.network = payment.mpp?.network ?? payment.x402?.network;
+        payment.resource = payment.mpp?.resource ?? payment.x402?.resource;
+      } catch (e) {
+        if (e instanceof ApprovalPendingError) {
+          const parked: FetchPayment = {
+            protocol,
+            status: 'pending_approval',
+            approvalId: e.approvalId,
+            ...(e.paymentId ? { paymentId: e.paymentId } : {}),
+            ...(declined.length ? { declined: declinedError(declined) } : {}),
+          };
+          return { response: offers.response, payment: parked, pending: e };
+        }
+        if (e instanceof AgentWalletError && e.status === 422) {
+          declined.push({ protocol, error: e });
+          continue;
+        }
+        throw e;
+      }
+      if (declined.length) payment.declined = declinedError(declined);
+      const retry = request();
+      retry.headers.set(header, value);
+      if (protocol === 'x402') retry.headers.set('Access-Control-Expose-Headers', 'PAYMENT-RESPONSE,X-PAYMENT-RESPONSE');
+      const paid = await doFetch(retry);
+      if (protocol === 'x402') {
+        const settlement = readSettlement(paid);
+        if (settlement) payment.settlement = settlement;
+      } else {
+        const receipt = paid.headers.get('Payment-Receipt');
+        if (receipt) {
+          try {
+            const record = await this.mpp.recordReceipt(payment.paymentId!, receipt.trim());
+            if (record.receipt) payment.receipt = record.receipt;
+          } catch (e) {
+            payment.receiptError = e as Error;
+          }
+        }
+      }
+      return { response: paid, payment };
+    }
+    if (declined.length) throw declinedError(declined);
+    const detail =
+      order.length === 1 && order[0] === 'x402'
+        ? `the 402 carries no x402 challenge (${offers.x402Error})`
+        : order.length === 1
+          ? 'the 402 carries no MPP Payment challenge (WWW-Authenticate: Payment)'
+          : `the 402 carries neither an MPP Payment challenge nor an x402 challenge (${offers.x402Error})`;
+    throw order.length === 1 && order[0] === 'x402' ? new X402ChallengeError(detail) : new PaymentChallengeError(detail);
+  }
 
   readonly wallets = {
     /** Every wallet, newest first, read page after page. */
@@ -590,6 +771,17 @@ export class AgentWallet {
       await this.do(this.api.DELETE('/api/public/v1/users/{address}', { params: { path: { address } } }));
     },
   };
+}
+
+/** The service's 422s for each protocol tried: the one error itself, or a ValidationError naming each. */
+function declinedError(declined: { protocol: PayProtocol; error: AgentWalletError }[]): AgentWalletError {
+  if (declined.length === 1) return declined[0].error;
+  return new ValidationError(
+    declined.map((d) => `${d.protocol}: ${d.error.message}`).join('; '),
+    422,
+    declined.at(-1)!.error.requestId,
+    declined.flatMap((d) => d.error.details),
+  );
 }
 
 function backoff(attempt: number): number {

@@ -3,6 +3,7 @@
 // and retrying once with the payment header, as the official @x402/fetch
 // wrapper does with a local key.
 import { AgentWalletError } from './errors.js';
+import { PaymentChallengeError } from './payfetch.js';
 
 /** A payment the service signed for an x402 challenge. */
 export interface X402Payment {
@@ -55,13 +56,15 @@ export class ApprovalPendingError extends AgentWalletError {
     requestId: string | undefined,
     /** The approval (ap_…): once approved, fetch again with `{ approvalId }`. */
     readonly approvalId: string,
+    /** The parked payment's id, when the service gave it. */
+    readonly paymentId?: string,
   ) {
     super(message, 202, requestId);
   }
 }
 
 /** The seller's 402 is not an x402 challenge this client can read (no PAYMENT-REQUIRED header, no v1 JSON body). */
-export class X402ChallengeError extends Error {
+export class X402ChallengeError extends PaymentChallengeError {
   override name = 'X402ChallengeError';
 }
 
