@@ -33,6 +33,7 @@ export type LiveEventKind =
   | 'tx.blocked'
   | 'tx.failed'
   | 'x402.expired'
+  | 'mpp.expired'
   | 'delivery.failed';
 
 export const LIVE_EVENT_KINDS: readonly LiveEventKind[] = [
@@ -49,6 +50,7 @@ export const LIVE_EVENT_KINDS: readonly LiveEventKind[] = [
   'tx.blocked',
   'tx.failed',
   'x402.expired',
+  'mpp.expired',
   'delivery.failed',
 ];
 

@@ -146,6 +146,7 @@ describe('follow', () => {
     ['wallet.balance_mismatch', WALLET],
     ['tx.blocked', ['analytics']],
     ['x402.expired', [...MONEY, 'approval', 'decided']],
+    ['mpp.expired', [...MONEY, 'approval', 'decided']],
     ['delivery.failed', ['deliveries', 'endpoint', 'endpoints']],
   ];
   it.each(cases)('%s makes stale what it changes, and nothing else', (kind, want) => {

@@ -59,6 +59,8 @@ export const approvalFromAPI = (a: Partial<ApprovalFromAPI> = {}): ApprovalFromA
   transaction_status: null,
   resource: null,
   description: null,
+  realm: null,
+  splits: [],
   approvals: [],
   approvals_needed: 1,
   ...a,

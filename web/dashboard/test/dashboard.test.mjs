@@ -233,6 +233,7 @@ test('analytics: the tables beside the charts have the numbers of the API', asyn
       amountText(s.amount_usdc),
       String(s.transactions),
       s.x402_payments > 0 ? `${s.x402_payments} · ${usdcText(s.x402_amount_usdc)}` : '—',
+      s.mpp_payments > 0 ? `${s.mpp_payments} · ${usdcText(s.mpp_amount_usdc)}` : '—',
       (s.fee_lamports / 1e9).toLocaleString('en-US', { maximumFractionDigits: 9 }),
       amountText(label[s.wallet_id].daily_limit_usdc),
     ]),

@@ -8,6 +8,9 @@ export type ApprovalFromAPI = Schemas['Approval'];
 export type VoteFromAPI = Schemas['ApprovalVote'];
 export type ApprovalContextFromAPI = Schemas['ApprovalContext'];
 
+/** Split is one further recipient of an MPP charge and its share, in whole units of the charge's asset. */
+export type Split = Schemas['MPPSplit'];
+
 /** Vote is one person's approve of an approval that needs several. */
 export interface Vote {
   /** Who approved: user:<address>, key_…, slack:<member>. */
@@ -42,8 +45,14 @@ export interface Approval {
   expiresAt: Date;
   decidedAt: Date | null;
   transactionStatus: ApprovalFromAPI['transaction_status'];
+  /** For an x402 or MPP payment: the URL paid for. */
   resource: string | null;
+  /** For an x402 or MPP payment: the seller's description of it. */
   description: string | null;
+  /** For an MPP charge: the seller as its challenge names itself. */
+  realm: string | null;
+  /** For an MPP charge: its further recipients and their shares (amount is the total, to gets the rest). */
+  splits: Split[];
   approvals: Vote[];
   approvalsNeeded: number;
 }
@@ -71,6 +80,8 @@ export const toApproval = (a: ApprovalFromAPI): Approval => ({
   transactionStatus: a.transaction_status,
   resource: a.resource,
   description: a.description,
+  realm: a.realm,
+  splits: a.splits.map((s) => ({ to: s.to, amount: s.amount })),
   approvals: a.approvals.map((v) => ({ by: v.by, person: v.person, at: date(v.at), note: v.note })),
   approvalsNeeded: a.approvals_needed,
 });

@@ -56,8 +56,9 @@ export const EVENT_READS: Record<LiveEventKind, readonly Reads[]> = {
   'wallet.balance_mismatch': [WALLET],
   // Refused by the policy: no transaction, only the analytics' blocked sends.
   'tx.blocked': [ANALYTICS],
-  // An x402 payment that moved nothing: its reservation is released.
+  // An x402 payment or MPP charge that moved nothing: its reservation is released.
   'x402.expired': [...MONEY, ...DECIDED],
+  'mpp.expired': [...MONEY, ...DECIDED],
   // A delivery that gave up: the endpoints' health and their delivery logs.
   'delivery.failed': [
     { queryKey: webhookKeys.endpoints },

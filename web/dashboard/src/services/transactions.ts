@@ -29,7 +29,7 @@ export interface Transaction {
   feeLamports: number | null;
   feePayer: string | null;
   approvalId: string | null;
-  /** The paid resource's URL, for an x402 payment. */
+  /** The paid resource's URL, for an x402 payment or an MPP charge. */
   resource: string | null;
   createdAt: Date;
 }

@@ -127,6 +127,7 @@ export const EVENTS: { kind: string; what: string }[] = [
   { kind: 'approval.rejected', what: 'an approval was rejected' },
   { kind: 'approval.expired', what: 'an approval expired undecided' },
   { kind: 'x402.expired', what: 'a signed x402 payment was never settled' },
+  { kind: 'mpp.expired', what: 'a signed MPP charge was never broadcast' },
 ];
 
 export const STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed'];

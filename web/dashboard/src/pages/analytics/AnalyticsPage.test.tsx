@@ -23,9 +23,11 @@ function report(r: Partial<Analytics> = {}): Analytics {
         wallet_id: A,
         amount_usdc: 12.5,
         amount_eur: 0,
-        transactions: 2,
+        transactions: 3,
         x402_payments: 1,
         x402_amount_usdc: 0.01,
+        mpp_payments: 1,
+        mpp_amount_usdc: 0.05,
         fee_lamports: 10000,
       },
     ],
@@ -60,7 +62,7 @@ test('each chart has its name and, beside it, the table of its numbers', async (
   for (const name of ['Spend per day, stacked by wallet', 'USDC received per day', 'Approvals per day by outcome', 'Blocked sends by rule']) {
     expect(screen.getByRole('img', { name }).tagName).toBe('CANVAS');
   }
-  expect(rows('Spend per day')).toEqual([['2026-04-02', 'research-bot', '12.50', '2', '1 · 0.01 USDC', '0.00001', '100.00']]);
+  expect(rows('Spend per day')).toEqual([['2026-04-02', 'research-bot', '12.50', '3', '1 · 0.01 USDC', '1 · 0.05 USDC', '0.00001', '100.00']]);
   expect(rows('Received per day')).toEqual([['2026-04-03', 'research-bot', '25.00 USDC', '1']]);
   expect(rows('Approvals per day')).toEqual([['2026-04-02', '2', '1', '0', '75 s']]);
   expect(rows('Blocked sends by rule')).toEqual([['exceeds_max_tx', '3']]);
@@ -69,6 +71,25 @@ test('each chart has its name and, beside it, the table of its numbers', async (
   expect((screen.getByLabelText('From') as HTMLInputElement).value).toBe('2026-04-01');
   expect((screen.getByLabelText('To') as HTMLInputElement).value).toBe('2026-04-30');
   expect(document.querySelectorAll('svg, rect, path, polyline')).toHaveLength(0);
+});
+
+test('a day’s x402 and MPP purchases are counted apart, each a dash on a day without any', async () => {
+  quiet();
+  const day = report().spend[0];
+  recordedFetch(() => ({
+    status: 200,
+    body: report({
+      spend: [
+        { ...day, day: '2026-04-02', transactions: 4, x402_payments: 0, x402_amount_usdc: 0, mpp_payments: 3, mpp_amount_usdc: 0.3 },
+        { ...day, day: '2026-04-03', transactions: 1, x402_payments: 0, x402_amount_usdc: 0, mpp_payments: 0, mpp_amount_usdc: 0 },
+      ],
+    }),
+  }));
+  renderRoute('/analytics', <AnalyticsPage />);
+  const table = await screen.findByRole('table', { name: 'Spend per day' });
+  expect(within(table).getByRole('columnheader', { name: 'Of which MPP' })).toBeTruthy();
+  expect(screen.getAllByTestId('x402').map((td) => td.textContent)).toEqual(['—', '—']);
+  expect(screen.getAllByTestId('mpp').map((td) => td.textContent)).toEqual(['3 · 0.30 USDC', '—']);
 });
 
 test('a quiet range says so instead of empty charts', async () => {

@@ -14,9 +14,9 @@ const route = getRouteApi('/analytics');
 
 /**
  * SPEND_PHONE_ROW places a day's spend on a phone: the day and the amount,
- * the wallet and its transactions, the fees and the limit, then x402.
+ * the wallet and its transactions, the fees and the limit, then x402 beside MPP.
  */
-const SPEND_PHONE_ROW = "max-sm:[grid-template-areas:'day_usdc'_'wallet_txs'_'fees_limit'_'x402_x402']";
+const SPEND_PHONE_ROW = "max-sm:[grid-template-areas:'day_usdc'_'wallet_txs'_'fees_limit'_'x402_mpp']";
 
 /** RECEIVED_PHONE_ROW places a day's deposits into a wallet on a phone: the day and the amount, the wallet and how many. */
 const RECEIVED_PHONE_ROW = "max-sm:[grid-template-areas:'day_amount'_'wallet_deposits']";
@@ -106,6 +106,7 @@ function Report({ data }: { data: Analytics }) {
             { name: 'USDC', num: true },
             { name: 'Transactions', num: true },
             { name: 'Of which x402', num: true },
+            { name: 'Of which MPP', num: true },
             { name: 'Fees (SOL)', num: true },
             { name: 'Daily limit', num: true },
           ]}
@@ -124,6 +125,9 @@ function Report({ data }: { data: Analytics }) {
                 </td>
                 <td className="num max-sm:text-left max-sm:[grid-area:x402]" data-testid="x402" data-label="x402">
                   {s.x402_payments > 0 ? `${count(s.x402_payments)} · ${usdc(s.x402_amount_usdc)}` : '—'}
+                </td>
+                <td className="num max-sm:[grid-area:mpp]" data-testid="mpp" data-label="MPP">
+                  {s.mpp_payments > 0 ? `${count(s.mpp_payments)} · ${usdc(s.mpp_amount_usdc)}` : '—'}
                 </td>
                 <td className="num max-sm:text-left max-sm:[grid-area:fees] max-sm:after:content-['_SOL']" data-label="Fees">
                   {solAmount(s.fee_lamports / 1e9)}

@@ -49,3 +49,18 @@ test('a purchase names what it buys and what the seller says', () => {
   expect(field('Buys (x402)')).toBe('https://seller.test/report');
   expect(field('Seller says')).toBe('a report');
 });
+
+test('an MPP charge names what it buys, the seller as it names itself, and what it says', () => {
+  render(
+    <ApprovalFacts
+      a={approval({ kind: 'mpp', resource: 'https://seller.test/forecast', realm: 'seller.test', description: null })}
+      ctx={null}
+      now={NOW}
+      session={session()}
+    />,
+  );
+  expect(field('Buys (MPP)')).toBe('https://seller.test/forecast');
+  expect(field('Seller says it is')).toBe('seller.test');
+  expect(field('Seller says')).toBe('—');
+  expect(screen.queryByText('Buys (x402)')).toBeNull();
+});

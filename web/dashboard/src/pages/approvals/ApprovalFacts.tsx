@@ -6,7 +6,8 @@ import type { Session } from '../../services/session';
 import { QuorumFacts } from './Quorum';
 
 /**
- * ApprovalFacts are an approval's details: the wallet, what is bought (x402),
+ * ApprovalFacts are an approval's details: the wallet, what is bought (x402
+ * or MPP) and, for MPP, the seller as it names itself,
  * who asked and when, who approved, when it expires or was decided, its
  * signature and why it was rejected. now is the page's clock (when the
  * approval was read).
@@ -35,6 +36,19 @@ export function ApprovalFacts({ a, ctx, now, session }: { a: Approval; ctx: Appr
             <dd>
               <code>{a.resource}</code>
             </dd>
+            <dt>Seller says</dt>
+            <dd>{a.description ?? '—'}</dd>
+          </>
+        )}
+        {a.kind === 'mpp' && (
+          <>
+            <dt>Buys (MPP)</dt>
+            <dd>
+              <code>{a.resource}</code>
+            </dd>
+            {/* The realm is the seller's own word, not checked: said as such. */}
+            <dt>Seller says it is</dt>
+            <dd>{a.realm ?? '—'}</dd>
             <dt>Seller says</dt>
             <dd>{a.description ?? '—'}</dd>
           </>

@@ -1,9 +1,10 @@
 // The approval page in each of its states, as a person deciding sees it:
 // pending (to decide, or only to read), approved and sent, rejected,
-// expired, an x402 purchase, a decision the API refuses, and the decision
-// made with the keyboard alone. The API is a recorded fetch that answers
-// as the real one does; the browser tests (test/dashboard.test.mjs,
-// test/x402.test.mjs) run the same page against the real API and chain.
+// expired, an x402 purchase, an MPP charge with splits, a decision the
+// API refuses, and the decision made with the keyboard alone. The API is
+// a recorded fetch that answers as the real one does; the browser tests
+// (test/dashboard.test.mjs, test/x402.test.mjs) run the same page
+// against the real API and chain.
 import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, test } from 'vitest';
@@ -53,6 +54,8 @@ function pending(a: Partial<Approval> = {}): Approval {
     transaction_status: null,
     resource: null,
     description: null,
+    realm: null,
+    splits: [],
     ...a,
   };
 }
@@ -356,6 +359,61 @@ test('an x402 purchase shows what it buys, whom it pays, how much, and what the 
   expect(screen.getByRole('region', { name: 'What approving does now' }).textContent).toContain(
     'the agent could then buy it once (within 15 minutes, the policy checked again then), leaving 65.00 USDC',
   );
+});
+
+test('an MPP charge shows what it buys, the seller as it names itself, every recipient’s share, and confirms them all', async () => {
+  const payTo = '2wmVCSfPxGPjrnMMn7rchp4uaeoTqN39mXFC2zhPdri9';
+  const platform = 'Stake11111111111111111111111111111111111111';
+  const referrer = 'Config1111111111111111111111111111111111111';
+  const charge = pending({
+    kind: 'mpp',
+    amount: 0.5,
+    to: payTo,
+    memo: null,
+    resource: 'https://seller.example/forecast',
+    description: null,
+    realm: 'seller.example',
+    splits: [
+      { to: platform, amount: 0.05 },
+      { to: referrer, amount: 0.02 },
+    ],
+  });
+  // Approving grants the purchase: sent, nothing signed yet.
+  const requests = theAPI(
+    charge,
+    context({ recipient: { address: payTo, allowlist_empty: true, on_allowlist: false, label: null, first_payment: true } }),
+    () => ({ status: 200, body: { ...charge, status: 'sent', approved_by: `user:${ME}`, decided_at: '2026-04-01T12:05:00Z' } }),
+  );
+  show();
+  expect(await heading()).toBe('0.50 USDC to 2wmV…dri9 and 2 more');
+  const payment = screen.getByRole('region', { name: 'Payment' });
+  expect(payment.textContent).toContain('A purchase asked by research-bot');
+  expect(
+    within(within(payment).getByRole('list', { name: 'Split among 3 recipients' }))
+      .getAllByRole('listitem')
+      .map((li) => li.textContent),
+  ).toEqual([`0.43 USDC to the recipient ${payTo}`, `0.05 USDC to ${platform}`, `0.02 USDC to ${referrer}`]);
+  expect(field('Buys (MPP)')).toBe('https://seller.example/forecast');
+  expect(field('Seller says it is')).toBe('seller.example');
+  expect(field('Seller says')).toBe('—');
+  expect(field('Amount')).toBe('0.50 USDC');
+  expect(screen.getByRole('region', { name: 'What approving does now' }).textContent).toContain(
+    'the agent could then buy it once (within 15 minutes, the policy checked again then), leaving 65.00 USDC',
+  );
+
+  const user = userEvent.setup();
+  await user.click(screen.getByRole('button', { name: 'Approve…' }));
+  const confirm = await screen.findByRole('alertdialog', { name: 'Confirm approval' });
+  expect(confirm.textContent).toContain('Approve and send 0.50 USDC from research-bot split as follows:');
+  expect(
+    within(within(confirm).getByRole('list', { name: 'Split among 3 recipients' }))
+      .getAllByRole('listitem')
+      .map((li) => li.textContent),
+  ).toEqual([`0.43 USDC to the recipient ${payTo}`, `0.05 USDC to ${platform}`, `0.02 USDC to ${referrer}`]);
+  await user.click(within(confirm).getByRole('button', { name: 'Confirm approval' }));
+  expect(await screen.findByText('sent', { selector: '[data-testid="status"]' })).toBeTruthy();
+  expect(decisions(requests)).toEqual([['approve', {}, 'csrf-token']]);
+  expect(screen.queryByTestId('signature')).toBeNull();
 });
 
 test('a decision that fails says why and can be tried again', async () => {

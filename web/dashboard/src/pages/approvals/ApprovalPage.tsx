@@ -16,6 +16,7 @@ import { ApprovalFacts } from './ApprovalFacts';
 import { ApprovalWebhook } from './ApprovalWebhook';
 import { Payment } from './Payment';
 import { QuorumNotice, QuorumNow, approveQuestion, votedBy } from './Quorum';
+import { Splits } from './Splits';
 
 /** ApprovalPage is one approval: what is asked, what approving does now, the decision and the details. */
 export function ApprovalPage({ id, session }: { id: string; session: Session }) {
@@ -97,9 +98,9 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
           <h2 className="mt-0">What approving does now</h2>
           {ctx.ifApprovedNow.outcome === 'sent' ? (
             <p className="m-0">
-              {a.kind === 'x402'
-                ? 'The policy allows it: the agent could then buy it once (within 15 minutes, the policy checked again then), leaving '
-                : 'The policy allows it: it would be sent, leaving '}
+              {a.kind === 'send'
+                ? 'The policy allows it: it would be sent, leaving '
+                : 'The policy allows it: the agent could then buy it once (within 15 minutes, the policy checked again then), leaving '}
               {ctx.ifApprovedNow.remainingTodayAfterEur !== null ? (
                 <>
                   <strong className="tabular-nums">{amount(ctx.ifApprovedNow.remainingTodayAfterEur)} EUR</strong> of today's EUR limit.
@@ -149,11 +150,16 @@ export function ApprovalPage({ id, session }: { id: string; session: Session }) 
             <p className="m-0">
               {approveQuestion(a) || (
                 <>
-                  Approve and send <strong className="tabular-nums">{money(a.amount, a.asset)}</strong> from {a.agentLabel} to:
+                  Approve and send <strong className="tabular-nums">{money(a.amount, a.asset)}</strong> from {a.agentLabel}{' '}
+                  {a.splits.length > 0 ? 'split as follows:' : 'to:'}
                 </>
               )}
             </p>
-            <code className="block rounded-md border border-line bg-subtle px-3 py-2 text-sm break-all">{a.to}</code>
+            {a.splits.length > 0 ? (
+              <Splits a={a} />
+            ) : (
+              <code className="block rounded-md border border-line bg-subtle px-3 py-2 text-sm break-all">{a.to}</code>
+            )}
             {session.network === 'mainnet' && <p className="warn m-0">This is mainnet: real money moves now.</p>}
           </ConfirmDialog>
         </section>

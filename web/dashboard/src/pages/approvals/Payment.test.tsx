@@ -1,4 +1,4 @@
-import { render, screen } from '@testing-library/react';
+import { render, screen, within } from '@testing-library/react';
 import { Payment } from './Payment';
 import { expect, test } from 'vitest';
 import { type ApprovalContext, toApprovalContext } from '../../services/approvals';
@@ -50,4 +50,19 @@ test('decided, the recipient facts are not shown', () => {
 test('an approval in another asset says its amount in that asset', () => {
   render(<Payment a={approval({ amount: 1.5, asset: 'PYUSD' })} ctx={context({})} />);
   expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('1.50 PYUSDto 9WzD…AWWM');
+});
+
+test('an MPP charge with splits names how many more it pays, and lists every recipient with its share', () => {
+  const split = 'Stake11111111111111111111111111111111111111';
+  render(<Payment a={approval({ kind: 'mpp', amount: 0.5, splits: [{ to: split, amount: 0.1 }] })} ctx={context({})} />);
+  expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('0.50 USDCto 9WzD…AWWM and 1 more');
+  expect(screen.getByRole('region', { name: 'Payment' }).textContent).toContain('A purchase asked by research-bot');
+  const shares = within(screen.getByRole('list', { name: 'Split among 2 recipients' })).getAllByRole('listitem');
+  expect(shares.map((li) => li.textContent)).toEqual([`0.40 USDC to the recipient ${ADDRESS}`, `0.10 USDC to ${split}`]);
+});
+
+test('a payment with one recipient lists no split', () => {
+  render(<Payment a={approval({ kind: 'mpp', amount: 0.5 })} ctx={context({})} />);
+  expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('0.50 USDCto 9WzD…AWWM');
+  expect(screen.queryByRole('list', { name: /^Split/ })).toBeNull();
 });

@@ -2,9 +2,11 @@ import { Icon } from '../../components/Icon';
 import { Status } from '../../components/Status';
 import { money, short } from '../../format';
 import type { Approval, ApprovalContext } from '../../services/approvals';
+import { Splits } from './Splits';
 
 /**
- * Payment is what an approval asks, first: how much, to whom, from which
+ * Payment is what an approval asks, first: how much, to whom (and, for an
+ * MPP charge with splits, to whom else and how much each), from which
  * wallet, and while it is pending what is known of the recipient (a first
  * payment, the allowlist). ctx is null until read.
  */
@@ -25,13 +27,14 @@ export function Payment({ a, ctx }: { a: Approval; ctx: ApprovalContext | null }
         <Status status={a.status} testId="status" />
         {a.transactionStatus && <span className="tx">transaction {a.transactionStatus}</span>}
         <span>
-          {a.kind === 'x402' ? 'A purchase' : 'A payment'} asked by <strong className="text-ink">{a.agentLabel}</strong>
+          {a.kind === 'send' ? 'A payment' : 'A purchase'} asked by <strong className="text-ink">{a.agentLabel}</strong>
         </span>
       </p>
       <h1 className="mt-3 mb-1 grid gap-1">
         <span className="text-3xl font-bold tabular-nums">{money(a.amount, a.asset)}</span>
         <span className="text-lg font-medium text-muted">
           to <code className="text-ink">{short(a.to)}</code>
+          {a.splits.length > 0 && ` and ${a.splits.length} more`}
         </span>
       </h1>
       <div className="mt-4 grid gap-1">
@@ -52,6 +55,11 @@ export function Payment({ a, ctx }: { a: Approval; ctx: ApprovalContext | null }
           </ul>
         )}
       </div>
+      {a.splits.length > 0 && (
+        <div className="mt-4">
+          <Splits a={a} />
+        </div>
+      )}
       {a.memo && (
         <p className="mt-4 mb-0 rounded-md bg-subtle px-3 py-2">
           <span className="text-sm font-semibold text-muted">Memo </span>“{a.memo}”

@@ -43,6 +43,8 @@ const ACTIONS = [
   'fee_payer.updated',
   'x402.signed',
   'x402.expired',
+  'mpp.signed',
+  'mpp.expired',
 ];
 
 /**

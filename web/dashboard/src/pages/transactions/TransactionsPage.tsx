@@ -25,6 +25,9 @@ type Filter = DayFilter;
  */
 const PHONE_ROW = "max-sm:[grid-template-areas:'wallet_amount'_'to_status'_'memo_memo'_'fee_fee'_'when_links']";
 
+/** PROTOCOL names the 402 protocol a purchase was paid in, for the transactions of those kinds. */
+const PROTOCOL = { x402: 'x402', mpp: 'MPP' } as const;
+
 /** TransactionsPage lists the account's transactions with filters, newest first. */
 export function TransactionsPage({ session }: { session: Session }) {
   const { data: wallets = [] } = useQuery(walletLabelsQuery());
@@ -113,10 +116,12 @@ export function TransactionsPage({ session }: { session: Session }) {
                   <span className={t.direction === 'receive' ? '' : 'sm:hidden'}>{t.direction === 'receive' ? 'from ' : 'to '}</span>
                   <Address value={t.counterparty} />
                 </span>
-                {t.kind === 'x402' && (
-                  <div data-testid="x402-resource">
+                {(t.kind === 'x402' || t.kind === 'mpp') && (
+                  <div data-testid={`${t.kind}-resource`}>
                     {/* The seller's URL, shown as text: it is not ours to link. */}
-                    <small title={t.resource ?? ''}>x402 · {t.resource ?? 'a paid resource'}</small>
+                    <small title={t.resource ?? ''}>
+                      {PROTOCOL[t.kind]} · {t.resource ?? 'a paid resource'}
+                    </small>
                   </div>
                 )}
               </td>

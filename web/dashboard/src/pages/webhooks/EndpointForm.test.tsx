@@ -65,3 +65,14 @@ test('Slack asks for its approvers', async () => {
   await userEvent.selectOptions(screen.getByLabelText('Format'), 'slack');
   expect(screen.getByLabelText('Slack approvers')).toBeTruthy();
 });
+
+test('an MPP charge that expired unsent can be subscribed to, beside the x402 payment’s, in the list order', async () => {
+  const onSubmit = vi.fn().mockResolvedValue(true);
+  render(<EndpointForm initial={blank} creating label="Create an endpoint" submit="Create endpoint" onSubmit={onSubmit} onCancel={() => {}} />);
+  const user = userEvent.setup();
+  await user.type(screen.getByLabelText('URL'), 'https://hooks.test/c');
+  await user.click(screen.getByRole('checkbox', { name: /^mpp\.expired.*a signed MPP charge was never broadcast/ }));
+  await user.click(screen.getByRole('checkbox', { name: /^x402\.expired/ }));
+  await user.click(screen.getByRole('button', { name: 'Create endpoint' }));
+  expect(onSubmit).toHaveBeenLastCalledWith({ url: 'https://hooks.test/c', format: 'json', events: ['x402.expired', 'mpp.expired'], enabled: true });
+});
