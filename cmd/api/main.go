@@ -160,6 +160,7 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 		WebhookAllowPrivate: cfg.Webhooks.AllowPrivate, SlackSigningSecret: cfg.SlackSigningSecret.Reveal(),
 		RateLimits: &ratelimit.Limits{Read: cfg.RateLimitRead, Write: cfg.RateLimitWrite, Send: cfg.RateLimitSend, Anonymous: cfg.RateLimitAnonymous},
 		MaxWallets: cfg.MaxWallets, MaxWebhookEndpoints: cfg.MaxWebhookEndpoints, DashboardOrigin: cfg.Webhooks.DashboardOrigin,
+		PayPreference:      cfg.PayPreference,
 		MaxWalletsByAgents: cfg.MaxWalletsByAgents, MaxKeysByAgents: cfg.MaxKeysByAgents,
 		TrustedProxies: cfg.TrustedProxies, Faucet: faucet, FeePayerDailyBudget: cfg.FeePayerDailyBudget,
 		Ops:          httpapi.OpsConfig{Username: cfg.OpsUsername, Password: cfg.OpsPassword.Reveal(), RedisConnOpt: asynqOpt},

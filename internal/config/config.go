@@ -144,6 +144,9 @@ type API struct {
 	// live webhook endpoints. The endpoints are listed whole, so at most
 	// 100 (about 10 KiB each at worst).
 	MaxWallets, MaxWebhookEndpoints int
+	// PayPreference (PAY_PREFERENCE: mpp or x402, default mpp) is the
+	// protocol the MCP tool pay_fetch pays when a seller offers both.
+	PayPreference string
 	// MaxWalletsByAgents (MAX_WALLETS_BY_AGENT_KEYS) and MaxKeysByAgents
 	// (MAX_KEYS_BY_AGENT_KEYS) cap, per account, the wallets agent keys
 	// created and the live keys agent keys created, so agents cannot fill
@@ -356,9 +359,13 @@ func LoadAPI(getenv Getenv) (API, error) {
 		MaxWalletsByAgents:     r.integer("MAX_WALLETS_BY_AGENT_KEYS", 100, 1, 10_000_000),
 		MaxKeysByAgents:        r.integer("MAX_KEYS_BY_AGENT_KEYS", 20, 1, 100),
 		FeePayerDailyBudget:    r.feePayerBudget(),
+		PayPreference:          r.str("PAY_PREFERENCE", "mpp"),
 		EventStreamsPerSession: r.integer("EVENT_STREAMS_PER_SESSION", 5, 1, 100),
 		EventStreamsPerPerson:  r.integer("EVENT_STREAMS_PER_PERSON", 10, 1, 1000),
 		EventStreamsPerAccount: r.integer("EVENT_STREAMS_PER_ACCOUNT", 100, 1, 100_000),
+	}
+	if c.PayPreference != "mpp" && c.PayPreference != "x402" {
+		r.fail("PAY_PREFERENCE", "want mpp or x402")
 	}
 	if c.SendTimeout < 100*time.Millisecond || c.SendTimeout > 20*time.Second {
 		r.fail("SEND_TIMEOUT", "want between 100ms and 20s (a request may take at most 30s)")

@@ -153,7 +153,7 @@ func (s *server) mcpServer(caller mcpCaller, api http.Handler) *mcp.Server {
 	hc := &http.Client{Transport: inProcess{api}}
 	c := client.New("http://in-process", caller.key, client.WithRetries(0), client.WithHTTPClient(hc))
 	srv := mcpserver.New(c, s.DashboardOrigin, mcpserver.WithX402(s.x402Fetcher(caller.principal.Network)),
-		mcpserver.WithX402Admission(s.admitX402(caller)))
+		mcpserver.WithX402Admission(s.admitX402(caller)), mcpserver.WithPayPreference(s.PayPreference))
 	srv.AddReceivingMiddleware(s.countToolCalls(caller))
 	return srv
 }
@@ -199,15 +199,15 @@ func (s *server) countToolCalls(caller mcpCaller) mcp.Middleware {
 }
 
 // countedByTool reports whether a request of a /mcp tool call's tool is
-// already counted: the x402 payment of an x402_fetch, whose send was
-// counted before it fetched (once per call). Any other request of a tool
+// already counted: the payment (x402 or MPP) of an x402_fetch or
+// pay_fetch, whose send was counted before it fetched (once per call). Any other request of a tool
 // call is counted as every request is, and marks its call counted.
 func countedByTool(ctx context.Context, p auth.Principal, op *huma.Operation) bool {
 	tc, ok := ctx.Value(toolCallKey{}).(*toolCall)
 	if !ok || tc.actor != p.ActorID() {
 		return false
 	}
-	if op.OperationID == opX402Pay && tc.sendCounted.CompareAndSwap(true, false) {
+	if (op.OperationID == opX402Pay || op.OperationID == opMPPPay) && tc.sendCounted.CompareAndSwap(true, false) {
 		return true
 	}
 	tc.counted.Store(true)
@@ -217,6 +217,9 @@ func countedByTool(ctx context.Context, p auth.Principal, op *huma.Operation) bo
 // opX402Pay is the operation x402_fetch pays through, and the permission
 // it needs.
 const opX402Pay = "x402-pay"
+
+// opMPPPay is the operation pay_fetch pays an MPP charge through.
+const opMPPPay = "mpp-pay"
 
 // x402FetchesInFlight is how many x402_fetch calls of one key fetch at
 // once in one API process; more wait for a slot within the call's

@@ -81,6 +81,9 @@ type Deps struct {
 	// RateLimitClock is the rate limiter's clock (nil: time.Now); a test
 	// that counts many requests holds it inside one window.
 	RateLimitClock func() time.Time
+	// PayPreference is the protocol /mcp's pay_fetch pays when a seller
+	// offers both (mcpserver.PreferMPP, the default, or PreferX402).
+	PayPreference string
 	// DashboardOrigin is where the dashboard is served (scheme://host:port):
 	// the Sign-In With Solana domain and URI, and the only Origin whose
 	// cookie-authenticated unsafe requests are served.
