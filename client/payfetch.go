@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 )
 
 // Paying whatever a seller asks: PayFetch reads a 402's challenges of
@@ -359,6 +360,21 @@ func (o offers) missing(order []string) error {
 	return fmt.Errorf("%w: no MPP Payment challenge in WWW-Authenticate, and no x402 challenge we can read (%v)", ErrNoChallenge, o.x402Err)
 }
 
+// latin1 is a header's octets as text: a header is ISO-8859-1 (as Node
+// writes one), and the challenge goes to the service in a JSON string,
+// whose encoder would turn an octet above 0x7f into U+FFFD. Valid UTF-8
+// is kept as it is.
+func latin1(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteRune(rune(s[i]))
+	}
+	return b.String()
+}
+
 // readOffers reads the challenges of a 402. The service validates them in
 // full; this only tells which protocols the seller offers. The body read
 // stays readable in resp.
@@ -367,7 +383,7 @@ func readOffers(resp *http.Response) offers {
 	values := resp.Header.Values("WWW-Authenticate")
 	for _, v := range values {
 		if hasPaymentScheme(v) {
-			o.mpp = strings.Join(values, ", ")
+			o.mpp = latin1(strings.Join(values, ", "))
 			break
 		}
 	}

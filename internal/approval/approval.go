@@ -383,7 +383,7 @@ func MarkSent(ctx context.Context, tx bun.IDB, id uuid.UUID, at time.Time) (bool
 // once, so minutes suffice; a grant unused by then cannot be used.
 const GrantLifetime = 15 * time.Minute
 
-// Grant moves a signing x402 approval to sent with nothing signed: the
+// Grant moves a signing x402 or MPP approval to sent with nothing signed: the
 // human's approval is a grant the agent redeems once, with a fresh
 // challenge, within GrantLifetime of decided_at. It emits
 // approval.approved (no signature) and the approver's audit entry.
@@ -404,14 +404,19 @@ func Grant(ctx context.Context, tx bun.Tx, a *Approval, at time.Time) error {
 	if err != nil {
 		return err
 	}
+	// The protocol of the parked payment: x402 or mpp.
+	kind := "x402"
+	if err := tx.NewRaw("SELECT COALESCE(x402 ->> 'protocol', 'x402') FROM send_requests WHERE id = ?", a.RequestID).Scan(ctx, &kind); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read the grant's protocol: %w", err)
+	}
 	if err := audit.Append(ctx, tx, audit.Entry{AccountID: a.AccountID, At: at, Actor: audit.Actor(actor), Action: audit.ActionApprovalApproved, Target: target(a.ID), Details: map[string]any{
 		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "amount": a.Amount, "asset": a.Asset, "to": a.To,
-		"kind": "x402", "note": a.Note, "approvals": votes, "approvals_needed": a.neededAtDecision(),
+		"kind": kind, "note": a.Note, "approvals": votes, "approvals_needed": a.neededAtDecision(),
 	}}); err != nil {
 		return err
 	}
 	_, err = webhook.Emit(ctx, tx, a.AccountID, at, webhook.KindApprovalApproved, map[string]any{
-		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "signature": nil, "amount": a.Amount, "asset": a.Asset, "to": a.To, "kind": "x402",
+		"approval_id": PublicID(a.ID), "wallet_id": a.WalletID, "signature": nil, "amount": a.Amount, "asset": a.Asset, "to": a.To, "kind": kind,
 		"approvals": votes, "approvals_needed": a.neededAtDecision(),
 	})
 	return err

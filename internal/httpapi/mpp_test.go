@@ -374,7 +374,7 @@ func TestMPPPay_ApprovalGrantsOnePayment(t *testing.T) {
 		t.Fatalf("pay at the threshold: %d %v", status, body)
 	}
 	apID, parked := body["approval_id"].(string), body["payment_id"].(string)
-	if pending := e.events("approval.pending"); len(pending) != 1 || pending[0]["kind"] != "mpp" || pending[0]["resource"] != resource {
+	if pending := e.events("approval.pending"); len(pending) != 1 || pending[0]["kind"] != "mpp" || pending[0]["resource"] != resource || pending[0]["realm"] != seller.Realm {
 		t.Fatalf("approval.pending %v", pending)
 	}
 	if status, a := e.do("GET", approvalsPath+"/"+apID, e.key, nil); status != 200 || a["kind"] != "mpp" || a["realm"] != seller.Realm ||
@@ -386,6 +386,9 @@ func TestMPPPay_ApprovalGrantsOnePayment(t *testing.T) {
 	}
 	if status, a := e.approve(apID, e.key, nil); status != 200 || a["status"] != "sent" {
 		t.Fatalf("approve: %d %v", status, a)
+	}
+	if approved := e.events("approval.approved"); len(approved) != 1 || approved[0]["kind"] != "mpp" {
+		t.Fatalf("approval.approved %v", approved)
 	}
 	// An x402 payment may not use an MPP grant.
 	status, body = agent.do("POST", fmt.Sprintf(x402Path, id), key, map[string]any{"payment_required": fakeChallenge("1000000"), "approval_id": apID})

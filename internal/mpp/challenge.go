@@ -313,7 +313,12 @@ func (r rawChallenge) payment() (Challenge, error) {
 }
 
 // paramValue reads an auth-param's value: a quoted-string (the whole of
-// v) or an unquoted value of visible ASCII, as mppx reads one.
+// v) or an unquoted value of visible ASCII, as mppx reads one. Octets of
+// a header are ISO-8859-1 (as Node writes one), but a value that is valid
+// UTF-8 is read as such: a challenge that reached the service inside a
+// JSON string (POST /agents/{id}/mpp/pay) was already decoded to text by
+// its client, and reading its UTF-8 bytes as ISO-8859-1 would garble the
+// realm the seller's HMAC covers.
 func paramValue(v string) (string, error) {
 	if v == "" {
 		return "", errors.New("no value")
@@ -347,6 +352,14 @@ func paramValue(v string) (string, error) {
 		}
 		return nil
 	}
+	text := utf8.ValidString(v)
+	// next is the character at i and its length in bytes.
+	next := func(i int) (rune, int) {
+		if text {
+			return utf8.DecodeRuneInString(v[i:])
+		}
+		return rune(v[i]), 1
+	}
 	for i := 1; i < len(v); i++ {
 		c := v[i]
 		switch c {
@@ -371,11 +384,15 @@ func paramValue(v string) (string, error) {
 				}
 				continue
 			}
-			if err := write(rune(v[i])); err != nil { // octets above 0x7f are ISO-8859-1
+			r, n := next(i)
+			i += n - 1
+			if err := write(r); err != nil {
 				return "", err
 			}
 		default:
-			if err := write(rune(c)); err != nil {
+			r, n := next(i)
+			i += n - 1
+			if err := write(r); err != nil {
 				return "", err
 			}
 		}

@@ -55,6 +55,7 @@ func TestParseChallenges(t *testing.T) {
 		{`a surrogate pair of \u escapes`, []string{sub(`description="demo item"`, `description="\ud83c\udf26 \uD83D\uDC4D"`)}, []Challenge{withDesc("🌦 👍")}},
 		{`\u without four hex digits is the letter u`, []string{sub(`description="demo item"`, `description="\u12 \uzzzz"`)}, []Challenge{withDesc("u12 uzzzz")}},
 		{"octets above 0x7f are ISO-8859-1", []string{sub(`description="demo item"`, "description=\"M\xe9t\xe9o \xa35 \xbd\"")}, []Challenge{withDesc("Météo £5 ½")}},
+		{"a value that is UTF-8 text is read as text (a challenge sent inside JSON)", []string{sub(`description="demo item"`, `description="Météo ☀ £5"`)}, []Challenge{withDesc("Météo ☀ £5")}},
 		{"a comma inside a quoted-string", []string{sub(`description="demo item"`, `description="a, b, Payment id=\"c\""`)}, []Challenge{withDesc(`a, b, Payment id="c"`)}},
 		{"an empty description", []string{sub(`description="demo item"`, `description=""`)}, []Challenge{withDesc("")}},
 		{"every optional parameter", []string{officialHeader + `, digest="sha-256=abc", opaque="eyJvcmRlciI6IjQyIn0", header="Payment-Authorization"`},

@@ -231,6 +231,10 @@ func (e *Engine) park(ctx context.Context, tx bun.Tx, r *Request, w *wallet.Wall
 	if r.X402 != nil {
 		// Approvers see what is bought and from whom.
 		data["kind"], data["resource"], data["description"] = r.X402.Kind(), r.X402.Resource, r.X402.Description
+		if r.X402.Protocol == ProtocolMPP {
+			// And an MPP charge's seller and every further recipient.
+			data["realm"], data["splits"] = r.X402.Realm, r.X402.Splits
+		}
 	}
 	out := (&Outcome{Status: PendingApproval, ApprovalID: a.ID}).remaining(d)
 	if r.X402 != nil {

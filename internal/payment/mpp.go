@@ -192,9 +192,10 @@ var ErrReceiptMismatch = errors.New("the receipt is not for this payment")
 func RecordMPPReceipt(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, rc mpp.Receipt) (recorded bool, err error) {
 	var p struct {
 		ChallengeID *string         `bun:"challenge_id"`
+		Memo        string          `bun:"memo"`
 		Receipt     json.RawMessage `bun:"receipt"`
 	}
-	err = db.NewRaw("SELECT challenge_id, receipt FROM x402_payments WHERE account_id = ? AND id = ? AND protocol = ?", accountID, id, ProtocolMPP).Scan(ctx, &p)
+	err = db.NewRaw("SELECT challenge_id, memo, receipt FROM x402_payments WHERE account_id = ? AND id = ? AND protocol = ?", accountID, id, ProtocolMPP).Scan(ctx, &p)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, ErrX402NotFound
 	}
@@ -208,6 +209,9 @@ func RecordMPPReceipt(ctx context.Context, db bun.IDB, accountID, id uuid.UUID, 
 		return false, fmt.Errorf("%w: its status is %q, not success", ErrReceiptMismatch, rc.Status)
 	case rc.Method != "solana":
 		return false, fmt.Errorf("%w: its method is %q, not solana", ErrReceiptMismatch, rc.Method)
+	case rc.ExternalID != "" && rc.ExternalID != p.Memo:
+		// Seller text is kept only when it is what the charge named.
+		return false, fmt.Errorf("%w: its externalId is not the charge's", ErrReceiptMismatch)
 	}
 	raw, err := json.Marshal(MPPReceipt{Method: rc.Method, Reference: rc.Reference, Status: rc.Status, Timestamp: rc.Timestamp,
 		ChallengeID: rc.ChallengeID, ExternalID: rc.ExternalID})

@@ -140,10 +140,19 @@ func (c *Client) search(ctx context.Context, account sol.PublicKey, ownerSignatu
 			return Landing{}, c.rpcError("getSignaturesForAddress", err)
 		}
 		for _, s := range sigs {
-			if s == nil || memo != "" && (s.Memo == nil || !strings.Contains(*s.Memo, memo)) {
+			// A transaction older than the payment cannot be it (read by
+			// the chain's block time, less the slack): each candidate
+			// costs a getTransaction.
+			older := s != nil && s.BlockTime != nil && s.BlockTime.Time().Before(signed.Add(-landingTimeSlack))
+			if s == nil || older || memo != "" && (s.Memo == nil || !strings.Contains(*s.Memo, memo)) {
 				continue
 			}
-			ok, known, err := c.bears(ctx, s.Signature, ownerSignature)
+			// Our signature first (the wallet paid the fee): it is the
+			// transaction's id, no read needed.
+			ok, known := s.Signature == ownerSignature, true
+			if !ok {
+				ok, known, err = c.bears(ctx, s.Signature, ownerSignature)
+			}
 			if err != nil {
 				return Landing{}, err
 			}

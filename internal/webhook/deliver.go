@@ -393,10 +393,12 @@ var specFields = map[string][]string{
 }
 
 // x402Fields are sent beside a spec kind's fields when the event has them:
-// an x402 payment's tx.sent, tx.blocked and approval.pending say what is
-// bought (kind "x402", resource, the seller's description, payment_id). A
-// send's events never carry them, so its deliveries stay the spec's.
-var x402Fields = []string{"kind", "resource", "description", "payment_id"}
+// an x402 or MPP payment's tx.sent, tx.blocked and approval.pending say
+// what is bought (kind "x402" or "mpp", resource, the seller's
+// description, payment_id; an MPP charge's approval.pending also its
+// realm and splits). A send's events never carry them, so its deliveries
+// stay the spec's.
+var x402Fields = []string{"kind", "resource", "description", "payment_id", "realm", "splits"}
 
 // quorumFields are sent beside an approval kind's spec fields: who
 // approved so far (approvals: [{by, at, note}], oldest first) and how many

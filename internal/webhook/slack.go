@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentwallet/agentwallet/internal/usdc"
+
 	"github.com/google/uuid"
 )
 
@@ -165,10 +167,24 @@ func slackBody(ev *Event, endpointID uuid.UUID, token, dashboard, status string)
 	}
 	section["text"] = map[string]any{"type": "mrkdwn", "text": shown}
 	var fields []any
-	for _, f := range []struct{ key, name string }{{"agent_label", "Agent"}, {"memo", "Memo"}, {"resource", "Buys (x402)"}, {"description", "Seller says"}} {
+	buys := "Buys (x402)"
+	if raw("kind") == "mpp" {
+		buys = "Buys (MPP)"
+	}
+	for _, f := range []struct{ key, name string }{{"agent_label", "Agent"}, {"memo", "Memo"}, {"resource", buys}, {"description", "Seller says"}, {"realm", "Seller says it is"}} {
 		if v := raw(f.key); v != "" {
 			// Slack reads &, < and > as entities in every text object.
 			fields = append(fields, map[string]any{"type": "plain_text", "emoji": false, "text": f.name + ": " + slackEscape(v)})
+		}
+	}
+	// An MPP charge's further recipients: the approver sees where every
+	// part of the amount goes.
+	if splits, ok := d["splits"].([]any); ok {
+		for _, sp := range splits {
+			m, _ := sp.(map[string]any)
+			micros, _ := strconv.ParseInt(fmt.Sprint(m["amount_micros"]), 10, 64)
+			fields = append(fields, map[string]any{"type": "plain_text", "emoji": false,
+				"text": fmt.Sprintf("Also to %s: %s %s", slackEscape(fmt.Sprint(m["to"])), usdc.Micros(micros), slackEscape(strings.ToUpper(cmp.Or(raw("asset"), "USDC"))))})
 		}
 	}
 	if len(fields) > 0 {

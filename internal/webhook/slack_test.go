@@ -135,3 +135,22 @@ func TestSlackMessage_NamesTheAsset(t *testing.T) {
 		}
 	}
 }
+
+// An MPP charge's approval message names what it buys, the seller's realm
+// and every further recipient with its share, so the approver sees where
+// each part of the amount goes.
+func TestSlackMessage_ShowsAnMPPChargesSplits(t *testing.T) {
+	t.Parallel()
+	data := `{"approval_id":"ap_1","amount":2,"asset":"USDC","to":"9WzD","kind":"mpp","resource":"https://s.example/w","realm":"s.example",` +
+		`"splits":[{"to":"Fee1","amount_micros":250000},{"to":"Ref2","amount_micros":50000}]}`
+	ev := webhook.Event{ID: uuid.New(), Kind: webhook.KindApprovalPending, Data: json.RawMessage(data)}
+	body, err := webhook.SlackBody(&ev, uuid.New(), "tok", "https://wallet.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Buys (MPP): https://s.example/w", "Seller says it is: s.example", "Also to Fee1: 0.25 USDC", "Also to Ref2: 0.05 USDC"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("no %q in %s", want, body)
+		}
+	}
+}
