@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
@@ -10,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,7 +151,7 @@ func runInBrowser(t *testing.T, root string, pages, walk []string) {
 				t.Log(strings.TrimSpace(line))
 			}
 		}
-		t.Logf("%d files in %v\n%s", len(run), time.Since(started).Round(time.Second), lastLines(string(out), 10))
+		t.Logf("%d files in %v (%s)\n%s", len(run), time.Since(started).Round(time.Second), fileTimes(string(out)), lastLines(string(out), 10))
 	}
 }
 
@@ -164,6 +167,33 @@ func everySecond(ctx context.Context, do func()) {
 			do()
 		}
 	}
+}
+
+// fileTimes is each test file's time in node --test's TAP output (a
+// top-level "ok N - file" followed by its "duration_ms"), slowest first.
+func fileTimes(tap string) string {
+	type file struct {
+		name string
+		ms   float64
+	}
+	var files []file
+	name := ""
+	for _, line := range strings.Split(tap, "\n") {
+		switch {
+		case strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "not ok "):
+			name = filepath.Base(line[strings.Index(line, " - ")+3:])
+		case name != "" && strings.HasPrefix(line, "  duration_ms: "):
+			ms, _ := strconv.ParseFloat(strings.TrimPrefix(line, "  duration_ms: "), 64)
+			files = append(files, file{name, ms})
+			name = ""
+		}
+	}
+	slices.SortFunc(files, func(a, b file) int { return cmp.Compare(b.ms, a.ms) })
+	parts := make([]string, len(files))
+	for i, f := range files {
+		parts[i] = fmt.Sprintf("%s %.0f s", f.name, f.ms/1000)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func lastLines(s string, n int) string {

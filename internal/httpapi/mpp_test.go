@@ -15,6 +15,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/mpp/mpptest"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/waitfor"
 )
 
 const mppPath = "/api/public/v1/agents/%s/mpp/pay"
@@ -474,10 +475,18 @@ func TestMPPPay_DroppedChargeIsReleasedThenPaidOnce(t *testing.T) {
 		t.Fatalf("reserved %d before the blockhash expired", r)
 	}
 	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 400})
+	var height uint64
+	ln.Call(t, &height, "getBlockHeight")
 	e.mppState(eng, dropped, "expired")
 	if r := e.reservedToday(id); r != 0 {
 		t.Fatalf("reserved %d once expired", r)
 	}
+	// The worker's cached blockhash (at most 2 s old, as on a real chain)
+	// predates the jump of 400 slots: the next payment waits for a fresh one.
+	waitfor.True(t, "a blockhash of after the jump", func() bool {
+		bh, err := eng.Nodes[solana.Devnet].Blockhashes.Get(t.Context())
+		return err == nil && bh.LastValidBlockHeight > height+100
+	})
 	status, body = e.mppPay(id, seller.Challenges(t, mpptest.Weather), resource, nil)
 	if status != 200 {
 		t.Fatalf("pay again: %d %v", status, body)
