@@ -67,13 +67,26 @@ func TestDashboardInBrowser(t *testing.T) {
 			pages = append(pages, f)
 		}
 	}
-	runInBrowser(t, root, pages, walk)
+	// The pages and the walk run at once, each against a service of its
+	// own: the walk needs the scheduler's sweeps running, the pages want
+	// statuses to hold still. One after the other they took twice as long.
+	for _, g := range []struct {
+		name  string
+		files []string
+	}{{"pages", pages}, {"walk", walk}} {
+		if len(g.files) > 0 {
+			t.Run(g.name, func(t *testing.T) {
+				t.Parallel()
+				runInBrowser(t, root, g.files, g.name == "walk")
+			})
+		}
+	}
 }
 
 // runInBrowser starts a service of its own and runs the browser test
-// files pages, one at a time, then walk with the scheduler's sweeps and
+// files, one at a time; for the walk with the scheduler's sweeps and
 // deposit scans running.
-func runInBrowser(t *testing.T, root string, pages, walk []string) {
+func runInBrowser(t *testing.T, root string, files []string, walk bool) {
 	// Its own localnet: the pages' tests take the node down (the overview's
 	// "unavailable" balances), which must not reach the package's other
 	// tests on the shared one.
@@ -117,42 +130,37 @@ func runInBrowser(t *testing.T, root string, pages, walk []string) {
 		t.Fatal(err)
 	}
 
-	for i, run := range [][]string{pages, walk} {
-		if len(run) == 0 {
-			continue
-		}
-		if i == 1 {
-			// The scheduler's confirmation sweep, for the walk only: its
-			// pages show payments settled; the page tests compare statuses
-			// with the API and want them still.
-			ctx, stop := context.WithCancel(context.Background())
-			defer stop()
-			go everySecond(ctx, func() { _, _ = eng.Sweep(ctx) }) // a failed sweep is retried on the next tick
-			// The deposit watcher too, as the scheduler's deposits:scan task
-			// has a worker run it: the walk pays a wallet from outside and
-			// opens it, its deposit listed and its ledger's balance charted.
-			watcher := &deposit.Watcher{DB: e.db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: solana.NewClient(e.ln.URL, solana.Devnet, 5*time.Second)}}
-			go everySecond(ctx, func() { _, _ = watcher.Scan(ctx) }) // likewise
-		}
-		started := time.Now()
-		cmd := exec.Command("node", append([]string{"--test", "--test-concurrency=1"}, run...)...)
-		cmd.Dir = filepath.Join(root, "web/dashboard")
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("browser tests failed: %v\n%s", err, out)
-		}
-		if !strings.Contains(string(out), "# fail 0") {
-			t.Fatalf("browser tests: %s", out)
-		}
-		// What the tests measured (the first page's time, the scripts' sizes), then the summary.
-		for _, line := range strings.Split(string(out), "\n") {
-			if strings.Contains(line, "# measured: ") {
-				t.Log(strings.TrimSpace(line))
-			}
-		}
-		t.Logf("%d files in %v (%s)\n%s", len(run), time.Since(started).Round(time.Second), fileTimes(string(out)), lastLines(string(out), 10))
+	if walk {
+		// The scheduler's confirmation sweep, for the walk only: its
+		// pages show payments settled; the page tests compare statuses
+		// with the API and want them still.
+		ctx, stop := context.WithCancel(context.Background())
+		defer stop()
+		go everySecond(ctx, func() { _, _ = eng.Sweep(ctx) }) // a failed sweep is retried on the next tick
+		// The deposit watcher too, as the scheduler's deposits:scan task
+		// has a worker run it: the walk pays a wallet from outside and
+		// opens it, its deposit listed and its ledger's balance charted.
+		watcher := &deposit.Watcher{DB: e.db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: solana.NewClient(e.ln.URL, solana.Devnet, 5*time.Second)}}
+		go everySecond(ctx, func() { _, _ = watcher.Scan(ctx) }) // likewise
 	}
+	started := time.Now()
+	cmd := exec.Command("node", append([]string{"--test", "--test-concurrency=1"}, files...)...)
+	cmd.Dir = filepath.Join(root, "web/dashboard")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("browser tests failed: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "# fail 0") {
+		t.Fatalf("browser tests: %s", out)
+	}
+	// What the tests measured (the first page's time, the scripts' sizes), then the summary.
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "# measured: ") {
+			t.Log(strings.TrimSpace(line))
+		}
+	}
+	t.Logf("%d files in %v (%s)\n%s", len(files), time.Since(started).Round(time.Second), fileTimes(string(out)), lastLines(string(out), 10))
 }
 
 // everySecond runs do every second until ctx ends.
