@@ -122,6 +122,9 @@ func ParseChallenges(values ...string) ([]Challenge, error) {
 				return nil, fmt.Errorf("%w: more than %d Payment challenges", ErrInvalidChallenge, MaxChallenges)
 			}
 			c, err := r.payment()
+			if errors.Is(err, errNotOurs) {
+				continue
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%w: challenge %d: %w", ErrInvalidChallenge, len(out), err)
 			}
@@ -232,25 +235,46 @@ func leadingToken(s string) (string, string) {
 	return s[:i], s[i:]
 }
 
-// payment reads a Payment challenge's auth-params strictly.
+// errNotOurs: a malformed Payment challenge of another method or intent
+// than the Solana charge. It is skipped, not an error: one seller's odd
+// offer of another method must not stop the wallet paying the charge
+// beside it (it would never be paid anyway).
+var errNotOurs = errors.New("a malformed challenge of another method")
+
+// payment reads a Payment challenge's auth-params strictly; a malformed
+// one whose method and intent are not solana and charge is errNotOurs.
 func (r rawChallenge) payment() (Challenge, error) {
+	c, params, err := r.readPayment()
+	if err == nil || params == nil {
+		return c, err
+	}
+	method, intent := params["method"], params["intent"]
+	if methodRe.MatchString(method) && method != MethodSolana || method == MethodSolana && intent != "" && intent != IntentCharge {
+		return Challenge{}, fmt.Errorf("%w: %w", errNotOurs, err)
+	}
+	return c, err
+}
+
+// readPayment is payment before that judgement: the parameters, when they
+// could be read, beside the challenge or the reason it is malformed.
+func (r rawChallenge) readPayment() (Challenge, map[string]string, error) {
 	if len(r.elements) == 0 {
-		return Challenge{}, errors.New("no parameters")
+		return Challenge{}, nil, errors.New("no parameters")
 	}
 	params := map[string]string{}
 	for _, e := range r.elements {
 		name, rest := leadingToken(e)
 		rest = strings.TrimLeft(rest, " \t")
 		if name == "" || !strings.HasPrefix(rest, "=") {
-			return Challenge{}, fmt.Errorf("%q is not an auth-param (name=value)", clip(e))
+			return Challenge{}, nil, fmt.Errorf("%q is not an auth-param (name=value)", clip(e))
 		}
 		name = strings.ToLower(name)
 		value, err := paramValue(strings.TrimLeft(rest[1:], " \t"))
 		if err != nil {
-			return Challenge{}, fmt.Errorf("parameter %s: %w", name, err)
+			return Challenge{}, nil, fmt.Errorf("parameter %s: %w", name, err)
 		}
 		if _, dup := params[name]; dup {
-			return Challenge{}, fmt.Errorf("parameter %s is given twice", name)
+			return Challenge{}, nil, fmt.Errorf("parameter %s is given twice", name)
 		}
 		params[name] = value
 	}
@@ -261,7 +285,7 @@ func (r rawChallenge) payment() (Challenge, error) {
 	}
 	for _, name := range []string{"id", "realm", "method", "intent", "request"} {
 		if _, ok := params[name]; !ok {
-			return Challenge{}, fmt.Errorf("parameter %s is missing", name)
+			return Challenge{}, params, fmt.Errorf("parameter %s is missing", name)
 		}
 	}
 	for _, f := range []struct{ name, v string }{
@@ -269,47 +293,47 @@ func (r rawChallenge) payment() (Challenge, error) {
 		{"description", c.Description}, {"digest", c.Digest}, {"opaque", c.Opaque}, {"header", c.Header},
 	} {
 		if err := sellerText(f.name, f.v); err != nil {
-			return Challenge{}, err
+			return Challenge{}, params, err
 		}
 	}
 	switch {
 	case c.ID == "":
-		return Challenge{}, errors.New("id is empty")
+		return Challenge{}, params, errors.New("id is empty")
 	case !methodRe.MatchString(c.Method):
-		return Challenge{}, fmt.Errorf("method %q is not lowercase letters, digits and :_-", clip(c.Method))
+		return Challenge{}, params, fmt.Errorf("method %q is not lowercase letters, digits and :_-", clip(c.Method))
 	case c.Intent == "":
-		return Challenge{}, errors.New("intent is empty")
+		return Challenge{}, params, errors.New("intent is empty")
 	case len(c.Request) > MaxRequestBytes:
-		return Challenge{}, fmt.Errorf("request is longer than %d bytes", MaxRequestBytes)
+		return Challenge{}, params, fmt.Errorf("request is longer than %d bytes", MaxRequestBytes)
 	case c.Digest != "" && !strings.HasPrefix(c.Digest, "sha-256="):
-		return Challenge{}, fmt.Errorf("digest %q does not start with sha-256=", clip(c.Digest))
+		return Challenge{}, params, fmt.Errorf("digest %q does not start with sha-256=", clip(c.Digest))
 	}
 	if _, ok := params["expires"]; ok {
 		if _, err := parseTime(c.Expires); err != nil {
-			return Challenge{}, fmt.Errorf("expires %q: %w", clip(c.Expires), err)
+			return Challenge{}, params, fmt.Errorf("expires %q: %w", clip(c.Expires), err)
 		}
 	}
 	if _, ok := params["header"]; ok {
 		name, rest := leadingToken(c.Header)
 		if name == "" || rest != "" {
-			return Challenge{}, fmt.Errorf("header %q is not a field name", clip(c.Header))
+			return Challenge{}, params, fmt.Errorf("header %q is not a field name", clip(c.Header))
 		}
 		if forbiddenHeaders[strings.ToLower(name)] {
-			return Challenge{}, fmt.Errorf("header %q names a field the request's framing owns", clip(c.Header))
+			return Challenge{}, params, fmt.Errorf("header %q names a field the request's framing owns", clip(c.Header))
 		}
 	}
 	raw, err := decodeBase64URL(c.Request, MaxRequestBytes)
 	if err != nil {
-		return Challenge{}, fmt.Errorf("request: %w", err)
+		return Challenge{}, params, fmt.Errorf("request: %w", err)
 	}
 	if !utf8.Valid(raw) {
-		return Challenge{}, errors.New("request: not UTF-8")
+		return Challenge{}, params, errors.New("request: not UTF-8")
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return Challenge{}, errors.New("request: not a JSON object")
+		return Challenge{}, params, errors.New("request: not a JSON object")
 	}
-	return c, nil
+	return c, params, nil
 }
 
 // paramValue reads an auth-param's value: a quoted-string (the whole of

@@ -38,6 +38,8 @@ func TestParseChallenges(t *testing.T) {
 		{"empty list elements", []string{", ,  " + officialHeader + " ,, "}, []Challenge{oc}},
 		{"another scheme first", []string{`Bearer realm="api", error="invalid_token", ` + officialHeader}, []Challenge{oc}},
 		{"another scheme after", []string{officialHeader + `, Basic realm="x, \"y\""`}, []Challenge{oc}},
+		{"a malformed challenge of another method beside it is skipped", []string{`Payment id="x", realm="r", method="stripe", intent="charge", request="e30", description="a\u200bb", ` + officialHeader}, []Challenge{oc}},
+		{"a malformed challenge of another intent beside it is skipped", []string{officialHeader + `, Payment id="y", realm="r", method="solana", intent="session", request="not*base64"`}, []Challenge{oc}},
 		{"a token68 scheme between", []string{officialHeader + ", Negotiate YIIB+w==, " + headerOf(other)}, []Challenge{oc, other}},
 		{"a bare scheme between", []string{officialHeader + ", Basic, " + headerOf(other)}, []Challenge{oc, other}},
 		{"Payment inside another scheme's quoted-string", []string{`Bearer error_description="use Payment id=\"x\", realm=\"y\""`}, nil},
@@ -133,6 +135,7 @@ func TestParseChallenges_RefusesMalformedPaymentChallenges(t *testing.T) {
 		{"a high surrogate at the end", desc(`\ud83c`), "half of a surrogate pair"},
 		{"a bidi override in the realm", sub(`realm="seller.example"`, `realm="seller\u202e.example"`), "realm contains U+202E"},
 		{"more than 16 Payment challenges", many, fmt.Sprintf("more than %d Payment challenges", MaxChallenges)},
+		{"a malformed Solana charge beside another method's", `Payment id="x", realm="r", method="stripe", intent="charge", request="e30", ` + desc(`a\u200bb`), "description contains U+200B"},
 		{"a field over 128 KiB", officialHeader + `, Bearer realm="` + strings.Repeat("x", MaxChallengeValueBytes) + `"`, "longer than 131072 bytes"},
 	}
 	for _, tc := range cases {
