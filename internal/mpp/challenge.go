@@ -32,7 +32,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/seller"
 )
 
 // The HTTP fields of the exchange, the scheme's name, and the method and
@@ -157,7 +157,7 @@ func splitChallenges(v string) ([]rawChallenge, error) {
 		switch {
 		case name != "" && strings.HasPrefix(strings.TrimLeft(rest, " \t"), "="):
 			if len(out) == 0 {
-				return nil, fmt.Errorf("the field starts with the parameter %q, not an authentication scheme", clip(name))
+				return nil, fmt.Errorf("the field starts with the parameter %q, not an authentication scheme", seller.Clip(name))
 			}
 			last := &out[len(out)-1]
 			last.elements = append(last.elements, e)
@@ -169,10 +169,10 @@ func splitChallenges(v string) ([]rawChallenge, error) {
 			out = append(out, c)
 		default:
 			if len(out) > 0 && strings.EqualFold(out[len(out)-1].scheme, Scheme) {
-				return nil, fmt.Errorf("%q is neither an auth-param nor an authentication scheme", clip(e))
+				return nil, fmt.Errorf("%q is neither an auth-param nor an authentication scheme", seller.Clip(e))
 			}
 			if len(out) == 0 {
-				return nil, fmt.Errorf("%q is not an authentication scheme", clip(e))
+				return nil, fmt.Errorf("%q is not an authentication scheme", seller.Clip(e))
 			}
 			// Part of another scheme's challenge (a token68 with odd
 			// characters): not ours to judge.
@@ -266,7 +266,7 @@ func (r rawChallenge) readPayment() (Challenge, map[string]string, error) {
 		name, rest := leadingToken(e)
 		rest = strings.TrimLeft(rest, " \t")
 		if name == "" || !strings.HasPrefix(rest, "=") {
-			return Challenge{}, nil, fmt.Errorf("%q is not an auth-param (name=value)", clip(e))
+			return Challenge{}, nil, fmt.Errorf("%q is not an auth-param (name=value)", seller.Clip(e))
 		}
 		name = strings.ToLower(name)
 		value, err := paramValue(strings.TrimLeft(rest[1:], " \t"))
@@ -292,7 +292,7 @@ func (r rawChallenge) readPayment() (Challenge, map[string]string, error) {
 		{"id", c.ID}, {"realm", c.Realm}, {"method", c.Method}, {"intent", c.Intent}, {"request", c.Request}, {"expires", c.Expires},
 		{"description", c.Description}, {"digest", c.Digest}, {"opaque", c.Opaque}, {"header", c.Header},
 	} {
-		if err := sellerText(f.name, f.v); err != nil {
+		if err := seller.Text(f.name, f.v); err != nil {
 			return Challenge{}, params, err
 		}
 	}
@@ -300,26 +300,26 @@ func (r rawChallenge) readPayment() (Challenge, map[string]string, error) {
 	case c.ID == "":
 		return Challenge{}, params, errors.New("id is empty")
 	case !methodRe.MatchString(c.Method):
-		return Challenge{}, params, fmt.Errorf("method %q is not lowercase letters, digits and :_-", clip(c.Method))
+		return Challenge{}, params, fmt.Errorf("method %q is not lowercase letters, digits and :_-", seller.Clip(c.Method))
 	case c.Intent == "":
 		return Challenge{}, params, errors.New("intent is empty")
 	case len(c.Request) > MaxRequestBytes:
 		return Challenge{}, params, fmt.Errorf("request is longer than %d bytes", MaxRequestBytes)
 	case c.Digest != "" && !strings.HasPrefix(c.Digest, "sha-256="):
-		return Challenge{}, params, fmt.Errorf("digest %q does not start with sha-256=", clip(c.Digest))
+		return Challenge{}, params, fmt.Errorf("digest %q does not start with sha-256=", seller.Clip(c.Digest))
 	}
 	if _, ok := params["expires"]; ok {
 		if _, err := parseTime(c.Expires); err != nil {
-			return Challenge{}, params, fmt.Errorf("expires %q: %w", clip(c.Expires), err)
+			return Challenge{}, params, fmt.Errorf("expires %q: %w", seller.Clip(c.Expires), err)
 		}
 	}
 	if _, ok := params["header"]; ok {
 		name, rest := leadingToken(c.Header)
 		if name == "" || rest != "" {
-			return Challenge{}, params, fmt.Errorf("header %q is not a field name", clip(c.Header))
+			return Challenge{}, params, fmt.Errorf("header %q is not a field name", seller.Clip(c.Header))
 		}
 		if forbiddenHeaders[strings.ToLower(name)] {
-			return Challenge{}, params, fmt.Errorf("header %q names a field the request's framing owns", clip(c.Header))
+			return Challenge{}, params, fmt.Errorf("header %q names a field the request's framing owns", seller.Clip(c.Header))
 		}
 	}
 	raw, err := decodeBase64URL(c.Request, MaxRequestBytes)
@@ -350,7 +350,7 @@ func paramValue(v string) (string, error) {
 	if v[0] != '"' {
 		for i := 0; i < len(v); i++ {
 			if b := v[i]; b <= ' ' || b >= 0x7f || b == '"' || b == '\\' {
-				return "", fmt.Errorf("unquoted value %q has a character a token may not", clip(v))
+				return "", fmt.Errorf("unquoted value %q has a character a token may not", seller.Clip(v))
 			}
 		}
 		return v, nil
@@ -392,7 +392,7 @@ func paramValue(v string) (string, error) {
 				return "", errors.New(`a \u escape is half of a surrogate pair`)
 			}
 			if rest := strings.TrimRight(v[i+1:], " \t"); rest != "" {
-				return "", fmt.Errorf("%q follows the quoted-string", clip(rest))
+				return "", fmt.Errorf("%q follows the quoted-string", seller.Clip(rest))
 			}
 			return b.String(), nil
 		case '\\':
@@ -470,32 +470,4 @@ func decodeBase64URL(s string, limit int) ([]byte, error) {
 		return nil, errors.New("not base64")
 	}
 	return out, nil
-}
-
-// sellerText refuses, in the seller's text field name, the characters
-// refused in every text people read (policy.Deceptive): control
-// characters, format characters (bidi overrides, zero-width ones, U+FEFF)
-// and the line and paragraph separators. A challenge's description,
-// externalId and memos are stored, signed (the memos) and shown, where
-// such a character can make one text read as another or forge a line.
-func sellerText(name, s string) error {
-	i := strings.IndexFunc(s, policy.Deceptive)
-	if i < 0 {
-		return nil
-	}
-	r, _ := utf8.DecodeRuneInString(s[i:])
-	return fmt.Errorf("%s contains %U, a control or invisible formatting character", name, r)
-}
-
-// clip bounds seller text quoted in an error message.
-func clip(s string) string {
-	const limit = 64
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	sol "github.com/gagliardetto/solana-go"
+
+	"github.com/agentwallet/agentwallet/internal/seller"
 )
 
 // The Solana charge's limits (@solana/mpp 0.6: Methods.js, server/Charge.js).
@@ -113,7 +115,7 @@ func (c Challenge) Charge() (*Charge, error) {
 
 func (c Challenge) charge() (*Charge, error) {
 	if c.Method != MethodSolana || c.Intent != IntentCharge {
-		return nil, fmt.Errorf("method %q intent %q is not %s %s", clip(c.Method), clip(c.Intent), MethodSolana, IntentCharge)
+		return nil, fmt.Errorf("method %q intent %q is not %s %s", seller.Clip(c.Method), seller.Clip(c.Intent), MethodSolana, IntentCharge)
 	}
 	raw, err := decodeBase64URL(c.Request, MaxRequestBytes)
 	if err != nil {
@@ -125,23 +127,23 @@ func (c Challenge) charge() (*Charge, error) {
 		return nil, errors.New("request: not UTF-8")
 	}
 	var w wireCharge
-	if !isObject(raw) || json.Unmarshal(raw, &w) != nil {
+	if !seller.Object(raw) || json.Unmarshal(raw, &w) != nil {
 		return nil, errors.New("request: not a JSON object of the charge's fields")
 	}
 	ch := &Charge{}
 	if ch.Amount, err = amountField("amount", w.Amount); err != nil {
 		return nil, err
 	}
-	cur, ok := jsonString(w.Currency)
+	cur, ok := seller.String(w.Currency)
 	if !ok || cur == "" {
 		return nil, errors.New("currency is missing or not a string")
 	}
-	if err := sellerText("currency", cur); err != nil {
+	if err := seller.Text("currency", cur); err != nil {
 		return nil, err
 	}
 	if !strings.EqualFold(cur, "sol") && stablecoinSymbol(cur) == "" {
-		if _, err := parseAddress(cur); err != nil {
-			return nil, fmt.Errorf("currency %q is not sol, a stablecoin symbol or a mint address", clip(cur))
+		if _, err := seller.Address(cur); err != nil {
+			return nil, fmt.Errorf("currency %q is not sol, a stablecoin symbol or a mint address", seller.Clip(cur))
 		}
 	}
 	ch.Currency = cur
@@ -151,30 +153,30 @@ func (c Challenge) charge() (*Charge, error) {
 	if ch.ExternalID, err = memoField("externalId", w.ExternalID); err != nil {
 		return nil, err
 	}
-	if !isNull(w.Description) {
-		if _, ok := jsonString(w.Description); !ok {
+	if !seller.Null(w.Description) {
+		if _, ok := seller.String(w.Description); !ok {
 			return nil, errors.New("description is not a string")
 		}
 	}
-	if !isObject(w.MethodDetails) {
+	if !seller.Object(w.MethodDetails) {
 		return nil, errors.New("methodDetails is missing or not an object")
 	}
 	var d wireDetails
 	if err := json.Unmarshal(w.MethodDetails, &d); err != nil {
-		return nil, fmt.Errorf("methodDetails: %s", jsonErrText(err))
+		return nil, fmt.Errorf("methodDetails: %s", seller.JSONError(err))
 	}
-	if !isNull(d.Network) {
-		n, ok := jsonString(d.Network)
+	if !seller.Null(d.Network) {
+		n, ok := seller.String(d.Network)
 		if !ok {
 			return nil, errors.New("methodDetails.network is not a string")
 		}
-		if err := sellerText("methodDetails.network", n); err != nil {
+		if err := seller.Text("methodDetails.network", n); err != nil {
 			return nil, err
 		}
 		ch.Network = n
 	}
-	if !isNull(d.Decimals) {
-		n, ok := jsonUint(d.Decimals)
+	if !seller.Null(d.Decimals) {
+		n, ok := seller.Uint(d.Decimals)
 		if !ok || n > 255 {
 			return nil, errors.New("methodDetails.decimals is not a whole number from 0 to 255")
 		}
@@ -184,7 +186,7 @@ func (c Challenge) charge() (*Charge, error) {
 	if ch.TokenProgram, err = addressField("methodDetails.tokenProgram", d.TokenProgram, false); err != nil {
 		return nil, err
 	}
-	if !isNull(d.FeePayer) {
+	if !seller.Null(d.FeePayer) {
 		switch string(bytes.TrimSpace(d.FeePayer)) {
 		case "true":
 			ch.FeePayer = true
@@ -196,11 +198,11 @@ func (c Challenge) charge() (*Charge, error) {
 	if ch.FeePayerKey, err = addressField("methodDetails.feePayerKey", d.FeePayerKey, ch.FeePayer); err != nil {
 		return nil, err
 	}
-	if !isNull(d.RecentBlockhash) {
-		s, ok := jsonString(d.RecentBlockhash)
+	if !seller.Null(d.RecentBlockhash) {
+		s, ok := seller.String(d.RecentBlockhash)
 		h, err := sol.HashFromBase58(s)
 		if !ok || err != nil || h.IsZero() || h.String() != s {
-			return nil, fmt.Errorf("methodDetails.recentBlockhash %q is not a blockhash", clip(s))
+			return nil, fmt.Errorf("methodDetails.recentBlockhash %q is not a blockhash", seller.Clip(s))
 		}
 		ch.RecentBlockhash = h
 	}
@@ -218,7 +220,7 @@ func (c Challenge) charge() (*Charge, error) {
 		}
 		sum += s.Amount
 		if s.ATACreationRequired && resolveMint(cur, ch.Network) != cur {
-			return nil, fmt.Errorf("splits[%d].ataCreationRequired needs the currency given as a mint address, not %q", i, clip(cur))
+			return nil, fmt.Errorf("splits[%d].ataCreationRequired needs the currency given as a mint address, not %q", i, seller.Clip(cur))
 		}
 		ch.Splits = append(ch.Splits, s)
 	}
@@ -231,7 +233,7 @@ func (c Challenge) charge() (*Charge, error) {
 func splitField(i int, raw json.RawMessage) (Split, error) {
 	name := fmt.Sprintf("splits[%d]", i)
 	var w wireSplit
-	if !isObject(raw) || json.Unmarshal(raw, &w) != nil {
+	if !seller.Object(raw) || json.Unmarshal(raw, &w) != nil {
 		return Split{}, fmt.Errorf("%s is not an object", name)
 	}
 	var s Split
@@ -245,7 +247,7 @@ func splitField(i int, raw json.RawMessage) (Split, error) {
 	if s.Memo, err = memoField(name+".memo", w.Memo); err != nil {
 		return Split{}, err
 	}
-	if !isNull(w.ATACreationRequired) {
+	if !seller.Null(w.ATACreationRequired) {
 		switch string(bytes.TrimSpace(w.ATACreationRequired)) {
 		case "true":
 			s.ATACreationRequired = true
@@ -260,7 +262,7 @@ func splitField(i int, raw json.RawMessage) (Split, error) {
 // amountField reads a positive amount of base units: a JSON string of
 // decimal digits, no sign, exponent or leading zeros, within uint64.
 func amountField(name string, raw json.RawMessage) (uint64, error) {
-	s, ok := jsonString(raw)
+	s, ok := seller.String(raw)
 	if !ok {
 		return 0, fmt.Errorf("%s is missing or not a string", name)
 	}
@@ -282,36 +284,36 @@ func ParseAtomicAmount(s string) (uint64, error) {
 		return 0, errors.New("amount is missing")
 	}
 	if len(s) > maxAmountDigits {
-		return 0, fmt.Errorf("amount %q is too large", clip(s))
+		return 0, fmt.Errorf("amount %q is too large", seller.Clip(s))
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return 0, fmt.Errorf("amount %q is not a whole number of base units", clip(s))
+			return 0, fmt.Errorf("amount %q is not a whole number of base units", seller.Clip(s))
 		}
 	}
 	if len(s) > 1 && s[0] == '0' {
-		return 0, fmt.Errorf("amount %q has leading zeros", clip(s))
+		return 0, fmt.Errorf("amount %q has leading zeros", seller.Clip(s))
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("amount %q is too large", clip(s))
+		return 0, fmt.Errorf("amount %q is too large", seller.Clip(s))
 	}
 	return n, nil
 }
 
 // addressField reads an optional (or required) address.
 func addressField(name string, raw json.RawMessage, required bool) (sol.PublicKey, error) {
-	if isNull(raw) {
+	if seller.Null(raw) {
 		if required {
 			return sol.PublicKey{}, fmt.Errorf("%s is missing", name)
 		}
 		return sol.PublicKey{}, nil
 	}
-	s, ok := jsonString(raw)
+	s, ok := seller.String(raw)
 	if !ok {
 		return sol.PublicKey{}, fmt.Errorf("%s is not a string", name)
 	}
-	k, err := parseAddress(s)
+	k, err := seller.Address(s)
 	if err != nil {
 		return sol.PublicKey{}, fmt.Errorf("%s %w", name, err)
 	}
@@ -322,79 +324,18 @@ func addressField(name string, raw json.RawMessage, required bool) (sol.PublicKe
 // to the rule on seller text ("" is no memo, as the official client
 // reads it).
 func memoField(name string, raw json.RawMessage) (string, error) {
-	if isNull(raw) {
+	if seller.Null(raw) {
 		return "", nil
 	}
-	s, ok := jsonString(raw)
+	s, ok := seller.String(raw)
 	if !ok {
 		return "", fmt.Errorf("%s is not a string", name)
 	}
 	if len(s) > MaxMemoBytes {
 		return "", fmt.Errorf("%s is %d bytes (at most %d)", name, len(s), MaxMemoBytes)
 	}
-	if err := sellerText(name, s); err != nil {
+	if err := seller.Text(name, s); err != nil {
 		return "", err
 	}
 	return s, nil
-}
-
-// parseAddress reads a base58 Solana address: 32 bytes exactly, written
-// canonically, not the zero key.
-func parseAddress(s string) (sol.PublicKey, error) {
-	if s == "" {
-		return sol.PublicKey{}, errors.New("is empty")
-	}
-	if len(s) < 32 || len(s) > 44 {
-		return sol.PublicKey{}, fmt.Errorf("%q is not a Solana address", clip(s))
-	}
-	k, err := sol.PublicKeyFromBase58(s)
-	if err != nil || k.IsZero() || k.String() != s {
-		return sol.PublicKey{}, fmt.Errorf("%q is not a Solana address", clip(s))
-	}
-	return k, nil
-}
-
-func isNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || string(t) == "null"
-}
-
-func isObject(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && t[0] == '{'
-}
-
-func jsonString(raw json.RawMessage) (string, bool) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(t, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// jsonUint reads a JSON number that is a whole non-negative integer
-// (`6`, not `6.0` or `"6"`).
-func jsonUint(raw json.RawMessage) (uint64, bool) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] < '0' || t[0] > '9' {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(t), 10, 64)
-	return n, err == nil
-}
-
-func jsonErrText(err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Sprintf("syntax error at byte %d", se.Offset)
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Sprintf("%s has the wrong type", te.Field)
-	}
-	return "not valid JSON"
 }

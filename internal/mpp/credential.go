@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	sol "github.com/gagliardetto/solana-go"
+
+	"github.com/agentwallet/agentwallet/internal/seller"
 )
 
 // Bounds of what ParseCredential and ParseReceipt read (a credential
@@ -121,13 +123,13 @@ func ParseCredential(value string) (ParsedCredential, error) {
 	}
 	str := func(m map[string]json.RawMessage, name string, required bool) (string, error) {
 		v, ok := m[name]
-		if !ok || isNull(v) {
+		if !ok || seller.Null(v) {
 			if required {
 				return "", fmt.Errorf("%s is missing", name)
 			}
 			return "", nil
 		}
-		s, ok := jsonString(v)
+		s, ok := seller.String(v)
 		if !ok {
 			return "", fmt.Errorf("%s is not a string", name)
 		}
@@ -156,8 +158,8 @@ func ParseCredential(value string) (ParsedCredential, error) {
 	field(&p.Type, w.Payload, "type", true)
 	field(&p.Transaction, w.Payload, "transaction", false)
 	field(&p.Signature, w.Payload, "signature", false)
-	if !isNull(w.Source) {
-		s, ok := jsonString(w.Source)
+	if !seller.Null(w.Source) {
+		s, ok := seller.String(w.Source)
 		if !ok {
 			errs = append(errs, errors.New("source is not a string"))
 		}
@@ -205,31 +207,31 @@ func ParseReceipt(v string) (Receipt, error) {
 		{"timestamp", &r.Timestamp, true}, {"challengeId", &r.ChallengeID, false}, {"externalId", &r.ExternalID, false},
 	} {
 		raw, ok := w[f.name]
-		if !ok || isNull(raw) {
+		if !ok || seller.Null(raw) {
 			if f.required {
 				return bad("%s is missing", f.name)
 			}
 			continue
 		}
-		s, ok := jsonString(raw)
+		s, ok := seller.String(raw)
 		if !ok {
 			return bad("%s is not a string", f.name)
 		}
 		*f.dst = s
 	}
 	if r.Status != "success" {
-		return bad("status %q is not success", clip(r.Status))
+		return bad("status %q is not success", seller.Clip(r.Status))
 	}
 	if r.Method == "" || r.Reference == "" {
 		return bad("method and reference must not be empty")
 	}
 	if _, err := parseTime(r.Timestamp); err != nil {
-		return bad("timestamp %q: %v", clip(r.Timestamp), err)
+		return bad("timestamp %q: %v", seller.Clip(r.Timestamp), err)
 	}
 	if r.Method == MethodSolana {
 		sig, err := sol.SignatureFromBase58(r.Reference)
 		if err != nil || sig.IsZero() || sig.String() != r.Reference {
-			return bad("reference %q is not a Solana transaction signature", clip(r.Reference))
+			return bad("reference %q is not a Solana transaction signature", seller.Clip(r.Reference))
 		}
 		r.Signature = sig
 	}

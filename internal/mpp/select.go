@@ -8,6 +8,7 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 
+	"github.com/agentwallet/agentwallet/internal/seller"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
@@ -164,21 +165,21 @@ func Select(cs []Challenge, w Wallet, max *usdc.Micros, now time.Time) (Choice, 
 // the wallet's preference.
 func check(i int, c Challenge, w Wallet, max *usdc.Micros, now time.Time) (Choice, int, Reason, string) {
 	if c.Method != MethodSolana || c.Intent != IntentCharge {
-		return Choice{}, 0, ReasonUnsupportedMethod, fmt.Sprintf("method %q intent %q is not %s %s", clip(c.Method), clip(c.Intent), MethodSolana, IntentCharge)
+		return Choice{}, 0, ReasonUnsupportedMethod, fmt.Sprintf("method %q intent %q is not %s %s", seller.Clip(c.Method), seller.Clip(c.Intent), MethodSolana, IntentCharge)
 	}
 	ch, err := c.charge()
 	if err != nil {
 		return Choice{}, 0, ReasonInvalid, err.Error()
 	}
 	if want := NetworkName(w.Network); ch.Network != want {
-		return Choice{}, 0, ReasonNetworkMismatch, fmt.Sprintf("network %q is not the wallet's network %q", clip(ch.Network), want)
+		return Choice{}, 0, ReasonNetworkMismatch, fmt.Sprintf("network %q is not the wallet's network %q", seller.Clip(ch.Network), want)
 	}
 	if c.Expires == "" {
 		return Choice{}, 0, ReasonExpired, "expires is missing: the seller would refuse the credential"
 	}
 	expires, err := parseTime(c.Expires)
 	if err != nil {
-		return Choice{}, 0, ReasonInvalid, fmt.Sprintf("expires %q: %v", clip(c.Expires), err)
+		return Choice{}, 0, ReasonInvalid, fmt.Sprintf("expires %q: %v", seller.Clip(c.Expires), err)
 	}
 	if !expires.After(now) {
 		return Choice{}, 0, ReasonExpired, fmt.Sprintf("the challenge expired at %s", c.Expires)
@@ -194,7 +195,7 @@ func check(i int, c Challenge, w Wallet, max *usdc.Micros, now time.Time) (Choic
 		for k, t := range tokens {
 			names[k] = fmt.Sprintf("%s (%s)", t.Symbol, t.Mint)
 		}
-		return Choice{}, 0, ReasonAssetNotPayable, fmt.Sprintf("currency %q (mint %s) is not %s %s", clip(ch.Currency), clip(mint), w.Network, strings.Join(names, " or "))
+		return Choice{}, 0, ReasonAssetNotPayable, fmt.Sprintf("currency %q (mint %s) is not %s %s", seller.Clip(ch.Currency), seller.Clip(mint), w.Network, strings.Join(names, " or "))
 	}
 	tk := tokens[rank]
 	if tk.Decimals != usdc.Decimals {

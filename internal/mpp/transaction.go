@@ -16,6 +16,7 @@ import (
 	computebudget "github.com/gagliardetto/solana-go/programs/compute-budget"
 	"github.com/gagliardetto/solana-go/programs/token"
 
+	"github.com/agentwallet/agentwallet/internal/seller"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
@@ -538,7 +539,7 @@ func checkTransaction(wire []byte, w expected) error {
 			}
 		}
 		if !found {
-			return bad("no memo %q", clip(text))
+			return bad("no memo %q", seller.Clip(text))
 		}
 	}
 

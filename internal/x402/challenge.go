@@ -16,7 +16,6 @@
 package x402
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -25,7 +24,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/seller"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -168,14 +167,14 @@ func ParsePaymentRequired(data []byte) (*PaymentRequired, error) {
 	}
 	var w wirePaymentRequired
 	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("%w: not a JSON object: %s", ErrInvalidChallenge, jsonErrText(err))
+		return nil, fmt.Errorf("%w: not a JSON object: %s", ErrInvalidChallenge, seller.JSONError(err))
 	}
-	version, ok := jsonUint(w.X402Version)
+	version, ok := seller.Uint(w.X402Version)
 	if !ok || (version != 1 && version != 2) {
 		return nil, fmt.Errorf("%w: x402Version must be 1 or 2", ErrInvalidChallenge)
 	}
 	pr := &PaymentRequired{Version: int(version)}
-	if s, ok := jsonString(w.Error); ok {
+	if s, ok := seller.String(w.Error); ok {
 		pr.Error = s
 	}
 	if len(w.Accepts) == 0 {
@@ -185,7 +184,7 @@ func ParsePaymentRequired(data []byte) (*PaymentRequired, error) {
 		return nil, fmt.Errorf("%w: more than %d accepts", ErrInvalidChallenge, maxAccepts)
 	}
 	if pr.Version == 2 {
-		if isNull(w.Resource) {
+		if seller.Null(w.Resource) {
 			return nil, fmt.Errorf("%w: v2 challenge without resource", ErrInvalidChallenge)
 		}
 		if err := json.Unmarshal(w.Resource, &pr.Resource); err != nil || pr.Resource.URL == "" {
@@ -194,20 +193,20 @@ func ParsePaymentRequired(data []byte) (*PaymentRequired, error) {
 		for _, f := range []struct{ name, text string }{
 			{"resource.url", pr.Resource.URL}, {"resource.description", pr.Resource.Description}, {"resource.mimeType", pr.Resource.MimeType},
 		} {
-			if err := sellerText(f.name, f.text); err != nil {
+			if err := seller.Text(f.name, f.text); err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrInvalidChallenge, err)
 			}
 		}
 		pr.rawResource = w.Resource
-		if !isNull(w.Extensions) {
-			if !isObject(w.Extensions) {
+		if !seller.Null(w.Extensions) {
+			if !seller.Object(w.Extensions) {
 				return nil, fmt.Errorf("%w: extensions must be an object", ErrInvalidChallenge)
 			}
 			pr.rawExtensions = w.Extensions
 		}
 	}
 	for i, raw := range w.Accepts {
-		if !isObject(raw) {
+		if !seller.Object(raw) {
 			return nil, fmt.Errorf("%w: accepts[%d] is not an object", ErrInvalidChallenge, i)
 		}
 		pr.Accepts = append(pr.Accepts, parseRequirement(raw))
@@ -235,15 +234,15 @@ func parseRequirement(raw json.RawMessage) Requirement {
 	r := Requirement{Raw: raw}
 	var w wireRequirement
 	if err := json.Unmarshal(raw, &w); err != nil {
-		r.malformed = jsonErrText(err)
+		r.malformed = seller.JSONError(err)
 		return r
 	}
 	var bad []string
 	str := func(name string, field json.RawMessage, dst *string, limit int) {
-		if isNull(field) {
+		if seller.Null(field) {
 			return
 		}
-		s, ok := jsonString(field)
+		s, ok := seller.String(field)
 		if !ok {
 			bad = append(bad, name+" is not a string")
 			return
@@ -252,7 +251,7 @@ func parseRequirement(raw json.RawMessage) Requirement {
 			bad = append(bad, fmt.Sprintf("%s is longer than %d bytes", name, limit))
 			return
 		}
-		if err := sellerText(name, s); err != nil {
+		if err := seller.Text(name, s); err != nil {
 			bad = append(bad, err.Error())
 			return
 		}
@@ -270,15 +269,15 @@ func parseRequirement(raw json.RawMessage) Requirement {
 	} else {
 		r.AmountText = amount
 	}
-	if n, ok := jsonUint(w.MaxTimeoutSeconds); ok {
+	if n, ok := seller.Uint(w.MaxTimeoutSeconds); ok {
 		r.MaxTimeoutSeconds = int64(min(n, 1<<31))
 	}
-	if !isNull(w.Extra) {
+	if !seller.Null(w.Extra) {
 		var extra struct {
 			FeePayer json.RawMessage `json:"feePayer"`
 			Memo     json.RawMessage `json:"memo"`
 		}
-		if !isObject(w.Extra) || json.Unmarshal(w.Extra, &extra) != nil {
+		if !seller.Object(w.Extra) || json.Unmarshal(w.Extra, &extra) != nil {
 			bad = append(bad, "extra is not an object")
 		} else {
 			str("extra.feePayer", extra.FeePayer, &r.FeePayer, 0)
@@ -289,41 +288,23 @@ func parseRequirement(raw json.RawMessage) Requirement {
 	return r
 }
 
-// sellerText refuses, in the seller's string field name, the characters
-// refused in every text people read (policy.Deceptive): control
-// characters (NUL, newlines, tabs, DEL and the C1 controls), format
-// characters (Cf: bidi overrides and isolates such as U+202E, zero-width
-// ones, U+FEFF) and the line and paragraph separators. A challenge's
-// memo, resource, description and mime type are stored, signed (the
-// memo) and shown in the dashboard, events and Slack, where such a
-// character can make one text read as another or forge a line; NUL
-// cannot be stored at all. The error names the field and the character.
-func sellerText(name, s string) error {
-	i := strings.IndexFunc(s, policy.Deceptive)
-	if i < 0 {
-		return nil
-	}
-	r, _ := utf8.DecodeRuneInString(s[i:])
-	return fmt.Errorf("%s contains %U, a control or invisible formatting character", name, r)
-}
-
 // readAmount is `amount ?? maxAmountRequired`: a present amount wins, even
 // "0" (nullish, not falsy: `||` let "0" fall through to a larger
 // maxAmountRequired, a reported cap bypass). When both are present they
 // must agree: v2's verifier reads `amount`, v1's `maxAmountRequired`, and
 // paying one while a policy checked the other is how caps get bypassed.
 func readAmount(amount, maxAmountRequired json.RawMessage) (string, error) {
-	a, aok := jsonString(amount)
-	m, mok := jsonString(maxAmountRequired)
-	if !isNull(amount) && !aok {
+	a, aok := seller.String(amount)
+	m, mok := seller.String(maxAmountRequired)
+	if !seller.Null(amount) && !aok {
 		return "", errors.New("amount is not a string")
 	}
-	if !isNull(maxAmountRequired) && !mok {
+	if !seller.Null(maxAmountRequired) && !mok {
 		return "", errors.New("maxAmountRequired is not a string")
 	}
 	switch {
 	case aok && mok && a != m:
-		return "", fmt.Errorf("amount %q and maxAmountRequired %q disagree", clip(a), clip(m))
+		return "", fmt.Errorf("amount %q and maxAmountRequired %q disagree", seller.Clip(a), seller.Clip(m))
 	case aok:
 		return a, nil
 	case mok:
@@ -340,19 +321,19 @@ func ParseAtomicAmount(s string) (uint64, error) {
 		return 0, errors.New("amount is missing")
 	}
 	if len(s) > maxAmountDigits {
-		return 0, fmt.Errorf("amount %q is too large", clip(s))
+		return 0, fmt.Errorf("amount %q is too large", seller.Clip(s))
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return 0, fmt.Errorf("amount %q is not a whole number of atomic units", clip(s))
+			return 0, fmt.Errorf("amount %q is not a whole number of atomic units", seller.Clip(s))
 		}
 	}
 	if len(s) > 1 && s[0] == '0' {
-		return 0, fmt.Errorf("amount %q has leading zeros", clip(s))
+		return 0, fmt.Errorf("amount %q has leading zeros", seller.Clip(s))
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("amount %q is too large", clip(s))
+		return 0, fmt.Errorf("amount %q is too large", seller.Clip(s))
 	}
 	return n, nil
 }
@@ -365,62 +346,4 @@ func atomicToMicros(n uint64) (usdc.Micros, bool) {
 		return 0, false
 	}
 	return usdc.Micros(n), true
-}
-
-func isNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || string(t) == "null"
-}
-
-func isObject(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && t[0] == '{'
-}
-
-func jsonString(raw json.RawMessage) (string, bool) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(t, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// jsonUint reads a JSON number that is a whole non-negative integer
-// (`2`, not `2.0` or `"2"`).
-func jsonUint(raw json.RawMessage) (uint64, bool) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] < '0' || t[0] > '9' {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(t), 10, 64)
-	return n, err == nil
-}
-
-// clip bounds seller text quoted in an error message.
-func clip(s string) string {
-	const limit = 64
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func jsonErrText(err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Sprintf("syntax error at byte %d", se.Offset)
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Sprintf("%s has the wrong type", te.Field)
-	}
-	return "not valid JSON"
 }

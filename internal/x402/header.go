@@ -10,6 +10,7 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 
+	"github.com/agentwallet/agentwallet/internal/seller"
 	"github.com/agentwallet/agentwallet/internal/signer"
 )
 
@@ -131,7 +132,7 @@ func DecodePaymentResponseHeader(value string) (*SettlementResponse, error) {
 		ErrorMessage json.RawMessage `json:"errorMessage"`
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrInvalidSettlement, jsonErrText(err))
+		return nil, fmt.Errorf("%w: %s", ErrInvalidSettlement, seller.JSONError(err))
 	}
 	var r SettlementResponse
 	switch string(bytes.TrimSpace(w.Success)) {
@@ -145,10 +146,10 @@ func DecodePaymentResponseHeader(value string) (*SettlementResponse, error) {
 		raw json.RawMessage
 		dst *string
 	}{{w.Transaction, &r.Transaction}, {w.Network, &r.Network}, {w.Payer, &r.Payer}, {w.ErrorReason, &r.ErrorReason}, {w.ErrorMessage, &r.ErrorMessage}} {
-		if isNull(f.raw) {
+		if seller.Null(f.raw) {
 			continue
 		}
-		s, ok := jsonString(f.raw)
+		s, ok := seller.String(f.raw)
 		if !ok {
 			return nil, fmt.Errorf("%w: a field is not a string", ErrInvalidSettlement)
 		}
@@ -157,7 +158,7 @@ func DecodePaymentResponseHeader(value string) (*SettlementResponse, error) {
 	if r.Success {
 		sig, err := sol.SignatureFromBase58(r.Transaction)
 		if err != nil || sig.IsZero() || sig.String() != r.Transaction {
-			return nil, fmt.Errorf("%w: transaction %q is not a Solana signature", ErrInvalidSettlement, clip(r.Transaction))
+			return nil, fmt.Errorf("%w: transaction %q is not a Solana signature", ErrInvalidSettlement, seller.Clip(r.Transaction))
 		}
 		r.Signature = sig
 	}

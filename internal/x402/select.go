@@ -7,6 +7,7 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 
+	"github.com/agentwallet/agentwallet/internal/seller"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
@@ -186,11 +187,11 @@ func (pr *PaymentRequired) check(i int, r Requirement, w Wallet, max *usdc.Micro
 		return Choice{}, 0, ReasonMalformed, r.malformed
 	}
 	if r.Scheme != SchemeExact {
-		return Choice{}, 0, ReasonScheme, fmt.Sprintf("scheme %q is not %q", clip(r.Scheme), SchemeExact)
+		return Choice{}, 0, ReasonScheme, fmt.Sprintf("scheme %q is not %q", seller.Clip(r.Scheme), SchemeExact)
 	}
 	want := NetworkID(w.Network, pr.Version)
 	if r.Network != want {
-		return Choice{}, 0, ReasonNetwork, fmt.Sprintf("network %q is not the wallet's network %q", clip(r.Network), want)
+		return Choice{}, 0, ReasonNetwork, fmt.Sprintf("network %q is not the wallet's network %q", seller.Clip(r.Network), want)
 	}
 	tokens := w.tokens()
 	rank := slices.IndexFunc(tokens, func(t solana.Token) bool { return t.Mint.String() == r.Asset })
@@ -199,10 +200,10 @@ func (pr *PaymentRequired) check(i int, r Requirement, w Wallet, max *usdc.Micro
 		for k, t := range tokens {
 			names[k] = fmt.Sprintf("%s (%s)", t.Symbol, t.Mint)
 		}
-		return Choice{}, 0, ReasonAsset, fmt.Sprintf("asset %q is not %s %s", clip(r.Asset), w.Network, strings.Join(names, " or "))
+		return Choice{}, 0, ReasonAsset, fmt.Sprintf("asset %q is not %s %s", seller.Clip(r.Asset), w.Network, strings.Join(names, " or "))
 	}
 	tk := tokens[rank]
-	payTo, err := parseAddress(r.PayTo)
+	payTo, err := seller.Address(r.PayTo)
 	if err != nil {
 		return Choice{}, 0, ReasonPayTo, "payTo " + err.Error()
 	}
@@ -212,7 +213,7 @@ func (pr *PaymentRequired) check(i int, r Requirement, w Wallet, max *usdc.Micro
 	if r.FeePayer == "" {
 		return Choice{}, 0, ReasonFeePayerMissing, "extra.feePayer is missing: the seller's facilitator must pay the network fee"
 	}
-	feePayer, err := parseAddress(r.FeePayer)
+	feePayer, err := seller.Address(r.FeePayer)
 	if err != nil {
 		return Choice{}, 0, ReasonFeePayerInvalid, "extra.feePayer " + err.Error()
 	}
@@ -249,21 +250,6 @@ func (pr *PaymentRequired) check(i int, r Requirement, w Wallet, max *usdc.Micro
 		Resource: res, MaxTimeoutSeconds: r.MaxTimeoutSeconds,
 		Requirement: r, challenge: pr,
 	}, rank, "", ""
-}
-
-// parseAddress reads a base58 Solana address: 32 bytes exactly.
-func parseAddress(s string) (sol.PublicKey, error) {
-	if s == "" {
-		return sol.PublicKey{}, fmt.Errorf("is missing")
-	}
-	if len(s) < 32 || len(s) > 44 {
-		return sol.PublicKey{}, fmt.Errorf("%q is not a Solana address", clip(s))
-	}
-	k, err := sol.PublicKeyFromBase58(s)
-	if err != nil || k.IsZero() || k.String() != s {
-		return sol.PublicKey{}, fmt.Errorf("%q is not a Solana address", clip(s))
-	}
-	return k, nil
 }
 
 // units writes an amount of tk's base units in whole tokens.
