@@ -9,16 +9,13 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
-	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/mpp"
 	"github.com/agentwallet/agentwallet/internal/payment"
-	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
@@ -174,44 +171,14 @@ func (s *server) parseMPP(ctx context.Context, walletParam string, in *MPPPayBod
 	if err != nil {
 		return payment.Request{}, fieldError("challenge", err.Error())
 	}
-	switch resource := in.Resource; {
-	case resource == "":
-		return payment.Request{}, fieldError("resource", "is required: the URL paid for")
-	case !utf8.ValidString(resource) || strings.ContainsFunc(resource, policy.Deceptive):
-		return payment.Request{}, fieldError("resource", "must not contain control characters or invisible formatting characters")
+	if err := checkResource(in.Resource, "the URL paid for"); err != nil {
+		return payment.Request{}, err
 	}
-	var max *usdc.Micros
-	var maxMicros *int64
-	if in.MaxUSDC != nil {
-		m, err := in.MaxUSDC.Micros("max_usdc")
-		if err != nil {
-			return payment.Request{}, err
-		}
-		if m <= 0 {
-			return payment.Request{}, fieldError("max_usdc", "must be greater than 0")
-		}
-		max = &m
-		mm := int64(m)
-		maxMicros = &mm
-	}
-	var grant uuid.NullUUID
-	if in.ApprovalID != nil {
-		id, ok := approval.ParseID(*in.ApprovalID)
-		if !ok {
-			return payment.Request{}, fieldError("approval_id", "must be an approval id (ap_…)")
-		}
-		grant = uuid.NullUUID{UUID: id, Valid: true}
-	}
-	w, err := s.wallet(ctx, walletParam)
+	b, err := s.buyer(ctx, walletParam, in.MaxUSDC, in.ApprovalID)
 	if err != nil {
 		return payment.Request{}, err
 	}
-	pri := principal(ctx)
-	owner, err := sol.PublicKeyFromBase58(w.Pubkey)
-	if err != nil {
-		return payment.Request{}, s.fail(ctx, fmt.Errorf("wallet %s address: %w", w.ID, err))
-	}
-	c, err := mpp.Select(cs, mpp.Wallet{Network: pri.Network, Owner: owner, Tokens: payment.PayableTokens(s.Assets, pri.Network, w.Policy())}, max, time.Now())
+	c, err := mpp.Select(cs, mpp.Wallet{Network: b.network, Owner: b.owner, Tokens: b.tokens}, b.max, time.Now())
 	var np *mpp.NotPayableError
 	if errors.As(err, &np) {
 		e := &Error{status: http.StatusUnprocessableEntity, Message: np.Error()}
@@ -225,15 +192,15 @@ func (s *server) parseMPP(ctx context.Context, walletParam string, in *MPPPayBod
 	if err != nil {
 		return payment.Request{}, fieldError("challenge", err.Error())
 	}
-	r := requestBy(pri, w.ID)
+	r := b.request
 	r.To, r.Amount, r.Asset = c.Recipient.String(), c.Amount, c.Token.Symbol
 	splits := make([]payment.Split, len(c.Splits))
 	for i, sp := range c.Splits {
 		splits[i] = payment.Split{To: sp.Recipient.String(), Amount: int64(sp.Amount)}
 	}
 	r.X402 = &payment.X402Request{
-		Protocol: payment.ProtocolMPP, Challenge: []byte(in.Challenge), Index: c.Index, Max: maxMicros, Resource: in.Resource,
-		Description: shown(c.Challenge.Description, maxDescription), NetworkID: c.Charge.Network, ApprovalID: grant,
+		Protocol: payment.ProtocolMPP, Challenge: []byte(in.Challenge), Index: c.Index, Max: b.maxMicros(), Resource: in.Resource,
+		Description: shown(c.Challenge.Description, maxDescription), NetworkID: c.Charge.Network, ApprovalID: b.grant,
 		ChallengeID: c.Challenge.ID, Realm: c.Challenge.Realm, Splits: splits,
 	}
 	return r, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/x402"
 )
@@ -173,38 +174,11 @@ func (s *server) parseX402(ctx context.Context, walletParam string, in *X402PayB
 	if err != nil {
 		return payment.Request{}, fieldError("payment_required", err.Error())
 	}
-	var max *usdc.Micros
-	var maxMicros *int64
-	if in.MaxUSDC != nil {
-		m, err := in.MaxUSDC.Micros("max_usdc")
-		if err != nil {
-			return payment.Request{}, err
-		}
-		if m <= 0 {
-			return payment.Request{}, fieldError("max_usdc", "must be greater than 0")
-		}
-		max = &m
-		mm := int64(m)
-		maxMicros = &mm
-	}
-	var grant uuid.NullUUID
-	if in.ApprovalID != nil {
-		id, ok := approval.ParseID(*in.ApprovalID)
-		if !ok {
-			return payment.Request{}, fieldError("approval_id", "must be an approval id (ap_…)")
-		}
-		grant = uuid.NullUUID{UUID: id, Valid: true}
-	}
-	w, err := s.wallet(ctx, walletParam)
+	b, err := s.buyer(ctx, walletParam, in.MaxUSDC, in.ApprovalID)
 	if err != nil {
 		return payment.Request{}, err
 	}
-	pri := principal(ctx)
-	owner, err := sol.PublicKeyFromBase58(w.Pubkey)
-	if err != nil {
-		return payment.Request{}, s.fail(ctx, fmt.Errorf("wallet %s address: %w", w.ID, err))
-	}
-	c, err := pr.Select(x402.Wallet{Network: pri.Network, Owner: owner, Tokens: payment.PayableTokens(s.Assets, pri.Network, w.Policy())}, max)
+	c, err := pr.Select(x402.Wallet{Network: b.network, Owner: b.owner, Tokens: b.tokens}, b.max)
 	var np *x402.NotPayableError
 	if errors.As(err, &np) {
 		e := &Error{status: http.StatusUnprocessableEntity, Message: np.Error()}
@@ -222,22 +196,87 @@ func (s *server) parseX402(ctx context.Context, walletParam string, in *X402PayB
 	if resource == "" && in.Resource != nil {
 		resource = *in.Resource
 	}
-	switch {
-	case resource == "":
-		return payment.Request{}, fieldError("resource", "is required: the challenge names no resource URL")
-	case len(resource) > maxResource:
-		return payment.Request{}, fieldError("resource", fmt.Sprintf("must be at most %d bytes", maxResource))
-	case !utf8.ValidString(resource) || strings.ContainsFunc(resource, policy.Deceptive):
-		return payment.Request{}, fieldError("resource", "must not contain control characters or invisible formatting characters")
+	if err := checkResource(resource, "the challenge names no resource URL"); err != nil {
+		return payment.Request{}, err
 	}
-	r := requestBy(pri, w.ID)
+	r := b.request
 	r.To, r.Amount, r.Asset = c.PayTo.String(), c.Amount, c.Token.Symbol
 	r.X402 = &payment.X402Request{
-		Challenge: raw, Index: c.Index, Max: maxMicros, Resource: resource,
+		Challenge: raw, Index: c.Index, Max: b.maxMicros(), Resource: resource,
 		Description: shown(c.Resource.Description, maxDescription), Version: c.Version,
-		NetworkID: c.Requirement.Network, ApprovalID: grant,
+		NetworkID: c.Requirement.Network, ApprovalID: b.grant,
 	}
 	return r, nil
+}
+
+// buyer is what a pay request to a seller (x402 or MPP) names besides the
+// challenge, read and checked: the paying wallet of the caller's account
+// (its network, address and the tokens its policy lets it pay in), the
+// caller's cap and the grant it presents; request is the caller's request
+// of that wallet, to be completed.
+type buyer struct {
+	request payment.Request
+	network solana.Network
+	owner   sol.PublicKey
+	tokens  []solana.Token
+	max     *usdc.Micros
+	grant   uuid.NullUUID
+}
+
+// maxMicros is the cap as the stored request keeps it.
+func (b *buyer) maxMicros() *int64 {
+	if b.max == nil {
+		return nil
+	}
+	m := int64(*b.max)
+	return &m
+}
+
+func (s *server) buyer(ctx context.Context, walletParam string, maxUSDC *Amount, approvalID *string) (*buyer, error) {
+	b := &buyer{}
+	if maxUSDC != nil {
+		m, err := maxUSDC.Micros("max_usdc")
+		if err != nil {
+			return nil, err
+		}
+		if m <= 0 {
+			return nil, fieldError("max_usdc", "must be greater than 0")
+		}
+		b.max = &m
+	}
+	if approvalID != nil {
+		id, ok := approval.ParseID(*approvalID)
+		if !ok {
+			return nil, fieldError("approval_id", "must be an approval id (ap_…)")
+		}
+		b.grant = uuid.NullUUID{UUID: id, Valid: true}
+	}
+	w, err := s.wallet(ctx, walletParam)
+	if err != nil {
+		return nil, err
+	}
+	pri := principal(ctx)
+	if b.owner, err = sol.PublicKeyFromBase58(w.Pubkey); err != nil {
+		return nil, s.fail(ctx, fmt.Errorf("wallet %s address: %w", w.ID, err))
+	}
+	b.request, b.network = requestBy(pri, w.ID), pri.Network
+	b.tokens = payment.PayableTokens(s.Assets, pri.Network, w.Policy())
+	return b, nil
+}
+
+// checkResource refuses a resource URL that is missing (missing says
+// why), too long, or holds characters that would make it read as another
+// to an approver.
+func checkResource(resource, missing string) error {
+	switch {
+	case resource == "":
+		return fieldError("resource", "is required: "+missing)
+	case len(resource) > maxResource:
+		return fieldError("resource", fmt.Sprintf("must be at most %d bytes", maxResource))
+	case !utf8.ValidString(resource) || strings.ContainsFunc(resource, policy.Deceptive):
+		return fieldError("resource", "must not contain control characters or invisible formatting characters")
+	}
+	return nil
 }
 
 func (s *server) payX402(ctx context.Context, in *x402PayInput) (*x402PayOutput, error) {
