@@ -502,3 +502,34 @@ func TestMPPPay_DroppedChargeIsReleasedThenPaidOnce(t *testing.T) {
 		t.Fatalf("reserved %d, want one payment", r)
 	}
 }
+
+// One challenge is paid once per account, however many ask at once and
+// from whichever of its wallets: 20 concurrent attempts from two wallets
+// sign exactly one payment and reserve exactly its amount; the others are
+// refused, nothing signed.
+func TestMPPPay_ConcurrentAttemptsPayAChallengeOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	a, _ := e.agent(nil, 5_000_000)
+	b, _ := e.agent(nil, 5_000_000)
+	c := fakeCharge("10000")
+	counts := tally(20, retried(func(i int) (int, map[string]any) {
+		return e.mppPay([]string{a, b}[i%2], []string{c}, "https://seller.test/r", nil)
+	}), func(status int, body map[string]any) string {
+		switch {
+		case status == 200 && body["status"] == "signed":
+			return "signed"
+		case status == 422 && strings.Contains(fmt.Sprint(body["error"]), "already paid"):
+			return "refused"
+		}
+		return ""
+	})
+	if counts["signed"] != 1 || counts["refused"] != 19 || len(counts) != 2 {
+		t.Fatalf("outcomes %v", counts)
+	}
+	e.wantRows("x402_payments", 1)
+	if ra, rb := e.reservedToday(a), e.reservedToday(b); ra+rb != 10_000 {
+		t.Fatalf("reserved %d and %d, want one payment's 10000", ra, rb)
+	}
+}
