@@ -487,3 +487,55 @@ func LowBumpOwner(t testing.TB, max uint8) (sol.PublicKey, sol.PrivateKey) {
 	t.Fatal("no low-bump owner found")
 	return sol.PublicKey{}, nil
 }
+
+// StartReady runs node with args in dir for the test (its environment
+// without the variables of prefix, so only the flags configure it; its
+// stderr the test's; killed with the test binary, stopped at cleanup) and
+// decodes into ready the first line of its stdout that is a JSON object
+// with "ready": true. name says whose failure it is. Used for the sellers
+// built on official packages (examples/x402-seller, examples/mpp-seller).
+func StartReady(t testing.TB, name, dir, prefix string, args []string, ready any) {
+	t.Helper()
+	cmd := exec.Command("node", args...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, prefix) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: start node: %v", name, err)
+	}
+	StopAtCleanup(t, cmd)
+	got := make(chan struct{})
+	eof := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			var r struct {
+				Ready bool `json:"ready"`
+			}
+			if json.Unmarshal(sc.Bytes(), &r) == nil && r.Ready && json.Unmarshal(sc.Bytes(), ready) == nil {
+				close(got)
+				break
+			}
+		}
+		// Keep draining so the process never blocks on a full pipe.
+		_, _ = io.Copy(io.Discard, out)
+		close(eof)
+	}()
+	select {
+	case <-got:
+	case <-eof:
+		t.Fatalf("%s: exited before it was ready (see its stderr above)", name)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s: no ready line in 60s", name)
+	}
+}

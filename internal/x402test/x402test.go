@@ -6,7 +6,6 @@
 package x402test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -18,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -118,54 +116,10 @@ func Start(t testing.TB, rpcURL string, o Options) *Seller {
 	if o.ChallengeBlockhash {
 		args = append(args, "--challenge-blockhash")
 	}
-	cmd := exec.Command("node", args...)
-	cmd.Dir = dir
-	// Only the flags configure it: a developer's SELLER_* variables would not.
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SELLER_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Stderr = os.Stderr
-	// The seller dies with the test binary, even if it is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("x402 seller: start node: %v", err)
-	}
-	localnettest.StopAtCleanup(t, cmd)
-	ready := make(chan *Seller, 1)
-	eof := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			var s Seller
-			var r struct {
-				Ready bool `json:"ready"`
-			}
-			if json.Unmarshal(sc.Bytes(), &r) == nil && r.Ready && json.Unmarshal(sc.Bytes(), &s) == nil {
-				ready <- &s
-				break
-			}
-		}
-		// Keep draining so the process never blocks on a full pipe.
-		io.Copy(io.Discard, out)
-		close(eof)
-	}()
-	select {
-	case s := <-ready:
-		s.rpcURL = rpcURL
-		return s
-	case <-eof:
-		t.Fatal("x402 seller: exited before it was ready (see its stderr above)")
-	case <-time.After(60 * time.Second):
-		t.Fatal("x402 seller: no ready line in 60s")
-	}
-	return nil
+	var s Seller
+	localnettest.StartReady(t, "x402 seller", dir, "SELLER_", args, &s)
+	s.rpcURL = rpcURL
+	return &s
 }
 
 // sellerDir is examples/x402-seller with its npm packages installed.

@@ -6,18 +6,15 @@
 package mpptest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -138,54 +135,10 @@ func Start(t testing.TB, rpcURL string, o Options) *Seller {
 	if o.RequiresAuth {
 		args = append(args, "--requires-auth")
 	}
-	cmd := exec.Command("node", args...)
-	cmd.Dir = filepath.Join(root, "examples", "mpp-seller")
-	// Only the flags configure it: a developer's MPP_* variables would not.
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MPP_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Stderr = os.Stderr
-	// The seller dies with the test binary, even if it is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("mpp seller: start node: %v", err)
-	}
-	localnettest.StopAtCleanup(t, cmd)
-	ready := make(chan *Seller, 1)
-	eof := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			var s Seller
-			var r struct {
-				Ready bool `json:"ready"`
-			}
-			if json.Unmarshal(sc.Bytes(), &r) == nil && r.Ready && json.Unmarshal(sc.Bytes(), &s) == nil {
-				ready <- &s
-				break
-			}
-		}
-		// Keep draining so the process never blocks on a full pipe.
-		io.Copy(io.Discard, out)
-		close(eof)
-	}()
-	select {
-	case s := <-ready:
-		s.rpcURL = rpcURL
-		return s
-	case <-eof:
-		t.Fatal("mpp seller: exited before it was ready (see its stderr above)")
-	case <-time.After(60 * time.Second):
-		t.Fatal("mpp seller: no ready line in 60s")
-	}
-	return nil
+	var s Seller
+	localnettest.StartReady(t, "mpp seller", filepath.Join(root, "examples", "mpp-seller"), "MPP_", args, &s)
+	s.rpcURL = rpcURL
+	return &s
 }
 
 // Answer is the seller's answer to a request.
