@@ -49,6 +49,9 @@ type StackOptions struct {
 	// PGStatements loads pg_stat_statements into the private PostgreSQL
 	// (statements per send, for the profiles).
 	PGStatements bool
+	// Explain loads auto_explain into the private PostgreSQL, off until
+	// a session of the benchmark turns it on (Stack.Explain).
+	Explain bool
 	// Scheduler also runs cmd/scheduler: the periodic confirmation sweeps
 	// that broadcast again what a killed worker signed but never sent.
 	Scheduler bool
@@ -124,7 +127,7 @@ func StartStack(t testing.TB, o StackOptions) *Stack {
 
 	if o.Private {
 		var redisPID int
-		s.pg = startPostgres(t, s.dir, o.PGStatements)
+		s.pg = startPostgres(t, s.dir, o)
 		s.DatabaseURL = s.pg.base + "/agentwallet?sslmode=disable"
 		s.RedisURL, redisPID = startRedis(t, s.dir)
 		s.Procs = append(s.Procs, Proc{Role: "postgres", Name: "postgres", PID: s.pg.cmd.Process.Pid}, Proc{Role: "redis", Name: "redis", PID: redisPID})
@@ -352,7 +355,7 @@ type pgServer struct {
 // startPostgres runs a private PostgreSQL (the server's defaults, more
 // connections) under dir. PostgreSQL refuses to run as root: then it runs
 // as user postgres.
-func startPostgres(t testing.TB, dir string, statements bool) *pgServer {
+func startPostgres(t testing.TB, dir string, o StackOptions) *pgServer {
 	t.Helper()
 	// Under /tmp (world-searchable), not the test's 0700 directory, so the
 	// postgres user reaches it.
@@ -383,9 +386,18 @@ func startPostgres(t testing.TB, dir string, statements bool) *pgServer {
 	}
 	port := freePort(t)
 	args := []string{"-D", data, "-p", strconv.Itoa(port), "-k", pgdir, "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300"}
-	if statements {
-		args = append(args, "-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all",
-			"-c", "pg_stat_statements.track_planning=on")
+	var preload []string
+	if o.PGStatements {
+		preload = append(preload, "pg_stat_statements")
+		args = append(args, "-c", "pg_stat_statements.track=all", "-c", "pg_stat_statements.track_planning=on")
+	}
+	if o.Explain {
+		// Its settings stay at their defaults (off): a -c here would
+		// outrank the ALTER SYSTEM that turns it on.
+		preload = append(preload, "auto_explain")
+	}
+	if len(preload) > 0 {
+		args = append(args, "-c", "shared_preload_libraries="+strings.Join(preload, ","))
 	}
 	pg := &pgServer{dir: pgdir, logPath: filepath.Join(dir, "postgres.log"), args: args, cred: cred,
 		base: fmt.Sprintf("postgres://postgres@127.0.0.1:%d", port)}

@@ -19,7 +19,9 @@ func TestUsageHoursMigrationSumsExistingReservations(t *testing.T) {
 	ctx := context.Background()
 	db := migrated(t)
 	// 0024 on the schema it was written for: 0032, which keys the sums
-	// by currency, is rolled back first.
+	// by currency, is rolled back first (and 0034, whose day sums read
+	// the currency).
+	runFile(t, db, "0034_analytics_days.tx.down.sql")
 	runFile(t, db, "0032_currencies.tx.down.sql")
 	runFile(t, db, "0024_usage_hours.tx.down.sql")
 	acct, w := uuid.New(), uuid.New()
@@ -91,6 +93,7 @@ func TestCurrenciesMigrationKeepsTheUSDSums(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := migrated(t)
+	runFile(t, db, "0034_analytics_days.tx.down.sql")
 	runFile(t, db, "0032_currencies.tx.down.sql")
 	acct, w := uuid.New(), uuid.New()
 	tx := func(amount int, currency string) string {

@@ -1,7 +1,9 @@
 // Package analytics aggregates an account's payments in PostgreSQL: spend
 // per day per wallet, approvals by outcome per day with the time humans
 // took, and blocked sends by reason. Days are UTC days, as the daily
-// limit counts them.
+// limit counts them. Spend, deposits and blocks are read from day sums
+// that triggers keep as payments change (analytics_days, migration 0034),
+// so a range's cost follows its days and wallets, not its payments.
 package analytics
 
 import (
@@ -102,28 +104,42 @@ func Compute(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uui
 	}
 	rep := Report{Spend: []Spend{}, Wallets: []Wallet{}, Approvals: []ApprovalDay{}, Blocked: []Blocked{}, Received: []Received{}}
 
-	err := scope(db.NewSelect().TableExpr("deposits").
-		Where("account_id = ? AND created_at >= ? AND created_at < ? AND status = 'confirmed'", accountID, from, until), "wallet_id").
-		ColumnExpr("(created_at AT TIME ZONE 'UTC')::date AS day, wallet_id, asset, sum(amount)::bigint AS amount, count(*) AS n").
-		GroupExpr("1, 2, 3").OrderExpr("1, 2, 3").Scan(ctx, &rep.Received)
+	// Spend, deposits and blocks come from the day sums the triggers keep
+	// (analytics_days, analytics_blocked_days): a year costs one row per
+	// wallet and day, however many payments it held. A day whose payments
+	// all failed or expired is left at zero and skipped.
+	days := func(table string) *bun.SelectQuery {
+		return scope(db.NewSelect().TableExpr(table).
+			Where("account_id = ? AND day >= ? AND day <= ?", accountID, r.From.Format(time.DateOnly), r.To.Format(time.DateOnly)), "wallet_id")
+	}
+	var received []struct {
+		Day      time.Time `bun:"day"`
+		WalletID uuid.UUID `bun:"wallet_id"`
+		USDCN    int       `bun:"usdc_in_n"`
+		USDC     int64     `bun:"usdc_in"`
+		SOLN     int       `bun:"sol_in_n"`
+		SOL      int64     `bun:"sol_in"`
+	}
+	err := days("analytics_days").Column("day", "wallet_id", "usdc_in_n", "usdc_in", "sol_in_n", "sol_in").
+		Where("(usdc_in_n > 0 OR sol_in_n > 0)").OrderExpr("day, wallet_id").Scan(ctx, &received)
 	if err != nil {
 		return rep, fmt.Errorf("received per day: %w", err)
+	}
+	for _, x := range received { // ordered by day, wallet, asset
+		if x.SOLN > 0 {
+			rep.Received = append(rep.Received, Received{Day: x.Day, WalletID: x.WalletID, Asset: "sol", Amount: x.SOL, Count: x.SOLN})
+		}
+		if x.USDCN > 0 {
+			rep.Received = append(rep.Received, Received{Day: x.Day, WalletID: x.WalletID, Asset: "usdc", Amount: x.USDC, Count: x.USDCN})
+		}
 	}
 
 	// Signed x402 and MPP payments count as the daily limit counts them:
 	// reserved until they land (then they are transactions of kind x402 or
 	// mpp) or expire.
-	err = scope(db.NewSelect().TableExpr(`(SELECT created_at, wallet_id, amount_micros, currency, status, fee_lamports, kind FROM transactions
-			WHERE account_id = ?0 AND created_at >= ?1 AND created_at < ?2 AND status <> 'failed'
-		UNION ALL SELECT created_at, wallet_id, amount_micros, currency, 'pending', NULL, protocol FROM x402_payments
-			WHERE account_id = ?0 AND created_at >= ?1 AND created_at < ?2 AND state = 'signed') AS t`, accountID, from, until).
-		ColumnExpr("(created_at AT TIME ZONE 'UTC')::date AS day, wallet_id, count(*) AS n").
-		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE currency = 'USD'), 0)::bigint AS micros").
-		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE currency = 'EUR'), 0)::bigint AS eur_micros").
-		ColumnExpr("coalesce(sum(fee_lamports) FILTER (WHERE status = 'confirmed'), 0)::bigint AS fee_lamports").
-		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE kind = 'x402' AND currency = 'USD'), 0)::bigint AS x402_micros, count(*) FILTER (WHERE kind = 'x402') AS x402_n").
-		ColumnExpr("coalesce(sum(amount_micros) FILTER (WHERE kind = 'mpp' AND currency = 'USD'), 0)::bigint AS mpp_micros, count(*) FILTER (WHERE kind = 'mpp') AS mpp_n"),
-		"wallet_id").GroupExpr("1, 2").OrderExpr("1, 2").Scan(ctx, &rep.Spend)
+	err = days("analytics_days").
+		ColumnExpr("day, wallet_id, n, usd_micros AS micros, eur_micros, fee_lamports, x402_micros, x402_n, mpp_micros, mpp_n").
+		Where("n > 0").OrderExpr("day, wallet_id").Scan(ctx, &rep.Spend)
 	if err != nil {
 		return rep, fmt.Errorf("spend per day: %w", err)
 	}
@@ -167,11 +183,8 @@ func Compute(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uui
 		return rep, fmt.Errorf("median decision time: %w", err)
 	}
 
-	err = scope(db.NewSelect().TableExpr("send_requests").
-		ColumnExpr("outcome->>'reason' AS reason, count(*) AS n").
-		Where("account_id = ? AND state = 'decided' AND decided_at >= ? AND decided_at < ?", accountID, from, until).
-		Where("outcome->>'status' = 'blocked'"), "wallet_id").
-		GroupExpr("1").OrderExpr("2 DESC, 1").Scan(ctx, &rep.Blocked)
+	err = days("analytics_blocked_days").ColumnExpr("reason, sum(n) AS n").
+		GroupExpr("reason").Having("sum(n) > 0").OrderExpr("2 DESC, 1").Scan(ctx, &rep.Blocked)
 	if err != nil {
 		return rep, fmt.Errorf("blocked sends: %w", err)
 	}
