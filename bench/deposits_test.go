@@ -260,24 +260,37 @@ func scanEvery(ctx context.Context, w *deposit.Watcher, period time.Duration) (s
 }
 
 // insertWallets writes n wallets of account acct straight into the
-// database, 1,000 a statement (no real key: nothing signs for them; the
-// watcher reads only their addresses), and returns their addresses.
+// database (no real key: nothing signs for them; the watcher reads only
+// their addresses), and returns their addresses.
 func insertWallets(tb testing.TB, db *bun.DB, acct uuid.UUID, n int) []sol.PublicKey {
 	tb.Helper()
-	addrs := make([]sol.PublicKey, 0, n)
+	addrs := make([]sol.PublicKey, n)
+	for i := range addrs {
+		addrs[i] = sol.NewWallet().PublicKey()
+	}
+	insertWalletsOf(tb, db, acct, addrs)
+	return addrs
+}
+
+// insertWalletsOf writes a wallet of account acct for each address, 1,000
+// a statement, with no key the service could sign with, and returns their
+// ids.
+func insertWalletsOf(tb testing.TB, db bun.IDB, acct uuid.UUID, addrs []sol.PublicKey) []uuid.UUID {
+	tb.Helper()
+	ids := make([]uuid.UUID, 0, len(addrs))
 	at := time.Now().UTC().Add(-time.Minute)
-	for start := 0; start < n; start += 1000 {
+	for start := 0; start < len(addrs); start += 1000 {
 		var ws []wallet.Wallet
-		for i := start; i < min(start+1000, n); i++ {
-			pub := sol.NewWallet().PublicKey()
-			addrs = append(addrs, pub)
-			ws = append(ws, wallet.Wallet{ID: uuid.New(), AccountID: acct, Kind: wallet.KindAgent, Label: fmt.Sprint("w", i),
-				Pubkey: pub.String(), State: wallet.Active, Allowlist: []string{}, AllowlistLabels: map[string]string{},
-				SecretKeyID: "unused", SecretSealed: []byte{0}, CreatedAt: at})
+		for i := start; i < min(start+1000, len(addrs)); i++ {
+			id := uuid.New()
+			ids = append(ids, id)
+			ws = append(ws, wallet.Wallet{ID: id, AccountID: acct, Kind: wallet.KindAgent, Label: fmt.Sprint("w", i),
+				Pubkey: addrs[i].String(), State: wallet.Active, Allowlist: []string{}, AllowlistLabels: map[string]string{},
+				SecretKeyID: "unused", SecretSealed: []byte{0}, Assets: []string{"USDC"}, CreatedAt: at})
 		}
 		if _, err := db.NewInsert().Model(&ws).Exec(context.Background()); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	return addrs
+	return ids
 }

@@ -55,6 +55,12 @@ type StackOptions struct {
 	// Scheduler also runs cmd/scheduler: the periodic confirmation sweeps
 	// that broadcast again what a killed worker signed but never sent.
 	Scheduler bool
+	// Slot is the localnet's slot time (zero: the tests' 100 ms).
+	Slot time.Duration
+	// WorkerRPC, when set, gives the URL the workers call the chain at
+	// for the localnet's url: a proxy in front of it that counts their
+	// calls. The apis call the localnet itself.
+	WorkerRPC func(url string) string
 }
 
 // Stack is the service as deployed: the cmd/api and cmd/worker binaries as
@@ -140,7 +146,11 @@ func StartStack(t testing.TB, o StackOptions) *Stack {
 		s.DatabaseURL = pgtest.NewURL(t, true)
 		_, s.RedisURL = redistest.New(t)
 	}
-	s.Localnet = localnettest.Start(t)
+	if o.Slot > 0 {
+		s.Localnet = localnettest.StartSlots(t, o.Slot)
+	} else {
+		s.Localnet = localnettest.Start(t)
+	}
 	s.Procs = append(s.Procs, Proc{Role: "localnet", Name: "localnet", PID: s.Localnet.PID},
 		Proc{Role: "client", Name: "client", PID: os.Getpid(), self: true})
 
@@ -157,8 +167,13 @@ func StartStack(t testing.TB, o StackOptions) *Stack {
 	if o.Pprof {
 		common = append(common, "PPROF_ADDR=127.0.0.1:0")
 	}
+	workerCommon := common
+	if o.WorkerRPC != nil {
+		rpcURL := o.WorkerRPC(s.Localnet.URL)
+		workerCommon = append(append([]string{}, common...), "SOLANA_RPC_URL_DEVNET="+rpcURL, "SOLANA_RPC_URL_MAINNET="+rpcURL)
+	}
 	for i := range o.Workers {
-		env := append(append([]string{}, common...), "WALLET_MASTER_KEY="+priv, "WORKER_CONCURRENCY="+strconv.Itoa(o.WorkerConcurrency))
+		env := append(append([]string{}, workerCommon...), "WALLET_MASTER_KEY="+priv, "WORKER_CONCURRENCY="+strconv.Itoa(o.WorkerConcurrency))
 		s.Workers = append(s.Workers, s.start(t, "worker", i+1, env, o.Pprof))
 	}
 	for i := range o.APIs {
@@ -168,7 +183,7 @@ func StartStack(t testing.TB, o StackOptions) *Stack {
 		s.APIs = append(s.APIs, s.start(t, "api", i+1, env, o.Pprof))
 	}
 	if o.Scheduler {
-		s.start(t, "scheduler", 1, common, false)
+		s.Procs = append(s.Procs, s.start(t, "scheduler", 1, common, false).Proc)
 	}
 	for _, sv := range append(append([]*Service{}, s.APIs...), s.Workers...) {
 		s.Procs = append(s.Procs, sv.Proc)

@@ -19,7 +19,7 @@ const DepositsEvery = 2 * time.Second
 // its row lock).
 func NewDepositsScanTask() *asynq.Task {
 	return asynq.NewTask(TypeDepositsScan, nil, asynq.Unique(DepositsEvery),
-		asynq.Queue(QueueSweeps), asynq.MaxRetry(0), asynq.Timeout(SweepBudget+15*time.Second))
+		asynq.Queue(QueueDeposits), asynq.MaxRetry(0), asynq.Timeout(SweepBudget+15*time.Second))
 }
 
 // TypeBalancesSnapshot checks the balances of the wallets due a snapshot
@@ -36,5 +36,5 @@ const SnapshotsEvery = 5 * time.Minute
 // its row lock, and a wallet snapshotted meanwhile is no longer due).
 func NewBalancesSnapshotTask() *asynq.Task {
 	return asynq.NewTask(TypeBalancesSnapshot, nil, asynq.Unique(SnapshotsEvery),
-		asynq.Queue(QueueSweeps), asynq.MaxRetry(0), asynq.Timeout(SnapshotsEvery))
+		asynq.Queue(QueueDeposits), asynq.MaxRetry(0), asynq.Timeout(SnapshotsEvery))
 }

@@ -13,17 +13,20 @@ import (
 
 // Queues and their weights: payments first, then webhooks, then the rest.
 // Confirmation sweeps have a queue (and a server) of their own, so a slow
-// sweep never holds up a decision.
+// sweep never holds up a decision; so do the deposit scans, whose length
+// grows with the wallets watched (and with a catch-up after many are
+// added at once), so a long scan never holds up a confirmation.
 const (
 	QueuePayments = "payments"
 	QueueSweeps   = "sweeps"
+	QueueDeposits = "deposits"
 	QueueWebhooks = "webhooks"
 	QueueDefault  = "default"
 )
 
 // QueueWeights is what a worker serves when WORKER_QUEUES is empty.
 func QueueWeights() map[string]int {
-	return map[string]int{QueuePayments: 6, QueueSweeps: 1, QueueWebhooks: 3, QueueDefault: 1}
+	return map[string]int{QueuePayments: 6, QueueSweeps: 1, QueueDeposits: 1, QueueWebhooks: 3, QueueDefault: 1}
 }
 
 // TypeHeartbeat proves the scheduler → Redis → worker path works: the

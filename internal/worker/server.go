@@ -69,8 +69,9 @@ func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 // over directly (internal/handoff); one for the payments queue polling
 // every PaymentsPollInterval, so webhook backlogs can neither slow nor
 // starve payments; one for confirmation sweeps (one at a time: a sweep
-// slowed by its node never takes a decision's place); and one for the
-// other queues. stop waits for in-flight tasks (up to ShutdownTimeout).
+// slowed by its node never takes a decision's place); one for deposit
+// scans (one at a time, beside the sweeps: a scan of many wallets never
+// delays a confirmation); and one for the other queues. stop waits for in-flight tasks (up to ShutdownTimeout).
 func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -91,6 +92,7 @@ func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err 
 	var (
 		payments = map[string]int{}
 		sweeps   = map[string]int{}
+		deposits = map[string]int{}
 		others   = map[string]int{}
 	)
 	for q := range serve {
@@ -100,6 +102,8 @@ func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err 
 			payments[q] = w
 		case tasks.QueueSweeps:
 			sweeps[q] = w
+		case tasks.QueueDeposits:
+			deposits[q] = w
 		default:
 			others[q] = w
 		}
@@ -126,7 +130,7 @@ func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err 
 		poll        time.Duration
 		concurrency int
 		forward     time.Duration
-	}{{payments, PaymentsPollInterval, o.Concurrency, PaymentsForwardInterval}, {sweeps, OtherPollInterval, 1, 0}, {others, OtherPollInterval, o.Concurrency, 0}} {
+	}{{payments, PaymentsPollInterval, o.Concurrency, PaymentsForwardInterval}, {sweeps, OtherPollInterval, 1, 0}, {deposits, OtherPollInterval, 1, 0}, {others, OtherPollInterval, o.Concurrency, 0}} {
 		if len(g.queues) == 0 {
 			continue
 		}
