@@ -21,10 +21,11 @@ import (
 // errNotQueued stops a decision whose request another party settled.
 var errNotQueued = errors.New("request is no longer queued")
 
-// Decide settles a queued request: in ONE transaction it locks the
-// wallet, moves the request queued → decided, evaluates the policy against
+// Decide settles a queued request: in ONE transaction it moves the
+// request queued → decided, locks the wallet, evaluates the policy against
 // the day's reserved total and writes the outcome with its event and audit
-// entry; a send also signs and stores the transaction there. Then it
+// entry; a send also stores its transaction there (signed before the
+// lock when the policy is likely to allow it, else under it). Then it
 // broadcasts and announces the final outcome. Deciding a request that is
 // not queued does nothing, so a redelivered task is harmless.
 func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
@@ -58,6 +59,10 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 		if node, ok = e.Nodes[r.Network]; !ok {
 			return fmt.Errorf("no Solana node configured for %s", r.Network)
 		}
+		// A send's transfer is signed before the wallet's lock: one
+		// wallet's decisions queue on that lock, so it is held for the
+		// policy check and the reservation alone.
+		pre := e.presign(ctx, tx, node, &r, r.DecidedAt.Time.UTC())
 		// An x402 grant's approval is locked before the wallet, the order
 		// Execute keeps.
 		var grant *approval.Approval
@@ -115,7 +120,7 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 				out, err = e.signX402(ctx, tx, node, &r, &w, a, d, at)
 				break
 			}
-			txn, out, err = e.sign(ctx, tx, node, &r, &w, a, d, at)
+			txn, out, err = e.sign(ctx, tx, node, &r, &w, a, d, at, pre)
 		}
 		return err
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/feepayer"
 	"github.com/agentwallet/agentwallet/internal/policy"
+	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
@@ -39,6 +40,9 @@ type spend struct {
 	// sponsorRead; else signSpend reads it.
 	sponsor     *string
 	sponsorRead bool
+	// presigned is its transfer signed before the wallet's lock was
+	// taken (nil: sign it now).
+	presigned *presigned
 }
 
 func (s *spend) reference() sol.PublicKey {
@@ -54,23 +58,13 @@ func (s *spend) reference() sol.PublicKey {
 // the cap neither: errFeeAboveCap; nor past the fee payer's daily budget:
 // errFeePayerBudget.
 func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wallet.Wallet, s *spend, at time.Time) (*Transaction, error) {
-	// A node not (yet) verified to be of the network's chain is never
-	// signed for: a mainnet transfer "confirmed" by a local chain would
-	// have moved nothing real.
-	if err := node.Client.ChainErr(); err != nil {
-		e.log().ErrorContext(ctx, "the network's Solana node is not verified; nothing signed", "wallet_id", w.ID, "err", err)
-		return nil, errNoBlockhash
+	var st signedTransfer
+	var err error
+	if p := s.presigned; p != nil {
+		st, err = p.signed, p.err // signed before the wallet's lock
+	} else {
+		st, err = e.signNow(ctx, tx, node, w, s, at)
 	}
-	// Normally cached; bounded so a stalled node cannot hold the wallet
-	// and request locks for long.
-	bctx, cancel := context.WithTimeout(ctx, time.Second)
-	bh, err := node.Blockhashes.Get(bctx)
-	cancel()
-	if err != nil {
-		e.log().WarnContext(ctx, "no blockhash; nothing signed", "wallet_id", w.ID, "err", err)
-		return nil, errNoBlockhash
-	}
-	st, err := e.signSpend(ctx, tx, node, w, s, bh, func(t solana.Transfer) []uint64 { return e.readFees(ctx, node, s.network, t) }, uuid.Nil, at)
 	if err != nil {
 		return nil, err
 	}
@@ -290,12 +284,88 @@ func (e *Engine) price(ctx context.Context, network solana.Network, recent []uin
 	return price, err
 }
 
-// sign signs a send request's transfer and records it as sent.
-func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, a asset.Asset, d policy.Decision, at time.Time) (*Transaction, *Outcome, error) {
-	t, err := e.signTransfer(ctx, tx, node, w, &spend{
+// presigned is a send's transfer signed before its decision, or why it
+// could not be (the verdict signing under the lock would reach).
+type presigned struct {
+	owner  sol.PublicKey // the wallet's public key, as read unlocked
+	signed signedTransfer
+	err    error
+}
+
+// presign signs a send request's transfer before its decision takes the
+// wallet's lock, so that the lock is held for the policy check and the
+// reservation only, not for the key's opening, the signature and the
+// node's (normally cached) readings. It signs only what it would sign
+// under the lock: a USDC-or-asset transfer of the request, with the
+// wallet's own key, when the policy read without the lock and without
+// usage (frozen, assets, allowlist, per-payment limits, approval
+// threshold, hours) would send it. A payment a usage rule then blocks
+// was signed for nothing: the bytes stay in this process, never stored
+// nor broadcast. Nil: sign under the lock, as before (a sponsored send,
+// whose fee payer's budget is locked after the wallet; a wallet or asset
+// not found; a policy that would not send it).
+func (e *Engine) presign(ctx context.Context, tx bun.Tx, node Node, r *Request, at time.Time) *presigned {
+	if r.X402 != nil || r.Sponsor != nil {
+		return nil
+	}
+	var w wallet.Wallet
+	if err := postgres.QueryRow(ctx, tx, []any{&w}, `SELECT `+postgres.Columns(tx, &w)+` FROM wallets WHERE id = $1`, r.WalletID); err != nil {
+		return nil
+	}
+	a, err := e.assetOf(r.Network, r.Asset)
+	if err != nil {
+		return nil
+	}
+	d := w.Policy().Evaluate(policy.Request{To: r.To, Asset: a.Symbol, Amount: a.Amount(int64(r.Amount)), Frozen: w.State == wallet.Frozen, At: at})
+	if d.Outcome != policy.Send {
+		return nil
+	}
+	p := &presigned{owner: w.PublicKey()}
+	p.signed, p.err = e.signNow(ctx, tx, node, &w, e.sendSpend(r, a, nil), at)
+	if _, verdict := unsigned(p.err); p.err != nil && !verdict {
+		// A failure, not a verdict: under the lock it is tried again.
+		return nil
+	}
+	return p
+}
+
+// signNow builds and signs s's transfer with a cached blockhash.
+func (e *Engine) signNow(ctx context.Context, tx bun.Tx, node Node, w *wallet.Wallet, s *spend, at time.Time) (signedTransfer, error) {
+	// A node not (yet) verified to be of the network's chain is never
+	// signed for: a mainnet transfer "confirmed" by a local chain would
+	// have moved nothing real.
+	if err := node.Client.ChainErr(); err != nil {
+		e.log().ErrorContext(ctx, "the network's Solana node is not verified; nothing signed", "wallet_id", w.ID, "err", err)
+		return signedTransfer{}, errNoBlockhash
+	}
+	// Normally cached; bounded so a stalled node cannot hold the wallet
+	// and request locks for long.
+	bctx, cancel := context.WithTimeout(ctx, time.Second)
+	bh, err := node.Blockhashes.Get(bctx)
+	cancel()
+	if err != nil {
+		e.log().WarnContext(ctx, "no blockhash; nothing signed", "wallet_id", w.ID, "err", err)
+		return signedTransfer{}, errNoBlockhash
+	}
+	return e.signSpend(ctx, tx, node, w, s, bh, func(t solana.Transfer) []uint64 { return e.readFees(ctx, node, s.network, t) }, uuid.Nil, at)
+}
+
+// sendSpend is a send request's transfer of asset a.
+func (e *Engine) sendSpend(r *Request, a asset.Asset, pre *presigned) *spend {
+	return &spend{
 		accountID: r.AccountID, walletID: r.WalletID, network: r.Network, to: r.To, asset: a, amount: r.Amount, memo: r.Memo,
-		requestID: uuid.NullUUID{UUID: r.ID, Valid: true}, sponsor: r.Sponsor, sponsorRead: true,
-	}, at)
+		requestID: uuid.NullUUID{UUID: r.ID, Valid: true}, sponsor: r.Sponsor, sponsorRead: true, presigned: pre,
+	}
+}
+
+// sign signs a send request's transfer (or takes the one presign signed:
+// the transfer is the request's, from the wallet's public key, which the
+// row read under the lock confirms) and records it as sent.
+func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, a asset.Asset, d policy.Decision, at time.Time, pre *presigned) (*Transaction, *Outcome, error) {
+	if pre != nil && !pre.owner.Equals(w.PublicKey()) {
+		pre = nil
+	}
+	t, err := e.signTransfer(ctx, tx, node, w, e.sendSpend(r, a, pre), at)
 	if out, ok := unsigned(err); ok {
 		// The API refuses memos too large for a transaction first; a
 		// refusal here holds if it did not.
