@@ -174,7 +174,7 @@ $(STATICCHECK):
 	@mv -f $(TOOLS_BIN)/staticcheck $@
 
 .PHONY: bench
-bench: deps $(SOFTHSM_DEP) ## run the benchmarks (bench/results/send.json, hotwallet.json, webhooks.json, deposits.json, watch.json, scale.json; BENCH=Send, BENCH_SENDS=n, BENCH_EVENTS=n, APIS=n WORKERS=m, BENCH_PPROF=1: see bench/README.md)
+bench: deps $(SOFTHSM_DEP) ## run the benchmarks (bench/results/send.json, hotwallet.json, paylatency.json, webhooks.json, deposits.json, watch.json, scale.json; BENCH=Send, BENCH_SENDS=n, BENCH_EVENTS=n, APIS=n WORKERS=m, BENCH_PPROF=1: see bench/README.md)
 	@$(WITH_TEST_SERVICES) APIS=$(APIS) WORKERS=$(WORKERS) BENCH_PPROF=$(BENCH_PPROF) $(GO) test -tags '$(GO_TAGS)' $(BENCH_FLAGS) ./...
 
 .PHONY: soak

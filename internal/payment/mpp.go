@@ -134,27 +134,18 @@ func (e *Engine) signMPP(ctx context.Context, tx bun.Tx, node Node, r *Request, 
 		LastValidBlockHeight: bh.LastValidBlockHeight, State: X402StateSigned, CreatedAt: at, UpdatedAt: at,
 		ApprovalID: x.ApprovalID,
 	}
-	if _, err := tx.NewInsert().Model(&row).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("insert MPP payment: %w", err)
-	}
 	out := &Outcome{Status: Signed, RemainingToday: d.RemainingToday.Micros() - int64(c.Amount), Currency: a.Currency, X402: &X402Signed{
 		PaymentID: row.ID, Header: header, Value: value, Amount: int64(c.Amount), PayTo: row.PayTo,
 		Network: x.NetworkID, Resource: x.Resource,
 	}}
-	if err := setOutcome(ctx, tx, r.ID, out); err != nil {
+	details := map[string]any{
+		"request_id": r.ID, "payment_id": row.ID, "amount": c.Amount, "asset": a.Symbol, "pay_to": row.PayTo, "splits": x.Splits,
+		"resource": x.Resource, "challenge_id": id, "owner_signature": row.OwnerSignature, "fee_payer": row.FeePayer,
+	}
+	if err := storeSigned(ctx, tx, r, &row, out, audit.ActionMPPSigned, details); err != nil {
 		return nil, err
 	}
-	return out, audit.Append(ctx, tx, audit.Entry{
-		AccountID: r.AccountID,
-		At:        at,
-		Actor:     actorOf(r),
-		Action:    audit.ActionMPPSigned,
-		Target:    wallet.Target(r.WalletID),
-		Details: map[string]any{
-			"request_id": r.ID, "payment_id": row.ID, "amount": c.Amount, "asset": a.Symbol, "pay_to": row.PayTo, "splits": x.Splits,
-			"resource": x.Resource, "challenge_id": id, "owner_signature": row.OwnerSignature, "fee_payer": row.FeePayer,
-		},
-	})
+	return out, nil
 }
 
 // MPPReceipt is a seller's Payment-Receipt as kept on its payment.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	sol "github.com/gagliardetto/solana-go"
@@ -246,32 +247,73 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 		LastValidBlockHeight: bh.LastValidBlockHeight, State: X402StateSigned, CreatedAt: at, UpdatedAt: at,
 		ApprovalID: x.ApprovalID, Protocol: ProtocolX402,
 	}
-	if _, err := tx.NewInsert().Model(&row).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("insert x402 payment: %w", err)
-	}
 	// What the day still allows after it, in the payment's currency.
 	out := &Outcome{Status: Signed, RemainingToday: d.RemainingToday.Micros() - int64(c.Amount), Currency: a.Currency, X402: &X402Signed{
 		PaymentID: row.ID, Header: p.Header, Value: p.Value, Amount: int64(c.Amount), PayTo: row.PayTo,
 		Network: x.NetworkID, Resource: x.Resource,
 	}}
-	if err := setOutcome(ctx, tx, r.ID, out); err != nil {
-		return nil, err
-	}
 	details := map[string]any{
 		"request_id": r.ID, "payment_id": row.ID, "amount": c.Amount, "asset": a.Symbol, "pay_to": row.PayTo, "resource": x.Resource,
 		"owner_signature": row.OwnerSignature,
 	}
-	if err := audit.Append(ctx, tx, audit.Entry{
-		AccountID: r.AccountID,
-		At:        at,
-		Actor:     actorOf(r),
-		Action:    audit.ActionX402Signed,
-		Target:    wallet.Target(r.WalletID),
-		Details:   details,
-	}); err != nil {
+	if err := storeSigned(ctx, tx, r, &row, out, audit.ActionX402Signed, details); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// signedColumns are the columns storeSigned writes; the others of
+// x402_payments start NULL (or at their defaults).
+var signedColumns = []string{
+	"id", "account_id", "wallet_id", "request_id", "approval_id", "network", "x402_version", "challenge", "choice_index",
+	"amount_micros", "pay_to", "asset", "symbol", "currency", "fee_payer", "resource", "description", "memo",
+	"owner_signature", "source_ata", "destination_ata", "header", "payment_signature", "signed_tx",
+	"last_valid_block_height", "state", "created_at", "updated_at", "protocol", "challenge_id", "expires_at", "splits",
+}
+
+// storeSignedWith is the statement before storeSigned's audit entry: the
+// payment's insert and its request's outcome ($n+1, $n+2 after the n
+// columns).
+var storeSignedWith = func() string {
+	n := len(signedColumns)
+	ph := make([]string, n)
+	for i := range ph {
+		ph[i] = fmt.Sprintf("$%d", i+1)
+	}
+	return fmt.Sprintf(`p AS (INSERT INTO x402_payments (%s) VALUES (%s)),
+		o AS (UPDATE send_requests SET outcome = $%d WHERE id = $%d)`, strings.Join(signedColumns, ", "), strings.Join(ph, ", "), n+1, n+2)
+}()
+
+// storeSigned records a signed payment to a seller (x402 or MPP), its
+// request's outcome and its audit entry in one statement, the decision's
+// last, as a send's outcome and entry are: one round trip instead of
+// three while the wallet's lock is held. A unique index the payment
+// breaks (its grant or its MPP challenge already used) fails the
+// statement, and the decision with it.
+func storeSigned(ctx context.Context, tx bun.Tx, r *Request, p *X402Payment, out *Outcome, action string, details map[string]any) error {
+	var splits any
+	if p.Splits != nil {
+		splits = string(p.Splits)
+	}
+	args := []any{
+		p.ID, p.AccountID, p.WalletID, p.RequestID, p.ApprovalID, p.Network, p.Version, string(p.Challenge), p.ChoiceIndex,
+		int64(p.Amount), p.PayTo, p.Asset, p.Symbol, p.Currency, p.FeePayer, p.Resource, p.Description, p.Memo,
+		p.OwnerSignature, p.SourceATA, p.DestinationATA, p.Header, p.PaymentSignature, p.SignedTx,
+		int64(p.LastValidBlockHeight), p.State, p.CreatedAt.UTC(), p.UpdatedAt.UTC(), p.Protocol, p.ChallengeID, p.ExpiresAt, splits,
+		out, r.ID,
+	}
+	err := audit.AppendWith(ctx, tx, storeSignedWith, args, audit.Entry{
+		AccountID: r.AccountID,
+		At:        p.CreatedAt,
+		Actor:     actorOf(r),
+		Action:    action,
+		Target:    wallet.Target(r.WalletID),
+		Details:   details,
+	})
+	if err != nil {
+		return fmt.Errorf("store %s payment, outcome and audit entry: %w", p.Protocol, err)
+	}
+	return nil
 }
 
 // readyToSign checks, before a payment to a seller is signed, that the
