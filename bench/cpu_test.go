@@ -203,3 +203,11 @@ func round(v float64, digits int) float64 {
 	p := math.Pow10(digits)
 	return math.Round(v*p) / p
 }
+
+// loadAvg is /proc/loadavg's first three figures: the machine's load
+// while a benchmark ran, which its figures move with.
+func loadAvg() string {
+	raw, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(raw))
+	return strings.Join(f[:min(3, len(f))], " ")
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -242,13 +241,6 @@ func lockWaiters(db *sql.DB, stop <-chan struct{}) float64 {
 			}
 		}
 	}
-}
-
-// loadAvg is /proc/loadavg's first three fields.
-func loadAvg() string {
-	raw, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(raw))
-	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 // x402Challenge is a v2 devnet challenge of micros USDC to a fresh

@@ -336,14 +336,6 @@ func profilePay(b *testing.B, stack *Stack, op func(c, i int) error) {
 	fmt.Printf("\nprofiles: %d s, %d x402 payments at one client (%d failed); in %s/paylatency-*\n", secs, paid, failed, dir)
 }
 
-// loadAvg is /proc/loadavg's first three fields: the machine's load over 1,
-// 5 and 15 minutes.
-func loadAvg() string {
-	raw, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(raw))
-	return strings.Join(f[:min(3, len(f))], " ")
-}
-
 // mppSource fetches fresh MPP challenges from a seller's paid url.
 // The official seller's challenge id is an HMAC of what it asks and its
 // expiry (in ms), so two 402s within a millisecond are one challenge:

@@ -128,7 +128,7 @@ func BenchmarkScale(b *testing.B) {
 	h.prepare(b)
 
 	var plans string
-	res := ScaleResults{Date: time.Now().UTC().Format(time.RFC3339), Load: loadavg(), Samples: samples, Growth: map[string]float64{}}
+	res := ScaleResults{Date: time.Now().UTC().Format(time.RFC3339), Load: loadAvg(), Samples: samples, Growth: map[string]float64{}}
 	for _, n := range sizes {
 		start := time.Now()
 		h.grow(b, n)
@@ -534,13 +534,6 @@ func (h *history) reads(b *testing.B, api *client) []read {
 // timeCursorOf is a list's cursor (as the api makes them) just after at.
 func timeCursorOf(at time.Time, id uuid.UUID) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at.UnixMicro(), 10) + "_" + id.String()))
-}
-
-// loadavg is /proc/loadavg's first three figures.
-func loadavg() string {
-	raw, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(raw))
-	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 // insertScaleWallets writes n wallets of account acct straight into the
