@@ -50,8 +50,10 @@ type StackOptions struct {
 	// (statements per send, for the profiles).
 	PGStatements bool
 	// Explain loads auto_explain into the private PostgreSQL, off until
-	// a session of the benchmark turns it on (Stack.Explain).
+	// a session of the benchmark turns it on.
 	Explain bool
+	// PGSettings are more settings of the private PostgreSQL ("name=value").
+	PGSettings []string
 	// Scheduler also runs cmd/scheduler: the periodic confirmation sweeps
 	// that broadcast again what a killed worker signed but never sent.
 	Scheduler bool
@@ -413,6 +415,9 @@ func startPostgres(t testing.TB, dir string, o StackOptions) *pgServer {
 	}
 	if len(preload) > 0 {
 		args = append(args, "-c", "shared_preload_libraries="+strings.Join(preload, ","))
+	}
+	for _, kv := range o.PGSettings {
+		args = append(args, "-c", kv)
 	}
 	pg := &pgServer{dir: pgdir, logPath: filepath.Join(dir, "postgres.log"), args: args, cred: cred,
 		base: fmt.Sprintf("postgres://postgres@127.0.0.1:%d", port)}

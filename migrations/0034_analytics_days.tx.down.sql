@@ -6,11 +6,31 @@ DROP INDEX deliveries_endpoint_status;
 
 --bun:split
 
+DROP INDEX x402_payments_grant;
+
+--bun:split
+
+DROP INDEX approvals_request;
+
+--bun:split
+
+DROP STATISTICS send_requests_x402_protocol;
+
+--bun:split
+
 DROP INDEX send_requests_x402_wallet;
 
 --bun:split
 
 DROP INDEX send_requests_x402_newest;
+
+--bun:split
+
+DROP INDEX deposits_wallet_newest;
+
+--bun:split
+
+DROP INDEX deposits_account_status;
 
 --bun:split
 

@@ -236,13 +236,43 @@ CREATE INDEX deposits_account_asset ON deposits (account_id, asset, created_at D
 
 --bun:split
 
--- The x402 and MPP lists read pay requests (send_requests with x402):
--- only theirs, newest first, by account and by wallet.
-CREATE INDEX send_requests_x402_newest ON send_requests (account_id, created_at DESC, id DESC) WHERE x402 IS NOT NULL;
+-- A list of sends and deposits reads a page of each: a status no deposit
+-- has (pending), or a wallet no deposit reached, must not walk them all.
+CREATE INDEX deposits_account_status ON deposits (account_id, status, created_at DESC, id DESC);
 
 --bun:split
 
-CREATE INDEX send_requests_x402_wallet ON send_requests (wallet_id, created_at DESC, id DESC) WHERE x402 IS NOT NULL;
+CREATE INDEX deposits_wallet_newest ON deposits (wallet_id, created_at DESC, id DESC);
+
+--bun:split
+
+-- The x402 and MPP lists read pay requests (send_requests with x402) of
+-- one protocol, newest first, by account and by wallet. The protocol is
+-- the lists' expression (payment.ListX402), so its statistics let the
+-- planner walk the index in order rather than sort every pay request.
+CREATE INDEX send_requests_x402_newest ON send_requests (account_id, (COALESCE(x402 ->> 'protocol', 'x402')), created_at DESC, id DESC)
+    WHERE x402 IS NOT NULL;
+
+--bun:split
+
+CREATE INDEX send_requests_x402_wallet ON send_requests (wallet_id, (COALESCE(x402 ->> 'protocol', 'x402')), created_at DESC, id DESC)
+    WHERE x402 IS NOT NULL;
+
+--bun:split
+
+-- How many pay requests a protocol has: without it the planner guessed a
+-- few hundred of twenty thousand and sorted them all for a page.
+CREATE STATISTICS send_requests_x402_protocol ON (COALESCE(x402 ->> 'protocol', 'x402')), (x402 IS NOT NULL) FROM send_requests;
+
+--bun:split
+
+-- Each listed pay request finds its approval and the payment that
+-- redeemed a grant by index, not by reading every approval.
+CREATE INDEX approvals_request ON approvals (request_id) WHERE request_id IS NOT NULL;
+
+--bun:split
+
+CREATE INDEX x402_payments_grant ON x402_payments (approval_id) WHERE approval_id IS NOT NULL;
 
 --bun:split
 

@@ -8,6 +8,7 @@ package analytics
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -94,7 +95,23 @@ type Report struct {
 
 // Compute aggregates accountID's rows in r; wallets, when not nil, keeps
 // only those wallets (a key's scope).
+//
+// Its reads run in one read-only snapshot, so the parts agree with each
+// other, with room to sort a year of approvals in memory (their medians).
 func Compute(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uuid.UUID, r Range) (Report, error) {
+	var rep Report
+	err := db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL work_mem = '64MB'"); err != nil {
+			return fmt.Errorf("analytics' memory: %w", err)
+		}
+		var err error
+		rep, err = compute(ctx, tx, accountID, wallets, r)
+		return err
+	})
+	return rep, err
+}
+
+func compute(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uuid.UUID, r Range) (Report, error) {
 	from, until := r.From, r.To.AddDate(0, 0, 1)
 	scope := func(q *bun.SelectQuery, col string) *bun.SelectQuery {
 		if wallets != nil {
@@ -112,36 +129,34 @@ func Compute(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uui
 		return scope(db.NewSelect().TableExpr(table).
 			Where("account_id = ? AND day >= ? AND day <= ?", accountID, r.From.Format(time.DateOnly), r.To.Format(time.DateOnly)), "wallet_id")
 	}
-	var received []struct {
-		Day      time.Time `bun:"day"`
-		WalletID uuid.UUID `bun:"wallet_id"`
-		USDCN    int       `bun:"usdc_in_n"`
-		USDC     int64     `bun:"usdc_in"`
-		SOLN     int       `bun:"sol_in_n"`
-		SOL      int64     `bun:"sol_in"`
+	// One read of the range's day sums gives both spend and deposits.
+	var sums []struct {
+		Spend
+		USDCN int   `bun:"usdc_in_n"`
+		USDC  int64 `bun:"usdc_in"`
+		SOLN  int   `bun:"sol_in_n"`
+		SOL   int64 `bun:"sol_in"`
 	}
-	err := days("analytics_days").Column("day", "wallet_id", "usdc_in_n", "usdc_in", "sol_in_n", "sol_in").
-		Where("(usdc_in_n > 0 OR sol_in_n > 0)").OrderExpr("day, wallet_id").Scan(ctx, &received)
+	err := days("analytics_days").
+		ColumnExpr("day, wallet_id, n, usd_micros AS micros, eur_micros, fee_lamports, x402_micros, x402_n, mpp_micros, mpp_n").
+		ColumnExpr("usdc_in_n, usdc_in, sol_in_n, sol_in").
+		Where("(n > 0 OR usdc_in_n > 0 OR sol_in_n > 0)").OrderExpr("day, wallet_id").Scan(ctx, &sums)
 	if err != nil {
-		return rep, fmt.Errorf("received per day: %w", err)
+		return rep, fmt.Errorf("spend and deposits per day: %w", err)
 	}
-	for _, x := range received { // ordered by day, wallet, asset
+	// Signed x402 and MPP payments count as the daily limit counts them:
+	// reserved until they land (then they are transactions of kind x402 or
+	// mpp) or expire. Rows come by day and wallet; deposits by asset too.
+	for _, x := range sums {
+		if x.Count > 0 {
+			rep.Spend = append(rep.Spend, x.Spend)
+		}
 		if x.SOLN > 0 {
 			rep.Received = append(rep.Received, Received{Day: x.Day, WalletID: x.WalletID, Asset: "sol", Amount: x.SOL, Count: x.SOLN})
 		}
 		if x.USDCN > 0 {
 			rep.Received = append(rep.Received, Received{Day: x.Day, WalletID: x.WalletID, Asset: "usdc", Amount: x.USDC, Count: x.USDCN})
 		}
-	}
-
-	// Signed x402 and MPP payments count as the daily limit counts them:
-	// reserved until they land (then they are transactions of kind x402 or
-	// mpp) or expire.
-	err = days("analytics_days").
-		ColumnExpr("day, wallet_id, n, usd_micros AS micros, eur_micros, fee_lamports, x402_micros, x402_n, mpp_micros, mpp_n").
-		Where("n > 0").OrderExpr("day, wallet_id").Scan(ctx, &rep.Spend)
-	if err != nil {
-		return rep, fmt.Errorf("spend per day: %w", err)
 	}
 	if len(rep.Spend) > 0 {
 		ids := make([]uuid.UUID, 0, len(rep.Spend))
@@ -168,19 +183,29 @@ func Compute(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uui
 		return scope(db.NewSelect().TableExpr("approvals").
 			Where("account_id = ? AND decided_at >= ? AND decided_at < ?", accountID, from, until), "wallet_id")
 	}
-	err = approvals().ColumnExpr("(decided_at AT TIME ZONE 'UTC')::date AS day").
+	// Each day's counts and median, and the range's median (the grouping
+	// set without a day), in one pass over the range's approvals.
+	var decided []struct {
+		Day                         sql.NullTime `bun:"day"`
+		Range                       bool         `bun:"whole_range"`
+		Approved, Rejected, Expired int
+		MedianDecision              *float64 `bun:"median_seconds"`
+	}
+	err = approvals().ColumnExpr("(decided_at AT TIME ZONE 'UTC')::date AS day, grouping((decided_at AT TIME ZONE 'UTC')::date) = 1 AS whole_range").
 		ColumnExpr("count(*) FILTER (WHERE status IN ('sent', 'signing')) AS approved").
 		ColumnExpr("count(*) FILTER (WHERE status = 'rejected') AS rejected").
 		ColumnExpr("count(*) FILTER (WHERE status = 'expired') AS expired").
 		ColumnExpr("percentile_cont(0.5) WITHIN GROUP (ORDER BY "+took+") FILTER (WHERE "+human+") AS median_seconds").
-		GroupExpr("1").OrderExpr("1").Scan(ctx, &rep.Approvals)
+		GroupExpr("GROUPING SETS ((1), ())").OrderExpr("1").Scan(ctx, &decided)
 	if err != nil {
 		return rep, fmt.Errorf("approvals per day: %w", err)
 	}
-	err = approvals().ColumnExpr("percentile_cont(0.5) WITHIN GROUP (ORDER BY "+took+") AS median_seconds").
-		Where(human).Scan(ctx, &rep.MedianDecision)
-	if err != nil {
-		return rep, fmt.Errorf("median decision time: %w", err)
+	for _, d := range decided {
+		if d.Range {
+			rep.MedianDecision = d.MedianDecision
+			continue
+		}
+		rep.Approvals = append(rep.Approvals, ApprovalDay{Day: d.Day.Time, Approved: d.Approved, Rejected: d.Rejected, Expired: d.Expired, MedianDecision: d.MedianDecision})
 	}
 
 	err = days("analytics_blocked_days").ColumnExpr("reason, sum(n) AS n").

@@ -32,11 +32,12 @@ func Open(url string) (*bun.DB, error) {
 	}
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	// No statement or lock wait runs unbounded; a URL may set its own.
-	// No JIT: the service's statements read a page or a few thousand
-	// index rows, where compiling a plan costs more than it saves (a
-	// balance history's plan, estimated costly, spent 18 of its 21 ms
-	// compiling).
-	for k, v := range map[string]string{"statement_timeout": "30s", "lock_timeout": "10s", "jit": "off"} {
+	// No JIT and no parallel workers: the service's statements read a
+	// page or a few thousand index rows, where compiling a plan or
+	// starting workers costs more than it saves (a balance history's plan,
+	// estimated costly, spent 18 of its 21 ms compiling; a page of x402
+	// payments waited ~10 ms for two workers to start).
+	for k, v := range map[string]string{"statement_timeout": "30s", "lock_timeout": "10s", "jit": "off", "max_parallel_workers_per_gather": "0"} {
 		if _, set := cfg.RuntimeParams[k]; !set {
 			cfg.RuntimeParams[k] = v
 		}
