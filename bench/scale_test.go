@@ -432,7 +432,6 @@ func (h *history) growChunk(b *testing.B, from, to int) {
 		{`INSERT INTO ledger (network, address, signature, wallet_id, asset, slot, at, balance)
 		SELECT 'devnet', 'usdc' || w.n || w.pubkey, 'sig' || i, p.wallet_id, 'usdc', i, at, 1000000000 + pg_temp.r(i, 13, 1000000000)
 		FROM bench_p AS p JOIN bench_wallets w ON w.id = p.wallet_id WHERE has_tx`, []any{}, true},
-		
 	}
 	if h.stepTimes == nil {
 		h.stepTimes = make([]time.Duration, len(steps)+1)
