@@ -178,7 +178,8 @@ func compute(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uui
 	// person. A rejection by the system follows a human's approval, so
 	// its time counts too; an expiry is no one's decision.
 	const human = "status IN ('sent', 'signing', 'rejected')"
-	const took = "extract(epoch FROM decided_at - created_at)"
+	// date_part, not extract: a double precision, not a numeric, to sort.
+	const took = "date_part('epoch', decided_at - created_at)"
 	approvals := func() *bun.SelectQuery {
 		return scope(db.NewSelect().TableExpr("approvals").
 			Where("account_id = ? AND decided_at >= ? AND decided_at < ?", accountID, from, until), "wallet_id")

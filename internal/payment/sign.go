@@ -58,6 +58,19 @@ func (s *spend) reference() sol.PublicKey {
 // the cap neither: errFeeAboveCap; nor past the fee payer's daily budget:
 // errFeePayerBudget.
 func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wallet.Wallet, s *spend, at time.Time) (*Transaction, error) {
+	t, err := e.buildTransfer(ctx, tx, node, w, s, at)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.NewInsert().Model(t).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("insert transaction: %w", err)
+	}
+	return t, nil
+}
+
+// buildTransfer is signTransfer without the insert: the transaction as it
+// will be stored.
+func (e *Engine) buildTransfer(ctx context.Context, tx bun.Tx, node Node, w *wallet.Wallet, s *spend, at time.Time) (*Transaction, error) {
 	var st signedTransfer
 	var err error
 	if p := s.presigned; p != nil {
@@ -68,7 +81,7 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 	if err != nil {
 		return nil, err
 	}
-	t := Transaction{
+	return &Transaction{
 		ID: uuid.New(), AccountID: s.accountID, WalletID: s.walletID,
 		RequestID: s.requestID, ApprovalID: s.approvalID,
 		Network: s.network, Signature: st.signature, Kind: KindOf(s.asset), Direction: "send",
@@ -76,11 +89,26 @@ func (e *Engine) signTransfer(ctx context.Context, tx bun.Tx, node Node, w *wall
 		SignedTx: st.raw, LastValidBlockHeight: st.lastValid, FeeLamports: &st.fee, Attempts: 1,
 		FeePayer: st.feePayer, SponsoredLamports: st.sponsored,
 		CreatedAt: at, UpdatedAt: at,
+	}, nil
+}
+
+// sentWith is the statement before a send's audit entry: its transaction's
+// insert ($1..$23) and its request's outcome ($24, $25). The columns not
+// named start NULL or at their defaults, as bun's insert leaves them.
+const sentWith = `t AS (INSERT INTO transactions (id, account_id, wallet_id, request_id, approval_id, network, signature, kind, direction,
+		asset, currency, amount_micros, counterparty, memo, status, signed_tx, last_valid_block_height, fee_lamports, attempts,
+		fee_payer, sponsored_lamports, created_at, updated_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)),
+	o AS (UPDATE send_requests SET outcome = $24 WHERE id = $25)`
+
+// sentArgs are sentWith's arguments for t and its request's outcome.
+func sentArgs(t *Transaction, out *Outcome, requestID uuid.UUID) []any {
+	return []any{
+		t.ID, t.AccountID, t.WalletID, t.RequestID, t.ApprovalID, string(t.Network), t.Signature, t.Kind, t.Direction,
+		t.Asset, string(t.Currency), int64(t.Amount), t.Counterparty, t.Memo, t.Status, t.SignedTx, int64(t.LastValidBlockHeight),
+		t.FeeLamports, t.Attempts, t.FeePayer, t.SponsoredLamports, t.CreatedAt.UTC(), t.UpdatedAt.UTC(),
+		out, requestID,
 	}
-	if _, err := tx.NewInsert().Model(&t).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("insert transaction: %w", err)
-	}
-	return &t, nil
 }
 
 // KindOf is what a send of a moved, as transactions name it: its symbol
@@ -365,7 +393,7 @@ func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *
 	if pre != nil && !pre.owner.Equals(w.PublicKey()) {
 		pre = nil
 	}
-	t, err := e.signTransfer(ctx, tx, node, w, e.sendSpend(r, a, pre), at)
+	t, err := e.buildTransfer(ctx, tx, node, w, e.sendSpend(r, a, pre), at)
 	if out, ok := unsigned(err); ok {
 		// The API refuses memos too large for a transaction first; a
 		// refusal here holds if it did not.
@@ -377,21 +405,21 @@ func (e *Engine) sign(ctx context.Context, tx bun.Tx, node Node, r *Request, w *
 	}
 	// Sent from this commit on, even if the worker dies before its first
 	// broadcast (the sweep broadcasts it); the broadcast's answer refines
-	// it. The outcome and the audit entry are one statement.
+	// it. The transaction (its amount reserved), the outcome and the audit
+	// entry are one statement: one round trip while the wallet is locked.
 	details := map[string]any{
 		"request_id": r.ID, "transaction_id": t.ID, "signature": t.Signature, "amount": r.Amount, "asset": a.Symbol, "to": r.To,
 	}
-	err = audit.AppendWith(ctx, tx, `o AS (UPDATE send_requests SET outcome = $1 WHERE id = $2)`,
-		[]any{&Outcome{Status: Sent, Signature: t.Signature, Broadcasting: true}, r.ID}, audit.Entry{
-			AccountID: r.AccountID,
-			At:        at,
-			Actor:     actorOf(r),
-			Action:    audit.ActionSendSent,
-			Target:    wallet.Target(r.WalletID),
-			Details:   details,
-		})
+	err = audit.AppendWith(ctx, tx, sentWith, sentArgs(t, &Outcome{Status: Sent, Signature: t.Signature, Broadcasting: true}, r.ID), audit.Entry{
+		AccountID: r.AccountID,
+		At:        at,
+		Actor:     actorOf(r),
+		Action:    audit.ActionSendSent,
+		Target:    wallet.Target(r.WalletID),
+		Details:   details,
+	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("store outcome: %w", err)
+		return nil, nil, fmt.Errorf("store transaction, outcome and audit entry: %w", err)
 	}
 	return t, nil, nil
 }
