@@ -94,60 +94,29 @@ func BenchmarkHotWallet(b *testing.B) {
 		recipients[i] = sol.NewWallet().PublicKey().String()
 	}
 
-	send := func(c, i int) error {
-		status, body, err := api.do(c, "POST", "/api/public/v1/agents/"+hot+"/send",
-			map[string]any{"to": recipients[i%len(recipients)], "amount": usdc.Micros(amount)}, nil)
+	// pay posts body to wallet's route and expects the answer's key to be
+	// want, with status.
+	pay := func(c int, wallet, route string, body map[string]any, status int, key, want string) error {
+		got, answer, err := api.do(c, "POST", "/api/public/v1/agents/"+wallet+route, body, nil)
 		if err != nil {
 			return err
 		}
-		if status != 200 || body["status"] != "sent" {
-			return fmt.Errorf("send: %d %v", status, body)
+		if got != status || answer[key] != want {
+			return fmt.Errorf("%s: %d %v", route, got, answer)
 		}
 		return nil
 	}
-	sendSpread := func(c, i int) error {
-		status, body, err := api.do(c, "POST", "/api/public/v1/agents/"+spreadWallets[c]+"/send",
-			map[string]any{"to": recipients[i%len(recipients)], "amount": usdc.Micros(amount)}, nil)
-		if err != nil {
-			return err
-		}
-		if status != 200 || body["status"] != "sent" {
-			return fmt.Errorf("send: %d %v", status, body)
-		}
-		return nil
+	transfer := func(i int) map[string]any {
+		return map[string]any{"to": recipients[i%len(recipients)], "amount": usdc.Micros(amount)}
 	}
-	sendBlocked := func(c, i int) error {
-		status, body, err := api.do(c, "POST", "/api/public/v1/agents/"+blocked+"/send",
-			map[string]any{"to": recipients[i%len(recipients)], "amount": usdc.Micros(amount)}, nil)
-		if err != nil {
-			return err
-		}
-		if status != 403 || body["reason"] != "exceeds_max_tx" {
-			return fmt.Errorf("blocked send: %d %v", status, body)
-		}
-		return nil
-	}
+	send := func(c, i int) error { return pay(c, hot, "/send", transfer(i), 200, "status", "sent") }
+	sendSpread := func(c, i int) error { return pay(c, spreadWallets[c], "/send", transfer(i), 200, "status", "sent") }
+	sendBlocked := func(c, i int) error { return pay(c, blocked, "/send", transfer(i), 403, "reason", "exceeds_max_tx") }
 	x402 := func(c, i int) error {
-		status, body, err := api.do(c, "POST", "/api/public/v1/agents/"+hot+"/x402/pay",
-			map[string]any{"payment_required": x402Challenge(amount)}, nil)
-		if err != nil {
-			return err
-		}
-		if status != 200 || body["status"] != "signed" {
-			return fmt.Errorf("x402 pay: %d %v", status, body)
-		}
-		return nil
+		return pay(c, hot, "/x402/pay", map[string]any{"payment_required": x402Challenge(amount)}, 200, "status", "signed")
 	}
 	mpp := func(c, i int) error {
-		status, body, err := api.do(c, "POST", "/api/public/v1/agents/"+hot+"/mpp/pay",
-			map[string]any{"challenge": mppCharge(amount), "resource": "https://seller.test/r"}, nil)
-		if err != nil {
-			return err
-		}
-		if status != 200 || body["status"] != "signed" {
-			return fmt.Errorf("MPP pay: %d %v", status, body)
-		}
-		return nil
+		return pay(c, hot, "/mpp/pay", map[string]any{"challenge": mppCharge(amount), "resource": "https://seller.test/r"}, 200, "status", "signed")
 	}
 
 	// Warm every path (connections, token accounts, caches) first.

@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -220,7 +219,7 @@ func BenchmarkPayLatency(b *testing.B) {
 	printPay(&res)
 	writeResults(b, "paylatency.json", res)
 	if pprofOn {
-		profilePay(b, stack, op(x402Pay))
+		profileFull(b, stack, "paylatency-", 1, op(x402Pay))
 	}
 	b.ReportMetric(t.X402P50OverLocal1, "x402_p50_over_local_ms")
 	b.ReportMetric(t.MPPP50OverLocal1, "mpp_p50_over_local_ms")
@@ -251,89 +250,6 @@ func printPay(r *PayResults) {
 		t.MPPP50OverLocal1, t.Met["mpp_one_client_p50_within_local_plus_5ms"], t.MPPP99OverLocal1)
 	fmt.Printf("32 clients: x402 p50 local+%.2f ms, p99 local+%.2f; MPP p50 local+%.2f ms, p99 local+%.2f\n",
 		t.X402P50OverLocal32, t.X402P99OverLocal32, t.MPPP50OverLocal32, t.MPPP99OverLocal32)
-}
-
-// profilePay profiles the api and the worker while one client pays x402
-// challenges for BENCH_PPROF_SECONDS (15 s): what one payment's latency
-// is spent on. It writes results/pprof/paylatency-<process>.cpu.pprof with
-// `go tool pprof -top` of it (flat and cumulative) as .txt, and
-// paylatency-postgres-statements.txt and paylatency-redis-commands.txt,
-// per payment.
-func profilePay(b *testing.B, stack *Stack, op func(c, i int) error) {
-	secs := envInt("BENCH_PPROF_SECONDS", 15)
-	dir := filepath.Join("results", "pprof")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	svcs := append(append([]*Service{}, stack.APIs...), stack.Workers...)
-	stats := openStats(b, stack)
-	defer stats.close()
-	stats.reset(b)
-	stop := make(chan struct{})
-	var paid, failed int
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if err := op(0, i); err != nil {
-				failed++
-			}
-			paid++
-		}
-	}()
-	errs := make([]error, len(svcs))
-	var profiles sync.WaitGroup
-	for k, sv := range svcs {
-		profiles.Go(func() {
-			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", sv.Pprof, secs))
-			if err != nil {
-				errs[k] = err
-				return
-			}
-			defer resp.Body.Close()
-			raw, err := io.ReadAll(resp.Body)
-			if err == nil && resp.StatusCode != 200 {
-				err = fmt.Errorf("%s profile: %d %s", sv.Name, resp.StatusCode, raw)
-			}
-			if err == nil {
-				err = os.WriteFile(filepath.Join(dir, "paylatency-"+sv.Name+".cpu.pprof"), raw, 0o644)
-			}
-			errs[k] = err
-		})
-	}
-	profiles.Wait()
-	close(stop)
-	<-done
-	if err := errors.Join(errs...); err != nil {
-		b.Fatal(err)
-	}
-	pgText, redisText, _ := stats.read(b, float64(max(1, paid)))
-	for name, text := range map[string]string{"paylatency-postgres-statements.txt": pgText, "paylatency-redis-commands.txt": redisText} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for _, sv := range svcs {
-		bin, prof := filepath.Join(stack.Bin, sv.Role), filepath.Join(dir, "paylatency-"+sv.Name+".cpu.pprof")
-		for out, args := range map[string][]string{
-			"paylatency-" + sv.Name + ".cpu.txt":     {"-top", "-nodecount=40", bin, prof},
-			"paylatency-" + sv.Name + ".cpu-cum.txt": {"-top", "-cum", "-nodecount=80", bin, prof},
-		} {
-			text, err := exec.Command("go", append([]string{"tool", "pprof"}, args...)...).CombinedOutput()
-			if err != nil {
-				b.Fatalf("go tool pprof %v: %v\n%s", args, err, text)
-			}
-			if err := os.WriteFile(filepath.Join(dir, out), text, 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	fmt.Printf("\nprofiles: %d s, %d x402 payments at one client (%d failed); in %s/paylatency-*\n", secs, paid, failed, dir)
 }
 
 // mppSource fetches fresh MPP challenges from a seller's paid url.

@@ -39,13 +39,14 @@ type ProfileWindow struct {
 	RPCCalls map[string]float64 `json:"rpc_calls_per_send"`
 }
 
-// profileFull profiles every api and worker process while the full
-// scenario's load runs (BENCH_PPROF_SECONDS, 15 s): a CPU profile, and the
+// profileFull profiles every api and worker process while op's load runs
+// from conc clients (BENCH_PPROF_SECONDS, 15 s): a CPU profile, and the
 // allocations made in the window (an allocs profile before and after, the
-// first the second's base). It writes results/pprof/<process>.cpu.pprof,
-// <process>.allocs.pprof and -base, and `go tool pprof -top` of each, flat
-// and cumulative, as .txt next to them.
-func profileFull(b *testing.B, stack *Stack, op func(c, i int) error) {
+// first the second's base). It writes results/pprof/<prefix><process>.cpu.pprof,
+// .allocs.pprof and -base, and `go tool pprof -top` of each, flat and
+// cumulative, as .txt next to them; <prefix>window.json and the window's
+// PostgreSQL statements and Redis commands per operation.
+func profileFull(b *testing.B, stack *Stack, prefix string, conc int, op func(c, i int) error) {
 	secs := envInt("BENCH_PPROF_SECONDS", 15)
 	dir := filepath.Join("results", "pprof")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -72,16 +73,16 @@ func profileFull(b *testing.B, stack *Stack, op func(c, i int) error) {
 		}
 	}
 	for _, sv := range svcs {
-		fetch(sv, "/debug/pprof/allocs", sv.Name+".allocs-base.pprof")
+		fetch(sv, "/debug/pprof/allocs", prefix+sv.Name+".allocs-base.pprof")
 	}
 
 	// Load until the CPU profiles are in.
 	stop := make(chan struct{})
 	var sends, errs atomic.Int64
 	var load sync.WaitGroup
-	for c := range clients {
+	for c := range conc {
 		load.Go(func() {
-			for i := c; ; i += clients {
+			for i := c; ; i += conc {
 				select {
 				case <-stop:
 					return
@@ -104,7 +105,7 @@ func profileFull(b *testing.B, stack *Stack, op func(c, i int) error) {
 	before, from := sampleCPU(stack.Procs), sends.Load()
 	var profiles sync.WaitGroup
 	for _, sv := range svcs {
-		profiles.Go(func() { fetch(sv, fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), sv.Name+".cpu.pprof") })
+		profiles.Go(func() { fetch(sv, fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), prefix+sv.Name+".cpu.pprof") })
 	}
 	profiles.Wait()
 	after, to := sampleCPU(stack.Procs), sends.Load()
@@ -113,7 +114,7 @@ func profileFull(b *testing.B, stack *Stack, op func(c, i int) error) {
 	close(stop)
 	load.Wait()
 	for _, sv := range svcs {
-		fetch(sv, "/debug/pprof/allocs", sv.Name+".allocs.pprof")
+		fetch(sv, "/debug/pprof/allocs", prefix+sv.Name+".allocs.pprof")
 	}
 
 	w := ProfileWindow{Seconds: secs, Sends: to - from, Errors: errs.Load(), PerSec: round(float64(to-from)/after.at.Sub(before.at).Seconds(), 1),
@@ -124,25 +125,26 @@ func profileFull(b *testing.B, stack *Stack, op func(c, i int) error) {
 	for m, n := range calls {
 		w.RPCCalls[m] = round(float64(n)/float64(max(1, to-from)), 3)
 	}
-	writeResults(b, filepath.Join("pprof", "window.json"), w)
-	for name, text := range map[string]string{"postgres-statements.txt": pgText, "redis-commands.txt": redisText} {
+	writeResults(b, filepath.Join("pprof", prefix+"window.json"), w)
+	for name, text := range map[string]string{prefix + "postgres-statements.txt": pgText, prefix + "redis-commands.txt": redisText} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}
-	fmt.Printf("\nprofiles: %d s, %d sends (%.0f/s), service CPU %.2f ms per send; in %s\n", secs, w.Sends, w.PerSec, w.CPU.Service, dir)
+	fmt.Printf("\nprofiles: %d s, %d operations (%.0f/s) at %d clients, service CPU %.2f ms each; in %s/%s*\n", secs, w.Sends, w.PerSec, conc, w.CPU.Service, dir, prefix)
 
 	for _, sv := range svcs {
 		bin := filepath.Join(stack.Bin, sv.Role)
-		cpu, allocs, base := filepath.Join(dir, sv.Name+".cpu.pprof"), filepath.Join(dir, sv.Name+".allocs.pprof"), filepath.Join(dir, sv.Name+".allocs-base.pprof")
+		name := prefix + sv.Name
+		cpu, allocs, base := filepath.Join(dir, name+".cpu.pprof"), filepath.Join(dir, name+".allocs.pprof"), filepath.Join(dir, name+".allocs-base.pprof")
 		for _, t := range []struct {
 			out  string
 			args []string
 		}{
-			{sv.Name + ".cpu.txt", []string{"-top", "-nodecount=40", bin, cpu}},
-			{sv.Name + ".cpu-cum.txt", []string{"-top", "-cum", "-nodecount=80", bin, cpu}},
-			{sv.Name + ".allocs.txt", []string{"-top", "-nodecount=40", "-sample_index=alloc_space", "-base", base, bin, allocs}},
-			{sv.Name + ".allocs-cum.txt", []string{"-top", "-cum", "-nodecount=80", "-sample_index=alloc_space", "-base", base, bin, allocs}},
+			{name + ".cpu.txt", []string{"-top", "-nodecount=40", bin, cpu}},
+			{name + ".cpu-cum.txt", []string{"-top", "-cum", "-nodecount=80", bin, cpu}},
+			{name + ".allocs.txt", []string{"-top", "-nodecount=40", "-sample_index=alloc_space", "-base", base, bin, allocs}},
+			{name + ".allocs-cum.txt", []string{"-top", "-cum", "-nodecount=80", "-sample_index=alloc_space", "-base", base, bin, allocs}},
 		} {
 			out, err := exec.Command("go", append([]string{"tool", "pprof"}, t.args...)...).CombinedOutput()
 			if err != nil {

@@ -361,7 +361,7 @@ func BenchmarkSend(b *testing.B) {
 	writeResults(b, sendResultsName(nAPIs, nWorkers, nAccounts), res)
 
 	if pprofOn {
-		profileFull(b, stack, full(byClient))
+		profileFull(b, stack, "", clients, full(byClient))
 	}
 	b.ReportMetric(res.Targets.FullOverBaselineRPS, "full/baseline_rps")
 	b.ReportMetric(res.Targets.ServiceCPUmsPerSend, "service_cpu_ms/send")

@@ -71,7 +71,8 @@ func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 // starve payments; one for confirmation sweeps (one at a time: a sweep
 // slowed by its node never takes a decision's place); one for deposit
 // scans (one at a time, beside the sweeps: a scan of many wallets never
-// delays a confirmation); and one for the other queues. stop waits for in-flight tasks (up to ShutdownTimeout).
+// delays a confirmation); and one for the other queues. stop waits for
+// in-flight tasks (up to ShutdownTimeout).
 func Start(rdb *redis.Client, mux *asynq.ServeMux, o Options) (stop func(), err error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
