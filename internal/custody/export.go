@@ -17,7 +17,7 @@ import (
 // approval; a wallet whose key is in an HSM or a KMS never exports.
 func Exporter(db bun.IDB, ks *signer.Keystore) keymaker.ExportFunc {
 	return func(ctx context.Context, id uuid.UUID, recipient []byte) ([]byte, error) {
-		w, err := readWallet(ctx, db, id)
+		w, err := wallet.Read(ctx, db, id, false)
 		if err != nil {
 			return nil, err
 		}

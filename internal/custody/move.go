@@ -12,7 +12,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
@@ -41,7 +40,7 @@ func LocalWallets(ctx context.Context, db bun.IDB) ([]uuid.UUID, error) {
 // the import is finished by the next: a key already in the keeper that
 // signs for the wallet is used as it is.
 func Move(ctx context.Context, db *bun.DB, ks *signer.Keystore, to signer.Importer, id uuid.UUID) error {
-	w, err := readWallet(ctx, db, id)
+	w, err := wallet.Read(ctx, db, id, false)
 	if err != nil {
 		return err
 	}
@@ -94,14 +93,4 @@ func probe(ctx context.Context, s signer.Signer, key signer.Key) error {
 		return signer.ErrBadSignature
 	}
 	return nil
-}
-
-// readWallet reads wallet id's row, its key's backend and reference or
-// sealed secret with it.
-func readWallet(ctx context.Context, db bun.IDB, id uuid.UUID) (wallet.Wallet, error) {
-	var w wallet.Wallet
-	if err := postgres.QueryRow(ctx, db, []any{&w}, `SELECT `+postgres.Columns(db, &w)+` FROM wallets WHERE id = $1`, id); err != nil {
-		return w, fmt.Errorf("read wallet %s: %w", id, err)
-	}
-	return w, nil
 }

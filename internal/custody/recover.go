@@ -55,7 +55,7 @@ type Recovered struct {
 // again: what a transaction that landed late already moved is never sent
 // twice.
 func (r *Recovery) Run(ctx context.Context, id uuid.UUID, to sol.PublicKey) (Recovered, error) {
-	w, err := readWallet(ctx, r.DB, id)
+	w, err := wallet.Read(ctx, r.DB, id, false)
 	if err != nil {
 		return Recovered{}, err
 	}

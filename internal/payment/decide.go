@@ -75,8 +75,8 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 		// (the day's, the rolling windows' totals and its payment counts)
 		// is read after it is held, so it includes every earlier
 		// decision's reservation and payment.
-		var w wallet.Wallet
-		if err := postgres.QueryRow(ctx, tx, []any{&w}, `SELECT `+postgres.Columns(tx, &w)+` FROM wallets WHERE id = $1 FOR UPDATE`, r.WalletID); err != nil {
+		w, err := wallet.Read(ctx, tx, r.WalletID, true)
+		if err != nil {
 			return fmt.Errorf("lock wallet: %w", err)
 		}
 		// The database's clock (the claim's decided_at) places the send in

@@ -16,7 +16,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/feepayer"
 	"github.com/agentwallet/agentwallet/internal/policy"
-	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
@@ -336,8 +335,8 @@ func (e *Engine) presign(ctx context.Context, tx bun.Tx, node Node, r *Request, 
 	if r.X402 != nil || r.Sponsor != nil {
 		return nil
 	}
-	var w wallet.Wallet
-	if err := postgres.QueryRow(ctx, tx, []any{&w}, `SELECT `+postgres.Columns(tx, &w)+` FROM wallets WHERE id = $1`, r.WalletID); err != nil {
+	w, err := wallet.Read(ctx, tx, r.WalletID, false)
+	if err != nil {
 		return nil
 	}
 	a, err := e.assetOf(r.Network, r.Asset)

@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentwallet/agentwallet/internal/postgres"
+
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -419,6 +421,21 @@ func checkApprovers(ctx context.Context, db bun.IDB, accountID uuid.UUID, requir
 
 // nowUTC is the time as Postgres keeps it (microseconds).
 func nowUTC() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// Read reads wallet id's whole row, its key's backend and reference or
+// sealed secret with it, in one prepared statement; forUpdate locks the
+// row until db's transaction ends (a decision's serialisation).
+func Read(ctx context.Context, db bun.IDB, id uuid.UUID, forUpdate bool) (Wallet, error) {
+	var w Wallet
+	q := `SELECT ` + postgres.Columns(db, &w) + ` FROM wallets WHERE id = $1`
+	if forUpdate {
+		q += ` FOR UPDATE`
+	}
+	if err := postgres.QueryRow(ctx, db, []any{&w}, q, id); err != nil {
+		return w, fmt.Errorf("read wallet %s: %w", id, err)
+	}
+	return w, nil
+}
 
 // Get loads a wallet of the account.
 func Get(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (Wallet, error) {
