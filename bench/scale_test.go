@@ -265,8 +265,9 @@ func explainReads(b *testing.B, stack *Stack, api *client, reads []read) string 
 	// Each plan is a "LOG:  duration: … plan:" line and its indented
 	// lines; a marker's plan names the route the next ones belong to.
 	var out strings.Builder
+	marker := regexp.MustCompile(`route:([a-z0-9_]+)`)
 	for _, block := range regexp.MustCompile(`(?m)^\S.*LOG:  duration: `).Split(string(raw), -1)[1:] {
-		if m := regexp.MustCompile(`route:([a-z0-9_]+)`).FindStringSubmatch(block); m != nil && strings.Contains(block, "AS route") {
+		if m := marker.FindStringSubmatch(block); m != nil && strings.Contains(block, "AS route") {
 			fmt.Fprintf(&out, "\n=== %s %s\n", m[1], strings.Repeat("=", max(0, 70-len(m[1]))))
 			continue
 		}
