@@ -93,8 +93,8 @@ func (w *Watcher) snapshot(ctx context.Context, network solana.Network, c *solan
 		ids[i], owner[d.ID] = d.ID, d.AccountID
 	}
 	var rows []watched
-	if err := w.DB.NewSelect().Table("watched_accounts").Column("address", "network", "wallet_id", "asset", "balance", "last_signature", "since").
-		Where("network = ? AND wallet_id IN (?)", network, bun.List(ids)).Order("wallet_id", "asset", "address").Scan(ctx, &rows); err != nil {
+	if err := w.DB.NewRaw(`SELECT `+watchedColumns+` FROM watched_accounts x JOIN wallets w ON w.id = x.wallet_id
+		WHERE x.network = ? AND x.wallet_id IN (?) ORDER BY x.wallet_id, x.asset, x.address`, network, bun.List(ids)).Scan(ctx, &rows); err != nil {
 		return st, fmt.Errorf("read watched accounts: %w", err)
 	}
 	addrs := make([]sol.PublicKey, len(rows))
@@ -107,7 +107,7 @@ func (w *Watcher) snapshot(ctx context.Context, network solana.Network, c *solan
 	}
 	byWallet := map[uuid.UUID][]held{}
 	for i, r := range rows {
-		byWallet[r.WalletID] = append(byWallet[r.WalletID], held{watched: r, chain: read{balanceOf(r.Asset, states[i]), states[i].Slot}})
+		byWallet[r.WalletID] = append(byWallet[r.WalletID], held{watched: r, chain: read{r.countable(network, states[i]), states[i].Slot}})
 	}
 	var errs []error
 	for _, id := range ids {

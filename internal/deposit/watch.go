@@ -21,6 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
+	"sync"
 	"time"
 
 	sol "github.com/gagliardetto/solana-go"
@@ -51,19 +53,52 @@ type Watcher struct {
 	// PerAccount bounds how many transactions of one account a scan
 	// examines (default 200); the next scan goes on from there.
 	PerAccount int
+	// ReadBudget bounds the time a scan spends reading balances
+	// (DefaultReadBudget, and never more than half of what is left of
+	// the scan's context): past it the scan reads no more, examines
+	// what it read, and the next scan reads on from where it stopped.
+	ReadBudget time.Duration
 	// SnapshotEvery is how often each wallet's balance is read on chain
 	// and checked against its ledger (DefaultSnapshotEvery);
 	// SnapshotPerRun bounds the wallets one Snapshot checks
 	// (DefaultSnapshotPerRun).
 	SnapshotEvery  time.Duration
 	SnapshotPerRun int
+
+	mu sync.Mutex
+	// next is, per network, the address the next scan reads from.
+	next map[solana.Network]string
 }
+
+// MaxListedAccounts is how many token accounts listed as a wallet's
+// (beyond its associated one, which is always watched) are watched per
+// wallet: anyone can make token accounts for any wallet, and each
+// watched one costs every scan a read. Those holding the most are kept.
+const MaxListedAccounts = 32
+
+// DefaultReadBudget is a scan's time for reading balances.
+const DefaultReadBudget = 15 * time.Second
+
+// Backoff of a wallet whose listing or reads failed: the first retry
+// after RetryFirst, doubling with each failure in a row, at most
+// RetryMost.
+const (
+	RetryFirst = 2 * time.Second
+	RetryMost  = 5 * time.Minute
+)
 
 // Stats is what one scan did.
 type Stats struct {
-	Watched, Changed, Examined, Deposits int
+	// Watched: accounts watched; Read: those whose balance this scan
+	// read (fewer past the read budget); Changed: those whose balance
+	// changed; Examined: transactions examined.
+	Watched, Read, Changed, Examined, Deposits int
 	// Failed: deposits found dropped by a fork.
 	Failed int
+	// Pruned: accounts no longer watched (closed or emptied token
+	// accounts that are not the wallet's associated ones); Resting:
+	// accounts left alone because their wallet is waiting to retry.
+	Pruned, Resting int
 }
 
 // Scan examines every network's watched accounts once.
@@ -72,10 +107,13 @@ func (w *Watcher) Scan(ctx context.Context) (Stats, error) {
 	err := w.eachNetwork(func(network solana.Network, c *solana.Client) error {
 		st, err := w.scan(ctx, network, c)
 		total.Watched += st.Watched
+		total.Read += st.Read
 		total.Changed += st.Changed
 		total.Examined += st.Examined
 		total.Deposits += st.Deposits
 		total.Failed += st.Failed
+		total.Pruned += st.Pruned
+		total.Resting += st.Resting
 		return err
 	})
 	return total, err
@@ -94,7 +132,15 @@ func (w *Watcher) eachNetwork(do func(solana.Network, *solana.Client) error) err
 	return errors.Join(errs...)
 }
 
-// watched is a watched_accounts row.
+// Roles of a watched account.
+const (
+	roleAddress    = "address"    // the wallet's address (SOL)
+	roleAssociated = "associated" // its associated USDC account
+	roleListed     = "listed"     // a USDC account listed as its (made by anyone)
+	roleFollowed   = "followed"   // a USDC account its money was seen moving into
+)
+
+// watched is a watched_accounts row, with its wallet's address.
 type watched struct {
 	Address       string         `bun:"address"`
 	Network       string         `bun:"network"`
@@ -103,43 +149,150 @@ type watched struct {
 	Balance       sql.NullInt64  `bun:"balance"`
 	LastSignature sql.NullString `bun:"last_signature"`
 	Since         time.Time      `bun:"since"`
+	Role          sql.NullString `bun:"role"`
+	Owner         string         `bun:"owner"`
+	Resting       bool           `bun:"resting"`
+	Failures      int            `bun:"failures"`
+}
+
+// watchedColumns select a watched row from watched_accounts x joined to
+// wallets w.
+const watchedColumns = `x.address, x.network, x.wallet_id, x.asset, x.balance, x.last_signature, x.since, x.role,
+	w.pubkey AS owner, coalesce(w.deposit_retry_at > now(), false) AS resting, w.deposit_failures AS failures`
+
+// prunable: a token account that may stop being watched once it holds
+// nothing (not the wallet's address, nor its associated account).
+func (r *watched) prunable() bool {
+	return r.Role.Valid && (r.Role.String == roleListed || r.Role.String == roleFollowed)
+}
+
+// holding is what a watched USDC account counts as: the wallet's USDC.
+func (r *watched) holding(network solana.Network) solana.TokenHolding {
+	return solana.TokenHolding{Owner: sol.MustPublicKeyFromBase58(r.Owner), Mint: network.USDCMint()}
+}
+
+// countable is the balance the watcher compares for r as read in s: an
+// address's lamports; a token account's amount only while it is a
+// token account of the wallet's own mint and owner (an account closed
+// and made again at its address under another mint or owner holds
+// nothing of the wallet's).
+func (r *watched) countable(network solana.Network, s solana.AccountState) int64 {
+	if r.Asset != USDC {
+		return int64(s.Lamports)
+	}
+	h := r.holding(network)
+	if !s.Exists || !s.Token || !s.Mint.Equals(h.Mint) || !s.Owner.Equals(h.Owner) {
+		return 0
+	}
+	return int64(s.Amount)
 }
 
 func (w *Watcher) scan(ctx context.Context, network solana.Network, c *solana.Client) (Stats, error) {
 	var st Stats
+	began := time.Now()
+	var errs []error
 	if err := w.ensure(ctx, network, c); err != nil {
-		return st, err
+		if ctx.Err() != nil {
+			return st, err
+		}
+		errs = append(errs, err)
 	}
 	var rows []watched
-	if err := w.DB.NewSelect().Table("watched_accounts").Column("address", "network", "wallet_id", "asset", "balance", "last_signature", "since").
-		Where("network = ?", network).Order("address").Scan(ctx, &rows); err != nil {
-		return st, fmt.Errorf("read watched accounts: %w", err)
+	if err := w.DB.NewRaw(`SELECT `+watchedColumns+` FROM watched_accounts x JOIN wallets w ON w.id = x.wallet_id
+		WHERE x.network = ? ORDER BY x.address`, network).Scan(ctx, &rows); err != nil {
+		return st, errors.Join(append(errs, fmt.Errorf("read watched accounts: %w", err))...)
 	}
 	st.Watched = len(rows)
-	addrs := make([]sol.PublicKey, len(rows))
-	for i, r := range rows {
-		addrs[i] = sol.MustPublicKeyFromBase58(r.Address)
+	rows = w.rotate(network, rows)
+
+	// Read balances, 100 a call, until the budget is spent; the next
+	// scan reads on from the first account not read.
+	budget := w.ReadBudget
+	if budget <= 0 {
+		budget = DefaultReadBudget
 	}
-	states, err := c.Accounts(ctx, addrs)
-	if err != nil {
-		return st, err
+	if d, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(d)/2)
 	}
-	var errs []error
-	for i, r := range rows {
-		now := read{balanceOf(r.Asset, states[i]), states[i].Slot}
-		if r.Balance.Valid && r.Balance.Int64 == now.balance {
+	readCtx, cancel := context.WithDeadline(ctx, began.Add(budget))
+	defer cancel()
+	states := make([]*solana.AccountState, len(rows))
+	next := ""
+	for from := 0; from < len(rows); from += solana.MaxAccountsPerCall {
+		batch := rows[from:min(from+solana.MaxAccountsPerCall, len(rows))]
+		if from > 0 && readCtx.Err() != nil {
+			next = batch[0].Address
+			break
+		}
+		addrs := make([]sol.PublicKey, len(batch))
+		for i, r := range batch {
+			addrs[i] = sol.MustPublicKeyFromBase58(r.Address)
+		}
+		rctx := readCtx
+		if from == 0 {
+			rctx = ctx // a scan reads at least one call's worth
+		}
+		got, err := c.Accounts(rctx, addrs)
+		if err != nil {
+			if ctx.Err() != nil {
+				return st, err
+			}
+			errs = append(errs, fmt.Errorf("read balances: %w", err))
+			continue
+		}
+		for i := range got {
+			states[from+i] = &got[i]
+		}
+		st.Read += len(got)
+	}
+	w.setNext(network, next)
+
+	failed := map[uuid.UUID]bool{}
+	failures := map[uuid.UUID]int{}
+	var prune []string
+	for i := range rows {
+		r := &rows[i]
+		if states[i] == nil {
+			continue
+		}
+		if r.Resting {
+			st.Resting++
+			continue
+		}
+		failures[r.WalletID] = r.Failures
+		now := r.countable(network, *states[i])
+		if r.Balance.Valid && r.Balance.Int64 == now {
+			if now == 0 && r.prunable() {
+				prune = append(prune, r.Address)
+			}
 			continue
 		}
 		st.Changed++
-		n, d, _, err := w.examine(ctx, network, c, r.Address, now.balance, 0)
+		n, d, _, err := w.examine(ctx, network, c, r.Address, now, 0)
 		st.Examined += n
 		st.Deposits += d
 		if err != nil {
-			errs = append(errs, fmt.Errorf("account %s: %w", r.Address, err))
+			if ctx.Err() != nil {
+				return st, err
+			}
+			failed[r.WalletID] = true
+			errs = append(errs, fmt.Errorf("wallet %s, account %s: %w", r.WalletID, r.Address, err))
 		}
 	}
-	failed, err := w.settle(ctx, network, c)
-	st.Failed = failed
+	if len(prune) > 0 {
+		n, err := w.prune(ctx, network, prune)
+		st.Pruned += n
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for id, n := range failures {
+		if err := w.outcome(ctx, id, n, failed[id]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	failedDeposits, err := w.settle(ctx, network, c)
+	st.Failed = failedDeposits
 	if err != nil {
 		errs = append(errs, fmt.Errorf("settle deposits: %w", err))
 	}
@@ -152,22 +305,72 @@ type read struct {
 	slot    uint64
 }
 
-// balanceOf is the amount the watcher compares: a token account's amount,
-// an address's lamports.
-func balanceOf(asset string, s solana.AccountState) int64 {
-	if asset == USDC {
-		return int64(s.Amount)
+// rotate puts first the rows from the address the last scan stopped
+// reading at.
+func (w *Watcher) rotate(network solana.Network, rows []watched) []watched {
+	w.mu.Lock()
+	from := w.next[network]
+	w.mu.Unlock()
+	if from == "" {
+		return rows
 	}
-	return int64(s.Lamports)
+	i := sort.Search(len(rows), func(i int) bool { return rows[i].Address >= from })
+	return append(rows[i:len(rows):len(rows)], rows[:i]...)
+}
+
+func (w *Watcher) setNext(network solana.Network, address string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.next == nil {
+		w.next = map[solana.Network]string{}
+	}
+	w.next[network] = address
+}
+
+// prune stops watching token accounts that hold nothing of the wallet's
+// and are not its associated ones: their last examined balance is zero,
+// and so is what the chain holds for the wallet there. A deposit to one
+// later is found when the wallet's accounts are listed again.
+func (w *Watcher) prune(ctx context.Context, network solana.Network, addrs []string) (int, error) {
+	res, err := w.DB.NewRaw(`DELETE FROM watched_accounts WHERE network = ? AND address IN (?)
+		AND role IN ('listed', 'followed') AND balance = 0`, network, bun.List(addrs)).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("prune watched accounts: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// outcome records how a wallet's work went: a failure puts the wallet to
+// rest, doubling the wait with each failure in a row (RetryFirst to
+// RetryMost); a success after failures clears them.
+func (w *Watcher) outcome(ctx context.Context, walletID uuid.UUID, failures int, failed bool) error {
+	var err error
+	switch {
+	case failed:
+		_, err = w.DB.NewRaw(`UPDATE wallets SET deposit_failures = deposit_failures + 1,
+			deposit_retry_at = now() + least(make_interval(secs => ?) * power(2, least(deposit_failures, 20)), make_interval(secs => ?))
+			WHERE id = ?`, RetryFirst.Seconds(), RetryMost.Seconds(), walletID).Exec(ctx)
+	case failures > 0:
+		_, err = w.DB.NewRaw(`UPDATE wallets SET deposit_failures = 0, deposit_retry_at = NULL WHERE id = ?`, walletID).Exec(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("wallet %s: record its outcome: %w", walletID, err)
+	}
+	if failed {
+		w.log().WarnContext(ctx, "a wallet's deposits could not be read: retried later", "wallet_id", walletID, "failures", failures+1)
+	}
+	return nil
 }
 
 // ensure watches every wallet of the network: its address from its
 // creation (or from when watching began, for older wallets), its
 // associated USDC account likewise, and, a few wallets a scan, the other
-// USDC accounts it owns.
+// USDC accounts it owns. Only a failure of the database is returned: a
+// wallet whose listing fails waits to be listed again, the others go on.
 func (w *Watcher) ensure(ctx context.Context, network solana.Network, c *solana.Client) error {
-	if _, err := w.DB.NewRaw(`INSERT INTO watched_accounts (address, network, wallet_id, asset, since)
-		SELECT w.pubkey, a.network, w.id, 'sol', w.created_at FROM wallets w JOIN accounts a ON a.id = w.account_id
+	if _, err := w.DB.NewRaw(`INSERT INTO watched_accounts (address, network, wallet_id, asset, since, role)
+		SELECT w.pubkey, a.network, w.id, 'sol', w.created_at, 'address' FROM wallets w JOIN accounts a ON a.id = w.account_id
 		WHERE a.network = ? AND NOT EXISTS (SELECT 1 FROM watched_accounts x WHERE x.wallet_id = w.id AND x.asset = 'sol')
 		ON CONFLICT DO NOTHING`, network).Exec(ctx); err != nil {
 		return fmt.Errorf("watch new wallets: %w", err)
@@ -178,7 +381,7 @@ func (w *Watcher) ensure(ctx context.Context, network solana.Network, c *solana.
 		Since  time.Time `bun:"since"`
 	}
 	if err := w.DB.NewRaw(`SELECT w.id, w.pubkey, x.since FROM wallets w JOIN watched_accounts x ON x.wallet_id = w.id AND x.asset = 'sol'
-		WHERE x.network = ? AND NOT EXISTS (SELECT 1 FROM watched_accounts u WHERE u.wallet_id = w.id AND u.asset = 'usdc')`, network).Scan(ctx, &missing); err != nil {
+		WHERE x.network = ? AND NOT EXISTS (SELECT 1 FROM watched_accounts u WHERE u.wallet_id = w.id AND u.asset = 'usdc' AND u.role = 'associated')`, network).Scan(ctx, &missing); err != nil {
 		return fmt.Errorf("find unwatched USDC accounts: %w", err)
 	}
 	for _, m := range missing {
@@ -186,24 +389,58 @@ func (w *Watcher) ensure(ctx context.Context, network solana.Network, c *solana.
 		if err != nil {
 			return err
 		}
-		if err := w.watch(ctx, network, m.ID, ata, m.Since); err != nil {
+		if err := w.watch(ctx, w.DB, network, m.ID, ata, m.Since, roleAssociated); err != nil {
 			return err
 		}
+	}
+	if err := w.classify(ctx, network); err != nil {
+		return err
 	}
 	return w.listTokenAccounts(ctx, network, c)
 }
 
-func (w *Watcher) watch(ctx context.Context, network solana.Network, walletID uuid.UUID, account sol.PublicKey, since time.Time) error {
-	_, err := w.DB.NewRaw(`INSERT INTO watched_accounts (address, network, wallet_id, asset, since) VALUES (?, ?, ?, 'usdc', ?)
-		ON CONFLICT DO NOTHING`, account.String(), network, walletID, since).Exec(ctx)
+// classify names the role of the USDC accounts watched before roles were
+// kept: the wallet's associated account, or one listed.
+func (w *Watcher) classify(ctx context.Context, network solana.Network) error {
+	var rows []struct {
+		Address string `bun:"address"`
+		Pubkey  string `bun:"pubkey"`
+	}
+	if err := w.DB.NewRaw(`SELECT x.address, w.pubkey FROM watched_accounts x JOIN wallets w ON w.id = x.wallet_id
+		WHERE x.network = ? AND x.role IS NULL AND x.asset = 'usdc' LIMIT 1000`, network).Scan(ctx, &rows); err != nil {
+		return fmt.Errorf("watched accounts without a role: %w", err)
+	}
+	for _, r := range rows {
+		role := roleListed
+		if ata, err := network.AssociatedUSDC(sol.MustPublicKeyFromBase58(r.Pubkey)); err == nil && ata.String() == r.Address {
+			role = roleAssociated
+		}
+		if _, err := w.DB.NewRaw(`UPDATE watched_accounts SET role = ? WHERE network = ? AND address = ? AND role IS NULL`,
+			role, network, r.Address).Exec(ctx); err != nil {
+			return fmt.Errorf("name a watched account's role: %w", err)
+		}
+	}
+	return nil
+}
+
+func (w *Watcher) watch(ctx context.Context, db bun.IDB, network solana.Network, walletID uuid.UUID, account sol.PublicKey, since time.Time, role string) error {
+	_, err := db.NewRaw(`INSERT INTO watched_accounts (address, network, wallet_id, asset, since, role) VALUES (?, ?, ?, 'usdc', ?, ?)
+		ON CONFLICT (network, address) DO UPDATE SET role = EXCLUDED.role
+		WHERE watched_accounts.wallet_id = EXCLUDED.wallet_id AND watched_accounts.role IS NULL`,
+		account.String(), network, walletID, since, role).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", account, err)
 	}
 	return nil
 }
 
-// listTokenAccounts lists, for the wallets listed longest ago, every USDC
-// account they own, and watches those not watched yet.
+// listTokenAccounts lists, for the wallets listed longest ago and not
+// waiting to retry, the USDC accounts they own, and watches those that
+// hold money, at most MaxListedAccounts a wallet (those watched already
+// first, then the largest): an empty account holds nothing to watch, and
+// a stranger can make thousands. A listed account no longer listed, and
+// holding nothing by its last examination, stops being watched. A
+// wallet whose listing fails is put to rest; the others go on.
 func (w *Watcher) listTokenAccounts(ctx context.Context, network solana.Network, c *solana.Client) error {
 	every, per := w.ListEvery, w.ListPerScan
 	if every <= 0 {
@@ -213,30 +450,114 @@ func (w *Watcher) listTokenAccounts(ctx context.Context, network solana.Network,
 		per = 20
 	}
 	var due []struct {
-		ID     uuid.UUID `bun:"id,type:uuid"`
-		Pubkey string    `bun:"pubkey"`
-		Since  time.Time `bun:"since"`
+		ID       uuid.UUID `bun:"id,type:uuid"`
+		Pubkey   string    `bun:"pubkey"`
+		Since    time.Time `bun:"since"`
+		Failures int       `bun:"deposit_failures"`
 	}
-	if err := w.DB.NewRaw(`SELECT w.id, w.pubkey, x.since FROM wallets w JOIN watched_accounts x ON x.wallet_id = w.id AND x.asset = 'sol'
+	if err := w.DB.NewRaw(`SELECT w.id, w.pubkey, x.since, w.deposit_failures FROM wallets w JOIN watched_accounts x ON x.wallet_id = w.id AND x.asset = 'sol'
 		WHERE x.network = ? AND (w.token_accounts_listed_at IS NULL OR w.token_accounts_listed_at < now() - make_interval(secs => ?))
+			AND (w.deposit_retry_at IS NULL OR w.deposit_retry_at <= now())
 		ORDER BY w.token_accounts_listed_at NULLS FIRST LIMIT ?`, network, every.Seconds(), per).Scan(ctx, &due); err != nil {
 		return fmt.Errorf("wallets to list: %w", err)
 	}
 	for _, d := range due {
-		accounts, err := c.TokenAccountsOf(ctx, sol.MustPublicKeyFromBase58(d.Pubkey), network.USDCMint())
+		owner := sol.MustPublicKeyFromBase58(d.Pubkey)
+		accounts, err := c.TokenAccountsOf(ctx, owner, network.USDCMint())
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			w.log().WarnContext(ctx, "a wallet's token accounts could not be listed", "wallet_id", d.ID, "err", err)
+			if err := w.outcome(ctx, d.ID, d.Failures, true); err != nil {
+				return err
+			}
+			continue
+		}
+		ata, err := network.AssociatedUSDC(owner)
 		if err != nil {
 			return err
 		}
-		for _, a := range accounts {
-			if err := w.watch(ctx, network, d.ID, a, d.Since); err != nil {
-				return err
-			}
+		if err := w.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			return w.keepListed(ctx, tx, network, d.ID, ata, accounts, d.Since)
+		}); err != nil {
+			return fmt.Errorf("wallet %s: %w", d.ID, err)
 		}
-		if _, err := w.DB.NewRaw(`UPDATE wallets SET token_accounts_listed_at = now() WHERE id = ?`, d.ID).Exec(ctx); err != nil {
+		if err := w.outcome(ctx, d.ID, d.Failures, false); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// keepListed watches, of a wallet's listed USDC accounts, those it should
+// (listTokenAccounts), and stops watching listed ones gone or emptied.
+func (w *Watcher) keepListed(ctx context.Context, tx bun.Tx, network solana.Network, walletID uuid.UUID, ata sol.PublicKey, accounts []solana.TokenAccount, since time.Time) error {
+	var current []struct {
+		Address string         `bun:"address"`
+		Balance sql.NullInt64  `bun:"balance"`
+		Role    sql.NullString `bun:"role"`
+	}
+	if err := tx.NewRaw(`SELECT address, balance, role FROM watched_accounts WHERE wallet_id = ? AND network = ? AND asset = 'usdc' FOR UPDATE`,
+		walletID, network).Scan(ctx, &current); err != nil {
+		return fmt.Errorf("listed accounts: %w", err)
+	}
+	held := map[string]uint64{}
+	for _, a := range accounts {
+		if a.Amount > 0 && !a.Address.Equals(ata) {
+			held[a.Address.String()] = a.Amount
+		}
+	}
+	watchedNow := map[string]bool{}
+	var gone []string
+	for _, r := range current {
+		if r.Role.String != roleListed {
+			delete(held, r.Address) // watched otherwise (associated, followed)
+			continue
+		}
+		switch {
+		case held[r.Address] > 0:
+			watchedNow[r.Address] = true
+		case !r.Balance.Valid || r.Balance.Int64 == 0:
+			// Empty or gone, and nothing of it left unexamined.
+			gone = append(gone, r.Address)
+		default:
+			// Emptied since its last examination: the scan examines it
+			// (its outflow, its ledger) and prunes it then.
+			watchedNow[r.Address] = true
+		}
+	}
+	if len(gone) > 0 {
+		if _, err := tx.NewRaw(`DELETE FROM watched_accounts WHERE network = ? AND address IN (?) AND role = 'listed'`,
+			network, bun.List(gone)).Exec(ctx); err != nil {
+			return fmt.Errorf("stop watching emptied accounts: %w", err)
+		}
+	}
+	var fresh []solana.TokenAccount
+	for _, a := range accounts {
+		if held[a.Address.String()] > 0 && !watchedNow[a.Address.String()] {
+			fresh = append(fresh, a)
+		}
+	}
+	sort.Slice(fresh, func(i, j int) bool {
+		if fresh[i].Amount != fresh[j].Amount {
+			return fresh[i].Amount > fresh[j].Amount
+		}
+		return fresh[i].Address.String() < fresh[j].Address.String()
+	})
+	room := MaxListedAccounts - len(watchedNow)
+	if len(fresh) > room {
+		w.log().WarnContext(ctx, "a wallet has more token accounts than are watched", "wallet_id", walletID,
+			"listed", len(accounts), "watched", MaxListedAccounts)
+		fresh = fresh[:max(room, 0)]
+	}
+	for _, a := range fresh {
+		if err := w.watch(ctx, tx, network, walletID, a.Address, since, roleListed); err != nil {
+			return err
+		}
+	}
+	_, err := tx.NewRaw(`UPDATE wallets SET token_accounts_listed_at = now() WHERE id = ?`, walletID).Exec(ctx)
+	return err
 }
 
 // examine reads the account's transactions since its cursor and records
@@ -252,15 +573,16 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 		limit = 200
 	}
 	err = w.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		var r watched
-		err := tx.NewSelect().Table("watched_accounts").Column("address", "network", "wallet_id", "asset", "balance", "last_signature", "since").
-			Where("network = ? AND address = ?", network, address).For("UPDATE SKIP LOCKED").Scan(ctx, &r)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // another scan holds it
-		}
-		if err != nil {
+		var rs []watched
+		err := tx.NewRaw(`SELECT `+watchedColumns+` FROM watched_accounts x JOIN wallets w ON w.id = x.wallet_id
+			WHERE x.network = ? AND x.address = ? FOR UPDATE OF x SKIP LOCKED`, network, address).Scan(ctx, &rs)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
+		if len(rs) == 0 {
+			return nil // another scan holds it, or it is no longer watched
+		}
+		r := rs[0]
 		var until sol.Signature
 		if r.LastSignature.Valid {
 			until = sol.MustSignatureFromBase58(r.LastSignature.String)
@@ -274,8 +596,10 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 		var owner struct {
 			AccountID uuid.UUID `bun:"account_id,type:uuid"`
 			Pubkey    string    `bun:"pubkey"`
+			Minimums
 		}
-		if err := tx.NewSelect().Table("wallets").Column("account_id", "pubkey").Where("id = ?", r.WalletID).Scan(ctx, &owner); err != nil {
+		if err := tx.NewRaw(`SELECT w.account_id, w.pubkey, a.deposit_min_usd, a.deposit_min_eur, a.deposit_min_sol
+			FROM wallets w JOIN accounts a ON a.id = w.account_id WHERE w.id = ?`, r.WalletID).Scan(ctx, &owner); err != nil {
 			return err
 		}
 		// The stored balance is the account's balance after the last
@@ -290,13 +614,16 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 			if err != nil {
 				return err
 			}
-			if v, ok := balanceAfter(r.Asset, account, m); ok {
+			if v, ok := balanceAfter(network, &r, account, m); ok {
 				after = sql.NullInt64{Int64: v, Valid: true}
-				if err := w.ledger(ctx, tx, network, &r, s, m, v); err != nil {
+				if err := w.ledger(ctx, tx, network, r.Address, &r, s, m, v); err != nil {
 					return err
 				}
 			}
-			ok, err := w.record(ctx, tx, network, &r, owner.AccountID, sol.MustPublicKeyFromBase58(owner.Pubkey), s, m)
+			if err := w.follow(ctx, tx, network, &r, account, s, m); err != nil {
+				return err
+			}
+			ok, err := w.record(ctx, tx, network, &r, owner.AccountID, owner.Minimums, sol.MustPublicKeyFromBase58(owner.Pubkey), s, m)
 			if err != nil {
 				return err
 			}
@@ -330,7 +657,11 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 // s (its balance changes m), if any, as a deposit with its event. The
 // wallet's own payments are not deposits, nor is what happened before the
 // account was watched.
-func (w *Watcher) record(ctx context.Context, tx bun.Tx, network solana.Network, r *watched, accountID uuid.UUID, owner sol.PublicKey, s solana.SignatureInfo, m solana.Movement) (bool, error) {
+//
+// A deposit below the account's minimum for its asset (Minimums) is
+// recorded all the same, marked below_minimum, but not announced: a
+// stranger's dust does not become an event at every endpoint.
+func (w *Watcher) record(ctx context.Context, tx bun.Tx, network solana.Network, r *watched, accountID uuid.UUID, mins Minimums, owner sol.PublicKey, s solana.SignatureInfo, m solana.Movement) (bool, error) {
 	if s.Failed || m.Failed || !m.BlockTime.IsZero() && m.BlockTime.Before(r.Since.Truncate(time.Second)) {
 		return false, nil
 	}
@@ -353,14 +684,20 @@ func (w *Watcher) record(ctx context.Context, tx bun.Tx, network solana.Network,
 	}
 	at = at.Truncate(time.Microsecond)
 	id := uuid.New()
-	res, err := tx.NewRaw(`INSERT INTO deposits (id, account_id, wallet_id, network, signature, asset, amount, counterparty, slot, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (wallet_id, signature, asset) DO NOTHING`,
-		id, accountID, r.WalletID, network, s.Signature.String(), r.Asset, gain, from.String(), m.Slot, at).Exec(ctx)
+	below := gain < mins.Of(r.Asset)
+	res, err := tx.NewRaw(`INSERT INTO deposits (id, account_id, wallet_id, network, signature, asset, amount, counterparty, slot, created_at, below_minimum)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (wallet_id, signature, asset) DO NOTHING`,
+		id, accountID, r.WalletID, network, s.Signature.String(), r.Asset, gain, from.String(), m.Slot, at, below).Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("record deposit: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return false, nil // recorded already (through another of its accounts)
+	}
+	if below {
+		w.log().DebugContext(ctx, "deposit below the minimum: recorded, not announced", "wallet_id", r.WalletID, "asset", r.Asset,
+			"amount", gain, "signature", s.Signature.String())
+		return true, nil
 	}
 	data := map[string]any{
 		"wallet_id": r.WalletID, "signature": s.Signature.String(), "asset": r.Asset, "from": from.String(),
@@ -435,29 +772,70 @@ func (w *Watcher) outflow(ctx context.Context, tx bun.Tx, network solana.Network
 	return nil
 }
 
-// ledger records the account's balance after transaction s.
-func (w *Watcher) ledger(ctx context.Context, tx bun.Tx, network solana.Network, r *watched, s solana.SignatureInfo, m solana.Movement, balance int64) error {
+// ledger records the balance of the wallet's account address after
+// transaction s.
+func (w *Watcher) ledger(ctx context.Context, tx bun.Tx, network solana.Network, address string, r *watched, s solana.SignatureInfo, m solana.Movement, balance int64) error {
 	at := m.BlockTime
 	if at.IsZero() {
 		at = time.Now().UTC()
 	}
 	_, err := tx.NewRaw(`INSERT INTO ledger (network, address, signature, wallet_id, asset, slot, at, balance)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (network, address, signature) DO NOTHING`,
-		network, r.Address, s.Signature.String(), r.WalletID, r.Asset, m.Slot, at, balance).Exec(ctx)
+		network, address, s.Signature.String(), r.WalletID, r.Asset, m.Slot, at, balance).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record ledger: %w", err)
 	}
 	return nil
 }
 
-// balanceAfter is the watched account's balance after m, if m names it.
-func balanceAfter(asset string, account sol.PublicKey, m solana.Movement) (int64, bool) {
-	if asset == USDC {
+// balanceAfter is the watched account's balance after m, if m names it:
+// for a token account, its amount while it holds the wallet's USDC,
+// zero once it holds another mint or belongs to another owner.
+func balanceAfter(network solana.Network, r *watched, account sol.PublicKey, m solana.Movement) (int64, bool) {
+	if r.Asset == USDC {
 		v, ok := m.TokenAfter[account]
+		if h, held := m.HolderAfter[account]; ok && (!held || h != r.holding(network)) {
+			v = 0
+		}
 		return v, ok
 	}
 	v, ok := m.After[account]
 	return v, ok
+}
+
+// follow watches, from transaction s on, every USDC account of the
+// wallet that received money from the examined account r in s and is
+// not watched yet: the wallet's money went there, so where it goes next
+// (a transfer, the account handed to another owner, its close) is the
+// wallet's too. Its balance after s is its first ledger row.
+func (w *Watcher) follow(ctx context.Context, tx bun.Tx, network solana.Network, r *watched, account sol.PublicKey, s solana.SignatureInfo, m solana.Movement) error {
+	if r.Asset != USDC || s.Failed || m.Failed {
+		return nil
+	}
+	mine := r.holding(network)
+	if m.HolderBefore[account] != mine || m.TokenAfter[account] >= m.TokenBefore[account] {
+		return nil // r gave nothing in s
+	}
+	for to, h := range m.HolderAfter {
+		if to.Equals(account) || h != mine || m.TokenAfter[to] <= m.TokenBefore[to] {
+			continue
+		}
+		res, err := tx.NewRaw(`INSERT INTO watched_accounts (address, network, wallet_id, asset, since, role, balance, last_signature)
+			VALUES (?, ?, ?, 'usdc', ?, 'followed', ?, ?) ON CONFLICT DO NOTHING`,
+			to.String(), network, r.WalletID, r.Since, m.TokenAfter[to], s.Signature.String()).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("follow the wallet's money to %s: %w", to, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			continue // watched already
+		}
+		if err := w.ledger(ctx, tx, network, to.String(), r, s, m, m.TokenAfter[to]); err != nil {
+			return err
+		}
+		w.log().InfoContext(ctx, "the wallet's money moved to another of its token accounts: watched from now on",
+			"wallet_id", r.WalletID, "account", to.String(), "signature", s.Signature.String())
+	}
+	return nil
 }
 
 // Decimals is how many decimal places an asset's base units have: USDC

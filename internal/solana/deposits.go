@@ -145,6 +145,14 @@ type Movement struct {
 	After map[sol.PublicKey]int64
 	// TokenAfter is the amount of every token account it names after it.
 	TokenAfter map[sol.PublicKey]int64
+	// TokenBefore is the amount of every token account it names before
+	// it (absent: the account did not exist).
+	TokenBefore map[sol.PublicKey]int64
+	// HolderBefore and HolderAfter are each token account's owner and
+	// mint before and after the transaction (absent when it did not
+	// exist then): an account closed and made again at the same address
+	// may hold another mint, or belong to another owner.
+	HolderBefore, HolderAfter map[sol.PublicKey]TokenHolding
 }
 
 // TokenHolding is an owner's holding of a mint, across its token accounts.
@@ -177,7 +185,8 @@ func (c *Client) Movement(ctx context.Context, sig sol.Signature) (Movement, err
 	keys = append(keys, res.Meta.LoadedAddresses.ReadOnly...)
 	m := Movement{Slot: res.Slot, Failed: res.Meta.Err != nil,
 		Lamports: map[sol.PublicKey]int64{}, Tokens: map[TokenHolding]int64{},
-		After: map[sol.PublicKey]int64{}, TokenAfter: map[sol.PublicKey]int64{}}
+		After: map[sol.PublicKey]int64{}, TokenAfter: map[sol.PublicKey]int64{}, TokenBefore: map[sol.PublicKey]int64{},
+		HolderBefore: map[sol.PublicKey]TokenHolding{}, HolderAfter: map[sol.PublicKey]TokenHolding{}}
 	if res.BlockTime != nil {
 		m.BlockTime = res.BlockTime.Time().UTC()
 	}
@@ -201,11 +210,19 @@ func (c *Client) Movement(ctx context.Context, sig sol.Signature) (Movement, err
 	for _, b := range res.Meta.PreTokenBalances {
 		if b.Owner != nil && b.UiTokenAmount != nil {
 			m.Tokens[TokenHolding{*b.Owner, b.Mint}] -= tokenUnits(b.UiTokenAmount.Amount)
+			if int(b.AccountIndex) < len(keys) {
+				k := keys[b.AccountIndex]
+				m.TokenBefore[k] = tokenUnits(b.UiTokenAmount.Amount)
+				m.HolderBefore[k] = TokenHolding{*b.Owner, b.Mint}
+			}
 		}
 	}
 	for _, b := range res.Meta.PostTokenBalances {
 		if b.Owner != nil && b.UiTokenAmount != nil {
 			m.Tokens[TokenHolding{*b.Owner, b.Mint}] += tokenUnits(b.UiTokenAmount.Amount)
+			if int(b.AccountIndex) < len(keys) {
+				m.HolderAfter[keys[b.AccountIndex]] = TokenHolding{*b.Owner, b.Mint}
+			}
 		}
 		if b.UiTokenAmount != nil && int(b.AccountIndex) < len(keys) {
 			m.TokenAfter[keys[b.AccountIndex]] = tokenUnits(b.UiTokenAmount.Amount)
@@ -227,18 +244,34 @@ func tokenUnits(s string) int64 {
 	return n
 }
 
-// TokenAccountsOf lists owner's token accounts of mint (getTokenAccountsByOwner).
-func (c *Client) TokenAccountsOf(ctx context.Context, owner, mint sol.PublicKey) ([]sol.PublicKey, error) {
+// TokenAccount is one of an owner's token accounts as listed: its
+// address and amount.
+type TokenAccount struct {
+	Address sol.PublicKey
+	Amount  uint64
+}
+
+// TokenAccountsOf lists owner's token accounts of mint
+// (getTokenAccountsByOwner), with their amounts. Only the amount of each
+// account's data is asked for (a data slice of 8 bytes), so a listing of
+// thousands of accounts stays small.
+func (c *Client) TokenAccountsOf(ctx context.Context, owner, mint sol.PublicKey) ([]TokenAccount, error) {
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	offset, length := uint64(64), uint64(8)
 	res, err := c.rpc.GetTokenAccountsByOwner(cctx, owner, &rpc.GetTokenAccountsConfig{Mint: &mint},
-		&rpc.GetTokenAccountsOpts{Commitment: rpc.CommitmentConfirmed, Encoding: sol.EncodingBase64})
+		&rpc.GetTokenAccountsOpts{Commitment: rpc.CommitmentConfirmed, Encoding: sol.EncodingBase64,
+			DataSlice: &rpc.DataSlice{Offset: &offset, Length: &length}})
 	if err != nil {
 		return nil, c.rpcError("getTokenAccountsByOwner", err)
 	}
-	out := make([]sol.PublicKey, 0, len(res.Value))
+	out := make([]TokenAccount, 0, len(res.Value))
 	for _, a := range res.Value {
-		out = append(out, a.Pubkey)
+		t := TokenAccount{Address: a.Pubkey}
+		if data := a.Account.Data.GetBinary(); len(data) >= 8 {
+			t.Amount = binary.LittleEndian.Uint64(data[:8])
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }
