@@ -6,7 +6,8 @@ ALTER TABLE accounts DROP COLUMN deposit_min_usd, DROP COLUMN deposit_min_eur, D
 
 --bun:split
 
-ALTER TABLE wallets DROP COLUMN deposit_failures, DROP COLUMN deposit_retry_at;
+ALTER TABLE wallets DROP COLUMN deposit_failures, DROP COLUMN deposit_retry_at,
+    DROP COLUMN token_accounts_failures, DROP COLUMN token_accounts_retry_at;
 
 --bun:split
 

@@ -11,11 +11,14 @@ UPDATE watched_accounts SET role = 'address' WHERE asset = 'sol';
 
 --bun:split
 
--- A wallet whose listing or reads failed is left alone until
--- deposit_retry_at, waiting longer after each failure in a row
--- (deposit_failures); the other wallets go on.
+-- A wallet whose reads failed is left alone until deposit_retry_at, one
+-- whose token accounts could not be listed is listed again at
+-- token_accounts_retry_at, each waiting longer after each failure in a
+-- row; the other wallets go on.
 ALTER TABLE wallets ADD COLUMN deposit_failures integer NOT NULL DEFAULT 0,
-    ADD COLUMN deposit_retry_at timestamptz;
+    ADD COLUMN deposit_retry_at timestamptz,
+    ADD COLUMN token_accounts_failures integer NOT NULL DEFAULT 0,
+    ADD COLUMN token_accounts_retry_at timestamptz;
 
 --bun:split
 

@@ -345,20 +345,28 @@ func (w *Watcher) prune(ctx context.Context, network solana.Network, addrs []str
 // rest, doubling the wait with each failure in a row (RetryFirst to
 // RetryMost); a success after failures clears them.
 func (w *Watcher) outcome(ctx context.Context, walletID uuid.UUID, failures int, failed bool) error {
+	return w.backoff(ctx, "deposit", walletID, failures, failed)
+}
+
+// backoff records the outcome of one kind of a wallet's work (what:
+// deposit, its reads; token_accounts, its listing) in its columns
+// <what>_failures and <what>_retry_at.
+func (w *Watcher) backoff(ctx context.Context, what string, walletID uuid.UUID, failures int, failed bool) error {
 	var err error
 	switch {
 	case failed:
-		_, err = w.DB.NewRaw(`UPDATE wallets SET deposit_failures = deposit_failures + 1,
-			deposit_retry_at = now() + least(make_interval(secs => ?) * power(2, least(deposit_failures, 20)), make_interval(secs => ?))
-			WHERE id = ?`, RetryFirst.Seconds(), RetryMost.Seconds(), walletID).Exec(ctx)
+		_, err = w.DB.NewRaw(`UPDATE wallets SET ?0 = ?0 + 1,
+			?1 = now() + least(make_interval(secs => ?2) * power(2, least(?0, 20)), make_interval(secs => ?3))
+			WHERE id = ?4`, bun.Ident(what+"_failures"), bun.Ident(what+"_retry_at"), RetryFirst.Seconds(), RetryMost.Seconds(), walletID).Exec(ctx)
 	case failures > 0:
-		_, err = w.DB.NewRaw(`UPDATE wallets SET deposit_failures = 0, deposit_retry_at = NULL WHERE id = ?`, walletID).Exec(ctx)
+		_, err = w.DB.NewRaw(`UPDATE wallets SET ?0 = 0, ?1 = NULL WHERE id = ?2`,
+			bun.Ident(what+"_failures"), bun.Ident(what+"_retry_at"), walletID).Exec(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("wallet %s: record its outcome: %w", walletID, err)
 	}
 	if failed {
-		w.log().WarnContext(ctx, "a wallet's deposits could not be read: retried later", "wallet_id", walletID, "failures", failures+1)
+		w.log().WarnContext(ctx, "a wallet's "+what+" work failed: retried later", "wallet_id", walletID, "failures", failures+1)
 	}
 	return nil
 }
@@ -453,11 +461,11 @@ func (w *Watcher) listTokenAccounts(ctx context.Context, network solana.Network,
 		ID       uuid.UUID `bun:"id,type:uuid"`
 		Pubkey   string    `bun:"pubkey"`
 		Since    time.Time `bun:"since"`
-		Failures int       `bun:"deposit_failures"`
+		Failures int       `bun:"token_accounts_failures"`
 	}
-	if err := w.DB.NewRaw(`SELECT w.id, w.pubkey, x.since, w.deposit_failures FROM wallets w JOIN watched_accounts x ON x.wallet_id = w.id AND x.asset = 'sol'
+	if err := w.DB.NewRaw(`SELECT w.id, w.pubkey, x.since, w.token_accounts_failures FROM wallets w JOIN watched_accounts x ON x.wallet_id = w.id AND x.asset = 'sol'
 		WHERE x.network = ? AND (w.token_accounts_listed_at IS NULL OR w.token_accounts_listed_at < now() - make_interval(secs => ?))
-			AND (w.deposit_retry_at IS NULL OR w.deposit_retry_at <= now())
+			AND (w.token_accounts_retry_at IS NULL OR w.token_accounts_retry_at <= now())
 		ORDER BY w.token_accounts_listed_at NULLS FIRST LIMIT ?`, network, every.Seconds(), per).Scan(ctx, &due); err != nil {
 		return fmt.Errorf("wallets to list: %w", err)
 	}
@@ -469,7 +477,7 @@ func (w *Watcher) listTokenAccounts(ctx context.Context, network solana.Network,
 				return err
 			}
 			w.log().WarnContext(ctx, "a wallet's token accounts could not be listed", "wallet_id", d.ID, "err", err)
-			if err := w.outcome(ctx, d.ID, d.Failures, true); err != nil {
+			if err := w.backoff(ctx, "token_accounts", d.ID, d.Failures, true); err != nil {
 				return err
 			}
 			continue
@@ -483,7 +491,7 @@ func (w *Watcher) listTokenAccounts(ctx context.Context, network solana.Network,
 		}); err != nil {
 			return fmt.Errorf("wallet %s: %w", d.ID, err)
 		}
-		if err := w.outcome(ctx, d.ID, d.Failures, false); err != nil {
+		if err := w.backoff(ctx, "token_accounts", d.ID, d.Failures, false); err != nil {
 			return err
 		}
 	}
