@@ -16,8 +16,10 @@ import (
 	"testing"
 
 	sol "github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/programs/token"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/chaintest"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -140,4 +142,39 @@ func watchedOf(t *testing.T, db *bun.DB, w wallet.Wallet) map[string]bool {
 		out[a] = true
 	}
 	return out
+}
+
+// mintData is an initialized mint's account data with decimals, no
+// authority, in base64.
+func mintData(decimals byte) string {
+	data := make([]byte, 82)
+	data[44] = decimals
+	data[45] = 1 // initialized
+	return base64.StdEncoding.EncodeToString(data)
+}
+
+// sendToken moves amount from the payer's token account src to dst (a
+// plain Transfer, any mint), signed by the payer, and waits until it is
+// confirmed.
+func sendToken(t *testing.T, c *solana.Client, p *chaintest.Payer, src, dst sol.PublicKey, amount uint64) sol.Signature {
+	t.Helper()
+	ctx := context.Background()
+	bh, err := c.LatestBlockhash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := sol.NewTransaction([]sol.Instruction{token.NewTransferInstruction(amount, src, dst, p.PublicKey(), nil).Build()},
+		bh.Hash, sol.TransactionPayer(p.PublicKey()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, sig, err := solana.Sign(ctx, tx, signer.Plain(ed25519.PrivateKey(p.Key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Broadcast(ctx, raw); err != nil {
+		t.Fatal(err)
+	}
+	waitConfirmed(t, c, sig)
+	return sig
 }
