@@ -162,6 +162,10 @@ var Permissions = map[string]Rule{
 	"get-fee-payer":    {What: "read the fee payer", Access: readAll},
 	"update-fee-payer": {What: "manage the fee payer", Access: adminsOnly},
 	"fund-fee-payer":   {What: "fund the fee payer on a local chain", Access: adminsOnly},
+	// The deposit minimums decide which deposits are announced: an agent
+	// must not silence the events that tell humans money came in.
+	"get-account-settings":    {What: "read the account's settings", Access: readAll},
+	"update-account-settings": {What: "change the account's settings", Access: adminsOnly},
 	// The dashboard's live events (GET /api/dashboard/v1/events, outside
 	// the OpenAPI document): a person's page, never a key.
 	"stream-events": {What: "stream the account's events", Wallets: true, Access: sessionsOnly,

@@ -26,6 +26,9 @@ type Deposit struct {
 	Counterparty string    `bun:"counterparty"`
 	Slot         uint64    `bun:"slot"`
 	Status       string    `bun:"status"`
+	// BelowMinimum: below the account's minimum when recorded, so not
+	// announced.
+	BelowMinimum bool      `bun:"below_minimum"`
 	CreatedAt    time.Time `bun:"created_at"`
 }
 

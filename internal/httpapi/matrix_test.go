@@ -260,6 +260,7 @@ func matrixSamples(hookURL string) map[string]any {
 		"fund-wallet":             map[string]any{"usdc": 1, "sol": 0.01},
 		"update-fee-payer":        map[string]any{"enabled": false, "daily_budget_sol": 1},
 		"fund-fee-payer":          map[string]any{"sol": 0.01},
+		"update-account-settings": map[string]any{"deposit_min_usdc": 0.01},
 		"approve":                 map[string]any{"note": "n"},
 		"reject":                  map[string]any{"note": "n"},
 		"create-webhook-endpoint": map[string]any{"url": hookURL, "events": []string{"tx.sent"}},

@@ -246,6 +246,7 @@ func (s *server) newAPI(mux *http.ServeMux) huma.API {
 	s.registerWebhooks(api)
 	s.registerUsers(api)
 	s.registerFeePayer(api)
+	s.registerAccountSettings(api)
 	s.registerX402(api)
 	s.registerMPP(api)
 	documentRateLimits(api)

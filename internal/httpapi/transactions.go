@@ -40,6 +40,7 @@ type Transaction struct {
 	Attempts     int       `json:"attempts" minimum:"1" doc:"How many transactions were signed for this payment: 1, plus one each time the current one's blockhash expired before it landed and the payment was signed again (up to the worker's SEND_MAX_ATTEMPTS). signature and fee_lamports are the current attempt's." example:"1"`
 	// PreviousSignatures are never null: a payment signed once has none.
 	Resource           *string  `json:"resource,omitempty" doc:"Only on kind x402: the URL paid for." example:"https://api.example.com/weather"`
+	BelowMinimum       bool     `json:"below_minimum,omitempty" doc:"Only on a deposit (receive) below the account's minimum for its asset (GET /account/settings): recorded and listed, but not announced (no tx.received event). Absent otherwise." example:"true"`
 	PreviousSignatures []string `json:"previous_signatures" doc:"The signatures of the earlier attempts, oldest first: each expired unseen and can never land. A send's Idempotency-Key replay keeps answering the first signature." example:"[]"`
 }
 
@@ -218,6 +219,7 @@ func depositOf(d *deposit.Deposit) Transaction {
 		ID: d.ID.String(), Signature: d.Signature, Kind: d.Asset, Asset: strings.ToUpper(d.Asset), Direction: "receive",
 		Amount: quantityOf(d.Asset, d.Amount), Counterparty: d.Counterparty, Status: d.Status,
 		CreatedAt: d.CreatedAt.UTC(), WalletID: d.WalletID.String(), Attempts: 1, PreviousSignatures: []string{},
+		BelowMinimum: d.BelowMinimum,
 	}
 }
 
