@@ -4,6 +4,30 @@
  */
 
 export interface paths {
+    "/api/public/v1/account/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the account's settings
+         * @description The account's settings: the minimum of a deposit that is announced, per currency. Deposits below it are recorded and listed (`GET /transactions`, `below_minimum: true`) but raise no `tx.received` event, so dust sent by strangers does not reach every webhook endpoint.
+         */
+        get: operations["get-account-settings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the account's settings
+         * @description Owners and admin keys only. Sets the fields given; the others stay. The minimums apply to deposits recorded from then on.
+         */
+        patch: operations["update-account-settings"];
+        trace?: never;
+    };
     "/api/public/v1/agents": {
         parameters: {
             query?: never;
@@ -965,6 +989,23 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AccountSettings: {
+            /**
+             * @description The same for a EUR stablecoin (EURC), in euros. Default 0.01.
+             * @example 0.01
+             */
+            deposit_min_eur: number;
+            /**
+             * @description The same for SOL. Default 0.001.
+             * @example 0.001
+             */
+            deposit_min_sol: number;
+            /**
+             * @description Deposits of a USD stablecoin (USDC) below this amount are recorded and listed with below_minimum true, but not announced (no tx.received event). Default 0.01.
+             * @example 0.01
+             */
+            deposit_min_usdc: number;
+        };
         Agent: {
             /** @description Live balance; only in the single-agent answer. */
             balance?: components["schemas"]["Balance"];
@@ -2526,6 +2567,23 @@ export interface components {
              */
             wallet_ids: string[] | null;
         };
+        PatchAccountSettingsInputBody: {
+            /**
+             * @description Deposits of a EUR stablecoin below this are not announced: 0 to 1,000,000, at most 6 decimals.
+             * @example 0.01
+             */
+            deposit_min_eur?: number;
+            /**
+             * @description Deposits of SOL below this are not announced: 0 to 1,000, at most 9 decimals.
+             * @example 0.001
+             */
+            deposit_min_sol?: number;
+            /**
+             * @description Deposits of a USD stablecoin below this are not announced: 0 to 1,000,000, at most 6 decimals; 0 announces every deposit.
+             * @example 0.01
+             */
+            deposit_min_usdc?: number;
+        };
         Policy: {
             /**
              * @description When the agent may pay; null: any time.
@@ -3213,6 +3271,11 @@ export interface components {
              */
             attempts: number;
             /**
+             * @description Only on a deposit (receive) below the account's minimum for its asset (GET /account/settings): recorded and listed, but not announced (no tx.received event). Absent otherwise.
+             * @example true
+             */
+            below_minimum?: boolean;
+            /**
              * @description The recipient's address (a send), or the sender's (a receive: the owner whose holding fell most).
              * @example 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM
              */
@@ -3672,6 +3735,140 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    "get-account-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountSettings"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "update-account-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchAccountSettingsInputBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountSettings"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; approver keys: refused; viewer keys: refused. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "list-agents": {
         parameters: {
             query?: {
