@@ -6,6 +6,7 @@ import type { Analytics } from '../../services/analytics';
 import type { Approval } from '../../services/approvals';
 import { WALLETS_SHOWN } from '../../services/overview';
 import type { Session } from '../../services/session';
+import { DepositMinimums } from './DepositMinimums';
 import { FeePayerCard } from './FeePayerCard';
 import { Glance } from './Glance';
 import { LowSol } from './LowSol';
@@ -110,6 +111,8 @@ export function OverviewPage({ session, pending }: { session: Session; pending: 
           </Link>
         </p>
       </section>
+
+      <DepositMinimums session={session} />
     </main>
   );
 }
