@@ -83,7 +83,7 @@ const DefaultReadBudget = 15 * time.Second
 // after RetryFirst, doubling with each failure in a row, at most
 // RetryMost.
 const (
-	RetryFirst = 2 * time.Second
+	RetryFirst = 5 * time.Second
 	RetryMost  = 5 * time.Minute
 )
 
