@@ -389,7 +389,8 @@ func (w *Watcher) ensure(ctx context.Context, network solana.Network, c *solana.
 		Since  time.Time `bun:"since"`
 	}
 	if err := w.DB.NewRaw(`SELECT w.id, w.pubkey, x.since FROM wallets w JOIN watched_accounts x ON x.wallet_id = w.id AND x.asset = 'sol'
-		WHERE x.network = ? AND NOT EXISTS (SELECT 1 FROM watched_accounts u WHERE u.wallet_id = w.id AND u.asset = 'usdc' AND u.role = 'associated')`, network).Scan(ctx, &missing); err != nil {
+		WHERE x.network = ? AND NOT EXISTS (SELECT 1 FROM watched_accounts u WHERE u.wallet_id = w.id AND u.asset = 'usdc'
+			AND (u.role = 'associated' OR u.role IS NULL))`, network).Scan(ctx, &missing); err != nil {
 		return fmt.Errorf("find unwatched USDC accounts: %w", err)
 	}
 	for _, m := range missing {
@@ -410,6 +411,9 @@ func (w *Watcher) ensure(ctx context.Context, network solana.Network, c *solana.
 // classify names the role of the USDC accounts watched before roles were
 // kept: the wallet's associated account, or one listed.
 func (w *Watcher) classify(ctx context.Context, network solana.Network) error {
+	if _, err := w.DB.NewRaw(`UPDATE watched_accounts SET role = 'address' WHERE network = ? AND role IS NULL AND asset = 'sol'`, network).Exec(ctx); err != nil {
+		return fmt.Errorf("name watched addresses' role: %w", err)
+	}
 	var rows []struct {
 		Address string `bun:"address"`
 		Pubkey  string `bun:"pubkey"`
@@ -418,14 +422,18 @@ func (w *Watcher) classify(ctx context.Context, network solana.Network) error {
 		WHERE x.network = ? AND x.role IS NULL AND x.asset = 'usdc' LIMIT 1000`, network).Scan(ctx, &rows); err != nil {
 		return fmt.Errorf("watched accounts without a role: %w", err)
 	}
+	byRole := map[string][]string{}
 	for _, r := range rows {
 		role := roleListed
 		if ata, err := network.AssociatedUSDC(sol.MustPublicKeyFromBase58(r.Pubkey)); err == nil && ata.String() == r.Address {
 			role = roleAssociated
 		}
-		if _, err := w.DB.NewRaw(`UPDATE watched_accounts SET role = ? WHERE network = ? AND address = ? AND role IS NULL`,
-			role, network, r.Address).Exec(ctx); err != nil {
-			return fmt.Errorf("name a watched account's role: %w", err)
+		byRole[role] = append(byRole[role], r.Address)
+	}
+	for role, addrs := range byRole {
+		if _, err := w.DB.NewRaw(`UPDATE watched_accounts SET role = ? WHERE network = ? AND address IN (?) AND role IS NULL`,
+			role, network, bun.List(addrs)).Exec(ctx); err != nil {
+			return fmt.Errorf("name watched accounts' roles: %w", err)
 		}
 	}
 	return nil
