@@ -67,6 +67,9 @@ const (
 	// ActionFeePayerUpdated: the account's fee payer turned on or off, or
 	// its daily budget changed (made, the first time it is enabled).
 	ActionFeePayerUpdated = "fee_payer.updated"
+	// ActionAccountSettingsUpdated: the account's settings changed (the
+	// deposit minimums: which deposits are announced).
+	ActionAccountSettingsUpdated = "account.settings_updated"
 	// An x402 payment signed in the worker, and one that ended without
 	// landing (its reservation released).
 	ActionX402Signed  = "x402.signed"
@@ -83,6 +86,7 @@ var Actions = []string{
 	ActionKeyCreated, ActionKeyRotated, ActionKeyRevoked, ActionPermissionDenied,
 	ActionSignedIn, ActionSignInFailed, ActionSignedOut, ActionUserAdded, ActionUserChanged, ActionUserRemoved,
 	ActionFeePayerUpdated, ActionX402Signed, ActionX402Expired, ActionMPPSigned, ActionMPPExpired,
+	ActionAccountSettingsUpdated,
 }
 
 // Record is one entry of the log as stored: its place in the chain

@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -121,11 +123,26 @@ func (s *server) patchAccountSettings(ctx context.Context, in *patchAccountSetti
 	}
 	p := principal(ctx)
 	if len(set) > 0 {
-		q := s.DB.NewUpdate().Table("accounts").Where("id = ?", p.AccountID)
-		for col, v := range set {
-			q = q.Set("? = ?", bun.Ident(col), v)
-		}
-		if _, err := q.Exec(ctx); err != nil {
+		// The change and its audit entry in one commit: which deposits are
+		// announced is something humans must be able to trace.
+		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			q := tx.NewUpdate().Table("accounts").Where("id = ?", p.AccountID)
+			for col, v := range set {
+				q = q.Set("? = ?", bun.Ident(col), v)
+			}
+			if _, err := q.Exec(ctx); err != nil {
+				return err
+			}
+			return audit.Append(ctx, tx, audit.Entry{
+				AccountID: p.AccountID,
+				At:        time.Now().UTC(),
+				Actor:     audit.Actor(p.ActorID()),
+				Action:    audit.ActionAccountSettingsUpdated,
+				Target:    "account",
+				Details:   set,
+			})
+		})
+		if err != nil {
 			return nil, s.fail(ctx, err)
 		}
 		s.log.InfoContext(ctx, "account settings changed", "fields", len(set), "by", p.ActorID())

@@ -42,6 +42,16 @@ func TestDeposits_BelowTheMinimumListedNotAnnounced(t *testing.T) {
 	if status, got := e.do("PATCH", path, e.key, map[string]any{"deposit_min_usdc": -1}); status != http.StatusUnprocessableEntity {
 		t.Fatalf("a negative minimum: %d %v", status, got)
 	}
+	// The one change made is in the audit log, with who made it.
+	waitfor.True(t, "the change in the audit log", func() bool {
+		_, got := e.do("GET", "/api/public/v1/audit-log?action=account.settings_updated", e.key, nil)
+		entries, _ := got["entries"].([]any)
+		if len(entries) != 1 {
+			return false
+		}
+		d, _ := entries[0].(map[string]any)["details"].(map[string]any)
+		return d["deposit_min_usd"] == 1_500_000.0 && d["deposit_min_sol"] == 2_000_000.0
+	})
 	e.watchDeposits()
 
 	from := chaintest.NewPayer(t, e.ln, 100_000_000, 2*solana.LamportsPerSOL)

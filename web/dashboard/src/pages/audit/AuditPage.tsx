@@ -45,6 +45,7 @@ const ACTIONS = [
   'x402.expired',
   'mpp.signed',
   'mpp.expired',
+  'account.settings_updated',
 ];
 
 /**
