@@ -534,12 +534,13 @@ func (w *Watcher) keepListed(ctx context.Context, tx bun.Tx, network solana.Netw
 		switch {
 		case held[r.Address] > 0:
 			watchedNow[r.Address] = true
-		case !r.Balance.Valid || r.Balance.Int64 == 0:
+		case r.Balance.Valid && r.Balance.Int64 == 0:
 			// Empty or gone, and nothing of it left unexamined.
 			gone = append(gone, r.Address)
 		default:
-			// Emptied since its last examination: the scan examines it
-			// (its outflow, its ledger) and prunes it then.
+			// Emptied since its last examination, or never examined yet:
+			// the scan examines it (its deposits, its outflow, its
+			// ledger) and prunes it then.
 			watchedNow[r.Address] = true
 		}
 	}

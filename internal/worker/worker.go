@@ -160,7 +160,8 @@ func (d Deps) depositsScan(ctx context.Context, _ *asynq.Task) error {
 	defer cancel()
 	st, err := d.Deposits.Scan(ctx)
 	if err != nil {
-		d.Log.WarnContext(ctx, "deposit scan incomplete", "err", err, "changed", st.Changed, "deposits", st.Deposits)
+		d.Log.WarnContext(ctx, "deposit scan incomplete", "err", err, "watched", st.Watched, "read", st.Read, "resting", st.Resting,
+			"changed", st.Changed, "deposits", st.Deposits)
 		return nil
 	}
 	if st.Deposits > 0 {
