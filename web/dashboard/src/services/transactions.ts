@@ -31,6 +31,8 @@ export interface Transaction {
   approvalId: string | null;
   /** The paid resource's URL, for an x402 payment or an MPP charge. */
   resource: string | null;
+  /** A deposit below the account's minimum: recorded, not announced (no tx.received). */
+  belowMinimum: boolean;
   createdAt: Date;
 }
 
@@ -51,6 +53,7 @@ export const toTransaction = (t: TransactionFromAPI): Transaction => ({
   feePayer: t.fee_payer,
   approvalId: t.approval_id,
   resource: t.resource ?? null,
+  belowMinimum: t.below_minimum ?? false,
   createdAt: date(t.created_at),
 });
 

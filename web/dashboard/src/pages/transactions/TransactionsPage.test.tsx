@@ -41,3 +41,13 @@ test('a purchase whose resource is not known says it paid for one', async () => 
   renderRoute('/transactions', <TransactionsPage session={session()} />);
   expect(within(await rowOf('S1')).getByTestId('mpp-resource').textContent).toBe('MPP · a paid resource');
 });
+
+test('a deposit below the minimum says so; one at it does not', async () => {
+  theAPI([
+    transactionFromAPI({ id: 't2', signature: 'S2', direction: 'receive', amount: 0.000001, below_minimum: true }),
+    transactionFromAPI({ id: 't1', signature: 'S1', direction: 'receive', amount: 2 }),
+  ]);
+  renderRoute('/transactions', <TransactionsPage session={session()} />);
+  expect(within(await rowOf('S2')).getByTestId('below-minimum').textContent).toBe('below minimum');
+  expect(within(await rowOf('S1')).queryByTestId('below-minimum')).toBeNull();
+});

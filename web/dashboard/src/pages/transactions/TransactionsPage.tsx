@@ -116,6 +116,11 @@ export function TransactionsPage({ session }: { session: Session }) {
                   <span className={t.direction === 'receive' ? '' : 'sm:hidden'}>{t.direction === 'receive' ? 'from ' : 'to '}</span>
                   <Address value={t.counterparty} />
                 </span>
+                {t.belowMinimum && (
+                  <div data-testid="below-minimum">
+                    <small title="Below the account's deposit minimum: recorded, not announced to webhook endpoints">below minimum</small>
+                  </div>
+                )}
                 {(t.kind === 'x402' || t.kind === 'mpp') && (
                   <div data-testid={`${t.kind}-resource`}>
                     {/* The seller's URL, shown as text: it is not ours to link. */}
