@@ -53,7 +53,7 @@ func (e *env) fixtures(key, hookURL string) matrixFixtures {
 		e.t.Fatal(err)
 	}
 	user := newAddress()
-	if _, err := auth.AddUser(e.t.Context(), e.db, acct.AccountID, user, auth.RoleViewer); err != nil {
+	if _, err := auth.AddUser(e.t.Context(), e.db, acct.AccountID, user, auth.RoleViewer, "operator"); err != nil {
 		e.t.Fatal(err)
 	}
 	return matrixFixtures{
