@@ -16,17 +16,17 @@ import (
 
 // WalletExport is an owner's request to export a wallet's secret.
 type WalletExport struct {
-	ID          string     `json:"id" format:"uuid" doc:"Export request id." example:"0b6f3c2e-5d4a-4e7b-9c1d-2a3b4c5d6e7f"`
-	WalletID    string     `json:"wallet_id" format:"uuid" doc:"The wallet whose secret is exported." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
-	State       string     `json:"state" enum:"pending,approved,exported,rejected,void" doc:"pending until another owner approves or rejects it; approved until a worker has sealed the secret (exported); void when, before that, the owner who asked stopped being an owner or the approver stopped qualifying." example:"pending"`
+	ID       string `json:"id" format:"uuid" doc:"Export request id." example:"0b6f3c2e-5d4a-4e7b-9c1d-2a3b4c5d6e7f"`
+	WalletID string `json:"wallet_id" format:"uuid" doc:"The wallet whose secret is exported." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	State    string `json:"state" enum:"pending,approved,exported,rejected,void" doc:"pending until another owner approves or rejects it; approved until a worker has sealed the secret (exported); void when, before that, the owner who asked stopped being an owner or the approver stopped qualifying." example:"pending"`
 	// The approver sees what they agree to: the key the secret goes to.
-	RecipientPublicKey string `json:"recipient_public_key" doc:"The X25519 public key (32 bytes, base64) the secret is sealed to, as the owner who asked gave it." example:"q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80="`
-	RequestedBy string     `json:"requested_by" doc:"The owner who asked (user:<address>)." example:"user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
-	RequestedAt time.Time  `json:"requested_at" doc:"When it was asked, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
-	DecidedBy   *string    `json:"decided_by,omitempty" doc:"The owner who approved or rejected it." example:"user:7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"`
-	DecidedAt   *time.Time `json:"decided_at,omitempty" doc:"When it was approved, rejected or voided, ISO 8601 UTC." example:"2026-04-01T12:05:00Z"`
-	SealedAt    *time.Time `json:"sealed_at,omitempty" doc:"When a worker sealed the secret, ISO 8601 UTC." example:"2026-04-01T12:05:01Z"`
-	VoidReason  *string    `json:"void_reason,omitempty" doc:"Why the request is void." example:"the owner who asked for the export is no longer an owner"`
+	RecipientPublicKey string     `json:"recipient_public_key" doc:"The X25519 public key (32 bytes, base64) the secret is sealed to, as the owner who asked gave it." example:"q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80="`
+	RequestedBy        string     `json:"requested_by" doc:"The owner who asked (user:<address>)." example:"user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	RequestedAt        time.Time  `json:"requested_at" doc:"When it was asked, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
+	DecidedBy          *string    `json:"decided_by,omitempty" doc:"The owner who approved or rejected it." example:"user:7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"`
+	DecidedAt          *time.Time `json:"decided_at,omitempty" doc:"When it was approved, rejected or voided, ISO 8601 UTC." example:"2026-04-01T12:05:00Z"`
+	SealedAt           *time.Time `json:"sealed_at,omitempty" doc:"When a worker sealed the secret, ISO 8601 UTC." example:"2026-04-01T12:05:01Z"`
+	VoidReason         *string    `json:"void_reason,omitempty" doc:"Why the request is void." example:"the owner who asked for the export is no longer an owner"`
 	// The secret, sealed: only the recipient key's holder opens it.
 	SealedSecret *string `json:"sealed_secret,omitempty" example:"BASE64..." doc:"Once exported: the wallet's 32-byte Ed25519 seed sealed with HPKE (RFC 9180: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-256-GCM, base mode; info \"agentwallet/wallet-export/v1/\" followed by the wallet's 32-byte public key) to recipient_public_key, base64: the encapsulated key followed by the ciphertext."`
 }
