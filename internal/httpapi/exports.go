@@ -184,7 +184,7 @@ func (s *server) decideExport(approve bool) func(context.Context, *exportInput) 
 func (s *server) listExports(ctx context.Context, in *listExportsInput) (*listExportsOutput, error) {
 	f := wallet.ExportFilter{State: wallet.ExportState(in.State), Limit: in.size() + 1}
 	if in.WalletID != "" {
-		id, err := s.walletID(ctx, in.WalletID)
+		id, err := s.walletFilter(ctx, in.WalletID)
 		if err != nil {
 			return nil, err
 		}

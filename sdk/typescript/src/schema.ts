@@ -402,6 +402,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List export requests
+         * @description The account's requests to export a wallet's secret, newest first: what an owner looks at before approving one (the wallet, who asked, and the recipient key).
+         */
+        get: operations["list-wallet-exports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/fee-payer": {
         parameters: {
             query?: never;
@@ -769,7 +789,7 @@ export interface paths {
         put?: never;
         /**
          * Approve an export
-         * @description Another owner than the one who asked approves: a worker seals the wallet's secret to the recipient key, and the wallet is marked exported for good (`exported_at`). 403 for the owner who asked; 409 when already decided; 503 when no worker sealed it in time (it stays pending). Audited.
+         * @description Another owner than the one who asked approves: a worker then seals the wallet's secret to the recipient key, and the wallet is marked exported for good (`exported_at`). The approver must have been an owner before the export was asked, and must not have been added by the owner who asked (403 otherwise, and for the owner who asked). The answer is the request once a worker sealed it (exported), or, when none did within a few seconds, approved: a worker seals it as soon as one runs. 409 when already decided or void. Audited.
          */
         post: operations["approve-wallet-export"];
         delete?: never;
@@ -2204,6 +2224,15 @@ export interface components {
             /** @description The account's endpoints, newest first. */
             endpoints: components["schemas"]["WebhookEndpoint"][];
         };
+        ListExportsOutputBody: {
+            /** @description Newest first. */
+            exports: components["schemas"]["WalletExport"][];
+            /**
+             * @description Pass as cursor for the next page; null on the last page.
+             * @example MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU
+             */
+            next_cursor: string | null;
+        };
         ListKeysOutputBody: {
             /** @description The account's keys, revoked ones included, newest first. */
             keys: components["schemas"]["Key"][];
@@ -3387,7 +3416,7 @@ export interface components {
         WalletExport: {
             /**
              * Format: date-time
-             * @description When it was approved or rejected, ISO 8601 UTC.
+             * @description When it was approved, rejected or voided, ISO 8601 UTC.
              * @example 2026-04-01T12:05:00Z
              */
             decided_at?: string;
@@ -3403,6 +3432,11 @@ export interface components {
              */
             id: string;
             /**
+             * @description The X25519 public key (32 bytes, base64) the secret is sealed to, as the owner who asked gave it.
+             * @example q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=
+             */
+            recipient_public_key: string;
+            /**
              * Format: date-time
              * @description When it was asked, ISO 8601 UTC.
              * @example 2026-04-01T12:00:00Z
@@ -3414,16 +3448,27 @@ export interface components {
              */
             requested_by: string;
             /**
+             * Format: date-time
+             * @description When a worker sealed the secret, ISO 8601 UTC.
+             * @example 2026-04-01T12:05:01Z
+             */
+            sealed_at?: string;
+            /**
              * @description Once exported: the wallet's 32-byte Ed25519 seed sealed with HPKE (RFC 9180: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-256-GCM, base mode; info "agentwallet/wallet-export/v1/" followed by the wallet's 32-byte public key) to recipient_public_key, base64: the encapsulated key followed by the ciphertext.
              * @example BASE64...
              */
             sealed_secret?: string;
             /**
-             * @description pending until another owner approves (exported) or rejects it.
+             * @description pending until another owner approves or rejects it; approved until a worker has sealed the secret (exported); void when, before that, the owner who asked stopped being an owner or the approver stopped qualifying.
              * @example pending
              * @enum {string}
              */
-            state: "pending" | "exported" | "rejected";
+            state: "pending" | "approved" | "exported" | "rejected" | "void";
+            /**
+             * @description Why the request is void.
+             * @example the owner who asked for the export is no longer an owner
+             */
+            void_reason?: string;
             /**
              * Format: uuid
              * @description The wallet whose secret is exported.
@@ -5549,6 +5594,89 @@ export interface operations {
             };
         };
     };
+    "list-wallet-exports": {
+        parameters: {
+            query?: {
+                /** @description Only this wallet's requests. */
+                wallet_id?: string;
+                /** @description Only requests in this state. */
+                state?: "pending" | "approved" | "exported" | "rejected" | "void";
+                /** @description Where to continue: the next_cursor of the previous page. Omit for the first page. */
+                cursor?: string;
+                /** @description Page size, 1 to 100. A page also ends early, with next_cursor, before it passes 1 MiB of JSON. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListExportsOutputBody"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: refused; approver keys: refused; viewer keys: refused. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "get-fee-payer": {
         parameters: {
             query?: never;
@@ -7351,7 +7479,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: refused; approver keys: refused; viewer keys: refused; never by the owner who asked for the export. */
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: refused; approver keys: refused; viewer keys: refused; never by the owner who asked for the export, nor by an owner who became one after it was asked or was added by the owner who asked. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7398,15 +7526,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
