@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -215,6 +216,8 @@ func TestRedisACL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var workerStop sync.Once
+	t.Cleanup(func() { workerStop.Do(stopWorker) })
 	keysCtx, stopKeys := context.WithCancel(ctx)
 	keysDone := make(chan struct{})
 	go func() {
@@ -238,6 +241,9 @@ func TestRedisACL(t *testing.T) {
 	if err := sched.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var schedStop sync.Once
+	stopScheduler := func() { schedStop.Do(sched.Shutdown) }
+	t.Cleanup(stopScheduler) // before the test ends, even when it fails
 
 	// ---- api: the HTTP handler (readiness, sign-in, metrics, queue UI),
 	// the outcome subscription, the hand-off, the keymaker's wake and the
@@ -415,8 +421,8 @@ func TestRedisACL(t *testing.T) {
 	}
 
 	// Everything stops (asynq clears its servers' and scheduler's state).
-	sched.Shutdown()
-	stopWorker()
+	stopScheduler()
+	workerStop.Do(stopWorker)
 	stopKeys()
 	<-keysDone
 	stopWaiter()
