@@ -55,7 +55,7 @@ type Getenv func(string) string
 type Common struct {
 	DatabaseURL string // DATABASE_URL
 	// Redis: REDIS_URL, or REDIS_SENTINELS with REDIS_MASTER_NAME (and
-	// REDIS_SENTINEL_PASSWORD).
+	// REDIS_SENTINEL_USERNAME, REDIS_SENTINEL_PASSWORD).
 	Redis    Redis
 	LogLevel slog.Level // LOG_LEVEL: debug, info, warn, error
 }
