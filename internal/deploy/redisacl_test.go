@@ -50,7 +50,7 @@ const (
 // and the lines as written.
 func aclLines(t *testing.T) (map[string][]string, []string) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(repoRoot(t), "deploy", "redis-acl.conf"))
+	f, err := os.Open(filepath.Join(repoRoot(t), "docs", "redis-acl.conf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func aclLines(t *testing.T) (map[string][]string, []string) {
 	return rules, lines
 }
 
-// Each process's Redis user, exactly as deploy/redis-acl.conf (and
+// Each process's Redis user, exactly as docs/redis-acl.conf (and
 // docs/deploy.md) give it, runs that process's code without one refusal:
 // the scheduler's periodic enqueue, the worker's asynq servers (process,
 // retry, forward, archive, shut down), the hand-off and the keymaker's
