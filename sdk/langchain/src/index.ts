@@ -388,7 +388,11 @@ export function agentWalletTools({ client, walletId, dashboardUrl, payPreference
    * no id when a wallet out of the key's reach paid it.
    */
   const earlierPayment = async (e: ChallengePaidError) => {
-    const out = { status: 'already_paid', ...(e.protocol ? { protocol: e.protocol } : {}), ...(e.paymentId ? { payment_id: e.paymentId } : {}) };
+    const out = {
+      status: 'already_paid',
+      ...(e.protocol ? { protocol: e.protocol } : {}),
+      ...(e.paymentId ? { payment_id: e.paymentId } : {}),
+    };
     if (!e.paymentId || e.protocol !== 'mpp') return out;
     try {
       const p = await client.mpp.payments.get(e.paymentId);

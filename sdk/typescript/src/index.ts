@@ -181,7 +181,9 @@ function payRefusal(protocol: PayProtocol, response: Response, data: unknown, er
     return new ApprovalPendingError('the payment waits for a human to approve it', requestId, d.approval_id ?? '', d.payment_id);
   }
   const e = (error ?? {}) as { error?: string; reason?: string; payment_id?: string };
-  if (response.status === 403 && e.reason) return new PaymentBlockedError(e.error ?? 'Blocked by policy', 403, requestId, e.reason as BlockReason, protocol);
+  if (response.status === 403 && e.reason) {
+    return new PaymentBlockedError(e.error ?? 'Blocked by policy', 403, requestId, e.reason as BlockReason, protocol);
+  }
   if (response.status === 409 && e.reason === 'already_paid') {
     return new ChallengePaidError(e.error ?? 'the challenge was already paid', 409, requestId, e.payment_id, protocol);
   }
