@@ -79,7 +79,7 @@ export interface paths {
         put?: never;
         /**
          * Pay an MPP charge
-         * @description Reads the Payment challenges of a seller's 402 (the Machine Payments Protocol) and chooses the Solana `charge` the wallet can pay (the wallet's network, an asset its policy lists, an unexpired challenge not paid before by this account, at most `max_usdc`; 422 naming each challenge's reason when none is), then puts it through the wallet's policy as a send of its whole amount would go, every split recipient held to the allowlist: 403 `Blocked by policy` with `reason`, 202 `pending_approval`, or 200 `signed`: the worker signed the charge's transaction with the wallet's key (partially when the seller's fee payer pays the fee: the wallet needs no SOL; else the wallet pays it) and the answer carries the credential to retry the request with; the seller broadcasts it. The amount stays reserved against the daily limit until the chain shows the payment landed (settled) or its blockhash expired (expired, `mpp.expired`). Idempotency-Key as on sends.
+         * @description Reads the Payment challenges of a seller's 402 (the Machine Payments Protocol) and chooses the Solana `charge` the wallet can pay (the wallet's network, an asset its policy lists, an unexpired challenge, at most `max_usdc`; 422 naming each challenge's reason when none is). A 402 carrying a challenge this account already paid (by any of its wallets) answers 409 with reason `already_paid` and that payment's `payment_id` (when the key reaches its wallet): a challenge is paid once, and nothing is judged or signed. Otherwise it puts the charge through the wallet's policy as a send of its whole amount would go, every split recipient held to the allowlist: 403 `Blocked by policy` with `reason`, 202 `pending_approval`, or 200 `signed`: the worker signed the charge's transaction with the wallet's key (partially when the seller's fee payer pays the fee: the wallet needs no SOL; else the wallet pays it) and the answer carries the credential to retry the request with; the seller broadcasts it. The amount stays reserved against the daily limit until the chain shows the payment landed (settled) or its blockhash expired (expired, `mpp.expired`). Idempotency-Key as on sends.
          */
         post: operations["mpp-pay"];
         delete?: never;
@@ -1988,11 +1988,17 @@ export interface components {
              */
             error: string;
             /**
-             * @description When a send is blocked by policy (403): the rule that blocked it (exceeds_weekly_limit and exceeds_monthly_limit: the rolling 7 or 30 days' total; exceeds_velocity: max_tx_per_hour or max_tx_per_day payments already made; outside_active_hours: outside the wallet's active hours). When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded; because the wallet's key store (an HSM or a KMS) cannot sign now: signer_unavailable (in each, nothing was signed or reserved).
+             * Format: uuid
+             * @description Only with reason already_paid: the account's earlier payment of the challenge (GET /mpp/payments/{id}); absent when a wallet out of the key's reach paid it.
+             * @example 0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a
+             */
+            payment_id?: string;
+            /**
+             * @description When a send is blocked by policy (403): the rule that blocked it (exceeds_weekly_limit and exceeds_monthly_limit: the rolling 7 or 30 days' total; exceeds_velocity: max_tx_per_hour or max_tx_per_day payments already made; outside_active_hours: outside the wallet's active hours). When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded; because the wallet's key store (an HSM or a KMS) cannot sign now: signer_unavailable (in each, nothing was signed or reserved). When an MPP payment answers 409 because the account already paid one of the seller's challenges: already_paid (payment_id names that payment; nothing was signed).
              * @example exceeds_daily_limit
              * @enum {string}
              */
-            reason?: "wallet_frozen" | "asset_not_allowed" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "fee_cap_below_market" | "fee_payer_budget_exceeded" | "signer_unavailable";
+            reason?: "wallet_frozen" | "asset_not_allowed" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "fee_cap_below_market" | "fee_payer_budget_exceeded" | "signer_unavailable" | "already_paid";
             /**
              * @description Only when a send in a EUR stablecoin is blocked by policy: what the EUR daily limit still allows today (UTC), in euros.
              * @example 4.5
