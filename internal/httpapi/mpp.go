@@ -202,7 +202,7 @@ func (s *server) parseMPP(ctx context.Context, walletParam string, in *MPPPayBod
 	r.X402 = &payment.X402Request{
 		Protocol: payment.ProtocolMPP, Challenge: []byte(in.Challenge), Index: c.Index, Max: b.maxMicros(), Resource: in.Resource,
 		Description: shown(c.Challenge.Description, maxDescription), NetworkID: c.Charge.Network, ApprovalID: b.grant,
-		ChallengeID: c.Challenge.ID, Realm: c.Challenge.Realm, Splits: splits,
+		ChallengeID: c.Challenge.ID, Realm: shown(c.Challenge.Realm, maxRealm), Splits: splits,
 	}
 	return r, nil
 }
