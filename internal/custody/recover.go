@@ -25,9 +25,9 @@ import (
 // (with the wallet's freeze) before anything is signed, each transaction
 // signed before it is broadcast, and the balance moved out.
 const (
-	ActionRecoveryStarted = "wallet.recovery_started"
-	ActionRecoverySigned  = "wallet.recovery_signed"
-	ActionRecovered       = "wallet.recovered"
+	ActionRecoveryStarted = audit.ActionRecoveryStarted
+	ActionRecoverySigned  = audit.ActionRecoverySigned
+	ActionRecovered       = audit.ActionRecovered
 )
 
 // ErrNothingToRecover is a wallet with no USDC.

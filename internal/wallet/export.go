@@ -17,11 +17,11 @@ import (
 
 // Audit actions of an export.
 const (
-	ActionExportRequested = "wallet.export_requested"
-	ActionExportApproved  = "wallet.export_approved"
-	ActionExported        = "wallet.exported"
-	ActionExportRejected  = "wallet.export_rejected"
-	ActionExportVoided    = "wallet.export_voided"
+	ActionExportRequested = audit.ActionExportRequested
+	ActionExportApproved  = audit.ActionExportApproved
+	ActionExported        = audit.ActionExported
+	ActionExportRejected  = audit.ActionExportRejected
+	ActionExportVoided    = audit.ActionExportVoided
 )
 
 // ExportState is where an export request is.
