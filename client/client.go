@@ -124,6 +124,23 @@ func (e *BlockedError) Error() string {
 	return fmt.Sprintf("agentwallet: blocked by policy (%s; %s USD left today)", e.Reason, e.RemainingTodayUSDC)
 }
 
+// ChallengePaidError is a payment to a seller the service did not sign
+// because this account already paid the seller's challenge (409, reason
+// ReasonAlreadyPaid): a challenge is paid once, whichever wallet asks.
+// PaymentID is that earlier payment (GetMPPPayment reads it); "" when a
+// wallet out of the key's reach paid it.
+type ChallengePaidError struct {
+	APIError
+	PaymentID string
+}
+
+func (e *ChallengePaidError) Error() string {
+	if e.PaymentID == "" {
+		return "agentwallet: the seller's challenge was already paid by another wallet of this account; not paid again"
+	}
+	return "agentwallet: the seller's challenge was already paid (payment " + e.PaymentID + "); not paid again"
+}
+
 // IsNotFound reports whether err is a 404 (unknown, foreign or out-of-
 // scope id).
 func IsNotFound(err error) bool {
@@ -219,6 +236,7 @@ func errorOf(resp *http.Response, data []byte) error {
 		Reason             string        `json:"reason"`
 		RemainingTodayUSDC json.Number   `json:"remaining_today_usdc"`
 		RemainingTodayEUR  json.Number   `json:"remaining_today_eur"`
+		PaymentID          string        `json:"payment_id"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -228,6 +246,9 @@ func errorOf(resp *http.Response, data []byte) error {
 	e := APIError{Status: resp.StatusCode, Message: body.Error, Details: body.Details, RequestID: resp.Header.Get("X-Request-Id"), Reason: body.Reason}
 	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
 		e.RetryAfter = time.Duration(s) * time.Second
+	}
+	if resp.StatusCode == http.StatusConflict && body.Reason == ReasonAlreadyPaid {
+		return &ChallengePaidError{APIError: e, PaymentID: body.PaymentID}
 	}
 	if resp.StatusCode == http.StatusForbidden && body.Reason != "" {
 		return &BlockedError{APIError: e, Reason: body.Reason, RemainingTodayUSDC: body.RemainingTodayUSDC, RemainingTodayEUR: body.RemainingTodayEUR}

@@ -48,7 +48,9 @@ type PayOptions struct {
 	// Prefer is the protocol paid when a 402 offers both: ProtocolMPP (the
 	// default) or ProtocolX402. The other is paid only when the service
 	// cannot pay the preferred one (422: e.g. an asset the wallet may not
-	// spend, a price over MaxUSDC, another network), so never both.
+	// spend, a price over MaxUSDC, another network), so never both; a
+	// challenge the account already paid (409 *ChallengePaidError) ends
+	// the call: that payment answers the 402.
 	Prefer string
 	// Only, when set, is the one protocol PayFetch may pay: a 402 that
 	// offers only the other is ErrNoChallenge.
@@ -177,6 +179,13 @@ func (o PayOptions) order() ([]string, error) {
 // 402 without a challenge it may pay wraps ErrNoChallenge. An answer other than 402 is
 // returned as it is, with no Payment.
 //
+// A 402 whose MPP challenge this account already paid (a seller that
+// answers the same challenge again) is a *ChallengePaidError naming that
+// payment, and nothing else is paid: not the other protocol, and the
+// earlier credential is not sent again (a credential answers one
+// challenge once; the seller that still asks wants a fresh challenge
+// paid, which it must offer).
+//
 // req's body is read into memory once, so the retry sends the same bytes.
 // When the service signed a payment but the retry got no answer, the
 // result carries the Payment (StatusSigned) beside the error.
@@ -240,8 +249,12 @@ func (c *Client) PayFetch(ctx context.Context, walletID string, req *http.Reques
 		p, err := c.payOffer(ctx, walletID, proto, offer, resource, o)
 		if err != nil {
 			pe := &PayError{Protocol: proto, Err: err}
+			// Only a 422 tries the other protocol: a challenge paid before
+			// (409 *ChallengePaidError) was this 402's answer, and a block
+			// or any other failure is a decision about this purchase.
 			var api *APIError
-			if errors.As(err, &api) && api.Status == http.StatusUnprocessableEntity {
+			var paidBefore *ChallengePaidError
+			if errors.As(err, &api) && api.Status == http.StatusUnprocessableEntity && !errors.As(err, &paidBefore) {
 				declined = append(declined, pe)
 				continue
 			}

@@ -2,9 +2,12 @@ package client
 
 import (
 	"encoding/base64"
+	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -101,5 +104,65 @@ func TestPayOptions_OrderByPreference(t *testing.T) {
 		if _, err := o.order(); err == nil {
 			t.Errorf("%+v: no error", o)
 		}
+	}
+}
+
+// A 402 whose MPP challenge the service says was paid before (409
+// already_paid) ends PayFetch with a *ChallengePaidError naming that
+// payment, inside a *PayError naming MPP: the x402 offer beside it is
+// never sent to the service, and the seller gets no paid retry, whatever
+// the preference allows after MPP.
+func TestPayFetch_ChallengePaidBeforeEndsTheCall(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	asked := map[string]int{}
+	service := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked[r.URL.Path]++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/mpp/pay") {
+			w.WriteHeader(http.StatusConflict)
+			io.WriteString(w, `{"error":"the seller's challenge was already paid","reason":"already_paid","payment_id":"0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"}`)
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"error":"not expected"}`)
+	}))
+	defer service.Close()
+	retried := 0 // paid requests the seller received, under mu
+	seller := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" || r.Header.Get("PAYMENT-SIGNATURE") != "" {
+			mu.Lock()
+			retried++
+			mu.Unlock()
+		}
+		pr := `{"x402Version":2,"resource":{"url":"https://s/r"},"accepts":[{"scheme":"exact"}]}`
+		w.Header().Set("WWW-Authenticate", `Payment id="same", realm="r", method="solana", intent="charge", request="e30"`)
+		w.Header().Set("PAYMENT-REQUIRED", base64.StdEncoding.EncodeToString([]byte(pr)))
+		w.WriteHeader(http.StatusPaymentRequired)
+	}))
+	defer seller.Close()
+
+	c := New(service.URL, "svc_test_x")
+	for _, o := range []PayOptions{{}, {Prefer: ProtocolMPP}} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, seller.URL+"/r", nil)
+		res, err := c.PayFetch(t.Context(), "5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21", req, o)
+		var paid *ChallengePaidError
+		var pe *PayError
+		if res != nil || !errors.As(err, &paid) || paid.PaymentID != "0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a" || paid.Reason != ReasonAlreadyPaid ||
+			!errors.As(err, &pe) || pe.Protocol != ProtocolMPP {
+			t.Fatalf("%+v: %+v %v", o, res, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for path, n := range asked {
+		if !strings.HasSuffix(path, "/mpp/pay") {
+			t.Errorf("the service was asked %s %d times", path, n)
+		}
+	}
+	if retried != 0 {
+		t.Errorf("the seller got %d paid retries", retried)
 	}
 }

@@ -80,6 +80,10 @@ const (
 	ReasonOutsideActiveHours  = "outside_active_hours"
 )
 
+// ReasonAlreadyPaid is the reason of a 409 ChallengePaidError: the
+// account already paid the seller's challenge.
+const ReasonAlreadyPaid = "already_paid"
+
 // PolicyInput is a policy in a create or a patch: nil fields are sent as
 // null or left out (defaults on create, unchanged on a patch). A non-nil
 // Allowlist replaces the allowlist and a non-nil AllowlistLabels the

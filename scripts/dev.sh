@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs the whole stack locally in one foreground process (`make dev`):
-# PostgreSQL and Redis (scripts/services.sh), the localnet Solana chain, and
+# PostgreSQL and a Redis of its own that asks a password, as deployed ones do
+# (scripts/services.sh, scripts/services.sh dev-redis), the localnet Solana chain, and
 # the api, worker and scheduler binaries. Ctrl-C (or SIGTERM) stops it all.
 #
 # Environment (all optional):
 #   HTTP_ADDR      api listen address            (127.0.0.1:8080)
 #   LOCALNET_PORT  localnet JSON-RPC port        (8899)
 #   DATABASE_URL, REDIS_URL   use these servers instead of scripts/services.sh
+#   DEV_REDIS_PORT  port of this checkout's own Redis  (63798)
 #   LOG_LEVEL      debug, info, warn, error      (info)
 #   DEV_LOG        "quiet" to not echo the logs to the terminal
 #   SELLER_PORT    the demo x402 seller's port   (4021; examples/x402-seller)
@@ -18,9 +20,11 @@
 #   database          this checkout's database name (made once, random), so its
 #                     data stays with its own wallet keys (`make dev-reset` drops it)
 #   wallet-keys.env   WALLET_MASTER_KEY / WALLET_PUBLIC_KEY (made once; chmod 600)
-#   credentials.env   API_URL, API_KEY, APPROVER_KEY, ACCOUNT_ID, SOLANA_RPC_URL, SELLER_URL, MPP_SELLER_URL
+#   credentials.env   API_URL, API_KEY, APPROVER_KEY, ACCOUNT_ID, SOLANA_RPC_URL, SELLER_URL, MPP_SELLER_URL,
+#                     DATABASE_URL, REDIS_URL (for bin/api and bin/worker commands)
 #                     (keys reused while valid)
 #   ops.env           OPS_USERNAME / OPS_PASSWORD for the queue UI at /ops/queues
+#   redis-dev/        this checkout's Redis: its password (chmod 600), configuration
 #   localnet-state.json, logs/*.log (previous run in *.log.1)
 set -euo pipefail
 
@@ -199,9 +203,17 @@ else
 		DATABASE_URL="${DATABASE_URL%/*}/$(cat "$DBNAME_FILE")?sslmode=disable"
 	fi
 	DATABASE_URL=${user_db:-$DATABASE_URL}
-	REDIS_URL=${user_redis:-$REDIS_URL}
+	if [ -n "$user_redis" ]; then
+		REDIS_URL=$user_redis
+	else
+		# Not the tests' Redis (no password; they flush its databases): one
+		# of this checkout's own, with a password.
+		svc=$(scripts/services.sh dev-redis) || die "could not start this checkout's Redis (see above)"
+		eval "$svc"
+	fi
 fi
 say "database: ${DATABASE_URL%%\?*}"
+say "redis: $(printf '%s' "$REDIS_URL" | sed 's#//[^@/]*@#//…@#')"
 export LOG_LEVEL
 
 # ---------------------------------------------------------------- build
@@ -366,7 +378,7 @@ if [ -z "$API_KEY" ]; then
 	APPROVER_KEY=$(bin/api keys create --account "$account" --quiet | tr -d '[:space:]') || die "bin/api keys create failed"
 	ACCOUNT_ID=$account
 fi
-(umask 077 && printf 'API_URL=%s\nAPI_KEY=%s\nAPPROVER_KEY=%s\nACCOUNT_ID=%s\nSOLANA_RPC_URL=%s\nSELLER_URL=%s\nMPP_SELLER_URL=%s\n' "$API_URL" "$API_KEY" "$APPROVER_KEY" "$ACCOUNT_ID" "$SOLANA_RPC_URL" "$SELLER_URL" "$MPP_SELLER_URL" >"$CREDS.tmp") &&
+(umask 077 && printf 'API_URL=%s\nAPI_KEY=%s\nAPPROVER_KEY=%s\nACCOUNT_ID=%s\nSOLANA_RPC_URL=%s\nSELLER_URL=%s\nMPP_SELLER_URL=%s\nDATABASE_URL=%s\nREDIS_URL=%s\n' "$API_URL" "$API_KEY" "$APPROVER_KEY" "$ACCOUNT_ID" "$SOLANA_RPC_URL" "$SELLER_URL" "$MPP_SELLER_URL" "$DATABASE_URL" "$REDIS_URL" >"$CREDS.tmp") &&
 	mv -f "$CREDS.tmp" "$CREDS"
 
 DEVNET_USDC_MINT=4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU
@@ -379,6 +391,7 @@ cat <<EOF
     dashboard  $API_BASE/dashboard/    (sign in with a Solana wallet registered as a user:)
                DATABASE_URL='$DATABASE_URL' bin/api users add --account $ACCOUNT_ID --role owner --address <your wallet's address>
     localnet   $SOLANA_RPC_URL
+    redis      $(printf '%s' "$REDIS_URL" | sed 's#//[^@/]*@#//…@#')    (REDIS_URL with its password in .dev/credentials.env)
     queues UI  $API_BASE/ops/queues    (user $OPS_USERNAME, password in .dev/ops.env)
     x402 demo  ${SELLER_URL:-not started}    (a paid API: GET /weather 0.01 USDC; README "Buying from an x402 seller")
     MPP demo   ${MPP_SELLER_URL:-not started}    (a paid API: GET /weather 0.01 USDC, MPP's Payment scheme; the seller pays the fee)

@@ -5,6 +5,11 @@
 #                                 they answer, else start private ones under .dev/
 #                                 (installing the Debian packages when missing);
 #                                 prints `export NAME=value` lines on stdout
+#   scripts/services.sh dev-redis ensure `make dev`'s own Redis, which asks a
+#                                 password (generated once into
+#                                 .dev/redis-dev/password, mode 0600), on
+#                                 127.0.0.1:DEV_REDIS_PORT (63798); prints
+#                                 `export REDIS_URL=...` with the password
 #   scripts/services.sh stop      stop the private servers (leaves their data)
 #   scripts/services.sh status    say what is running
 #
@@ -16,6 +21,8 @@
 #
 # Variables printed: DATABASE_URL, REDIS_URL (the application database and
 # Redis), TEST_DATABASE_URL, TEST_REDIS_URL (the server-level URLs Go tests use).
+# The tests' Redis asks no password; `make dev` runs on its own (dev-redis),
+# which does, as every deployed Redis does.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,10 +32,12 @@ SYS_PG_HOST=127.0.0.1 SYS_PG_PORT=${SYSTEM_PG_PORT:-5432}
 SYS_REDIS_HOST=127.0.0.1 SYS_REDIS_PORT=${SYSTEM_REDIS_PORT:-6379}
 PRIV_PG_PORT=${PRIVATE_PG_PORT:-54329}
 PRIV_REDIS_PORT=${PRIVATE_REDIS_PORT:-63799}
+DEV_REDIS_PORT=${DEV_REDIS_PORT:-63798}
 DB_NAME=agentwallet
 
 PG_DATA="$DEV/postgres"
 REDIS_DIR="$DEV/redis"
+DEV_REDIS_DIR="$DEV/redis-dev"
 LOG_DIR="$DEV/logs"
 
 log() { printf 'services: %s\n' "$*" >&2; }
@@ -52,15 +61,21 @@ pg_ok() {
 	fi
 }
 
-# redis_ok HOST PORT: a Redis answers PING.
+# redis_ok HOST PORT [PASSWORD]: a Redis answers PING (after AUTH with
+# PASSWORD, given through the environment, never a command line).
 redis_ok() {
 	local host=$1 port=$2
 	if have redis-cli; then
-		[ "$(timeout 3 redis-cli -h "$host" -p "$port" ping 2>/dev/null)" = PONG ]
+		[ "$(REDISCLI_AUTH=${3:-} timeout 3 redis-cli -h "$host" -p "$port" ping 2>/dev/null)" = PONG ]
 	else
 		# Speak the protocol by hand: an inline PING gets +PONG.
-		timeout 3 bash -c '
+		PW=${3:-} timeout 3 bash -c '
 			exec 3<>"/dev/tcp/$0/$1" || exit 1
+			if [ -n "$PW" ]; then
+				printf "AUTH %s\r\n" "$PW" >&3
+				IFS= read -r line <&3
+				[[ $line == "+OK"* ]] || exit 1
+			fi
 			printf "PING\r\n" >&3
 			IFS= read -r line <&3
 			[[ $line == "+PONG"* ]]' "$host" "$port" 2>/dev/null
@@ -199,6 +214,41 @@ start_private_redis() {
 	die "private Redis on 127.0.0.1:$PRIV_REDIS_PORT does not answer: see $LOG_DIR/redis.log"
 }
 
+# cmd_dev_redis: `make dev`'s Redis, asking a password as deployed ones
+# do, kept apart from the tests' (which flush their databases). The
+# password and the configuration holding it stay in .dev/redis-dev (0700).
+cmd_dev_redis() {
+	if ! have redis-server; then
+		apt_install redis-server
+		have redis-server || die "redis-server not found after installing redis-server"
+	fi
+	mkdir -p "$DEV_REDIS_DIR" "$LOG_DIR"
+	chmod 700 "$DEV_REDIS_DIR"
+	local pwfile="$DEV_REDIS_DIR/password" conf="$DEV_REDIS_DIR/redis.conf" pw
+	if [ ! -s "$pwfile" ]; then
+		(umask 077 && od -An -N24 -tx1 /dev/urandom | tr -d ' \n' >"$pwfile.tmp") && mv -f "$pwfile.tmp" "$pwfile"
+	fi
+	chmod 600 "$pwfile"
+	pw=$(cat "$pwfile")
+	if ! redis_ok 127.0.0.1 "$DEV_REDIS_PORT" "$pw"; then
+		if tcp_open 127.0.0.1 "$DEV_REDIS_PORT"; then
+			die "port $DEV_REDIS_PORT answers, but not as this checkout's development Redis (another checkout's?): pick another port, DEV_REDIS_PORT=<port> make dev"
+		fi
+		(umask 077 && printf 'bind 127.0.0.1\nport %s\nrequirepass %s\nsave ""\nappendonly no\ndir %s\npidfile %s\nlogfile %s\ndaemonize yes\n' \
+			"$DEV_REDIS_PORT" "$pw" "$DEV_REDIS_DIR" "$DEV_REDIS_DIR/redis.pid" "$LOG_DIR/redis-dev.log" >"$conf")
+		log "starting private Redis for development on 127.0.0.1:$DEV_REDIS_PORT (password in $pwfile)"
+		detached redis-server "$conf" >/dev/null
+		local i
+		for i in $(seq 1 40); do
+			redis_ok 127.0.0.1 "$DEV_REDIS_PORT" "$pw" && break
+			[ "$i" -lt 40 ] || die "private Redis on 127.0.0.1:$DEV_REDIS_PORT does not answer: see $LOG_DIR/redis-dev.log"
+			sleep 0.25
+		done
+	fi
+	log "Redis for development: 127.0.0.1:$DEV_REDIS_PORT, with a password"
+	printf "export REDIS_URL='redis://:%s@127.0.0.1:%s/0'\n" "$pw" "$DEV_REDIS_PORT"
+}
+
 emit() {
 	local pg_port=$1 redis_port=$2 out tmp
 	out=$(
@@ -246,11 +296,13 @@ cmd_stop() {
 			stopped=1
 		fi
 	fi
-	if [ -s "$REDIS_DIR/redis.pid" ]; then
+	local dir
+	for dir in "$REDIS_DIR" "$DEV_REDIS_DIR"; do
+		[ -s "$dir/redis.pid" ] || continue
 		local pid
-		pid=$(cat "$REDIS_DIR/redis.pid")
+		pid=$(cat "$dir/redis.pid")
 		if kill -0 "$pid" 2>/dev/null && grep -q redis-server "/proc/$pid/cmdline" 2>/dev/null; then
-			log "stopping private Redis (pid $pid)"
+			log "stopping private Redis ${dir#"$ROOT"/} (pid $pid)"
 			kill "$pid"
 			local i
 			for i in $(seq 1 40); do
@@ -259,8 +311,8 @@ cmd_stop() {
 			done
 			stopped=1
 		fi
-		rm -f "$REDIS_DIR/redis.pid"
-	fi
+		rm -f "$dir/redis.pid"
+	done
 	rm -f "$DEV/services.env"
 	[ -n "$stopped" ] || log "no private servers were running"
 }
@@ -275,6 +327,8 @@ cmd_status() {
 	echo "redis     $SYS_REDIS_HOST:$SYS_REDIS_PORT  $s"
 	redis_ok 127.0.0.1 "$PRIV_REDIS_PORT" && s=up || s=down
 	echo "redis     127.0.0.1:$PRIV_REDIS_PORT (private)  $s"
+	redis_ok 127.0.0.1 "$DEV_REDIS_PORT" "$(cat "$DEV_REDIS_DIR/password" 2>/dev/null)" && s=up || s=down
+	echo "redis     127.0.0.1:$DEV_REDIS_PORT (make dev's, with a password)  $s"
 }
 
 mkdir -p "$DEV"
@@ -286,8 +340,9 @@ fi
 
 case "${1:-start}" in
 start) cmd_start ;;
+dev-redis) cmd_dev_redis ;;
 stop) cmd_stop ;;
 status) cmd_status ;;
--h | --help | help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
-*) die "unknown command ${1} (want start, stop or status)" ;;
+-h | --help | help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
+*) die "unknown command ${1} (want start, dev-redis, stop or status)" ;;
 esac

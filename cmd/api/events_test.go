@@ -34,7 +34,7 @@ func TestServe_ShutdownEndsEventStreamsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	address := "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"
-	if _, err := auth.AddUser(ctx, db, acct.ID, address, auth.RoleViewer); err != nil {
+	if _, err := auth.AddUser(ctx, db, acct.ID, address, auth.RoleViewer, "operator"); err != nil {
 		t.Fatal(err)
 	}
 	sess, err := auth.StartSession(ctx, db, address, acct.ID)

@@ -125,10 +125,10 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 	// credentials this process never does.
 	var keys signer.Maker
 	if cfg.WalletSigner != signer.Local {
-		keys = &keymaker.Client{Redis: rdb, Backend: cfg.WalletSigner}
+		keys = &keymaker.Client{DB: db, Redis: rdb, Backend: cfg.WalletSigner}
 	}
 	// Approved exports are sealed by a worker, which holds the master key.
-	exports := (&keymaker.Client{Redis: rdb}).Export
+	exports := &keymaker.Client{DB: db, Redis: rdb}
 	// Balance reads of a network whose node is of another chain answer
 	// 503 (the API serves the other network meanwhile).
 	clients := solana.Clients{}
@@ -471,7 +471,7 @@ func usersCmd(ctx context.Context, args []string, getenv config.Getenv, stdout i
 	err := inAccount(ctx, getenv, *accountFlag, func(ctx context.Context, tx bun.Tx, a auth.Account) error {
 		id = a.ID
 		if args[0] == "add" {
-			u, err := auth.AddUser(ctx, tx, id, *address, auth.Role(*role))
+			u, err := auth.AddUser(ctx, tx, id, *address, auth.Role(*role), string(audit.System))
 			if err != nil {
 				return err
 			}

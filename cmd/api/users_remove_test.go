@@ -26,7 +26,7 @@ func TestUsersRemove_RevokesTheirKeys(t *testing.T) {
 	}
 	const stays, leaves = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", "HN7cABqLq46Es1jh92dQQisAq662SmxELLLsHHe4YWrH"
 	for _, a := range []string{stays, leaves} {
-		if _, err := auth.AddUser(ctx, db, acct.ID, a, auth.RoleOwner); err != nil {
+		if _, err := auth.AddUser(ctx, db, acct.ID, a, auth.RoleOwner, "operator"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -96,7 +96,7 @@ func TestRecover_MovesTheWholeBalanceWithTheServiceStopped(t *testing.T) {
 			t.Parallel()
 			o := newOffline(t, 12_345_678, tc.lamports)
 			to := sol.NewWallet().PublicKey().String()
-			args := []string{"recover", "--wallet", o.w.ID.String(), "--to", to}
+			args := []string{"recover", "--wallet", o.w.ID.String(), "--to", to, "--operator", "ops", "--reason", "test"}
 			if tc.feePayer {
 				pub, priv, _ := ed25519.GenerateKey(nil)
 				o.ln.SetLamports(t, sol.PublicKeyFromBytes(pub).String(), 1_000_000_000)
@@ -154,7 +154,7 @@ func TestKeysRotate_ThenTheOldKeyMayGo(t *testing.T) {
 	}
 	o.env["WALLET_MASTER_KEY"] = next
 	to := sol.NewWallet().PublicKey().String()
-	if out, err := o.run(t, "recover", "--wallet", o.w.ID.String(), "--to", to); err != nil {
+	if out, err := o.run(t, "recover", "--wallet", o.w.ID.String(), "--to", to, "--operator", "ops", "--reason", "test"); err != nil {
 		t.Fatalf("recover with the new key only: %v (%s)", err, out)
 	}
 	if got := o.usdc(t, to); got != 1_000_000 {

@@ -41,7 +41,7 @@ func TestKeysImport_MovesALocalWalletIntoTheTokenKeepingItsAddress(t *testing.T)
 	}
 
 	to := sol.NewWallet().PublicKey().String()
-	if out, err := o.run(t, "recover", "--wallet", o.w.ID.String(), "--to", to); err != nil {
+	if out, err := o.run(t, "recover", "--wallet", o.w.ID.String(), "--to", to, "--operator", "ops", "--reason", "test"); err != nil {
 		t.Fatalf("recover through the token: %v (%s)", err, out)
 	}
 	if got := o.usdc(t, to); got != 2_500_000 {

@@ -111,7 +111,8 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	// credentials.
 	keysCtx, stopKeys := context.WithCancel(context.Background())
 	defer stopKeys()
-	go keymaker.Serve(keysCtx, rdb, signers, custody.Exporter(db, ks), log)
+	keyWork := &keymaker.Server{DB: db, Redis: rdb, Signers: signers, Seal: custody.Exporter(ks), Log: log}
+	go keyWork.Run(keysCtx)
 
 	// Each network's node must be of its network's chain before anything
 	// is signed for it: a node of another chain refuses the start (and,

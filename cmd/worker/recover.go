@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
@@ -19,16 +21,27 @@ import (
 )
 
 // recoverWallet moves a wallet's whole USDC balance to an address with
-// the service stopped: `recover --wallet ID --to ADDRESS [--fee-payer
-// FILE]`. It needs DATABASE_URL, the signer's settings (WALLET_MASTER_KEY,
-// PKCS11_*, …) and the wallet's network's RPC URL; no api, no Redis.
+// the service stopped: `recover --wallet ID --to ADDRESS --operator NAME
+// --reason TEXT [--fee-payer FILE]`. It needs DATABASE_URL, the signer's
+// settings (WALLET_MASTER_KEY, PKCS11_*, …) and the wallet's network's RPC
+// URL; no api, no Redis. Who runs it and why are required: they are
+// recorded, with the wallet's freeze, before anything is signed.
 func recoverWallet(ctx context.Context, args []string, getenv config.Getenv, stdout io.Writer) error {
 	fs := flag.NewFlagSet("recover", flag.ContinueOnError)
 	walletID := fs.String("wallet", "", "the wallet's id")
 	toAddr := fs.String("to", "", "the address that receives the wallet's USDC")
+	operator := fs.String("operator", "", "who runs the recovery (required; recorded in the wallet's audit log)")
+	reason := fs.String("reason", "", "why the wallet's money is moved out (required; recorded in the wallet's audit log)")
 	feePayerFile := fs.String("fee-payer", "", "a keypair file (Solana CLI JSON) that pays the fee; default: the wallet pays")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	in := custody.Intent{Operator: strings.TrimSpace(*operator), Reason: strings.TrimSpace(*reason)}
+	if in.Operator == "" {
+		return errors.New("--operator is required: the name of the person running the recovery, recorded in the wallet's audit log")
+	}
+	if in.Reason == "" {
+		return errors.New("--reason is required: why the wallet's money is moved out, recorded in the wallet's audit log")
 	}
 	id, err := uuid.Parse(*walletID)
 	if err != nil {
@@ -60,11 +73,13 @@ func recoverWallet(ctx context.Context, args []string, getenv config.Getenv, std
 		}
 		r.FeePayer, r.FeePayerSign = sol.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)), signer.Plain(key)
 	}
-	done, err := r.Run(ctx, id, to)
+	done, err := r.Run(ctx, id, to, in)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "moved %s USDC from wallet %s to %s: %s (the wallet is frozen)\n", done.Amount, id, to, done.Signature)
+	// done.To is an interrupted run's address when its transaction is
+	// the one that landed.
+	fmt.Fprintf(stdout, "moved %s USDC from wallet %s to %s: %s (the wallet is frozen)\n", done.Amount, id, done.To, done.Signature)
 	return nil
 }
 

@@ -182,7 +182,7 @@ func walletWith(t *testing.T, tx bun.IDB, p policy.Policy, people map[string]aut
 	t.Helper()
 	acct := wallettest.Account(t, tx)
 	for address, role := range people {
-		if _, err := auth.AddUser(t.Context(), tx, acct.ID, address, role); err != nil {
+		if _, err := auth.AddUser(t.Context(), tx, acct.ID, address, role, "operator"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -197,7 +197,7 @@ func walletWith(t *testing.T, tx bun.IDB, p policy.Policy, people map[string]aut
 func addPeople(t *testing.T, tx bun.IDB, acct uuid.UUID, role auth.Role, n int) {
 	t.Helper()
 	for range n {
-		if _, err := auth.AddUser(t.Context(), tx, acct, sol.NewWallet().PublicKey().String(), role); err != nil {
+		if _, err := auth.AddUser(t.Context(), tx, acct, sol.NewWallet().PublicKey().String(), role, "operator"); err != nil {
 			t.Fatal(err)
 		}
 	}

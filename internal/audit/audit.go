@@ -76,6 +76,18 @@ const (
 	ActionX402Expired = "x402.expired"
 	ActionMPPSigned   = "mpp.signed"
 	ActionMPPExpired  = "mpp.expired"
+	// Custody: an export of a wallet's secret (internal/wallet), a key
+	// moved into an HSM and a recovery with the service stopped
+	// (internal/custody).
+	ActionExportRequested = "wallet.export_requested"
+	ActionExportApproved  = "wallet.export_approved"
+	ActionExported        = "wallet.exported"
+	ActionExportRejected  = "wallet.export_rejected"
+	ActionExportVoided    = "wallet.export_voided"
+	ActionKeyMoved        = "wallet.key_moved"
+	ActionRecoveryStarted = "wallet.recovery_started"
+	ActionRecoverySigned  = "wallet.recovery_signed"
+	ActionRecovered       = "wallet.recovered"
 )
 
 // Actions lists every action, for validating filters.
@@ -86,6 +98,8 @@ var Actions = []string{
 	ActionKeyCreated, ActionKeyRotated, ActionKeyRevoked, ActionPermissionDenied,
 	ActionSignedIn, ActionSignInFailed, ActionSignedOut, ActionUserAdded, ActionUserChanged, ActionUserRemoved,
 	ActionFeePayerUpdated, ActionX402Signed, ActionX402Expired, ActionMPPSigned, ActionMPPExpired,
+	ActionExportRequested, ActionExportApproved, ActionExported, ActionExportRejected, ActionExportVoided,
+	ActionKeyMoved, ActionRecoveryStarted, ActionRecoverySigned, ActionRecovered,
 	ActionAccountSettingsUpdated,
 }
 

@@ -42,7 +42,7 @@ func newKeyring(t *testing.T) keyring {
 	r.agent = r.make(t, r.admin, auth.KeySpec{})
 	r.scoped = r.make(t, r.admin, auth.KeySpec{Wallets: auth.WalletScope{r.a}})
 	addr := sol.NewWallet().PublicKey().String()
-	if _, err := auth.AddUser(ctx, r.tx, r.acct.ID, addr, auth.RoleOwner); err != nil {
+	if _, err := auth.AddUser(ctx, r.tx, r.acct.ID, addr, auth.RoleOwner, "operator"); err != nil {
 		t.Fatal(err)
 	}
 	r.owner = auth.Principal{AccountID: r.acct.ID, Network: r.acct.Network, Role: auth.RoleOwner, User: addr, Ancestry: []string{auth.UserActorID(addr)}}

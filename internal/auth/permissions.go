@@ -175,9 +175,10 @@ var Permissions = map[string]Rule{
 	// A wallet's secret leaves only sealed to an owner's key, asked by one
 	// owner and approved by another: no key, however trusted, may.
 	"request-wallet-export": {What: "export wallet secrets", Wallets: true, Access: ownersOnly},
+	"list-wallet-exports":   {What: "export wallet secrets", Wallets: true, Access: ownersOnly},
 	"get-wallet-export":     {What: "export wallet secrets", Wallets: true, Access: ownersOnly},
 	"approve-wallet-export": {What: "export wallet secrets", Wallets: true, Access: ownersOnly,
-		Note: "never by the owner who asked for the export"},
+		Note: "never by the owner who asked for the export, nor by an owner who became one after it was asked or was added by the owner who asked"},
 	"reject-wallet-export": {What: "export wallet secrets", Wallets: true, Access: ownersOnly},
 	// Users are the humans: an agent that could add one could approve.
 	"list-users":  {What: "read the account's users", Access: humansRead},

@@ -42,6 +42,12 @@ type User struct {
 	// SlackUserID is the user's Slack member id (U…/W…): a click on an
 	// approval message by that member counts as this person. nil: none.
 	SlackUserID *string `bun:"slack_user_id"`
+	// AddedBy is the actor who added the user (user:<address>, key:<id>,
+	// operator); nil for users added before it was recorded.
+	AddedBy *string `bun:"added_by"`
+	// RoleSince is when the user got its present role: an export's
+	// approver must have been an owner before it was asked.
+	RoleSince time.Time `bun:"role_since"`
 
 	// LiveKeys counts, on reads, the live keys that descend from the user
 	// (made by them, or by a key they made): removing the user revokes
@@ -94,7 +100,7 @@ var ErrTooManyUsers = fmt.Errorf("the account has %d users, the most it may; rem
 // waiting for the holder's commit. FOR UPDATE made it wait, and a holder
 // that then waited on that writer (a removal withdrawing votes from the
 // approval a vote has locked) deadlocked.
-func AddUser(ctx context.Context, db bun.IDB, accountID uuid.UUID, address string, role Role) (User, error) {
+func AddUser(ctx context.Context, db bun.IDB, accountID uuid.UUID, address string, role Role, by string) (User, error) {
 	if err := CheckUser(address, role); err != nil {
 		return User{}, err
 	}
@@ -108,7 +114,8 @@ func AddUser(ctx context.Context, db bun.IDB, accountID uuid.UUID, address strin
 	if n >= MaxUsers {
 		return User{}, ErrTooManyUsers
 	}
-	u := User{AccountID: accountID, Address: address, Role: role, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	u := User{AccountID: accountID, Address: address, Role: role, CreatedAt: now, AddedBy: &by, RoleSince: now}
 	res, err := db.NewInsert().Model(&u).On("CONFLICT DO NOTHING").Exec(ctx)
 	if err != nil {
 		return User{}, fmt.Errorf("insert user: %w", err)
@@ -156,8 +163,12 @@ func SetRole(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address string
 		return
 	}
 	after = before
+	if role == before.Role {
+		return
+	}
 	after.Role = role
-	_, err = tx.NewUpdate().Model(&after).Column("role").WherePK().Exec(ctx)
+	after.RoleSince = time.Now().UTC().Truncate(time.Microsecond)
+	_, err = tx.NewUpdate().Model(&after).Column("role", "role_since").WherePK().Exec(ctx)
 	return
 }
 

@@ -41,7 +41,7 @@ func TestLastOwner_IsNeverRemovedOrDemoted(t *testing.T) {
 			var owners []string
 			for range c.owners {
 				a := sol.NewWallet().PublicKey().String()
-				if _, err := auth.AddUser(ctx, tx, acct.ID, a, auth.RoleOwner); err != nil {
+				if _, err := auth.AddUser(ctx, tx, acct.ID, a, auth.RoleOwner, "operator"); err != nil {
 					t.Fatal(err)
 				}
 				owners = append(owners, a)
@@ -52,7 +52,7 @@ func TestLastOwner_IsNeverRemovedOrDemoted(t *testing.T) {
 				target = owners[0]
 			case "":
 			default:
-				if _, err := auth.AddUser(ctx, tx, acct.ID, target, c.role); err != nil {
+				if _, err := auth.AddUser(ctx, tx, acct.ID, target, c.role, "operator"); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -87,7 +87,7 @@ func TestRemoveUser_RevokesTheKeysThatDescendFromThem(t *testing.T) {
 	acct := wallettest.Account(t, tx)
 	person := func() auth.Principal {
 		a := sol.NewWallet().PublicKey().String()
-		if _, err := auth.AddUser(ctx, tx, acct.ID, a, auth.RoleOwner); err != nil {
+		if _, err := auth.AddUser(ctx, tx, acct.ID, a, auth.RoleOwner, "operator"); err != nil {
 			t.Fatal(err)
 		}
 		return auth.Principal{AccountID: acct.ID, Network: acct.Network, Role: auth.RoleOwner, User: a, Ancestry: []string{auth.UserActorID(a)}}

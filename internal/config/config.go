@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -55,7 +56,7 @@ type Getenv func(string) string
 type Common struct {
 	DatabaseURL string // DATABASE_URL
 	// Redis: REDIS_URL, or REDIS_SENTINELS with REDIS_MASTER_NAME (and
-	// REDIS_SENTINEL_PASSWORD).
+	// REDIS_SENTINEL_USERNAME, REDIS_SENTINEL_PASSWORD).
 	Redis    Redis
 	LogLevel slog.Level // LOG_LEVEL: debug, info, warn, error
 }
@@ -312,12 +313,33 @@ func (r *reader) secret(name, file string) string {
 		r.fail(file, "set "+name+" or "+file+", not both")
 		return ""
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := readPrivate(path)
 	if err != nil {
 		r.fail(file, err.Error())
 		return ""
 	}
 	return strings.TrimSpace(string(raw))
+}
+
+// readPrivate reads a secret's file (a PIN, a token) only when no one but
+// its owner may read, write or run it (no bit of 0o077: 0600, 0400).
+// Group or others reading it hold the secret without the host's root;
+// writing it, they choose what the worker logs in with. The mode is read
+// from the file opened, not from its path a second time.
+func readPrivate(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("%s is mode %04o: make it readable by its owner only (chmod 600)", path, perm)
+	}
+	return io.ReadAll(f)
 }
 
 // Scheduler configures cmd/scheduler.

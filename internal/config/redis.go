@@ -29,9 +29,11 @@ type Redis struct {
 	// MasterName (REDIS_MASTER_NAME) is the name the sentinels monitor the
 	// master under; required with Sentinels.
 	MasterName string
-	// SentinelPassword (REDIS_SENTINEL_PASSWORD) is the sentinels' own
-	// requirepass; empty when they ask none. The master's password is
-	// URL's.
+	// SentinelUsername (REDIS_SENTINEL_USERNAME) and SentinelPassword
+	// (REDIS_SENTINEL_PASSWORD) are what the sentinels ask: an ACL user
+	// and its password, or only their requirepass; empty when they ask
+	// none. The master's user and password are URL's.
+	SentinelUsername string
 	SentinelPassword Secret
 }
 
@@ -72,6 +74,7 @@ func (r Redis) Open(timeout time.Duration) (*redis.Client, asynq.RedisConnOpt, e
 	f := &redis.FailoverOptions{
 		MasterName:       r.MasterName,
 		SentinelAddrs:    slices.Clone(r.Sentinels),
+		SentinelUsername: r.SentinelUsername,
 		SentinelPassword: r.SentinelPassword.Reveal(),
 		ClientName:       o.ClientName,
 		Protocol:         o.Protocol,
@@ -98,7 +101,8 @@ func (r Redis) Open(timeout time.Duration) (*redis.Client, asynq.RedisConnOpt, e
 		TLSConfig:       tlsConfig,
 	}
 	return redis.NewFailoverClient(f), asynq.RedisFailoverClientOpt{
-		MasterName: f.MasterName, SentinelAddrs: slices.Clone(f.SentinelAddrs), SentinelPassword: f.SentinelPassword,
+		MasterName: f.MasterName, SentinelAddrs: slices.Clone(f.SentinelAddrs),
+		SentinelUsername: f.SentinelUsername, SentinelPassword: f.SentinelPassword,
 		Username: f.Username, Password: f.Password, DB: f.DB,
 		DialTimeout: f.DialTimeout, ReadTimeout: f.ReadTimeout, WriteTimeout: f.WriteTimeout,
 		PoolSize: f.PoolSize, TLSConfig: f.TLSConfig,
@@ -112,10 +116,15 @@ func (r *reader) redis() Redis {
 	c := Redis{
 		URL:              r.url("REDIS_URL", DefaultRedisURL, "redis", "rediss"),
 		MasterName:       r.str("REDIS_MASTER_NAME", ""),
+		SentinelUsername: r.str("REDIS_SENTINEL_USERNAME", ""),
 		SentinelPassword: Secret(r.str("REDIS_SENTINEL_PASSWORD", "")),
 	}
-	if _, err := redis.ParseURL(c.URL); err != nil {
+	if o, err := redis.ParseURL(c.URL); err != nil {
 		r.fail("REDIS_URL", fmt.Sprintf("%q: %v", redact(c.URL), err))
+	} else if o.Username != "" && o.Password == "" {
+		// go-redis would connect as the default user, silently. Neither
+		// is shown: a password written as redis://password@host is there.
+		r.fail("REDIS_URL", "names a user but no password: write redis://user:password@host:port/db, or redis://:password@host:port/db for a password alone")
 	}
 	before := len(r.errs)
 	for _, a := range strings.Split(r.str("REDIS_SENTINELS", ""), ",") {
@@ -146,6 +155,13 @@ func (r *reader) redis() Redis {
 	}
 	if !sentinels && c.SentinelPassword != "" {
 		r.fail("REDIS_SENTINEL_PASSWORD", "is set without REDIS_SENTINELS")
+	}
+	switch {
+	case !sentinels && c.SentinelUsername != "":
+		r.fail("REDIS_SENTINEL_USERNAME", "is set without REDIS_SENTINELS")
+	case c.SentinelUsername != "" && c.SentinelPassword == "":
+		// go-redis would ask the sentinels as the default user, silently.
+		r.fail("REDIS_SENTINEL_USERNAME", "is set without REDIS_SENTINEL_PASSWORD")
 	}
 	return c
 }

@@ -154,3 +154,123 @@ func TestRedisOpenThroughSentinels(t *testing.T) {
 		t.Fatalf("on the primary's db 5: %v %v", got, err)
 	}
 }
+
+// The user and password of REDIS_URL (and the sentinels' own) reach both
+// the client and asynq's options, directly and through sentinels; a user
+// without a password, which go-redis would silently drop, is refused.
+func TestRedisCredentials(t *testing.T) {
+	t.Parallel()
+	type creds struct{ user, password, sentinelUser, sentinelPassword string }
+	cases := []struct {
+		name string
+		env  map[string]string
+		want creds
+		db   int
+		err  string // the variable the error names, when refused
+	}{
+		{name: "none", env: map[string]string{"REDIS_URL": "redis://h:6379/0"}},
+		{name: "password", env: map[string]string{"REDIS_URL": "redis://:s3cret@h:6379/1"},
+			want: creds{password: "s3cret"}, db: 1},
+		{name: "acl user", env: map[string]string{"REDIS_URL": "redis://agentwallet-api:s3cret@h:6379/0"},
+			want: creds{user: "agentwallet-api", password: "s3cret"}},
+		{name: "percent-encoded password", env: map[string]string{"REDIS_URL": "rediss://u:p%40ss%3Aw%2Fd@h:6380/2"},
+			want: creds{user: "u", password: "p@ss:w/d"}, db: 2},
+		{name: "sentinels", env: map[string]string{"REDIS_URL": "redis://u:pw@not-dialed/3",
+			"REDIS_SENTINELS": "s1:26379", "REDIS_MASTER_NAME": "main", "REDIS_SENTINEL_PASSWORD": "sp"},
+			want: creds{user: "u", password: "pw", sentinelPassword: "sp"}, db: 3},
+		{name: "sentinels with an acl user", env: map[string]string{"REDIS_URL": "redis://u:pw@not-dialed/0",
+			"REDIS_SENTINELS": "s1:26379", "REDIS_MASTER_NAME": "main", "REDIS_SENTINEL_USERNAME": "su", "REDIS_SENTINEL_PASSWORD": "sp"},
+			want: creds{user: "u", password: "pw", sentinelUser: "su", sentinelPassword: "sp"}},
+		{name: "user without password", env: map[string]string{"REDIS_URL": "redis://s3cret@h:6379/0"}, err: "REDIS_URL"},
+		{name: "sentinel user without password", env: map[string]string{"REDIS_SENTINELS": "s1:26379", "REDIS_MASTER_NAME": "main",
+			"REDIS_SENTINEL_USERNAME": "su"}, err: "REDIS_SENTINEL_USERNAME"},
+		{name: "sentinel user without sentinels", env: map[string]string{"REDIS_SENTINEL_USERNAME": "su"}, err: "REDIS_SENTINEL_USERNAME"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := LoadCommon(env(tc.env))
+			if tc.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.err+":") {
+					t.Fatalf("error %v, want one naming %s", err, tc.err)
+				}
+				if strings.Contains(err.Error(), "s3cret") {
+					t.Fatalf("the error shows the secret: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			rdb, opt, err := c.Redis.Open(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rdb.Close()
+			o := rdb.Options()
+			if got := (creds{user: o.Username, password: o.Password}); got != (creds{user: tc.want.user, password: tc.want.password}) || o.DB != tc.db {
+				t.Fatalf("client: %+v db %d, want %+v db %d", got, o.DB, tc.want, tc.db)
+			}
+			var got creds
+			var db int
+			switch a := opt.(type) {
+			case asynq.RedisClientOpt:
+				got, db = creds{user: a.Username, password: a.Password}, a.DB
+			case asynq.RedisFailoverClientOpt:
+				got, db = creds{a.Username, a.Password, a.SentinelUsername, a.SentinelPassword}, a.DB
+			default:
+				t.Fatalf("asynq options %T", opt)
+			}
+			if got != tc.want || db != tc.db {
+				t.Fatalf("asynq: %+v db %d, want %+v db %d", got, db, tc.want, tc.db)
+			}
+		})
+	}
+}
+
+// Against a real server that asks a password: REDIS_URL's password, or an
+// ACL user and its password, lets the client and asynq's options in; no
+// password or a wrong one fails at the first command, saying so.
+func TestRedisPasswordOnARealServer(t *testing.T) {
+	t.Parallel()
+	addr := redistest.NewServer(t, "--requirepass", "main-secret",
+		"--user", "agentwallet-test", "on", ">user-secret", "~*", "&*", "+@all")
+	ping := func(url string) (whoami, asynqWhoami string, err error) {
+		c, err := LoadCommon(env(map[string]string{"REDIS_URL": url}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb, opt, err := c.Redis.Open(2 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rdb.Close()
+		ctx := context.Background()
+		if whoami, err = rdb.Do(ctx, "ACL", "WHOAMI").Text(); err != nil {
+			return "", "", err
+		}
+		ac := opt.MakeRedisClient().(redis.UniversalClient)
+		defer ac.Close()
+		asynqWhoami, err = ac.Do(ctx, "ACL", "WHOAMI").Text()
+		return whoami, asynqWhoami, err
+	}
+	for _, tc := range []struct{ url, user string }{
+		{"redis://:main-secret@" + addr + "/0", "default"},
+		{"redis://agentwallet-test:user-secret@" + addr + "/0", "agentwallet-test"},
+		{"redis://agentwallet-test:user-secret@" + addr + "/4", "agentwallet-test"},
+	} {
+		if got, asynqGot, err := ping(tc.url); err != nil || got != tc.user || asynqGot != tc.user {
+			t.Errorf("%s: whoami %q, asynq's %q, err %v; want %q", redact(tc.url), got, asynqGot, err, tc.user)
+		}
+	}
+	for _, tc := range []struct{ url, want string }{
+		{"redis://" + addr + "/0", "NOAUTH"},
+		{"redis://:wrong@" + addr + "/0", "WRONGPASS"},
+		{"redis://agentwallet-test:wrong@" + addr + "/0", "WRONGPASS"},
+		{"redis://nobody:user-secret@" + addr + "/0", "WRONGPASS"},
+	} {
+		if _, _, err := ping(tc.url); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %s", redact(tc.url), err, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,5 +82,52 @@ func TestSigners_ReadAndValidated(t *testing.T) {
 	a, err := LoadAPI(env(map[string]string{"WALLET_PUBLIC_KEY": pub, "WALLET_SIGNER": "pkcs11"}))
 	if err != nil || a.WalletSigner != signer.PKCS11 {
 		t.Fatalf("api: %v %v", a.WalletSigner, err)
+	}
+}
+
+// The worker reads a PIN or Vault token file only when its owner alone may
+// read or write it; any bit for group or others (read, write or execute)
+// is refused with an error naming the variable, the file and its mode,
+// never the secret.
+func TestSigners_SecretFilesMustBePrivate(t *testing.T) {
+	t.Parallel()
+	priv, _, _ := signer.GenerateMasterKey()
+	for _, v := range []struct{ file, set string }{
+		{"PKCS11_PIN_FILE", "PKCS11_MODULE=/usr/lib/softhsm/libsofthsm2.so PKCS11_TOKEN_LABEL=wallets"},
+		{"VAULT_TOKEN_FILE", "VAULT_ADDR=https://vault:8200"},
+	} {
+		for _, tc := range []struct {
+			mode os.FileMode
+			ok   bool
+		}{
+			{0o600, true}, {0o400, true}, {0o700, true},
+			{0o644, false}, {0o640, false}, {0o604, false}, {0o620, false}, {0o602, false}, {0o610, false}, {0o601, false}, {0o666, false}, {0o440, false},
+		} {
+			path := filepath.Join(t.TempDir(), "secret")
+			if err := os.WriteFile(path, []byte("s3cret-from-file\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, tc.mode); err != nil { // as asked, whatever the umask
+				t.Fatal(err)
+			}
+			m := map[string]string{"WALLET_MASTER_KEY": priv, v.file: path}
+			for _, kv := range strings.Fields(v.set) {
+				k, val, _ := strings.Cut(kv, "=")
+				m[k] = val
+			}
+			c, err := LoadWorker(env(m))
+			switch {
+			case tc.ok && err != nil:
+				t.Errorf("%s mode %04o: %v", v.file, tc.mode, err)
+			case tc.ok && c.Signers.PKCS11.PIN.Reveal() != "s3cret-from-file" && c.Signers.Vault.Token.Reveal() != "s3cret-from-file":
+				t.Errorf("%s mode %04o: the secret was not read", v.file, tc.mode)
+			case !tc.ok && err == nil:
+				t.Errorf("%s mode %04o: accepted", v.file, tc.mode)
+			case !tc.ok && !strings.Contains(err.Error(), fmt.Sprintf("%s: %s is mode %04o: make it readable by its owner only (chmod 600)", v.file, path, tc.mode)):
+				t.Errorf("%s mode %04o: error %v", v.file, tc.mode, err)
+			case err != nil && strings.Contains(err.Error(), "s3cret"):
+				t.Errorf("%s mode %04o: the secret in the error: %v", v.file, tc.mode, err)
+			}
+		}
 	}
 }

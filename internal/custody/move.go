@@ -17,7 +17,7 @@ import (
 )
 
 // ActionKeyMoved is the audit action of a wallet's key moved into an HSM.
-const ActionKeyMoved = "wallet.key_moved"
+const ActionKeyMoved = audit.ActionKeyMoved
 
 // ErrNotLocal refuses to move a wallet whose key is not an envelope.
 var ErrNotLocal = errors.New("the wallet's key is not a local envelope")

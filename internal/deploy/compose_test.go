@@ -20,6 +20,7 @@ import (
 var requiredEnv = map[string]string{
 	"WALLET_PUBLIC_KEY": "test-public-key",
 	"WALLET_MASTER_KEY": "test-master-key",
+	"REDIS_PASSWORD":    "test-redis-password",
 }
 
 // Services that run one of the Go binaries, and the ones among them that
@@ -347,6 +348,50 @@ func TestDockerignoreKeepsSecretsAndModulesOut(t *testing.T) {
 	for _, want := range []string{".env", ".dev", ".git", "localnet/node_modules"} {
 		if !slices.Contains(lines, want) {
 			t.Errorf(".dockerignore lacks %q", want)
+		}
+	}
+}
+
+// Redis asks REDIS_PASSWORD, and every process's REDIS_URL carries it;
+// with the high-availability override the replica and the sentinels ask
+// and give it too, and every process gives it to the sentinels.
+func TestComposeRedisPassword(t *testing.T) {
+	pw := requiredEnv["REDIS_PASSWORD"]
+	checkServer := func(p *types.Project, name string, want ...string) {
+		t.Helper()
+		s := service(t, p, name)
+		if v, _ := env(s, "REDIS_PASSWORD"); v != pw {
+			t.Errorf("%s REDIS_PASSWORD=%q, want it from the environment", name, v)
+		}
+		for _, w := range want {
+			if !strings.Contains(script(s), w) {
+				t.Errorf("%s's command lacks %s: %s", name, w, script(s))
+			}
+		}
+		if s.HealthCheck == nil || !strings.Contains(strings.Join(s.HealthCheck.Test, " "), `REDISCLI_AUTH="$REDIS_PASSWORD"`) {
+			t.Errorf("%s's health check does not authenticate: %v", name, s.HealthCheck)
+		}
+	}
+	p := mustLoad(t)
+	checkServer(p, "redis", `--requirepass "$REDIS_PASSWORD"`)
+	for _, name := range appServices {
+		raw, _ := env(service(t, p, name), "REDIS_URL")
+		u, err := url.Parse(raw)
+		if got, _ := u.User.Password(); err != nil || got != pw || u.User.Username() != "" {
+			t.Errorf("%s REDIS_URL=%q does not carry REDIS_PASSWORD", name, raw)
+		}
+	}
+	ha := mustLoadHA(t)
+	for _, name := range []string{"redis", "redis-replica"} {
+		checkServer(ha, name, `--requirepass "$REDIS_PASSWORD"`, `--masterauth "$REDIS_PASSWORD"`)
+	}
+	for _, name := range sentinels {
+		checkServer(ha, name, `echo "sentinel auth-pass agentwallet $REDIS_PASSWORD"`,
+			`echo "sentinel sentinel-pass $REDIS_PASSWORD"`, `echo "requirepass $REDIS_PASSWORD"`)
+	}
+	for _, name := range binaries {
+		if v, _ := env(service(t, ha, name), "REDIS_SENTINEL_PASSWORD"); v != pw {
+			t.Errorf("%s REDIS_SENTINEL_PASSWORD=%q, want REDIS_PASSWORD", name, v)
 		}
 	}
 }

@@ -117,7 +117,7 @@ func runInBrowser(t *testing.T, root string, files []string, walk bool) {
 	demoSeed := make([]byte, ed25519.SeedSize)
 	copy(demoSeed, "DEMO_SEED")
 	demoAddr := base58.Encode(ed25519.NewKeyFromSeed(demoSeed).Public().(ed25519.PublicKey))
-	if _, err := auth.AddUser(context.Background(), e.db, demo.ID, demoAddr, auth.RoleOwner); err != nil {
+	if _, err := auth.AddUser(context.Background(), e.db, demo.ID, demoAddr, auth.RoleOwner, "operator"); err != nil {
 		t.Fatal(err)
 	}
 	env = append(env, "DEMO_SEED="+hex.EncodeToString(demoSeed), "DEMO_KEY="+demoKey)
@@ -126,7 +126,7 @@ func runInBrowser(t *testing.T, root string, files []string, walk bool) {
 	ownerSeed := make([]byte, ed25519.SeedSize)
 	copy(ownerSeed, "OWNER_SEED")
 	ownerAddr := base58.Encode(ed25519.NewKeyFromSeed(ownerSeed).Public().(ed25519.PublicKey))
-	if _, err := auth.AddUser(context.Background(), e.db, live.ID, ownerAddr, auth.RoleOwner); err != nil {
+	if _, err := auth.AddUser(context.Background(), e.db, live.ID, ownerAddr, auth.RoleOwner, "operator"); err != nil {
 		t.Fatal(err)
 	}
 

@@ -16,20 +16,25 @@ import (
 
 // WalletExport is an owner's request to export a wallet's secret.
 type WalletExport struct {
-	ID          string     `json:"id" format:"uuid" doc:"Export request id." example:"0b6f3c2e-5d4a-4e7b-9c1d-2a3b4c5d6e7f"`
-	WalletID    string     `json:"wallet_id" format:"uuid" doc:"The wallet whose secret is exported." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
-	State       string     `json:"state" enum:"pending,exported,rejected" doc:"pending until another owner approves (exported) or rejects it." example:"pending"`
-	RequestedBy string     `json:"requested_by" doc:"The owner who asked (user:<address>)." example:"user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
-	RequestedAt time.Time  `json:"requested_at" doc:"When it was asked, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
-	DecidedBy   *string    `json:"decided_by,omitempty" doc:"The owner who approved or rejected it." example:"user:7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"`
-	DecidedAt   *time.Time `json:"decided_at,omitempty" doc:"When it was approved or rejected, ISO 8601 UTC." example:"2026-04-01T12:05:00Z"`
+	ID       string `json:"id" format:"uuid" doc:"Export request id." example:"0b6f3c2e-5d4a-4e7b-9c1d-2a3b4c5d6e7f"`
+	WalletID string `json:"wallet_id" format:"uuid" doc:"The wallet whose secret is exported." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	State    string `json:"state" enum:"pending,approved,exported,rejected,void" doc:"pending until another owner approves or rejects it; approved until a worker has sealed the secret (exported); void when, before that, the owner who asked stopped being an owner or the approver stopped qualifying." example:"pending"`
+	// The approver sees what they agree to: the key the secret goes to.
+	RecipientPublicKey string     `json:"recipient_public_key" doc:"The X25519 public key (32 bytes, base64) the secret is sealed to, as the owner who asked gave it." example:"q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80="`
+	RequestedBy        string     `json:"requested_by" doc:"The owner who asked (user:<address>)." example:"user:9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	RequestedAt        time.Time  `json:"requested_at" doc:"When it was asked, ISO 8601 UTC." example:"2026-04-01T12:00:00Z"`
+	DecidedBy          *string    `json:"decided_by,omitempty" doc:"The owner who approved or rejected it." example:"user:7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"`
+	DecidedAt          *time.Time `json:"decided_at,omitempty" doc:"When it was approved, rejected or voided, ISO 8601 UTC." example:"2026-04-01T12:05:00Z"`
+	SealedAt           *time.Time `json:"sealed_at,omitempty" doc:"When a worker sealed the secret, ISO 8601 UTC." example:"2026-04-01T12:05:01Z"`
+	VoidReason         *string    `json:"void_reason,omitempty" doc:"Why the request is void." example:"the owner who asked for the export is no longer an owner"`
 	// The secret, sealed: only the recipient key's holder opens it.
 	SealedSecret *string `json:"sealed_secret,omitempty" example:"BASE64..." doc:"Once exported: the wallet's 32-byte Ed25519 seed sealed with HPKE (RFC 9180: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-256-GCM, base mode; info \"agentwallet/wallet-export/v1/\" followed by the wallet's 32-byte public key) to recipient_public_key, base64: the encapsulated key followed by the ciphertext."`
 }
 
 func exportOf(e *wallet.Export) WalletExport {
 	out := WalletExport{ID: e.ID.String(), WalletID: e.WalletID.String(), State: string(e.State), RequestedBy: e.RequestedBy,
-		RequestedAt: e.RequestedAt.UTC(), DecidedBy: e.DecidedBy, DecidedAt: e.DecidedAt}
+		RequestedAt: e.RequestedAt.UTC(), DecidedBy: e.DecidedBy, DecidedAt: e.DecidedAt, SealedAt: e.SealedAt, VoidReason: e.VoidReason,
+		RecipientPublicKey: base64.StdEncoding.EncodeToString(e.Recipient)}
 	if e.Sealed != nil {
 		s := base64.StdEncoding.EncodeToString(e.Sealed)
 		out.SealedSecret = &s
@@ -46,6 +51,19 @@ type requestExportInput struct {
 	ID   string `path:"id" doc:"Wallet id (UUIDv4)."`
 	Body struct {
 		RecipientPublicKey string `json:"recipient_public_key" doc:"The X25519 public key (32 bytes, base64) the secret is sealed to; the owner holds its private half." example:"q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80="`
+	}
+}
+
+type listExportsInput struct {
+	WalletID string `query:"wallet_id" doc:"Only this wallet's requests." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
+	State    string `query:"state" enum:"pending,approved,exported,rejected,void" doc:"Only requests in this state." example:"pending"`
+	PageQuery
+}
+
+type listExportsOutput struct {
+	Body struct {
+		Exports    []WalletExport `json:"exports" doc:"Newest first."`
+		NextCursor *string        `json:"next_cursor" nullable:"true" doc:"Pass as cursor for the next page; null on the last page." example:"MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU"`
 	}
 }
 
@@ -70,6 +88,15 @@ func (s *server) registerExports(api huma.API) {
 		Errors:        []int{400, 401, 404, 409, 413, 422},
 	}, s.requestExport)
 	huma.Register(api, huma.Operation{
+		OperationID: "list-wallet-exports",
+		Method:      http.MethodGet,
+		Path:        Prefix + "/exports",
+		Summary:     "List export requests",
+		Description: "The account's requests to export a wallet's secret, newest first: what an owner looks at before approving one (the wallet, who asked, and the recipient key).",
+		Tags:        []string{"Custody"},
+		Errors:      []int{400, 401, 403, 422},
+	}, s.listExports)
+	huma.Register(api, huma.Operation{
 		OperationID: "get-wallet-export",
 		Method:      http.MethodGet,
 		Path:        Prefix + "/wallets/{id}/exports/{export_id}",
@@ -83,10 +110,11 @@ func (s *server) registerExports(api huma.API) {
 		Method:      http.MethodPost,
 		Path:        Prefix + "/wallets/{id}/exports/{export_id}/approve",
 		Summary:     "Approve an export",
-		Description: "Another owner than the one who asked approves: a worker seals the wallet's secret to the recipient key, and the wallet is marked exported for good (`exported_at`). " +
-			"403 for the owner who asked; 409 when already decided; 503 when no worker sealed it in time (it stays pending). Audited.",
+		Description: "Another owner than the one who asked approves: a worker then seals the wallet's secret to the recipient key, and the wallet is marked exported for good (`exported_at`). " +
+			"The approver must have been an owner before the export was asked, and must not have been added by the owner who asked (403 otherwise, and for the owner who asked). " +
+			"The answer is the request once a worker sealed it (exported), or, when none did within a few seconds, approved: a worker seals it as soon as one runs. 409 when already decided or void. Audited.",
 		Tags:   []string{"Custody"},
-		Errors: []int{401, 403, 404, 409, 503},
+		Errors: []int{401, 403, 404, 409},
 	}, s.decideExport(true))
 	huma.Register(api, huma.Operation{
 		OperationID: "reject-wallet-export",
@@ -135,17 +163,47 @@ func (s *server) decideExport(approve bool) func(context.Context, *exportInput) 
 		if err != nil {
 			return nil, err
 		}
-		if approve && s.Exports == nil {
-			return nil, errorf(http.StatusServiceUnavailable, "exports are disabled: no worker is reachable")
-		}
 		pr := principal(ctx)
-		e, err := wallet.DecideExport(ctx, s.DB, pr.AccountID, id, exportID, audit.Actor(pr.ActorID()), approve, s.Exports)
+		e, err := wallet.DecideExport(ctx, s.DB, pr.AccountID, id, exportID, audit.Actor(pr.ActorID()), approve)
 		if err != nil {
 			return nil, s.exportFailed(ctx, err)
+		}
+		if approve && s.Exports != nil {
+			if sealed, err := s.Exports.Sealed(ctx, pr.AccountID, id, exportID); err == nil {
+				e = sealed
+			} else {
+				// The approval is committed; a worker seals it later.
+				s.log.WarnContext(ctx, "approved export not read back", "export_id", exportID, "err", err)
+			}
 		}
 		s.log.InfoContext(ctx, "wallet export decided", "wallet_id", id, "export_id", e.ID, "state", e.State, "by", pr.ActorID())
 		return &exportOutput{Status: http.StatusOK, Body: exportOf(&e)}, nil
 	}
+}
+
+func (s *server) listExports(ctx context.Context, in *listExportsInput) (*listExportsOutput, error) {
+	f := wallet.ExportFilter{State: wallet.ExportState(in.State), Limit: in.size() + 1}
+	if in.WalletID != "" {
+		id, err := s.walletFilter(ctx, in.WalletID)
+		if err != nil {
+			return nil, err
+		}
+		f.WalletID = id
+	}
+	if in.Cursor != "" {
+		at, cid, err := parseTimeCursor(in.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		f.Before = &wallet.Export{RequestedAt: at, ID: cid}
+	}
+	es, err := wallet.ListExports(ctx, s.DB, principal(ctx).AccountID, f)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	out := &listExportsOutput{}
+	out.Body.Exports, out.Body.NextCursor = page(es, in.size(), func(e *wallet.Export) string { return timeCursor(e.RequestedAt, e.ID) }, exportOf)
+	return out, nil
 }
 
 func (s *server) exportIDs(ctx context.Context, in *exportInput) (uuid.UUID, uuid.UUID, error) {
@@ -166,10 +224,16 @@ func (s *server) exportFailed(ctx context.Context, err error) error {
 		return errorf(http.StatusConflict, err.Error())
 	case errors.Is(err, wallet.ErrExportNotFound):
 		return errorf(http.StatusNotFound, "export request not found")
-	case errors.Is(err, wallet.ErrExportDecided):
+	case errors.Is(err, wallet.ErrExportDecided), errors.Is(err, wallet.ErrExportVoid):
 		return errorf(http.StatusConflict, err.Error())
-	case errors.Is(err, wallet.ErrExportSameOwner):
+	case errors.Is(err, wallet.ErrExportSameOwner), errors.Is(err, wallet.ErrExportApprover):
 		return errorf(http.StatusForbidden, err.Error())
 	}
 	return s.fail(ctx, err)
+}
+
+// ExportSealing has a worker seal an export an owner approved, and
+// answers it as PostgreSQL has it after a short wait (keymaker.Client).
+type ExportSealing interface {
+	Sealed(ctx context.Context, accountID, walletID, exportID uuid.UUID) (wallet.Export, error)
 }

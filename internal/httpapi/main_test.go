@@ -123,11 +123,11 @@ type envOpts struct {
 
 // keys is the API's maker of new wallets' keys: a worker's keeper of
 // walletSigner, or (nil) the envelope.
-func (o envOpts) keys(rdb *redis.Client) signer.Maker {
+func (o envOpts) keys(db *bun.DB, rdb *redis.Client) signer.Maker {
 	if o.walletSigner == "" || o.walletSigner == signer.Local {
 		return nil
 	}
-	return &keymaker.Client{Redis: rdb, Backend: o.walletSigner}
+	return &keymaker.Client{DB: db, Redis: rdb, Backend: o.walletSigner}
 }
 
 func newEnv(t testing.TB, opts ...envOpts) *env {
@@ -223,7 +223,7 @@ func newEnv(t testing.TB, opts ...envOpts) *env {
 	draining := make(chan struct{})
 	h, closeOps := httpapi.New(httpapi.Deps{
 		Faucet: faucet,
-		DB:     apiDB, Redis: apiRedis, Sealer: sealer, Keys: o.keys(apiRedis), Exports: (&keymaker.Client{Redis: apiRedis}).Export, Log: o.log,
+		DB:     apiDB, Redis: apiRedis, Sealer: sealer, Keys: o.keys(apiDB, apiRedis), Exports: &keymaker.Client{DB: apiDB, Redis: apiRedis}, Log: o.log,
 		Balances: balances,
 		Ops:      o.ops, SendWait: o.sendWait, WebhookAllowPrivate: true,
 		SlackSigningSecret: slackSecret, SlackResponseURLPrefix: "http://127.0.0.1:", RateLimits: o.limits, RateLimitClock: limitClock(o.oneWindow),
@@ -418,7 +418,8 @@ func (e *env) startWorker(opts ...func(*worker.Options)) (*payment.Engine, func(
 	ctx, cancel := context.WithCancel(context.Background())
 	eng.RunBlockhashes(ctx)
 	set := eng.Signer.(*signer.Set)
-	go keymaker.Serve(ctx, e.rdb, set, custody.Exporter(e.db, set.Local), eng.Log)
+	keyWork := &keymaker.Server{DB: e.db, Redis: e.rdb, Signers: set, Seal: custody.Exporter(set.Local), Log: eng.Log}
+	go keyWork.Run(ctx)
 	hooks := &worker.Webhooks{
 		Deliverer:  &webhook.Deliverer{DB: e.db, Keys: set.Local, AllowPrivate: true, Log: eng.Log},
 		Dispatcher: &webhook.Dispatcher{DB: e.db, Enqueue: worker.EnqueueDelivery(e.rdb), Log: eng.Log},
@@ -532,7 +533,7 @@ const dashboardOrigin = "http://127.0.0.1:8080"
 // addUser makes address a user of the env's account with role.
 func (e *env) addUser(address string, role auth.Role) {
 	e.t.Helper()
-	if _, err := auth.AddUser(context.Background(), e.db, e.account.ID, address, role); err != nil {
+	if _, err := auth.AddUser(context.Background(), e.db, e.account.ID, address, role, "operator"); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -53,7 +53,7 @@ func (e *env) fixtures(key, hookURL string) matrixFixtures {
 		e.t.Fatal(err)
 	}
 	user := newAddress()
-	if _, err := auth.AddUser(e.t.Context(), e.db, acct.AccountID, user, auth.RoleViewer); err != nil {
+	if _, err := auth.AddUser(e.t.Context(), e.db, acct.AccountID, user, auth.RoleViewer, "operator"); err != nil {
 		e.t.Fatal(err)
 	}
 	return matrixFixtures{
@@ -67,7 +67,11 @@ func (e *env) fixtures(key, hookURL string) matrixFixtures {
 // of the account, and returns its id.
 func (e *env) requestExport(accountID uuid.UUID, w string) string {
 	e.t.Helper()
-	owner := "user:" + newAddress()
+	address := newAddress()
+	if _, err := auth.AddUser(e.t.Context(), e.db, accountID, address, auth.RoleOwner, "operator"); err != nil {
+		e.t.Fatal(err)
+	}
+	owner := "user:" + address
 	recipient, err := ecdh.X25519().GenerateKey(rand.Reader)
 	if err != nil {
 		e.t.Fatal(err)

@@ -118,3 +118,43 @@ func TestPayFetch_StdioRefusesAnUnknownPayPreference(t *testing.T) {
 		}
 	}
 }
+
+// The MCP tool pay_fetch pays a seller whose 402 never changes (the same
+// MPP challenge beside the same x402 offer) once: the first call pays the
+// MPP challenge; the next answers payment.status already_paid with the
+// first payment's id and state and pays nothing, neither the challenge
+// again nor the x402 offer. One payment row; the MPP seller's recipient
+// grown by one price, the x402 seller's by nothing.
+func TestPayFetch_MCPToolPaysAStaticChallengeOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	const price = 10_000
+	mppSeller := mpptest.Start(t, e.ln.URL, mpptest.Options{FeePayer: true, Price: price})
+	x402Seller := x402test.Start(t, e.ln.URL, x402test.Options{Price: 20_000})
+	static := startStaticFront(t, mppSeller.URL+mpptest.Weather, x402Seller.URL+x402test.Weather)
+	wallet, _ := e.x402Wallet(nil)
+	_, agentKey := e.agentKey()
+	mppBefore, x402Before := mppSeller.Balance(t, mppSeller.Recipient), x402Seller.USDC(t, x402Seller.PayTo)
+	overHTTP := connectMCP(t, e, agentKey)
+
+	res, out := call(t, overHTTP, mcpserver.ToolPayFetch, map[string]any{"wallet_id": wallet, "url": static.URL + "/weather"})
+	first, _ := out["payment"].(map[string]any)
+	if res.IsError || out["status"] != float64(200) || first["status"] != "paid" || first["protocol"] != "mpp" {
+		t.Fatalf("first: %s %v", text(res), out)
+	}
+	res, out = call(t, overHTTP, mcpserver.ToolPayFetch, map[string]any{"wallet_id": wallet, "url": static.URL + "/weather"})
+	again, _ := out["payment"].(map[string]any)
+	if res.IsError || out["status"] != float64(402) || again["status"] != "already_paid" || again["protocol"] != "mpp" ||
+		again["payment_id"] != first["payment_id"] || again["amount"] != "0.01" || again["state"] == nil || !strings.Contains(out["next"].(string), "do not retry") {
+		t.Fatalf("again: %s %v", text(res), out)
+	}
+
+	e.wantRows("x402_payments", 1)
+	if m, x := static.count(client.ProtocolMPP), static.count(client.ProtocolX402); m != 1 || x != 0 {
+		t.Fatalf("the static seller was sent %d MPP and %d x402 payments, want 1 and 0", m, x)
+	}
+	if m, x := mppSeller.Balance(t, mppSeller.Recipient)-mppBefore, x402Seller.USDC(t, x402Seller.PayTo)-x402Before; m != price || x != 0 {
+		t.Fatalf("the MPP seller received %d (want %d), the x402 seller %d (want 0)", m, price, x)
+	}
+}

@@ -119,8 +119,9 @@ func (s *server) registerMPP(api huma.API) {
 		Path:        Prefix + "/agents/{id}/mpp/pay",
 		Summary:     "Pay an MPP charge",
 		Description: "Reads the Payment challenges of a seller's 402 (the Machine Payments Protocol) and chooses the Solana `charge` the wallet can pay (the wallet's network, an asset its policy lists, " +
-			"an unexpired challenge not paid before by this account, at most `max_usdc`; 422 naming each challenge's reason when none is), " +
-			"then puts it through the wallet's policy as a send of its whole amount would go, every split recipient held to the allowlist: 403 `Blocked by policy` with `reason`, 202 `pending_approval`, " +
+			"an unexpired challenge, at most `max_usdc`; 422 naming each challenge's reason when none is). " +
+			"A 402 carrying a challenge this account already paid (by any of its wallets) answers 409 with reason `already_paid` and that payment's `payment_id` (when the key reaches its wallet): a challenge is paid once, and nothing is judged or signed. " +
+			"Otherwise it puts the charge through the wallet's policy as a send of its whole amount would go, every split recipient held to the allowlist: 403 `Blocked by policy` with `reason`, 202 `pending_approval`, " +
 			"or 200 `signed`: the worker signed the charge's transaction with the wallet's key (partially when the seller's fee payer pays the fee: the wallet needs no SOL; else the wallet pays it) " +
 			"and the answer carries the credential to retry the request with; the seller broadcasts it. The amount stays reserved against the daily limit until the chain shows the payment landed (settled) " +
 			"or its blockhash expired (expired, `mpp.expired`). Idempotency-Key as on sends.",
@@ -201,7 +202,7 @@ func (s *server) parseMPP(ctx context.Context, walletParam string, in *MPPPayBod
 	r.X402 = &payment.X402Request{
 		Protocol: payment.ProtocolMPP, Challenge: []byte(in.Challenge), Index: c.Index, Max: b.maxMicros(), Resource: in.Resource,
 		Description: shown(c.Challenge.Description, maxDescription), NetworkID: c.Charge.Network, ApprovalID: b.grant,
-		ChallengeID: c.Challenge.ID, Realm: c.Challenge.Realm, Splits: splits,
+		ChallengeID: c.Challenge.ID, Realm: shown(c.Challenge.Realm, maxRealm), Splits: splits,
 	}
 	return r, nil
 }
@@ -216,6 +217,9 @@ func (s *server) payMPP(ctx context.Context, in *mppPayInput) (*mppPayOutput, er
 		return nil, err
 	}
 	out, err := mppAnswer(&r, paid.Outcome)
+	if o := paid.Outcome; o.Status == payment.Refused && o.Cause == payment.CauseAlreadyPaid {
+		out, err = nil, s.alreadyPaid(ctx, o)
+	}
 	if paid.Replayed {
 		s.log.InfoContext(ctx, "MPP pay replayed", "wallet_id", r.WalletID, "status", paid.Outcome.Status)
 		if err != nil {
@@ -226,6 +230,26 @@ func (s *server) payMPP(ctx context.Context, in *mppPayInput) (*mppPayOutput, er
 	}
 	s.log.InfoContext(ctx, "MPP pay decided", "send_request_id", r.ID, "wallet_id", r.WalletID, "status", paid.Outcome.Status)
 	return out, err
+}
+
+// alreadyPaid is the answer to an MPP charge one of whose challenges the
+// account paid before: 409 already_paid, nothing signed, naming that
+// payment (its id and state) when the caller reaches the wallet that paid
+// it; a wallet out of the key's reach is not named.
+func (s *server) alreadyPaid(ctx context.Context, o *payment.Outcome) error {
+	e := &Error{status: http.StatusConflict, Reason: payment.CauseAlreadyPaid,
+		Message: "the seller's challenge was already paid by another wallet of this account: it is not paid again; ask the seller for a fresh challenge"}
+	pr := principal(ctx)
+	v, err := payment.GetX402(ctx, s.DB, payment.ProtocolMPP, pr.AccountID, o.EarlierPayment)
+	switch {
+	case err == nil && pr.Reaches(v.WalletID):
+		e.PaymentID = v.ID.String()
+		e.Message = fmt.Sprintf("the seller's challenge was already paid (MPP payment %s, %s): it is not paid again; "+
+			"that payment answers it, or ask the seller for a fresh challenge", v.ID, v.State)
+	case err != nil && !errors.Is(err, payment.ErrX402NotFound):
+		return s.fail(ctx, err)
+	}
+	return e
 }
 
 func splitsOf(ss []payment.Split) []MPPSplit {

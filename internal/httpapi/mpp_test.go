@@ -275,13 +275,29 @@ func TestMPPPay_RulesAndRefusals(t *testing.T) {
 	if status, body := e.mppPay(open, []string{pyusd}, "https://seller.test/r", nil); status != 422 || !strings.Contains(fmt.Sprint(body), "asset_not_payable") {
 		t.Fatalf("PYUSD under a USDC policy: %d %v", status, body)
 	}
-	// A challenge is paid once: the same one again is refused.
+	// A challenge is paid once: the same one again answers 409
+	// already_paid naming the payment, alone or beside a fresh challenge
+	// (the 402 was answered), and from another wallet of the account; a
+	// key that does not reach the wallet that paid is not told which.
 	c := charge("10000")
-	if status, body := e.mppPay(open, c, "https://seller.test/r", nil); status != 200 {
-		t.Fatalf("first: %d %v", status, body)
+	status, first := e.mppPay(open, c, "https://seller.test/r", nil)
+	if status != 200 {
+		t.Fatalf("first: %d %v", status, first)
 	}
-	if status, body := e.mppPay(open, c, "https://seller.test/r", nil); status != 422 || !strings.Contains(body["error"].(string), "already paid") {
-		t.Fatalf("the same challenge again: %d %v", status, body)
+	other, _ := e.agent(nil, 5_000_000)
+	for _, again := range []struct {
+		wallet string
+		body   []string
+	}{{open, c}, {open, append(charge("10000"), c...)}, {other, c}} {
+		status, body := e.mppPay(again.wallet, again.body, "https://seller.test/r", nil)
+		if status != 409 || body["reason"] != "already_paid" || body["payment_id"] != first["payment_id"] || !strings.Contains(body["error"].(string), "already paid") {
+			t.Fatalf("the same challenge again: %d %v", status, body)
+		}
+	}
+	scoped := e.newKey(e.key, map[string]any{"wallet_ids": []string{other}})["key"].(string)
+	status, body := e.do("POST", fmt.Sprintf(mppPath, other), scoped, map[string]any{"challenge": c[0], "resource": "https://seller.test/r"})
+	if _, named := body["payment_id"]; status != 409 || body["reason"] != "already_paid" || named || strings.Contains(fmt.Sprint(body), first["payment_id"].(string)) {
+		t.Fatalf("the same challenge by a key of another wallet: %d %v", status, body)
 	}
 	e.wantRows("x402_payments", 2)
 }
@@ -520,7 +536,7 @@ func TestMPPPay_ConcurrentAttemptsPayAChallengeOnce(t *testing.T) {
 		switch {
 		case status == 200 && body["status"] == "signed":
 			return "signed"
-		case status == 422 && strings.Contains(fmt.Sprint(body["error"]), "already paid"):
+		case status == 409 && body["reason"] == "already_paid" && body["payment_id"] != nil:
 			return "refused"
 		}
 		return ""

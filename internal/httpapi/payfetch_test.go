@@ -34,7 +34,23 @@ func (f *bothFront) count(proto string) int {
 
 func startBothFront(t *testing.T, mppURL, x402URL string) *bothFront {
 	t.Helper()
+	return startFront(t, mppURL, x402URL, false)
+}
+
+// startStaticFront is startBothFront whose 402 never changes: the sellers'
+// challenges are fetched once, for the first unpaid request, and that
+// same answer (the same MPP challenge id beside the same x402 offer) is
+// given to every unpaid request after it. Paid requests still go to the
+// seller whose credential they carry.
+func startStaticFront(t *testing.T, mppURL, x402URL string) *bothFront {
+	t.Helper()
+	return startFront(t, mppURL, x402URL, true)
+}
+
+func startFront(t *testing.T, mppURL, x402URL string, static bool) *bothFront {
+	t.Helper()
 	f := &bothFront{forwarded: map[string]int{}}
+	var challenge http.Header // the static 402's headers, once fetched
 	get := func(r *http.Request, url, header, value string) (*http.Response, error) {
 		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, url, nil)
 		if err != nil {
@@ -76,6 +92,13 @@ func startBothFront(t *testing.T, mppURL, x402URL string) *bothFront {
 			pass(w, resp)
 			return
 		}
+		f.mu.Lock()
+		fixed := challenge
+		f.mu.Unlock()
+		if fixed != nil {
+			answer402(w, fixed)
+			return
+		}
 		m, err := get(r, mppURL, "", "")
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
@@ -92,17 +115,34 @@ func startBothFront(t *testing.T, mppURL, x402URL string) *bothFront {
 			http.Error(w, "a seller did not ask for payment", http.StatusBadGateway)
 			return
 		}
+		h := http.Header{}
 		for _, v := range m.Header.Values("WWW-Authenticate") {
-			w.Header().Add("WWW-Authenticate", v)
+			h.Add("WWW-Authenticate", v)
 		}
-		w.Header().Set("PAYMENT-REQUIRED", x.Header.Get("PAYMENT-REQUIRED"))
-		w.Header().Set("Content-Type", "application/problem+json")
-		w.WriteHeader(http.StatusPaymentRequired)
-		w.Write([]byte(`{"title":"Payment Required","status":402}`))
+		h.Set("PAYMENT-REQUIRED", x.Header.Get("PAYMENT-REQUIRED"))
+		if static {
+			f.mu.Lock()
+			if challenge == nil {
+				challenge = h
+			}
+			h = challenge
+			f.mu.Unlock()
+		}
+		answer402(w, h)
 	}))
 	t.Cleanup(srv.Close)
 	f.URL = srv.URL
 	return f
+}
+
+// answer402 writes a 402 carrying the challenges in h.
+func answer402(w http.ResponseWriter, h http.Header) {
+	for k, vs := range h {
+		w.Header()[k] = append([]string(nil), vs...)
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(http.StatusPaymentRequired)
+	w.Write([]byte(`{"title":"Payment Required","status":402}`))
 }
 
 // payFetch is the Go client's PayFetch of url from wallet with o; the
@@ -282,5 +322,54 @@ func TestPayFetch_BothProtocolsPaidOnceByThePreferred(t *testing.T) {
 	}
 	if m, x, p := received(); m != 10_000 || x != 40_000 || p != 0 || pyusdOrX402.count(client.ProtocolX402) != 1 {
 		t.Fatalf("in all the MPP seller received %d, the x402 seller %d, the PYUSD seller %d", m, x, p)
+	}
+}
+
+// A seller whose 402 never changes (the same MPP challenge id beside the
+// same x402 offer on every request) is paid once by the Go client: the
+// first PayFetch pays the MPP challenge; a second, and a third from
+// another wallet of the account, are a *ChallengePaidError naming that
+// payment and pay nothing more, neither the challenge again nor the x402
+// offer beside it. One payment row, one signed request, the MPP seller's
+// recipient grown by one price and the x402 seller's by nothing, the
+// buying wallet's USDC down by one price.
+func TestPayFetch_GoClientPaysAStaticChallengeOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	const price = 10_000
+	mppSeller := mpptest.Start(t, e.ln.URL, mpptest.Options{FeePayer: true, Price: price})
+	x402Seller := x402test.Start(t, e.ln.URL, x402test.Options{Price: 20_000})
+	static := startStaticFront(t, mppSeller.URL+mpptest.Weather, x402Seller.URL+x402test.Weather)
+	wallet, pub := e.x402Wallet(nil)
+	other, _ := e.x402Wallet(nil)
+	_, agentKey := e.agentKey()
+	c := client.New(e.url, agentKey)
+	mppBefore, x402Before, walletBefore := mppSeller.Balance(t, mppSeller.Recipient), x402Seller.USDC(t, x402Seller.PayTo), mppSeller.Balance(t, pub)
+
+	res, body, err := payFetch(t, c, wallet, static.URL+"/weather", client.PayOptions{})
+	if err != nil || res.Response.StatusCode != http.StatusOK || !strings.Contains(body, "sunny") || res.Payment.Protocol != client.ProtocolMPP {
+		t.Fatalf("first: %+v %s %v", res, body, err)
+	}
+	first := res.Payment.PaymentID
+	for _, w := range []string{wallet, other} {
+		res, _, err := payFetch(t, c, w, static.URL+"/weather", client.PayOptions{})
+		var paid *client.ChallengePaidError
+		var pe *client.PayError
+		if !errors.As(err, &paid) || paid.PaymentID != first || paid.Status != http.StatusConflict || paid.Reason != client.ReasonAlreadyPaid ||
+			!errors.As(err, &pe) || pe.Protocol != client.ProtocolMPP || res != nil {
+			t.Fatalf("again from %s: %+v %v", w, res, err)
+		}
+	}
+
+	e.wantRows("x402_payments", 1)
+	if m, x := static.count(client.ProtocolMPP), static.count(client.ProtocolX402); m != 1 || x != 0 {
+		t.Fatalf("the static seller was sent %d MPP and %d x402 payments, want 1 and 0", m, x)
+	}
+	if m, x := mppSeller.Balance(t, mppSeller.Recipient)-mppBefore, x402Seller.USDC(t, x402Seller.PayTo)-x402Before; m != price || x != 0 {
+		t.Fatalf("the MPP seller received %d (want %d), the x402 seller %d (want 0)", m, price, x)
+	}
+	if spent := walletBefore - mppSeller.Balance(t, pub); spent != price {
+		t.Fatalf("the wallet spent %d, want %d", spent, price)
 	}
 }

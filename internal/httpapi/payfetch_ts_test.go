@@ -58,3 +58,45 @@ func TestPayFetch_TypeScriptSDKAndLangChain(t *testing.T) {
 		t.Fatalf("the buying wallet holds %d lamports", n)
 	}
 }
+
+// The TypeScript SDK's payFetch and the LangChain pay_fetch tool pay a
+// seller whose 402 never changes (the same MPP challenge beside the same
+// x402 offer on every request) once each: asked again, the SDK throws
+// ChallengePaidError and the tool answers already_paid, both naming the
+// first payment, and nothing more is paid in either protocol. One payment
+// row per seller front; the MPP seller's recipient grows by two prices
+// (one per front), the x402 seller's by nothing.
+func TestPayFetch_TypeScriptSDKAndLangChainPayAStaticChallengeOnce(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	needBuilt(t, root)
+	e := newEnv(t)
+	e.startWorker()
+	const mppPrice = 10_000
+	mppSeller := mpptest.Start(t, e.ln.URL, mpptest.Options{FeePayer: true, Price: mppPrice})
+	x402Seller := x402test.Start(t, e.ln.URL, x402test.Options{Price: 20_000})
+	forSDK := startStaticFront(t, mppSeller.URL+mpptest.Weather, x402Seller.URL+x402test.Weather)
+	forLangChain := startStaticFront(t, mppSeller.URL+mpptest.Weather, x402Seller.URL+x402test.Weather)
+	wallet, _ := e.x402Wallet(nil)
+	_, agentKey := e.agentKey()
+	_, adminKey := e.adminKey()
+	mppBefore, x402Before := mppSeller.Balance(t, mppSeller.Recipient), x402Seller.USDC(t, x402Seller.PayTo)
+
+	env := []string{"API_URL=" + e.url, "ADMIN_KEY=" + adminKey, "AGENT_KEY=" + agentKey, "WALLET_ID=" + wallet,
+		"MPP_PRICE=" + strconv.Itoa(mppPrice), "STATIC_SDK_URL=" + forSDK.URL, "STATIC_LANGCHAIN_URL=" + forLangChain.URL}
+	out := node(t, root, env, "--test", "--test-concurrency=1", "sdk/typescript/test/staticchallenge.test.mjs", "sdk/langchain/test/staticchallenge.test.mjs")
+	if !strings.Contains(out, "# fail 0") {
+		t.Fatalf("TypeScript tests: %s", out)
+	}
+	t.Logf("%s", lastLines(out, 9))
+
+	e.wantRows("x402_payments", 2)
+	for name, f := range map[string]*bothFront{"the SDK's": forSDK, "LangChain's": forLangChain} {
+		if m, x := f.count(client.ProtocolMPP), f.count(client.ProtocolX402); m != 1 || x != 0 {
+			t.Fatalf("%s static seller was sent %d MPP and %d x402 payments, want 1 and 0", name, m, x)
+		}
+	}
+	if m, x := mppSeller.Balance(t, mppSeller.Recipient)-mppBefore, x402Seller.USDC(t, x402Seller.PayTo)-x402Before; m != 2*mppPrice || x != 0 {
+		t.Fatalf("the MPP seller received %d (want %d), the x402 seller %d (want 0)", m, 2*mppPrice, x)
+	}
+}

@@ -54,9 +54,9 @@ type Deps struct {
 	// Keys makes new wallets' keys where WALLET_SIGNER says: nil is the
 	// envelope (Sealer); an HSM's or a KMS's through a worker (keymaker).
 	Keys signer.Maker
-	// Exports seals a wallet's secret to an owner's key once another
-	// owner approved (a worker, through keymaker); nil refuses approvals.
-	Exports  wallet.ExportSealer
+	// Exports wakes a worker to seal an approved export and reads it
+	// back (keymaker); nil: approvals are answered without waiting.
+	Exports  ExportSealing
 	Balances Balances
 	// Assets are the tokens of each network (nil: asset.Defaults).
 	Assets asset.Table

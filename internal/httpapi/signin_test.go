@@ -106,7 +106,7 @@ func TestSignIn_RefusalsWriteNoAudit(t *testing.T) {
 	victim := newTestWallet(t)
 	other, _ := e.newAccount(solana.Mainnet)
 	for _, a := range []auth.Account{e.account, other} {
-		if _, err := auth.AddUser(context.Background(), e.db, a.ID, victim.address, auth.RoleOwner); err != nil {
+		if _, err := auth.AddUser(context.Background(), e.db, a.ID, victim.address, auth.RoleOwner, "operator"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
@@ -249,6 +250,11 @@ func (s *server) slackAct(ctx context.Context, ep *webhook.Endpoint, c webhook.S
 	}
 	switch {
 	case a.Status == approval.Pending:
+		// A vote answers the approval's own row: what a payment to a
+		// seller buys, and from whom, comes with a read.
+		if cur, err := approval.Get(ctx, s.DB, ep.AccountID, id); err == nil {
+			a.X402, a.Resource, a.Description, a.Protocol, a.Realm, a.Splits = cur.X402, cur.Resource, cur.Description, cur.Protocol, cur.Realm, cur.Splits
+		}
 		return s.slackPending(ep, &a, "")
 	case a.Status == approval.Sent:
 		return slackMessage{Replace: true, Text: fmt.Sprintf("Approved by %s%s and sent: %s (signature %s)", who, quorum, line, *a.Signature)}
@@ -283,12 +289,18 @@ func (s *server) slackVoter(ctx context.Context, accountID uuid.UUID, id string)
 // the approval message again, its buttons kept for the next person, with
 // the count and who approved so far, and note (if any) below.
 func (s *server) slackPending(ep *webhook.Endpoint, a *approval.Approval, note string) slackMessage {
+	// The approval.pending event's fields (payment.decide), so the
+	// message reads as the first one did: the asset, and an MPP charge's
+	// seller and further recipients.
 	data := map[string]any{
 		"approval_id": approval.PublicID(a.ID), "wallet_id": a.WalletID, "agent_label": a.AgentLabel,
-		"amount": a.Amount, "to": a.To, "memo": a.Memo,
+		"amount": a.Amount, "asset": a.Asset, "to": a.To, "memo": a.Memo,
 	}
 	if a.X402 {
-		data["kind"], data["resource"], data["description"] = "x402", a.Resource, a.Description
+		data["kind"], data["resource"], data["description"] = cmp.Or(a.Protocol, "x402"), a.Resource, a.Description
+		if a.Protocol == payment.ProtocolMPP {
+			data["realm"], data["splits"] = a.Realm, a.Splits
+		}
 	}
 	by := make([]string, len(a.Votes))
 	for i, v := range a.Votes {

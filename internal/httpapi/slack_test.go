@@ -301,3 +301,93 @@ func (e *env) slackApproval(slack *receiver, extra map[string]any) (apID, button
 	}
 	return apID, m.Blocks[1].Elements[0].Value
 }
+
+// An MPP charge with eight split recipients and a 3000-character realm
+// parks for two approvals: the approval keeps the realm clipped like the
+// description, and both the message posted to Slack and the one that
+// replaces it after the first approve stay within Block Kit's limits,
+// naming the seller, what it buys and every recipient with its share.
+func TestSlack_MPPApprovalMessagesStayWithinSlacksLimits(t *testing.T) {
+	t.Parallel()
+	q := newQuorum(t, 2, 2)
+	q.startWorker()
+	slack := newReceiver(t, nil)
+	responses := newReceiver(t, nil)
+	if status, ep := q.do("POST", endpointsPath, q.key, map[string]any{"url": slack.URL, "format": "slack",
+		"events": []string{"approval.pending"}}); status != http.StatusCreated {
+		t.Fatalf("create endpoint: %d %v", status, ep)
+	}
+	slack.next(t, "webhook.test")
+	if status, u := q.as("PATCH", usersPath+"/"+q.addrs[1], "", q.owner, map[string]any{"slack_user_id": "U0BEE"}); status != 200 {
+		t.Fatalf("link: %d %v", status, u)
+	}
+	var splits []map[string]any
+	var lines []string
+	for i := range 8 {
+		to := newAddress()
+		splits = append(splits, map[string]any{"recipient": to, "amount": fmt.Sprint(1000 * (i + 1))})
+		lines = append(lines, fmt.Sprintf("Also to %s: 0.00%d USDC", to, i+1))
+	}
+	realm := strings.Repeat("r", 3000)
+	charge := strings.Replace(fakeCharge("1000000", splits...), `realm="seller.test"`, `realm="`+realm+`"`, 1)
+	status, body := q.mppPay(q.wallet, []string{charge}, "https://seller.test/r", nil)
+	if status != http.StatusAccepted || body["status"] != "pending_approval" {
+		t.Fatalf("pay: %d %v", status, body)
+	}
+	apID := body["approval_id"].(string)
+	clipped := realm[:255]
+	if _, a := q.do("GET", approvalsPath+"/"+apID, q.key, nil); a["realm"] != clipped {
+		t.Fatalf("the approval's realm is %d characters", len(fmt.Sprint(a["realm"])))
+	}
+	check := func(name string, msg []byte) {
+		t.Helper()
+		var m struct {
+			Blocks []struct {
+				Text     struct{ Text string }
+				Fields   []struct{ Text string }
+				Elements []struct{ Value string }
+			}
+		}
+		if err := json.Unmarshal(msg, &m); err != nil || len(m.Blocks) != 2 {
+			t.Fatalf("%s: %s %v", name, msg, err)
+		}
+		s := m.Blocks[0]
+		if len(s.Text.Text) > 3000 || len(s.Fields) > 10 {
+			t.Errorf("%s: text of %d, %d fields", name, len(s.Text.Text), len(s.Fields))
+		}
+		var fields []string
+		for _, f := range s.Fields {
+			if len(f.Text) > 2000 {
+				t.Errorf("%s: a field of %d", name, len(f.Text))
+			}
+			fields = append(fields, f.Text)
+		}
+		text := strings.Join(fields, "\n")
+		for _, want := range append(lines, "Seller says it is: "+clipped, "Buys (MPP): https://seller.test/r") {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: no %q in %q", name, want, text)
+			}
+		}
+		for _, e := range m.Blocks[1].Elements {
+			if len(e.Value) > 2000 {
+				t.Errorf("%s: a button's value of %d", name, len(e.Value))
+			}
+		}
+	}
+	msg := slack.next(t, "approval.pending")
+	check("posted", msg.Body)
+	var m struct {
+		Blocks []struct{ Elements []struct{ Value string } }
+	}
+	if err := json.Unmarshal(msg.Body, &m); err != nil || len(m.Blocks) != 2 {
+		t.Fatalf("slack message %s", msg.Body)
+	}
+	if status := q.slackClick(m.Blocks[1].Elements[0].Value, "approve", "T0HUMANS", "U0BEE", responses.URL, time.Now(), slackSecret); status != 200 {
+		t.Fatalf("click: %d", status)
+	}
+	r := responses.any(t)
+	if !strings.Contains(string(r.Body), "1 of 2 approvals: <@U0BEE>") {
+		t.Fatalf("after the first approve: %s", r.Body)
+	}
+	check("after the first approve", r.Body)
+}

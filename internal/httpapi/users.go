@@ -85,7 +85,7 @@ func (s *server) registerUsers(api huma.API) {
 		var u auth.User
 		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			var err error
-			if u, err = auth.AddUser(ctx, tx, pr.AccountID, in.Body.Address, auth.Role(in.Body.Role)); err != nil {
+			if u, err = auth.AddUser(ctx, tx, pr.AccountID, in.Body.Address, auth.Role(in.Body.Role), pr.ActorID()); err != nil {
 				return err
 			}
 			return audit.Append(ctx, tx, audit.Entry{

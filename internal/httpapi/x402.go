@@ -29,6 +29,11 @@ const maxResource = 2048
 // maxDescription bounds the seller's description kept for approvers.
 const maxDescription = 500
 
+// maxRealm bounds an MPP seller's realm kept for approvers, like its
+// description: it names the seller (a host name has at most 253
+// characters). The challenge echoed to the seller keeps it whole.
+const maxRealm = 255
+
 type x402PayInput struct {
 	ID             string `path:"id" doc:"Wallet id (UUIDv4)." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
 	IdempotencyKey string `header:"Idempotency-Key" maxLength:"255" doc:"Optional, as on POST /agents/{id}/send: a repeat with the same body within 24 hours answers the first answer again (Idempotent-Replayed: true) and signs nothing more; with another body 422; while the first is in progress 409." example:"6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f"`

@@ -1,10 +1,16 @@
 // Package keymaker has a worker do for the API what needs keys the API
 // never holds: make a key in an HSM or a KMS (the API has no PIN, Vault
 // token or KMS role), or seal an envelope wallet's secret to an owner's
-// public key for an approved export (the API has no master key). The API
-// pushes a request on a Redis list and blocks on its own reply list; a
-// worker pops the request, does it, and pushes back a public key and a
-// reference, or the sealed export: never a secret in the clear.
+// public key for an approved export (the API has no master key).
+//
+// PostgreSQL carries the requests and their answers; Redis only wakes a
+// worker. The API writes a key request row and waits for the worker to
+// write the key it made into that row; it never takes a key from a
+// message, so whoever can write to Redis cannot hand a wallet their own
+// address. An export is sealed only for a wallet_exports row PostgreSQL
+// says is approved, to the recipient stored in that row
+// (wallet.SealApproved); a message on Redis names nothing, and a worker
+// that reads one only looks at PostgreSQL sooner.
 //
 // A request no worker answers in time is unavailable (503): no wallet is
 // created. A worker skips requests whose asker has stopped waiting, so it
@@ -15,7 +21,7 @@ package keymaker
 import (
 	"context"
 	"crypto/ed25519"
-	"encoding/json"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,106 +29,164 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
-// Key is the Redis list of key requests.
-const Key = "agentwallet:keys:make"
+// WakeKey is the Redis list whose entries wake a worker to look at the
+// requests in PostgreSQL. Their content is ignored.
+const WakeKey = "agentwallet:keys:wake"
 
-// replyPrefix names each request's reply list.
-const replyPrefix = "agentwallet:keys:made:"
+// wakeBacklog bounds the wake list: one entry wakes a worker as well as
+// a thousand.
+const wakeBacklog = 16
 
-// DefaultWait bounds how long the API waits for a worker to make a key.
+// DefaultWait bounds how long the API waits for a worker to make a key
+// or seal an export.
 const DefaultWait = 5 * time.Second
 
-type request struct {
-	ID       uuid.UUID      `json:"id"`
-	Backend  signer.Backend `json:"backend"`
-	Name     string         `json:"name"`
-	Deadline time.Time      `json:"deadline"`
-	// Export, when set, asks for wallet Export's secret sealed to
-	// Recipient instead of a new key.
-	Export    uuid.UUID `json:"export,omitzero"`
-	Recipient []byte    `json:"recipient,omitempty"`
+// DefaultSlots bounds the keys a worker makes at once: a KMS key costs
+// money and an HSM token holds a finite number of objects, so requests
+// beyond it wait for a slot (and, past their deadline, are never made).
+const DefaultSlots = 4
+
+// DefaultEvery is how often a worker looks for requests when nothing wakes
+// it (Redis down, a wake lost).
+const DefaultEvery = 2 * time.Second
+
+// Request states, as key_requests.state holds them.
+const (
+	statePending     = "pending"
+	stateMaking      = "making"
+	stateMade        = "made"
+	stateUnavailable = "unavailable"
+	stateFailed      = "failed"
+)
+
+// keyRequest is a row of key_requests: the API's request for a key and,
+// once a worker made it, the key.
+type keyRequest struct {
+	bun.BaseModel `bun:"table:key_requests"`
+
+	ID          uuid.UUID      `bun:"id,pk,type:uuid"`
+	Backend     signer.Backend `bun:"backend"`
+	Name        string         `bun:"name"`
+	State       string         `bun:"state"`
+	RequestedAt time.Time      `bun:"requested_at"`
+	Deadline    time.Time      `bun:"deadline"`
+	ClaimedAt   *time.Time     `bun:"claimed_at"`
+	DoneAt      *time.Time     `bun:"done_at"`
+	PublicKey   []byte         `bun:"public_key"`
+	Ref         *string        `bun:"ref"`
+	Reason      *string        `bun:"reason"`
 }
 
-type reply struct {
-	Public []byte `json:"public,omitempty"`
-	Ref    string `json:"ref,omitempty"`
-	Sealed []byte `json:"sealed,omitempty"`
-	// Unavailable is the backend's reason when it could not make the key
-	// now; Error any other failure.
-	Unavailable string `json:"unavailable,omitempty"`
-	Error       string `json:"error,omitempty"`
-}
-
-// Client asks a worker to make keys in Backend; it is the API's
-// signer.Maker when new wallets' keys do not live in the envelope.
+// Client asks a worker to make keys in Backend (it is the API's
+// signer.Maker when new wallets' keys do not live in the envelope) and to
+// seal approved exports.
 type Client struct {
-	Redis   *redis.Client
+	DB      *bun.DB
+	Redis   *redis.Client // nil: workers find requests on their own tick
 	Backend signer.Backend
 	Wait    time.Duration // 0: DefaultWait
 }
 
-// Make asks a worker for a new key named name and waits for it.
+func (c *Client) wait() time.Duration {
+	if c.Wait <= 0 {
+		return DefaultWait
+	}
+	return c.Wait
+}
+
+// Make asks a worker for a new key named name and waits for it. The key is
+// the one the worker wrote into the request's row.
 func (c *Client) Make(ctx context.Context, name string) (signer.Key, error) {
-	rep, err := c.ask(ctx, request{Backend: c.Backend, Name: name})
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	req := keyRequest{ID: uuid.New(), Backend: c.Backend, Name: name, State: statePending, RequestedAt: now, Deadline: now.Add(c.wait())}
+	if _, err := c.DB.NewInsert().Model(&req).Exec(ctx); err != nil {
+		return signer.Key{}, &signer.UnavailableError{Backend: c.Backend, Reason: "the request could not be recorded", Err: err}
+	}
+	c.wake(ctx)
+	err := poll(ctx, req.Deadline, func(ctx context.Context) (bool, error) {
+		err := c.DB.NewSelect().Model(&req).WherePK().Scan(ctx)
+		return err == nil && req.State != statePending && req.State != stateMaking, err
+	})
 	if err != nil {
-		return signer.Key{}, err
+		return signer.Key{}, &signer.UnavailableError{Backend: c.Backend, Reason: "no worker answered in time", Err: err}
 	}
-	if len(rep.Public) != ed25519.PublicKeySize || rep.Ref == "" {
-		return signer.Key{}, errors.New("make key: the worker's reply names no key")
+	switch req.State {
+	case stateMade:
+		if len(req.PublicKey) != ed25519.PublicKeySize || req.Ref == nil || *req.Ref == "" {
+			return signer.Key{}, errors.New("make key: the request's row names no key")
+		}
+		return signer.Key{Public: req.PublicKey, Backend: c.Backend, Ref: *req.Ref}, nil
+	case stateUnavailable:
+		return signer.Key{}, &signer.UnavailableError{Backend: c.Backend, Reason: reasonOf(req.Reason)}
 	}
-	return signer.Key{Public: rep.Public, Backend: c.Backend, Ref: rep.Ref}, nil
+	return signer.Key{}, &WorkerError{Msg: reasonOf(req.Reason)}
 }
 
-// Export asks a worker for envelope wallet id's secret sealed to
-// recipient (signer.Keystore.Export).
-func (c *Client) Export(ctx context.Context, id uuid.UUID, recipient []byte) ([]byte, error) {
-	rep, err := c.ask(ctx, request{Backend: signer.Local, Export: id, Recipient: recipient})
-	if err != nil {
-		return nil, err
+func reasonOf(r *string) string {
+	if r == nil || *r == "" {
+		return "the worker gave no reason"
 	}
-	if len(rep.Sealed) == 0 {
-		return nil, errors.New("export: the worker's reply holds nothing")
-	}
-	return rep.Sealed, nil
+	return *r
 }
 
-// ask queues req and waits for its reply.
-func (c *Client) ask(ctx context.Context, req request) (reply, error) {
-	wait := c.Wait
-	if wait <= 0 {
-		wait = DefaultWait
+// Sealed wakes a worker to seal export exportID of wallet id, which an
+// owner has just approved, and waits until a worker has sealed (or voided)
+// it or the wait is over. It answers the request as PostgreSQL then has it:
+// still approved when no worker sealed it in time (one will).
+func (c *Client) Sealed(ctx context.Context, accountID, id, exportID uuid.UUID) (wallet.Export, error) {
+	c.wake(ctx)
+	var e wallet.Export
+	err := poll(ctx, time.Now().Add(c.wait()), func(ctx context.Context) (bool, error) {
+		var err error
+		e, err = wallet.GetExport(ctx, c.DB, accountID, id, exportID)
+		return err == nil && e.State != wallet.ExportApproved, err
+	})
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return e, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, wait)
+	return e, err
+}
+
+// wake tells the workers to look at PostgreSQL now. A lost wake costs at
+// most a worker's tick.
+func (c *Client) wake(ctx context.Context) {
+	if c.Redis == nil {
+		return
+	}
+	_, _ = c.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.LPush(ctx, WakeKey, "1")
+		p.LTrim(ctx, WakeKey, 0, wakeBacklog-1)
+		return nil
+	})
+}
+
+// poll calls done, more and more seldom, until it reports true, fails,
+// or deadline passes (context.DeadlineExceeded).
+func poll(ctx context.Context, deadline time.Time, done func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	req.ID = uuid.New()
-	req.Deadline, _ = ctx.Deadline()
-	raw, err := json.Marshal(req)
-	if err != nil {
-		return reply{}, err
+	pause := 5 * time.Millisecond
+	for {
+		ok, err := done(ctx)
+		switch {
+		case ok:
+			return nil
+		case err != nil && ctx.Err() == nil:
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 100*time.Millisecond)
 	}
-	if err := c.Redis.LPush(ctx, Key, raw).Err(); err != nil {
-		return reply{}, c.unavailable(req.Backend, "the request could not be queued", err)
-	}
-	res, err := c.Redis.BLPop(ctx, time.Until(req.Deadline), replyPrefix+req.ID.String()).Result()
-	if err != nil {
-		// redis.Nil: no worker answered in time.
-		return reply{}, c.unavailable(req.Backend, "no worker answered in time", err)
-	}
-	var rep reply
-	if err := json.Unmarshal([]byte(res[1]), &rep); err != nil {
-		return reply{}, fmt.Errorf("worker's reply: %w", err)
-	}
-	switch {
-	case rep.Unavailable != "":
-		return reply{}, &signer.UnavailableError{Backend: req.Backend, Reason: rep.Unavailable}
-	case rep.Error != "":
-		return reply{}, &WorkerError{Msg: rep.Error}
-	}
-	return rep, nil
 }
 
 // WorkerError is a request the worker refused or failed, in its words.
@@ -130,81 +194,153 @@ type WorkerError struct{ Msg string }
 
 func (e *WorkerError) Error() string { return e.Msg }
 
-func (c *Client) unavailable(b signer.Backend, reason string, err error) error {
-	return &signer.UnavailableError{Backend: b, Reason: reason, Err: err}
+// Server is the worker's side: it makes the keys and seals the exports
+// PostgreSQL asks for.
+type Server struct {
+	DB    *bun.DB
+	Redis *redis.Client // nil: only the tick wakes it
+	// Signers makes keys with its keepers; a request for a backend this
+	// worker does not keep is left for a worker that does.
+	Signers *signer.Set
+	// Seal seals an approved export; nil: this worker does not export.
+	Seal  wallet.SealFunc
+	Log   *slog.Logger
+	Slots int           // 0: DefaultSlots
+	Every time.Duration // 0: DefaultEvery
 }
 
-// ExportFunc seals envelope wallet id's secret to recipient: the worker's
-// side of Client.Export.
-type ExportFunc func(ctx context.Context, id uuid.UUID, recipient []byte) ([]byte, error)
-
-// Serve answers the requests, making keys with the keepers of set and
-// exports with export (nil: exports are unavailable), until ctx ends. Each
-// request runs on its own goroutine: a slow backend does not hold the
-// others.
-func Serve(ctx context.Context, rdb *redis.Client, set *signer.Set, export ExportFunc, log *slog.Logger) {
+// Run serves until ctx ends, then waits for the keys being made.
+func (s *Server) Run(ctx context.Context) {
+	slots := make(chan struct{}, orDefault(s.Slots, DefaultSlots))
+	every := s.Every
+	if every <= 0 {
+		every = DefaultEvery
+	}
+	defer func() {
+		for range cap(slots) {
+			slots <- struct{}{} // every key being made is done
+		}
+	}()
 	for ctx.Err() == nil {
-		res, err := rdb.BRPop(ctx, time.Second, Key).Result()
-		if errors.Is(err, redis.Nil) {
-			continue
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				log.WarnContext(ctx, "key requests not read", "err", err)
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Second):
-				}
-			}
-			continue
-		}
-		var req request
-		if err := json.Unmarshal([]byte(res[1]), &req); err != nil {
-			log.ErrorContext(ctx, "key request not understood; dropped", "err", err)
-			continue
-		}
-		go serveOne(ctx, rdb, set, export, req, log)
+		s.pass(ctx, slots)
+		s.sleep(ctx, every)
 	}
 }
 
-func serveOne(ctx context.Context, rdb *redis.Client, set *signer.Set, export ExportFunc, req request, log *slog.Logger) {
-	if time.Now().After(req.Deadline) {
-		return // its asker has stopped waiting
+func orDefault(n, def int) int {
+	if n <= 0 {
+		return def
 	}
+	return n
+}
+
+// sleep waits for a wake on Redis, or every, or the end.
+func (s *Server) sleep(ctx context.Context, every time.Duration) {
+	if s.Redis != nil {
+		_, err := s.Redis.BRPop(ctx, every, WakeKey).Result()
+		if err == nil || errors.Is(err, redis.Nil) || ctx.Err() != nil {
+			return
+		}
+		// Redis is down: the tick alone drives the work meanwhile.
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(every):
+	}
+}
+
+// pass seals every approved export and starts the pending keys' making
+// while slots are free.
+func (s *Server) pass(ctx context.Context, slots chan struct{}) {
+	if s.Seal != nil {
+		// Bounded: a pass that finds more leaves them to the next.
+		for range 100 {
+			found, err := wallet.SealApproved(ctx, s.DB, s.Seal)
+			if err != nil && ctx.Err() == nil {
+				s.Log.WarnContext(ctx, "export not sealed", "err", err)
+				break
+			}
+			if !found {
+				break
+			}
+		}
+	}
+	backends := []signer.Backend{}
+	if s.Signers != nil {
+		for b := range s.Signers.Keepers {
+			backends = append(backends, b)
+		}
+	}
+	if len(backends) == 0 {
+		return
+	}
+	for ctx.Err() == nil {
+		select {
+		case slots <- struct{}{}:
+		default:
+			return // every slot busy: the rest wait
+		}
+		req, err := s.claim(ctx, backends)
+		if err != nil || req == nil {
+			<-slots
+			if err != nil && ctx.Err() == nil {
+				s.Log.WarnContext(ctx, "key requests not read", "err", err)
+			}
+			return
+		}
+		go func() {
+			defer func() { <-slots }()
+			s.make(ctx, req)
+		}()
+	}
+}
+
+// claim takes the oldest pending request of a backend this worker keeps
+// whose asker still waits.
+func (s *Server) claim(ctx context.Context, backends []signer.Backend) (*keyRequest, error) {
+	var req keyRequest
+	err := s.DB.NewRaw(`UPDATE key_requests SET state = ?, claimed_at = now()
+		WHERE id = (SELECT id FROM key_requests
+			WHERE state = ? AND deadline > now() AND backend IN (?)
+			ORDER BY requested_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+		RETURNING *`, stateMaking, statePending, bun.In(backends)).Scan(ctx, &req)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &req, nil
+}
+
+// make makes req's key and writes it into req's row.
+func (s *Server) make(ctx context.Context, req *keyRequest) {
+	keeper, _ := s.Signers.Keeper(req.Backend)
 	mctx, cancel := context.WithDeadline(ctx, req.Deadline)
 	defer cancel()
-	var rep reply
-	var err error
-	switch k, ok := set.Keeper(req.Backend); {
-	case req.Export != uuid.Nil && export == nil:
-		rep.Unavailable = "this worker does not export"
-	case req.Export != uuid.Nil:
-		rep.Sealed, err = export(mctx, req.Export, req.Recipient)
-	case !ok:
-		rep.Unavailable = "no worker is configured for this signer"
-	default:
-		var key signer.Key
-		key, err = k.Make(mctx, req.Name)
-		rep.Public, rep.Ref = key.Public, key.Ref
-	}
+	key, err := keeper.Make(mctx, req.Name)
+	state, reason := stateMade, ""
 	if u, ok := signer.Unavailable(err); ok {
-		rep.Unavailable = u.Reason
+		state, reason = stateUnavailable, u.Reason
 	} else if err != nil {
-		rep.Error = err.Error()
+		state, reason = stateFailed, err.Error()
+	} else if len(key.Public) != ed25519.PublicKeySize || key.Ref == "" {
+		state, reason = stateFailed, "the signer returned no key"
 	}
-	if err != nil && req.Export != uuid.Nil {
-		log.WarnContext(ctx, "export not sealed", "wallet_id", req.Export, "err", err)
-	} else if err != nil {
-		log.WarnContext(ctx, "key not made", "backend", req.Backend, "name", req.Name, "err", err)
+	if err != nil || state != stateMade {
+		s.Log.WarnContext(ctx, "key not made", "backend", req.Backend, "name", req.Name, "err", reason)
 	}
-	raw, _ := json.Marshal(rep)
-	replyKey := replyPrefix + req.ID.String()
-	_, err = rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.LPush(ctx, replyKey, raw)
-		p.Expire(ctx, replyKey, time.Minute)
-		return nil
-	})
-	if err != nil {
-		log.ErrorContext(ctx, "key made but not reported", "backend", req.Backend, "name", req.Name, "err", err)
+	q := s.DB.NewUpdate().Model((*keyRequest)(nil)).Set("state = ?", state).Set("done_at = now()").
+		Where("id = ? AND state = ?", req.ID, stateMaking)
+	if state == stateMade {
+		q = q.Set("public_key = ?", []byte(key.Public)).Set("ref = ?", key.Ref)
+	} else {
+		q = q.Set("reason = ?", reason)
+	}
+	// The row is written even as the worker stops: a key made is recorded.
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer wcancel()
+	if _, err := q.Exec(wctx); err != nil {
+		s.Log.ErrorContext(ctx, "key made but not recorded", "backend", req.Backend, "name", req.Name, "err", fmt.Sprint(err))
 	}
 }

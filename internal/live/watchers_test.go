@@ -354,7 +354,7 @@ func TestHub_CheckRereadsTheSession(t *testing.T) {
 	h, _ := hub(t, db, 0)
 	a := wallettest.Account(t, db).ID
 	const address = "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"
-	if _, err := auth.AddUser(ctx, db, a, address, auth.RoleApprover); err != nil {
+	if _, err := auth.AddUser(ctx, db, a, address, auth.RoleApprover, "operator"); err != nil {
 		t.Fatal(err)
 	}
 	sess, err := auth.StartSession(ctx, db, address, a)

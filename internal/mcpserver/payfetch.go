@@ -21,7 +21,9 @@ const payFetchDescription = "Fetch a URL and pay for it from an agent wallet if 
 	"paid; status \"paid\" with protocol, amount, asset, pay_to and the settled transaction; \"pending_approval\" (a human must approve: " +
 	"once approved, call again with approval_id; do not retry before); or \"blocked\" with a reason (exceeds_max_tx, exceeds_daily_limit, " +
 	"exceeds_weekly_limit, exceeds_monthly_limit, exceeds_velocity, outside_active_hours, asset_not_allowed, recipient_not_allowed, " +
-	"wallet_frozen). Set max_usdc to cap the price (in whole units of the asset paid: a dollar or a euro)."
+	"wallet_frozen); or \"already_paid\" (the seller asked again for a challenge this account paid before: nothing more was paid, " +
+	"in neither protocol; payment_id and state name the earlier payment; do not retry). Set max_usdc to cap the price (in whole " +
+	"units of the asset paid: a dollar or a euro)."
 
 // PayFetchInput is pay_fetch's input: x402_fetch's, and the protocol
 // preferred.

@@ -52,7 +52,7 @@ type X402FetchInput struct {
 
 // X402PaymentOut is what x402_fetch or pay_fetch paid, or why it did not.
 type X402PaymentOut struct {
-	Status      string `json:"status" jsonschema:"paid, pending_approval or blocked"`
+	Status      string `json:"status" jsonschema:"paid, pending_approval, blocked or already_paid"`
 	Protocol    string `json:"protocol,omitempty" jsonschema:"the protocol paid, parked or blocked: mpp or x402"`
 	PaymentID   string `json:"payment_id,omitempty"`
 	Amount      string `json:"amount,omitempty" jsonschema:"what was paid, in whole units of the asset the seller asked for"`
@@ -64,6 +64,7 @@ type X402PaymentOut struct {
 	ApprovalID  string `json:"approval_id,omitempty"`
 	ApproveURL  string `json:"approve_url,omitempty"`
 	Reason      string `json:"reason,omitempty" jsonschema:"when blocked: the policy rule"`
+	State       string `json:"state,omitempty" jsonschema:"when already_paid: the earlier payment's state (signed, settled, expired or failed)"`
 }
 
 // X402FetchOutput is x402_fetch's answer, and pay_fetch's.
@@ -169,7 +170,12 @@ func fetchPaying(ctx context.Context, c *client.Client, o options, dashboard, to
 	po.MaxUSDC, po.ApprovalID, po.HTTPClient = client.Amount(in.MaxUSDC), in.ApprovalID, o.fetch
 	res, err := c.PayFetch(ctx, in.WalletID, req, po)
 	var blocked *client.BlockedError
+	var paidBefore *client.ChallengePaidError
 	switch {
+	case errors.As(err, &paidBefore):
+		return X402FetchOutput{Status: http.StatusPaymentRequired, Payment: earlierPayment(ctx, c, err, paidBefore),
+			Next: "the seller asked again for a challenge this account already paid: nothing more was paid; do not retry, " +
+				"report the earlier payment (the seller should give what it sold for it, or a fresh challenge)"}, nil
 	case errors.As(err, &blocked):
 		p := &X402PaymentOut{Status: "blocked", Reason: blocked.Reason}
 		var pe *client.PayError
@@ -205,6 +211,32 @@ func fetchPaying(ctx context.Context, c *client.Client, o options, dashboard, to
 		next = "done; the seller's receipt was not recorded: " + toolError(paid.ReceiptErr).Error()
 	}
 	return answerOf(res.Response, p, next), nil
+}
+
+// earlierPayment is the answer's payment when the seller's challenge was
+// paid before: that payment as the service reads it (its state, amount,
+// recipient and signature), or only its id when it cannot be read; no id
+// when a wallet out of the key's reach paid it.
+func earlierPayment(ctx context.Context, c *client.Client, err error, paid *client.ChallengePaidError) *X402PaymentOut {
+	p := &X402PaymentOut{Status: "already_paid", PaymentID: paid.PaymentID}
+	var pe *client.PayError
+	if errors.As(err, &pe) {
+		p.Protocol = pe.Protocol
+	}
+	if paid.PaymentID == "" || p.Protocol != client.ProtocolMPP {
+		return p
+	}
+	got, gerr := c.GetMPPPayment(ctx, paid.PaymentID)
+	if gerr != nil {
+		return p
+	}
+	p.State, p.Amount, p.Asset, p.PayTo, p.Network, p.Settled = got.State, got.Amount.String(), got.Asset, got.PayTo, got.Network, got.State == "settled"
+	if got.Signature != nil {
+		p.Transaction = *got.Signature
+	} else if got.Receipt != nil {
+		p.Transaction = got.Receipt.Reference
+	}
+	return p
 }
 
 // payToolError words a failed payment for a model: each protocol tried

@@ -79,6 +79,11 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 		if err != nil {
 			return fmt.Errorf("lock wallet: %w", err)
 		}
+		// A challenge paid before is its own answer: not judged again (no
+		// block, no approval to ask for), never signed twice.
+		if out, err = paidBefore(ctx, tx, &r); out != nil || err != nil {
+			return err
+		}
 		// The database's clock (the claim's decided_at) places the send in
 		// its UTC day, its windows and its active hours, so workers with
 		// skewed clocks agree.

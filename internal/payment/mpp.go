@@ -26,8 +26,7 @@ import (
 // one (the wallet then needs no SOL), by the wallet otherwise. Like an
 // x402 payment it is stored signed, its amount reserved until the chain
 // shows it landed or its blockhash expired; nothing is broadcast by us.
-// A challenge the account already paid is refused: the official server
-// keeps no record of paid challenges.
+// A challenge the account already paid never reaches it (paidBefore).
 func (e *Engine) signMPP(ctx context.Context, tx bun.Tx, node Node, r *Request, w *wallet.Wallet, a asset.Asset, d policy.Decision, at time.Time) (*Outcome, error) {
 	x := r.X402
 	refuse := func(detail string) (*Outcome, error) {
@@ -50,16 +49,6 @@ func (e *Engine) signMPP(ctx context.Context, tx bun.Tx, node Node, r *Request, 
 	if c.Index != x.Index || c.Amount != r.Amount || c.Recipient.String() != r.To || c.Challenge.ID != x.ChallengeID ||
 		!c.Token.Mint.Equals(a.Mint) || !sameSplits(c.Splits, x.Splits) {
 		return refuse("the challenge no longer selects the payment the policy evaluated")
-	}
-	// Paid by any wallet of the account: which one is not said (a key of
-	// one wallet does not learn of another's payments).
-	var paid bool
-	if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM x402_payments WHERE account_id = ? AND protocol = ? AND challenge_id = ?)",
-		r.AccountID, ProtocolMPP, c.Challenge.ID).Scan(ctx, &paid); err != nil {
-		return nil, fmt.Errorf("read the challenge's payment: %w", err)
-	}
-	if paid {
-		return refuse("the challenge was already paid: ask the seller for a fresh one")
 	}
 	bh, why, err := e.readyToSign(ctx, node, w, c.Token)
 	if why != "" {
@@ -146,6 +135,46 @@ func (e *Engine) signMPP(ctx context.Context, tx bun.Tx, node Node, r *Request, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// CauseAlreadyPaid is a Refused MPP charge one of whose challenges the
+// account paid before (Outcome.EarlierPayment): nothing was judged or
+// signed.
+const CauseAlreadyPaid = "already_paid"
+
+// paidBefore answers an MPP pay request whose 402 carries a challenge the
+// account already paid, by any of its wallets: refused with
+// CauseAlreadyPaid, naming that payment; nil otherwise (an x402 request,
+// or a challenge that does not parse: signMPP refuses it). The official
+// server keeps no record of the challenges it was paid for, so a second
+// payment of one would be taken; and a 402 that repeats a paid challenge
+// was answered by that payment, so none of its other challenges is paid
+// either. It runs in the decision's transaction, under the wallet's lock
+// (the same wallet's decisions see each other's payments); the unique
+// (account_id, challenge_id) of x402_payments holds across wallets.
+func paidBefore(ctx context.Context, tx bun.Tx, r *Request) (*Outcome, error) {
+	if r.X402 == nil || r.X402.Protocol != ProtocolMPP {
+		return nil, nil
+	}
+	cs, err := mpp.ParseChallenges(string(r.X402.Challenge))
+	if err != nil {
+		return nil, nil
+	}
+	ids := make([]string, 0, len(cs))
+	for _, c := range cs {
+		ids = append(ids, c.ID)
+	}
+	var earlier []uuid.UUID
+	if err := tx.NewRaw("SELECT id FROM x402_payments WHERE account_id = ? AND protocol = 'mpp' AND challenge_id IN (?) ORDER BY created_at, id LIMIT 1",
+		r.AccountID, bun.List(ids)).Scan(ctx, &earlier); err != nil {
+		return nil, fmt.Errorf("read the challenges' payments: %w", err)
+	}
+	if len(earlier) == 0 {
+		return nil, nil
+	}
+	out := &Outcome{Status: Refused, Cause: CauseAlreadyPaid, EarlierPayment: earlier[0],
+		Detail: "the seller's challenge was already paid (payment " + earlier[0].String() + "): it is not paid again"}
+	return out, setOutcome(ctx, tx, r.ID, out)
 }
 
 // MPPReceipt is a seller's Payment-Receipt as kept on its payment.

@@ -130,8 +130,12 @@ type Outcome struct {
 	Short string `json:"short,omitempty"`
 	// Cause says why a send was Unavailable when the node did answer:
 	// CauseFeeCapBelowMarket, CauseFeePayerBudgetExceeded or
-	// CauseSignerUnavailable.
+	// CauseSignerUnavailable; or why an MPP charge was Refused before
+	// anything was judged: CauseAlreadyPaid.
 	Cause string `json:"cause,omitempty"`
+	// EarlierPayment is, with CauseAlreadyPaid, the account's payment of
+	// the challenge.
+	EarlierPayment uuid.UUID `json:"earlier_payment_id,omitzero"`
 	// Detail is the node's message when Refused or Unavailable.
 	Detail string `json:"detail,omitempty"`
 	// Broadcasting marks a Sent outcome whose first broadcast has not

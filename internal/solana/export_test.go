@@ -9,3 +9,6 @@ func SetTermsClock(c *Client, now func() time.Time) {
 	defer c.terms.mu.Unlock()
 	c.terms.now = now
 }
+
+// BackoffMax is the longest a failing node rests before it is probed.
+const BackoffMax = backoffMax

@@ -136,7 +136,7 @@ func TestCreateBy_RefusesWhatCannotBeKept(t *testing.T) {
 			acct := wallettest.Account(t, tx).ID
 			for role, n := range map[auth.Role]int{auth.RoleOwner: c.owners, auth.RoleApprover: c.approvers, auth.RoleViewer: c.viewers} {
 				for range n {
-					if _, err := auth.AddUser(ctx, tx, acct, sol.NewWallet().PublicKey().String(), role); err != nil {
+					if _, err := auth.AddUser(ctx, tx, acct, sol.NewWallet().PublicKey().String(), role, "operator"); err != nil {
 						t.Fatal(err)
 					}
 				}

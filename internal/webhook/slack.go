@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentwallet/agentwallet/internal/usdc"
 
@@ -41,6 +42,38 @@ type slackButtonValue struct {
 // memo or label cannot inject mentions or links.
 func slackEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// Block Kit's limits on a section's text and on each of its fields (Slack
+// refuses the whole message past one). A section also has at most ten
+// fields: an approval message has at most six.
+const (
+	slackMaxText  = 3000
+	slackMaxField = 2000
+)
+
+// slackClip bounds s (already escaped) to limit bytes, "…" included when
+// it is cut. Bytes are never fewer than Slack's characters, however it
+// counts them. The cut falls on a rune's start and before an entity
+// (&amp;) or a mention or link (<…>) it would split, so what is left reads
+// as what the service wrote.
+func slackClip(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	const more = "…"
+	cut := max(0, limit-len(more))
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	kept := s[:cut]
+	if i := strings.LastIndexByte(kept, '&'); i >= 0 && !strings.Contains(kept[i:], ";") {
+		kept = kept[:i]
+	}
+	if i := strings.LastIndexByte(kept, '<'); i >= 0 && !strings.Contains(kept[i:], ">") {
+		kept = kept[:i]
+	}
+	return kept + more
 }
 
 // SlackBody is the Slack message for an event: for approval.pending a
@@ -162,11 +195,17 @@ func slackBody(ev *Event, endpointID uuid.UUID, token, dashboard, status string)
 	if status != "" {
 		shown += "\n" + status
 	}
+	link := ""
 	if ev.Kind == KindApprovalPending && dashboard != "" {
-		shown += fmt.Sprintf("\n<%s/dashboard/approvals/%s|Open it in the dashboard>", dashboard, url.PathEscape(str("approval_id")))
+		link = fmt.Sprintf("\n<%s/dashboard/approvals/%s|Open it in the dashboard>", dashboard, url.PathEscape(str("approval_id")))
 	}
-	section["text"] = map[string]any{"type": "mrkdwn", "text": shown}
+	// The link is the service's own and short: what gives way to the
+	// limit is the text before it (a resource URL can be long).
+	section["text"] = map[string]any{"type": "mrkdwn", "text": slackClip(shown, slackMaxText-len(link)) + link}
 	var fields []any
+	field := func(text string) {
+		fields = append(fields, map[string]any{"type": "plain_text", "emoji": false, "text": slackClip(text, slackMaxField)})
+	}
 	buys := "Buys (x402)"
 	if raw("kind") == "mpp" {
 		buys = "Buys (MPP)"
@@ -174,18 +213,20 @@ func slackBody(ev *Event, endpointID uuid.UUID, token, dashboard, status string)
 	for _, f := range []struct{ key, name string }{{"agent_label", "Agent"}, {"memo", "Memo"}, {"resource", buys}, {"description", "Seller says"}, {"realm", "Seller says it is"}} {
 		if v := raw(f.key); v != "" {
 			// Slack reads &, < and > as entities in every text object.
-			fields = append(fields, map[string]any{"type": "plain_text", "emoji": false, "text": f.name + ": " + slackEscape(v)})
+			field(f.name + ": " + slackEscape(v))
 		}
 	}
-	// An MPP charge's further recipients: the approver sees where every
-	// part of the amount goes.
-	if splits, ok := d["splits"].([]any); ok {
-		for _, sp := range splits {
+	// An MPP charge's further recipients, one line each in one field (up
+	// to mpp.MaxSplits of them beside five fields would pass Slack's ten):
+	// the approver sees where every part of the amount goes.
+	if splits, ok := d["splits"].([]any); ok && len(splits) > 0 {
+		lines := make([]string, len(splits))
+		for i, sp := range splits {
 			m, _ := sp.(map[string]any)
 			micros, _ := strconv.ParseInt(fmt.Sprint(m["amount_micros"]), 10, 64)
-			fields = append(fields, map[string]any{"type": "plain_text", "emoji": false,
-				"text": fmt.Sprintf("Also to %s: %s %s", slackEscape(fmt.Sprint(m["to"])), usdc.Micros(micros), slackEscape(strings.ToUpper(cmp.Or(raw("asset"), "USDC"))))})
+			lines[i] = fmt.Sprintf("Also to %s: %s %s", slackEscape(fmt.Sprint(m["to"])), usdc.Micros(micros), slackEscape(strings.ToUpper(cmp.Or(raw("asset"), "USDC"))))
 		}
+		field(strings.Join(lines, "\n"))
 	}
 	if len(fields) > 0 {
 		section["fields"] = fields

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -151,6 +152,127 @@ func TestSlackMessage_ShowsAnMPPChargesSplits(t *testing.T) {
 	for _, want := range []string{"Buys (MPP): https://s.example/w", "Seller says it is: s.example", "Also to Fee1: 0.25 USDC", "Also to Ref2: 0.05 USDC"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("no %q in %s", want, body)
+		}
+	}
+}
+
+// slackWithinLimits reports every place where a Slack message passes
+// Block Kit's limits (Slack refuses the whole message past one): a
+// section's text 3000 characters, its fields 10 and each field's text
+// 2000, a button's value 2000 and its label 75. Lengths are in bytes,
+// never fewer than Slack's characters.
+func slackWithinLimits(body []byte) []string {
+	var m struct {
+		Blocks []struct {
+			Type     string
+			Text     *textObject
+			Fields   []textObject
+			Elements []struct {
+				Value string
+				Text  textObject
+			}
+		}
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		return []string{err.Error()}
+	}
+	var over []string
+	for i, b := range m.Blocks {
+		if b.Text != nil && len(b.Text.Text) > 3000 {
+			over = append(over, fmt.Sprintf("block %d: text of %d", i, len(b.Text.Text)))
+		}
+		if len(b.Fields) > 10 {
+			over = append(over, fmt.Sprintf("block %d: %d fields", i, len(b.Fields)))
+		}
+		for j, f := range b.Fields {
+			if len(f.Text) > 2000 {
+				over = append(over, fmt.Sprintf("block %d: field %d of %d", i, j, len(f.Text)))
+			}
+		}
+		for j, e := range b.Elements {
+			if len(e.Value) > 2000 || len(e.Text.Text) > 75 {
+				over = append(over, fmt.Sprintf("block %d: element %d value of %d, label of %d", i, j, len(e.Value), len(e.Text.Text)))
+			}
+		}
+	}
+	return over
+}
+
+// An approval message with every field at its longest (a resource URL of
+// 2048 characters, a 500-character description, memo and label), an MPP
+// charge's eight split recipients and a 3000-character realm from an
+// event recorded before realms were bounded stays within Slack's limits,
+// whether first posted or replaced after a vote: every recipient is still
+// listed, and what is cut ends in "…", never inside an entity.
+func TestSlackMessage_StaysWithinBlockKitLimits(t *testing.T) {
+	t.Parallel()
+	splits := make([]map[string]any, 8)
+	for i := range splits {
+		splits[i] = map[string]any{"to": fmt.Sprintf("Recipient%d%s", i, strings.Repeat("x", 34)), "amount_micros": 10_000 * (i + 1)}
+	}
+	data := map[string]any{
+		"approval_id": "ap_1", "amount": 2, "asset": "USDC", "to": "9WzD", "kind": "mpp",
+		"agent_label": strings.Repeat("é", 100), "memo": strings.Repeat("<&>", 67),
+		"resource":    "https://s.example/" + strings.Repeat("&", 2030),
+		"description": strings.Repeat("a&b ", 125),
+		"realm":       strings.Repeat("r", 2999) + "&",
+		"splits":      splits, "approvals_needed": 2,
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := webhook.Event{ID: uuid.New(), Kind: webhook.KindApprovalPending, Data: raw}
+	first, err := webhook.SlackBody(&ev, uuid.New(), "tok", "https://wallet.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := "1 of 2 approvals: " + strings.TrimSuffix(strings.Repeat("<@U0APPROVER>, ", 250), ", ")
+	after, err := webhook.SlackPendingBody(data, uuid.New(), "tok", "https://wallet.example.com", status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string][]byte{"posted": first, "after a vote": after} {
+		if over := slackWithinLimits(body); len(over) > 0 {
+			t.Errorf("%s: over Slack's limits: %v", name, over)
+		}
+		var m struct {
+			Blocks []struct {
+				Text   textObject
+				Fields []textObject
+			}
+		}
+		if err := json.Unmarshal(body, &m); err != nil || len(m.Blocks) != 2 {
+			t.Fatalf("%s: %s %v", name, body, err)
+		}
+		// Escaped text: every & starts an entity, every < a mention.
+		cutInside := func(s string) bool {
+			i, j := strings.LastIndexByte(s, '&'), strings.LastIndexByte(s, '<')
+			return i >= 0 && !strings.Contains(s[i:], ";") || j >= 0 && !strings.Contains(s[j:], ">")
+		}
+		section := m.Blocks[0]
+		text, link, ok := strings.Cut(section.Text.Text, "\n<https://wallet.example.com/dashboard/approvals/ap_1|")
+		if !ok || link != "Open it in the dashboard>" {
+			t.Errorf("%s: the dashboard link was cut: %q", name, section.Text.Text)
+		}
+		if name == "after a vote" && (!strings.HasSuffix(text, "…") || cutInside(text)) {
+			t.Errorf("%s: the text's cut: …%q", name, text[len(text)-30:])
+		}
+		var all []string
+		for _, f := range section.Fields {
+			all = append(all, f.Text)
+			if cutInside(f.Text) {
+				t.Errorf("%s: a field cut inside an entity: …%q", name, f.Text[len(f.Text)-20:])
+			}
+		}
+		text = strings.Join(all, "\n")
+		for i, sp := range splits {
+			if want := fmt.Sprintf("Also to %s: 0.0%d USDC", sp["to"], i+1); !strings.Contains(text, want) {
+				t.Errorf("%s: no %q in %q", name, want, text)
+			}
+		}
+		if !strings.Contains(text, "Seller says it is: rrrr") || !strings.Contains(text, "Buys (MPP): https://s.example/&amp;") {
+			t.Errorf("%s: fields %q", name, text)
 		}
 	}
 }

@@ -6,7 +6,14 @@
 // protocol).
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { AgentWallet, AgentWalletError, PaymentBlockedError, PaymentChallengeError, type PayFetchOptions } from '@agentwallet/sdk';
+import {
+  AgentWallet,
+  AgentWalletError,
+  ChallengePaidError,
+  PaymentBlockedError,
+  PaymentChallengeError,
+  type PayFetchOptions,
+} from '@agentwallet/sdk';
 
 export const descriptions = {
   send_usdc:
@@ -66,8 +73,15 @@ export const descriptions = {
     'paid; status "paid" with protocol, amount, asset, pay_to and the settled transaction; "pending_approval" (a human must approve: ' +
     'once approved, call again with approval_id; do not retry before); or "blocked" with a reason (exceeds_max_tx, exceeds_daily_limit, ' +
     'exceeds_weekly_limit, exceeds_monthly_limit, exceeds_velocity, outside_active_hours, asset_not_allowed, recipient_not_allowed, ' +
-    'wallet_frozen). Set max_usdc to cap the price (in whole units of the asset paid: a dollar or a euro).',
+    'wallet_frozen); or "already_paid" (the seller asked again for a challenge this account paid before: nothing more was paid, ' +
+    'in neither protocol; payment_id and state name the earlier payment; do not retry). Set max_usdc to cap the price (in whole ' +
+    'units of the asset paid: a dollar or a euro).',
 } as const;
+
+/** What pay_fetch tells a model when the seller asked again for a challenge already paid. */
+const ALREADY_PAID_NEXT =
+  'the seller asked again for a challenge this account already paid: nothing more was paid; do not retry, ' +
+  'report the earlier payment (the seller should give what it sold for it, or a fresh challenge)';
 
 /** The most response text x402_fetch hands a model. */
 export const X402_TEXT_LIMIT = 64 << 10;
@@ -363,8 +377,38 @@ export function agentWalletTools({ client, walletId, dashboardUrl, payPreference
           payment: { status: 'blocked', ...(name === 'pay_fetch' && e.protocol ? { protocol: e.protocol } : {}), reason: e.reason },
           next: `the policy refused this payment: ${nextForBlock[e.reason] ?? 'do not retry unchanged'}`,
         };
+      if (e instanceof ChallengePaidError) return { status: 402, payment: await earlierPayment(e), next: ALREADY_PAID_NEXT };
       if (e instanceof PaymentChallengeError) return { error: e.message, status: 402 };
       throw e;
+    }
+  };
+  /**
+   * The payment a ChallengePaidError names, as the service reads it (state,
+   * amount, recipient, transaction), or only its id when it cannot be read;
+   * no id when a wallet out of the key's reach paid it.
+   */
+  const earlierPayment = async (e: ChallengePaidError) => {
+    const out = {
+      status: 'already_paid',
+      ...(e.protocol ? { protocol: e.protocol } : {}),
+      ...(e.paymentId ? { payment_id: e.paymentId } : {}),
+    };
+    if (!e.paymentId || e.protocol !== 'mpp') return out;
+    try {
+      const p = await client.mpp.payments.get(e.paymentId);
+      const transaction = p.signature ?? p.receipt?.reference;
+      return {
+        ...out,
+        state: p.state,
+        amount: p.amount,
+        asset: p.asset,
+        pay_to: p.pay_to,
+        network: p.network,
+        ...(transaction ? { transaction } : {}),
+        settled: p.state === 'settled',
+      };
+    } catch {
+      return out;
     }
   };
   const fetchArgs = {

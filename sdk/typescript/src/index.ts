@@ -4,7 +4,7 @@
 // async iterators and webhook verification.
 import createClient from 'openapi-fetch';
 import type { components, paths } from './schema.js';
-import { AgentWalletError, PermissionError, ServiceUnavailableError, ValidationError, errorFor } from './errors.js';
+import { AgentWalletError, ConflictError, PermissionError, ServiceUnavailableError, ValidationError, errorFor } from './errors.js';
 import {
   carriesPayment,
   PaymentChallengeError,
@@ -153,15 +153,40 @@ export class PaymentBlockedError extends PermissionError {
   }
 }
 
-/** The pay call's answer when it is not signed: 202 throws ApprovalPendingError, 403 with a reason PaymentBlockedError, others their typed error. */
+/**
+ * 409 from an MPP payment: this account already paid the seller's challenge
+ * (reason `already_paid`), by whichever of its wallets; nothing was signed.
+ * `paymentId` is that earlier payment (`mpp.payments.get`), absent when a
+ * wallet out of the key's reach paid it.
+ */
+export class ChallengePaidError extends ConflictError {
+  override name = 'ChallengePaidError';
+  readonly reason = 'already_paid';
+  constructor(
+    message: string,
+    status: number,
+    requestId: string | undefined,
+    readonly paymentId?: string,
+    readonly protocol?: PayProtocol,
+  ) {
+    super(message, status, requestId);
+  }
+}
+
+/** The pay call's answer when it is not signed: 202 throws ApprovalPendingError, 403 with a reason PaymentBlockedError, 409 already_paid ChallengePaidError, others their typed error. */
 function payRefusal(protocol: PayProtocol, response: Response, data: unknown, error: unknown): Error {
   const requestId = response.headers.get('x-request-id') ?? undefined;
   if (response.status === 202) {
     const d = (data ?? {}) as { approval_id?: string; payment_id?: string };
     return new ApprovalPendingError('the payment waits for a human to approve it', requestId, d.approval_id ?? '', d.payment_id);
   }
-  const e = (error ?? {}) as { error?: string; reason?: BlockReason };
-  if (response.status === 403 && e.reason) return new PaymentBlockedError(e.error ?? 'Blocked by policy', 403, requestId, e.reason, protocol);
+  const e = (error ?? {}) as { error?: string; reason?: string; payment_id?: string };
+  if (response.status === 403 && e.reason) {
+    return new PaymentBlockedError(e.error ?? 'Blocked by policy', 403, requestId, e.reason as BlockReason, protocol);
+  }
+  if (response.status === 409 && e.reason === 'already_paid') {
+    return new ChallengePaidError(e.error ?? 'the challenge was already paid', 409, requestId, e.payment_id, protocol);
+  }
   return errorFor(response.status, error, response.headers);
 }
 
@@ -460,6 +485,11 @@ export class AgentWallet {
    * A policy block throws PaymentBlockedError (`reason`, `protocol`), a
    * payment the service cannot make ValidationError, a 402 without a
    * challenge it may pay PaymentChallengeError.
+   *
+   * A 402 repeating an MPP challenge this account already paid (a seller
+   * whose 402 never changes) throws ChallengePaidError naming that payment
+   * (`paymentId`), and nothing else is paid: not the other protocol, and the
+   * earlier credential is not sent again (it answers its challenge once).
    */
   async payFetch(input: RequestInfo | URL, init: RequestInit | undefined, opts: PayFetchOptions): Promise<PayFetchResult> {
     const { response, payment } = await this.fetchPaying(input, init, opts);
@@ -519,7 +549,10 @@ export class AgentWallet {
           };
           return { response: offers.response, payment: parked, pending: e };
         }
-        if (e instanceof AgentWalletError && e.status === 422) {
+        // Only a 422 tries the other protocol: a challenge paid before
+        // (ChallengePaidError, 409) was this 402's answer, and a block or
+        // any other failure is a decision about this purchase.
+        if (e instanceof AgentWalletError && e.status === 422 && !(e instanceof ChallengePaidError)) {
           declined.push({ protocol, error: e });
           continue;
         }

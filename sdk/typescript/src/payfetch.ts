@@ -48,7 +48,7 @@ export interface MPPPayOptions {
 export interface PayFetchOptions {
   /** The paying wallet. */
   walletId: string;
-  /** The protocol paid when a 402 offers both (default `mpp`); the other is paid only when the service cannot pay this one (422). */
+  /** The protocol paid when a 402 offers both (default `mpp`); the other is paid only when the service cannot pay this one (422), never after a ChallengePaidError (409: the challenge was paid before). */
   prefer?: PayProtocol;
   /** Pay only this protocol: a 402 offering only the other is a PaymentChallengeError. */
   only?: PayProtocol;

@@ -103,7 +103,7 @@ export interface paths {
         put?: never;
         /**
          * Pay an MPP charge
-         * @description Reads the Payment challenges of a seller's 402 (the Machine Payments Protocol) and chooses the Solana `charge` the wallet can pay (the wallet's network, an asset its policy lists, an unexpired challenge not paid before by this account, at most `max_usdc`; 422 naming each challenge's reason when none is), then puts it through the wallet's policy as a send of its whole amount would go, every split recipient held to the allowlist: 403 `Blocked by policy` with `reason`, 202 `pending_approval`, or 200 `signed`: the worker signed the charge's transaction with the wallet's key (partially when the seller's fee payer pays the fee: the wallet needs no SOL; else the wallet pays it) and the answer carries the credential to retry the request with; the seller broadcasts it. The amount stays reserved against the daily limit until the chain shows the payment landed (settled) or its blockhash expired (expired, `mpp.expired`). Idempotency-Key as on sends.
+         * @description Reads the Payment challenges of a seller's 402 (the Machine Payments Protocol) and chooses the Solana `charge` the wallet can pay (the wallet's network, an asset its policy lists, an unexpired challenge, at most `max_usdc`; 422 naming each challenge's reason when none is). A 402 carrying a challenge this account already paid (by any of its wallets) answers 409 with reason `already_paid` and that payment's `payment_id` (when the key reaches its wallet): a challenge is paid once, and nothing is judged or signed. Otherwise it puts the charge through the wallet's policy as a send of its whole amount would go, every split recipient held to the allowlist: 403 `Blocked by policy` with `reason`, 202 `pending_approval`, or 200 `signed`: the worker signed the charge's transaction with the wallet's key (partially when the seller's fee payer pays the fee: the wallet needs no SOL; else the wallet pays it) and the answer carries the credential to retry the request with; the seller broadcasts it. The amount stays reserved against the daily limit until the chain shows the payment landed (settled) or its blockhash expired (expired, `mpp.expired`). Idempotency-Key as on sends.
          */
         post: operations["mpp-pay"];
         delete?: never;
@@ -420,6 +420,26 @@ export interface paths {
          * @description A new delivery of the same event (same event_id) to the same endpoint.
          */
         post: operations["replay-delivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List export requests
+         * @description The account's requests to export a wallet's secret, newest first: what an owner looks at before approving one (the wallet, who asked, and the recipient key).
+         */
+        get: operations["list-wallet-exports"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -793,7 +813,7 @@ export interface paths {
         put?: never;
         /**
          * Approve an export
-         * @description Another owner than the one who asked approves: a worker seals the wallet's secret to the recipient key, and the wallet is marked exported for good (`exported_at`). 403 for the owner who asked; 409 when already decided; 503 when no worker sealed it in time (it stays pending). Audited.
+         * @description Another owner than the one who asked approves: a worker then seals the wallet's secret to the recipient key, and the wallet is marked exported for good (`exported_at`). The approver must have been an owner before the export was asked, and must not have been added by the owner who asked (403 otherwise, and for the owner who asked). The answer is the request once a worker sealed it (exported), or, when none did within a few seconds, approved: a worker seals it as soon as one runs. 409 when already decided or void. Audited.
          */
         post: operations["approve-wallet-export"];
         delete?: never;
@@ -2009,11 +2029,17 @@ export interface components {
              */
             error: string;
             /**
-             * @description When a send is blocked by policy (403): the rule that blocked it (exceeds_weekly_limit and exceeds_monthly_limit: the rolling 7 or 30 days' total; exceeds_velocity: max_tx_per_hour or max_tx_per_day payments already made; outside_active_hours: outside the wallet's active hours). When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded; because the wallet's key store (an HSM or a KMS) cannot sign now: signer_unavailable (in each, nothing was signed or reserved).
+             * Format: uuid
+             * @description Only with reason already_paid: the account's earlier payment of the challenge (GET /mpp/payments/{id}); absent when a wallet out of the key's reach paid it.
+             * @example 0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a
+             */
+            payment_id?: string;
+            /**
+             * @description When a send is blocked by policy (403): the rule that blocked it (exceeds_weekly_limit and exceeds_monthly_limit: the rolling 7 or 30 days' total; exceeds_velocity: max_tx_per_hour or max_tx_per_day payments already made; outside_active_hours: outside the wallet's active hours). When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded; because the wallet's key store (an HSM or a KMS) cannot sign now: signer_unavailable (in each, nothing was signed or reserved). When an MPP payment answers 409 because the account already paid one of the seller's challenges: already_paid (payment_id names that payment; nothing was signed).
              * @example exceeds_daily_limit
              * @enum {string}
              */
-            reason?: "wallet_frozen" | "asset_not_allowed" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "fee_cap_below_market" | "fee_payer_budget_exceeded" | "signer_unavailable";
+            reason?: "wallet_frozen" | "asset_not_allowed" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "fee_cap_below_market" | "fee_payer_budget_exceeded" | "signer_unavailable" | "already_paid";
             /**
              * @description Only when a send in a EUR stablecoin is blocked by policy: what the EUR daily limit still allows today (UTC), in euros.
              * @example 4.5
@@ -2244,6 +2270,15 @@ export interface components {
         ListEndpointsOutputBody: {
             /** @description The account's endpoints, newest first. */
             endpoints: components["schemas"]["WebhookEndpoint"][];
+        };
+        ListExportsOutputBody: {
+            /** @description Newest first. */
+            exports: components["schemas"]["WalletExport"][];
+            /**
+             * @description Pass as cursor for the next page; null on the last page.
+             * @example MTc2MzgxMjgwMDAwMDAwMF8wYzFkMmUzZi00YTViLTRjNmQtOGU3Zi04MDkxYTJiM2M0ZDU
+             */
+            next_cursor: string | null;
         };
         ListKeysOutputBody: {
             /** @description The account's keys, revoked ones included, newest first. */
@@ -3450,7 +3485,7 @@ export interface components {
         WalletExport: {
             /**
              * Format: date-time
-             * @description When it was approved or rejected, ISO 8601 UTC.
+             * @description When it was approved, rejected or voided, ISO 8601 UTC.
              * @example 2026-04-01T12:05:00Z
              */
             decided_at?: string;
@@ -3466,6 +3501,11 @@ export interface components {
              */
             id: string;
             /**
+             * @description The X25519 public key (32 bytes, base64) the secret is sealed to, as the owner who asked gave it.
+             * @example q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=
+             */
+            recipient_public_key: string;
+            /**
              * Format: date-time
              * @description When it was asked, ISO 8601 UTC.
              * @example 2026-04-01T12:00:00Z
@@ -3477,16 +3517,27 @@ export interface components {
              */
             requested_by: string;
             /**
+             * Format: date-time
+             * @description When a worker sealed the secret, ISO 8601 UTC.
+             * @example 2026-04-01T12:05:01Z
+             */
+            sealed_at?: string;
+            /**
              * @description Once exported: the wallet's 32-byte Ed25519 seed sealed with HPKE (RFC 9180: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-256-GCM, base mode; info "agentwallet/wallet-export/v1/" followed by the wallet's 32-byte public key) to recipient_public_key, base64: the encapsulated key followed by the ciphertext.
              * @example BASE64...
              */
             sealed_secret?: string;
             /**
-             * @description pending until another owner approves (exported) or rejects it.
+             * @description pending until another owner approves or rejects it; approved until a worker has sealed the secret (exported); void when, before that, the owner who asked stopped being an owner or the approver stopped qualifying.
              * @example pending
              * @enum {string}
              */
-            state: "pending" | "exported" | "rejected";
+            state: "pending" | "approved" | "exported" | "rejected" | "void";
+            /**
+             * @description Why the request is void.
+             * @example the owner who asked for the export is no longer an owner
+             */
+            void_reason?: string;
             /**
              * Format: uuid
              * @description The wallet whose secret is exported.
@@ -5746,6 +5797,89 @@ export interface operations {
             };
         };
     };
+    "list-wallet-exports": {
+        parameters: {
+            query?: {
+                /** @description Only this wallet's requests. */
+                wallet_id?: string;
+                /** @description Only requests in this state. */
+                state?: "pending" | "approved" | "exported" | "rejected" | "void";
+                /** @description Where to continue: the next_cursor of the previous page. Omit for the first page. */
+                cursor?: string;
+                /** @description Page size, 1 to 100. A page also ends early, with next_cursor, before it passes 1 MiB of JSON. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListExportsOutputBody"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: refused; approver keys: refused; viewer keys: refused. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: over the key's requests per minute for this kind of request (GET 120, POST 60, send 30 by default); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "get-fee-payer": {
         parameters: {
             query?: never;
@@ -7548,7 +7682,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: refused; approver keys: refused; viewer keys: refused; never by the owner who asked for the export. */
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: refused; approver keys: refused; viewer keys: refused; never by the owner who asked for the export, nor by an owner who became one after it was asked or was added by the owner who asked. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7595,15 +7729,6 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Service Unavailable */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
