@@ -269,6 +269,9 @@ func TestWatcher_DepositsBelowTheMinimumAreRecordedNotAnnounced(t *testing.T) {
 	if _, err := watcher.Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if n := received(t, db); n != 2 {
+		t.Fatalf("%d tx.received events, want 2 (the deposits at the minimum)", n)
+	}
 	below := func() map[int64]bool {
 		t.Helper()
 		var rows []struct {
@@ -293,9 +296,6 @@ func TestWatcher_DepositsBelowTheMinimumAreRecordedNotAnnounced(t *testing.T) {
 				t.Fatalf("deposits (amount: below minimum) %v, want %v", got, want)
 			}
 		}
-	}
-	if n := received(t, db); n != 2 {
-		t.Fatalf("%d tx.received events, want 2 (the deposits at the minimum)", n)
 	}
 	if _, err := db.NewRaw(`UPDATE accounts SET deposit_min_usd = 0 WHERE id = ?`, acc.ID).Exec(ctx); err != nil {
 		t.Fatal(err)
