@@ -12,6 +12,17 @@
 // row lock, and a deposit is unique by wallet, signature and asset: a
 // restart, a failover or two workers scanning at once resume where the
 // last commit left off, and never count a transfer twice.
+//
+// A stranger can make token accounts for any wallet and send it dust, so
+// what the watcher spends on a wallet is bounded: of the USDC accounts
+// listed as a wallet's, only those holding money are watched, at most
+// MaxListedAccounts beside its associated account, and one emptied or
+// closed stops being watched; a wallet whose listing or reads fail waits
+// (RetryFirst, doubling) without holding back the others; a scan reads
+// balances within its ReadBudget and examines what it read; a deposit
+// below the account's minimum is recorded but not announced. Money the
+// wallet moves into another USDC account it owns is followed there, and
+// a watched account counts only while it holds the wallet's USDC.
 package deposit
 
 import (
