@@ -520,12 +520,14 @@ func (w *Watcher) listTokenAccounts(ctx context.Context, network solana.Network,
 // keepListed watches, of a wallet's listed USDC accounts, those it should
 // (listTokenAccounts), and stops watching listed ones gone or emptied.
 func (w *Watcher) keepListed(ctx context.Context, tx bun.Tx, network solana.Network, walletID uuid.UUID, ata sol.PublicKey, accounts []solana.TokenAccount, since time.Time) error {
+	// The wallet's rows in address order, the order a fork's drop takes
+	// them in.
 	var current []struct {
 		Address string         `bun:"address"`
 		Balance sql.NullInt64  `bun:"balance"`
 		Role    sql.NullString `bun:"role"`
 	}
-	if err := tx.NewRaw(`SELECT address, balance, role FROM watched_accounts WHERE wallet_id = ? AND network = ? AND asset = 'usdc' FOR UPDATE`,
+	if err := tx.NewRaw(`SELECT address, balance, role FROM watched_accounts WHERE wallet_id = ? AND network = ? AND asset = 'usdc' ORDER BY address FOR UPDATE`,
 		walletID, network).Scan(ctx, &current); err != nil {
 		return fmt.Errorf("listed accounts: %w", err)
 	}
