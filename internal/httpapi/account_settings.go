@@ -68,8 +68,9 @@ func (s *server) registerAccountSettings(api huma.API) {
 		Method:      http.MethodPatch,
 		Path:        Prefix + "/account/settings",
 		Summary:     "Change the account's settings",
-		Description: "Owners and admin keys only. Sets the fields given; the others stay. The minimums apply to deposits recorded from then on.",
-		Tags:        []string{"Account"},
+		Description: "Owners and admin keys only. Sets the fields given; the others stay. The minimums apply to deposits recorded from then on. " +
+			"Each change is an audit entry (`account.settings_updated`, with the values set in base units).",
+		Tags: []string{"Account"},
 		// The body's fields are all optional: an empty object changes nothing.
 		MaxBodyBytes: MaxBodyBytes + 1,
 		Errors:       []int{400, 401, 403, 413, 422},

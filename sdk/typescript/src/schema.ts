@@ -23,7 +23,7 @@ export interface paths {
         head?: never;
         /**
          * Change the account's settings
-         * @description Owners and admin keys only. Sets the fields given; the others stay. The minimums apply to deposits recorded from then on.
+         * @description Owners and admin keys only. Sets the fields given; the others stay. The minimums apply to deposits recorded from then on. Each change is an audit entry (`account.settings_updated`, with the values set in base units).
          */
         patch: operations["update-account-settings"];
         trace?: never;
