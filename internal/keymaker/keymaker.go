@@ -303,7 +303,7 @@ func (s *Server) claim(ctx context.Context, backends []signer.Backend) (*keyRequ
 		WHERE id = (SELECT id FROM key_requests
 			WHERE state = ? AND deadline > now() AND backend IN (?)
 			ORDER BY requested_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-		RETURNING *`, stateMaking, statePending, bun.In(backends)).Scan(ctx, &req)
+		RETURNING *`, stateMaking, statePending, bun.List(backends)).Scan(ctx, &req)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
