@@ -194,8 +194,6 @@ var Permissions = map[string]Rule{
 	"create-user": {What: "manage users", Access: usersByOwners, Note: ownersByOwners},
 	"update-user": {What: "manage users", Access: usersByOwners, Note: ownersByOwners},
 	"delete-user": {What: "manage users", Access: usersByOwners, Note: ownersByOwners},
-	// What an owner approves: the wallet, who asked, the recipient key.
-	"list-wallet-exports": {What: "export wallet secrets", Wallets: true, Access: ownersOnly},
 }
 
 // ownersByOwners is the users rows' note.
