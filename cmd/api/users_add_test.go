@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
 // `api users add` announces the user it adds like the API does: one
@@ -29,7 +28,7 @@ func TestUsersAdd_AnnouncesTheUser(t *testing.T) {
 		t.Fatal("added twice")
 	}
 	var raws []json.RawMessage
-	if err := db.NewSelect().Table("events").Column("data").Where("account_id = ? AND kind = ?", acct.ID, webhook.KindUserAdded).
+	if err := db.NewSelect().Table("events").Column("data").Where("account_id = ? AND kind = ?", acct.ID, "user.added").
 		Scan(ctx, &raws); err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,10 @@ import (
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/wallet"
-	"github.com/agentwallet/agentwallet/internal/webhook"
 )
+
+// userAdded is the event kind that announces a new user.
+const userAdded = "user.added"
 
 // roleOf is the role of the user at address, "" when it is none.
 func (e *env) roleOf(address string) auth.Role {
@@ -69,7 +71,7 @@ func TestOwners_NoKeyAddsRemovesOrChangesAnOwner(t *testing.T) {
 		status, body = e.do(c.method, c.path, agentKey, c.body)
 		wantError(t, status, body, http.StatusForbidden, "this key's role (agent) cannot manage users")
 	}
-	if n := len(e.events(webhook.KindUserAdded)); n != 0 {
+	if n := len(e.events(userAdded)); n != 0 {
 		t.Fatalf("%d user.added events after refusals", n)
 	}
 
@@ -198,11 +200,11 @@ func TestOwners_UserAddedIsAnnounced(t *testing.T) {
 	if status, body := e.doAs(owner, "POST", usersPath, map[string]any{"address": added, "role": "owner"}); status != http.StatusCreated {
 		t.Fatalf("add an owner: %d %v", status, body)
 	}
-	evs := e.events(webhook.KindUserAdded)
+	evs := e.events(userAdded)
 	if len(evs) != 1 || evs[0]["address"] != added || evs[0]["role"] != "owner" || evs[0]["added_by"] != "user:"+ownerAddr {
 		t.Fatalf("user.added events %v", evs)
 	}
-	ev, _ := stream.waitFor(webhook.KindUserAdded, added)
+	ev, _ := stream.waitFor(userAdded, added)
 	if ev.field(t, "data", "added_by") != "user:"+ownerAddr || ev.field(t, "data", "role") != "owner" {
 		t.Fatalf("streamed %s", ev.Data)
 	}
@@ -216,11 +218,11 @@ func TestOwners_UserAddedIsAnnounced(t *testing.T) {
 	if status, body := e.do("POST", usersPath, e.key, map[string]any{"address": viewer, "role": "viewer"}); status != http.StatusCreated {
 		t.Fatalf("add a viewer: %d %v", status, body)
 	}
-	evs = e.events(webhook.KindUserAdded)
+	evs = e.events(userAdded)
 	if len(evs) != 2 || evs[1]["address"] != viewer || evs[1]["role"] != "viewer" || !strings.HasPrefix(fmt.Sprint(evs[1]["added_by"]), "key_") {
 		t.Fatalf("user.added events %v", evs)
 	}
-	stream.waitFor(webhook.KindUserAdded, viewer)
+	stream.waitFor(userAdded, viewer)
 
 	// Refused or failed adds announce nothing.
 	if status, _ := e.do("POST", usersPath, e.key, map[string]any{"address": newAddress(), "role": "owner"}); status != http.StatusForbidden {
@@ -229,12 +231,12 @@ func TestOwners_UserAddedIsAnnounced(t *testing.T) {
 	if status, _ := e.doAs(owner, "POST", usersPath, map[string]any{"address": added, "role": "viewer"}); status != http.StatusConflict {
 		t.Fatalf("added twice: %d", status)
 	}
-	if n := len(e.events(webhook.KindUserAdded)); n != 2 {
+	if n := len(e.events(userAdded)); n != 2 {
 		t.Fatalf("%d user.added events, want 2", n)
 	}
 	// Endpoints may subscribe to it.
 	hook := newReceiver(t, nil)
-	if _, secret := e.createEndpoint(hook.URL, webhook.KindUserAdded); secret == "" {
+	if _, secret := e.createEndpoint(hook.URL, userAdded); secret == "" {
 		t.Fatal("no endpoint")
 	}
 }
