@@ -178,7 +178,7 @@ var Permissions = map[string]Rule{
 	"stream-events": {What: "stream the account's events", Wallets: true, Access: sessionsOnly,
 		Note: "dashboard sessions only: a request with a key answers 401, as the other `/api/dashboard/v1` routes do; " +
 			"each event goes only to whoever may list it (approvals as `list-approvals`, payments as `list-transactions`, " +
-			"x402 payments as `list-x402-payments`, failed deliveries as `list-deliveries`), within their wallet scope"},
+			"x402 payments as `list-x402-payments`, failed deliveries as `list-deliveries`, new users as `list-users`), within their wallet scope"},
 	// A wallet's secret leaves only sealed to an owner's key, asked by one
 	// owner and approved by another: no key, however trusted, may.
 	"request-wallet-export": {What: "export wallet secrets", Wallets: true, Access: ownersOnly},
