@@ -471,18 +471,11 @@ func usersCmd(ctx context.Context, args []string, getenv config.Getenv, stdout i
 	err := inAccount(ctx, getenv, *accountFlag, func(ctx context.Context, tx bun.Tx, a auth.Account) error {
 		id = a.ID
 		if args[0] == "add" {
-			u, err := auth.AddUser(ctx, tx, id, *address, auth.Role(*role), string(audit.System))
-			if err != nil {
-				return err
-			}
-			return audit.Append(ctx, tx, audit.Entry{
-				AccountID: id,
-				At:        time.Now(),
-				Actor:     audit.System,
-				Action:    audit.ActionUserAdded,
-				Target:    string(audit.UserActor(u.Address)),
-				Details:   map[string]any{"address": u.Address, "role": u.Role, "via": "api users add"},
-			})
+			// The operator's hand: it may add an owner, and it is
+			// announced like any other user.
+			via := "api users add"
+			_, err := httpapi.AddUser(ctx, tx, id, *address, auth.Role(*role), string(audit.System), &via)
+			return err
 		}
 		via := "api users remove"
 		var err error

@@ -43,6 +43,10 @@ const (
 	// UnscopedOnly: allowed unless the principal is limited to some
 	// wallets (a scoped key cannot create wallets outside its scope).
 	UnscopedOnly Access = "unscoped keys only"
+	// NotOwners: allowed on approvers and viewers; adding an owner,
+	// making a user an owner or no longer one, or removing an owner is
+	// refused (CheckOwnerChange).
+	NotOwners Access = "approvers and viewers only"
 )
 
 // Rule is one row of the permission table.
@@ -78,6 +82,9 @@ var (
 	agentsTight = access(TightenOnly, Refused, Refused)
 	// ownersOnly: dashboard owners, no key (admin keys included).
 	ownersOnly = map[Role]Access{RoleAgent: Refused, RoleAdmin: Refused, RoleOwner: Allowed, RoleApprover: Refused, RoleViewer: Refused}
+	// usersByOwners: owners manage every user; admin keys only approvers
+	// and viewers.
+	usersByOwners = map[Role]Access{RoleAgent: Refused, RoleAdmin: NotOwners, RoleOwner: Allowed, RoleApprover: Refused, RoleViewer: Refused}
 	// sessionsOnly: every dashboard role, no key (admin keys included).
 	sessionsOnly = map[Role]Access{RoleAgent: Refused, RoleAdmin: Refused, RoleOwner: Allowed, RoleApprover: Allowed, RoleViewer: Allowed}
 )
@@ -171,7 +178,7 @@ var Permissions = map[string]Rule{
 	"stream-events": {What: "stream the account's events", Wallets: true, Access: sessionsOnly,
 		Note: "dashboard sessions only: a request with a key answers 401, as the other `/api/dashboard/v1` routes do; " +
 			"each event goes only to whoever may list it (approvals as `list-approvals`, payments as `list-transactions`, " +
-			"x402 payments as `list-x402-payments`, failed deliveries as `list-deliveries`), within their wallet scope"},
+			"x402 payments as `list-x402-payments`, failed deliveries as `list-deliveries`, new users as `list-users`), within their wallet scope"},
 	// A wallet's secret leaves only sealed to an owner's key, asked by one
 	// owner and approved by another: no key, however trusted, may.
 	"request-wallet-export": {What: "export wallet secrets", Wallets: true, Access: ownersOnly},
@@ -181,10 +188,44 @@ var Permissions = map[string]Rule{
 		Note: "never by the owner who asked for the export, nor by an owner who became one after it was asked or was added by the owner who asked"},
 	"reject-wallet-export": {What: "export wallet secrets", Wallets: true, Access: ownersOnly},
 	// Users are the humans: an agent that could add one could approve.
-	"list-users":  {What: "read the account's users", Access: humansRead},
-	"create-user": {What: "manage users", Access: adminsOnly, Note: "the last owner is never removed or demoted"},
-	"update-user": {What: "manage users", Access: adminsOnly, Note: "the last owner is never removed or demoted"},
-	"delete-user": {What: "manage users", Access: adminsOnly, Note: "the last owner is never removed or demoted"},
+	"list-users": {What: "read the account's users", Access: humansRead},
+	// Owners are the two-person rule's people: a key that could add one
+	// could give one person a second owner to approve their own export.
+	"create-user": {What: "manage users", Access: usersByOwners, Note: ownersByOwners},
+	"update-user": {What: "manage users", Access: usersByOwners, Note: ownersByOwners},
+	"delete-user": {What: "manage users", Access: usersByOwners, Note: ownersByOwners},
+}
+
+// ownersByOwners is the users rows' note.
+const ownersByOwners = "no API key adds, removes, promotes or demotes an owner: only an owner signed in to the dashboard, " +
+	"or the operator's `api users add`/`remove`; every user added is announced (`user.added`); the last owner is never removed or demoted"
+
+// CheckOwnerChange applies the owners' rule of the users rows to p's
+// change of the user at address from role `from` to role `to` (from ""
+// for a user being added, to "" for one being removed): a change that
+// adds, removes, promotes or demotes an owner is p's only when p is an
+// owner's dashboard session the table allows op. Otherwise it is a
+// *Denied naming the user; any other change is nil.
+func CheckOwnerChange(p Principal, op, address string, from, to Role) error {
+	if from != RoleOwner && to != RoleOwner {
+		return nil
+	}
+	if p.User != "" && Can(p, op) == Allowed {
+		return nil
+	}
+	var what string
+	switch {
+	case from == "":
+		what = "add an owner"
+	case to == "":
+		what = "remove an owner"
+	case to == RoleOwner:
+		what = "make a user an owner"
+	default:
+		what = "change an owner's role"
+	}
+	return &Denied{Op: op, Target: UserActorID(address),
+		Reason: fmt.Sprintf("%s cannot %s: only an owner signed in to the dashboard (or the operator's api users command) may", p.Describe(), what)}
 }
 
 // Can is what p may do with operation op (an operationId): its role's

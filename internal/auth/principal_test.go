@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -88,8 +89,9 @@ func TestAPIKey_CreatorAndAncestry(t *testing.T) {
 
 // Every row of the permission table names every role (a role missing from
 // a row is refused silently); admin keys and owners may do everything but
-// stream the dashboard's events, which is a person's, never a key's, and
-// export a wallet's secret, which only owners ask for and approve.
+// stream the dashboard's events, which is a person's, never a key's,
+// export a wallet's secret, which only owners ask for and approve, and
+// make or unmake owners (admin keys manage approvers and viewers only).
 func TestPermissions_EveryRowNamesEveryRole(t *testing.T) {
 	t.Parallel()
 	for op, r := range auth.Permissions {
@@ -102,8 +104,11 @@ func TestPermissions_EveryRowNamesEveryRole(t *testing.T) {
 			t.Errorf("%s: an owner %s", op, got)
 		}
 		want := auth.Allowed
-		if op == "stream-events" || strings.HasSuffix(op, "-wallet-export") || op == "list-wallet-exports" {
+		switch {
+		case op == "stream-events" || strings.HasSuffix(op, "-wallet-export") || op == "list-wallet-exports":
 			want = auth.Refused
+		case strings.HasSuffix(op, "-user") && op != "list-users":
+			want = auth.NotOwners
 		}
 		if got := auth.Can(auth.Principal{Role: auth.RoleAdmin}, op); got != want {
 			t.Errorf("%s: an admin key %s, want %s", op, got, want)
@@ -135,6 +140,54 @@ func TestCheckUser(t *testing.T) {
 		fe, _ := err.(*auth.FieldError)
 		if (c.field == "" && err != nil) || (c.field != "" && (fe == nil || fe.Field != c.field)) {
 			t.Errorf("CheckUser(%q, %q) = %v, want a problem with %q", c.address, c.role, err, c.field)
+		}
+	}
+}
+
+// The owners' rule of the users rows, for every principal: a change that
+// adds, removes, promotes or demotes an owner is only an owner's session's
+// (a *Denied naming the user otherwise, whatever the key); a change of
+// approvers and viewers is left to the table.
+func TestCheckOwnerChange_OnlyAnOwnersSessionTouchesOwners(t *testing.T) {
+	t.Parallel()
+	const addr = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"
+	principals := map[string]auth.Principal{
+		"agent key":        {Role: auth.RoleAgent},
+		"scoped agent key": {Role: auth.RoleAgent, Wallets: auth.WalletScope{uuid.New()}},
+		"admin key":        {Role: auth.RoleAdmin},
+		"owner":            {Role: auth.RoleOwner, User: addr},
+		"approver":         {Role: auth.RoleApprover, User: addr},
+		"viewer":           {Role: auth.RoleViewer, User: addr},
+		// A key can never be an owner; were it ever one, it still may not.
+		"owner-role key": {Role: auth.RoleOwner},
+	}
+	changes := []struct {
+		op, what string
+		from, to auth.Role
+	}{
+		{"create-user", "add an owner", "", auth.RoleOwner},
+		{"update-user", "make a user an owner", auth.RoleViewer, auth.RoleOwner},
+		{"update-user", "change an owner's role", auth.RoleOwner, auth.RoleApprover},
+		{"delete-user", "remove an owner", auth.RoleOwner, ""},
+	}
+	for name, p := range principals {
+		for _, c := range changes {
+			err := auth.CheckOwnerChange(p, c.op, addr, c.from, c.to)
+			if name == "owner" {
+				if err != nil {
+					t.Errorf("%s may %s: %v", name, c.what, err)
+				}
+				continue
+			}
+			var d *auth.Denied
+			if !errors.As(err, &d) || d.Op != c.op || d.Target != "user:"+addr || !strings.Contains(d.Reason, "cannot "+c.what) {
+				t.Errorf("%s, %s: %v", name, c.what, err)
+			}
+		}
+		for _, c := range [][2]auth.Role{{"", auth.RoleViewer}, {auth.RoleViewer, auth.RoleApprover}, {auth.RoleApprover, ""}} {
+			if err := auth.CheckOwnerChange(p, "update-user", addr, c[0], c[1]); err != nil {
+				t.Errorf("%s, %q to %q: %v", name, c[0], c[1], err)
+			}
 		}
 	}
 }

@@ -145,6 +145,18 @@ func lockUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address strin
 	return u, err
 }
 
+// LockRole reads the role of the user at address under the locks SetRole
+// and RemoveUser take, in their order (the owners, then the user): a
+// check of the role (CheckOwnerChange) holds until tx ends. A missing user
+// is ErrUserNotFound.
+func LockRole(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address string) (Role, error) {
+	if _, err := lockOwners(ctx, tx, accountID); err != nil {
+		return "", err
+	}
+	u, err := lockUser(ctx, tx, accountID, address)
+	return u.Role, err
+}
+
 // SetRole changes a user's role; the last owner keeps being one.
 func SetRole(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address string, role Role) (before, after User, err error) {
 	// A malformed address is simply no user (404), like a malformed id.

@@ -90,10 +90,10 @@ func TestAuditLog_AgentKeysReadNoPeopleOrOtherKeys(t *testing.T) {
 	}
 	otherNext := rotated["id"].(string)
 
-	// People: an owner added through the API signs in and decides a
+	// People: an approver added through the API signs in and decides a
 	// payment the agent key asked for.
 	w := newTestWallet(t)
-	if status, body := e.do("POST", "/api/public/v1/users", e.key, map[string]any{"address": w.address, "role": "owner"}); status != 201 {
+	if status, body := e.do("POST", "/api/public/v1/users", e.key, map[string]any{"address": w.address, "role": "approver"}); status != 201 {
 		t.Fatalf("add user: %d %v", status, body)
 	}
 	input := e.challenge()

@@ -389,7 +389,7 @@ func TestCaps_UsersAreCapped(t *testing.T) {
 	if status, body := e.do("POST", "/api/public/v1/users", e.key, map[string]any{"address": newAddress(), "role": "viewer"}); status != http.StatusCreated {
 		t.Fatalf("the 1,000th user: %d %v", status, body)
 	}
-	status, body := e.do("POST", "/api/public/v1/users", e.key, map[string]any{"address": newAddress(), "role": "owner"})
+	status, body := e.do("POST", "/api/public/v1/users", e.key, map[string]any{"address": newAddress(), "role": "approver"})
 	wantError(t, status, body, http.StatusConflict, "the account has 1000 users, the most it may")
 	status, raw, _ := e.request("GET", "/api/public/v1/users", e.key, nil, nil)
 	if status != 200 || len(raw) > pageBudget/4 || e.countRows("users") != 1000 {

@@ -121,6 +121,16 @@ func runInBrowser(t *testing.T, root string, files []string, walk bool) {
 		t.Fatal(err)
 	}
 	env = append(env, "DEMO_SEED="+hex.EncodeToString(demoSeed), "DEMO_KEY="+demoKey)
+	// A second owner of the walk's account, an owner before any export is
+	// asked and added by the operator: the one who approves the first
+	// owner's export.
+	coSeed := make([]byte, ed25519.SeedSize)
+	copy(coSeed, "DEMO_COOWNER_SEED")
+	coAddr := base58.Encode(ed25519.NewKeyFromSeed(coSeed).Public().(ed25519.PublicKey))
+	if _, err := auth.AddUser(context.Background(), e.db, demo.ID, coAddr, auth.RoleOwner, "operator"); err != nil {
+		t.Fatal(err)
+	}
+	env = append(env, "DEMO_COOWNER_SEED="+hex.EncodeToString(coSeed))
 	// The owner is also a user of a mainnet account: the page offers the switch.
 	live, _ := e.newAccount(solana.Mainnet)
 	ownerSeed := make([]byte, ed25519.SeedSize)

@@ -93,6 +93,9 @@ var streamReads = map[string]string{
 	webhook.KindX402Expired:        "list-x402-payments",
 	webhook.KindMPPExpired:         "list-mpp-payments",
 	live.KindDeliveryFailed:        "list-deliveries",
+	// Every person may read the users; owners above all need to see a
+	// new one.
+	webhook.KindUserAdded: "list-users",
 }
 
 // mayRead reports whether p receives it: p may use the kind's read

@@ -192,7 +192,9 @@ func TestLineage_MintedKeysCannotApproveTheirCreatorsPayments(t *testing.T) {
 func TestLineage_RemovingAPersonRevokesTheirKeys(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.session(auth.RoleOwner) // the account keeps an owner
+	// The account keeps an owner, who removes the other (no key removes
+	// an owner).
+	keeper, keeperAddr := e.session(auth.RoleOwner)
 	owner, address := e.session(auth.RoleOwner)
 	adminID, adminKey, _ := e.mint("", owner, map[string]any{"role": "admin"})
 	agentID, agentKey, _ := e.mint("", owner, nil)
@@ -217,7 +219,7 @@ func TestLineage_RemovingAPersonRevokesTheirKeys(t *testing.T) {
 		}
 	}
 
-	if status, body := e.do("DELETE", usersPath+"/"+address, e.key, nil); status != http.StatusNoContent {
+	if status, body := e.doAs(keeper, "DELETE", usersPath+"/"+address, nil); status != http.StatusNoContent {
 		t.Fatalf("remove: %d %v", status, body)
 	}
 	for _, k := range []string{adminKey, agentKey, rotatedKey} {
@@ -228,7 +230,7 @@ func TestLineage_RemovingAPersonRevokesTheirKeys(t *testing.T) {
 	if status, _ := e.do("GET", agentsPath, bystander, nil); status != 200 {
 		t.Fatalf("another key answers %d", status)
 	}
-	remover := "key_" + keyIDOf(t, e, e.key)
+	remover := auth.UserActorID(keeperAddr)
 	var revoked []string
 	for _, en := range e.auditOf(audit.ActionKeyRevoked) {
 		if en.Actor != remover {
@@ -285,7 +287,7 @@ func TestLineage_KeysRecordTheirCreator(t *testing.T) {
 func TestLineage_RemovalRacingMintsLeavesNoLiveKey(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.session(auth.RoleOwner)
+	keeper, _ := e.session(auth.RoleOwner)
 	owner, address := e.session(auth.RoleOwner)
 	_, adminKey, _ := e.mint("", owner, map[string]any{"role": "admin"})
 	var agents []string
@@ -307,9 +309,9 @@ func TestLineage_RemovalRacingMintsLeavesNoLiveKey(t *testing.T) {
 		})
 	}
 	wg.Go(func() {
-		status, body := e.do("DELETE", usersPath+"/"+address, e.key, nil)
+		status, raw, _ := e.request("DELETE", usersPath+"/"+address, "", nil, keeper)
 		if status != http.StatusNoContent {
-			t.Errorf("remove: %d %v", status, body)
+			t.Errorf("remove: %d %s", status, raw)
 		}
 	})
 	wg.Wait()
@@ -356,8 +358,8 @@ func TestLineage_RotatedKeysDescendFromTheirRotator(t *testing.T) {
 	status, body = e.approve(byOwner, rotated2["key"].(string), nil)
 	wantError(t, status, body, http.StatusForbidden, "Requester cannot approve")
 
-	e.session(auth.RoleOwner) // the last owner stays: another one
-	if status, body := e.do("DELETE", usersPath+"/"+address, e.key, nil); status != http.StatusNoContent {
+	keeper, _ := e.session(auth.RoleOwner) // the last owner stays: another one, who removes this one
+	if status, body := e.doAs(keeper, "DELETE", usersPath+"/"+address, nil); status != http.StatusNoContent {
 		t.Fatalf("remove: %d %v", status, body)
 	}
 	if status, _ := e.do("GET", keysPath, rotated2["key"].(string), nil); status != http.StatusUnauthorized {

@@ -63,8 +63,8 @@ func (e *env) fixtures(key, hookURL string) matrixFixtures {
 	}
 }
 
-// requestExport records an export of wallet w's secret, asked by an owner
-// of the account, and returns its id.
+// requestExport records an export of wallet w's secret, asked by a new
+// owner of the account, and returns its id.
 func (e *env) requestExport(accountID uuid.UUID, w string) string {
 	e.t.Helper()
 	address := newAddress()
@@ -471,6 +471,20 @@ func TestPermissionMatrix(t *testing.T) {
 	endpoint, _ := e.createEndpoint(hook.URL, "tx.sent")
 	viewer := newAddress()
 	e.addUser(viewer, auth.RoleViewer)
+	// The owners' rule of the users rows (auth.NotOwners): what no key
+	// may do to an owner, tried on the viewer and on an owner.
+	ownerUser := newAddress()
+	e.addUser(ownerUser, auth.RoleOwner)
+	type ownerChange struct {
+		name    string
+		address string // the user changed; "" for a new one
+		body    any
+	}
+	ownerChanges := map[string][]ownerChange{
+		"create-user": {{"an owner", "", map[string]any{"address": newAddress(), "role": "owner"}}},
+		"update-user": {{"to owner", viewer, map[string]any{"role": "owner"}}, {"an owner's role", ownerUser, map[string]any{"role": "viewer"}}},
+		"delete-user": {{"an owner", ownerUser, nil}},
+	}
 	var delivery string
 	waitfor.True(t, "the endpoint's test delivery", func() bool {
 		if ds := e.deliveries(e.key, endpoint, ""); len(ds) == 1 && ds[0]["status"] == "succeeded" {
@@ -553,6 +567,34 @@ func TestPermissionMatrix(t *testing.T) {
 					r := c
 					r.name, r.body, r.status = c.name+" (an admin key)", adminKey, http.StatusForbidden
 					refused = append(refused, r)
+				case access == auth.NotOwners:
+					for _, v := range ownerChanges[op.OperationID] {
+						r := c
+						r.name, r.body, r.status = c.name+" ("+v.name+")", v.body, http.StatusForbidden
+						if v.address != "" {
+							r.path = strings.Replace(path, "{address}", v.address, 1)
+						}
+						refused = append(refused, r)
+					}
+				case access == auth.Allowed && rule.Access[auth.RoleAdmin] == auth.NotOwners:
+					// What the keys may not, an owner's session may.
+					for _, v := range ownerChanges[op.OperationID] {
+						a := c
+						a.name, a.body = c.name+" ("+v.name+")", v.body
+						if v.address != "" {
+							role := auth.RoleOwner
+							if v.address == viewer {
+								role = auth.RoleViewer
+							}
+							a.path = path
+							a.fresh = func() string {
+								u := newAddress()
+								e.addUser(u, role)
+								return u
+							}
+						}
+						allowed = append(allowed, a)
+					}
 				}
 				key, w := p.key, p.wallet
 				if key == "" {

@@ -243,7 +243,7 @@ func TestUsersRoutes(t *testing.T) {
 	if status, _, _ := e.request("DELETE", "/api/public/v1/users/"+b, "", nil, owner); status != 403 {
 		t.Fatalf("viewer removes a user: %d", status)
 	}
-	// The admin key removes the viewer; its session ends.
+	// The admin key removes the viewer (no longer an owner); its session ends.
 	if status, body := e.do("DELETE", "/api/public/v1/users/"+ownerAddr, e.key, nil); status != 204 {
 		t.Fatalf("remove: %d %v", status, body)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
 // UserOut is a dashboard user of the account.
@@ -82,20 +84,14 @@ func (s *server) registerUsers(api huma.API) {
 		Errors:      []int{400, 401, 403, 409, 413, 422},
 	}, func(ctx context.Context, in *createUserInput) (*userOutput, error) {
 		pr := principal(ctx)
+		if err := auth.CheckOwnerChange(pr, "create-user", in.Body.Address, "", auth.Role(in.Body.Role)); err != nil {
+			return nil, s.fail(ctx, err)
+		}
 		var u auth.User
 		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			var err error
-			if u, err = auth.AddUser(ctx, tx, pr.AccountID, in.Body.Address, auth.Role(in.Body.Role), pr.ActorID()); err != nil {
-				return err
-			}
-			return audit.Append(ctx, tx, audit.Entry{
-				AccountID: pr.AccountID,
-				At:        time.Now(),
-				Actor:     audit.Actor(pr.ActorID()),
-				Action:    audit.ActionUserAdded,
-				Target:    string(audit.UserActor(u.Address)),
-				Details:   map[string]any{"address": u.Address, "role": u.Role},
-			})
+			u, err = AddUser(ctx, tx, pr.AccountID, in.Body.Address, auth.Role(in.Body.Role), pr.ActorID(), nil)
+			return err
 		})
 		if err != nil {
 			return nil, s.fail(ctx, err)
@@ -115,6 +111,14 @@ func (s *server) registerUsers(api huma.API) {
 			var before, a auth.User
 			var err error
 			if in.Body.Role != "" {
+				// Checked on the role as locked until the change commits.
+				from, err := auth.LockRole(ctx, tx, pr.AccountID, in.Address)
+				if err != nil {
+					return err
+				}
+				if err = auth.CheckOwnerChange(pr, "update-user", in.Address, from, auth.Role(in.Body.Role)); err != nil {
+					return err
+				}
 				if before, a, err = auth.SetRole(ctx, tx, pr.AccountID, in.Address, auth.Role(in.Body.Role)); err != nil {
 					return err
 				}
@@ -153,6 +157,16 @@ func (s *server) registerUsers(api huma.API) {
 				}
 				details["approvals_withdrawn"] = n
 			}
+			// An owner no longer: the exports they asked for or approved,
+			// not sealed yet, are void.
+			if before.Role == auth.RoleOwner && a.Role != auth.RoleOwner {
+				who := auth.UserActorID(a.Address)
+				n, err := wallet.VoidExportsOf(ctx, tx, pr.AccountID, who, who+", who asked for or approved it, is no longer an owner")
+				if err != nil {
+					return err
+				}
+				details["exports_voided"] = n
+			}
 			return audit.Append(ctx, tx, audit.Entry{
 				AccountID: pr.AccountID,
 				At:        time.Now(),
@@ -177,7 +191,15 @@ func (s *server) registerUsers(api huma.API) {
 	}, func(ctx context.Context, in *userAddressInput) (*struct{}, error) {
 		pr := principal(ctx)
 		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			_, err := RemoveUser(ctx, tx, pr.AccountID, in.Address, pr.ActorID(), nil)
+			// Checked on the role as locked until the removal commits.
+			role, err := auth.LockRole(ctx, tx, pr.AccountID, in.Address)
+			if err != nil {
+				return err
+			}
+			if err := auth.CheckOwnerChange(pr, "delete-user", in.Address, role, ""); err != nil {
+				return err
+			}
+			_, err = RemoveUser(ctx, tx, pr.AccountID, in.Address, pr.ActorID(), nil)
 			return err
 		})
 		if err != nil {
@@ -185,6 +207,40 @@ func (s *server) registerUsers(api huma.API) {
 		}
 		return nil, nil
 	})
+}
+
+// AddUser makes address a user of the account with role in tx, as actor
+// (user:<address>, key_<id>, or system for the command line), and
+// announces it: a user.added audit entry and a user.added event (the
+// webhooks' and the dashboard's live stream), in the same transaction,
+// whoever added them. via, when set, is added to both (the command line's
+// name). The API and `api users add` share it; the caller applies the
+// owners' rule (auth.CheckOwnerChange) before.
+func AddUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address string, role auth.Role, actor string, via *string) (auth.User, error) {
+	u, err := auth.AddUser(ctx, tx, accountID, address, role, actor)
+	if err != nil {
+		return auth.User{}, err
+	}
+	details := map[string]any{"address": u.Address, "role": u.Role}
+	data := map[string]any{"address": u.Address, "role": u.Role, "added_by": actor}
+	if via != nil {
+		details["via"], data["via"] = *via, *via
+	}
+	now := time.Now()
+	if err := audit.Append(ctx, tx, audit.Entry{
+		AccountID: accountID,
+		At:        now,
+		Actor:     audit.Actor(actor),
+		Action:    audit.ActionUserAdded,
+		Target:    string(audit.UserActor(u.Address)),
+		Details:   details,
+	}); err != nil {
+		return auth.User{}, err
+	}
+	if _, err := webhook.Emit(ctx, tx, accountID, now, webhook.KindUserAdded, data); err != nil {
+		return auth.User{}, err
+	}
+	return u, nil
 }
 
 // RemoveUser removes a user in tx as actor, revoking the keys that
@@ -218,11 +274,17 @@ func RemoveUser(ctx context.Context, tx bun.Tx, accountID uuid.UUID, address, ac
 	}
 	// Their approves on pending approvals (and their keys') no longer
 	// count.
-	withdrawn, err := approval.WithdrawPerson(ctx, tx, accountID, auth.UserActorID(u.Address))
+	who := auth.UserActorID(u.Address)
+	withdrawn, err := approval.WithdrawPerson(ctx, tx, accountID, who)
 	if err != nil {
 		return nil, err
 	}
-	details := map[string]any{"address": u.Address, "role": u.Role, "revoked_keys": ids, "approvals_withdrawn": withdrawn}
+	// Nor do the exports they asked for or approved, not sealed yet.
+	voided, err := wallet.VoidExportsOf(ctx, tx, accountID, who, who+", who asked for or approved it, was removed")
+	if err != nil {
+		return nil, err
+	}
+	details := map[string]any{"address": u.Address, "role": u.Role, "revoked_keys": ids, "approvals_withdrawn": withdrawn, "exports_voided": voided}
 	if via != nil {
 		details["via"] = *via
 	}

@@ -32,7 +32,7 @@ const (
 const KindTest = "webhook.test"
 
 // Subscribable lists the kinds an endpoint may subscribe to.
-var Subscribable = []string{KindTxSent, KindTxReceived, KindReceiveFailed, KindUnexplainedOutflow, KindBalanceMismatch, KindTxBlocked, KindTxFailed, KindApprovalPending, KindApprovalVote, KindApprovalApproved, KindApprovalRejected, KindApprovalExpired, KindX402Expired, KindMPPExpired}
+var Subscribable = []string{KindTxSent, KindTxReceived, KindReceiveFailed, KindUnexplainedOutflow, KindBalanceMismatch, KindTxBlocked, KindTxFailed, KindApprovalPending, KindApprovalVote, KindApprovalApproved, KindApprovalRejected, KindApprovalExpired, KindX402Expired, KindMPPExpired, KindUserAdded}
 
 // SecretPrefix starts every signing secret (the Standard Webhooks form:
 // the rest is the base64 of 32 random bytes).

@@ -55,6 +55,10 @@ const (
 	// its ledger at the same slot (money moved in a way no transaction
 	// the watcher read shows).
 	KindBalanceMismatch = "wallet.balance_mismatch"
+	// KindUserAdded: a person was made a user of the account (whoever
+	// added them: an owner, an admin key, the operator's command line),
+	// so that every owner hears of a new owner.
+	KindUserAdded = "user.added"
 )
 
 // Event is one outbox row; receivers see its id as "evt_" + ID.

@@ -187,6 +187,8 @@ func slackBody(ev *Event, endpointID uuid.UUID, token, dashboard, status string)
 		text = fmt.Sprintf("MPP payment ended unsettled (%s): %s to %s for %s; nothing was spent", str("reason"), amount, str("pay_to"), str("resource"))
 	case KindTxBlocked:
 		text = fmt.Sprintf("Blocked (%s): %s to %s", str("reason"), amount, str("to"))
+	case KindUserAdded:
+		text = fmt.Sprintf("New %s of the account: %s, added by %s", str("role"), str("address"), SlackActor(raw("added_by")))
 	default:
 		text = fmt.Sprintf("%s (%s)", ev.Kind, PublicEventID(ev.ID))
 	}

@@ -73,12 +73,28 @@ export interface BalanceMismatchData {
   snapshot_id: string;
 }
 
+/**
+ * user.added: a person was made a user of the account, whoever added them
+ * (an owner in the dashboard, an admin key, or the operator's `api users
+ * add`): every owner hears of a new owner.
+ */
+export interface UserAddedData {
+  /** The new user's Solana address. */
+  address: string;
+  role: 'owner' | 'approver' | 'viewer';
+  /** Who added them: user:<address>, key_<id>, or system (the command line). */
+  added_by: string;
+  /** The command line's name, when it added them: "api users add". */
+  via?: string;
+}
+
 /** The data of the event kinds this package types, by kind. */
 export interface WebhookEventDataMap {
   'tx.received': TxReceivedData;
   'tx.receive_failed': TxReceiveFailedData;
   'wallet.unexplained_outflow': UnexplainedOutflowData;
   'wallet.balance_mismatch': BalanceMismatchData;
+  'user.added': UserAddedData;
 }
 
 /** The event kinds an endpoint may subscribe to (its `events`). */
@@ -95,7 +111,9 @@ export type WebhookEventKind =
   | 'approval.approved'
   | 'approval.rejected'
   | 'approval.expired'
-  | 'x402.expired';
+  | 'x402.expired'
+  | 'mpp.expired'
+  | 'user.added';
 
 /** An event of a typed kind, its data typed: switch on `event` to narrow it. */
 export type TypedWebhookEvent = {

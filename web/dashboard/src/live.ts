@@ -34,6 +34,7 @@ export type LiveEventKind =
   | 'tx.failed'
   | 'x402.expired'
   | 'mpp.expired'
+  | 'user.added'
   | 'delivery.failed';
 
 export const LIVE_EVENT_KINDS: readonly LiveEventKind[] = [
@@ -51,6 +52,7 @@ export const LIVE_EVENT_KINDS: readonly LiveEventKind[] = [
   'tx.failed',
   'x402.expired',
   'mpp.expired',
+  'user.added',
   'delivery.failed',
 ];
 

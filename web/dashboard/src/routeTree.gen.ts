@@ -17,10 +17,12 @@ import { Route as TransactionsRouteImport } from './routes/transactions'
 import { Route as UsersRouteImport } from './routes/users'
 import { Route as ApprovalsIndexRouteImport } from './routes/approvals/index'
 import { Route as ApprovalsIdRouteImport } from './routes/approvals/$id'
+import { Route as ExportsIndexRouteImport } from './routes/exports/index'
 import { Route as WalletsIndexRouteImport } from './routes/wallets/index'
 import { Route as WalletsIdRouteImport } from './routes/wallets/$id'
 import { Route as WebhooksIndexRouteImport } from './routes/webhooks/index'
 import { Route as WebhooksIdRouteImport } from './routes/webhooks/$id'
+import { Route as ExportsWalletIdExportIdRouteImport } from './routes/exports/$walletId/$exportId'
 
 const IndexRoute = IndexRouteImport.update({
   id: '/',
@@ -62,6 +64,11 @@ const ApprovalsIdRoute = ApprovalsIdRouteImport.update({
   path: '/approvals/$id',
   getParentRoute: () => rootRouteImport,
 } as any)
+const ExportsIndexRoute = ExportsIndexRouteImport.update({
+  id: '/exports/',
+  path: '/exports/',
+  getParentRoute: () => rootRouteImport,
+} as any)
 const WalletsIndexRoute = WalletsIndexRouteImport.update({
   id: '/wallets/',
   path: '/wallets/',
@@ -82,6 +89,11 @@ const WebhooksIdRoute = WebhooksIdRouteImport.update({
   path: '/webhooks/$id',
   getParentRoute: () => rootRouteImport,
 } as any)
+const ExportsWalletIdExportIdRoute = ExportsWalletIdExportIdRouteImport.update({
+  id: '/exports/$walletId/$exportId',
+  path: '/exports/$walletId/$exportId',
+  getParentRoute: () => rootRouteImport,
+} as any)
 
 export interface FileRoutesByFullPath {
   '/': typeof IndexRoute
@@ -94,8 +106,10 @@ export interface FileRoutesByFullPath {
   '/wallets/$id': typeof WalletsIdRoute
   '/webhooks/$id': typeof WebhooksIdRoute
   '/approvals/': typeof ApprovalsIndexRoute
+  '/exports/': typeof ExportsIndexRoute
   '/wallets/': typeof WalletsIndexRoute
   '/webhooks/': typeof WebhooksIndexRoute
+  '/exports/$walletId/$exportId': typeof ExportsWalletIdExportIdRoute
 }
 export interface FileRoutesByTo {
   '/': typeof IndexRoute
@@ -108,8 +122,10 @@ export interface FileRoutesByTo {
   '/wallets/$id': typeof WalletsIdRoute
   '/webhooks/$id': typeof WebhooksIdRoute
   '/approvals': typeof ApprovalsIndexRoute
+  '/exports': typeof ExportsIndexRoute
   '/wallets': typeof WalletsIndexRoute
   '/webhooks': typeof WebhooksIndexRoute
+  '/exports/$walletId/$exportId': typeof ExportsWalletIdExportIdRoute
 }
 export interface FileRoutesById {
   __root__: typeof rootRouteImport
@@ -123,8 +139,10 @@ export interface FileRoutesById {
   '/wallets/$id': typeof WalletsIdRoute
   '/webhooks/$id': typeof WebhooksIdRoute
   '/approvals/': typeof ApprovalsIndexRoute
+  '/exports/': typeof ExportsIndexRoute
   '/wallets/': typeof WalletsIndexRoute
   '/webhooks/': typeof WebhooksIndexRoute
+  '/exports/$walletId/$exportId': typeof ExportsWalletIdExportIdRoute
 }
 export interface FileRouteTypes {
   fileRoutesByFullPath: FileRoutesByFullPath
@@ -139,8 +157,10 @@ export interface FileRouteTypes {
     | '/wallets/$id'
     | '/webhooks/$id'
     | '/approvals/'
+    | '/exports/'
     | '/wallets/'
     | '/webhooks/'
+    | '/exports/$walletId/$exportId'
   fileRoutesByTo: FileRoutesByTo
   to:
     | '/'
@@ -153,8 +173,10 @@ export interface FileRouteTypes {
     | '/wallets/$id'
     | '/webhooks/$id'
     | '/approvals'
+    | '/exports'
     | '/wallets'
     | '/webhooks'
+    | '/exports/$walletId/$exportId'
   id:
     | '__root__'
     | '/'
@@ -167,8 +189,10 @@ export interface FileRouteTypes {
     | '/wallets/$id'
     | '/webhooks/$id'
     | '/approvals/'
+    | '/exports/'
     | '/wallets/'
     | '/webhooks/'
+    | '/exports/$walletId/$exportId'
   fileRoutesById: FileRoutesById
 }
 export interface RootRouteChildren {
@@ -182,8 +206,10 @@ export interface RootRouteChildren {
   WalletsIdRoute: typeof WalletsIdRoute
   WebhooksIdRoute: typeof WebhooksIdRoute
   ApprovalsIndexRoute: typeof ApprovalsIndexRoute
+  ExportsIndexRoute: typeof ExportsIndexRoute
   WalletsIndexRoute: typeof WalletsIndexRoute
   WebhooksIndexRoute: typeof WebhooksIndexRoute
+  ExportsWalletIdExportIdRoute: typeof ExportsWalletIdExportIdRoute
 }
 
 declare module '@tanstack/react-router' {
@@ -244,6 +270,13 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof ApprovalsIdRouteImport
       parentRoute: typeof rootRouteImport
     }
+    '/exports/': {
+      id: '/exports/'
+      path: '/exports'
+      fullPath: '/exports/'
+      preLoaderRoute: typeof ExportsIndexRouteImport
+      parentRoute: typeof rootRouteImport
+    }
     '/wallets/': {
       id: '/wallets/'
       path: '/wallets'
@@ -272,6 +305,13 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof WebhooksIdRouteImport
       parentRoute: typeof rootRouteImport
     }
+    '/exports/$walletId/$exportId': {
+      id: '/exports/$walletId/$exportId'
+      path: '/exports/$walletId/$exportId'
+      fullPath: '/exports/$walletId/$exportId'
+      preLoaderRoute: typeof ExportsWalletIdExportIdRouteImport
+      parentRoute: typeof rootRouteImport
+    }
   }
 }
 
@@ -286,8 +326,10 @@ const rootRouteChildren: RootRouteChildren = {
   WalletsIdRoute: WalletsIdRoute,
   WebhooksIdRoute: WebhooksIdRoute,
   ApprovalsIndexRoute: ApprovalsIndexRoute,
+  ExportsIndexRoute: ExportsIndexRoute,
   WalletsIndexRoute: WalletsIndexRoute,
   WebhooksIndexRoute: WebhooksIndexRoute,
+  ExportsWalletIdExportIdRoute: ExportsWalletIdExportIdRoute,
 }
 export const routeTree = rootRouteImport
   ._addFileChildren(rootRouteChildren)

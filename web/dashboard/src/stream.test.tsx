@@ -2,7 +2,8 @@
 // which reads each event makes stale, and polling off while live, on while down.
 import { QueryClientProvider, useQuery } from '@tanstack/react-query';
 import { act, render, screen, waitFor } from '@testing-library/react';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { toast } from './components/Toast';
 import { type Live, SEEN, openLive } from './live';
 import { analyticsKeys } from './services/analytics';
 import { approvalKeys } from './services/approvals';
@@ -13,6 +14,8 @@ import { userKeys } from './services/users';
 import { walletKeys } from './services/wallets';
 import { webhookKeys } from './services/webhooks';
 import { StreamStatus, follow, useLiveStream } from './stream';
+
+vi.mock('./components/Toast', () => ({ toast: vi.fn() }));
 
 /** FakeSource is an EventSource the test opens, feeds and fails by hand. */
 class FakeSource {
@@ -148,12 +151,33 @@ describe('follow', () => {
     ['x402.expired', [...MONEY, 'approval', 'decided']],
     ['mpp.expired', [...MONEY, 'approval', 'decided']],
     ['delivery.failed', ['deliveries', 'endpoint', 'endpoints']],
+    ['user.added', ['users']],
   ];
   it.each(cases)('%s makes stale what it changes, and nothing else', (kind, want) => {
     FakeSource.opened[0].open();
     for (const key of Object.values(READS)) queryClient.setQueryData(key, {}); // fresh again
     FakeSource.opened[0].send(kind, event(kind), 'evt_1');
     expect(stale(READS)).toEqual([...want].sort());
+  });
+
+  it('announces a new owner on screen, and no other user', () => {
+    const src = FakeSource.opened[0];
+    src.open();
+    vi.mocked(toast).mockClear();
+    const added = (id: string, role: string, by: string) =>
+      src.send(
+        'user.added',
+        { ...event('user.added', { address: '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM', role, added_by: by }), event_id: id },
+        id,
+      );
+    added('evt_7', 'viewer', 'key_1');
+    expect(toast).not.toHaveBeenCalled();
+    added('evt_8', 'owner', 'user:HN7cABqLq46Es1jh92dQQisAq662SmxELLLsHHe4YWrH');
+    added('evt_9', 'owner', 'system');
+    expect(vi.mocked(toast).mock.calls.map((c) => c[0])).toEqual([
+      'New owner of this account: 9WzD…AWWM, added by HN7c…YWrH.',
+      'New owner of this account: 9WzD…AWWM, added by the operator.',
+    ]);
   });
 
   it('reads everything again on a reset', () => {

@@ -2,7 +2,9 @@
 // session, each event refetching the reads it changes (services/liveReads.ts,
 // EVENT_READS), and polling of those reads only while the stream is down.
 import { useEffect, useState } from 'react';
-import { type Live, type LiveStatus, openLive } from './live';
+import { toast } from './components/Toast';
+import { short } from './format';
+import { type Live, type LiveEvent, type LiveStatus, openLive } from './live';
 import { liveEvent, liveReset } from './services/liveReads';
 import { setStreamUp } from './services/queryClient';
 
@@ -14,7 +16,11 @@ import { setStreamUp } from './services/queryClient';
  * back on; it does not close the stream.
  */
 export function follow(live: Live): () => void {
-  const offMessages = live.subscribe((m) => void (m.type === 'reset' ? liveReset() : liveEvent(m.event.event)));
+  const offMessages = live.subscribe((m) => {
+    if (m.type === 'reset') return void liveReset();
+    announce(m.event);
+    void liveEvent(m.event.event);
+  });
   const offStatus = live.onStatus((s) => void setStreamUp(s === 'live'));
   void setStreamUp(live.status === 'live');
   return () => {
@@ -22,6 +28,19 @@ export function follow(live: Live): () => void {
     offStatus();
     void setStreamUp(false);
   };
+}
+
+/**
+ * announce says on screen what a person must not miss: a new owner of the
+ * account (user.added with role owner; the stream sends it to people, and
+ * owners above all need to know). Everything else only refreshes reads.
+ */
+function announce(ev: LiveEvent) {
+  if (ev.event !== 'user.added' || ev.data.role !== 'owner') return;
+  const address = String(ev.data.address ?? '');
+  const by = String(ev.data.added_by ?? '');
+  const who = by.startsWith('user:') ? short(by.slice(5)) : by === 'system' ? 'the operator' : by;
+  toast(`New owner of this account: ${short(address)}, added by ${who}.`);
 }
 
 /**

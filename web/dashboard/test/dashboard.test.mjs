@@ -311,7 +311,13 @@ test('users: an owner adds a person by address, changes the role and removes the
   // removal says so and revokes it.
   const maker = nacl.sign.keyPair();
   const makerAddress = addressOf(maker);
-  assert.equal((await api('POST', '/users', ADMIN_KEY, { address: makerAddress, role: 'owner' })).status, 201);
+  // No API key adds an owner: an owner does, in the dashboard.
+  assert.equal((await api('POST', '/users', ADMIN_KEY, { address: makerAddress, role: 'owner' })).status, 403);
+  await form.getByLabel('Address').fill(makerAddress);
+  await form.getByLabel('Role').selectOption('owner');
+  await form.getByRole('button', { name: 'Add user' }).click();
+  await p.locator(`tr[data-address="${makerAddress}"]`).waitFor();
+  assert.equal(await roleOf(makerAddress), 'owner');
   const m = await signedIn(maker);
   await m.getByRole('link', { name: 'Keys', exact: true }).click();
   await m.getByRole('form', { name: 'Create a key' }).getByRole('button', { name: 'Create key' }).click();

@@ -35,6 +35,8 @@ export const stranger = keyOf(env('STRANGER_SEED'));
 // The owner of the walk's own account, and that account's admin key.
 export const demo = keyOf(env('DEMO_SEED'));
 export const DEMO_KEY = env('DEMO_KEY');
+// The walk's account's second owner (an owner from the start, added by the operator).
+export const coOwner = keyOf(env('DEMO_COOWNER_SEED'));
 
 let browser;
 export const consoleErrors = [];
@@ -95,6 +97,26 @@ export async function api(method, path, key, body) {
     body: body ? JSON.stringify(body) : undefined,
   });
   return { status: res.status, body: res.status === 204 ? null : await res.json() };
+}
+
+/**
+ * asSession calls the API as the person signed in on page p (the session
+ * cookie, and its CSRF token on unsafe methods): what only people may do,
+ * such as reading export requests. It answers the status and the body.
+ */
+export function asSession(p, method, path, body) {
+  return p.evaluate(
+    async ({ method, path, body }) => {
+      const session = await (await fetch('/api/dashboard/v1/session')).json();
+      const res = await fetch(`/api/public/v1${path}`, {
+        method,
+        headers: { 'Content-Type': 'application/json', ...(method === 'GET' ? {} : { 'X-CSRF-Token': session.csrf_token }) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      return { status: res.status, body: res.status === 204 ? null : await res.json() };
+    },
+    { method, path, body },
+  );
 }
 
 export function newAddress() {

@@ -11,16 +11,20 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
 import {
   AGENT_KEY,
   amountText,
   axeFindings,
   api,
+  asSession,
   assertNoConsoleErrors,
   BASE,
+  coOwner,
   demo,
   DEMO_KEY,
   depositUSDC,
+  addressOf,
   env,
   eventually,
   newAddress,
@@ -62,6 +66,8 @@ async function ok(status, method, path, body, key = DEMO_KEY) {
 
 /** deposit is the USDC a customer paid into research-bot from outside (team makes it). */
 let deposit;
+/** exportable is the wallet whose secret two owners export (support-agent; team makes it). */
+let exportable;
 
 /**
  * team fills the walk's own account as a small team would: three agents
@@ -89,6 +95,7 @@ async function team() {
     },
   });
   const support = await ok(201, 'POST', '/agents', { label: 'support-agent' });
+  exportable = support;
   const travel = await ok(201, 'POST', '/agents', {
     label: 'travel-booker',
     policy: { daily_limit_usdc: 500, max_tx_usdc: 300, approval_threshold_usdc: 100 },
@@ -195,6 +202,100 @@ test('every page at desktop and phone width, light and dark: no console error, n
     }
     await p.context().close();
   }
+  assert.deepEqual(misfits, [], 'what does not fit a phone (375 px)');
+  assert.deepEqual(findings, [], 'serious or critical accessibility findings');
+});
+
+/** recipientKey is a fresh X25519 public key, base64, as an owner would paste it (the private half stays here). */
+const recipientKey = () => Buffer.from(generateKeyPairSync('x25519').publicKey.export({ format: 'jwk' }).x, 'base64url').toString('base64');
+
+test('two owners export a wallet: one asks on its page, the other approves in the dialog that shows the recipient key', async () => {
+  const findings = [];
+  const misfits = [];
+  /** shoot screenshots page p as name at size, light and dark, and checks it (axe; at phone width, that it fits). */
+  const shoot = async (p, name, size, schemes = ['light', 'dark']) => {
+    await p.waitForLoadState('networkidle');
+    await p.waitForTimeout(300); // the last answers render
+    if (size.name === 'phone') misfits.push(...(await phoneProblems(p)).map((f) => `${name}: ${f}`));
+    for (const scheme of schemes) {
+      await p.emulateMedia({ colorScheme: scheme });
+      await p.screenshot({ path: `${WALK}${name}-${size.name}${scheme === 'dark' ? '-dark' : ''}.png`, fullPage: true });
+      findings.push(...(await axeFindings(p)).map((f) => `${name} at ${size.name} width, ${scheme}: ${f}`));
+    }
+    await p.emulateMedia({ colorScheme: 'light' });
+  };
+
+  // The first owner asks on the wallet's page, for each width's approval:
+  // the key is checked as typed (32 bytes of base64).
+  const keys = WIDTHS.map(() => recipientKey());
+  const a = await signedIn(demo);
+  await a.goto(`${BASE}/dashboard/wallets/${exportable.id}`);
+  const form = a.getByRole('form', { name: 'Ask to export the secret' });
+  const field = form.getByLabel('Recipient public key (X25519, base64)');
+  const ask = form.getByRole('button', { name: 'Ask to export' });
+  await field.fill(keys[0].slice(0, 40));
+  await form.getByText('An X25519 public key is 32 bytes; this is 30.').waitFor();
+  assert.ok(await ask.isDisabled(), 'a key that is not 32 bytes can be sent');
+  for (const key of keys) {
+    await field.fill(key);
+    await ask.click();
+    await eventually('the request asked', async () =>
+      (await asSession(a, 'GET', '/exports')).body.exports.some((x) => x.recipient_public_key === key),
+    );
+  }
+  const asked = (await asSession(a, 'GET', '/exports?state=pending')).body.exports;
+  assert.equal(asked.length, 2, JSON.stringify(asked));
+  await a.context().close();
+
+  // The second owner (an owner before the requests) approves each, at one width each.
+  for (const [i, size] of WIDTHS.entries()) {
+    const x = asked.find((e) => e.recipient_public_key === keys[i]);
+    const b = await page(coOwner, size);
+    await signIn(b);
+    if (size.name === 'desktop') await b.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Exports', exact: true }).click();
+    else await b.goto(`${BASE}/dashboard/exports`);
+    const item = b.getByRole('list', { name: 'Export requests' }).locator(`li[data-export="${x.id}"]`);
+    await item.getByText('support-agent').waitFor();
+    assert.equal(await item.getByTestId('recipient').textContent(), keys[i]);
+    assert.equal(await item.getByTestId('export-state').getAttribute('data-state'), 'pending');
+    // Pending first.
+    assert.equal(
+      await b.getByRole('list', { name: 'Export requests' }).locator('li').first().getByTestId('export-state').getAttribute('data-state'),
+      'pending',
+    );
+    await shoot(b, 'exports', size);
+    await item.getByRole('button', { name: 'Approve…' }).click();
+    const dialog = b.getByRole('alertdialog');
+    assert.equal(await dialog.getByTestId('dialog-recipient').textContent(), keys[i]);
+    await dialog.getByText(addressOf(demo)).waitFor();
+    await shoot(b, 'export-approve', size, ['light']);
+    await dialog.getByRole('button', { name: 'Approve the export' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    // Through the API: approved, then sealed by the worker.
+    const decided = await asSession(b, 'GET', `/wallets/${exportable.id}/exports/${x.id}`);
+    assert.equal(decided.status, 200, JSON.stringify(decided.body));
+    assert.ok(['approved', 'exported'].includes(decided.body.state), JSON.stringify(decided.body));
+    assert.equal(decided.body.decided_by, `user:${addressOf(coOwner)}`);
+    const sealed = await eventually(
+      'the export sealed',
+      async () => {
+        const { body } = await asSession(b, 'GET', `/wallets/${exportable.id}/exports/${x.id}`);
+        return body.state === 'exported' && body;
+      },
+      30000,
+    );
+    assert.ok(sealed.sealed_secret.length > 40, JSON.stringify(sealed));
+    // The page shows it exported, and the request's page the sealed secret to copy.
+    await eventually('exported shown', async () => (await item.getByTestId('export-state').getAttribute('data-state')) === 'exported', 15000);
+    await item.getByRole('link', { name: 'Details' }).click();
+    await b.getByTestId('sealed-secret').waitFor();
+    assert.equal(await b.getByTestId('sealed-secret').textContent(), sealed.sealed_secret);
+    await b.getByRole('button', { name: 'Copy sealed secret' }).waitFor();
+    await shoot(b, 'export', size);
+    await b.context().close();
+  }
+  const { body: wallet } = await api('GET', `/agents/${exportable.id}`, DEMO_KEY);
+  assert.ok(wallet.exported_at, 'the wallet is not marked exported');
   assert.deepEqual(misfits, [], 'what does not fit a phone (375 px)');
   assert.deepEqual(findings, [], 'serious or critical accessibility findings');
 });

@@ -7,6 +7,7 @@ import { approvalKeys } from './approvals';
 import { feePayerKeys } from './feePayer';
 import { queryClient } from './queryClient';
 import { transactionKeys } from './transactions';
+import { userKeys } from './users';
 import { walletKeys } from './wallets';
 import { webhookKeys } from './webhooks';
 
@@ -59,6 +60,8 @@ export const EVENT_READS: Record<LiveEventKind, readonly Reads[]> = {
   // An x402 payment or MPP charge that moved nothing: its reservation is released.
   'x402.expired': [...MONEY, ...DECIDED],
   'mpp.expired': [...MONEY, ...DECIDED],
+  // A person made a user of the account (a new owner among them): the people, wherever shown.
+  'user.added': [{ queryKey: userKeys.all }],
   // A delivery that gave up: the endpoints' health and their delivery logs.
   'delivery.failed': [
     { queryKey: webhookKeys.endpoints },

@@ -128,6 +128,7 @@ export const EVENTS: { kind: string; what: string }[] = [
   { kind: 'approval.expired', what: 'an approval expired undecided' },
   { kind: 'x402.expired', what: 'a signed x402 payment was never settled' },
   { kind: 'mpp.expired', what: 'a signed MPP charge was never broadcast' },
+  { kind: 'user.added', what: 'a person was added to the account (a new owner among them)' },
 ];
 
 export const STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed'];

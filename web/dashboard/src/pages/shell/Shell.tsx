@@ -66,7 +66,7 @@ export function Shell() {
         <aside className="sticky top-0 flex h-dvh flex-col gap-4 overflow-y-auto p-3">
           <div className="px-3 pt-2 text-lg">{brand}</div>
           <nav aria-label="Main">
-            <NavLinks pending={count} />
+            <NavLinks pending={count} owner={session.role === 'owner'} />
           </nav>
           <div className="mt-auto border-t border-line pt-3">
             <Who session={session} pick={pick} out={out} />
@@ -89,7 +89,7 @@ export function Shell() {
                 id="menu"
                 className="absolute inset-x-0 top-full max-h-[calc(100dvh-4rem)] overflow-y-auto border-b border-line bg-surface p-3 shadow-lg"
               >
-                <NavLinks pending={count} />
+                <NavLinks pending={count} owner={session.role === 'owner'} />
                 <div className="mt-3 border-t border-line pt-3">
                   <Who session={session} pick={pick} out={out} />
                 </div>

@@ -10,6 +10,7 @@ import type { Session } from '../../services/session';
 import { assetsQuery } from '../../services/assets';
 import { usersQuery } from '../../services/users';
 import { type Wallet, walletActivityQuery, walletHistoryQuery, walletKeys, walletQuery } from '../../services/wallets';
+import { AskExport } from './AskExport';
 import { BalanceOverTime } from './BalanceOverTime';
 import { Differences } from './Differences';
 import { Freeze } from './Freeze';
@@ -191,6 +192,8 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
       <WalletTransactions agent={agent} activity={activity} error={activityError} session={session} />
 
       <WalletApprovals activity={activity} error={activityError} />
+
+      {owner && <AskExport agent={agent} />}
     </main>
   );
 }
