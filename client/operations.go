@@ -634,6 +634,39 @@ func (c *Client) RejectWalletExport(ctx context.Context, id, exportID string) (*
 	return &out, err
 }
 
+// ListWalletExports lists the account's export requests, newest first
+// (owners only); walletID and state, when set, filter them.
+func (c *Client) ListWalletExports(ctx context.Context, walletID, state string, p Page) ([]WalletExport, string, error) {
+	q := p.query()
+	if walletID != "" {
+		q.Set("wallet_id", walletID)
+	}
+	if state != "" {
+		q.Set("state", state)
+	}
+	var out struct {
+		Exports    []WalletExport
+		NextCursor *string `json:"next_cursor"`
+	}
+	_, err := c.call(ctx, http.MethodGet, "/exports", q, nil, &out, nil, false)
+	return out.Exports, deref(out.NextCursor), err
+}
+
+// GetAccountSettings reads the account's settings.
+func (c *Client) GetAccountSettings(ctx context.Context) (*AccountSettings, error) {
+	var out AccountSettings
+	_, err := c.call(ctx, http.MethodGet, "/account/settings", nil, nil, &out, nil, false)
+	return &out, err
+}
+
+// UpdateAccountSettings sets the settings' fields that are set (owners
+// and admin keys).
+func (c *Client) UpdateAccountSettings(ctx context.Context, s AccountSettingsInput) (*AccountSettings, error) {
+	var out AccountSettings
+	_, err := c.call(ctx, http.MethodPatch, "/account/settings", nil, s, &out, nil, true)
+	return &out, err
+}
+
 // GetWalletBalanceHistory reads a wallet's balance over time from its
 // ledger: query is the URL query (from, to, interval; or at).
 func (c *Client) GetWalletBalanceHistory(ctx context.Context, id string, query url.Values) (*BalanceHistory, error) {

@@ -613,9 +613,31 @@ type WalletExport struct {
 	RequestedAt time.Time  `json:"requested_at"`
 	DecidedBy   *string    `json:"decided_by,omitempty"`
 	DecidedAt   *time.Time `json:"decided_at,omitempty"`
+	// RecipientPublicKey is the X25519 key (base64) the secret is sealed
+	// to, as the owner who asked gave it.
+	RecipientPublicKey string     `json:"recipient_public_key"`
+	SealedAt           *time.Time `json:"sealed_at,omitempty"`
+	VoidReason         *string    `json:"void_reason,omitempty"`
 	// SealedSecret is the wallet's seed sealed (HPKE) to the recipient
 	// key, base64, once exported.
 	SealedSecret *string `json:"sealed_secret,omitempty"`
+}
+
+// AccountSettings are the account's settings: the smallest deposit of
+// each currency that is announced (tx.received); smaller ones are
+// recorded and listed with below_minimum.
+type AccountSettings struct {
+	DepositMinUSDC json.Number `json:"deposit_min_usdc"`
+	DepositMinEUR  json.Number `json:"deposit_min_eur"`
+	DepositMinSOL  json.Number `json:"deposit_min_sol"`
+}
+
+// AccountSettingsInput changes the account's settings: the fields that
+// are set.
+type AccountSettingsInput struct {
+	DepositMinUSDC *Amount `json:"deposit_min_usdc,omitempty"`
+	DepositMinEUR  *Amount `json:"deposit_min_eur,omitempty"`
+	DepositMinSOL  *Amount `json:"deposit_min_sol,omitempty"`
 }
 
 // BalanceHistory is a wallet's balance at instants, oldest first.

@@ -225,16 +225,33 @@ func TestGoClientEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Users.
+	// Users: an admin key manages approvers and viewers, never owners.
 	addr := newAddress()
-	if u, err := admin.CreateUser(ctx, addr, "owner"); err != nil || u.Role != "owner" {
+	if u, err := admin.CreateUser(ctx, addr, "approver"); err != nil || u.Role != "approver" {
 		t.Fatalf("create user: %+v %v", u, err)
 	}
 	if us, err := admin.ListUsers(ctx); err != nil || len(us) != 1 {
 		t.Fatalf("users: %v %v", us, err)
 	}
-	if _, err := admin.UpdateUser(ctx, addr, "viewer"); err == nil || !strings.Contains(err.Error(), "last owner") {
-		t.Fatalf("demote the last owner: %v", err)
+	if u, err := admin.UpdateUser(ctx, addr, "viewer"); err != nil || u.Role != "viewer" {
+		t.Fatalf("make a viewer: %+v %v", u, err)
+	}
+	var refused *client.APIError
+	if _, err := admin.CreateUser(ctx, newAddress(), "owner"); !errors.As(err, &refused) || refused.Status != http.StatusForbidden {
+		t.Fatalf("an owner added by a key: %v", err)
+	}
+	// Exports are owners' business: an admin key reads none.
+	if _, _, err := admin.ListWalletExports(ctx, "", "pending", client.Page{}); !errors.As(err, &refused) || refused.Status != http.StatusForbidden {
+		t.Fatalf("exports listed by a key: %v", err)
+	}
+
+	// Account settings.
+	half := client.Amount("0.5")
+	if s, err := admin.UpdateAccountSettings(ctx, client.AccountSettingsInput{DepositMinUSDC: &half}); err != nil || s.DepositMinUSDC != "0.5" || s.DepositMinSOL != "0.001" {
+		t.Fatalf("settings: %+v %v", s, err)
+	}
+	if s, err := admin.GetAccountSettings(ctx); err != nil || s.DepositMinUSDC != "0.5" {
+		t.Fatalf("settings read: %+v %v", s, err)
 	}
 	if err := admin.DeleteUser(ctx, newAddress()); !client.IsNotFound(err) {
 		t.Fatalf("delete an unknown user: %v", err)

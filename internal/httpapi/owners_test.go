@@ -188,7 +188,7 @@ func TestOwners_RemovedOrDemotedOwnersExportsAreVoid(t *testing.T) {
 // Every user added is announced, whoever added them: one user.added
 // event (address, role, added_by) in the outbox and on the other owners'
 // live stream, beside the user.added audit entry. A refused add announces
-// nothing.
+// nothing. A promotion to owner is announced the same way.
 func TestOwners_UserAddedIsAnnounced(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -234,6 +234,15 @@ func TestOwners_UserAddedIsAnnounced(t *testing.T) {
 	if n := len(e.events(userAdded)); n != 2 {
 		t.Fatalf("%d user.added events, want 2", n)
 	}
+	// Promoted to owner: a new owner too, announced with where from.
+	if status, body := e.doAs(owner, "PATCH", usersPath+"/"+viewer, map[string]any{"role": "owner"}); status != http.StatusOK {
+		t.Fatalf("promote: %d %v", status, body)
+	}
+	evs = e.events(userAdded)
+	if len(evs) != 3 || evs[2]["address"] != viewer || evs[2]["role"] != "owner" || evs[2]["promoted_from"] != "viewer" || evs[2]["added_by"] != "user:"+ownerAddr {
+		t.Fatalf("user.added events after a promotion %v", evs)
+	}
+	stream.waitFor(userAdded, viewer)
 	// Endpoints may subscribe to it.
 	hook := newReceiver(t, nil)
 	if _, secret := e.createEndpoint(hook.URL, userAdded); secret == "" {

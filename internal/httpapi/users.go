@@ -167,9 +167,18 @@ func (s *server) registerUsers(api huma.API) {
 				}
 				details["exports_voided"] = n
 			}
+			now := time.Now()
+			// A new owner is announced however they became one: promoted
+			// as well as added (user.added, with promoted_from).
+			if a.Role == auth.RoleOwner && before.Role != auth.RoleOwner {
+				data := map[string]any{"address": a.Address, "role": a.Role, "added_by": pr.ActorID(), "promoted_from": before.Role}
+				if _, err := webhook.Emit(ctx, tx, pr.AccountID, now, webhook.KindUserAdded, data); err != nil {
+					return err
+				}
+			}
 			return audit.Append(ctx, tx, audit.Entry{
 				AccountID: pr.AccountID,
-				At:        time.Now(),
+				At:        now,
 				Actor:     audit.Actor(pr.ActorID()),
 				Action:    audit.ActionUserChanged,
 				Target:    string(audit.UserActor(a.Address)),

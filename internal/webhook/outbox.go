@@ -57,7 +57,8 @@ const (
 	KindBalanceMismatch = "wallet.balance_mismatch"
 	// KindUserAdded: a person was made a user of the account (whoever
 	// added them: an owner, an admin key, the operator's command line),
-	// so that every owner hears of a new owner.
+	// or a user was promoted to owner (promoted_from), so that every
+	// owner hears of a new owner.
 	KindUserAdded = "user.added"
 )
 

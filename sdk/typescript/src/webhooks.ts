@@ -76,7 +76,7 @@ export interface BalanceMismatchData {
 /**
  * user.added: a person was made a user of the account, whoever added them
  * (an owner in the dashboard, an admin key, or the operator's `api users
- * add`): every owner hears of a new owner.
+ * add`), or promoted to owner: every owner hears of a new owner.
  */
 export interface UserAddedData {
   /** The new user's Solana address. */
@@ -86,6 +86,8 @@ export interface UserAddedData {
   added_by: string;
   /** The command line's name, when it added them: "api users add". */
   via?: string;
+  /** Set when an existing user was promoted to owner: their role before. */
+  promoted_from?: 'approver' | 'viewer';
 }
 
 /** The data of the event kinds this package types, by kind. */
