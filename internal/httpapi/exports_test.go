@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"crypto/ecdh"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -130,16 +129,6 @@ func TestWalletExport_NeedsASecondOwnersApproval(t *testing.T) {
 	if status, _ := e.doAs(second, "POST", fmt.Sprintf(exportsPath, id)+"/"+y["id"].(string)+"/approve", nil); status != http.StatusConflict {
 		t.Fatalf("approve after reject: %d", status)
 	}
-}
-
-// sessionOf signs in user address of the env's account directly.
-func (e *env) sessionOf(address string) http.Header {
-	e.t.Helper()
-	s, err := auth.StartSession(context.Background(), e.db, address, e.account.ID)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return http.Header{"Cookie": {"aw_session=" + s.Token}, "X-Csrf-Token": {s.CSRFToken}, "Origin": {dashboardOrigin}}
 }
 
 // exportSettled reads export xid of wallet id until a worker has done

@@ -545,11 +545,17 @@ func (e *env) session(role auth.Role) (http.Header, string) {
 	e.t.Helper()
 	address := newAddress()
 	e.addUser(address, role)
+	return e.sessionOf(address), address
+}
+
+// sessionOf signs in user address of the env's account directly.
+func (e *env) sessionOf(address string) http.Header {
+	e.t.Helper()
 	s, err := auth.StartSession(context.Background(), e.db, address, e.account.ID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return http.Header{"Cookie": {"aw_session=" + s.Token}, "X-Csrf-Token": {s.CSRFToken}, "Origin": {dashboardOrigin}}, address
+	return http.Header{"Cookie": {"aw_session=" + s.Token}, "X-Csrf-Token": {s.CSRFToken}, "Origin": {dashboardOrigin}}
 }
 
 // limitClock is the rate limiter's clock of an env: time.Now, or with
