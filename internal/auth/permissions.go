@@ -198,7 +198,7 @@ var Permissions = map[string]Rule{
 
 // ownersByOwners is the users rows' note.
 const ownersByOwners = "no API key adds, removes, promotes or demotes an owner: only an owner signed in to the dashboard, " +
-	"or the operator's `api users add`/`remove`; every user added is announced (`user.added`); the last owner is never removed or demoted"
+	"or the operator's `api users add`/`remove`, and only such a session links or unlinks an owner's Slack member id; every user added is announced (`user.added`); the last owner is never removed or demoted"
 
 // CheckOwnerChange applies the owners' rule of the users rows to p's
 // change of the user at address from role `from` to role `to` (from ""
@@ -226,6 +226,19 @@ func CheckOwnerChange(p Principal, op, address string, from, to Role) error {
 	}
 	return &Denied{Op: op, Target: UserActorID(address),
 		Reason: fmt.Sprintf("%s cannot %s: only an owner signed in to the dashboard (or the operator's api users command) may", p.Describe(), what)}
+}
+
+// CheckOwnerSlackLink applies the owners' rule to p's change of the Slack
+// member linked to the user at address, whose role is role: a click by
+// that member counts as that user on an approval, so linking one to an
+// owner is an owner's act too. A key that could link its own Slack member
+// to an owner would approve as that owner.
+func CheckOwnerSlackLink(p Principal, op, address string, role Role) error {
+	if role != RoleOwner || (p.User != "" && Can(p, op) == Allowed) {
+		return nil
+	}
+	return &Denied{Op: op, Target: UserActorID(address),
+		Reason: fmt.Sprintf("%s cannot change an owner's Slack member id: only an owner signed in to the dashboard may", p.Describe())}
 }
 
 // Can is what p may do with operation op (an operationId): its role's

@@ -249,3 +249,41 @@ func TestOwners_UserAddedIsAnnounced(t *testing.T) {
 		t.Fatal("no endpoint")
 	}
 }
+
+// A click by the Slack member linked to an owner counts as that owner on
+// an approval: no API key links or unlinks an owner's member (403,
+// unchanged), while it still may an approver's; an owner signed in to the
+// dashboard may link another owner's.
+func TestOwners_NoKeyLinksAnOwnersSlackMember(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner, _ := e.session(auth.RoleOwner)
+	other := newAddress()
+	e.addUser(other, auth.RoleOwner)
+	approver := newAddress()
+	e.addUser(approver, auth.RoleApprover)
+	slackOf := func(address string) *string {
+		u, err := auth.GetUser(e.t.Context(), e.db, e.account.ID, address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.SlackUserID
+	}
+
+	status, body := e.do("PATCH", usersPath+"/"+other, e.key, map[string]any{"slack_user_id": "U0KEYS"})
+	wantError(t, status, body, http.StatusForbidden, "cannot change an owner's Slack member id")
+	if got := slackOf(other); got != nil {
+		t.Fatalf("an admin key linked %s to an owner", *got)
+	}
+	if status, body := e.do("PATCH", usersPath+"/"+approver, e.key, map[string]any{"slack_user_id": "U0APPR"}); status != http.StatusOK {
+		t.Fatalf("an admin key links an approver: %d %v", status, body)
+	}
+	if status, body := e.doAs(owner, "PATCH", usersPath+"/"+other, map[string]any{"slack_user_id": "U0OWNR"}); status != http.StatusOK {
+		t.Fatalf("an owner links another owner: %d %v", status, body)
+	}
+	status, body = e.do("PATCH", usersPath+"/"+other, e.key, map[string]any{"slack_user_id": nil})
+	wantError(t, status, body, http.StatusForbidden, "cannot change an owner's Slack member id")
+	if got := slackOf(other); got == nil || *got != "U0OWNR" {
+		t.Fatalf("after an admin key's unlink: %v", got)
+	}
+}

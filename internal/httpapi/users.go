@@ -102,7 +102,7 @@ func (s *server) registerUsers(api huma.API) {
 		OperationID: "update-user", Method: http.MethodPatch, Path: Prefix + "/users/{address}",
 		Summary: "Change a user's role or Slack member id", Tags: []string{tag}, MaxBodyBytes: MaxBodyBytes + 1,
 		Description: "Changes the given fields: `role` (409 when it would leave the account without an owner) and `slack_user_id` (the Slack member whose clicks count as this person; " +
-			"null unlinks it; 409 when another user has it). A user made a viewer no longer counts for pending approvals: their approves on them are withdrawn.",
+			"null unlinks it; 409 when another user has it; an owner's is changed only by an owner signed in to the dashboard, 403 for any key). A user made a viewer no longer counts for pending approvals: their approves on them are withdrawn.",
 		Errors: []int{400, 401, 403, 404, 409, 413, 422},
 	}, func(ctx context.Context, in *updateUserInput) (*userOutput, error) {
 		pr := principal(ctx)
@@ -110,15 +110,24 @@ func (s *server) registerUsers(api huma.API) {
 		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			var before, a auth.User
 			var err error
-			if in.Body.Role != "" {
+			if in.Body.Role != "" || in.Body.SlackUserID.Set {
 				// Checked on the role as locked until the change commits.
 				from, err := auth.LockRole(ctx, tx, pr.AccountID, in.Address)
 				if err != nil {
 					return err
 				}
-				if err = auth.CheckOwnerChange(pr, "update-user", in.Address, from, auth.Role(in.Body.Role)); err != nil {
-					return err
+				if in.Body.Role != "" {
+					if err = auth.CheckOwnerChange(pr, "update-user", in.Address, from, auth.Role(in.Body.Role)); err != nil {
+						return err
+					}
 				}
+				if in.Body.SlackUserID.Set {
+					if err = auth.CheckOwnerSlackLink(pr, "update-user", in.Address, from); err != nil {
+						return err
+					}
+				}
+			}
+			if in.Body.Role != "" {
 				if before, a, err = auth.SetRole(ctx, tx, pr.AccountID, in.Address, auth.Role(in.Body.Role)); err != nil {
 					return err
 				}

@@ -677,7 +677,7 @@ export interface paths {
         head?: never;
         /**
          * Change a user's role or Slack member id
-         * @description Changes the given fields: `role` (409 when it would leave the account without an owner) and `slack_user_id` (the Slack member whose clicks count as this person; null unlinks it; 409 when another user has it). A user made a viewer no longer counts for pending approvals: their approves on them are withdrawn.
+         * @description Changes the given fields: `role` (409 when it would leave the account without an owner) and `slack_user_id` (the Slack member whose clicks count as this person; null unlinks it; 409 when another user has it; an owner's is changed only by an owner signed in to the dashboard, 403 for any key). A user made a viewer no longer counts for pending approvals: their approves on them are withdrawn.
          */
         patch: operations["update-user"];
         trace?: never;
@@ -6898,7 +6898,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: approvers and viewers only; approver keys: refused; viewer keys: refused; no API key adds, removes, promotes or demotes an owner: only an owner signed in to the dashboard, or the operator's `api users add`/`remove`; every user added is announced (`user.added`); the last owner is never removed or demoted. */
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: approvers and viewers only; approver keys: refused; viewer keys: refused; no API key adds, removes, promotes or demotes an owner: only an owner signed in to the dashboard, or the operator's `api users add`/`remove`, and only such a session links or unlinks an owner's Slack member id; every user added is announced (`user.added`); the last owner is never removed or demoted. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6982,7 +6982,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: approvers and viewers only; approver keys: refused; viewer keys: refused; no API key adds, removes, promotes or demotes an owner: only an owner signed in to the dashboard, or the operator's `api users add`/`remove`; every user added is announced (`user.added`); the last owner is never removed or demoted. */
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: approvers and viewers only; approver keys: refused; viewer keys: refused; no API key adds, removes, promotes or demotes an owner: only an owner signed in to the dashboard, or the operator's `api users add`/`remove`, and only such a session links or unlinks an owner's Slack member id; every user added is announced (`user.added`); the last owner is never removed or demoted. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7081,7 +7081,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: approvers and viewers only; approver keys: refused; viewer keys: refused; no API key adds, removes, promotes or demotes an owner: only an owner signed in to the dashboard, or the operator's `api users add`/`remove`; every user added is announced (`user.added`); the last owner is never removed or demoted. */
+            /** @description Refused by the permission table (docs/permissions.md), nothing changed: agent keys: refused; admin keys: approvers and viewers only; approver keys: refused; viewer keys: refused; no API key adds, removes, promotes or demotes an owner: only an owner signed in to the dashboard, or the operator's `api users add`/`remove`, and only such a session links or unlinks an owner's Slack member id; every user added is announced (`user.added`); the last owner is never removed or demoted. */
             403: {
                 headers: {
                     [name: string]: unknown;
