@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -315,4 +316,40 @@ func blobsIn(v string) [][]byte {
 		walk(j)
 	}
 	return out
+}
+
+// A recipient key nothing can be sealed to (a low-order X25519 point) is
+// refused when asked (422, nothing recorded); and an approved request
+// whose sealing fails anyway is void, never ahead of the others for good:
+// the request approved after it is still exported.
+func TestWalletExport_UnsealableRecipientHoldsBackNoOtherExport(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id, _ := e.agent(nil, 0)
+	first, firstAddr := e.session(auth.RoleOwner)
+	second, secondAddr := e.session(auth.RoleOwner)
+	zero := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	status, body := e.doAs(first, "POST", fmt.Sprintf(exportsPath, id), map[string]any{"recipient_public_key": zero})
+	wantError(t, status, body, http.StatusUnprocessableEntity, "recipient_public_key")
+
+	// One slipped in before the check, approved first.
+	bad := uuid.New()
+	if _, err := e.db.NewRaw(`INSERT INTO wallet_exports (id, account_id, wallet_id, recipient, state, requested_by, requested_at, decided_by, decided_at)
+		VALUES (?, ?, ?, ?, 'approved', ?, now(), ?, now() - interval '1 minute')`,
+		bad, e.account.ID, id, make([]byte, 32), "user:"+firstAddr, "user:"+secondAddr).Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	recipient, _ := ecdh.X25519().GenerateKey(rand.Reader)
+	_, x := e.exportAs(first, id, recipient)
+	if status, body := e.doAs(second, "POST", fmt.Sprintf(exportsPath, id)+"/"+x["id"].(string)+"/approve", nil); status != http.StatusOK {
+		t.Fatalf("approve: %d %v", status, body)
+	}
+	e.startWorker()
+	if got := e.exportSettled(first, id, bad.String()); got["state"] != "void" || got["sealed_secret"] != nil ||
+		!strings.Contains(fmt.Sprint(got["void_reason"]), "could not be sealed") {
+		t.Fatalf("the unsealable request: %v", got)
+	}
+	if got := e.exportSettled(first, id, x["id"].(string)); got["state"] != "exported" {
+		t.Fatalf("the request approved after it: %v", got)
+	}
 }

@@ -231,11 +231,7 @@ func exportInfo(walletPubkey []byte) []byte {
 // to recipient, an X25519 public key the wallet's owner supplies: the
 // secret leaves the service only sealed to the owner.
 func (k *Keystore) Export(key Key, recipient []byte) ([]byte, error) {
-	pub, err := ecdh.X25519().NewPublicKey(recipient)
-	if err != nil {
-		return nil, fmt.Errorf("recipient: X25519 public key: %w", err)
-	}
-	hpub, err := hpke.NewDHKEMPublicKey(pub)
+	hpub, err := exportRecipient(recipient)
 	if err != nil {
 		return nil, err
 	}
@@ -245,6 +241,28 @@ func (k *Keystore) Export(key Key, recipient []byte) ([]byte, error) {
 	}
 	defer clear(secret)
 	return hpke.Seal(hpub, kdf, aead, exportInfo(key.Public), secret.Seed())
+}
+
+// exportRecipient is recipient as an HPKE public key.
+func exportRecipient(recipient []byte) (hpke.PublicKey, error) {
+	pub, err := ecdh.X25519().NewPublicKey(recipient)
+	if err != nil {
+		return nil, fmt.Errorf("recipient: X25519 public key: %w", err)
+	}
+	return hpke.NewDHKEMPublicKey(pub)
+}
+
+// CheckExportRecipient reports whether anything can be sealed to
+// recipient: 32 bytes that are an X25519 key, and not one of the
+// low-order points with which the key agreement yields nothing (HPKE
+// refuses them). A request to such a key could never be sealed.
+func CheckExportRecipient(recipient []byte) error {
+	hpub, err := exportRecipient(recipient)
+	if err != nil {
+		return err
+	}
+	_, err = hpke.Seal(hpub, kdf, aead, []byte("agentwallet/wallet-export/check"), nil)
+	return err
 }
 
 // OpenExport opens an exported secret with the recipient's X25519 private

@@ -88,8 +88,8 @@ func recipientText(r []byte) string { return base64.StdEncoding.EncodeToString(r
 // to recipient, with its audit entry. A wallet whose key is not an
 // envelope is ErrNotExportable.
 func RequestExport(ctx context.Context, db *bun.DB, accountID, id uuid.UUID, by audit.Actor, recipient []byte) (Export, error) {
-	if len(recipient) != 32 {
-		return Export{}, &FieldError{"recipient_public_key", "must be a base64 X25519 public key (32 bytes)"}
+	if len(recipient) != 32 || signer.CheckExportRecipient(recipient) != nil {
+		return Export{}, &FieldError{"recipient_public_key", "must be a base64 X25519 public key (32 bytes) that is not a low-order point"}
 	}
 	e := Export{ID: uuid.New(), AccountID: accountID, WalletID: id, Recipient: recipient, State: ExportPending,
 		RequestedBy: string(by), RequestedAt: nowUTC()}
@@ -322,8 +322,13 @@ func SealApproved(ctx context.Context, db *bun.DB, seal SealFunc) (bool, error) 
 			return voidExport(ctx, tx, &e, fmt.Sprintf("%s (%s)", ErrNotExportable, w.Signer))
 		}
 		sealed, err := seal(ctx, &w, e.Recipient)
+		if err != nil && ctx.Err() == nil {
+			// Sealing to this row's key fails every time: void it, so it
+			// does not hold back the approved requests behind it.
+			return voidExport(ctx, tx, &e, fmt.Sprintf("the secret could not be sealed to the recipient key: %v", err))
+		}
 		if err != nil {
-			return fmt.Errorf("seal export %s: %w", e.ID, err)
+			return err
 		}
 		at := nowUTC()
 		e.State, e.Sealed, e.SealedAt = ExportDone, sealed, &at
