@@ -101,6 +101,7 @@ type MPPPayment struct {
 type MPPFilter struct {
 	WalletID     string
 	State        string
+	Asset        string // a symbol of GET /assets
 	Since, Until time.Time
 	Page
 }
@@ -139,6 +140,9 @@ func (c *Client) ListMPPPayments(ctx context.Context, f MPPFilter) ([]MPPPayment
 	}
 	if f.State != "" {
 		q.Set("state", f.State)
+	}
+	if f.Asset != "" {
+		q.Set("asset", f.Asset)
 	}
 	if !f.Since.IsZero() {
 		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))

@@ -575,6 +575,7 @@ func (c *Client) GetX402Payment(ctx context.Context, id string) (*X402Payment, e
 type X402Filter struct {
 	WalletID     string
 	State        string
+	Asset        string // a symbol of GET /assets
 	Since, Until time.Time
 	Page
 }
@@ -588,6 +589,9 @@ func (c *Client) ListX402Payments(ctx context.Context, f X402Filter) ([]X402Paym
 	}
 	if f.State != "" {
 		q.Set("state", f.State)
+	}
+	if f.Asset != "" {
+		q.Set("asset", f.Asset)
 	}
 	if !f.Since.IsZero() {
 		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))

@@ -593,6 +593,7 @@ type X402Payment struct {
 	WalletID    string      `json:"wallet_id"`
 	State       string      `json:"state"`
 	Amount      json.Number `json:"amount"`
+	Asset       string      `json:"asset"`
 	PayTo       string      `json:"pay_to"`
 	Network     string      `json:"network"`
 	Resource    string      `json:"resource"`

@@ -118,3 +118,10 @@ func (Quantity) Schema(huma.Registry) *huma.Schema {
 func quantityOf(asset string, units int64) Quantity {
 	return Quantity{units: units, decimals: deposit.Decimals(asset)}
 }
+
+// paidQuantity is a payment's amount as stored (micros of the asset's
+// currency, which count one whole unit of any asset as one whole unit of
+// its currency) in whole units of the asset paid.
+func paidQuantity[M ~int64](micros M) Quantity {
+	return Quantity{units: int64(micros), decimals: money.Decimals}
+}

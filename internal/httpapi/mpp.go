@@ -16,7 +16,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/mpp"
 	"github.com/agentwallet/agentwallet/internal/payment"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 type mppPayInput struct {
@@ -35,8 +34,8 @@ type MPPPayBody struct {
 
 // MPPSplit is a further recipient of an MPP charge.
 type MPPSplit struct {
-	To     string `json:"to" doc:"The recipient's address." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
-	Amount USDC   `json:"amount" doc:"Its share, in whole units of the asset." example:"0.002"`
+	To     string   `json:"to" doc:"The recipient's address." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+	Amount Quantity `json:"amount" doc:"Its share, in whole units of the asset." example:"0.002"`
 }
 
 type mppPayOutput struct {
@@ -71,7 +70,7 @@ type MPPPayment struct {
 	ID          string      `json:"id" format:"uuid" doc:"The payment's id (payment_id of the pay answer)." example:"0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"`
 	WalletID    string      `json:"wallet_id" format:"uuid" doc:"The paying wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
 	State       string      `json:"state" enum:"signed,settled,expired,failed,pending_approval,approved,rejected" doc:"As an x402 payment's: signed (handed to the agent, its amount reserved until the chain says), settled (landed: signature), expired (its blockhash expired before the seller broadcast it; or, parked, its grant lapsed unused), failed (landed failed on chain), pending_approval, approved (granted; paid_by names the payment that used it), rejected." example:"settled"`
-	Amount      USDC        `json:"amount" doc:"Paid in all, splits included." example:"0.01"`
+	Amount      Quantity    `json:"amount" doc:"Paid in all, splits included, in whole units of asset." example:"0.01"`
 	Asset       string      `json:"asset" doc:"The asset paid." example:"USDC"`
 	PayTo       string      `json:"pay_to" doc:"The seller's recipient." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	Splits      []MPPSplit  `json:"splits" doc:"Further recipients and their shares."`
@@ -144,7 +143,7 @@ func (s *server) registerMPP(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        Prefix + "/mpp/payments",
 		Summary:     "List MPP payments",
-		Description: "The account's MPP payments, newest first, with the filters `wallet_id`, `state`, `since`, `until` and keyset pagination (`limit`, `cursor`) as GET /transactions.",
+		Description: "The account's MPP payments, newest first, with the filters `wallet_id`, `state`, `asset`, `since`, `until` and keyset pagination (`limit`, `cursor`) as GET /transactions.",
 		Tags:        []string{"mpp"},
 		Errors:      []int{400, 401, 404, 422},
 	}, s.listMPP)
@@ -255,7 +254,7 @@ func (s *server) alreadyPaid(ctx context.Context, o *payment.Outcome) error {
 func splitsOf(ss []payment.Split) []MPPSplit {
 	out := make([]MPPSplit, len(ss))
 	for i, s := range ss {
-		out[i] = MPPSplit{To: s.To, Amount: USDC(usdc.Micros(s.Amount))}
+		out[i] = MPPSplit{To: s.To, Amount: paidQuantity(s.Amount)}
 	}
 	return out
 }
@@ -286,7 +285,7 @@ func mppAnswer(r *payment.Request, o *payment.Outcome) (*mppPayOutput, error) {
 
 func mppOf(v *payment.X402View) MPPPayment {
 	out := MPPPayment{
-		ID: v.ID.String(), WalletID: v.WalletID.String(), State: v.State, Amount: USDC(v.Amount), Asset: v.Asset, PayTo: v.PayTo,
+		ID: v.ID.String(), WalletID: v.WalletID.String(), State: v.State, Amount: paidQuantity(v.Amount), Asset: v.Asset, PayTo: v.PayTo,
 		Splits: []MPPSplit{}, FeePayer: v.FeePayer, Signature: v.Signature, Error: v.Error, CreatedAt: v.CreatedAt.UTC(), UpdatedAt: v.UpdatedAt.UTC(),
 	}
 	if x := v.X402; x != nil {
@@ -340,7 +339,7 @@ func (s *server) getMPP(ctx context.Context, in *getX402Input) (*getMPPOutput, e
 
 func (s *server) listMPP(ctx context.Context, in *listX402Input) (*listMPPOutput, error) {
 	pr := principal(ctx)
-	f := payment.X402Filter{Protocol: payment.ProtocolMPP, State: in.State, Since: in.Since, Until: in.Until, Limit: cmp.Or(in.Limit, TransactionsLimit), Wallets: pr.Wallets}
+	f := payment.X402Filter{Protocol: payment.ProtocolMPP, State: in.State, Asset: strings.ToUpper(in.Asset), Since: in.Since, Until: in.Until, Limit: cmp.Or(in.Limit, TransactionsLimit), Wallets: pr.Wallets}
 	sc, err := s.listScope(ctx, in.Since, in.Until, in.WalletID, in.Cursor)
 	if err != nil {
 		return nil, err

@@ -84,7 +84,8 @@ type X402Payment struct {
 	ID          string    `json:"id" format:"uuid" doc:"The payment's id (payment_id of the pay answer)." example:"0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"`
 	WalletID    string    `json:"wallet_id" format:"uuid" doc:"The paying wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
 	State       string    `json:"state" enum:"signed,settled,expired,failed,pending_approval,approved,rejected" doc:"signed: handed to the agent, its amount reserved until the chain says; settled: landed (signature); expired: its blockhash expired before the seller settled it (reservation released), or, for a parked payment, its grant lapsed unused; failed: landed failed on chain, nothing spent; pending_approval: waits for a human; approved: granted, to be paid with approval_id within 15 minutes of the decision (paid_by names the payment once it is); rejected: the approval was rejected or expired." example:"settled"`
-	Amount      USDC      `json:"amount" doc:"USDC." example:"0.01"`
+	Amount      Quantity  `json:"amount" doc:"In whole units of asset." example:"0.01"`
+	Asset       string    `json:"asset" doc:"The asset paid: a symbol of GET /assets." example:"USDC"`
 	PayTo       string    `json:"pay_to" doc:"The seller's address." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	Network     string    `json:"network" doc:"As the challenge names it." example:"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"`
 	Resource    string    `json:"resource" doc:"The URL paid for." example:"https://api.example.com/weather"`
@@ -108,6 +109,7 @@ type getX402Output struct {
 type listX402Input struct {
 	WalletID string    `query:"wallet_id" doc:"Only this wallet's payments (UUIDv4). Another account's wallet answers 404." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
 	State    string    `query:"state" enum:"signed,settled,expired,failed,pending_approval,approved,rejected" doc:"Only payments in this state." example:"settled"`
+	Asset    string    `query:"asset" maxLength:"10" doc:"Only payments of this asset (a symbol of GET /assets; any case)." example:"EURC"`
 	Since    time.Time `query:"since" doc:"Only payments asked for at or after this time (ISO 8601)." example:"2026-04-01T00:00:00Z"`
 	Until    time.Time `query:"until" doc:"Only payments asked for before this time (ISO 8601)." example:"2026-04-02T00:00:00Z"`
 	Limit    int       `query:"limit" minimum:"1" maximum:"500" doc:"Page size, 1 to 500 (100 when omitted)." example:"100"`
@@ -151,7 +153,7 @@ func (s *server) registerX402(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        Prefix + "/x402/payments",
 		Summary:     "List x402 payments",
-		Description: "The account's x402 payments, newest first, with the filters `wallet_id`, `state`, `since`, `until` and keyset pagination (`limit`, `cursor`) as GET /transactions.",
+		Description: "The account's x402 payments, newest first, with the filters `wallet_id`, `state`, `asset`, `since`, `until` and keyset pagination (`limit`, `cursor`) as GET /transactions.",
 		Tags:        []string{"x402"},
 		Errors:      []int{400, 401, 404, 422},
 	}, s.listX402)
@@ -342,7 +344,7 @@ func x402Answer(r *payment.Request, o *payment.Outcome) (*x402PayOutput, error) 
 
 func x402Of(v *payment.X402View) X402Payment {
 	out := X402Payment{
-		ID: v.ID.String(), WalletID: v.WalletID.String(), State: v.State, Amount: USDC(v.Amount), PayTo: v.PayTo,
+		ID: v.ID.String(), WalletID: v.WalletID.String(), State: v.State, Amount: paidQuantity(v.Amount), Asset: v.Asset, PayTo: v.PayTo,
 		Signature: v.Signature, Error: v.Error, CreatedAt: v.CreatedAt.UTC(), UpdatedAt: v.UpdatedAt.UTC(),
 	}
 	if v.X402 != nil {
@@ -381,7 +383,7 @@ func (s *server) getX402(ctx context.Context, in *getX402Input) (*getX402Output,
 
 func (s *server) listX402(ctx context.Context, in *listX402Input) (*listX402Output, error) {
 	pr := principal(ctx)
-	f := payment.X402Filter{State: in.State, Since: in.Since, Until: in.Until, Limit: cmp.Or(in.Limit, TransactionsLimit), Wallets: pr.Wallets}
+	f := payment.X402Filter{State: in.State, Asset: strings.ToUpper(in.Asset), Since: in.Since, Until: in.Until, Limit: cmp.Or(in.Limit, TransactionsLimit), Wallets: pr.Wallets}
 	sc, err := s.listScope(ctx, in.Since, in.Until, in.WalletID, in.Cursor)
 	if err != nil {
 		return nil, err

@@ -715,6 +715,17 @@ func TestX402Pay_InPYUSDUnderThePolicy(t *testing.T) {
 	if status != 200 || len(txs) != 1 || txs[0].(map[string]any)["kind"] != "x402" || txs[0].(map[string]any)["asset"] != "PYUSD" {
 		t.Fatalf("transactions %d %v", status, list)
 	}
+	// The payment names its asset, and the list selects by it.
+	for q, want := range map[string]int{"pyusd": 1, "PYUSD": 1, "USDC": 0} {
+		status, list = e.do("GET", "/api/public/v1/x402/payments?wallet_id="+id+"&asset="+q, e.key, nil)
+		ps, _ := list["payments"].([]any)
+		if status != 200 || len(ps) != want {
+			t.Fatalf("x402 payments of %s: %d %v, want %d", q, status, list, want)
+		}
+		if want == 1 && (ps[0].(map[string]any)["asset"] != "PYUSD" || ps[0].(map[string]any)["amount"] != float64(price)/1e6) {
+			t.Fatalf("x402 payment %v, want %d base units of PYUSD", ps[0], price)
+		}
+	}
 	if r := e.reservedToday(id); r != usdc.Micros(price) {
 		t.Fatalf("reserved %d USD once settled, want %d", r, price)
 	}

@@ -88,6 +88,7 @@ type X402Filter struct {
 	WalletID     uuid.NullUUID
 	Wallets      []uuid.UUID
 	State        string
+	Asset        string // a symbol, upper case
 	Since, Until time.Time
 	AfterTime    time.Time
 	AfterID      uuid.UUID
@@ -110,6 +111,9 @@ func ListX402(ctx context.Context, db bun.IDB, accountID uuid.UUID, f X402Filter
 	}
 	if f.State != "" {
 		add("v.state = ?", f.State)
+	}
+	if f.Asset != "" {
+		add("v.asset = ?", f.Asset)
 	}
 	if !f.Since.IsZero() {
 		add("v.created_at >= ?", f.Since)

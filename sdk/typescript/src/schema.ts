@@ -563,7 +563,7 @@ export interface paths {
         };
         /**
          * List MPP payments
-         * @description The account's MPP payments, newest first, with the filters `wallet_id`, `state`, `since`, `until` and keyset pagination (`limit`, `cursor`) as GET /transactions.
+         * @description The account's MPP payments, newest first, with the filters `wallet_id`, `state`, `asset`, `since`, `until` and keyset pagination (`limit`, `cursor`) as GET /transactions.
          */
         get: operations["list-mpp-payments"];
         put?: never;
@@ -974,7 +974,7 @@ export interface paths {
         };
         /**
          * List x402 payments
-         * @description The account's x402 payments, newest first, with the filters `wallet_id`, `state`, `since`, `until` and keyset pagination (`limit`, `cursor`) as GET /transactions.
+         * @description The account's x402 payments, newest first, with the filters `wallet_id`, `state`, `asset`, `since`, `until` and keyset pagination (`limit`, `cursor`) as GET /transactions.
          */
         get: operations["list-x402-payments"];
         put?: never;
@@ -2344,7 +2344,7 @@ export interface components {
         };
         MPPPayment: {
             /**
-             * @description Paid in all, splits included.
+             * @description Paid in all, splits included, in whole units of asset.
              * @example 0.01
              */
             amount: number;
@@ -3701,7 +3701,7 @@ export interface components {
         };
         X402Payment: {
             /**
-             * @description USDC.
+             * @description In whole units of asset.
              * @example 0.01
              */
             amount: number;
@@ -3710,6 +3710,11 @@ export interface components {
              * @example ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
              */
             approval_id: string | null;
+            /**
+             * @description The asset paid: a symbol of GET /assets.
+             * @example USDC
+             */
+            asset: string;
             /**
              * Format: date-time
              * @description When it was asked for, ISO 8601 UTC.
@@ -6464,6 +6469,8 @@ export interface operations {
                 wallet_id?: string;
                 /** @description Only payments in this state. */
                 state?: "signed" | "settled" | "expired" | "failed" | "pending_approval" | "approved" | "rejected";
+                /** @description Only payments of this asset (a symbol of GET /assets; any case). */
+                asset?: string;
                 /** @description Only payments asked for at or after this time (ISO 8601). */
                 since?: string;
                 /** @description Only payments asked for before this time (ISO 8601). */
@@ -8627,6 +8634,8 @@ export interface operations {
                 wallet_id?: string;
                 /** @description Only payments in this state. */
                 state?: "signed" | "settled" | "expired" | "failed" | "pending_approval" | "approved" | "rejected";
+                /** @description Only payments of this asset (a symbol of GET /assets; any case). */
+                asset?: string;
                 /** @description Only payments asked for at or after this time (ISO 8601). */
                 since?: string;
                 /** @description Only payments asked for before this time (ISO 8601). */
