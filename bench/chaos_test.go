@@ -11,9 +11,9 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // The sends' direct hand-off to workers keeps the chaos guarantees. Under a steady stream of sends from one api to two worker
@@ -34,7 +34,7 @@ func TestStack_ChaosPaysEachSendOnce(t *testing.T) {
 	const (
 		payers  = 4
 		conc    = 6
-		funding = usdc.Micros(1_000_000_000)
+		funding = money.Micros[money.USD](1_000_000_000)
 	)
 	stack := StartStack(t, StackOptions{APIs: 1, Workers: 2, WorkerConcurrency: 4, Scheduler: true, Race: raceEnabled, Private: true})
 	api := stack.client(stack.NewKey(t), conc*2)
@@ -42,7 +42,7 @@ func TestStack_ChaosPaysEachSendOnce(t *testing.T) {
 	ctx := context.Background()
 
 	wallets, payerKeys := stack.fundedPayers(t, api, payers, funding)
-	amount := func(i int) usdc.Micros { return usdc.Micros(10_000*(i%7+1) + i) }
+	amount := func(i int) money.Micros[money.USD] { return money.Micros[money.USD](10_000*(i%7+1) + i) }
 	run := time.Now().UnixNano()
 
 	var (
@@ -165,7 +165,7 @@ func TestStack_ChaosPaysEachSendOnce(t *testing.T) {
 	if decided != sends || txs != sends {
 		t.Errorf("%d sends: %d decided requests, %d transactions", sends, decided, txs)
 	}
-	spent := make([]usdc.Micros, payers)
+	spent := make([]money.Micros[money.USD], payers)
 	for i := range recipients {
 		spent[i%payers] += amount(i)
 	}

@@ -13,9 +13,9 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // HotWalletResults is bench/results/hotwallet.json.
@@ -107,7 +107,7 @@ func BenchmarkHotWallet(b *testing.B) {
 		return nil
 	}
 	transfer := func(i int) map[string]any {
-		return map[string]any{"to": recipients[i%len(recipients)], "amount": usdc.Micros(amount)}
+		return map[string]any{"to": recipients[i%len(recipients)], "amount": money.Micros[money.USD](amount)}
 	}
 	send := func(c, i int) error { return pay(c, hot, "/send", transfer(i), 200, "status", "sent") }
 	sendSpread := func(c, i int) error { return pay(c, spreadWallets[c], "/send", transfer(i), 200, "status", "sent") }

@@ -10,9 +10,9 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // Two api and three worker processes (the real binaries) over
@@ -30,7 +30,7 @@ func TestStack_ScaleOutPaysEachSendOnce(t *testing.T) {
 		sends   = 48
 		conc    = 12
 		payers  = 6
-		funding = usdc.Micros(1_000_000_000) // 1,000 USDC each
+		funding = money.Micros[money.USD](1_000_000_000) // 1,000 USDC each
 	)
 	stack := StartStack(t, StackOptions{APIs: 2, Workers: 3, WorkerConcurrency: 4, Race: raceEnabled})
 	api := stack.client(stack.NewKey(t), conc*2)
@@ -41,7 +41,7 @@ func TestStack_ScaleOutPaysEachSendOnce(t *testing.T) {
 	for i := range recipients {
 		recipients[i] = sol.NewWallet().PublicKey().String()
 	}
-	amount := func(i int) usdc.Micros { return usdc.Micros(10_000*(i%5+1) + i) }
+	amount := func(i int) money.Micros[money.USD] { return money.Micros[money.USD](10_000*(i%5+1) + i) }
 	run := time.Now().UnixNano()
 
 	// send posts send i to api a until it is answered sent (409 while the
@@ -140,14 +140,14 @@ func TestStack_ScaleOutPaysEachSendOnce(t *testing.T) {
 	// payer lost exactly its sends' sum, checked once all have landed and
 	// again a moment later (a second payment would land by then).
 	rpc := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
-	usdcOf := func(owner string) usdc.Micros {
+	usdcOf := func(owner string) money.Micros[money.USD] {
 		b, err := rpc.Balance(ctx, sol.MustPublicKeyFromBase58(owner))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b.USDC
 	}
-	spent := make([]usdc.Micros, payers)
+	spent := make([]money.Micros[money.USD], payers)
 	for i := range sends {
 		spent[i%payers] += amount(i)
 	}

@@ -23,11 +23,11 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/tasks"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 const (
@@ -234,7 +234,7 @@ func BenchmarkSend(b *testing.B) {
 	full := func(apiIndex func(c, i int) int) func(c, i int) error {
 		return func(c, i int) error {
 			w := wallet(c, i)
-			status, body, err := api(w).do(apiIndex(c, i), "POST", "/api/public/v1/agents/"+sending[w]+"/send", map[string]any{"to": recipients[w], "amount": usdc.Micros(amount)}, nil)
+			status, body, err := api(w).do(apiIndex(c, i), "POST", "/api/public/v1/agents/"+sending[w]+"/send", map[string]any{"to": recipients[w], "amount": money.Micros[money.USD](amount)}, nil)
 			if err != nil {
 				return err
 			}
@@ -248,7 +248,7 @@ func BenchmarkSend(b *testing.B) {
 	byCall := func(_, i int) int { return i }
 	decision := func(c, i int) error {
 		w := wallet(c, i)
-		status, body, err := api(w).do(c, "POST", "/api/public/v1/agents/"+blocked[w]+"/send", map[string]any{"to": recipients[w], "amount": usdc.Micros(amount)}, nil)
+		status, body, err := api(w).do(c, "POST", "/api/public/v1/agents/"+blocked[w]+"/send", map[string]any{"to": recipients[w], "amount": money.Micros[money.USD](amount)}, nil)
 		if err != nil {
 			return err
 		}

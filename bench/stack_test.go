@@ -24,12 +24,12 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/redistest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // StackOptions says what Start runs.
@@ -297,7 +297,7 @@ func (s *Stack) NewKey(t testing.TB) string {
 // fundedPayers creates n agent wallets through api, spread over its
 // APIs, under limits that never bind, and gives each 10 SOL and funding;
 // it returns their ids and public keys.
-func (s *Stack) fundedPayers(t testing.TB, api *client, n int, funding usdc.Micros) (wallets, pubkeys []string) {
+func (s *Stack) fundedPayers(t testing.TB, api *client, n int, funding money.Micros[money.USD]) (wallets, pubkeys []string) {
 	t.Helper()
 	wallets, pubkeys = make([]string, n), make([]string, n)
 	for i := range n {

@@ -16,12 +16,12 @@ import (
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/custody"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
@@ -69,7 +69,7 @@ func (o *offline) run(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
-func (o *offline) usdc(t *testing.T, owner string) usdc.Micros {
+func (o *offline) usdc(t *testing.T, owner string) money.Micros[money.USD] {
 	t.Helper()
 	b, err := solana.NewClient(o.ln.URL, solana.Devnet, 0).Balance(context.Background(), sol.MustPublicKeyFromBase58(owner))
 	if err != nil {

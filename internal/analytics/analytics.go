@@ -16,7 +16,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/money"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // Range is the days [From, To], both UTC midnights, To included.
@@ -32,7 +31,7 @@ type Spend struct {
 	WalletID uuid.UUID `bun:"wallet_id"`
 	// Amount is in USD stablecoins (counted together at 1:1, as the _usdc
 	// limits count them), AmountEUR in EUR ones; Count is every payment.
-	Amount    usdc.Micros             `bun:"micros"`
+	Amount    money.Micros[money.USD] `bun:"micros"`
 	AmountEUR money.Micros[money.EUR] `bun:"eur_micros"`
 	Count     int                     `bun:"n"`
 	// FeeLamports is the network fees of that day's transactions that
@@ -41,17 +40,17 @@ type Spend struct {
 	// X402Amount and X402Count are the part of Amount and Count that are
 	// x402 payments: landed, or signed and not yet expired; MPP charges
 	// the same.
-	X402Amount usdc.Micros `bun:"x402_micros"`
-	X402Count  int         `bun:"x402_n"`
-	MPPAmount  usdc.Micros `bun:"mpp_micros"`
-	MPPCount   int         `bun:"mpp_n"`
+	X402Amount money.Micros[money.USD] `bun:"x402_micros"`
+	X402Count  int                     `bun:"x402_n"`
+	MPPAmount  money.Micros[money.USD] `bun:"mpp_micros"`
+	MPPCount   int                     `bun:"mpp_n"`
 }
 
 // Wallet is a wallet that spent in the range, with its current limit.
 type Wallet struct {
-	ID         uuid.UUID   `bun:"id"`
-	Label      string      `bun:"label"`
-	DailyLimit usdc.Micros `bun:"daily_limit_micros"`
+	ID         uuid.UUID               `bun:"id"`
+	Label      string                  `bun:"label"`
+	DailyLimit money.Micros[money.USD] `bun:"daily_limit_micros"`
 }
 
 // ApprovalDay is the approvals decided on one day, by outcome, and the

@@ -11,8 +11,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/analytics"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
@@ -42,7 +42,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // transaction inserts a transaction of wallet w made at at.
-func (f *fixture) transaction(t *testing.T, w uuid.UUID, at time.Time, kind, status string, micros usdc.Micros, fee *int64) {
+func (f *fixture) transaction(t *testing.T, w uuid.UUID, at time.Time, kind, status string, micros money.Micros[money.USD], fee *int64) {
 	t.Helper()
 	id := uuid.New()
 	_, err := f.tx.ExecContext(t.Context(), `INSERT INTO transactions (id, account_id, wallet_id, network, signature, kind, amount_micros,
@@ -73,7 +73,7 @@ func (f *fixture) request(t *testing.T, w uuid.UUID, at time.Time, status, reaso
 }
 
 // x402 inserts an x402 payment of wallet w signed at at, in state.
-func (f *fixture) x402(t *testing.T, w uuid.UUID, at time.Time, state string, micros usdc.Micros) {
+func (f *fixture) x402(t *testing.T, w uuid.UUID, at time.Time, state string, micros money.Micros[money.USD]) {
 	t.Helper()
 	req := f.request(t, w, at, "signed", "")
 	id := uuid.New()
@@ -94,14 +94,14 @@ func (f *fixture) x402(t *testing.T, w uuid.UUID, at time.Time, state string, mi
 // confirmed ones; UTC days of the range only, To included.
 func TestCompute_Spend(t *testing.T) {
 	t.Parallel()
-	const u = usdc.Unit
+	const u = money.Dollar
 	fee := func(v int64) *int64 { return &v }
 	type spend struct {
 		day        string
-		micros     usdc.Micros
+		micros     money.Micros[money.USD]
 		n          int
 		fee        int64
-		x402Micros usdc.Micros
+		x402Micros money.Micros[money.USD]
 		x402N      int
 	}
 	d1, d2 := day1.Format(time.DateOnly), day2.Format(time.DateOnly)

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/analytics"
-	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/money"
 )
 
 // The day sums agree with a scan of the rows they sum, through a random
@@ -40,11 +40,11 @@ func TestCompute_DaySumsAgreeWithAScan(t *testing.T) {
 			v := 5000 + rng.Int64N(10000)
 			fee = &v
 		}
-		f.transaction(t, w, at(), pick("usdc", "x402", "mpp", "eurc"), pick("pending", "confirmed", "failed"), usdc.Micros(1+rng.Int64N(9_000_000)), fee)
+		f.transaction(t, w, at(), pick("usdc", "x402", "mpp", "eurc"), pick("pending", "confirmed", "failed"), money.Micros[money.USD](1+rng.Int64N(9_000_000)), fee)
 	}
 	exec(`UPDATE transactions SET currency = 'EUR', asset = 'EURC' WHERE account_id = ? AND kind = 'eurc'`, f.acct)
 	for range 40 {
-		f.x402(t, wallets[rng.IntN(2)], at(), pick("signed", "expired", "failed"), usdc.Micros(1+rng.Int64N(900_000)))
+		f.x402(t, wallets[rng.IntN(2)], at(), pick("signed", "expired", "failed"), money.Micros[money.USD](1+rng.Int64N(900_000)))
 	}
 	exec(`UPDATE x402_payments SET protocol = 'mpp', x402_version = 0, challenge_id = id::text, expires_at = created_at WHERE account_id = ? AND amount_micros % 2 = 0`, f.acct)
 	for range 40 {

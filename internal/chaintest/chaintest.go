@@ -28,8 +28,8 @@ import (
 	"github.com/gagliardetto/solana-go/programs/token"
 
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // USDCMint is the devnet USDC mint (6 decimals), which the localnet has.
@@ -116,7 +116,7 @@ func (p *Payer) TransferUSDC(t testing.TB, to sol.PublicKey, micros uint64) stri
 func (p *Payer) TransferCheckedUSDC(t testing.TB, to sol.PublicKey, micros uint64) string {
 	t.Helper()
 	ixs := p.createRecipientAccount(t, to)
-	ixs = append(ixs, token.NewTransferCheckedInstruction(micros, usdc.Decimals, p.USDCAccount(), USDCMint, USDCAccount(to), p.PublicKey(), nil).Build())
+	ixs = append(ixs, token.NewTransferCheckedInstruction(micros, money.Decimals, p.USDCAccount(), USDCMint, USDCAccount(to), p.PublicKey(), nil).Build())
 	return p.send(t, "TransferCheckedUSDC", ixs)
 }
 
@@ -194,7 +194,7 @@ func (p *Payer) TransferCheckedUSDCByCPI(t testing.TB, to sol.PublicKey, micros 
 	t.Helper()
 	DeployForwarder(t, p.ln)
 	ixs := p.createRecipientAccount(t, to)
-	ixs = append(ixs, forward(t, token.NewTransferCheckedInstruction(micros, usdc.Decimals, p.USDCAccount(), USDCMint, USDCAccount(to), p.PublicKey(), nil).Build()))
+	ixs = append(ixs, forward(t, token.NewTransferCheckedInstruction(micros, money.Decimals, p.USDCAccount(), USDCMint, USDCAccount(to), p.PublicKey(), nil).Build()))
 	return p.send(t, "TransferCheckedUSDCByCPI", ixs)
 }
 

@@ -15,9 +15,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
@@ -66,7 +66,7 @@ type Intent struct {
 // Recovered is a finished recovery.
 type Recovered struct {
 	Signature string
-	Amount    usdc.Micros
+	Amount    money.Micros[money.USD]
 	To        string
 }
 
@@ -76,10 +76,10 @@ type Recovered struct {
 type attempt struct {
 	Signature string `json:"signature"`
 	// Amount is in base units (the entry's amount is in whole USDC).
-	Amount      usdc.Micros `json:"amount_micros"`
-	To          string      `json:"to"`
-	LastValid   uint64      `json:"last_valid_block_height"`
-	Transaction []byte      `json:"transaction"`
+	Amount      money.Micros[money.USD] `json:"amount_micros"`
+	To          string                  `json:"to"`
+	LastValid   uint64                  `json:"last_valid_block_height"`
+	Transaction []byte                  `json:"transaction"`
 }
 
 // Run moves wallet id's balance to to. First, in one commit, it freezes

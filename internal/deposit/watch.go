@@ -40,8 +40,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
@@ -880,7 +880,7 @@ func Decimals(asset string) int {
 // amountOf is a deposit's amount in whole units for its event, a JSON
 // number.
 func amountOf(asset string, units int64) json.Number {
-	return json.Number(usdc.FormatUnits(units, Decimals(asset)))
+	return json.Number(money.FormatUnits(units, Decimals(asset)))
 }
 
 // largestLoss is the owner whose holding of mint fell most: the sender.

@@ -14,7 +14,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // AccountSettings are the account's settings as GET and PATCH
@@ -98,7 +97,7 @@ func (s *server) patchAccountSettings(ctx context.Context, in *patchAccountSetti
 			return nil, err
 		}
 		if m > maxDepositMinMicros {
-			return nil, fieldError("deposit_min_usdc", "must be at most "+usdc.Micros(maxDepositMinMicros).String())
+			return nil, fieldError("deposit_min_usdc", "must be at most "+money.Micros[money.USD](maxDepositMinMicros).String())
 		}
 		set["deposit_min_usd"] = int64(m)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
@@ -155,7 +154,7 @@ func policyOf(p policy.Policy) Policy {
 }
 
 // usdcOf is an optional amount as returned (nil: null).
-func usdcOf(m *usdc.Micros) *USDC {
+func usdcOf(m *money.Micros[money.USD]) *USDC {
 	if m == nil {
 		return nil
 	}
@@ -331,7 +330,7 @@ func patchFromInput(in *PolicyInput, prefix string) (policy.Patch, error) {
 	for _, f := range []struct {
 		name string
 		in   *Amount
-		out  **usdc.Micros
+		out  **money.Micros[money.USD]
 	}{
 		{"daily_limit_usdc", in.DailyLimitUSDC, &c.DailyLimit},
 		{"max_tx_usdc", in.MaxTxUSDC, &c.MaxTx},
@@ -351,7 +350,7 @@ func patchFromInput(in *PolicyInput, prefix string) (policy.Patch, error) {
 	for _, f := range []struct {
 		name string
 		in   Removable[Amount]
-		out  **policy.Change[usdc.Micros]
+		out  **policy.Change[money.Micros[money.USD]]
 	}{
 		{"weekly_limit_usdc", in.WeeklyLimitUSDC, &c.WeeklyLimit},
 		{"monthly_limit_usdc", in.MonthlyLimitUSDC, &c.MonthlyLimit},
@@ -359,7 +358,7 @@ func patchFromInput(in *PolicyInput, prefix string) (policy.Patch, error) {
 		switch {
 		case !f.in.Set:
 		case f.in.Value == nil:
-			*f.out = policy.Remove[usdc.Micros]()
+			*f.out = policy.Remove[money.Micros[money.USD]]()
 		default:
 			m, err := f.in.Value.Micros(prefix + f.name)
 			if err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/money"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // Amount is a USDC amount in a request. It keeps the JSON number's text so
@@ -28,8 +27,8 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 }
 
 // Micros converts the amount, or answers 422 naming field.
-func (a Amount) Micros(field string) (usdc.Micros, error) {
-	m, err := usdc.Parse(a.text)
+func (a Amount) Micros(field string) (money.Micros[money.USD], error) {
+	m, err := money.Parse[money.USD](a.text)
 	if err != nil {
 		return 0, fieldError(field, err.Error())
 	}
@@ -45,10 +44,10 @@ func (Amount) Schema(huma.Registry) *huma.Schema {
 
 // USDC is a USDC amount in a response: a JSON number in whole units,
 // printed exactly from micro-USDC.
-type USDC usdc.Micros
+type USDC money.Micros[money.USD]
 
 // MarshalJSON prints the exact decimal.
-func (u USDC) MarshalJSON() ([]byte, error) { return []byte(usdc.Micros(u).String()), nil }
+func (u USDC) MarshalJSON() ([]byte, error) { return []byte(money.Micros[money.USD](u).String()), nil }
 
 // Schema documents it as a number.
 func (USDC) Schema(huma.Registry) *huma.Schema {
@@ -90,7 +89,7 @@ func (a Amount) EURMicros(field string) (money.Micros[money.EUR], error) {
 type SOL uint64
 
 // MarshalJSON prints the exact decimal with up to 9 places.
-func (s SOL) MarshalJSON() ([]byte, error) { return []byte(usdc.FormatUnits(int64(s), 9)), nil }
+func (s SOL) MarshalJSON() ([]byte, error) { return []byte(money.FormatUnits(int64(s), 9)), nil }
 
 // Schema documents it as a number.
 func (SOL) Schema(huma.Registry) *huma.Schema {
@@ -106,7 +105,7 @@ type Quantity struct {
 
 // MarshalJSON prints the exact decimal.
 func (a Quantity) MarshalJSON() ([]byte, error) {
-	return []byte(usdc.FormatUnits(a.units, a.decimals)), nil
+	return []byte(money.FormatUnits(a.units, a.decimals)), nil
 }
 
 // Schema documents it as a number.

@@ -14,8 +14,8 @@ import (
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 const approvalsPath = "/api/public/v1/approvals"
@@ -167,7 +167,7 @@ func keyIDOf(t testing.TB, e *env, key string) string {
 
 // paidOnce confirms the approval's transaction sig and checks that it is
 // the approval's only transaction and that `to` received exactly micros.
-func (e *env) paidOnce(eng *payment.Engine, apID, sig, to string, micros usdc.Micros) {
+func (e *env) paidOnce(eng *payment.Engine, apID, sig, to string, micros money.Micros[money.USD]) {
 	e.t.Helper()
 	e.settle(eng, sig, payment.TxConfirmed)
 	if got := e.chainUSDC(to); got != micros {

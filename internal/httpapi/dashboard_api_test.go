@@ -13,8 +13,8 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/waitfor"
 )
 
@@ -254,7 +254,7 @@ func TestFundOnLocalChain(t *testing.T) {
 	if status != http.StatusOK || b["usdc"] != 20.0 || b["sol"] != 0.5 {
 		t.Fatalf("fund again adds: %d %v", status, b)
 	}
-	if got := e.chainUSDC(pubkey); got != 20*usdc.Unit {
+	if got := e.chainUSDC(pubkey); got != 20*money.Dollar {
 		t.Fatalf("chain holds %s USDC", got)
 	}
 	_, bal := e.do("GET", "/api/public/v1/wallets/"+id+"/balance", e.key, nil)
@@ -277,7 +277,7 @@ func TestFundOnLocalChain(t *testing.T) {
 		status, body := e.do("POST", path, e.key, bad)
 		wantError(t, status, body, http.StatusUnprocessableEntity, "")
 	}
-	if got := e.chainUSDC(pubkey); got != 20*usdc.Unit {
+	if got := e.chainUSDC(pubkey); got != 20*money.Dollar {
 		t.Fatalf("refusals changed the chain: %s", got)
 	}
 	var body map[string]any

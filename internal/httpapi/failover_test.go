@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // Two nodes, the first refusing connections; then the first up and the
@@ -39,7 +39,7 @@ func TestFailover_SendsLandExactlyOnce(t *testing.T) {
 	for i := range recipients {
 		recipients[i] = newAddress()
 	}
-	amount := func(i int) usdc.Micros { return usdc.Micros(i%4+1) * 10_000 }
+	amount := func(i int) money.Micros[money.USD] { return money.Micros[money.USD](i%4+1) * 10_000 }
 
 	var done atomic.Int64
 	sent := make([]string, n) // signature of each send answered sent
@@ -122,8 +122,8 @@ func TestFailover_SendsLandExactlyOnce(t *testing.T) {
 	if rows := e.countRows("transactions"); rows != n || confirmed != int64(n) {
 		t.Fatalf("%d transactions, %d confirmed, for %d sends", rows, confirmed, n)
 	}
-	want := map[string]usdc.Micros{}
-	var total usdc.Micros
+	want := map[string]money.Micros[money.USD]{}
+	var total money.Micros[money.USD]
 	seen := map[string]bool{}
 	for i, sig := range sent {
 		if sig == "" || seen[sig] {
@@ -138,8 +138,8 @@ func TestFailover_SendsLandExactlyOnce(t *testing.T) {
 			t.Errorf("recipient %s holds %d on chain, the sends answered sent paid it %d", r, got, want[r])
 		}
 	}
-	if got := e.chainUSDC(payer); got != usdc.Micros(n)*1_000_000-total {
-		t.Errorf("payer holds %d, want %d", got, usdc.Micros(n)*1_000_000-total)
+	if got := e.chainUSDC(payer); got != money.Micros[money.USD](n)*1_000_000-total {
+		t.Errorf("payer holds %d, want %d", got, money.Micros[money.USD](n)*1_000_000-total)
 	}
 	t.Logf("%d sends from %d clients answered in %s", n, clients, elapsed)
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/feepayer"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // FeePayer is the account's fee payer as GET and PUT /fee-payer answer it.
@@ -165,7 +165,7 @@ func (s *server) fundFeePayer(ctx context.Context, in *fundFeePayerInput) (*bala
 		return nil, err
 	}
 	if m == 0 || m > MaxFundSOL {
-		return nil, fieldError("sol", "must be above 0 and at most "+usdc.Micros(MaxFundSOL).String())
+		return nil, fieldError("sol", "must be above 0 and at most "+money.Micros[money.USD](MaxFundSOL).String())
 	}
 	p := principal(ctx)
 	f, ok, err := feepayer.Get(ctx, s.DB, p.AccountID)

@@ -17,9 +17,9 @@ import (
 
 	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 var computeBudgetProgram = sol.MustPublicKeyFromBase58("ComputeBudget111111111111111111111111111111")
@@ -161,7 +161,7 @@ func TestPriorityFee_CongestedMarketSendsLandPayingTheMinimum(t *testing.T) {
 		if wantUnits, _ := solana.TransferComputeUnits(solana.Devnet, shape); limit != wantUnits {
 			t.Errorf("send %d requests %d compute units, want %d for its shape (account exists %v, memo %q)", i, limit, wantUnits, i%2 == 1, memo)
 		}
-		wantUSDC := usdc.Micros(250_000)
+		wantUSDC := money.Micros[money.USD](250_000)
 		if i%2 == 1 {
 			wantUSDC++
 		}

@@ -19,7 +19,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // DefaultSendWait is how long a send waits for its decision before it is
@@ -270,7 +269,7 @@ func (s *server) previewSend(ctx context.Context, in *previewInput) (*previewOut
 	b.DailyLimitEUR, b.SpentTodayEUR = pol.DailyLimitEUR, EUR(u.EUR.Today)
 	b.RemainingTodayEUR = EUR(max(0, p.Policy.EURLimits().DailyLimit-u.EUR.Today))
 	b.ApprovalThresholdUSDC, b.MaxTxUSDC = pol.ApprovalThresholdUSDC, pol.MaxTxUSDC
-	remaining := func(limit *usdc.Micros, spent usdc.Micros) *USDC {
+	remaining := func(limit *money.Micros[money.USD], spent money.Micros[money.USD]) *USDC {
 		if limit == nil {
 			return nil
 		}

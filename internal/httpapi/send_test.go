@@ -17,11 +17,11 @@ import (
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/tasks"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/waitfor"
 )
 
@@ -50,7 +50,7 @@ func (e *env) agent(p map[string]any, usdcMicros uint64) (id, pubkey string) {
 func newAddress() string { return sol.NewWallet().PublicKey().String() }
 
 // chainUSDC is owner's devnet USDC on the localnet, in micro-USDC.
-func (e *env) chainUSDC(owner string) usdc.Micros {
+func (e *env) chainUSDC(owner string) money.Micros[money.USD] {
 	e.t.Helper()
 	b, err := solana.NewClient(e.ln.URL, solana.Devnet, 5*time.Second).Balance(context.Background(), sol.MustPublicKeyFromBase58(owner))
 	if err != nil {
@@ -110,7 +110,7 @@ func (e *env) auditActions() []string {
 	return actions
 }
 
-func (e *env) reservedToday(walletID string) usdc.Micros {
+func (e *env) reservedToday(walletID string) money.Micros[money.USD] {
 	e.t.Helper()
 	r, err := payment.ReservedToday(context.Background(), e.db, uuid.MustParse(walletID), time.Now())
 	if err != nil {
@@ -337,7 +337,7 @@ func TestSendPreflightShortfall(t *testing.T) {
 	if st, err := later.Sweep(context.Background()); err != nil || st.Rebroadcast != 0 || st.Failed != 0 {
 		t.Fatalf("sweep %+v %v", st, err)
 	}
-	for w, want := range map[string]usdc.Micros{id: 2_000_000, id2: 1_000_000} {
+	for w, want := range map[string]money.Micros[money.USD]{id: 2_000_000, id2: 1_000_000} {
 		if r := e.reservedToday(w); r != want {
 			t.Fatalf("wallet %s reserves %d before its blockhash expired, want %d", w, r, want)
 		}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
@@ -23,13 +23,13 @@ type balanceOutput struct {
 
 // Faucet adds test funds on a local chain; *solana.Clients implements it.
 type Faucet interface {
-	Fund(ctx context.Context, network solana.Network, owner string, add usdc.Micros, lamports uint64, tokens ...solana.TokenFund) (solana.Balance, error)
+	Fund(ctx context.Context, network solana.Network, owner string, add money.Micros[money.USD], lamports uint64, tokens ...solana.TokenFund) (solana.Balance, error)
 }
 
 // Funding bounds: generous for development, small next to any real sum.
 const (
-	MaxFundUSDC = 1_000_000 * usdc.Unit
-	MaxFundSOL  = 100 * usdc.Unit // micro-SOL, as the body is read
+	MaxFundUSDC = 1_000_000 * money.Dollar
+	MaxFundSOL  = 100 * money.Dollar // micro-SOL, as the body is read
 )
 
 type fundInput struct {
@@ -121,12 +121,12 @@ func (s *server) registerWallets(api huma.API) {
 }
 
 func (s *server) fund(ctx context.Context, in *fundInput) (*balanceOutput, error) {
-	var add, sol usdc.Micros
+	var add, sol money.Micros[money.USD]
 	for _, f := range []struct {
 		name string
 		in   *Amount
-		max  usdc.Micros
-		out  *usdc.Micros
+		max  money.Micros[money.USD]
+		out  *money.Micros[money.USD]
 	}{{"usdc", in.Body.USDC, MaxFundUSDC, &add}, {"sol", in.Body.SOL, MaxFundSOL, &sol}} {
 		if f.in == nil {
 			continue

@@ -16,10 +16,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/x402"
 )
 
@@ -226,7 +226,7 @@ type buyer struct {
 	network solana.Network
 	owner   sol.PublicKey
 	tokens  []solana.Token
-	max     *usdc.Micros
+	max     *money.Micros[money.USD]
 	grant   uuid.NullUUID
 }
 

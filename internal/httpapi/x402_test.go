@@ -18,9 +18,9 @@ import (
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/x402test"
 )
 
@@ -95,7 +95,7 @@ func TestX402Pay_EndToEnd(t *testing.T) {
 		t.Fatalf("pay answer %v", body)
 	}
 	pid := body["payment_id"].(string)
-	if r := e.reservedToday(id); r != usdc.Micros(price) {
+	if r := e.reservedToday(id); r != money.Micros[money.USD](price) {
 		t.Fatalf("reserved %d while signed, want %d", r, price)
 	}
 	paid := seller.Pay(t, x402test.Weather, body["header"].(string), body["payment_signature"].(string))
@@ -112,7 +112,7 @@ func TestX402Pay_EndToEnd(t *testing.T) {
 	if p["signature"] != paid.Response.Transaction || p["pay_to"] != seller.PayTo {
 		t.Fatalf("settled payment %v, seller's settlement %+v", p, paid.Response)
 	}
-	if r := e.reservedToday(id); r != usdc.Micros(price) {
+	if r := e.reservedToday(id); r != money.Micros[money.USD](price) {
 		t.Fatalf("reserved %d once settled, want %d", r, price)
 	}
 	sent := e.events("tx.sent")
@@ -328,7 +328,7 @@ func TestX402Pay_UnsettledExpires(t *testing.T) {
 		t.Fatalf("pay: %d %v", status, body)
 	}
 	pid := body["payment_id"].(string)
-	price := usdc.Micros(seller.Price(t, x402test.Weather))
+	price := money.Micros[money.USD](seller.Price(t, x402test.Weather))
 	if _, err := eng.Sweep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -619,7 +619,7 @@ func TestX402_LandedPaymentIsNotExpiredWhileTheNodeLags(t *testing.T) {
 	eng, _ := e.startWorker()
 	seller := x402test.Start(t, ln.URL, x402test.Options{})
 	id, _ := e.x402Agent(nil, 5_000_000)
-	price := usdc.Micros(seller.Price(t, x402test.Weather))
+	price := money.Micros[money.USD](seller.Price(t, x402test.Weather))
 	ln.Call(t, nil, "localnet_advance", map[string]any{"slots": 1})
 	var stuck uint64
 	ln.Call(t, &stuck, "getSlot")
@@ -695,7 +695,7 @@ func TestX402Pay_InPYUSDUnderThePolicy(t *testing.T) {
 	if status != 200 || body["status"] != "signed" {
 		t.Fatalf("pay: %d %v", status, body)
 	}
-	if r := e.reservedToday(id); r != usdc.Micros(price) {
+	if r := e.reservedToday(id); r != money.Micros[money.USD](price) {
 		t.Fatalf("reserved %d USD while signed, want %d", r, price)
 	}
 	pid := body["payment_id"].(string)
@@ -726,7 +726,7 @@ func TestX402Pay_InPYUSDUnderThePolicy(t *testing.T) {
 			t.Fatalf("x402 payment %v, want %d base units of PYUSD", ps[0], price)
 		}
 	}
-	if r := e.reservedToday(id); r != usdc.Micros(price) {
+	if r := e.reservedToday(id); r != money.Micros[money.USD](price) {
 		t.Fatalf("reserved %d USD once settled, want %d", r, price)
 	}
 }

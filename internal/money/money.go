@@ -31,6 +31,12 @@ type Micros[C Currency] int64
 // Unit is one whole unit (a dollar, a euro) in millionths.
 const Unit = 1_000_000
 
+// Dollar and Euro are Unit as amounts of their currency.
+const (
+	Dollar Micros[USD] = Unit
+	Euro   Micros[EUR] = Unit
+)
+
 // MaxMicros bounds parsed amounts: 10^12 whole units is far above any
 // supply and keeps sums of several amounts inside int64.
 const MaxMicros = 1_000_000_000_000 * Unit

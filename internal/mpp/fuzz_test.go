@@ -12,10 +12,10 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // fuzzParties are fixed keys: the wallet, a seller, a fee payer, a split.
@@ -49,7 +49,7 @@ func fuzzRequests(seller, feePayer, split sol.PublicKey) []map[string]any {
 // reads its credential back.
 func payable(t *testing.T, cs []Challenge, key ed25519.PrivateKey) {
 	owner := ownerOf(key)
-	maxCap := usdc.Micros(50_000)
+	maxCap := money.Micros[money.USD](50_000)
 	c, err := Select(cs, Wallet{Network: solana.Devnet, Owner: owner}, &maxCap, testNow)
 	if err != nil {
 		var np *NotPayableError

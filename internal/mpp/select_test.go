@@ -9,8 +9,8 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // choose selects the payable challenge for r for w on devnet.
@@ -31,7 +31,7 @@ func TestSelect(t *testing.T) {
 	usdg := solana.Token{Symbol: "USDG", Mint: sol.MustPublicKeyFromBase58("4F6PM96JJxngmHnZLBh9n58RH4aTVNWvDs2nuwrT5BP7"), Program: sol.Token2022ProgramID, Decimals: 6}
 	other2022 := solana.Token{Symbol: "EURX", Mint: newParty(t).pub, Program: sol.Token2022ProgramID, Decimals: 6}
 	nineDecimals := solana.Token{Symbol: "NINE", Mint: newParty(t).pub, Program: sol.TokenProgramID, Decimals: 9}
-	max := func(m usdc.Micros) *usdc.Micros { return &m }
+	max := func(m money.Micros[money.USD]) *money.Micros[money.USD] { return &m }
 	ok := func() map[string]any { return sponsored(request(s.pub, "1000"), f.pub) }
 	with := func(k string, v any) map[string]any {
 		r := ok()
@@ -73,10 +73,10 @@ func TestSelect(t *testing.T) {
 		name   string
 		reqs   []map[string]any
 		wallet Wallet
-		max    *usdc.Micros
+		max    *money.Micros[money.USD]
 		now    time.Time
 		reason Reason // "" = payable
-		amount usdc.Micros
+		amount money.Micros[money.USD]
 		index  int
 	}{
 		{"payable", []map[string]any{ok()}, wallet, nil, testNow, "", 1000, 0},
@@ -229,7 +229,7 @@ func TestSelect_PaysInTheWalletsTokens(t *testing.T) {
 		cs     []Challenge
 		wallet Wallet
 		token  solana.Token
-		amount usdc.Micros
+		amount money.Micros[money.USD]
 	}{
 		{"PYUSD only", []Challenge{in(devnetPYUSD, "700")}, both, devnetPYUSD, 700},
 		{"PYUSD by symbol", []Challenge{symbol("PYUSD", "700")}, both, devnetPYUSD, 700},
@@ -251,7 +251,7 @@ func TestSelect_PaysInTheWalletsTokens(t *testing.T) {
 	if _, err := Select([]Challenge{in(devnetPYUSD, "1")}, Wallet{Network: solana.Devnet, Owner: w.pub}, nil, testNow); !errors.As(err, &np) || !np.Has(ReasonAssetNotPayable) {
 		t.Fatalf("PYUSD for a wallet of no tokens: %v", err)
 	}
-	limit := usdc.Micros(400)
+	limit := money.Micros[money.USD](400)
 	if _, err := Select([]Challenge{in(devnetPYUSD, "500")}, both, &limit, testNow); !errors.As(err, &np) || !np.Has(ReasonAmountOverMax) ||
 		!strings.Contains(err.Error(), "amount 0.0005 PYUSD is over the cap of 0.0004 PYUSD") {
 		t.Fatalf("over the cap: %v", err)

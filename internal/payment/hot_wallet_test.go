@@ -11,11 +11,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
@@ -31,7 +31,7 @@ func TestDecide_HotWalletAdmitsExactlyItsLimits(t *testing.T) {
 	ctx := context.Background()
 	const (
 		attempts = 200 // per wallet
-		amount   = usdc.Micros(10_000)
+		amount   = money.Micros[money.USD](10_000)
 		byDay    = 25 // the daily limit's payments
 		byHour   = 15 // the velocity's
 	)
@@ -126,7 +126,7 @@ func TestDecide_HotWalletAdmitsExactlyItsLimits(t *testing.T) {
 			if txs != c.sent || sum != int64(c.sent)*int64(amount) {
 				t.Fatalf("%d transactions of %d micros in all, want %d of %d", txs, sum, c.sent, int64(c.sent)*int64(amount))
 			}
-			if reserved, err := payment.ReservedToday(ctx, db, c.wallet, time.Now()); err != nil || reserved != usdc.Micros(sum) {
+			if reserved, err := payment.ReservedToday(ctx, db, c.wallet, time.Now()); err != nil || reserved != money.Micros[money.USD](sum) {
 				t.Fatalf("reserved today %d (%v), want %d", reserved, err, sum)
 			}
 			var sentLastHour int

@@ -13,11 +13,11 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/mpp"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
@@ -37,9 +37,9 @@ func (e *Engine) signMPP(ctx context.Context, tx bun.Tx, node Node, r *Request, 
 	if err != nil {
 		return refuse(err.Error())
 	}
-	var max *usdc.Micros
+	var max *money.Micros[money.USD]
 	if x.Max != nil {
-		m := usdc.Micros(*x.Max)
+		m := money.Micros[money.USD](*x.Max)
 		max = &m
 	}
 	c, err := mpp.Select(cs, mpp.Wallet{Network: r.Network, Owner: w.PublicKey(), Tokens: PayableTokens(e.Assets, r.Network, w.Policy())}, max, e.now())

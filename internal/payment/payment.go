@@ -18,7 +18,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // MaxMemo is the longest memo, in characters.
@@ -53,9 +52,9 @@ type Request struct {
 	To         string         `bun:"to_address"`
 	// Asset is the symbol of what is paid (internal/asset's table of the
 	// network; USDC when the caller named none), Amount its base units.
-	Asset  string      `bun:"asset,nullzero"`
-	Amount usdc.Micros `bun:"amount_micros"`
-	Memo   *string     `bun:"memo"`
+	Asset  string                  `bun:"asset,nullzero"`
+	Amount money.Micros[money.USD] `bun:"amount_micros"`
+	Memo   *string                 `bun:"memo"`
 	// IdempotencyKey is the client's Idempotency-Key, or nil.
 	IdempotencyKey *string `bun:"idempotency_key"`
 	// IdempotencyScope is whose the IdempotencyKey is (see the function
@@ -168,15 +167,15 @@ type Transaction struct {
 	Direction  string         `bun:"direction"`
 	// Asset is the symbol of what moved, Currency the one it counts in
 	// (the policy's limits are per currency).
-	Asset                string      `bun:"asset,nullzero"`
-	Currency             money.Code  `bun:"currency,nullzero"`
-	Amount               usdc.Micros `bun:"amount_micros"`
-	Counterparty         string      `bun:"counterparty"`
-	Memo                 *string     `bun:"memo"`
-	Status               string      `bun:"status"`
-	Error                *string     `bun:"error"`
-	SignedTx             []byte      `bun:"signed_tx"`
-	LastValidBlockHeight uint64      `bun:"last_valid_block_height"`
+	Asset                string                  `bun:"asset,nullzero"`
+	Currency             money.Code              `bun:"currency,nullzero"`
+	Amount               money.Micros[money.USD] `bun:"amount_micros"`
+	Counterparty         string                  `bun:"counterparty"`
+	Memo                 *string                 `bun:"memo"`
+	Status               string                  `bun:"status"`
+	Error                *string                 `bun:"error"`
+	SignedTx             []byte                  `bun:"signed_tx"`
+	LastValidBlockHeight uint64                  `bun:"last_valid_block_height"`
 	// ExpirySlot is the slot at which the current attempt's blockhash was
 	// first seen expired (zero: not yet); the sweep takes a node's "not
 	// found" only from an answer at or past it.

@@ -9,8 +9,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/asset"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
@@ -20,7 +20,7 @@ type PreviewQuery struct {
 	To                  string
 	// Asset is what is paid (its zero value: USDC), Amount its units.
 	Asset  asset.Asset
-	Amount usdc.Micros
+	Amount money.Micros[money.USD]
 	// Proposed, when not nil, is applied to the wallet's policy first
 	// (what the send would do were that change saved).
 	Proposed *policy.Patch

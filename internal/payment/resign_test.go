@@ -23,12 +23,12 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/postgres"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
@@ -40,7 +40,7 @@ type resignFixture struct {
 	dbURL, master  string
 	to             string
 	asset          string // "" sends USDC
-	amount         usdc.Micros
+	amount         money.Micros[money.USD]
 	request        uuid.UUID
 	firstSignature string
 	sealer         *signer.Sealer
@@ -104,7 +104,7 @@ func (f *resignFixture) row(t *testing.T) payment.Transaction {
 
 // wantRecipientHolds fails the test unless the payment's recipient holds
 // want: the amount once it was paid (once), 0 while it was not.
-func (f *resignFixture) wantRecipientHolds(t *testing.T, want usdc.Micros) {
+func (f *resignFixture) wantRecipientHolds(t *testing.T, want money.Micros[money.USD]) {
 	t.Helper()
 	if got := f.recipientUSDC(t); got != want {
 		t.Fatalf("recipient holds %d, want %d", got, want)
@@ -147,7 +147,7 @@ func (f *resignFixture) sweepUntil(t *testing.T, want string) payment.Transactio
 	}
 }
 
-func (f *resignFixture) recipientUSDC(t *testing.T) usdc.Micros {
+func (f *resignFixture) recipientUSDC(t *testing.T) money.Micros[money.USD] {
 	t.Helper()
 	b, err := solana.NewClient(f.ln.URL, solana.Devnet, 0).Balance(context.Background(), sol.MustPublicKeyFromBase58(f.to))
 	if err != nil {

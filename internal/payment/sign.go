@@ -15,10 +15,10 @@ import (
 	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/feepayer"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 )
 
@@ -32,7 +32,7 @@ type spend struct {
 	network               solana.Network
 	to                    string
 	asset                 asset.Asset
-	amount                usdc.Micros
+	amount                money.Micros[money.USD]
 	memo                  *string
 	requestID, approvalID uuid.NullUUID
 	// sponsor is the account's enabled fee payer (nil: none) when

@@ -12,7 +12,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/postgres"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // The rolling windows of the optional limits, back from the decision.
@@ -122,7 +121,7 @@ func readCounts(ctx context.Context, db bun.IDB, walletID uuid.UUID, at time.Tim
 // pending and confirmed transactions (failed ones released theirs), and
 // signed x402 payments not yet settled (a settled one is a confirmed
 // transaction of the same day; an expired one released its amount).
-func ReservedToday(ctx context.Context, db bun.IDB, walletID uuid.UUID, at time.Time) (usdc.Micros, error) {
+func ReservedToday(ctx context.Context, db bun.IDB, walletID uuid.UUID, at time.Time) (money.Micros[money.USD], error) {
 	u, err := ReadUsage(ctx, db, walletID, at, policy.Windows{})
 	return u.USD.Today, err
 }

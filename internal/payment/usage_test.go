@@ -17,7 +17,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
@@ -47,9 +46,9 @@ func TestReadUsage_CountsWhatEachWindowHolds(t *testing.T) {
 	db, acc, ids := usageWallets(t, "w", "other")
 	w, other := ids[0], ids[1]
 	at := time.Date(2026, 11, 24, 15, 0, 0, 0, time.UTC) // a Tuesday afternoon
-	const u = usdc.Unit
+	const u = money.Dollar
 
-	tx := func(walletID uuid.UUID, amount usdc.Micros, status string, created time.Time) {
+	tx := func(walletID uuid.UUID, amount money.Micros[money.USD], status string, created time.Time) {
 		t.Helper()
 		row := payment.Transaction{ID: uuid.New(), AccountID: acc.ID, WalletID: walletID, Network: solana.Devnet,
 			Signature: uuid.NewString(), Kind: "usdc", Direction: "send", Amount: amount,
@@ -69,7 +68,7 @@ func TestReadUsage_CountsWhatEachWindowHolds(t *testing.T) {
 		}
 		return r.ID
 	}
-	x402 := func(amount usdc.Micros, state string, created time.Time) {
+	x402 := func(amount money.Micros[money.USD], state string, created time.Time) {
 		t.Helper()
 		id := req(w, payment.Signed, created, &payment.X402Request{Resource: "r"})
 		p := payment.X402Payment{ID: id, AccountID: acc.ID, WalletID: w, RequestID: id, Network: solana.Devnet, Version: 2, Protocol: payment.ProtocolX402,
@@ -131,12 +130,12 @@ func TestReadUsage_CountsWhatEachWindowHolds(t *testing.T) {
 // usageByScan is ReadUsage's amounts as they were read before migration
 // 0024: every row of the widest window, summed. The hourly totals must
 // agree with it to the microUSDC.
-func usageByScan(t *testing.T, db bun.IDB, walletID uuid.UUID, at time.Time) (day, week, month usdc.Micros) {
+func usageByScan(t *testing.T, db bun.IDB, walletID uuid.UUID, at time.Time) (day, week, month money.Micros[money.USD]) {
 	t.Helper()
 	return usageByScanB(t, db, walletID, at)
 }
 
-func usageByScanB(t testing.TB, db bun.IDB, walletID uuid.UUID, at time.Time) (day, week, month usdc.Micros) {
+func usageByScanB(t testing.TB, db bun.IDB, walletID uuid.UUID, at time.Time) (day, week, month money.Micros[money.USD]) {
 	t.Helper()
 	err := db.NewRaw(`SELECT coalesce(sum(amount_micros) FILTER (WHERE created_at >= ?), 0)::bigint,
 			coalesce(sum(amount_micros) FILTER (WHERE created_at > ?), 0)::bigint,
@@ -186,7 +185,7 @@ func TestUsageHoursAgreeWithAScan(t *testing.T) {
 	for i := range 300 {
 		w := wallets[rng.IntN(len(wallets))]
 		at := instant()
-		amount := usdc.Micros(1 + rng.Int64N(50_000_000))
+		amount := money.Micros[money.USD](1 + rng.Int64N(50_000_000))
 		if i%3 == 0 {
 			id := uuid.New()
 			r := payment.Request{ID: id, AccountID: acc.ID, WalletID: w, Network: solana.Devnet, To: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",

@@ -24,7 +24,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 	"github.com/agentwallet/agentwallet/internal/x402"
@@ -142,14 +141,14 @@ type X402Payment struct {
 	WalletID  uuid.UUID `bun:"wallet_id,type:uuid"`
 	RequestID uuid.UUID `bun:"request_id,type:uuid"`
 	// ApprovalID is the grant this payment redeemed, if any.
-	ApprovalID  uuid.NullUUID   `bun:"approval_id,type:uuid"`
-	Network     solana.Network  `bun:"network"`
-	Version     int             `bun:"x402_version"`
-	Challenge   json.RawMessage `bun:"challenge,type:jsonb"`
-	ChoiceIndex int             `bun:"choice_index"`
-	Amount      usdc.Micros     `bun:"amount_micros"`
-	PayTo       string          `bun:"pay_to"`
-	Asset       string          `bun:"asset"`
+	ApprovalID  uuid.NullUUID           `bun:"approval_id,type:uuid"`
+	Network     solana.Network          `bun:"network"`
+	Version     int                     `bun:"x402_version"`
+	Challenge   json.RawMessage         `bun:"challenge,type:jsonb"`
+	ChoiceIndex int                     `bun:"choice_index"`
+	Amount      money.Micros[money.USD] `bun:"amount_micros"`
+	PayTo       string                  `bun:"pay_to"`
+	Asset       string                  `bun:"asset"`
 	// Symbol is the asset's in the service's table; Currency the one its
 	// amount counts in under the policy.
 	Symbol               string        `bun:"symbol,nullzero"`
@@ -208,9 +207,9 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 	if err != nil {
 		return refuse(err.Error())
 	}
-	var max *usdc.Micros
+	var max *money.Micros[money.USD]
 	if x.Max != nil {
-		m := usdc.Micros(*x.Max)
+		m := money.Micros[money.USD](*x.Max)
 		max = &m
 	}
 	c, err := pr.Select(x402.Wallet{Network: r.Network, Owner: w.PublicKey(), Tokens: PayableTokens(e.Assets, r.Network, w.Policy())}, max)

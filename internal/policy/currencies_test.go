@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/agentwallet/agentwallet/internal/money"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 func eur(m money.Micros[money.EUR]) money.Amount { return money.Of(m) }
@@ -14,7 +13,7 @@ func eur(m money.Micros[money.EUR]) money.Amount { return money.Of(m) }
 // and only the assets the policy lists are spent.
 func TestEvaluate_EachCurrencyUnderItsOwnLimits(t *testing.T) {
 	t.Parallel()
-	const u = usdc.Unit
+	const u = money.Dollar
 	const e = money.Micros[money.EUR](money.Unit)
 	base := Policy{DailyLimit: 10 * u, MaxTx: 10 * u, ApprovalThreshold: 10 * u, Assets: []string{"USDC", "USDT", "EURC"}}
 	withEUR := base

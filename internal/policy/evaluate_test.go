@@ -5,12 +5,11 @@ import (
 	"time"
 
 	"github.com/agentwallet/agentwallet/internal/money"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 func TestEvaluate(t *testing.T) {
 	t.Parallel()
-	const u = usdc.Unit
+	const u = money.Dollar
 	base := Policy{DailyLimit: 100 * u, MaxTx: 25 * u, ApprovalThreshold: 10 * u}
 	allow := base
 	allow.Allowlist = []string{addrA}
@@ -23,7 +22,7 @@ func TestEvaluate(t *testing.T) {
 		r       Request
 		outcome Outcome
 		reason  Reason
-		remain  usdc.Micros
+		remain  money.Micros[money.USD]
 	}{
 		{"small send", base, Request{To: addrB, Amount: usd(1 * u)}, Send, "", 100 * u},
 		{"just under threshold", base, Request{To: addrB, Amount: usd(10*u - 1)}, Send, "", 100 * u},
@@ -76,4 +75,4 @@ func TestDayStart(t *testing.T) {
 }
 
 // usd is m as a payment's amount.
-func usd(m usdc.Micros) money.Amount { return money.Of(m) }
+func usd(m money.Micros[money.USD]) money.Amount { return money.Of(m) }

@@ -13,7 +13,6 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 
 	"github.com/agentwallet/agentwallet/internal/money"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // Policy limits what a wallet may spend. The _usdc limits govern every
@@ -22,12 +21,12 @@ import (
 // EUR-pegged one. Amounts are millionths of the currency.
 type Policy struct {
 	// DailyLimit caps the sum of a UTC day's sends in USD stablecoins.
-	DailyLimit usdc.Micros
+	DailyLimit money.Micros[money.USD]
 	// MaxTx caps one send.
-	MaxTx usdc.Micros
+	MaxTx money.Micros[money.USD]
 	// ApprovalThreshold: sends of at least this much wait for a human; 0
 	// sends every payment to approval.
-	ApprovalThreshold usdc.Micros
+	ApprovalThreshold money.Micros[money.USD]
 	// Allowlist of recipient addresses (base58); empty means unrestricted.
 	Allowlist []string
 	// Labels name some allowlist entries (an address book for the people
@@ -39,7 +38,7 @@ type Policy struct {
 	// WeeklyLimit and MonthlyLimit cap what the last 7 and 30 days (rolling
 	// windows, 7×24 and 30×24 hours back from the decision) reserved or
 	// spent, counted as the daily limit counts.
-	WeeklyLimit, MonthlyLimit *usdc.Micros
+	WeeklyLimit, MonthlyLimit *money.Micros[money.USD]
 	// MaxTxPerHour and MaxTxPerDay cap how many payments (sends and x402
 	// payments, sent or parked for approval) the last hour and the last
 	// 24 hours (rolling) may hold.
@@ -150,9 +149,9 @@ const MaxAllowlist = 1000
 // field a partial policy leaves out.
 func Default() Policy {
 	return Policy{
-		DailyLimit:         100 * usdc.Unit,
-		MaxTx:              25 * usdc.Unit,
-		ApprovalThreshold:  10 * usdc.Unit,
+		DailyLimit:         100 * money.Dollar,
+		MaxTx:              25 * money.Dollar,
+		ApprovalThreshold:  10 * money.Dollar,
 		Allowlist:          []string{},
 		OutsideActiveHours: OutsideBlock,
 		ApprovalsRequired:  1,
@@ -286,13 +285,13 @@ func truncate(s string) string {
 // nil keeps those of the addresses still allowed. A non-nil Change of an
 // optional rule sets it, or removes it when its To is nil.
 type Patch struct {
-	DailyLimit         *usdc.Micros
-	MaxTx              *usdc.Micros
-	ApprovalThreshold  *usdc.Micros
+	DailyLimit         *money.Micros[money.USD]
+	MaxTx              *money.Micros[money.USD]
+	ApprovalThreshold  *money.Micros[money.USD]
 	Allowlist          []string
 	Labels             map[string]string
-	WeeklyLimit        *Change[usdc.Micros]
-	MonthlyLimit       *Change[usdc.Micros]
+	WeeklyLimit        *Change[money.Micros[money.USD]]
+	MonthlyLimit       *Change[money.Micros[money.USD]]
 	MaxTxPerHour       *Change[int]
 	MaxTxPerDay        *Change[int]
 	ActiveHours        *Change[ActiveHours]

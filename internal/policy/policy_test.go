@@ -7,7 +7,7 @@ import (
 
 	"github.com/mr-tron/base58"
 
-	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/money"
 )
 
 const (
@@ -29,7 +29,7 @@ func TestValidate(t *testing.T) {
 		{"negative daily", with(func(p *Policy) { p.DailyLimit = -1 }), "daily_limit_usdc"},
 		{"negative max", with(func(p *Policy) { p.MaxTx = -1 }), "max_tx_usdc"},
 		{"negative threshold", with(func(p *Policy) { p.ApprovalThreshold = -1 }), "approval_threshold_usdc"},
-		{"huge", with(func(p *Policy) { p.MaxTx = usdc.MaxMicros + 1 }), "max_tx_usdc"},
+		{"huge", with(func(p *Policy) { p.MaxTx = money.Micros[money.USD](money.MaxMicros) + 1 }), "max_tx_usdc"},
 		{"bad address", with(func(p *Policy) { p.Allowlist = []string{addrA, "not-an-address"} }), "allowlist[1]"},
 		{"0OIl not base58", with(func(p *Policy) { p.Allowlist = []string{"0" + addrA[1:]} }), "allowlist[0]"},
 		{"too short", with(func(p *Policy) { p.Allowlist = []string{addrA[:20]} }), "allowlist[0]"},
@@ -86,7 +86,7 @@ func FuzzValidAddress(f *testing.F) {
 
 func TestLoosening(t *testing.T) {
 	t.Parallel()
-	base := Policy{DailyLimit: 100 * usdc.Unit, MaxTx: 25 * usdc.Unit, ApprovalThreshold: 10 * usdc.Unit, Allowlist: []string{}}
+	base := Policy{DailyLimit: 100 * money.Dollar, MaxTx: 25 * money.Dollar, ApprovalThreshold: 10 * money.Dollar, Allowlist: []string{}}
 	with := func(p Policy, f func(*Policy)) Policy { f(&p); return p }
 	listed := with(base, func(p *Policy) { p.Allowlist = []string{addrA, addrB} })
 	for _, c := range []struct {
@@ -95,19 +95,19 @@ func TestLoosening(t *testing.T) {
 		want          string // in the answer; "" means it only tightens
 	}{
 		{"unchanged", base, base, ""},
-		{"lower daily", base, with(base, func(p *Policy) { p.DailyLimit = 50 * usdc.Unit }), ""},
+		{"lower daily", base, with(base, func(p *Policy) { p.DailyLimit = 50 * money.Dollar }), ""},
 		{"lower max", base, with(base, func(p *Policy) { p.MaxTx = 0 }), ""},
 		{"lower threshold", base, with(base, func(p *Policy) { p.ApprovalThreshold = 0 }), ""},
 		{"restrict an unrestricted wallet", base, listed, ""},
 		{"remove an entry", listed, with(listed, func(p *Policy) { p.Allowlist = []string{addrB} }), ""},
 		{"reorder", listed, with(listed, func(p *Policy) { p.Allowlist = []string{addrB, addrA} }), ""},
-		{"raise daily", base, with(base, func(p *Policy) { p.DailyLimit = 101 * usdc.Unit }), "raise a policy limit (daily_limit_usdc from 100 to 101)"},
+		{"raise daily", base, with(base, func(p *Policy) { p.DailyLimit = 101 * money.Dollar }), "raise a policy limit (daily_limit_usdc from 100 to 101)"},
 		{"raise max by a micro", base, with(base, func(p *Policy) { p.MaxTx++ }), "max_tx_usdc from 25 to 25.000001"},
-		{"raise threshold", base, with(base, func(p *Policy) { p.ApprovalThreshold = 1_000_000 * usdc.Unit }), "approval_threshold_usdc"},
+		{"raise threshold", base, with(base, func(p *Policy) { p.ApprovalThreshold = 1_000_000 * money.Dollar }), "approval_threshold_usdc"},
 		{"empty the allowlist", listed, with(listed, func(p *Policy) { p.Allowlist = []string{} }), "empty the allowlist"},
 		{"add an address", with(base, func(p *Policy) { p.Allowlist = []string{addrA} }), listed, "add an address to the allowlist (" + addrB + ")"},
 		{"swap an address", with(base, func(p *Policy) { p.Allowlist = []string{addrA} }), with(base, func(p *Policy) { p.Allowlist = []string{addrB} }), "add an address"},
-		{"tighten and loosen at once", base, with(base, func(p *Policy) { p.MaxTx = 1; p.DailyLimit = 1000 * usdc.Unit }), "daily_limit_usdc"},
+		{"tighten and loosen at once", base, with(base, func(p *Policy) { p.MaxTx = 1; p.DailyLimit = 1000 * money.Dollar }), "daily_limit_usdc"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := Loosening(c.before, c.after)

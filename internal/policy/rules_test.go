@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agentwallet/agentwallet/internal/money"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 func hours(t testing.TB, tz string, days []string, from, to string) *ActiveHours {
@@ -159,12 +158,12 @@ func TestValidate_OptionalRules(t *testing.T) {
 		field string
 	}{
 		{"every rule", with(func(p *Policy) {
-			p.WeeklyLimit, p.MonthlyLimit, p.MaxTxPerHour, p.MaxTxPerDay = ptr(500*usdc.Unit), ptr(usdc.Micros(0)), ptr(0), ptr(MaxTxCount)
+			p.WeeklyLimit, p.MonthlyLimit, p.MaxTxPerHour, p.MaxTxPerDay = ptr(500*money.Dollar), ptr(money.Micros[money.USD](0)), ptr(0), ptr(MaxTxCount)
 			p.ActiveHours, p.OutsideActiveHours = hours(t, "UTC", weekdays, "09:00", "18:00"), OutsideApprove
 		}), ""},
 		{"outside without hours", with(func(p *Policy) { p.OutsideActiveHours = OutsideApprove }), ""},
-		{"negative weekly", with(func(p *Policy) { p.WeeklyLimit = ptr(usdc.Micros(-1)) }), "weekly_limit_usdc"},
-		{"huge monthly", with(func(p *Policy) { p.MonthlyLimit = ptr(usdc.MaxMicros + 1) }), "monthly_limit_usdc"},
+		{"negative weekly", with(func(p *Policy) { p.WeeklyLimit = ptr(money.Micros[money.USD](-1)) }), "weekly_limit_usdc"},
+		{"huge monthly", with(func(p *Policy) { p.MonthlyLimit = ptr(money.Micros[money.USD](money.MaxMicros) + 1) }), "monthly_limit_usdc"},
 		{"negative per hour", with(func(p *Policy) { p.MaxTxPerHour = ptr(-1) }), "max_tx_per_hour"},
 		{"huge per day", with(func(p *Policy) { p.MaxTxPerDay = ptr(MaxTxCount + 1) }), "max_tx_per_day"},
 		{"hours not parsed", with(func(p *Policy) { p.ActiveHours = &ActiveHours{Timezone: "UTC", Days: 1, From: 0, To: 60} }), "active_hours.timezone"},
@@ -184,7 +183,7 @@ func TestValidate_OptionalRules(t *testing.T) {
 
 func TestEvaluate_OptionalRules(t *testing.T) {
 	t.Parallel()
-	const u = usdc.Unit
+	const u = money.Dollar
 	tuesday := time.Date(2026, 11, 24, 15, 0, 0, 0, time.UTC) // 10:00 in New York
 	saturday := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
 	base := Policy{DailyLimit: 100 * u, MaxTx: 25 * u, ApprovalThreshold: 10 * u}
@@ -195,7 +194,7 @@ func TestEvaluate_OptionalRules(t *testing.T) {
 		p.ActiveHours = hours(t, "America/New_York", weekdays, "09:00", "18:00")
 	})
 	parks := with(func(p *Policy) { *p = rules; p.OutsideActiveHours = OutsideApprove })
-	req := func(amount usdc.Micros, at time.Time, f func(*Usage)) Request {
+	req := func(amount money.Micros[money.USD], at time.Time, f func(*Usage)) Request {
 		r := Request{To: addrB, Amount: usd(amount), At: at}
 		if f != nil {
 			f(&r.Usage)
@@ -217,7 +216,7 @@ func TestEvaluate_OptionalRules(t *testing.T) {
 		{"week: a micro over", rules, req(5*u+1, tuesday, func(x *Usage) { x.USD.Week = 295 * u }), Blocked, ExceedsWeeklyLimit, RuleWeeklyLimit},
 		{"week overspent (lowered)", rules, req(1, tuesday, func(x *Usage) { x.USD.Week = 400 * u }), Blocked, ExceedsWeeklyLimit, RuleWeeklyLimit},
 		{"month: a micro over", rules, req(5*u+1, tuesday, func(x *Usage) { x.USD.Month = 995 * u }), Blocked, ExceedsMonthlyLimit, RuleMonthlyLimit},
-		{"zero weekly limit blocks", with(func(p *Policy) { p.WeeklyLimit = ptr(usdc.Micros(0)) }), req(1, tuesday, nil), Blocked, ExceedsWeeklyLimit, RuleWeeklyLimit},
+		{"zero weekly limit blocks", with(func(p *Policy) { p.WeeklyLimit = ptr(money.Micros[money.USD](0)) }), req(1, tuesday, nil), Blocked, ExceedsWeeklyLimit, RuleWeeklyLimit},
 		{"hour: 9 before passes", rules, req(1*u, tuesday, func(x *Usage) { x.PaymentsLastHour = 9 }), Send, "", ""},
 		{"hour: 10 before blocks", rules, req(1*u, tuesday, func(x *Usage) { x.PaymentsLastHour = 10 }), Blocked, ExceedsVelocity, RuleMaxTxPerHour},
 		{"day: 50 before blocks", rules, req(1*u, tuesday, func(x *Usage) { x.PaymentsLastDay = 50 }), Blocked, ExceedsVelocity, RuleMaxTxPerDay},
@@ -252,7 +251,7 @@ func TestEvaluate_OptionalRules(t *testing.T) {
 
 func TestLoosening_OptionalRules(t *testing.T) {
 	t.Parallel()
-	const u = usdc.Unit
+	const u = money.Dollar
 	base := Default()
 	with := func(p Policy, f func(*Policy)) Policy { f(&p); return p }
 	office := hours(t, "America/New_York", weekdays, "09:00", "18:00")
@@ -269,7 +268,7 @@ func TestLoosening_OptionalRules(t *testing.T) {
 		{"set every rule", base, ruled, ""},
 		{"unchanged", ruled, ruled, ""},
 		{"lower weekly", ruled, with(ruled, func(p *Policy) { p.WeeklyLimit = ptr(299 * u) }), ""},
-		{"lower monthly to 0", ruled, with(ruled, func(p *Policy) { p.MonthlyLimit = ptr(usdc.Micros(0)) }), ""},
+		{"lower monthly to 0", ruled, with(ruled, func(p *Policy) { p.MonthlyLimit = ptr(money.Micros[money.USD](0)) }), ""},
 		{"lower per hour", ruled, with(ruled, func(p *Policy) { p.MaxTxPerHour = ptr(1) }), ""},
 		{"lower per day", ruled, with(ruled, func(p *Policy) { p.MaxTxPerDay = ptr(0) }), ""},
 		{"narrow hours", ruled, with(ruled, func(p *Policy) {
@@ -322,10 +321,10 @@ func TestLoosening_OptionalRules(t *testing.T) {
 func TestApply_SetsKeepsOrRemovesRules(t *testing.T) {
 	t.Parallel()
 	ruled := Default()
-	ruled.WeeklyLimit, ruled.MaxTxPerHour = ptr(7*usdc.Unit), ptr(3)
+	ruled.WeeklyLimit, ruled.MaxTxPerHour = ptr(7*money.Dollar), ptr(3)
 	ruled.ActiveHours = hours(t, "UTC", weekdays, "09:00", "18:00")
-	got := ruled.Apply(Patch{WeeklyLimit: Remove[usdc.Micros](), MonthlyLimit: To(9 * usdc.Unit), OutsideActiveHours: ptr(OutsideApprove)})
-	if got.WeeklyLimit != nil || *got.MonthlyLimit != 9*usdc.Unit || *got.MaxTxPerHour != 3 || got.ActiveHours == nil || got.OutsideActiveHours != OutsideApprove {
+	got := ruled.Apply(Patch{WeeklyLimit: Remove[money.Micros[money.USD]](), MonthlyLimit: To(9 * money.Dollar), OutsideActiveHours: ptr(OutsideApprove)})
+	if got.WeeklyLimit != nil || *got.MonthlyLimit != 9*money.Dollar || *got.MaxTxPerHour != 3 || got.ActiveHours == nil || got.OutsideActiveHours != OutsideApprove {
 		t.Fatalf("applied: %+v", got)
 	}
 	if ruled.Same(got) || !ruled.Same(ruled.Apply(Patch{})) {

@@ -9,7 +9,7 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 
-	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/money"
 )
 
 // ErrNotLocalChain refuses to fund on a node of a public cluster: with
@@ -17,7 +17,7 @@ import (
 var ErrNotLocalChain = errors.New("this network's node is a public cluster's: funding exists only on a local chain")
 
 // ErrFundTooLarge refuses a fund past the largest USDC amount.
-var ErrFundTooLarge = fmt.Errorf("funding would pass %s USDC", usdc.MaxMicros)
+var ErrFundTooLarge = fmt.Errorf("funding would pass %s USDC", money.Micros[money.USD](money.MaxMicros))
 
 // TokenFund is how many base units of a token a fund adds.
 type TokenFund struct {
@@ -33,7 +33,7 @@ type TokenFund struct {
 //
 // tokens add other tokens the same way (any token the localnet carries,
 // Token-2022 included); the answer's Tokens are read again after them.
-func (c Clients) Fund(ctx context.Context, network Network, owner string, add usdc.Micros, lamports uint64, tokens ...TokenFund) (Balance, error) {
+func (c Clients) Fund(ctx context.Context, network Network, owner string, add money.Micros[money.USD], lamports uint64, tokens ...TokenFund) (Balance, error) {
 	cl, ok := c[network]
 	if !ok {
 		return Balance{}, fmt.Errorf("%w: no RPC node configured for %s", ErrRPC, network)
@@ -55,7 +55,7 @@ func (c Clients) Fund(ctx context.Context, network Network, owner string, add us
 	if err != nil {
 		return Balance{}, err
 	}
-	if add > usdc.MaxMicros-b.USDC {
+	if add > money.Micros[money.USD](money.MaxMicros)-b.USDC {
 		return Balance{}, ErrFundTooLarge
 	}
 	var out json.RawMessage
@@ -73,7 +73,7 @@ func (c Clients) Fund(ctx context.Context, network Network, owner string, add us
 		if i >= 0 {
 			cur = b.Tokens[i].Units
 		}
-		if f.Add > uint64(usdc.MaxMicros)-min(cur, uint64(usdc.MaxMicros)) {
+		if f.Add > uint64(money.Micros[money.USD](money.MaxMicros))-min(cur, uint64(money.Micros[money.USD](money.MaxMicros))) {
 			return Balance{}, ErrFundTooLarge
 		}
 		if err := cl.rpc.RPCCallForInto(ctx, &out, "surfnet_setTokenAccount",

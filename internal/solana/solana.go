@@ -15,7 +15,7 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 
-	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/money"
 )
 
 // Network is the cluster an account and its wallets live on.
@@ -56,7 +56,7 @@ const LamportsPerSOL = 1_000_000_000
 // Balance is a wallet's native and USDC holdings.
 type Balance struct {
 	Lamports uint64
-	USDC     usdc.Micros
+	USDC     money.Micros[money.USD]
 	// Tokens are the client's other tokens (WithTokens) the owner has an
 	// associated account of, opened even when empty, in the client's
 	// order.
@@ -281,7 +281,7 @@ func heldUnits(acct *rpc.Account, program, mint, owner sol.PublicKey) (uint64, e
 
 // tokenAmount decodes an SPL Token account (mint 0..32, owner 32..64,
 // amount 64..72 little-endian) and checks it is the expected one.
-func tokenAmount(acct *rpc.Account, mint, owner sol.PublicKey) (usdc.Micros, error) {
+func tokenAmount(acct *rpc.Account, mint, owner sol.PublicKey) (money.Micros[money.USD], error) {
 	if !acct.Owner.Equals(sol.TokenProgramID) {
 		return 0, fmt.Errorf("token account is owned by %s, not the token program", acct.Owner)
 	}
@@ -293,10 +293,10 @@ func tokenAmount(acct *rpc.Account, mint, owner sol.PublicKey) (usdc.Micros, err
 		return 0, errors.New("token account has another mint or owner")
 	}
 	amount := binary.LittleEndian.Uint64(data[64:72])
-	if amount > uint64(usdc.MaxMicros) {
+	if amount > uint64(money.Micros[money.USD](money.MaxMicros)) {
 		return 0, fmt.Errorf("token amount %d out of range", amount)
 	}
-	return usdc.Micros(amount), nil
+	return money.Micros[money.USD](amount), nil
 }
 
 // Clients holds one client per network.

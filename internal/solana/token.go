@@ -7,13 +7,13 @@ import (
 	associatedtokenaccount "github.com/gagliardetto/solana-go/programs/associated-token-account"
 	"github.com/gagliardetto/solana-go/programs/token"
 
-	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/money"
 )
 
 // USDC is the network's USDC as a Token: Circle's mint, on the SPL Token
 // program, 6 decimals.
 func (n Network) USDC() Token {
-	return Token{Symbol: "USDC", Mint: n.USDCMint(), Program: sol.TokenProgramID, Decimals: usdc.Decimals}
+	return Token{Symbol: "USDC", Mint: n.USDCMint(), Program: sol.TokenProgramID, Decimals: money.Decimals}
 }
 
 // IsZero reports whether t names no token (a Transfer's zero Token means

@@ -12,8 +12,8 @@ import (
 	"github.com/gagliardetto/solana-go/programs/memo"
 	"github.com/gagliardetto/solana-go/rpc"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/signer"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // Transfer is a token payment from an agent wallet, which also pays the
@@ -28,7 +28,7 @@ type Transfer struct {
 	FeePayer sol.PublicKey
 	To       sol.PublicKey
 	// Amount is in the token's base units (micro-USDC for USDC).
-	Amount usdc.Micros
+	Amount money.Micros[money.USD]
 	Memo   string
 	// ComputeUnitPrice is the priority fee in micro-lamports per unit.
 	ComputeUnitPrice uint64

@@ -18,9 +18,9 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 func newWallet(t *testing.T) (sol.PublicKey, ed25519.PrivateKey) {
@@ -461,7 +461,7 @@ func TestTransfer_EachTokenLandsThroughItsProgram(t *testing.T) {
 	ata, cb, memoV2 := sol.SPLAssociatedTokenAccountProgramID.String(), sol.ComputeBudget.String(), sol.MemoProgramID.String()
 	for i, tk := range tokens {
 		to, _ := newWallet(t)
-		amount := usdc.Micros(1_000_000 + i)
+		amount := money.Micros[money.USD](1_000_000 + i)
 		bh, err := c.LatestBlockhash(ctx)
 		if err != nil {
 			t.Fatal(err)

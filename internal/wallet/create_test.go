@@ -10,9 +10,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/policy"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
@@ -123,7 +123,7 @@ func TestCreateBy_RefusesWhatCannotBeKept(t *testing.T) {
 		{"a default wallet", "w", policy.Default(), 0, 0, 0, ""},
 		{"a blank label", " ", policy.Default(), 0, 0, 0, "label"},
 		{"a negative daily limit", "w", with(func(p *policy.Policy) { p.DailyLimit = -1 }), 0, 0, 0, "policy.daily_limit_usdc"},
-		{"a huge weekly limit", "w", with(func(p *policy.Policy) { v := usdc.MaxMicros + 1; p.WeeklyLimit = &v }), 0, 0, 0, "policy.weekly_limit_usdc"},
+		{"a huge weekly limit", "w", with(func(p *policy.Policy) { v := money.Micros[money.USD](money.MaxMicros) + 1; p.WeeklyLimit = &v }), 0, 0, 0, "policy.weekly_limit_usdc"},
 		{"two approvals, nobody to approve", "w", with(func(p *policy.Policy) { p.ApprovalsRequired = 2 }), 0, 0, 0, "policy.approvals_required"},
 		{"two approvals, an owner and a viewer", "w", with(func(p *policy.Policy) { p.ApprovalsRequired = 2 }), 1, 0, 1, "policy.approvals_required"},
 		{"two approvals, an owner and an approver", "w", with(func(p *policy.Policy) { p.ApprovalsRequired = 2 }), 1, 1, 0, ""},

@@ -8,9 +8,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/policy"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
@@ -32,7 +32,7 @@ func entries(t *testing.T, tx bun.IDB, acct uuid.UUID, action string) int {
 // people left stays editable.
 func TestUpdatePolicy(t *testing.T) {
 	t.Parallel()
-	limit := func(v usdc.Micros) *usdc.Micros { return &v }
+	limit := func(v money.Micros[money.USD]) *money.Micros[money.USD] { return &v }
 	two := 2
 	refuse := errors.New("the guard refuses")
 	for _, c := range []struct {
@@ -42,14 +42,14 @@ func TestUpdatePolicy(t *testing.T) {
 		guard    wallet.Guard
 		field    string // a FieldError on it
 		err      error  // or this error
-		daily    usdc.Micros
+		daily    money.Micros[money.USD]
 	}{
-		{"a lower daily limit", 1, policy.Patch{DailyLimit: limit(50 * usdc.Unit)}, nil, "", nil, 50 * usdc.Unit},
-		{"the same daily limit", 1, policy.Patch{DailyLimit: limit(100 * usdc.Unit)}, nil, "", nil, 100 * usdc.Unit},
-		{"a negative daily limit", 1, policy.Patch{DailyLimit: limit(-1)}, nil, "daily_limit_usdc", nil, 100 * usdc.Unit},
-		{"refused by the guard", 1, policy.Patch{DailyLimit: limit(500 * usdc.Unit)}, func(before, after policy.Policy) error { return refuse }, "", refuse, 100 * usdc.Unit},
-		{"two approvals, nobody to approve", 1, policy.Patch{ApprovalsRequired: &two}, nil, "approvals_required", nil, 100 * usdc.Unit},
-		{"people left: other fields still change", 3, policy.Patch{DailyLimit: limit(50 * usdc.Unit)}, nil, "", nil, 50 * usdc.Unit},
+		{"a lower daily limit", 1, policy.Patch{DailyLimit: limit(50 * money.Dollar)}, nil, "", nil, 50 * money.Dollar},
+		{"the same daily limit", 1, policy.Patch{DailyLimit: limit(100 * money.Dollar)}, nil, "", nil, 100 * money.Dollar},
+		{"a negative daily limit", 1, policy.Patch{DailyLimit: limit(-1)}, nil, "daily_limit_usdc", nil, 100 * money.Dollar},
+		{"refused by the guard", 1, policy.Patch{DailyLimit: limit(500 * money.Dollar)}, func(before, after policy.Policy) error { return refuse }, "", refuse, 100 * money.Dollar},
+		{"two approvals, nobody to approve", 1, policy.Patch{ApprovalsRequired: &two}, nil, "approvals_required", nil, 100 * money.Dollar},
+		{"people left: other fields still change", 3, policy.Patch{DailyLimit: limit(50 * money.Dollar)}, nil, "", nil, 50 * money.Dollar},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -77,7 +77,7 @@ func TestUpdatePolicy(t *testing.T) {
 			if got.DailyLimit != c.daily || got.ApprovalsRequired != c.required {
 				t.Errorf("daily limit %v, approvals_required %d; want %v, %d", got.DailyLimit, got.ApprovalsRequired, c.daily, c.required)
 			}
-			changed := c.daily != 100*usdc.Unit
+			changed := c.daily != 100*money.Dollar
 			if n := entries(t, tx, acct, audit.ActionPolicyUpdated); (n == 1) != changed || n > 1 {
 				t.Errorf("%d policy.updated entries, want changed %v", n, changed)
 			}

@@ -24,7 +24,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // Kind values; only agent wallets exist so far.
@@ -96,21 +95,21 @@ func CheckPolicy(p policy.Policy, prefix string) error {
 type Wallet struct {
 	bun.BaseModel `bun:"table:wallets"`
 
-	ID                uuid.UUID         `bun:"id,pk,type:uuid"`
-	AccountID         uuid.UUID         `bun:"account_id,type:uuid"`
-	Kind              string            `bun:"kind"`
-	Label             string            `bun:"label"`
-	Pubkey            string            `bun:"pubkey"`
-	State             State             `bun:"state"`
-	DailyLimit        usdc.Micros       `bun:"daily_limit_micros"`
-	MaxTx             usdc.Micros       `bun:"max_tx_micros"`
-	ApprovalThreshold usdc.Micros       `bun:"approval_threshold_micros"`
-	Allowlist         []string          `bun:"allowlist,array"`
-	AllowlistLabels   map[string]string `bun:"allowlist_labels,type:jsonb"`
+	ID                uuid.UUID               `bun:"id,pk,type:uuid"`
+	AccountID         uuid.UUID               `bun:"account_id,type:uuid"`
+	Kind              string                  `bun:"kind"`
+	Label             string                  `bun:"label"`
+	Pubkey            string                  `bun:"pubkey"`
+	State             State                   `bun:"state"`
+	DailyLimit        money.Micros[money.USD] `bun:"daily_limit_micros"`
+	MaxTx             money.Micros[money.USD] `bun:"max_tx_micros"`
+	ApprovalThreshold money.Micros[money.USD] `bun:"approval_threshold_micros"`
+	Allowlist         []string                `bun:"allowlist,array"`
+	AllowlistLabels   map[string]string       `bun:"allowlist_labels,type:jsonb"`
 	// The optional rules (NULL: none) and what happens outside the
 	// active hours (policy.Policy documents them). The limits are
 	// micro-USDC as *int64: bun writes a pointer to a json.Marshaler
-	// (*usdc.Micros) as JSON text.
+	// (*money.Micros[money.USD]) as JSON text.
 	WeeklyLimit  *int64 `bun:"weekly_limit_micros"`
 	MonthlyLimit *int64 `bun:"monthly_limit_micros"`
 	// Assets the wallet may spend (every row has its list); EURLimits
@@ -145,8 +144,8 @@ func (w *Wallet) Policy() policy.Policy {
 		ApprovalThreshold:  w.ApprovalThreshold,
 		Allowlist:          w.Allowlist,
 		Labels:             w.AllowlistLabels,
-		WeeklyLimit:        convert[int64, usdc.Micros](w.WeeklyLimit),
-		MonthlyLimit:       convert[int64, usdc.Micros](w.MonthlyLimit),
+		WeeklyLimit:        convert[int64, money.Micros[money.USD]](w.WeeklyLimit),
+		MonthlyLimit:       convert[int64, money.Micros[money.USD]](w.MonthlyLimit),
 		MaxTxPerHour:       w.MaxTxPerHour,
 		MaxTxPerDay:        w.MaxTxPerDay,
 		ActiveHours:        w.ActiveHours,
@@ -196,7 +195,7 @@ func (w *Wallet) setPolicy(p policy.Policy) {
 		w.Allowlist = []string{}
 	}
 	w.AllowlistLabels = labelsOf(p)
-	w.WeeklyLimit, w.MonthlyLimit = convert[usdc.Micros, int64](p.WeeklyLimit), convert[usdc.Micros, int64](p.MonthlyLimit)
+	w.WeeklyLimit, w.MonthlyLimit = convert[money.Micros[money.USD], int64](p.WeeklyLimit), convert[money.Micros[money.USD], int64](p.MonthlyLimit)
 	w.MaxTxPerHour, w.MaxTxPerDay = p.MaxTxPerHour, p.MaxTxPerDay
 	w.ActiveHours = p.ActiveHours
 	w.OutsideActiveHours = cmp.Or(p.OutsideActiveHours, policy.OutsideBlock)

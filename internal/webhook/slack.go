@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentwallet/agentwallet/internal/usdc"
+	"github.com/agentwallet/agentwallet/internal/money"
 
 	"github.com/google/uuid"
 )
@@ -226,7 +226,7 @@ func slackBody(ev *Event, endpointID uuid.UUID, token, dashboard, status string)
 		for i, sp := range splits {
 			m, _ := sp.(map[string]any)
 			micros, _ := strconv.ParseInt(fmt.Sprint(m["amount_micros"]), 10, 64)
-			lines[i] = fmt.Sprintf("Also to %s: %s %s", slackEscape(fmt.Sprint(m["to"])), usdc.Micros(micros), slackEscape(strings.ToUpper(cmp.Or(raw("asset"), "USDC"))))
+			lines[i] = fmt.Sprintf("Also to %s: %s %s", slackEscape(fmt.Sprint(m["to"])), money.Micros[money.USD](micros), slackEscape(strings.ToUpper(cmp.Or(raw("asset"), "USDC"))))
 		}
 		field(strings.Join(lines, "\n"))
 	}

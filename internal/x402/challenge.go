@@ -24,8 +24,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/seller"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // The HTTP headers of the exchange, by protocol version.
@@ -340,10 +340,10 @@ func ParseAtomicAmount(s string) (uint64, error) {
 
 // atomicToMicros converts a USDC atomic amount (6 decimals: one atomic
 // unit is one micro-USDC) to the service's money type, bounded by
-// usdc.MaxMicros so sums stay inside int64.
-func atomicToMicros(n uint64) (usdc.Micros, bool) {
-	if n > uint64(usdc.MaxMicros) {
+// money.Micros[money.USD](money.MaxMicros) so sums stay inside int64.
+func atomicToMicros(n uint64) (money.Micros[money.USD], bool) {
+	if n > uint64(money.Micros[money.USD](money.MaxMicros)) {
 		return 0, false
 	}
-	return usdc.Micros(n), true
+	return money.Micros[money.USD](n), true
 }

@@ -10,10 +10,10 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // FuzzParsePaymentRequired feeds arbitrary seller text to the parser,
@@ -47,7 +47,7 @@ func FuzzParsePaymentRequired(f *testing.F) {
 	for _, c := range []map[string]any{challengeV2(memo), described, challengeV1(v1)} {
 		f.Add(mustJSON(f, c))
 	}
-	maxCap := usdc.Micros(5_000)
+	maxCap := money.Micros[money.USD](5_000)
 	wallet := Wallet{Network: solana.Devnet, Owner: owner}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = DecodePaymentResponseHeader(string(data))

@@ -11,8 +11,8 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 // devnetPYUSD is devnet PYUSD (Token-2022), which the localnet carries
@@ -255,7 +255,7 @@ func TestSelect(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	wallet := Wallet{Network: solana.Devnet, Owner: w.pub}
-	max := func(m usdc.Micros) *usdc.Micros { return &m }
+	max := func(m money.Micros[money.USD]) *money.Micros[money.USD] { return &m }
 	with := func(e map[string]any, k string, v any) map[string]any {
 		if v == nil {
 			delete(e, k)
@@ -282,9 +282,9 @@ func TestSelect(t *testing.T) {
 		name      string
 		challenge map[string]any
 		wallet    Wallet
-		max       *usdc.Micros
+		max       *money.Micros[money.USD]
 		reason    Reason // "" = payable
-		amount    usdc.Micros
+		amount    money.Micros[money.USD]
 		index     int
 	}{
 		{"payable", challengeV2(ok()), wallet, nil, "", 1000, 0},
@@ -391,7 +391,7 @@ func TestSelect_PaysInTheWalletsTokens(t *testing.T) {
 		accept []map[string]any
 		wallet Wallet
 		token  solana.Token
-		amount usdc.Micros
+		amount money.Micros[money.USD]
 	}{
 		{"PYUSD only", []map[string]any{in(devnetPYUSD, "700")}, both, devnetPYUSD, 700},
 		{"the preferred token over a cheaper one", []map[string]any{in(devnetPYUSD, "500"), in(usdcToken, "900")}, both, usdcToken, 900},
@@ -411,7 +411,7 @@ func TestSelect_PaysInTheWalletsTokens(t *testing.T) {
 	if _, err := mustParse(t, challengeV2(in(devnetPYUSD, "1"))).Select(usdcOnly, nil); !errors.As(err, &np) || !np.Has(ReasonAsset) {
 		t.Fatalf("PYUSD for a wallet of no tokens: %v", err)
 	}
-	limit := usdc.Micros(400)
+	limit := money.Micros[money.USD](400)
 	if _, err := mustParse(t, challengeV2(in(devnetPYUSD, "500"))).Select(both, &limit); !errors.As(err, &np) || !np.Has(ReasonOverMax) ||
 		!strings.Contains(err.Error(), "amount 0.0005 PYUSD is over the cap of 0.0004 PYUSD") {
 		t.Fatalf("over the cap: %v", err)
