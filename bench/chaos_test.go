@@ -177,8 +177,8 @@ func TestStack_ChaosPaysEachSendOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if b.USDC != amount(i) {
-				wrong = append(wrong, fmt.Sprintf("recipient of send %d holds %d, want %d", i, b.USDC, amount(i)))
+			if money.Micros[money.USD](b.Units(solana.Devnet.USDCMint())) != amount(i) {
+				wrong = append(wrong, fmt.Sprintf("recipient of send %d holds %d, want %d", i, b.Units(solana.Devnet.USDCMint()), amount(i)))
 			}
 		}
 		for p, k := range payerKeys {
@@ -186,8 +186,8 @@ func TestStack_ChaosPaysEachSendOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if b.USDC != funding-spent[p] {
-				wrong = append(wrong, fmt.Sprintf("payer %d holds %d, want %d", p, b.USDC, funding-spent[p]))
+			if money.Micros[money.USD](b.Units(solana.Devnet.USDCMint())) != funding-spent[p] {
+				wrong = append(wrong, fmt.Sprintf("payer %d holds %d, want %d", p, b.Units(solana.Devnet.USDCMint()), funding-spent[p]))
 			}
 		}
 		return wrong

@@ -145,7 +145,7 @@ func TestStack_ScaleOutPaysEachSendOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return b.USDC
+		return money.Micros[money.USD](b.Units(solana.Devnet.USDCMint()))
 	}
 	spent := make([]money.Micros[money.USD], payers)
 	for i := range sends {

@@ -75,7 +75,7 @@ func (o *offline) usdc(t *testing.T, owner string) money.Micros[money.USD] {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.USDC
+	return money.Micros[money.USD](b.Units(solana.Devnet.USDCMint()))
 }
 
 // `worker recover` moves a wallet's whole balance with the service

@@ -236,7 +236,7 @@ func TestTransferUSDCTopLevel(t *testing.T) {
 					t.Fatalf("payment %d has inner instructions: %+v", i+2, l.Inner)
 				}
 			}
-			if b := balance(t, ln, to); b.USDC != 3_000_000 {
+			if b := balance(t, ln, to); b.Units(solana.Devnet.USDCMint()) != 3_000_000 {
 				t.Fatalf("recipient: %+v", b)
 			}
 			if got := tokenBalance(t, ln, p.USDCAccount()); got != 7_000_000 {
@@ -270,7 +270,7 @@ func TestTransferUSDCByCPI(t *testing.T) {
 
 			amounts := []uint64{1_250_000, 2_000_000}
 			sigs := []string{tc.send(p, t, to, amounts[0]), tc.send(p, t, to, amounts[1])}
-			if b := balance(t, ln, to); b.USDC != 3_250_000 {
+			if b := balance(t, ln, to); b.Units(solana.Devnet.USDCMint()) != 3_250_000 {
 				t.Fatalf("recipient: %+v", b)
 			}
 			if got := tokenBalance(t, ln, p.USDCAccount()); got != 10_000_000-3_250_000 {
@@ -404,7 +404,7 @@ func TestTransferUSDCToAccount(t *testing.T) {
 	if got := tokenBalance(t, ln, account); got != 2_000_000 {
 		t.Fatalf("account: %d", got)
 	}
-	if b := balance(t, ln, to); b.USDC != 0 || b.Lamports != 0 {
+	if b := balance(t, ln, to); b.Units(solana.Devnet.USDCMint()) != 0 || b.Lamports != 0 {
 		t.Fatalf("the owner's associated account or SOL changed: %+v", b)
 	}
 	l := getTransaction(t, ln, sig)

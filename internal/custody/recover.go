@@ -148,7 +148,8 @@ func (r *Recovery) Run(ctx context.Context, id uuid.UUID, to sol.PublicKey, in I
 		if err != nil {
 			return done, err
 		}
-		if bal.USDC == 0 {
+		held := money.Micros[money.USD](bal.Units(r.Client.Network().USDCMint()))
+		if held == 0 {
 			if done.Signature != "" {
 				break // the previous transaction landed after all
 			}
@@ -158,7 +159,7 @@ func (r *Recovery) Run(ctx context.Context, id uuid.UUID, to sol.PublicKey, in I
 		if err != nil {
 			return done, err
 		}
-		tx, err := r.Client.BuildTransfer(solana.Transfer{Owner: owner, FeePayer: r.FeePayer, To: to, Amount: bal.USDC,
+		tx, err := r.Client.BuildTransfer(solana.Transfer{Owner: owner, FeePayer: r.FeePayer, To: to, Amount: held,
 			Memo: "recovery of wallet " + id.String()}, bh)
 		if err != nil {
 			return done, fmt.Errorf("build transfer: %w", err)
@@ -167,7 +168,7 @@ func (r *Recovery) Run(ctx context.Context, id uuid.UUID, to sol.PublicKey, in I
 		if err != nil {
 			return done, err
 		}
-		a := attempt{Signature: sig.String(), Amount: bal.USDC, To: to.String(), LastValid: bh.LastValidBlockHeight, Transaction: raw}
+		a := attempt{Signature: sig.String(), Amount: held, To: to.String(), LastValid: bh.LastValidBlockHeight, Transaction: raw}
 		if err := r.signed(ctx, &w, a); err != nil {
 			return done, err // not broadcast: nothing went out
 		}
@@ -181,7 +182,7 @@ func (r *Recovery) Run(ctx context.Context, id uuid.UUID, to sol.PublicKey, in I
 		}
 	}
 	if done.Signature != "" {
-		if bal, err := r.Client.Balance(ctx, owner); err == nil && bal.USDC == 0 {
+		if bal, err := r.Client.Balance(ctx, owner); err == nil && bal.Units(r.Client.Network().USDCMint()) == 0 {
 			return done, r.record(ctx, &w, done)
 		}
 	}

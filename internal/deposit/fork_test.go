@@ -79,8 +79,8 @@ func TestWatcher_DepositDroppedByAForkIsFailedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h[0].USDC != int64(b.USDC) || h[0].SOL != int64(b.Lamports) || b.USDC != 0 {
-		t.Fatalf("history %+v, chain %d micro-USDC %d lamports", h[0], b.USDC, b.Lamports)
+	if h[0].USDC != int64(b.Units(solana.Devnet.USDCMint())) || h[0].SOL != int64(b.Lamports) || b.Units(solana.Devnet.USDCMint()) != 0 {
+		t.Fatalf("history %+v, chain %d micro-USDC %d lamports", h[0], b.Units(solana.Devnet.USDCMint()), b.Lamports)
 	}
 	st, err := watcher.Snapshot(ctx)
 	if err != nil || st.Wallets != 1 || st.Differences != 0 {

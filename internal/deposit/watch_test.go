@@ -413,15 +413,15 @@ func TestWatcher_BurstWithAStoppedWorkerAndAFlakyNodeCountsEachDepositOnce(t *te
 		if err != nil {
 			t.Fatal(err)
 		}
-		if recorded != owed[w.ID] || int64(b.USDC) != recorded {
-			t.Fatalf("wallet %s: deposits add up to %d, sent %d, holds %d", w.Label, recorded, owed[w.ID], b.USDC)
+		if recorded != owed[w.ID] || int64(b.Units(solana.Devnet.USDCMint())) != recorded {
+			t.Fatalf("wallet %s: deposits add up to %d, sent %d, holds %d", w.Label, recorded, owed[w.ID], b.Units(solana.Devnet.USDCMint()))
 		}
 		h, err := deposit.History(context.Background(), db, w.ID, []time.Time{time.Now().Add(time.Second)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h[0].USDC != int64(b.USDC) || h[0].SOL != int64(b.Lamports) {
-			t.Fatalf("wallet %s: the ledger has %+v, the chain %d micro-USDC and %d lamports", w.Label, h[0], b.USDC, b.Lamports)
+		if h[0].USDC != int64(b.Units(solana.Devnet.USDCMint())) || h[0].SOL != int64(b.Lamports) {
+			t.Fatalf("wallet %s: the ledger has %+v, the chain %d micro-USDC and %d lamports", w.Label, h[0], b.Units(solana.Devnet.USDCMint()), b.Lamports)
 		}
 	}
 }
@@ -495,7 +495,7 @@ func TestHistory_AgreesWithTheChainAtEveryStep(t *testing.T) {
 		}
 		now := time.Now().UTC().Truncate(time.Microsecond)
 		at = append(at, now)
-		want = append(want, deposit.Point{At: now, USDC: int64(b.USDC), SOL: int64(b.Lamports)})
+		want = append(want, deposit.Point{At: now, USDC: int64(b.Units(solana.Devnet.USDCMint())), SOL: int64(b.Lamports)})
 		// The snapshot of the step finds chain and ledger agreeing.
 		if st, err := watcher.Snapshot(ctx); err != nil || st.Wallets != 1 || st.Differences != 0 {
 			t.Fatalf("snapshot %+v %v", st, err)

@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/auth"
-	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -526,8 +525,7 @@ func (s *server) balance(ctx context.Context, w *wallet.Wallet) (*Balance, error
 // balanceOf is b as answered: USDC, then the network's other assets the
 // wallet has an account of.
 func balanceOf(n solana.Network, b solana.Balance) *Balance {
-	out := &Balance{SOL: SOL(b.Lamports), USDC: USDC(b.USDC),
-		Assets: []AssetBalance{{Symbol: "USDC", Mint: n.USDCMint().String(), Amount: quantityOf(deposit.USDC, int64(b.USDC))}}}
+	out := &Balance{SOL: SOL(b.Lamports), USDC: USDC(min(b.Units(n.USDCMint()), math.MaxInt64))}
 	for _, t := range b.Tokens {
 		out.Assets = append(out.Assets, AssetBalance{Symbol: t.Symbol, Mint: t.Mint.String(),
 			Amount: Quantity{units: int64(min(t.Units, math.MaxInt64)), decimals: int(t.Decimals)}})

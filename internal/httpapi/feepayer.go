@@ -178,7 +178,7 @@ func (s *server) fundFeePayer(ctx context.Context, in *fundFeePayerInput) (*bala
 	if s.Faucet == nil {
 		return nil, errorf(http.StatusConflict, "funding exists only on a local chain: send SOL to the fee payer's address "+*f.Pubkey)
 	}
-	b, err := s.Faucet.Fund(ctx, p.Network, *f.Pubkey, 0, uint64(m)*1000)
+	b, err := s.Faucet.Fund(ctx, p.Network, *f.Pubkey, uint64(m)*1000)
 	switch {
 	case errors.Is(err, solana.ErrNotLocalChain):
 		return nil, errorf(http.StatusConflict, err.Error()+": send SOL to the fee payer's address "+*f.Pubkey)

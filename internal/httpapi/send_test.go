@@ -56,7 +56,7 @@ func (e *env) chainUSDC(owner string) money.Micros[money.USD] {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return b.USDC
+	return money.Micros[money.USD](b.Units(solana.Devnet.USDCMint()))
 }
 
 // settle sweeps until the transaction with sig has status want.

@@ -23,7 +23,7 @@ type balanceOutput struct {
 
 // Faucet adds test funds on a local chain; *solana.Clients implements it.
 type Faucet interface {
-	Fund(ctx context.Context, network solana.Network, owner string, add money.Micros[money.USD], lamports uint64, tokens ...solana.TokenFund) (solana.Balance, error)
+	Fund(ctx context.Context, network solana.Network, owner string, lamports uint64, tokens ...solana.TokenFund) (solana.Balance, error)
 }
 
 // Funding bounds: generous for development, small next to any real sum.
@@ -169,7 +169,10 @@ func (s *server) fund(ctx context.Context, in *fundInput) (*balanceOutput, error
 	if s.Faucet == nil {
 		return nil, errorf(http.StatusConflict, "funding exists only on a local chain: send USDC and SOL to the wallet's address "+w.Pubkey)
 	}
-	b, err := s.Faucet.Fund(ctx, principal(ctx).Network, w.Pubkey, add, uint64(sol)*1000, tokens...)
+	if add > 0 {
+		tokens = append([]solana.TokenFund{{Token: principal(ctx).Network.USDC(), Add: uint64(add)}}, tokens...)
+	}
+	b, err := s.Faucet.Fund(ctx, principal(ctx).Network, w.Pubkey, uint64(sol)*1000, tokens...)
 	switch {
 	case errors.Is(err, solana.ErrNotLocalChain):
 		return nil, errorf(http.StatusConflict, err.Error()+": send USDC and SOL to the wallet's address "+w.Pubkey)

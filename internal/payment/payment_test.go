@@ -387,7 +387,7 @@ func TestRefusedSendKeepsItsReservationAndIsNeverResent(t *testing.T) {
 		t.Fatalf("reserved %d after expiry", reserved)
 	}
 	to, err := solana.NewClient(ln.URL, solana.Devnet, 0).Balance(ctx, sol.MustPublicKeyFromBase58(r.To))
-	if err != nil || to.USDC != 0 {
+	if err != nil || to.Units(solana.Devnet.USDCMint()) != 0 {
 		t.Fatalf("recipient %+v %v", to, err)
 	}
 }

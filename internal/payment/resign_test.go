@@ -153,7 +153,7 @@ func (f *resignFixture) recipientUSDC(t *testing.T) money.Micros[money.USD] {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.USDC
+	return money.Micros[money.USD](b.Units(solana.Devnet.USDCMint()))
 }
 
 func (f *resignFixture) countWhere(t *testing.T, table, where string, args ...any) int {

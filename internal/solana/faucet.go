@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	sol "github.com/gagliardetto/solana-go"
 
@@ -16,8 +15,13 @@ import (
 // SOLANA_LOCAL_CHAIN one network's node may be local and the other real.
 var ErrNotLocalChain = errors.New("this network's node is a public cluster's: funding exists only on a local chain")
 
-// ErrFundTooLarge refuses a fund past the largest USDC amount.
-var ErrFundTooLarge = fmt.Errorf("funding would pass %s USDC", money.Micros[money.USD](money.MaxMicros))
+// ErrFundTooLarge refuses a fund past the largest amount a token's
+// balance may reach here.
+var ErrFundTooLarge = fmt.Errorf("funding would pass %s whole units of a token", money.Micros[money.USD](money.MaxMicros))
+
+// maxFunded bounds a funded balance in base units: far above any supply,
+// and inside int64 for every reader of balances.
+const maxFunded = uint64(money.MaxMicros)
 
 // TokenFund is how many base units of a token a fund adds.
 type TokenFund struct {
@@ -25,15 +29,14 @@ type TokenFund struct {
 	Add   uint64
 }
 
-// Fund adds USDC and lamports to owner on a local chain, through the
+// Fund adds tokens and lamports to owner on a local chain, through the
 // localnet's cheat codes (surfnet_setTokenAccount and surfnet_setAccount,
 // which set absolute amounts: the current balance is read first, so a fund
 // racing another fund or a send may overwrite what that one changed). Public nodes do not know these
-// methods; callers offer it only with SOLANA_LOCAL_CHAIN.
-//
-// tokens add other tokens the same way (any token the localnet carries,
-// Token-2022 included); the answer's Tokens are read again after them.
-func (c Clients) Fund(ctx context.Context, network Network, owner string, add money.Micros[money.USD], lamports uint64, tokens ...TokenFund) (Balance, error) {
+// methods; callers offer it only with SOLANA_LOCAL_CHAIN. Any token the
+// localnet carries may be funded, Token-2022 included; the answer's
+// Tokens are read again after them.
+func (c Clients) Fund(ctx context.Context, network Network, owner string, lamports uint64, tokens ...TokenFund) (Balance, error) {
 	cl, ok := c[network]
 	if !ok {
 		return Balance{}, fmt.Errorf("%w: no RPC node configured for %s", ErrRPC, network)
@@ -55,25 +58,13 @@ func (c Clients) Fund(ctx context.Context, network Network, owner string, add mo
 	if err != nil {
 		return Balance{}, err
 	}
-	if add > money.Micros[money.USD](money.MaxMicros)-b.USDC {
-		return Balance{}, ErrFundTooLarge
-	}
 	var out json.RawMessage
-	if add > 0 {
-		amount := b.USDC + add
-		if err := cl.rpc.RPCCallForInto(ctx, &out, "surfnet_setTokenAccount",
-			[]any{owner, network.USDCMint().String(), map[string]any{"amount": uint64(amount)}}); err != nil {
-			return Balance{}, cl.rpcError("surfnet_setTokenAccount", err)
-		}
-		b.USDC = amount
-	}
 	for _, f := range tokens {
-		i := slices.IndexFunc(b.Tokens, func(h TokenBalance) bool { return h.Mint.Equals(f.Token.Mint) })
 		var cur uint64
-		if i >= 0 {
-			cur = b.Tokens[i].Units
+		if t, ok := b.Of(f.Token.Mint); ok {
+			cur = t.Units
 		}
-		if f.Add > uint64(money.Micros[money.USD](money.MaxMicros))-min(cur, uint64(money.Micros[money.USD](money.MaxMicros))) {
+		if f.Add > maxFunded-min(cur, maxFunded) {
 			return Balance{}, ErrFundTooLarge
 		}
 		if err := cl.rpc.RPCCallForInto(ctx, &out, "surfnet_setTokenAccount",

@@ -22,7 +22,7 @@ func TestFundRefusesPublicClusters(t *testing.T) {
 			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":"`+hash+`"}`)
 		}))
 		c := Clients{Devnet: NewClient(node.URL, Devnet, 0)}
-		_, err := c.Fund(context.Background(), Devnet, "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", 1, 1)
+		_, err := c.Fund(context.Background(), Devnet, "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", 1, TokenFund{Token: Devnet.USDC(), Add: 1})
 		node.Close()
 		if !errors.Is(err, ErrNotLocalChain) {
 			t.Fatalf("genesis %s: %v", hash, err)

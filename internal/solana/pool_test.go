@@ -110,13 +110,13 @@ func TestFailover_ReadsSkipAFailingNodeAndProbeItBack(t *testing.T) {
 			ps, urls := proxies(t, ln, 2)
 			c := solana.NewPoolClient(urls, solana.Devnet, timeout)
 			ctx := context.Background()
-			if b, err := c.Balance(ctx, owner); err != nil || b.USDC != 7 {
+			if b, err := c.Balance(ctx, owner); err != nil || b.Units(solana.Devnet.USDCMint()) != 7 {
 				t.Fatalf("healthy: %+v %v", b, err)
 			}
 			ps[0].Set(t, f)
 			first, second := ps[0].Calls("getMultipleAccounts"), ps[1].Calls("getMultipleAccounts")
 			start := time.Now()
-			if b, err := c.Balance(ctx, owner); err != nil || b.USDC != 7 {
+			if b, err := c.Balance(ctx, owner); err != nil || b.Units(solana.Devnet.USDCMint()) != 7 {
 				t.Fatalf("first node %s: %+v %v", name, b, err)
 			}
 			if d := time.Since(start); d > 5*timeout {
@@ -571,7 +571,7 @@ func TestFailover_AuthRefusalFailsOver(t *testing.T) {
 		c := solana.NewPoolClient([]string{bad, ln.URL}, solana.Devnet, time.Second)
 		for i := range 3 {
 			b, err := c.Balance(context.Background(), owner)
-			if err != nil || b.USDC != 7 {
+			if err != nil || b.Units(solana.Devnet.USDCMint()) != 7 {
 				t.Fatalf("HTTP %d, read %d: %+v %v (the second node is healthy)", tc.status, i, b, err)
 			}
 		}

@@ -14,8 +14,6 @@ import (
 
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
-
-	"github.com/agentwallet/agentwallet/internal/money"
 )
 
 // Network is the cluster an account and its wallets live on.
@@ -53,17 +51,32 @@ func (n Network) USDCMint() sol.PublicKey {
 // LamportsPerSOL is the number of lamports in one SOL.
 const LamportsPerSOL = 1_000_000_000
 
-// Balance is a wallet's native and USDC holdings.
+// Balance is a wallet's holdings: its SOL, and its tokens in their base
+// units, the network's USDC first (always, zero without an account), then
+// the client's other tokens (WithTokens) the owner has an associated
+// account of, opened even when empty, in the client's order.
 type Balance struct {
 	Lamports uint64
-	USDC     money.Micros[money.USD]
-	// Tokens are the client's other tokens (WithTokens) the owner has an
-	// associated account of, opened even when empty, in the client's
-	// order.
-	Tokens []TokenBalance
+	Tokens   []TokenBalance
 }
 
-// Token is a token other than USDC a balance read also reports.
+// Units is b's holding of mint in base units (zero when b lists none).
+func (b Balance) Units(mint sol.PublicKey) uint64 {
+	t, _ := b.Of(mint)
+	return t.Units
+}
+
+// Of is b's holding of mint, and whether b lists it.
+func (b Balance) Of(mint sol.PublicKey) (TokenBalance, bool) {
+	for _, t := range b.Tokens {
+		if t.Mint.Equals(mint) {
+			return t, true
+		}
+	}
+	return TokenBalance{}, false
+}
+
+// Token is a token a balance read reports and a transfer moves.
 type Token struct {
 	Symbol        string
 	Mint, Program sol.PublicKey
@@ -234,13 +247,15 @@ func (c *Client) Balance(ctx context.Context, owner sol.PublicKey) (Balance, err
 	if acct := res.Value[0]; acct != nil {
 		b.Lamports = acct.Lamports
 	}
+	usdc := TokenBalance{Token: c.network.USDC()}
 	if acct := res.Value[1]; acct != nil {
-		amount, err := tokenAmount(acct, c.network.USDCMint(), owner)
+		units, err := heldUnits(acct, sol.TokenProgramID, usdc.Mint, owner)
 		if err != nil {
 			return Balance{}, fmt.Errorf("%w: %w", ErrRPC, err)
 		}
-		b.USDC = amount
+		usdc.Units = units
 	}
+	b.Tokens = append(b.Tokens, usdc)
 	for i, t := range c.tokens {
 		acct := res.Value[2+i]
 		if acct == nil {
@@ -277,26 +292,6 @@ func heldUnits(acct *rpc.Account, program, mint, owner sol.PublicKey) (uint64, e
 		return 0, errors.New("token account has another mint or owner")
 	}
 	return binary.LittleEndian.Uint64(data[64:72]), nil
-}
-
-// tokenAmount decodes an SPL Token account (mint 0..32, owner 32..64,
-// amount 64..72 little-endian) and checks it is the expected one.
-func tokenAmount(acct *rpc.Account, mint, owner sol.PublicKey) (money.Micros[money.USD], error) {
-	if !acct.Owner.Equals(sol.TokenProgramID) {
-		return 0, fmt.Errorf("token account is owned by %s, not the token program", acct.Owner)
-	}
-	data := acct.Data.GetBinary()
-	if len(data) < 72 {
-		return 0, fmt.Errorf("token account data is %d bytes", len(data))
-	}
-	if !sol.PublicKeyFromBytes(data[0:32]).Equals(mint) || !sol.PublicKeyFromBytes(data[32:64]).Equals(owner) {
-		return 0, errors.New("token account has another mint or owner")
-	}
-	amount := binary.LittleEndian.Uint64(data[64:72])
-	if amount > uint64(money.Micros[money.USD](money.MaxMicros)) {
-		return 0, fmt.Errorf("token amount %d out of range", amount)
-	}
-	return money.Micros[money.USD](amount), nil
 }
 
 // Clients holds one client per network.

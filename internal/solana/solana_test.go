@@ -29,18 +29,18 @@ func TestBalance(t *testing.T) {
 	owner := sol.NewWallet().PublicKey()
 
 	b, err := c.Balance(ctx, owner)
-	if err != nil || b.Lamports != 0 || b.USDC != 0 || b.Tokens != nil {
+	if err != nil || b.Lamports != 0 || b.Units(solana.Devnet.USDCMint()) != 0 || len(b.Tokens) != 1 {
 		t.Fatalf("missing accounts: %+v %v", b, err)
 	}
 	ln.SetLamports(t, owner.String(), 2_500_000_000)
 	ln.SetTokenBalance(t, owner.String(), solana.DevnetUSDCMint.String(), 42_000_001)
 	ln.SetTokenBalance(t, owner.String(), solana.MainnetUSDCMint.String(), 9) // another mint: not devnet USDC
 	b, err = c.Balance(ctx, owner)
-	if err != nil || b.Lamports != 2_500_000_000 || b.USDC != 42_000_001 {
+	if err != nil || b.Lamports != 2_500_000_000 || b.Units(solana.Devnet.USDCMint()) != 42_000_001 {
 		t.Fatalf("funded: %+v %v", b, err)
 	}
 	mb, err := solana.NewClient(ln.URL, solana.Mainnet, 0).Balance(ctx, owner)
-	if err != nil || mb.USDC != 9 {
+	if err != nil || mb.Units(solana.Mainnet.USDCMint()) != 9 {
 		t.Fatalf("mainnet mint: %+v %v", mb, err)
 	}
 }

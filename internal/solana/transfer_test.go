@@ -104,11 +104,11 @@ func TestTransferCreatesRecipientAccountWithMemo(t *testing.T) {
 	waitConfirmed(t, c, sig)
 
 	b, err := c.Balance(ctx, to)
-	if err != nil || b.USDC != 2_500_001 {
+	if err != nil || b.Units(solana.Devnet.USDCMint()) != 2_500_001 {
 		t.Fatalf("recipient: %+v %v", b, err)
 	}
 	ob, _ := c.Balance(ctx, owner)
-	if ob.USDC != 10_000_000-2_500_001 || ob.Lamports >= solana.LamportsPerSOL {
+	if ob.Units(solana.Devnet.USDCMint()) != 10_000_000-2_500_001 || ob.Lamports >= solana.LamportsPerSOL {
 		t.Fatalf("sender: %+v (rent and fee must come from the wallet)", ob)
 	}
 	maxV := uint64(0)
