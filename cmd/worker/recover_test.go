@@ -205,9 +205,13 @@ func TestRecover_RecordsItsIntentFirstAndFinishesAnInterruptedRun(t *testing.T) 
 				case custody.ActionRecoveryStarted:
 					started = append(started, e.Details)
 				case custody.ActionRecoverySigned:
-					signed = append(signed, e.Details)
+					if e.Details["asset"] == "USDC" {
+						signed = append(signed, e.Details)
+					}
 				case custody.ActionRecovered:
-					recovered = append(recovered, e.Details)
+					if e.Details["asset"] == "USDC" {
+						recovered = append(recovered, e.Details)
+					}
 				}
 			}
 			if len(started) != 2 || started[0]["operator"] != "alice" || started[1]["operator"] != "bob" || started[1]["reason"] != "finish alice's recovery" {
