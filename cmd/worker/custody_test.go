@@ -81,7 +81,8 @@ func (o *offline) usdc(t *testing.T, owner string) usdc.Micros {
 
 // `worker recover` moves a wallet's whole balance with the service
 // stopped (no api, no worker, Redis unreachable): the wallet paying the
-// fee itself, or an operator's keypair paying it for a wallet without SOL.
+// fees and the address's accounts' rent itself, or an operator's keypair
+// paying them for a wallet without SOL.
 // The wallet is then frozen and the recovery is in its audit log.
 func TestRecover_MovesTheWholeBalanceWithTheServiceStopped(t *testing.T) {
 	t.Parallel()
@@ -96,6 +97,7 @@ func TestRecover_MovesTheWholeBalanceWithTheServiceStopped(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			o := newOffline(t, 12_345_678, tc.lamports)
+			o.ln.SetTokenBalance(t, o.w.Pubkey, devnetToken(t, "PYUSD").Mint.String(), 2_000_000)
 			to := sol.NewWallet().PublicKey().String()
 			args := []string{"recover", "--wallet", o.w.ID.String(), "--to", to, "--operator", "ops", "--reason", "test"}
 			if tc.feePayer {
@@ -121,6 +123,10 @@ func TestRecover_MovesTheWholeBalanceWithTheServiceStopped(t *testing.T) {
 			}
 			if got := o.usdc(t, o.w.Pubkey); got != 0 {
 				t.Fatalf("the wallet still holds %d", got)
+			}
+			// PYUSD (Token-2022) too, its account opened by whoever pays.
+			if got, left := o.holdings(t, to), o.holdings(t, o.w.Pubkey); got["PYUSD"] != 2_000_000 || left["PYUSD"] != 0 || left["SOL"] != 0 {
+				t.Fatalf("the address holds %v, the wallet %v", got, left)
 			}
 			var state string
 			var recovered int
