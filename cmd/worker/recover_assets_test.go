@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/custody"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
@@ -307,5 +308,60 @@ func TestRecover_AnInterruptedRunOfManyAssetsFinishesWithoutSendingTwice(t *test
 	}
 	if s := o.walletState(t); s != "frozen" {
 		t.Errorf("the wallet is %s", s)
+	}
+}
+
+// A node that fails once USDC has moved (every account read answers 503)
+// stops the run with USDC recorded and nothing else signed; the next run,
+// on a working node, moves the rest, USDC not again.
+func TestRecover_ANodeFailingMidRunLeavesNothingHalfRecorded(t *testing.T) {
+	t.Parallel()
+	o := newOffline(t, 5_000_000, 1_000_000_000)
+	o.ln.SetTokenBalance(t, o.w.Pubkey, devnetToken(t, "EURC").Mint.String(), 3_250_000)
+	to := sol.NewWallet().PublicKey().String()
+	args := []string{"recover", "--wallet", o.w.ID.String(), "--to", to, "--operator", "ops", "--reason", "key leaked"}
+
+	node := localnettest.NewFaultProxy(t, o.ln.URL)
+	o.env["SOLANA_RPC_URL_DEVNET"] = sendCutter(t, node.URL, 1, func() {
+		node.Set(t, localnettest.ProxyFaults{Status: http.StatusServiceUnavailable, Methods: []string{"getMultipleAccounts", "getTokenAccountsByOwner"}})
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	err := run(ctx, args, func(k string) string { return o.env[k] }, &out)
+	if err == nil {
+		t.Fatalf("the run finished on a failing node: %s", out.String())
+	}
+	var actions []string
+	for _, e := range o.recoveryEntries(t) {
+		actions = append(actions, e.Action+" "+e.Details["asset"].(string))
+	}
+	if strings.Join(actions, ", ") != "wallet.recovery_started all, wallet.recovery_signed USDC, wallet.recovered USDC" {
+		t.Fatalf("after the failing run: %v (%v)", actions, err)
+	}
+	if !strings.Contains(out.String(), "moved 5 USDC") {
+		t.Errorf("the failing run's output %q does not say USDC moved", out.String())
+	}
+
+	node.Set(t, localnettest.ProxyFaults{})
+	out2, err := o.run(t, args...)
+	if err != nil {
+		t.Fatalf("second run: %v (%s)", err, out2)
+	}
+	got, left := o.holdings(t, to), o.holdings(t, o.w.Pubkey)
+	if got["USDC"] != 5_000_000 || got["EURC"] != 3_250_000 || left["USDC"] != 0 || left["EURC"] != 0 || left["SOL"] != 0 {
+		t.Errorf("the address holds %v, the wallet %v", got, left)
+	}
+	signed := map[string]int{}
+	for _, e := range o.recoveryEntries(t) {
+		if e.Action == custody.ActionRecoverySigned {
+			signed[e.Details["asset"].(string)]++
+		}
+	}
+	if signed["USDC"] != 1 || signed["EURC"] != 1 || signed["SOL"] != 1 {
+		t.Errorf("transactions signed per asset: %v", signed)
+	}
+	if strings.Contains(out2, "USDC") {
+		t.Errorf("second run's summary %q", out2)
 	}
 }
