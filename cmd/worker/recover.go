@@ -99,6 +99,10 @@ func recoverWallet(ctx context.Context, args []string, getenv config.Getenv, std
 	if err != nil {
 		return err
 	}
+	if len(done.Left) > 0 {
+		fmt.Fprintf(stdout, "the wallet %s is frozen, %d holdings left in it (above)\n", id, len(done.Left))
+		return nil
+	}
 	fmt.Fprintf(stdout, "the wallet %s is frozen\n", id)
 	return nil
 }

@@ -365,3 +365,43 @@ func TestRecover_ANodeFailingMidRunLeavesNothingHalfRecorded(t *testing.T) {
 		t.Errorf("second run's summary %q", out2)
 	}
 }
+
+// What cannot move does not hold up the rest: USDC in an account its
+// issuer froze is left, and so is EURC whose transfer the node refuses
+// (the address's EURC account is frozen), once that transaction can no
+// longer land; PYUSD and the SOL move. The summary names what was left
+// and why, and the wallet is frozen.
+func TestRecover_WhatCannotMoveIsLeftAndNamedAndTheRestMoves(t *testing.T) {
+	t.Parallel()
+	o := newOffline(t, 0, 1_000_000_000)
+	usdcMint, eurc, pyusd := solana.DevnetUSDCMint.String(), devnetToken(t, "EURC").Mint.String(), devnetToken(t, "PYUSD").Mint.String()
+	o.ln.Call(t, nil, "surfnet_setTokenAccount", o.w.Pubkey, usdcMint, map[string]any{"amount": 5_000_000, "state": "frozen"})
+	o.ln.SetTokenBalance(t, o.w.Pubkey, eurc, 3_250_000)
+	o.ln.SetTokenBalance(t, o.w.Pubkey, pyusd, 7_000_001)
+	to := sol.NewWallet().PublicKey().String()
+	o.ln.Call(t, nil, "surfnet_setTokenAccount", to, eurc, map[string]any{"amount": 0, "state": "frozen"})
+
+	out, err := o.run(t, "recover", "--wallet", o.w.ID.String(), "--to", to, "--operator", "ops", "--reason", "key leaked")
+	if err != nil {
+		t.Fatalf("recover: %v (%s)", err, out)
+	}
+	t.Log(out)
+	got, left := o.holdings(t, to), o.holdings(t, o.w.Pubkey)
+	wantSOL := uint64(1_000_000_000 - 2*solana.BaseFeeLamports - rentOf["PYUSD"])
+	if got["PYUSD"] != 7_000_001 || got["SOL"] != wantSOL || got["USDC"] != 0 || got["EURC"] != 0 {
+		t.Errorf("the address holds %v, want the PYUSD and %d lamports", got, wantSOL)
+	}
+	if left["USDC"] != 5_000_000 || left["EURC"] != 3_250_000 || left["PYUSD"] != 0 || left["SOL"] != 0 {
+		t.Errorf("the wallet holds %v, want its USDC and EURC alone", left)
+	}
+	for _, line := range []string{"moved 7.000001 PYUSD", "moved " + solAmount(wantSOL) + " SOL",
+		"left in the wallet: 5 USDC in account", "frozen by the mint's freeze authority",
+		"left in the wallet: 3.25 EURC in", "the node refused the transaction", "2 holdings left"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("the summary lacks %q:\n%s", line, out)
+		}
+	}
+	if s := o.walletState(t); s != "frozen" {
+		t.Errorf("the wallet is %s", s)
+	}
+}

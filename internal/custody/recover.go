@@ -330,17 +330,37 @@ type failedError struct{ sig, err string }
 
 func (e *failedError) Error() string { return fmt.Sprintf("transaction %s failed: %s", e.sig, e.err) }
 
+// following is how land treats a transaction.
+type following int
+
+const (
+	// justSigned: a preflight refusal is returned (a *refusedError).
+	justSigned following = iota
+	// afterRefusal: a transaction of this run the node refused, followed
+	// until it can no longer land (another node may have taken it).
+	afterRefusal
+	// ofEarlierRun: an interrupted run's transaction, which may have
+	// landed long ago.
+	ofEarlierRun
+)
+
+// refusedError is a transaction the node refused at preflight.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string { return "the node refused the transaction: " + e.err.Error() }
+func (e *refusedError) Unwrap() error { return e.err }
+
 // land broadcasts raw until it is confirmed (true), fails on chain (a
-// *failedError), or its blockhash expires unseen (false). An earlier
-// run's transaction (earlier) may be refused by the node's preflight (it
-// landed, or the state changed): it is followed without broadcasting, and
-// is taken as unseen only on a node that keeps transaction history, since
-// one without it forgets a transaction after a few minutes.
-func (r *Recovery) land(ctx context.Context, raw []byte, sig sol.Signature, lastValid uint64, poll time.Duration, earlier bool) (bool, error) {
+// *failedError), or its blockhash expires unseen (false). A refused
+// transaction and an earlier run's (which the node's preflight may refuse:
+// it landed, or the state changed) are followed without broadcasting; an
+// earlier run's is taken as unseen only on a node that keeps transaction
+// history, since one without it forgets a transaction after a few minutes.
+func (r *Recovery) land(ctx context.Context, raw []byte, sig sol.Signature, lastValid uint64, poll time.Duration, how following) (bool, error) {
 	for {
 		var pf *solana.PreflightError
-		if _, err := r.Client.Broadcast(ctx, raw); errors.As(err, &pf) && !pf.AlreadyProcessed() && !pf.BlockhashNotFound() && !earlier {
-			return false, fmt.Errorf("the node refused the transaction: %w", err)
+		if _, err := r.Client.Broadcast(ctx, raw); errors.As(err, &pf) && !pf.AlreadyProcessed() && !pf.BlockhashNotFound() && how == justSigned {
+			return false, &refusedError{err}
 		}
 		select {
 		case <-ctx.Done():
@@ -357,7 +377,7 @@ func (r *Recovery) land(ctx context.Context, raw []byte, sig sol.Signature, last
 			return false, &failedError{sig: sig.String(), err: s.Err}
 		case s.Found && s.Confirmed:
 			return true, nil
-		case s.Absent && st.Height > lastValid && earlier && !st.History:
+		case s.Absent && st.Height > lastValid && how == ofEarlierRun && !st.History:
 			return false, fmt.Errorf("the node keeps no transaction history, so it cannot tell whether %s landed: "+
 				"run again with an RPC URL of a node that does", sig)
 		case s.Absent && st.Height > lastValid:

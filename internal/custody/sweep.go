@@ -75,7 +75,7 @@ func (s *sweeper) finishInterrupted(ctx context.Context) (Moved, bool, error) {
 	if err != nil {
 		return Moved{}, false, fmt.Errorf("the last recovery transaction's signature %q: %w", prev.Signature, err)
 	}
-	landed, err := s.r.land(ctx, prev.Transaction, sig, prev.LastValid, s.poll, true)
+	landed, err := s.r.land(ctx, prev.Transaction, sig, prev.LastValid, s.poll, ofEarlierRun)
 	var failed *failedError
 	switch {
 	case errors.As(err, &failed):
@@ -206,7 +206,8 @@ func (s *sweeper) solTransfer() transfer {
 // broadcasts a transaction and follows it until it lands; one whose
 // blockhash expired unseen is followed by another, for the amount read
 // again. It answers errEmpty when there was nothing to move, and a
-// *goneError when what was there left by another transaction.
+// *goneError when what was there cannot move (its issuer froze it, its
+// transfer failed on chain) or left by another transaction.
 func (s *sweeper) sweep(ctx context.Context, t transfer) (Moved, error) {
 	var last *attempt
 	for i := 0; ; i++ {
@@ -241,7 +242,29 @@ func (s *sweeper) sweep(ctx context.Context, t transfer) (Moved, error) {
 			return Moved{}, err // not broadcast: nothing went out
 		}
 		last = &a
-		landed, err := s.r.land(ctx, raw, sig, bh.LastValidBlockHeight, s.poll, false)
+		landed, err := s.r.land(ctx, raw, sig, bh.LastValidBlockHeight, s.poll, justSigned)
+		var refused *refusedError
+		if errors.As(err, &refused) {
+			// Most likely it never went out, and another would be refused
+			// alike (a frozen recipient account, a mint's transfer rule);
+			// but a node of the pool may have taken it: it is followed
+			// until it can no longer land, and only then does the run go
+			// on to the other holdings.
+			if landed, err = s.r.land(ctx, raw, sig, bh.LastValidBlockHeight, s.poll, afterRefusal); err == nil && !landed {
+				return Moved{}, &goneError{fmt.Sprintf("%s %s in %s: %s", formatUnits(units, t.decimals), t.asset, t.from, refused.Error())}
+			}
+		}
+		var failed *failedError
+		if errors.As(err, &failed) {
+			// It moved nothing, and another would fail alike (a frozen
+			// recipient account, a mint's transfer rule): the other
+			// holdings still move. Unless what it was to move is gone.
+			if now, err := t.read(ctx); err == nil && now == 0 {
+				return Moved{}, errEmpty
+			}
+			return Moved{}, &goneError{fmt.Sprintf("%s %s in %s: its transfer failed on chain (%s, transaction %s)",
+				formatUnits(units, t.decimals), t.asset, t.from, failed.err, sig)}
+		}
 		if err != nil {
 			return Moved{}, fmt.Errorf("%s: %w", t.asset, err)
 		}
