@@ -405,3 +405,25 @@ func TestRecover_WhatCannotMoveIsLeftAndNamedAndTheRestMoves(t *testing.T) {
 		t.Errorf("the wallet is %s", s)
 	}
 }
+
+// A wallet paying its own way whose SOL cannot cover every transaction's
+// fee and the address's accounts to open is refused before anything is
+// signed, rather than left with some assets moved and others stuck.
+func TestRecover_AWalletWithoutSOLForItsFeesMovesNothing(t *testing.T) {
+	t.Parallel()
+	o := newOffline(t, 5_000_000, 2_000_000) // less than one account's rent
+	o.ln.SetTokenBalance(t, o.w.Pubkey, devnetToken(t, "PYUSD").Mint.String(), 7_000_001)
+	to := sol.NewWallet().PublicKey().String()
+	out, err := o.run(t, "recover", "--wallet", o.w.ID.String(), "--to", to, "--operator", "ops", "--reason", "key leaked")
+	if err == nil || !strings.Contains(err.Error(), "moving its tokens needs 0.00424168 SOL") || !strings.Contains(err.Error(), "USDC, PYUSD accounts") {
+		t.Fatalf("recover: %v (%s)", err, out)
+	}
+	for _, e := range o.recoveryEntries(t) {
+		if e.Action != custody.ActionRecoveryStarted {
+			t.Errorf("%s written", e.Action)
+		}
+	}
+	if got := o.holdings(t, to); got["USDC"] != 0 || got["PYUSD"] != 0 || got["SOL"] != 0 {
+		t.Errorf("the address holds %v", got)
+	}
+}

@@ -148,8 +148,12 @@ func (s *sweeper) plan(ctx context.Context, tokens []solana.Token) ([]held, []st
 		}
 	}
 	if have := st[0].Lamports; have < need {
-		return nil, nil, fmt.Errorf("the wallet holds %s SOL; moving its tokens needs %s SOL (the fees of %d transactions, and the rent of %s's %s accounts): "+
-			"add SOL to it, or have a fee payer pay", formatUnits(have, 9), formatUnits(need, 9), len(plan), s.to, strings.Join(opened, ", "))
+		what := fmt.Sprintf("the fees of %d transactions", len(plan))
+		if len(opened) > 0 {
+			what += fmt.Sprintf(", and the rent of %s's %s accounts", s.to, strings.Join(opened, ", "))
+		}
+		return nil, nil, fmt.Errorf("the wallet holds %s SOL; moving its tokens needs %s SOL (%s): add SOL to it, or have a fee payer pay",
+			formatUnits(have, 9), formatUnits(need, 9), what)
 	}
 	return plan, left, nil
 }
