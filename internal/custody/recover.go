@@ -55,8 +55,8 @@ type Recovery struct {
 	// for by FeePayerSign); else the wallet pays, from its SOL.
 	FeePayer     sol.PublicKey
 	FeePayerSign signer.SignFunc
-	// Attempts bounds how many transactions are signed for one token
-	// account (each after the previous one's blockhash expired unseen);
+	// Attempts bounds how many transactions are signed for one holding
+	// (a token account, or the SOL; each after the previous one's blockhash expired unseen);
 	// default 3.
 	Attempts int
 	// Poll is how often a transaction's status is read; default 500ms.
@@ -93,7 +93,8 @@ func (m Moved) Amount() string { return formatUnits(m.Units, m.Decimals) }
 type Recovered struct {
 	Moved []Moved
 	// Left names each holding left in the wallet and why (an account
-	// its mint's issuer froze, SOL too little to open the address).
+	// its mint's issuer froze, a transfer that failed on chain or that
+	// the node refused, SOL too little to open the address).
 	Left []string
 }
 
