@@ -166,21 +166,15 @@ func (r *Recovery) Run(ctx context.Context, id uuid.UUID, to sol.PublicKey, in I
 		return out, err
 	}
 	out.Left = append(out.Left, left...)
+	transfers := make([]transfer, 0, len(plan)+1)
 	for _, h := range plan {
-		m, err := s.sweep(ctx, s.tokenTransfer(h.token, h.account.Address))
-		var gone *goneError
-		switch {
-		case errors.As(err, &gone):
-			out.Left = append(out.Left, gone.Error())
-		case errors.Is(err, errEmpty):
-		case err != nil:
-			return out, err
-		default:
-			out.Moved = append(out.Moved, m)
-		}
+		transfers = append(transfers, s.tokenTransfer(h.token, h.account.Address))
 	}
 	if withSOL {
-		m, err := s.sweep(ctx, s.solTransfer())
+		transfers = append(transfers, s.solTransfer()) // last: the tokens' fees and rent come out of it
+	}
+	for _, t := range transfers {
+		m, err := s.sweep(ctx, t)
 		var gone *goneError
 		switch {
 		case errors.As(err, &gone):
