@@ -35,7 +35,7 @@ func devnetToken(t *testing.T, symbol string) solana.Token {
 
 // holdings is what owner holds on chain: "SOL" in lamports, each
 // devnet asset in its base units, summed over every token account of
-// owner holding it (not only the associated one).
+// owner holding it (not only the associated one); ASSETS's too.
 func (o *offline) holdings(t *testing.T, owner string) map[string]uint64 {
 	t.Helper()
 	c := solana.NewClient(o.ln.URL, solana.Devnet, 0)
@@ -45,7 +45,11 @@ func (o *offline) holdings(t *testing.T, owner string) map[string]uint64 {
 		t.Fatal(err)
 	}
 	out := map[string]uint64{"SOL": st[0].Lamports}
-	for _, a := range asset.Defaults().Of(solana.Devnet) {
+	table, err := asset.Defaults().With(o.env["ASSETS"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range table.Of(solana.Devnet) {
 		accts, err := c.HeldAccounts(context.Background(), pk, a.Token())
 		if err != nil {
 			t.Fatal(err)
@@ -78,8 +82,8 @@ func (o *offline) setOtherTokenAccount(t *testing.T, owner string, tk solana.Tok
 var rentOf = map[string]uint64{"USDC": solana.TokenAccountRentLamports, "EURC": solana.TokenAccountRentLamports, "PYUSD": 2_192_400}
 
 // `worker recover` moves every asset the wallet holds (USDC and EURC on
-// SPL Token, PYUSD on Token-2022; EURC from its associated account and
-// from another account of the wallet), opening the address's accounts at
+// SPL Token, PYUSD on Token-2022, USDT added by ASSETS; EURC from its
+// associated account and from another account of the wallet), opening the address's accounts at
 // the wallet's cost, then its SOL less the fees: the address holds what
 // the wallet held, the wallet nothing, and it is frozen. The summary names
 // each asset and its amount.
@@ -89,6 +93,10 @@ func TestRecover_MovesEveryAssetThenSOLAndFreezesTheWallet(t *testing.T) {
 	o.ln.SetTokenBalance(t, o.w.Pubkey, devnetToken(t, "EURC").Mint.String(), 3_250_000)
 	o.ln.SetTokenBalance(t, o.w.Pubkey, devnetToken(t, "PYUSD").Mint.String(), 7_000_001)
 	other := o.setOtherTokenAccount(t, o.w.Pubkey, devnetToken(t, "EURC"), 1_000_000)
+	// An asset the operator added (ASSETS): mainnet USDT's mint, which
+	// the localnet has, as a devnet asset.
+	o.env["ASSETS"] = "devnet:USDT:Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB:token:6:USD"
+	o.ln.SetTokenBalance(t, o.w.Pubkey, "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB", 900_000)
 	before := o.holdings(t, o.w.Pubkey)
 	if before["EURC"] != 4_250_000 {
 		t.Fatalf("the wallet holds %d EURC, want 4.25 in two accounts", before["EURC"])
@@ -100,9 +108,9 @@ func TestRecover_MovesEveryAssetThenSOLAndFreezesTheWallet(t *testing.T) {
 		t.Fatalf("recover: %v (%s)", err, out)
 	}
 	got, left := o.holdings(t, to), o.holdings(t, o.w.Pubkey)
-	// Five transactions, one signature each: USDC, EURC twice, PYUSD, SOL.
-	wantSOL := before["SOL"] - 5*solana.BaseFeeLamports - rentOf["USDC"] - rentOf["EURC"] - rentOf["PYUSD"]
-	for sym, want := range map[string]uint64{"USDC": 5_000_000, "EURC": 4_250_000, "PYUSD": 7_000_001, "USDG": 0, "SOL": wantSOL} {
+	// Six transactions, one signature each: USDC, EURC twice, PYUSD, USDT, SOL.
+	wantSOL := before["SOL"] - 6*solana.BaseFeeLamports - rentOf["USDC"] - rentOf["EURC"] - rentOf["PYUSD"] - solana.TokenAccountRentLamports
+	for sym, want := range map[string]uint64{"USDC": 5_000_000, "EURC": 4_250_000, "PYUSD": 7_000_001, "USDG": 0, "USDT": 900_000, "SOL": wantSOL} {
 		if got[sym] != want || left[sym] != 0 {
 			t.Errorf("%s: the address holds %d (want %d), the wallet %d (want 0)", sym, got[sym], want, left[sym])
 		}
@@ -111,7 +119,7 @@ func TestRecover_MovesEveryAssetThenSOLAndFreezesTheWallet(t *testing.T) {
 		t.Errorf("the wallet is %s", s)
 	}
 	for _, line := range []string{"moved 5 USDC", "moved 3.25 EURC", "moved 1 EURC from wallet " + o.w.ID.String() + " (" + other.String() + ")",
-		"moved 7.000001 PYUSD", "moved " + solAmount(wantSOL) + " SOL", "is frozen"} {
+		"moved 7.000001 PYUSD", "moved 0.9 USDT", "moved " + solAmount(wantSOL) + " SOL", "is frozen"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("the summary lacks %q:\n%s", line, out)
 		}
@@ -122,7 +130,7 @@ func TestRecover_MovesEveryAssetThenSOLAndFreezesTheWallet(t *testing.T) {
 			moved[e.Details["asset"].(string)]++
 		}
 	}
-	if moved["USDC"] != 1 || moved["EURC"] != 2 || moved["PYUSD"] != 1 || moved["SOL"] != 1 || len(moved) != 4 {
+	if moved["USDC"] != 1 || moved["EURC"] != 2 || moved["PYUSD"] != 1 || moved["USDT"] != 1 || moved["SOL"] != 1 || len(moved) != 5 {
 		t.Errorf("recorded as recovered: %v", moved)
 	}
 	// Run again: nothing left, nothing sent.
