@@ -20,23 +20,26 @@ import (
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
 
-// recoverWallet moves a wallet's whole USDC balance to an address with
-// the service stopped: `recover --wallet ID --to ADDRESS --operator NAME
-// --reason TEXT [--fee-payer FILE]`. It needs DATABASE_URL, the signer's
-// settings (WALLET_MASTER_KEY, PKCS11_*, …) and the wallet's network's RPC
-// URL; no api, no Redis. Who runs it and why are required: they are
-// recorded, with the wallet's freeze, before anything is signed.
+// recoverWallet moves a wallet's money to an address with the service
+// stopped: `recover --wallet ID --to ADDRESS --operator NAME --reason TEXT
+// [--asset SYMBOL] [--fee-payer FILE]`: every asset of its network (the
+// asset table, ASSETS included), then its SOL; with --asset, that one
+// alone. It needs DATABASE_URL, the signer's settings (WALLET_MASTER_KEY,
+// PKCS11_*, …) and the wallet's network's RPC URL; no api, no Redis. Who
+// runs it and why are required: they are recorded, with the wallet's
+// freeze, before anything is signed.
 func recoverWallet(ctx context.Context, args []string, getenv config.Getenv, stdout io.Writer) error {
 	fs := flag.NewFlagSet("recover", flag.ContinueOnError)
 	walletID := fs.String("wallet", "", "the wallet's id")
-	toAddr := fs.String("to", "", "the address that receives the wallet's USDC")
+	toAddr := fs.String("to", "", "the address that receives the wallet's money")
+	only := fs.String("asset", "", "move this asset alone (a symbol of the network's assets, or SOL); default: every asset, then SOL")
 	operator := fs.String("operator", "", "who runs the recovery (required; recorded in the wallet's audit log)")
 	reason := fs.String("reason", "", "why the wallet's money is moved out (required; recorded in the wallet's audit log)")
 	feePayerFile := fs.String("fee-payer", "", "a keypair file (Solana CLI JSON) that pays the fee; default: the wallet pays")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	in := custody.Intent{Operator: strings.TrimSpace(*operator), Reason: strings.TrimSpace(*reason)}
+	in := custody.Intent{Operator: strings.TrimSpace(*operator), Reason: strings.TrimSpace(*reason), Asset: strings.TrimSpace(*only)}
 	if in.Operator == "" {
 		return errors.New("--operator is required: the name of the person running the recovery, recorded in the wallet's audit log")
 	}
@@ -65,7 +68,16 @@ func recoverWallet(ctx context.Context, args []string, getenv config.Getenv, std
 	if err := client.VerifyChain(ctx); err != nil {
 		return err
 	}
-	r := &custody.Recovery{DB: op.db, Signer: op.set, Client: client}
+	// As the worker: a mint whose program or decimals differ from the
+	// table would build transfers the chain refuses.
+	if err := op.cfg.Assets.Verify(ctx, network, client); err != nil {
+		return err
+	}
+	var tokens []solana.Token
+	for _, a := range op.cfg.Assets.Of(network) {
+		tokens = append(tokens, a.Token())
+	}
+	r := &custody.Recovery{DB: op.db, Signer: op.set, Client: client, Assets: tokens}
 	if *feePayerFile != "" {
 		key, err := readKeypair(*feePayerFile)
 		if err != nil {
@@ -74,12 +86,24 @@ func recoverWallet(ctx context.Context, args []string, getenv config.Getenv, std
 		r.FeePayer, r.FeePayerSign = sol.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)), signer.Plain(key)
 	}
 	done, err := r.Run(ctx, id, to, in)
+	// What moved is said also when the run stops short: the next run
+	// finishes the rest.
+	for _, m := range done.Moved {
+		// m.To is an interrupted run's address when its transaction is
+		// one that landed.
+		fmt.Fprintf(stdout, "moved %s %s from wallet %s (%s) to %s: %s\n", m.Amount(), m.Asset, id, m.From, m.To, m.Signature)
+	}
+	for _, l := range done.Left {
+		fmt.Fprintf(stdout, "left in the wallet: %s\n", l)
+	}
 	if err != nil {
 		return err
 	}
-	// done.To is an interrupted run's address when its transaction is
-	// the one that landed.
-	fmt.Fprintf(stdout, "moved %s USDC from wallet %s to %s: %s (the wallet is frozen)\n", done.Amount, id, done.To, done.Signature)
+	if len(done.Left) > 0 {
+		fmt.Fprintf(stdout, "the wallet %s is frozen, %d holdings left in it (above)\n", id, len(done.Left))
+		return nil
+	}
+	fmt.Fprintf(stdout, "the wallet %s is frozen\n", id)
 	return nil
 }
 

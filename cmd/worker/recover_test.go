@@ -112,9 +112,9 @@ func newRPCWatch(t *testing.T, o *offline, next string) *rpcWatch {
 // `worker recover` needs --operator and --reason, and records them with
 // the wallet's freeze before it signs anything. A run interrupted after
 // signing (its transaction refused by the node and never sent, or sent and
-// landed with the answer lost) is finished by the next run: the money
-// moves once, in one transaction, which is recorded as the recovery; the
-// audit log shows both runs' intents.
+// landed with the answer lost) is finished by the next run: the USDC
+// moves once, in one transaction, which is recorded as its recovery (the
+// SOL follows); the audit log shows both runs' intents.
 func TestRecover_RecordsItsIntentFirstAndFinishesAnInterruptedRun(t *testing.T) {
 	t.Parallel()
 	o := newOffline(t, 4_000_000, 1_000_000_000)
@@ -205,9 +205,13 @@ func TestRecover_RecordsItsIntentFirstAndFinishesAnInterruptedRun(t *testing.T) 
 				case custody.ActionRecoveryStarted:
 					started = append(started, e.Details)
 				case custody.ActionRecoverySigned:
-					signed = append(signed, e.Details)
+					if e.Details["asset"] == "USDC" {
+						signed = append(signed, e.Details)
+					}
 				case custody.ActionRecovered:
-					recovered = append(recovered, e.Details)
+					if e.Details["asset"] == "USDC" {
+						recovered = append(recovered, e.Details)
+					}
 				}
 			}
 			if len(started) != 2 || started[0]["operator"] != "alice" || started[1]["operator"] != "bob" || started[1]["reason"] != "finish alice's recovery" {
