@@ -18,7 +18,6 @@ import (
 	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
-	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/wallet"
@@ -331,22 +330,7 @@ func TestWatcher_PYUSDLeavingOutsideTheServiceIsAnUnexplainedOutflow(t *testing.
 		transferIx(pyusd, ataOf(t, w.PublicKey(), pyusd), ataOf(t, from.PublicKey(), pyusd), delegate.PublicKey(), 1_000_000, true),
 	}, delegate)
 	// The service's own PYUSD payment.
-	eng := &payment.Engine{DB: db, Signer: mk.Keystore(t), Nodes: map[solana.Network]payment.Node{
-		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
-	}}
-	r := payment.Request{ID: uuid.New(), AccountID: acc.ID, WalletID: w.ID, Network: solana.Devnet,
-		To: from.PublicKey().String(), Amount: 500_000, Asset: "PYUSD"}
-	if err := payment.Submit(ctx, db, &r, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Decide(ctx, r.ID); err != nil {
-		t.Fatal(err)
-	}
-	o, err := payment.Final(ctx, db, r.ID)
-	if err != nil || o == nil || o.Status != payment.Sent {
-		t.Fatalf("outcome %+v, %v", o, err)
-	}
-	waitConfirmed(t, c, sol.MustSignatureFromBase58(o.Signature))
+	ours := payAsService(t, db, mk, ln, c, w, from.PublicKey(), 500_000, "PYUSD")
 	for range 2 {
 		if _, err := watcher.Scan(ctx); err != nil {
 			t.Fatal(err)
@@ -370,8 +354,8 @@ func TestWatcher_PYUSDLeavingOutsideTheServiceIsAnUnexplainedOutflow(t *testing.
 	if d := events[byDelegate.String()]; d == nil || d["asset"] != "pyusd" || fmt.Sprint(d["amount"]) != "1" || d["delegate"] != delegate.PublicKey().String() {
 		t.Fatalf("outflow by the permanent delegate: %v", d)
 	}
-	if _, ok := events[o.Signature]; ok {
-		t.Fatalf("the service's own PYUSD payment is unexplained: %v", events[o.Signature])
+	if _, ok := events[ours]; ok {
+		t.Fatalf("the service's own PYUSD payment is unexplained: %v", events[ours])
 	}
 	if got := depositsOf(t, db, w); len(got) != 1 || got[0].Signature != deposited || got[0].Asset != "pyusd" {
 		t.Fatalf("deposits %+v", got)

@@ -26,8 +26,8 @@ type AccountState struct {
 	Token   bool
 	Program sol.PublicKey
 	Mint    sol.PublicKey
-	Owner  sol.PublicKey
-	Amount uint64
+	Owner   sol.PublicKey
+	Amount  uint64
 }
 
 // Accounts reads addrs, MaxAccountsPerCall a call, all at one commitment
@@ -272,31 +272,6 @@ type TokenAccount struct {
 	Address sol.PublicKey
 	Mint    sol.PublicKey
 	Amount  uint64
-}
-
-// TokenAccountsOf lists owner's token accounts of mint
-// (getTokenAccountsByOwner), with their amounts. Only the amount of each
-// account's data is asked for (a data slice of 8 bytes), so a listing of
-// thousands of accounts stays small.
-func (c *Client) TokenAccountsOf(ctx context.Context, owner, mint sol.PublicKey) ([]TokenAccount, error) {
-	cctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	offset, length := uint64(64), uint64(8)
-	res, err := c.rpc.GetTokenAccountsByOwner(cctx, owner, &rpc.GetTokenAccountsConfig{Mint: &mint},
-		&rpc.GetTokenAccountsOpts{Commitment: rpc.CommitmentConfirmed, Encoding: sol.EncodingBase64,
-			DataSlice: &rpc.DataSlice{Offset: &offset, Length: &length}})
-	if err != nil {
-		return nil, c.rpcError("getTokenAccountsByOwner", err)
-	}
-	out := make([]TokenAccount, 0, len(res.Value))
-	for _, a := range res.Value {
-		t := TokenAccount{Address: a.Pubkey}
-		if data := a.Account.Data.GetBinary(); len(data) >= 8 {
-			t.Amount = binary.LittleEndian.Uint64(data[:8])
-		}
-		out = append(out, t)
-	}
-	return out, nil
 }
 
 // TokenAccountsOfProgram lists owner's token accounts of every mint of
