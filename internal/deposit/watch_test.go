@@ -19,11 +19,11 @@ import (
 	"github.com/agentwallet/agentwallet/internal/chaintest"
 	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
-	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/wallet"
 	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
@@ -226,7 +226,7 @@ func payAsService(t *testing.T, db *bun.DB, mk wallettest.MasterKey, ln *localne
 		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
 	}}
 	r := payment.Request{ID: uuid.New(), AccountID: w.AccountID, WalletID: w.ID, Network: solana.Devnet,
-		To: to.String(), Amount: usdc.Micros(units), Asset: asset}
+		To: to.String(), Amount: money.Micros[money.USD](units), Asset: asset}
 	if err := payment.Submit(ctx, db, &r, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
