@@ -527,3 +527,109 @@ func TestWatcher_OtherAssetsAcrossAStoppedWatcherAreRecordedOnce(t *testing.T) {
 		ledgerMatchesChain(t, db, c, w)
 	}
 }
+
+// A scan stopped while it examines an account (its context cancelled
+// after the account's cursor was read and before its commit) records
+// nothing of it and moves no cursor; the next watcher records each
+// deposit once.
+func TestWatcher_ScanStoppedMidExaminationLosesAndDoublesNothing(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	db := pgtest.New(t)
+	_, w := wallettest.New(t, db)
+	eurc, pyusd := devnetAsset(t, "EURC"), devnetAsset(t, "PYUSD")
+	from := stranger(t, ln, map[asset.Asset]uint64{eurc: 100_000_000, pyusd: 100_000_000})
+	real := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
+	ctx := context.Background()
+	healthy := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: real}, ListEvery: time.Nanosecond}
+	if _, err := healthy.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sigs := []string{
+		pay(t, real, from, w.PublicKey(), eurc, 1_000_000, false),
+		pay(t, real, from, w.PublicKey(), pyusd, 2_000_000, true),
+	}
+	// A node that never answers getTransaction: the scan holds an
+	// account's row, its cursor read, when it is stopped.
+	node := newRPCFault(t, ln.URL, func(method, _ string) string {
+		if method == "getTransaction" {
+			return "hang"
+		}
+		return ""
+	})
+	stopped := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: solana.NewClient(node.URL, solana.Devnet, time.Minute)},
+		ListEvery: time.Nanosecond}
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { _, err := stopped.Scan(sctx); done <- err }()
+	for node.Calls("getTransaction") == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; err == nil {
+		t.Fatal("a stopped scan reports no error")
+	}
+	if got := depositsOf(t, db, w); len(got) != 0 {
+		t.Fatalf("a stopped scan recorded %+v", got)
+	}
+	var cursors int
+	if err := db.NewRaw(`SELECT count(*) FROM watched_accounts WHERE wallet_id = ? AND asset IN ('eurc', 'pyusd') AND last_signature IS NOT NULL`, w.ID).
+		Scan(ctx, &cursors); err != nil {
+		t.Fatal(err)
+	}
+	if cursors != 0 {
+		t.Fatalf("a stopped scan moved %d cursors", cursors)
+	}
+	for range 2 {
+		if _, err := healthy.Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := depositsOf(t, db, w)
+	if len(got) != 2 || got[0].Signature != sigs[0] || got[0].Asset != "eurc" || got[1].Signature != sigs[1] || got[1].Asset != "pyusd" {
+		t.Fatalf("deposits %+v", got)
+	}
+	if n := received(t, db); n != 2 {
+		t.Fatalf("%d tx.received events, want 2", n)
+	}
+	ledgerMatchesChain(t, db, real, w)
+}
+
+// The wallet's own transaction with an asset it was never watched for
+// (signed with its key, paying from its address) shows the wallet's
+// associated account of that asset: it is watched from then on, before
+// any listing, and a later deposit there is found.
+func TestWatcher_AnAssociatedAccountSeenInAnExaminedTransactionIsWatched(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	db := pgtest.New(t)
+	mk := wallettest.NewMasterKey(t)
+	acc := wallettest.Account(t, db)
+	w := wallettest.Create(t, db, mk.Sealer, acc.ID, "a")
+	ln.SetLamports(t, w.Pubkey, solana.LamportsPerSOL)
+	c := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
+	// Listed once, at the first scan, then not for an hour.
+	watcher := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: c}, ListEvery: time.Hour}
+	ctx := context.Background()
+	if _, err := watcher.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	usdg := devnetAsset(t, "USDG")
+	// The wallet makes its own USDG account (its key, outside the
+	// service): its SOL pays the rent, so its address is examined.
+	signAs(t, db, mk, c, w, []sol.Instruction{createATA(t, w.PublicKey(), w.PublicKey(), usdg)})
+	if _, err := watcher.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !watchedOf(t, db, w)[ataOf(t, w.PublicKey(), usdg).String()] {
+		t.Fatal("the wallet's USDG account is not watched")
+	}
+	from := stranger(t, ln, map[asset.Asset]uint64{usdg: 10_000_000})
+	sig := pay(t, c, from, w.PublicKey(), usdg, 7_000_000, true)
+	if _, err := watcher.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := depositsOf(t, db, w); len(got) != 1 || got[0].Signature != sig || got[0].Asset != "usdg" || got[0].Amount != 7_000_000 {
+		t.Fatalf("deposits %+v", got)
+	}
+}
