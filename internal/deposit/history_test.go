@@ -4,14 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
+	"github.com/agentwallet/agentwallet/internal/chaintest"
 	"github.com/agentwallet/agentwallet/internal/deposit"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
 	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
@@ -192,5 +199,111 @@ func TestDifferences_FilteredByAsset(t *testing.T) {
 	next, err := deposit.Differences(t.Context(), db, w.ID, "eurc", first[0].At, first[0].ID, 10)
 	if err != nil || len(next) != 1 || next[0].Kind != deposit.DifferenceOutflow || next[0].Asset != "eurc" {
 		t.Fatalf("next page %+v %v", next, err)
+	}
+}
+
+// The ledger's balance of each asset at any instant agrees with the
+// chain's: before any money came, between and after deposits of SOL, USDC,
+// EURC (SPL Token) and PYUSD (Token-2022), and after the wallet paid EURC
+// (its fee in its SOL), the history of every asset answers at each instant
+// what the chain held then; an asset that never came stays zero.
+func TestHistory_EachAssetAgreesWithTheChainBeforeBetweenAndAfter(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	db := pgtest.New(t)
+	mk := wallettest.NewMasterKey(t)
+	acc := wallettest.Account(t, db)
+	w := wallettest.Create(t, db, mk.Sealer, acc.ID, "w")
+	table := asset.Defaults()
+	c := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second).WithTokens(table.Tokens(solana.Devnet))
+	// Every scan lists the wallet's token accounts: an account a deposit
+	// makes is found at the next scan.
+	watcher := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: c}, ListEvery: time.Nanosecond}
+	ctx := context.Background()
+	eurc, pyusd := devnetAsset(t, "EURC"), devnetAsset(t, "PYUSD")
+	from := chaintest.NewPayer(t, ln, 100_000_000, 5*solana.LamportsPerSOL)
+	tokens := stranger(t, ln, map[asset.Asset]uint64{eurc: 100_000_000, pyusd: 100_000_000})
+	assets := []string{"usdc", "eurc", "pyusd", "usdg", "sol"}
+
+	var at []time.Time
+	var want []map[string]int64 // per instant, per asset
+	chain := func() map[string]int64 {
+		t.Helper()
+		b, err := c.Balance(ctx, w.PublicKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int64{"usdc": int64(b.USDC), "sol": int64(b.Lamports)}
+		for _, tb := range b.Tokens {
+			m[strings.ToLower(tb.Symbol)] = int64(tb.Units)
+		}
+		return m
+	}
+	step := func(move func()) {
+		t.Helper()
+		// Block times are whole seconds: each step in a second of its own.
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
+		move()
+		// Twice: the first finds an account the move made, the second
+		// reads it.
+		for range 2 {
+			if _, err := watcher.Scan(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		at = append(at, time.Now().UTC().Truncate(time.Microsecond))
+		want = append(want, chain())
+	}
+	before := time.Now().UTC().Add(-2 * time.Second)
+	step(func() { from.TransferSOL(t, w.PublicKey(), solana.LamportsPerSOL) })
+	step(func() { pay(t, c, tokens, w.PublicKey(), eurc, 12_500_000, false) })
+	step(func() { from.TransferUSDC(t, w.PublicKey(), 5_000_000) })
+	step(func() { pay(t, c, tokens, w.PublicKey(), pyusd, 3_000_001, true) })
+	step(func() {
+		bh, err := c.LatestBlockhash(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := c.BuildTransfer(solana.Transfer{Token: eurc.Token(), Owner: w.PublicKey(), To: from.PublicKey(), Amount: 2_000_000}, bh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := w.Key()
+		if key.Sealed, err = wallet.SealedSecret(ctx, db, w.ID); err != nil {
+			t.Fatal(err)
+		}
+		raw, sig, err := solana.Sign(ctx, tx, signer.For(mk.Keystore(t), key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Broadcast(ctx, raw); err != nil {
+			t.Fatal(err)
+		}
+		waitConfirmed(t, c, sig)
+	})
+	step(func() { pay(t, c, tokens, w.PublicKey(), eurc, 750_000, true) })
+
+	at = append([]time.Time{before}, at...)
+	want = append([]map[string]int64{{}}, want...)
+	got, err := deposit.History(ctx, db, w.ID, assets, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sr := range got {
+		for j, p := range sr.Points {
+			if p.Balance != want[j][sr.Asset] {
+				t.Fatalf("%s at step %d: the ledger has %d, the chain %d (%v)", sr.Asset, j, p.Balance, want[j][sr.Asset], want[j])
+			}
+		}
+		if sr.Asset != assets[i] {
+			t.Fatalf("series %d is %s, want %s", i, sr.Asset, assets[i])
+		}
+	}
+	// What the steps moved, as the chain has it: the history above is
+	// not a run of zeros agreeing with a chain that saw nothing.
+	last := want[len(want)-1]
+	if last["eurc"] != 11_250_000 || last["pyusd"] != 3_000_001 || last["usdc"] != 5_000_000 || last["usdg"] != 0 ||
+		want[5]["sol"] >= want[4]["sol"] || want[1]["eurc"] != 0 || want[2]["eurc"] != 12_500_000 {
+		t.Fatalf("the chain at each step: %v", want)
 	}
 }
