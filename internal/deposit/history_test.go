@@ -260,26 +260,7 @@ func TestHistory_EachAssetAgreesWithTheChainBeforeBetweenAndAfter(t *testing.T) 
 	step(func() { from.TransferUSDC(t, w.PublicKey(), 5_000_000) })
 	step(func() { pay(t, c, tokens, w.PublicKey(), pyusd, 3_000_001, true) })
 	step(func() {
-		bh, err := c.LatestBlockhash(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tx, err := c.BuildTransfer(solana.Transfer{Token: eurc.Token(), Owner: w.PublicKey(), To: from.PublicKey(), Amount: 2_000_000}, bh)
-		if err != nil {
-			t.Fatal(err)
-		}
-		key := w.Key()
-		if key.Sealed, err = wallet.SealedSecret(ctx, db, w.ID); err != nil {
-			t.Fatal(err)
-		}
-		raw, sig, err := solana.Sign(ctx, tx, signer.For(mk.Keystore(t), key))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Broadcast(ctx, raw); err != nil {
-			t.Fatal(err)
-		}
-		waitConfirmed(t, c, sig)
+		payAsWallet(t, c, db, mk, w, solana.Transfer{Token: eurc.Token(), To: from.PublicKey(), Amount: 2_000_000})
 	})
 	step(func() { pay(t, c, tokens, w.PublicKey(), eurc, 750_000, true) })
 
@@ -306,4 +287,32 @@ func TestHistory_EachAssetAgreesWithTheChainBeforeBetweenAndAfter(t *testing.T) 
 		want[5]["sol"] >= want[4]["sol"] || want[1]["eurc"] != 0 || want[2]["eurc"] != 12_500_000 {
 		t.Fatalf("the chain at each step: %v", want)
 	}
+}
+
+// payAsWallet has wallet w pay tr (its Owner set to w) with its own key,
+// as the worker would, and waits until it is confirmed.
+func payAsWallet(t *testing.T, c *solana.Client, db bun.IDB, mk wallettest.MasterKey, w wallet.Wallet, tr solana.Transfer) {
+	t.Helper()
+	ctx := context.Background()
+	bh, err := c.LatestBlockhash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Owner = w.PublicKey()
+	tx, err := c.BuildTransfer(tr, bh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := w.Key()
+	if key.Sealed, err = wallet.SealedSecret(ctx, db, w.ID); err != nil {
+		t.Fatal(err)
+	}
+	raw, sig, err := solana.Sign(ctx, tx, signer.For(mk.Keystore(t), key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Broadcast(ctx, raw); err != nil {
+		t.Fatal(err)
+	}
+	waitConfirmed(t, c, sig)
 }
