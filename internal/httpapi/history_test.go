@@ -155,7 +155,8 @@ func TestHistory_PerAssetSeries(t *testing.T) {
 
 // The differences of a wallet name their asset in upper case with amounts
 // in its decimals, and filter by asset (any case); an unknown asset is a
-// 422. Analytics' received names every asset the same way.
+// 422. Deposits listed in GET /transactions and analytics' received name
+// every asset the same way.
 func TestHistory_DifferencesAndReceivedNameTheirAsset(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{assets: historyTable()})
@@ -201,6 +202,11 @@ func TestHistory_DifferencesAndReceivedNameTheirAsset(t *testing.T) {
 	deposit("eurc", 2_500_000)
 	deposit("cent", 250)
 	deposit("sol", 10_000_000)
+	status, txs := e.do("GET", "/api/public/v1/transactions?asset=cent", e.key, nil)
+	if list, _ := txs["transactions"].([]any); status != http.StatusOK || len(list) != 1 ||
+		list[0].(map[string]any)["asset"] != "CENT" || list[0].(map[string]any)["amount"] != 2.5 {
+		t.Fatalf("the CENT deposit listed: %d %v", status, txs)
+	}
 	status, a := e.do("GET", "/api/public/v1/analytics", e.key, nil)
 	received := map[string]string{}
 	for _, r := range a["received"].([]any) {

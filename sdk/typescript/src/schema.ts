@@ -3298,7 +3298,7 @@ export interface components {
         };
         Transaction: {
             /**
-             * @description In whole units of what moved: USDC (6 decimals), or SOL (9) for kind sol.
+             * @description In whole units of the asset that moved (its decimals in GET /assets; SOL 9).
              * @example 1.5
              */
             amount: number;
