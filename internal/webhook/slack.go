@@ -172,7 +172,13 @@ func slackBody(ev *Event, endpointID uuid.UUID, token, dashboard, status string)
 	case KindTxSent:
 		text = fmt.Sprintf("Sent: %s to %s (%s)", amount, str("to"), str("signature"))
 	case KindUnexplainedOutflow:
-		text = fmt.Sprintf("Money left a wallet without the service: %s %s to %s (%s); freeze the wallet and move its funds if this was not you", str("amount"), strings.ToUpper(str("asset")), str("to"), str("signature"))
+		// A mint's permanent delegate (delegate) can move a holder's tokens
+		// without the wallet's key: the alarm says so, as the remedy differs.
+		by := ""
+		if d := str("delegate"); d != "" {
+			by = " by the mint's permanent delegate " + d
+		}
+		text = fmt.Sprintf("Money left a wallet without the service: %s %s to %s%s (%s); freeze the wallet and move its funds if this was not you", str("amount"), strings.ToUpper(str("asset")), str("to"), by, str("signature"))
 	case KindReceiveFailed:
 		text = fmt.Sprintf("Deposit dropped by a fork: %s %s from %s (%s) never arrived", str("amount"), strings.ToUpper(str("asset")), str("from"), str("signature"))
 	case KindBalanceMismatch:

@@ -123,17 +123,36 @@ func TestSlackMessage_NamesTheAsset(t *testing.T) {
 		`{"approval_id":"ap_1","amount":2.5,"asset":"EURC","to":"9WzD"}`:  "Approval needed: 2.5 EURC to 9WzD",
 		`{"approval_id":"ap_1","amount":2.5,"to":"9WzD"}`:                 "Approval needed: 2.5 USDC to 9WzD",
 	} {
-		ev := webhook.Event{ID: uuid.New(), Kind: webhook.KindApprovalPending, Data: json.RawMessage(data)}
-		body, err := webhook.SlackBody(&ev, uuid.New(), "tok", "https://wallet.example.com")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var msg struct {
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal(body, &msg); err != nil || msg.Text != want {
-			t.Errorf("%s: text %q (%v), want %q", data, msg.Text, err, want)
-		}
+		slackTextIs(t, webhook.KindApprovalPending, data, want)
+	}
+}
+
+// An unexplained outflow names its asset, and the mint's permanent
+// delegate when the delegate moved the money rather than the wallet's key.
+func TestSlackMessage_AnOutflowNamesItsAssetAndDelegate(t *testing.T) {
+	t.Parallel()
+	for data, want := range map[string]string{
+		`{"amount":3,"asset":"pyusd","to":"9WzD","signature":"5x"}`:                   "Money left a wallet without the service: 3 PYUSD to 9WzD (5x); freeze the wallet and move its funds if this was not you",
+		`{"amount":3,"asset":"pyusd","to":"9WzD","signature":"5x","delegate":"B34b"}`: "Money left a wallet without the service: 3 PYUSD to 9WzD by the mint's permanent delegate B34b (5x); freeze the wallet and move its funds if this was not you",
+	} {
+		slackTextIs(t, webhook.KindUnexplainedOutflow, data, want)
+	}
+}
+
+// slackTextIs checks the text of the Slack message of an event of kind
+// with data.
+func slackTextIs(t *testing.T, kind, data, want string) {
+	t.Helper()
+	ev := webhook.Event{ID: uuid.New(), Kind: kind, Data: json.RawMessage(data)}
+	body, err := webhook.SlackBody(&ev, uuid.New(), "tok", "https://wallet.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg struct {
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil || msg.Text != want {
+		t.Errorf("%s: text %q (%v), want %q", data, msg.Text, err, want)
 	}
 }
 
