@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	sol "github.com/gagliardetto/solana-go"
 
@@ -243,6 +244,23 @@ type Mints interface {
 // for the first asset whose mint is missing or differs in program or
 // decimals.
 func (t Table) Verify(ctx context.Context, n solana.Network, c Mints) error {
+	_, err := t.Read(ctx, n, c)
+	return err
+}
+
+// Reading is what the chain said of a network's mints at one time.
+type Reading struct {
+	At time.Time
+	// Facts are each asset's mint's facts, by mint; a mint that is
+	// missing or whose data did not parse has none.
+	Facts map[sol.PublicKey]solana.MintFacts
+}
+
+// Read reads the network's mints through c (one call per
+// solana.MaxAccountsPerCall) and answers their facts, with the
+// MismatchError Verify would return when the table disagrees with the
+// chain (the facts of the mints that do exist are answered even then).
+func (t Table) Read(ctx context.Context, n solana.Network, c Mints) (Reading, error) {
 	as := t[n]
 	mints := make([]sol.PublicKey, len(as))
 	for i, a := range as {
@@ -250,8 +268,10 @@ func (t Table) Verify(ctx context.Context, n solana.Network, c Mints) error {
 	}
 	got, err := c.Mints(ctx, mints)
 	if err != nil {
-		return err
+		return Reading{}, err
 	}
+	r := Reading{At: time.Now().UTC(), Facts: map[sol.PublicKey]solana.MintFacts{}}
+	var mismatch error
 	for i, a := range as {
 		m := got[i]
 		var what string
@@ -264,10 +284,16 @@ func (t Table) Verify(ctx context.Context, n solana.Network, c Mints) error {
 			what = fmt.Sprintf("a mint with %d decimals", m.Decimals)
 		}
 		if what != "" {
-			return &MismatchError{Network: n, Asset: a, Got: what}
+			if mismatch == nil {
+				mismatch = &MismatchError{Network: n, Asset: a, Got: what}
+			}
+			continue
+		}
+		if m.FactsErr == nil {
+			r.Facts[a.Mint] = m.Facts
 		}
 	}
-	return nil
+	return r, mismatch
 }
 
 // Tokens are the network's assets other than USDC, for balance reads

@@ -84,3 +84,26 @@ func TestVerify_TheTableMustAgreeWithTheChain(t *testing.T) {
 		}
 	}
 }
+
+// A book whose node does not answer has no reading (GET /assets then
+// shows the facts as null, with no facts_read_at); once a node answers,
+// the next Get reads the mints and keeps their facts.
+func TestBook_NoReadingUntilTheNodeAnswers(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	ctx := context.Background()
+	dead := solana.NewClient("http://127.0.0.1:1", solana.Devnet, 200*time.Millisecond)
+	book := asset.NewBook(nil, map[solana.Network]asset.Mints{solana.Devnet: dead})
+	if r, ok := book.Get(ctx, solana.Devnet); ok || r.Facts != nil {
+		t.Fatalf("read through a dead node: %+v", r)
+	}
+	if _, ok := book.Get(ctx, solana.Mainnet); ok {
+		t.Fatal("read a network without a node")
+	}
+	book = asset.NewBook(nil, map[solana.Network]asset.Mints{solana.Devnet: solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)})
+	r, ok := book.Get(ctx, solana.Devnet)
+	pyusd, _ := asset.Defaults().Find(solana.Devnet, "PYUSD")
+	if !ok || r.At.IsZero() || len(r.Facts) != len(asset.Defaults().Of(solana.Devnet)) || !r.Facts[pyusd.Mint].IssuerCanSeize() {
+		t.Fatalf("reading %+v %v", r, ok)
+	}
+}

@@ -338,7 +338,7 @@ export interface paths {
         };
         /**
          * List the assets of the caller's network
-         * @description The tokens the service knows on the caller's network: the stablecoins at their real mints (USDC, USDT, PYUSD, USDG, EURC; USDT has no devnet mint) and any the operator added (`ASSETS`), each checked on chain (its program and decimals) before a worker starts. A wallet spends the ones its policy lists (assets), USD ones under the _usdc limits and EUR ones under the _eur limits.
+         * @description The tokens the service knows on the caller's network: the stablecoins at their real mints (USDC, USDT, PYUSD, USDG, EURC; USDT has no devnet mint) and any the operator added (`ASSETS`), each checked on chain (its program and decimals) before a worker starts. A wallet spends the ones its policy lists (assets), USD ones under the _usdc limits and EUR ones under the _eur limits. Each shows what its issuer can do to holders, as read from its mint on chain: freeze accounts (freeze_authority), take tokens (issuer_can_seize), make new accounts start frozen (default_frozen); and whether holders' wallets show amounts other than the raw ones the service uses (scaled_ui_amount, interest_bearing).
          */
         get: operations["list-assets"];
         put?: never;
@@ -1428,6 +1428,12 @@ export interface components {
         };
         AssetOut: {
             /**
+             * @description What the service's amounts of this asset mean: always raw, the mint's base units over 10^decimals (what a transfer moves, what balances show and what limits count). A Token-2022 mint with a scaled UI amount or interest shows holders a different UI amount (see scaled_ui_amount and interest_bearing); the service never converts to it.
+             * @example raw
+             * @enum {string}
+             */
+            amounts: "raw";
+            /**
              * @description What it is pegged to. Limits count every asset of one currency together at 1:1 (a USD stablecoin as a dollar); that peg is an assumption of the policy, not a price.
              * @example USD
              * @enum {string}
@@ -1440,10 +1446,34 @@ export interface components {
              */
             decimals: number;
             /**
+             * @description Whether new accounts of the mint start frozen (Token-2022 DefaultAccountState Frozen) until the freeze authority thaws them: a wallet's new account of it can neither send nor receive until then. Null when the mint was not read.
+             * @example false
+             */
+            default_frozen: boolean | null;
+            /**
+             * @description The mint's freeze authority, which can freeze any holder's account of it (a send from or to a frozen account is refused: account_frozen); null when it has none, or when the mint was not read.
+             * @example 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU
+             */
+            freeze_authority: string | null;
+            /** @description The mint's Token-2022 InterestBearingConfig: holders' wallets show base units grown by the rate. Amounts here stay raw. Absent when the mint has none (or was not read). */
+            interest_bearing?: components["schemas"]["InterestBearingOut"];
+            /**
+             * @description Whether the issuer can move or burn any holder's tokens without their signature: a Token-2022 PermanentDelegate extension with a delegate set (permanent_delegate). Null when the mint was not read.
+             * @example false
+             */
+            issuer_can_seize: boolean | null;
+            /**
              * @description Its mint address.
              * @example EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v
              */
             mint: string;
+            /**
+             * @description That permanent delegate; null when none (or not read).
+             * @example 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU
+             */
+            permanent_delegate: string | null;
+            /** @description The mint's Token-2022 ScaledUiAmount: holders' wallets show base units times a multiplier. Amounts here stay raw. Absent when the mint has none (or was not read). */
+            scaled_ui_amount?: components["schemas"]["ScaledUIAmountOut"];
             /**
              * @description The asset's symbol.
              * @example USDC
@@ -1459,6 +1489,12 @@ export interface components {
         AssetsOutputBody: {
             /** @description USDC first, then the others in the table's order. */
             assets: components["schemas"]["AssetOut"][];
+            /**
+             * Format: date-time
+             * @description When the mints' facts (freeze_authority, issuer_can_seize, permanent_delegate, default_frozen, scaled_ui_amount, interest_bearing) were read on chain: at the API's start, then every few minutes. Null when the network's node has not answered since the start: those facts are then null, not false.
+             * @example 2026-12-07T21:00:00Z
+             */
+            facts_read_at: string | null;
             /**
              * @description The caller's network.
              * @example mainnet
@@ -2176,6 +2212,20 @@ export interface components {
              * @example 5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
              */
             wallet_id: string;
+        };
+        InterestBearingOut: {
+            /**
+             * Format: int32
+             * @description The yearly rate in basis points (may be negative).
+             * @example 500
+             */
+            current_rate_bps: number;
+            /**
+             * Format: date-time
+             * @description When the rate was last set.
+             * @example 2026-11-01T00:00:00Z
+             */
+            rate_updated_at: string;
         };
         Key: {
             /**
@@ -3174,6 +3224,24 @@ export interface components {
              * @example svc_test_4vJ9JU
              */
             prefix: string | null;
+        };
+        ScaledUIAmountOut: {
+            /**
+             * @description The multiplier in force when read, as a decimal string (the chain keeps a 64-bit float).
+             * @example 1.05
+             */
+            multiplier: string;
+            /**
+             * @description The multiplier from new_multiplier_at on.
+             * @example 1.05
+             */
+            new_multiplier: string;
+            /**
+             * Format: date-time
+             * @description When new_multiplier takes over.
+             * @example 2026-12-01T00:00:00Z
+             */
+            new_multiplier_at: string;
         };
         SendBody: {
             /**
