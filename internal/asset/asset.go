@@ -41,14 +41,20 @@ type Asset struct {
 	Currency Currency
 }
 
-// Amount is units of a as an amount of the currency it is pegged to: the
-// policy counts every asset at 6 decimals, so one unit is one micro.
-func (a Asset) Amount(units int64) money.Amount {
-	m, err := money.AmountOf(a.Currency, units)
+// Amount is micros of a (every amount of a payment is kept in micros,
+// whatever a's decimals) as an amount of the currency it is pegged to.
+func (a Asset) Amount(micros int64) money.Amount {
+	m, err := money.AmountOf(a.Currency, micros)
 	if err != nil {
 		panic("asset " + a.Symbol + ": " + err.Error()) // the table admits USD and EUR only
 	}
 	return m
+}
+
+// BaseUnits is micros of a in its base units, or a *solana.PrecisionError
+// when the amount is finer than a's smallest unit.
+func (a Asset) BaseUnits(micros int64) (uint64, error) {
+	return a.Token().BaseUnits(money.Micros[money.USD](micros))
 }
 
 // Token is a as the chain layer moves it.
@@ -204,11 +210,12 @@ func parseEntry(entry string) (networkAsset, error) {
 	default:
 		return a, fmt.Errorf("program %q: want token or token-2022", f[3])
 	}
-	// The policy counts an asset's base units as micros of its currency:
-	// only 6 decimals make that exact.
+	// Amounts are kept and counted in micros of the currency and moved as
+	// the asset's base units (solana.Token.BaseUnits): up to 9 decimals
+	// a micro is a whole number of base units and every amount fits.
 	d, err := strconv.ParseUint(f[4], 10, 8)
-	if err != nil || d != money.Decimals {
-		return a, fmt.Errorf("decimals %q: only assets of 6 decimals can be counted under a policy", f[4])
+	if err != nil || d > solana.MaxDecimals {
+		return a, fmt.Errorf("decimals %q: want 0 to %d", f[4], solana.MaxDecimals)
 	}
 	a.Decimals = uint8(d)
 	switch c := Currency(f[5]); c {

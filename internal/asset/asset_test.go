@@ -12,6 +12,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/usdc"
 )
 
 const someMint = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"
@@ -23,7 +24,10 @@ func TestParse_AddsAnOperatorsAssetOrSaysWhatIsWrong(t *testing.T) {
 		{"", ""},
 		{"devnet:TEST:" + someMint + ":token:6:USD", ""},
 		{" mainnet:EUROX:" + someMint + ":token-2022:6:EUR , ", ""},
-		{"devnet:TEST:" + someMint + ":token:2:USD", "only assets of 6 decimals"},
+		{"devnet:CENT:" + someMint + ":token:2:USD", ""},
+		{"devnet:NANO:" + someMint + ":token-2022:9:USD", ""},
+		{"devnet:WHOLE:" + someMint + ":token:0:EUR", ""},
+		{"devnet:TEST:" + someMint + ":token:10:USD", `decimals "10": want 0 to 9`},
 		{"testnet:TEST:" + someMint + ":token:6:USD", `network "testnet"`},
 		{"devnet:test:" + someMint + ":token:6:USD", `symbol "test"`},
 		{"devnet:T:" + someMint + ":token:6:USD", `symbol "T"`},
@@ -105,5 +109,41 @@ func TestBook_NoReadingUntilTheNodeAnswers(t *testing.T) {
 	pyusd, _ := asset.Defaults().Find(solana.Devnet, "PYUSD")
 	if !ok || r.At.IsZero() || len(r.Facts) != len(asset.Defaults().Of(solana.Devnet)) || !r.Facts[pyusd.Mint].IssuerCanSeize() {
 		t.Fatalf("reading %+v %v", r, ok)
+	}
+}
+
+// Amounts are micros whatever the asset's decimals; the chain moves base
+// units: a 2-decimal asset carries whole cents only, a 9-decimal one any
+// micro (1,000 base units), a 0-decimal one whole units.
+func TestBaseUnits_MicrosBecomeTheAssetsUnitsExactlyOrNotAtAll(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		decimals uint8
+		micros   int64
+		units    uint64
+		finer    bool
+	}{
+		{6, 1_234_567, 1_234_567, false},
+		{2, 1_250_000, 125, false},
+		{2, 1_005_000, 0, true},
+		{2, 10_000, 1, false},
+		{2, 1, 0, true},
+		{0, 3_000_000, 3, false},
+		{0, 3_500_000, 0, true},
+		{9, 1, 1_000, false},
+		{9, 1_500_000, 1_500_000_000, false},
+		{9, 18_000_000_000_000_000, 18_000_000_000_000_000_000, false},
+	} {
+		a := asset.Asset{Symbol: "X", Decimals: c.decimals, Currency: asset.USD}
+		got, err := a.BaseUnits(c.micros)
+		var pe *solana.PrecisionError
+		if c.finer != errors.As(err, &pe) || (!c.finer && (err != nil || got != c.units)) {
+			t.Errorf("%d decimals, %d micros: %d %v", c.decimals, c.micros, got, err)
+		}
+	}
+	// The policy's largest amount is more base units of a 9-decimal
+	// asset than a transfer can carry: refused, never wrapped.
+	if _, err := (asset.Asset{Symbol: "X", Decimals: 9}).BaseUnits(int64(usdc.MaxMicros)); err == nil {
+		t.Error("an amount past a u64 of base units was converted")
 	}
 }

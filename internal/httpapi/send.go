@@ -181,6 +181,11 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *SendBody
 	if err != nil {
 		return payment.Request{}, err
 	}
+	// Kept in micros, moved in the asset's base units: an amount finer
+	// than its smallest unit could not be moved exactly.
+	if _, err := a.BaseUnits(int64(amount)); err != nil {
+		return payment.Request{}, fieldError("amount", err.Error())
+	}
 	walletID, err := s.walletID(ctx, walletParam)
 	if err != nil {
 		return payment.Request{}, err

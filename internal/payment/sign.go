@@ -466,6 +466,12 @@ func unsigned(err error) (o *Outcome, ok bool) {
 	case errors.As(err, &tl):
 		return &Outcome{Status: Refused, Detail: tl.Error()}, true
 	}
+	var pe *solana.PrecisionError
+	if errors.As(err, &pe) {
+		// The API refuses such an amount first; the table's decimals
+		// may have changed since.
+		return &Outcome{Status: Refused, Detail: pe.Error()}, true
+	}
 	var af errAccountFrozen
 	if errors.As(err, &af) {
 		return &Outcome{Status: Refused, Cause: CauseAccountFrozen, Detail: af.Error()}, true
