@@ -90,3 +90,21 @@ func TestFrozen_X402PaymentFromOrToAFrozenAccountIsRefused(t *testing.T) {
 		t.Fatalf("reserved %d", r)
 	}
 }
+
+// An MPP charge paid from a wallet whose USDC account is frozen is
+// refused before signing with 422 account_frozen; nothing is stored.
+func TestFrozen_MPPChargeFromAFrozenAccountIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, pubkey := e.x402Agent(nil, 5_000_000)
+	e.freeze(pubkey, solana.DevnetUSDCMint.String())
+	status, body := e.mppPay(id, []string{fakeCharge("1000")}, "https://seller.test/r", nil)
+	if status != http.StatusUnprocessableEntity || body["reason"] != "account_frozen" || !strings.Contains(fmt.Sprint(body["error"]), "the wallet's USDC account") {
+		t.Fatalf("from a frozen wallet: %d %v", status, body)
+	}
+	e.wantRows("x402_payments", 0)
+	if r := e.reservedToday(id); r != 0 {
+		t.Fatalf("reserved %d", r)
+	}
+}
