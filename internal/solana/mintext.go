@@ -19,6 +19,12 @@ const (
 	extScaledUiAmount        = 25
 )
 
+// mintExtensionLen is the length of each mint extension MintFacts reads.
+var mintExtensionLen = map[uint16]int{
+	extDefaultAccountState: 1, extInterestBearingConfig: 52, extPermanentDelegate: 32,
+	extTransferHook: 64, extScaledUiAmount: 56, extPausable: 33,
+}
+
 // Token account states (the byte at tokenAccountStateOffset), the same
 // under SPL Token and Token-2022.
 const (
@@ -142,11 +148,7 @@ func ParseMintFacts(program sol.PublicKey, data []byte) (MintFacts, error) {
 		}
 		v := data[o+4 : o+4+n]
 		o += 4 + n
-		want := map[uint16]int{
-			extDefaultAccountState: 1, extInterestBearingConfig: 52, extPermanentDelegate: 32,
-			extTransferHook: 64, extScaledUiAmount: 56, extPausable: 33,
-		}[typ]
-		if want != 0 && n != want {
+		if want, read := mintExtensionLen[typ]; read && n != want {
 			return malformed("extension %d is %d bytes, not %d", typ, n, want)
 		}
 		switch typ {
