@@ -108,3 +108,26 @@ func TestFrozen_MPPChargeFromAFrozenAccountIsRefused(t *testing.T) {
 		t.Fatalf("reserved %d", r)
 	}
 }
+
+// A parked send whose wallet's account is frozen before a human approves
+// it is not signed when approved: the approval is closed by the system
+// without spending (rejected, its detail saying the account is frozen),
+// and nothing is stored or reserved.
+func TestFrozen_ApprovedSendFromAFrozenAccountIsClosedUnsigned(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startWorker()
+	id, pubkey := e.agent(map[string]any{"approval_threshold_usdc": 1}, 5_000_000)
+	apID := e.park(id, newAddress(), 2)
+	e.freeze(pubkey, solana.DevnetUSDCMint.String())
+	_, admin := e.adminKey()
+	status, ap := e.approve(apID, admin, nil)
+	if status != http.StatusOK || ap["status"] != "rejected" || ap["rejected_by"] != "system" ||
+		!strings.Contains(fmt.Sprint(ap["reason_detail"]), "the wallet's USDC account") || !strings.Contains(fmt.Sprint(ap["reason_detail"]), "is frozen") {
+		t.Fatalf("approve: %d %v", status, ap)
+	}
+	e.wantRows("transactions", 0)
+	if r := e.reservedToday(id); r != 0 {
+		t.Fatalf("reserved %d", r)
+	}
+}
