@@ -700,14 +700,42 @@ type BalanceDifference struct {
 type Assets struct {
 	Network string  `json:"network"`
 	Assets  []Asset `json:"assets"`
+	// FactsReadAt is when the mints' facts were read on chain; nil when
+	// they were not (the facts are then nil too).
+	FactsReadAt *time.Time `json:"facts_read_at"`
 }
 
 // Asset is one token: TokenProgram is "token" or "token-2022"; Currency
-// "USD" or "EUR".
+// "USD" or "EUR"; Amounts "raw" (base units over 10^Decimals, never a
+// mint's scaled or interest-bearing UI amount). The pointer fields are
+// the mint's facts as read on chain (nil: not read, or not set).
 type Asset struct {
-	Symbol       string `json:"symbol"`
-	Mint         string `json:"mint"`
-	TokenProgram string `json:"token_program"`
-	Decimals     int    `json:"decimals"`
-	Currency     string `json:"currency"`
+	Symbol            string             `json:"symbol"`
+	Mint              string             `json:"mint"`
+	TokenProgram      string             `json:"token_program"`
+	Decimals          int                `json:"decimals"`
+	Currency          string             `json:"currency"`
+	Amounts           string             `json:"amounts"`
+	FreezeAuthority   *string            `json:"freeze_authority"`
+	IssuerCanSeize    *bool              `json:"issuer_can_seize"`
+	PermanentDelegate *string            `json:"permanent_delegate"`
+	DefaultFrozen     *bool              `json:"default_frozen"`
+	ScaledUIAmount    *AssetScaledUI     `json:"scaled_ui_amount,omitempty"`
+	InterestBearing   *AssetInterestRate `json:"interest_bearing,omitempty"`
+}
+
+// AssetScaledUI is a mint's scaled UI amount: holders' wallets show base
+// units times Multiplier (a decimal string), NewMultiplier from
+// NewMultiplierAt on.
+type AssetScaledUI struct {
+	Multiplier      string    `json:"multiplier"`
+	NewMultiplier   string    `json:"new_multiplier"`
+	NewMultiplierAt time.Time `json:"new_multiplier_at"`
+}
+
+// AssetInterestRate is a mint's interest: holders' wallets show base
+// units grown by CurrentRateBps a year.
+type AssetInterestRate struct {
+	CurrentRateBps int       `json:"current_rate_bps"`
+	RateUpdatedAt  time.Time `json:"rate_updated_at"`
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/audit"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/config"
@@ -148,6 +149,19 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 		clients[n] = c
 	}
 
+	// Each asset's mint facts (an issuer's powers, how its amounts read)
+	// for GET /assets: read now, then kept fresh; a node that does not
+	// answer yet leaves them null until it does.
+	facts := asset.NewBook(cfg.Solana.Assets, map[solana.Network]asset.Mints{solana.Devnet: clients[solana.Devnet], solana.Mainnet: clients[solana.Mainnet]})
+	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := facts.Refresh(rctx, n); err != nil {
+			log.Warn("the network's asset mints could not be read; GET /assets shows their facts as null until they are", "network", n, "err", err)
+		}
+		cancel()
+	}
+	go facts.Run(ctx, assetFactsEvery, log)
+
 	var faucet httpapi.Faucet // test funds exist only on a local chain
 	if cfg.Solana.LocalChain {
 		faucet = clients
@@ -156,7 +170,7 @@ func serve(ctx context.Context, getenv config.Getenv, ready chan<- string) error
 	// starts (their pages reconnect to another instance).
 	draining := make(chan struct{})
 	handler, closeOps := httpapi.New(httpapi.Deps{
-		DB: db, Redis: rdb, Sealer: sealer, Keys: keys, Exports: exports, Balances: clients, Assets: cfg.Solana.Assets, Log: log, SendWait: cfg.SendTimeout,
+		DB: db, Redis: rdb, Sealer: sealer, Keys: keys, Exports: exports, Balances: clients, Assets: cfg.Solana.Assets, AssetFacts: facts, Log: log, SendWait: cfg.SendTimeout,
 		WebhookAllowPrivate: cfg.Webhooks.AllowPrivate, SlackSigningSecret: cfg.SlackSigningSecret.Reveal(),
 		RateLimits: &ratelimit.Limits{Read: cfg.RateLimitRead, Write: cfg.RateLimitWrite, Send: cfg.RateLimitSend, Anonymous: cfg.RateLimitAnonymous},
 		MaxWallets: cfg.MaxWallets, MaxWebhookEndpoints: cfg.MaxWebhookEndpoints, DashboardOrigin: cfg.Webhooks.DashboardOrigin,
@@ -394,6 +408,11 @@ func openDB(getenv config.Getenv) (*bun.DB, error) {
 
 // errChainBroken fails `api audit verify` (exit status 1) after it has
 // named each broken chain's first bad entry.
+// assetFactsEvery is how often the API reads its assets' mints again: an
+// issuer's change (a delegate set, a multiplier moved) shows on GET
+// /assets within it.
+const assetFactsEvery = 5 * time.Minute
+
 var errChainBroken = errors.New("audit log chain broken")
 
 func auditCmd(ctx context.Context, args []string, getenv config.Getenv, stdout io.Writer) error {

@@ -135,7 +135,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 			return err
 		} else if err != nil {
 			log.Warn("no Solana node of the network answered getGenesisHash; nothing is signed for it until one does", "network", n, "err", err)
-		} else if err := cfg.Assets.Verify(ctx, n, c); err != nil {
+		} else if reading, err := cfg.Assets.Read(ctx, n, c); err != nil {
 			// A mint of another program or other decimals than the table
 			// says would build transfers the chain refuses, or move
 			// amounts off by powers of ten: refuse to start.
@@ -144,6 +144,8 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 				return err
 			}
 			log.Warn("the network's asset mints could not be read", "network", n, "err", err)
+		} else {
+			logAssetFacts(log, n, cfg.Assets.Of(n), reading)
 		}
 		logNodesDown(log, c)
 		go c.WatchChain(ctx, chainCheckEvery, log, func(err error) { wrongChain(err) })
@@ -205,3 +207,18 @@ func logNodesDown(log *slog.Logger, c *solana.Client) {
 // chainCheckEvery is how often each node's genesis hash is checked again
 // (a URL can come to reach another node).
 const chainCheckEvery = 30 * time.Second
+
+// logAssetFacts says, at start, what each asset's issuer can do to the
+// wallets' tokens (the same facts GET /assets shows), so an operator
+// sees them where the worker that moves those tokens starts.
+func logAssetFacts(log *slog.Logger, n solana.Network, as []asset.Asset, r asset.Reading) {
+	for _, a := range as {
+		f, ok := r.Facts[a.Mint]
+		if !ok {
+			continue
+		}
+		log.Info("asset mint", "network", n, "asset", a.Symbol, "decimals", a.Decimals,
+			"freeze_authority", f.FreezeAuthority != nil, "issuer_can_seize", f.IssuerCanSeize(), "default_frozen", f.DefaultFrozen,
+			"scaled_ui_amount", f.ScaledUIAmount != nil, "interest_bearing", f.InterestBearing != nil)
+	}
+}

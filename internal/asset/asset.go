@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	sol "github.com/gagliardetto/solana-go"
 
@@ -40,14 +41,20 @@ type Asset struct {
 	Currency Currency
 }
 
-// Amount is units of a as an amount of the currency it is pegged to: the
-// policy counts every asset at 6 decimals, so one unit is one micro.
-func (a Asset) Amount(units int64) money.Amount {
-	m, err := money.AmountOf(a.Currency, units)
+// Amount is micros of a (every amount of a payment is kept in micros,
+// whatever a's decimals) as an amount of the currency it is pegged to.
+func (a Asset) Amount(micros int64) money.Amount {
+	m, err := money.AmountOf(a.Currency, micros)
 	if err != nil {
 		panic("asset " + a.Symbol + ": " + err.Error()) // the table admits USD and EUR only
 	}
 	return m
+}
+
+// BaseUnits is micros of a in its base units, or a *solana.PrecisionError
+// when the amount is finer than a's smallest unit.
+func (a Asset) BaseUnits(micros int64) (uint64, error) {
+	return a.Token().BaseUnits(money.Micros[money.USD](micros))
 }
 
 // Token is a as the chain layer moves it.
@@ -203,11 +210,12 @@ func parseEntry(entry string) (networkAsset, error) {
 	default:
 		return a, fmt.Errorf("program %q: want token or token-2022", f[3])
 	}
-	// The policy counts an asset's base units as micros of its currency:
-	// only 6 decimals make that exact.
+	// Amounts are kept and counted in micros of the currency and moved as
+	// the asset's base units (solana.Token.BaseUnits): up to 9 decimals
+	// a micro is a whole number of base units and every amount fits.
 	d, err := strconv.ParseUint(f[4], 10, 8)
-	if err != nil || d != money.Decimals {
-		return a, fmt.Errorf("decimals %q: only assets of 6 decimals can be counted under a policy", f[4])
+	if err != nil || d > solana.MaxDecimals {
+		return a, fmt.Errorf("decimals %q: want 0 to %d", f[4], solana.MaxDecimals)
 	}
 	a.Decimals = uint8(d)
 	switch c := Currency(f[5]); c {
@@ -243,6 +251,23 @@ type Mints interface {
 // for the first asset whose mint is missing or differs in program or
 // decimals.
 func (t Table) Verify(ctx context.Context, n solana.Network, c Mints) error {
+	_, err := t.Read(ctx, n, c)
+	return err
+}
+
+// Reading is what the chain said of a network's mints at one time.
+type Reading struct {
+	At time.Time
+	// Facts are each asset's mint's facts, by mint; a mint that is
+	// missing or whose data did not parse has none.
+	Facts map[sol.PublicKey]solana.MintFacts
+}
+
+// Read reads the network's mints through c (one call per
+// solana.MaxAccountsPerCall) and answers their facts, with the
+// MismatchError Verify would return when the table disagrees with the
+// chain (the facts of the mints that do exist are answered even then).
+func (t Table) Read(ctx context.Context, n solana.Network, c Mints) (Reading, error) {
 	as := t[n]
 	mints := make([]sol.PublicKey, len(as))
 	for i, a := range as {
@@ -250,8 +275,10 @@ func (t Table) Verify(ctx context.Context, n solana.Network, c Mints) error {
 	}
 	got, err := c.Mints(ctx, mints)
 	if err != nil {
-		return err
+		return Reading{}, err
 	}
+	r := Reading{At: time.Now().UTC(), Facts: map[sol.PublicKey]solana.MintFacts{}}
+	var mismatch error
 	for i, a := range as {
 		m := got[i]
 		var what string
@@ -264,10 +291,16 @@ func (t Table) Verify(ctx context.Context, n solana.Network, c Mints) error {
 			what = fmt.Sprintf("a mint with %d decimals", m.Decimals)
 		}
 		if what != "" {
-			return &MismatchError{Network: n, Asset: a, Got: what}
+			if mismatch == nil {
+				mismatch = &MismatchError{Network: n, Asset: a, Got: what}
+			}
+			continue
+		}
+		if m.FactsErr == nil {
+			r.Facts[a.Mint] = m.Facts
 		}
 	}
-	return nil
+	return r, mismatch
 }
 
 // Tokens are the network's assets other than USDC, for balance reads

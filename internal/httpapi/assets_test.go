@@ -4,10 +4,15 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
 
 	"github.com/agentwallet/agentwallet/client"
 	"github.com/agentwallet/agentwallet/internal/asset"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/solana/minttest"
 )
 
 // GET /assets answers the caller's network's tokens, USDC first, each
@@ -81,5 +86,59 @@ func TestAssets_BalanceListsEveryAssetHeld(t *testing.T) {
 		if a["symbol"] != w.symbol || a["mint"] != w.mint || a["amount"] != w.amount {
 			t.Fatalf("asset %d: %v, want %+v", i, a, w)
 		}
+	}
+}
+
+// GET /assets shows what each issuer can do, as read from its mint on
+// chain: the localnet's PYUSD (built as the real one) has a permanent
+// delegate and a freeze authority, USDC neither; a mint the operator
+// added whose new accounts start frozen, with a scaled UI amount, says
+// so; another that accrues interest shows its rate. Amounts stay raw.
+func TestAssets_ShowWhatTheIssuerCanDoAndHowAmountsRead(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	var authority struct {
+		Pubkey string `json:"pubkey"`
+	}
+	ln.Call(t, &authority, "localnet_getMintAuthority")
+	issuer := sol.MustPublicKeyFromBase58(authority.Pubkey)
+	frozen := minttest.NewMint(t, ln.URL, sol.Token2022ProgramID, minttest.Mint{MintAuthority: &issuer, FreezeAuthority: &issuer, Decimals: 6,
+		Extensions: []minttest.Extension{minttest.DefaultAccountState(true), minttest.ScaledUIAmount(&issuer, 1.5, 4_000_000_000, 2)}})
+	accrues := minttest.NewMint(t, ln.URL, sol.Token2022ProgramID, minttest.Mint{MintAuthority: &issuer, Decimals: 6,
+		Extensions: []minttest.Extension{minttest.InterestBearing(&issuer, 1_700_000_000, 425)}})
+	table, err := asset.Defaults().With("devnet:FRZN:" + frozen.String() + ":token-2022:6:USD,devnet:YLD:" + accrues.String() + ":token-2022:6:USD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envOpts{ln: ln, assets: table})
+	got, err := client.New(e.url, e.key).ListAssets(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.FactsReadAt == nil || time.Since(*got.FactsReadAt) > time.Minute {
+		t.Fatalf("facts_read_at %v", got.FactsReadAt)
+	}
+	by := map[string]client.Asset{}
+	for _, a := range got.Assets {
+		if a.Amounts != "raw" || a.IssuerCanSeize == nil || a.DefaultFrozen == nil {
+			t.Fatalf("%s: %+v", a.Symbol, a)
+		}
+		by[a.Symbol] = a
+	}
+	py, usdc, frzn, yld := by["PYUSD"], by["USDC"], by["FRZN"], by["YLD"]
+	if !*py.IssuerCanSeize || py.PermanentDelegate == nil || *py.PermanentDelegate != issuer.String() ||
+		py.FreezeAuthority == nil || *py.DefaultFrozen || py.ScaledUIAmount != nil || py.InterestBearing != nil {
+		t.Fatalf("PYUSD %+v", py)
+	}
+	if *usdc.IssuerCanSeize || usdc.PermanentDelegate != nil || *usdc.DefaultFrozen {
+		t.Fatalf("USDC %+v", usdc)
+	}
+	s := frzn.ScaledUIAmount
+	if !*frzn.DefaultFrozen || *frzn.IssuerCanSeize || s == nil || s.Multiplier != "1.5" || s.NewMultiplier != "2" ||
+		!s.NewMultiplierAt.Equal(time.Unix(4_000_000_000, 0)) {
+		t.Fatalf("FRZN %+v %+v", frzn, s)
+	}
+	if yld.InterestBearing == nil || yld.InterestBearing.CurrentRateBps != 425 || yld.ScaledUIAmount != nil || *yld.DefaultFrozen {
+		t.Fatalf("YLD %+v", yld)
 	}
 }

@@ -118,7 +118,7 @@ func (s *server) registerSend(api huma.API) {
 		Summary:     "Send USDC",
 		Description: "Evaluates the wallet's policy and answers with the outcome: 200 `sent` (signed and broadcast), " +
 			"202 `pending_approval` (a human must approve), or 403 `Blocked by policy` with `reason` and `remaining_today_usdc`. " +
-			"422 when the wallet lacks the USDC or the SOL for fees (nothing is sent); 503 when the decision did not happen in time " +
+			"422 when the wallet lacks the USDC or the SOL for fees (nothing is sent), or with `reason` `account_frozen` when the wallet's or the recipient's token account of the asset is frozen by its mint's freeze authority (nothing signed or reserved); 503 when the decision did not happen in time " +
 			"(the payment is cancelled and will never go out; safe to retry), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap " +
 			"or `fee_payer_budget_exceeded` when the account's fee payer has used up its daily budget " +
 			"(nothing signed or reserved; safe to retry later). Without an Idempotency-Key two calls make two payments; " +
@@ -179,6 +179,11 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *SendBody
 	a, err := s.assetNamed(pr.Network, in.Asset)
 	if err != nil {
 		return payment.Request{}, err
+	}
+	// Kept in micros, moved in the asset's base units: an amount finer
+	// than its smallest unit could not be moved exactly.
+	if _, err := a.BaseUnits(int64(amount)); err != nil {
+		return payment.Request{}, fieldError("amount", err.Error())
 	}
 	walletID, err := s.walletID(ctx, walletParam)
 	if err != nil {
@@ -394,6 +399,13 @@ func notSigned(o *payment.Outcome, also string) *Error {
 	return &Error{status: http.StatusServiceUnavailable, Reason: o.Cause, Message: msg + retry}
 }
 
+// accountFrozen is the 422 of a payment refused before signing because
+// the wallet's or the recipient's token account is frozen.
+func accountFrozen(o *payment.Outcome) *Error {
+	return &Error{status: http.StatusUnprocessableEntity, Reason: payment.CauseAccountFrozen,
+		Message: o.Detail + "; nothing was signed or reserved"}
+}
+
 // sendAnswer maps a send's outcome to its HTTP answer.
 func sendAnswer(o *payment.Outcome) (*sendOutput, error) {
 	out := &sendOutput{}
@@ -417,6 +429,9 @@ func sendAnswer(o *payment.Outcome) (*sendOutput, error) {
 		}
 		return nil, e
 	case payment.Refused:
+		if o.Cause == payment.CauseAccountFrozen {
+			return nil, accountFrozen(o)
+		}
 		switch o.Short {
 		case "USDC":
 			return nil, errorf(http.StatusUnprocessableEntity, "insufficient USDC: the wallet's USDC balance is below the amount; nothing was sent")

@@ -60,8 +60,12 @@ type Deps struct {
 	Balances Balances
 	// Assets are the tokens of each network (nil: asset.Defaults).
 	Assets asset.Table
-	Log    *slog.Logger
-	Ops    OpsConfig
+	// AssetFacts are the facts GET /assets shows of each asset's mint, as
+	// last read on chain; nil reads them through Balances when it is a
+	// solana.Clients, else GET /assets shows none.
+	AssetFacts *asset.Book
+	Log        *slog.Logger
+	Ops        OpsConfig
 	// SendWait bounds how long a send waits for its decision (default
 	// DefaultSendWait); past it the send is cancelled and answers 503.
 	SendWait time.Duration
@@ -199,6 +203,13 @@ func newServer(d Deps) *server {
 		x402InFlight: ratelimit.InFlight{Max: x402FetchesInFlight}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if clients, ok := d.Balances.(solana.Clients); ok && s.AssetFacts == nil {
+		nodes := map[solana.Network]asset.Mints{}
+		for n, c := range clients {
+			nodes[n] = c
+		}
+		s.AssetFacts = asset.NewBook(d.Assets, nodes)
 	}
 	s.log = slog.New(requestIDHandler{s.log.Handler()})
 	if s.sendWait <= 0 {

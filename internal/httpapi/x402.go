@@ -332,6 +332,9 @@ func x402Answer(r *payment.Request, o *payment.Outcome) (*x402PayOutput, error) 
 		left := USDC(o.RemainingToday)
 		return nil, &Error{status: http.StatusForbidden, Message: "Blocked by policy", Reason: string(o.Reason), RemainingTodayUSDC: &left}
 	case payment.Refused:
+		if o.Cause == payment.CauseAccountFrozen {
+			return nil, accountFrozen(o)
+		}
 		return nil, errorf(http.StatusUnprocessableEntity, "not signed: "+o.Detail)
 	case payment.Unavailable:
 		if o.NotSigned() {

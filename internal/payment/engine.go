@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/audit"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/policy"
 	"github.com/agentwallet/agentwallet/internal/signer"
 	"github.com/agentwallet/agentwallet/internal/solana"
@@ -72,15 +73,17 @@ func (e *Engine) assetOf(n solana.Network, symbol string) (asset.Asset, error) {
 	return a, nil
 }
 
-// PayableTokens are the tokens a wallet under p may pay an x402 seller
-// in: the assets its policy allows that the network has, in the policy's
-// order (the most preferred first). The API and the worker both choose
+// PayableTokens are the tokens a wallet under p may pay an x402 or MPP
+// seller in: the assets of 6 decimals its policy allows that the network
+// has, in the policy's order (the most preferred first). The API and the worker both choose
 // from them, so they choose alike.
 func PayableTokens(t asset.Table, n solana.Network, p policy.Policy) []solana.Token {
 	t = t.OrDefaults()
 	var out []solana.Token
 	for _, sym := range p.SpendableAssets() {
-		if a, ok := t.Find(n, sym); ok {
+		// A seller's amount is in the token's base units and the policy
+		// counts micros: only a 6-decimal asset reads as both alike.
+		if a, ok := t.Find(n, sym); ok && a.Decimals == money.Decimals {
 			out = append(out, a.Token())
 		}
 	}

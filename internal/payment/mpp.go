@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
@@ -50,9 +51,14 @@ func (e *Engine) signMPP(ctx context.Context, tx bun.Tx, node Node, r *Request, 
 		!c.Token.Mint.Equals(a.Mint) || !sameSplits(c.Splits, x.Splits) {
 		return refuse("the challenge no longer selects the payment the policy evaluated")
 	}
-	bh, why, err := e.readyToSign(ctx, node, w, c.Token)
-	if why != "" {
-		return refuse(why)
+	recipients := []sol.PublicKey{c.Recipient}
+	for _, sp := range c.Splits {
+		recipients = append(recipients, sp.Recipient)
+	}
+	bh, refused, err := e.readyToSign(ctx, node, w, c.Token, recipients...)
+	if refused != nil {
+		refused.remaining(d)
+		return refused, setOutcome(ctx, tx, r.ID, refused)
 	}
 	if err != nil {
 		out := (&Outcome{Status: Unavailable, Detail: "the Solana node did not answer"}).remaining(d)

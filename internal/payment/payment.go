@@ -104,6 +104,11 @@ const CauseFeePayerBudgetExceeded = "fee_payer_budget_exceeded"
 // sealed, KMS throttled. Nothing was signed or reserved.
 const CauseSignerUnavailable = "signer_unavailable"
 
+// CauseAccountFrozen is a Refused payment whose wallet's or recipient's
+// token account of the asset is frozen (its mint's freeze authority froze
+// it): no transfer could land, so nothing was signed or reserved.
+const CauseAccountFrozen = "account_frozen"
+
 // ShortFeePayerSOL is a Refused sponsored send whose fee payer lacked the
 // SOL for the fee or the rent.
 const ShortFeePayerSOL = "fee_payer_SOL"
@@ -129,8 +134,9 @@ type Outcome struct {
 	Short string `json:"short,omitempty"`
 	// Cause says why a send was Unavailable when the node did answer:
 	// CauseFeeCapBelowMarket, CauseFeePayerBudgetExceeded or
-	// CauseSignerUnavailable; or why an MPP charge was Refused before
-	// anything was judged: CauseAlreadyPaid.
+	// CauseSignerUnavailable; or why a payment was Refused before it was
+	// signed: CauseAccountFrozen, or, for an MPP charge before anything
+	// was judged, CauseAlreadyPaid.
 	Cause string `json:"cause,omitempty"`
 	// EarlierPayment is, with CauseAlreadyPaid, the account's payment of
 	// the challenge.

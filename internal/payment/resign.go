@@ -114,7 +114,7 @@ func (e *Engine) resign(ctx context.Context, node Node, height uint64, t *Transa
 		}
 		signed, err = e.signSpend(ctx, tx, node, &w, s, bh,
 			func(tr solana.Transfer) []uint64 { return e.freshFees(ctx, node, t.Network, tr) }, t.ID, e.now())
-		if out, ok := unsigned(err); ok && out.NotSigned() {
+		if out, ok := unsigned(err); ok && (out.NotSigned() || out.Cause == CauseAccountFrozen) {
 			notAgain = errors.New(out.Detail)
 			return errSkipped
 		}

@@ -185,7 +185,9 @@ func (e *Engine) signSpend(ctx context.Context, tx bun.Tx, node Node, w *wallet.
 	// read at once: a slow node costs the held locks one wait, not two.
 	market := make(chan []uint64, 1)
 	go func(t solana.Transfer) { market <- fees(t) }(transfer) // a copy: transfer changes below
-	transfer.RecipientAccountExists = e.recipientExists(ctx, node, to, transfer.Token)
+	if transfer.RecipientAccountExists, err = e.checkAccounts(ctx, node, w.PublicKey(), to, transfer.Token); err != nil {
+		return signedTransfer{}, err
+	}
 	units, err := solana.TransferComputeUnits(s.network, transfer)
 	if err != nil {
 		return signedTransfer{}, fmt.Errorf("compute units: %w", err)
@@ -226,33 +228,56 @@ func (e *Engine) signSpend(ctx context.Context, tx bun.Tx, node Node, w *wallet.
 // normally cached): the wallet's and the request's locks are held.
 const feeReadWait = time.Second
 
-// recipientExists reports whether to's token account is known to exist,
-// so the transfer requests no compute for creating it. Unknown (the node
-// did not answer in time) counts as missing: more compute requested, a
-// few hundred lamports more at most, never a transfer out of compute.
-func (e *Engine) recipientExists(ctx context.Context, node Node, to sol.PublicKey, tk solana.Token) bool {
+// checkAccounts reads the wallet's (from) and the recipient's (to)
+// accounts of tk before anything is signed: either frozen is an
+// errAccountFrozen (the transfer could not land); else it reports
+// whether to's account exists, so the transfer requests no compute for
+// creating it. Unread (the node did not answer in time), the known
+// recipients answer whether it exists and frozen is left to the node's
+// preflight: more compute requested at most, never a wrong refusal.
+func (e *Engine) checkAccounts(ctx context.Context, node Node, from, to sol.PublicKey, tk solana.Token) (bool, error) {
 	known := knownKey(to, tk)
-	if node.Recipients != nil && node.Recipients.Has(known) {
-		return true
-	}
 	ctx, cancel := context.WithTimeout(ctx, feeReadWait)
 	defer cancel()
-	var ok bool
-	var err error
-	if tk.IsZero() {
-		ok, err = node.Client.TokenAccountExists(ctx, to)
-	} else {
-		ok, err = node.Client.TokenAccountExistsOf(ctx, to, tk)
-	}
+	states, err := node.Client.TokenAccountStates(ctx, tk, from, to)
 	if err != nil {
-		e.log().WarnContext(ctx, "recipient's token account not read; compute requested for creating it", "err", err)
-		return false
+		e.log().WarnContext(ctx, "the wallet's and the recipient's token accounts not read; whether they are frozen is left to the node", "err", err)
+		return node.Recipients != nil && node.Recipients.Has(known), nil
 	}
-	if ok && node.Recipients != nil {
+	if err := frozenIn(states, tk); err != nil {
+		return false, err
+	}
+	if states[1].Exists && node.Recipients != nil {
 		node.Recipients.Add(known)
 	}
-	return ok
+	return states[1].Exists, nil
 }
+
+// frozenIn is an errAccountFrozen naming the first of states (the
+// wallet's, then each recipient's) that is frozen, or nil.
+func frozenIn(states []solana.TokenAccountState, tk solana.Token) error {
+	for i, s := range states {
+		if !s.Frozen {
+			continue
+		}
+		whose := "the wallet's"
+		if i > 0 {
+			whose = "the recipient " + s.Owner.String() + "'s"
+		}
+		symbol := tk.Symbol
+		if symbol == "" {
+			symbol = "USDC"
+		}
+		return errAccountFrozen{fmt.Sprintf("%s %s account %s is frozen by the mint's freeze authority: no transfer from or to it can land until it is thawed", whose, symbol, s.Account)}
+	}
+	return nil
+}
+
+// errAccountFrozen: the wallet's or the recipient's token account is
+// frozen; nothing signed.
+type errAccountFrozen struct{ detail string }
+
+func (e errAccountFrozen) Error() string { return e.detail }
 
 // knownKey is what the known recipients remember of to's account of tk:
 // the owner for USDC (the zero Token), else a key derived from owner and
@@ -440,6 +465,16 @@ func unsigned(err error) (o *Outcome, ok bool) {
 		return &Outcome{Status: Unavailable, Cause: CauseFeePayerBudgetExceeded, Detail: fb.Error()}, true
 	case errors.As(err, &tl):
 		return &Outcome{Status: Refused, Detail: tl.Error()}, true
+	}
+	var pe *solana.PrecisionError
+	if errors.As(err, &pe) {
+		// The API refuses such an amount first; the table's decimals
+		// may have changed since.
+		return &Outcome{Status: Refused, Detail: pe.Error()}, true
+	}
+	var af errAccountFrozen
+	if errors.As(err, &af) {
+		return &Outcome{Status: Refused, Cause: CauseAccountFrozen, Detail: af.Error()}, true
 	}
 	var ut errUnsupportedToken
 	if errors.As(err, &ut) {

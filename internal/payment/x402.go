@@ -219,9 +219,10 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 	if c.Index != x.Index || c.Amount != r.Amount || c.PayTo.String() != r.To {
 		return refuse("the challenge no longer selects the payment the policy evaluated")
 	}
-	bh, why, err := e.readyToSign(ctx, node, w, c.Token)
-	if why != "" {
-		return refuse(why)
+	bh, refused, err := e.readyToSign(ctx, node, w, c.Token, c.PayTo)
+	if refused != nil {
+		refused.remaining(d)
+		return refused, setOutcome(ctx, tx, r.ID, refused)
 	}
 	if err != nil {
 		out := (&Outcome{Status: Unavailable, Detail: "the Solana node did not answer"}).remaining(d)
@@ -316,14 +317,16 @@ func storeSigned(ctx context.Context, tx bun.Tx, r *Request, p *X402Payment, out
 }
 
 // readyToSign checks, before a payment to a seller is signed, that the
-// network's node is verified and, for a Token-2022 asset, that the
-// service can send its mint (Select does not read the chain: a hook, a
-// fee withheld or a pause is refused, why says so), and reads the
-// blockhash to sign with. err: the node did not answer (nothing signed).
-func (e *Engine) readyToSign(ctx context.Context, node Node, w *wallet.Wallet, tk solana.Token) (solana.Blockhash, string, error) {
+// network's node is verified; for a Token-2022 asset, that the service
+// can send its mint (Select does not read the chain: a hook, a fee
+// withheld or a pause is refused); and that neither the wallet's account
+// nor a recipient's (to) is frozen. A refusal is the Outcome to answer
+// (nothing signed); else it reads the blockhash to sign with. err: the
+// node did not answer (nothing signed).
+func (e *Engine) readyToSign(ctx context.Context, node Node, w *wallet.Wallet, tk solana.Token, to ...sol.PublicKey) (solana.Blockhash, *Outcome, error) {
 	if err := node.Client.ChainErr(); err != nil {
 		e.log().ErrorContext(ctx, "the network's Solana node is not verified; nothing signed", "wallet_id", w.ID, "err", err)
-		return solana.Blockhash{}, "", err
+		return solana.Blockhash{}, nil, err
 	}
 	if tk.Is2022() {
 		tctx, cancel := context.WithTimeout(ctx, feeReadWait)
@@ -331,11 +334,22 @@ func (e *Engine) readyToSign(ctx context.Context, node Node, w *wallet.Wallet, t
 		cancel()
 		var unsupported *solana.UnsupportedTokenError
 		if errors.As(err, &unsupported) {
-			return solana.Blockhash{}, unsupported.Error(), nil
+			return solana.Blockhash{}, &Outcome{Status: Refused, Detail: unsupported.Error()}, nil
 		} else if err != nil {
 			e.log().WarnContext(ctx, "token mint not read; nothing signed", "asset", tk.Symbol, "err", err)
-			return solana.Blockhash{}, "", err
+			return solana.Blockhash{}, nil, err
 		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, feeReadWait)
+	states, err := node.Client.TokenAccountStates(sctx, tk, append([]sol.PublicKey{w.PublicKey()}, to...)...)
+	cancel()
+	if err != nil {
+		// Left to the seller's (or the facilitator's) simulation, as a
+		// send leaves it to the node's preflight.
+		e.log().WarnContext(ctx, "the wallet's and the seller's token accounts not read; whether they are frozen is left to the seller", "err", err)
+	} else if err := frozenIn(states, tk); err != nil {
+		out, _ := unsigned(err)
+		return solana.Blockhash{}, out, nil
 	}
 	bctx, cancel := context.WithTimeout(ctx, time.Second)
 	bh, err := node.Blockhashes.Get(bctx)
@@ -343,7 +357,7 @@ func (e *Engine) readyToSign(ctx context.Context, node Node, w *wallet.Wallet, t
 	if err != nil {
 		e.log().WarnContext(ctx, "no blockhash; nothing signed", "wallet_id", w.ID, "err", err)
 	}
-	return bh, "", err
+	return bh, nil, err
 }
 
 // MaxX402SweepChecks bounds the signed payments one sweep looks for on

@@ -8,11 +8,16 @@ import (
 )
 
 // MintInfo is what the asset table is checked against: whether the mint
-// exists, the program that owns it and its decimals.
+// exists, the program that owns it and its decimals; and what the mint
+// says of its issuer's powers and its amounts (Facts, unless FactsErr).
 type MintInfo struct {
 	Exists   bool
 	Program  sol.PublicKey
 	Decimals uint8
+	Facts    MintFacts
+	// FactsErr is why Facts could not be read from an existing mint's
+	// data (an ErrMalformedMint).
+	FactsErr error
 }
 
 // mintDecimalsOffset is where a mint's decimals byte sits, in the SPL
@@ -26,9 +31,11 @@ func (c *Client) Mints(ctx context.Context, mints []sol.PublicKey) ([]MintInfo, 
 		var m MintInfo
 		if a != nil {
 			m.Exists, m.Program = true, a.Owner
-			if data := a.Data.GetBinary(); len(data) > mintDecimalsOffset {
+			data := a.Data.GetBinary()
+			if len(data) > mintDecimalsOffset {
 				m.Decimals = data[mintDecimalsOffset]
 			}
+			m.Facts, m.FactsErr = ParseMintFacts(a.Owner, data)
 		}
 		out = append(out, m)
 	})

@@ -19,11 +19,6 @@ import (
 // that holds none fails on chain.
 const RentExemptEmptyLamports = 128 * 3_480 * 2
 
-// tokenAccountStateOffset is where a token account's state byte sits in
-// the layout SPL Token and Token-2022 share (mint, owner, amount, the
-// delegate option and key); 2 is frozen by the mint's freeze authority.
-const tokenAccountStateOffset = 108
-
 // HeldAccount is one token account an owner holds a token in.
 type HeldAccount struct {
 	Address sol.PublicKey

@@ -27,7 +27,8 @@ type Transfer struct {
 	// sponsorship): it signs first, so the transaction has two signatures.
 	FeePayer sol.PublicKey
 	To       sol.PublicKey
-	// Amount is in the token's base units (micro-USDC for USDC).
+	// Amount is in micros (6 decimals, whatever the token's): the
+	// transfer moves its Token.BaseUnits, which must be exact.
 	Amount money.Micros[money.USD]
 	Memo   string
 	// ComputeUnitPrice is the priority fee in micro-lamports per unit.
@@ -249,7 +250,8 @@ func CheckTokenTransferSize(network Network, tk Token, memo string) error {
 		h := sha256.Sum256([]byte("agentwallet/size-probe/" + label))
 		return sol.PublicKeyFromBytes(h[:])
 	}
-	tx, err := buildTransfer(network, Transfer{Token: tk, Owner: probe("owner"), To: probe("to"), Amount: 1, Memo: memo, Reference: probe("reference")}, Blockhash{})
+	// A whole unit: exact in any token's base units.
+	tx, err := buildTransfer(network, Transfer{Token: tk, Owner: probe("owner"), To: probe("to"), Amount: money.Dollar, Memo: memo, Reference: probe("reference")}, Blockhash{})
 	if err != nil {
 		return err
 	}
@@ -283,7 +285,11 @@ func buildTransfer(network Network, t Transfer, bh Blockhash) (*sol.Transaction,
 	if err != nil {
 		return nil, err
 	}
-	transfer, err := transferCheckedInstruction(tk, uint64(t.Amount), src, dst, t.Owner)
+	units, err := tk.BaseUnits(t.Amount)
+	if err != nil {
+		return nil, err
+	}
+	transfer, err := transferCheckedInstruction(tk, units, src, dst, t.Owner)
 	if err != nil {
 		return nil, err
 	}

@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * Send USDC
-         * @description Evaluates the wallet's policy and answers with the outcome: 200 `sent` (signed and broadcast), 202 `pending_approval` (a human must approve), or 403 `Blocked by policy` with `reason` and `remaining_today_usdc`. 422 when the wallet lacks the USDC or the SOL for fees (nothing is sent); 503 when the decision did not happen in time (the payment is cancelled and will never go out; safe to retry), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap or `fee_payer_budget_exceeded` when the account's fee payer has used up its daily budget (nothing signed or reserved; safe to retry later). Without an Idempotency-Key two calls make two payments; with one, a retry answers the first answer again (409 while the first is in progress, 422 if the body differs).
+         * @description Evaluates the wallet's policy and answers with the outcome: 200 `sent` (signed and broadcast), 202 `pending_approval` (a human must approve), or 403 `Blocked by policy` with `reason` and `remaining_today_usdc`. 422 when the wallet lacks the USDC or the SOL for fees (nothing is sent), or with `reason` `account_frozen` when the wallet's or the recipient's token account of the asset is frozen by its mint's freeze authority (nothing signed or reserved); 503 when the decision did not happen in time (the payment is cancelled and will never go out; safe to retry), or with `reason` `fee_cap_below_market` when the network's priority fee is above the service's cap or `fee_payer_budget_exceeded` when the account's fee payer has used up its daily budget (nothing signed or reserved; safe to retry later). Without an Idempotency-Key two calls make two payments; with one, a retry answers the first answer again (409 while the first is in progress, 422 if the body differs).
          */
         post: operations["send"];
         delete?: never;
@@ -338,7 +338,7 @@ export interface paths {
         };
         /**
          * List the assets of the caller's network
-         * @description The tokens the service knows on the caller's network: the stablecoins at their real mints (USDC, USDT, PYUSD, USDG, EURC; USDT has no devnet mint) and any the operator added (`ASSETS`), each checked on chain (its program and decimals) before a worker starts. A wallet spends the ones its policy lists (assets), USD ones under the _usdc limits and EUR ones under the _eur limits.
+         * @description The tokens the service knows on the caller's network: the stablecoins at their real mints (USDC, USDT, PYUSD, USDG, EURC; USDT has no devnet mint) and any the operator added (`ASSETS`), each checked on chain (its program and decimals) before a worker starts. A wallet spends the ones its policy lists (assets), USD ones under the _usdc limits and EUR ones under the _eur limits. Each shows what its issuer can do to holders, as read from its mint on chain: freeze accounts (freeze_authority), take tokens (issuer_can_seize), make new accounts start frozen (default_frozen); and whether holders' wallets show amounts other than the raw ones the service uses (scaled_ui_amount, interest_bearing).
          */
         get: operations["list-assets"];
         put?: never;
@@ -1428,6 +1428,12 @@ export interface components {
         };
         AssetOut: {
             /**
+             * @description What the service's amounts of this asset mean: always raw, the mint's base units over 10^decimals (what a transfer moves, what balances show and what limits count). A Token-2022 mint with a scaled UI amount or interest shows holders a different UI amount (see scaled_ui_amount and interest_bearing); the service never converts to it.
+             * @example raw
+             * @enum {string}
+             */
+            amounts: "raw";
+            /**
              * @description What it is pegged to. Limits count every asset of one currency together at 1:1 (a USD stablecoin as a dollar); that peg is an assumption of the policy, not a price.
              * @example USD
              * @enum {string}
@@ -1440,10 +1446,34 @@ export interface components {
              */
             decimals: number;
             /**
+             * @description Whether new accounts of the mint start frozen (Token-2022 DefaultAccountState Frozen) until the freeze authority thaws them: a wallet's new account of it can neither send nor receive until then. Null when the mint was not read.
+             * @example false
+             */
+            default_frozen: boolean | null;
+            /**
+             * @description The mint's freeze authority, which can freeze any holder's account of it (a send from or to a frozen account is refused: account_frozen); null when it has none, or when the mint was not read.
+             * @example 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU
+             */
+            freeze_authority: string | null;
+            /** @description The mint's Token-2022 InterestBearingConfig: holders' wallets show base units grown by the rate. Amounts here stay raw. Absent when the mint has none (or was not read). */
+            interest_bearing?: components["schemas"]["InterestBearingOut"];
+            /**
+             * @description Whether the issuer can move or burn any holder's tokens without their signature: a Token-2022 PermanentDelegate extension with a delegate set (permanent_delegate). Null when the mint was not read.
+             * @example false
+             */
+            issuer_can_seize: boolean | null;
+            /**
              * @description Its mint address.
              * @example EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v
              */
             mint: string;
+            /**
+             * @description That permanent delegate; null when none (or not read).
+             * @example 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU
+             */
+            permanent_delegate: string | null;
+            /** @description The mint's Token-2022 ScaledUiAmount: holders' wallets show base units times a multiplier. Amounts here stay raw. Absent when the mint has none (or was not read). */
+            scaled_ui_amount?: components["schemas"]["ScaledUIAmountOut"];
             /**
              * @description The asset's symbol.
              * @example USDC
@@ -1459,6 +1489,12 @@ export interface components {
         AssetsOutputBody: {
             /** @description USDC first, then the others in the table's order. */
             assets: components["schemas"]["AssetOut"][];
+            /**
+             * Format: date-time
+             * @description When the mints' facts (freeze_authority, issuer_can_seize, permanent_delegate, default_frozen, scaled_ui_amount, interest_bearing) were read on chain: at the API's start, then every few minutes. Null when the network's node has not answered since the start: those facts are then null, not false.
+             * @example 2026-12-07T21:00:00Z
+             */
+            facts_read_at: string | null;
             /**
              * @description The caller's network.
              * @example mainnet
@@ -2049,11 +2085,11 @@ export interface components {
              */
             payment_id?: string;
             /**
-             * @description When a send is blocked by policy (403): the rule that blocked it (exceeds_weekly_limit and exceeds_monthly_limit: the rolling 7 or 30 days' total; exceeds_velocity: max_tx_per_hour or max_tx_per_day payments already made; outside_active_hours: outside the wallet's active hours). When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded; because the wallet's key store (an HSM or a KMS) cannot sign now: signer_unavailable (in each, nothing was signed or reserved). When an MPP payment answers 409 because the account already paid one of the seller's challenges: already_paid (payment_id names that payment; nothing was signed).
+             * @description When a send is blocked by policy (403): the rule that blocked it (exceeds_weekly_limit and exceeds_monthly_limit: the rolling 7 or 30 days' total; exceeds_velocity: max_tx_per_hour or max_tx_per_day payments already made; outside_active_hours: outside the wallet's active hours). When a send answers 503 because the network's priority fee market is above the service's cap: fee_cap_below_market; because the account's fee payer has used up its daily budget: fee_payer_budget_exceeded; because the wallet's key store (an HSM or a KMS) cannot sign now: signer_unavailable (in each, nothing was signed or reserved). When an MPP payment answers 409 because the account already paid one of the seller's challenges: already_paid (payment_id names that payment; nothing was signed). When a send, an x402 or an MPP payment answers 422 because the wallet's or the recipient's token account of the asset is frozen by its mint's freeze authority: account_frozen (nothing was signed or reserved; a recipient without an account is not frozen).
              * @example exceeds_daily_limit
              * @enum {string}
              */
-            reason?: "wallet_frozen" | "asset_not_allowed" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "fee_cap_below_market" | "fee_payer_budget_exceeded" | "signer_unavailable" | "already_paid";
+            reason?: "wallet_frozen" | "asset_not_allowed" | "recipient_not_allowed" | "exceeds_max_tx" | "exceeds_daily_limit" | "exceeds_weekly_limit" | "exceeds_monthly_limit" | "exceeds_velocity" | "outside_active_hours" | "fee_cap_below_market" | "fee_payer_budget_exceeded" | "signer_unavailable" | "already_paid" | "account_frozen";
             /**
              * @description Only when a send in a EUR stablecoin is blocked by policy: what the EUR daily limit still allows today (UTC), in euros.
              * @example 4.5
@@ -2190,6 +2226,20 @@ export interface components {
              * @example 5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21
              */
             wallet_id: string;
+        };
+        InterestBearingOut: {
+            /**
+             * Format: int32
+             * @description The yearly rate in basis points (may be negative).
+             * @example 500
+             */
+            current_rate_bps: number;
+            /**
+             * Format: date-time
+             * @description When the rate was last set.
+             * @example 2026-11-01T00:00:00Z
+             */
+            rate_updated_at: string;
         };
         Key: {
             /**
@@ -3187,6 +3237,24 @@ export interface components {
              * @example svc_test_4vJ9JU
              */
             prefix: string | null;
+        };
+        ScaledUIAmountOut: {
+            /**
+             * @description The multiplier in force when read, as a decimal string (the chain keeps a 64-bit float).
+             * @example 1.05
+             */
+            multiplier: string;
+            /**
+             * @description The multiplier from new_multiplier_at on.
+             * @example 1.05
+             */
+            new_multiplier: string;
+            /**
+             * Format: date-time
+             * @description When new_multiplier takes over.
+             * @example 2026-12-01T00:00:00Z
+             */
+            new_multiplier_at: string;
         };
         SendBody: {
             /**
