@@ -366,7 +366,7 @@ func (wb *watchBench) pay(w watchPayer, price, amount uint64, wait bool) landed 
 		b.Fatal(err)
 	}
 	id := uuid.New()
-	unsigned, err := wb.chain.BuildTransfer(solana.Transfer{Owner: w.key.PublicKey(), To: wb.recipient, Amount: money.Micros[money.USD](amount),
+	unsigned, err := wb.chain.BuildTransfer(solana.Transfer{Owner: w.key.PublicKey(), To: wb.recipient, Amount: money.Quantity(money.Micros[money.USD](amount)),
 		ComputeUnitPrice: price, RecipientAccountExists: true, Reference: solana.ReferenceFor(id)}, bh)
 	if err != nil {
 		b.Fatal(err)
@@ -381,7 +381,7 @@ func (wb *watchBench) pay(w watchPayer, price, amount uint64, wait bool) landed 
 	now := time.Now().UTC()
 	t := payment.Transaction{ID: id, AccountID: wb.account, WalletID: w.id,
 		Network: solana.Devnet, Signature: unsigned.Signatures[0].String(), Kind: "usdc", Direction: "send", Asset: "USDC", Currency: "USD",
-		Amount: money.Micros[money.USD](amount), Counterparty: wb.recipient.String(), Status: payment.TxPending, SignedTx: raw,
+		Amount: money.Quantity(money.Micros[money.USD](amount)), Counterparty: wb.recipient.String(), Status: payment.TxPending, SignedTx: raw,
 		LastValidBlockHeight: bh.LastValidBlockHeight, Attempts: 1, CreatedAt: now, UpdatedAt: now}
 	if _, err := wb.db.NewInsert().Model(&t).Exec(ctx); err != nil {
 		b.Fatal(err)

@@ -579,7 +579,8 @@ type X402PayResult struct {
 	// with this header and value.
 	Header           string      `json:"header,omitempty"`
 	PaymentSignature string      `json:"payment_signature,omitempty"`
-	Amount           json.Number `json:"amount"`
+	Amount           json.Number `json:"amount"` // in whole units of Asset
+	Asset            string      `json:"asset"`
 	PayTo            string      `json:"pay_to"`
 	Network          string      `json:"network"`
 	Resource         string      `json:"resource"`

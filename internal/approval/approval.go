@@ -83,12 +83,12 @@ type Approval struct {
 	Requesters []string `bun:"requesters,array"`
 	// Asset is the symbol of what the payment pays (USDC before
 	// currencies), Amount its base units.
-	Asset  string                  `bun:"asset,nullzero"`
-	Amount money.Micros[money.USD] `bun:"amount_micros"`
-	To     string                  `bun:"to_address"`
-	Memo   *string                 `bun:"memo"`
-	Status string                  `bun:"status"`
-	Reason *string                 `bun:"reason"`
+	Asset  string         `bun:"asset,nullzero"`
+	Amount money.Quantity `bun:"amount_micros"`
+	To     string         `bun:"to_address"`
+	Memo   *string        `bun:"memo"`
+	Status string         `bun:"status"`
+	Reason *string        `bun:"reason"`
 	// ReasonDetail is the policy rule or the node's message of a system
 	// rejection.
 	ReasonDetail *string      `bun:"reason_detail"`

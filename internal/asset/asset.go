@@ -41,20 +41,20 @@ type Asset struct {
 	Currency Currency
 }
 
-// Amount is micros of a (every amount of a payment is kept in micros,
+// Amount is q of a (every amount of a payment is kept in micros,
 // whatever a's decimals) as an amount of the currency it is pegged to.
-func (a Asset) Amount(micros int64) money.Amount {
-	m, err := money.AmountOf(a.Currency, micros)
+func (a Asset) Amount(q money.Quantity) money.Amount {
+	m, err := money.AmountOf(a.Currency, int64(q))
 	if err != nil {
 		panic("asset " + a.Symbol + ": " + err.Error()) // the table admits USD and EUR only
 	}
 	return m
 }
 
-// BaseUnits is micros of a in its base units, or a *solana.PrecisionError
+// BaseUnits is q of a in its base units, or a *solana.PrecisionError
 // when the amount is finer than a's smallest unit.
-func (a Asset) BaseUnits(micros int64) (uint64, error) {
-	return a.Token().BaseUnits(money.Micros[money.USD](micros))
+func (a Asset) BaseUnits(q money.Quantity) (uint64, error) {
+	return a.Token().BaseUnits(q)
 }
 
 // Token is a as the chain layer moves it.

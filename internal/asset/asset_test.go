@@ -135,7 +135,7 @@ func TestBaseUnits_MicrosBecomeTheAssetsUnitsExactlyOrNotAtAll(t *testing.T) {
 		{9, 18_000_000_000_000_000, 18_000_000_000_000_000_000, false},
 	} {
 		a := asset.Asset{Symbol: "X", Decimals: c.decimals, Currency: asset.USD}
-		got, err := a.BaseUnits(c.micros)
+		got, err := a.BaseUnits(money.Quantity(c.micros))
 		var pe *solana.PrecisionError
 		if c.finer != errors.As(err, &pe) || (!c.finer && (err != nil || got != c.units)) {
 			t.Errorf("%d decimals, %d micros: %d %v", c.decimals, c.micros, got, err)
@@ -143,7 +143,7 @@ func TestBaseUnits_MicrosBecomeTheAssetsUnitsExactlyOrNotAtAll(t *testing.T) {
 	}
 	// The policy's largest amount is more base units of a 9-decimal
 	// asset than a transfer can carry: refused, never wrapped.
-	if _, err := (asset.Asset{Symbol: "X", Decimals: 9}).BaseUnits(int64(money.Micros[money.USD](money.MaxMicros))); err == nil {
+	if _, err := (asset.Asset{Symbol: "X", Decimals: 9}).BaseUnits(money.Quantity(money.MaxMicros)); err == nil {
 		t.Error("an amount past a u64 of base units was converted")
 	}
 }

@@ -226,7 +226,7 @@ func payAsService(t *testing.T, db *bun.DB, mk wallettest.MasterKey, ln *localne
 		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
 	}}
 	r := payment.Request{ID: uuid.New(), AccountID: w.AccountID, WalletID: w.ID, Network: solana.Devnet,
-		To: to.String(), Amount: money.Micros[money.USD](units), Asset: asset}
+		To: to.String(), Amount: money.Quantity(money.Micros[money.USD](units)), Asset: asset}
 	if err := payment.Submit(ctx, db, &r, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,13 @@ func (a Amount) Micros(field string) (money.Micros[money.USD], error) {
 	return m, nil
 }
 
+// Quantity converts an amount of an asset named beside it (a send's
+// amount), or answers 422 naming field.
+func (a Amount) Quantity(field string) (money.Quantity, error) {
+	m, err := a.Micros(field)
+	return money.Quantity(m), err
+}
+
 // Schema documents an amount as a JSON number in whole USDC.
 func (Amount) Schema(huma.Registry) *huma.Schema {
 	zero := 0.0

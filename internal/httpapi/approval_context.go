@@ -119,14 +119,15 @@ func (s *server) approvalContext(ctx context.Context, in *approvalIDInput) (*app
 	sent := p.Decision.Outcome != policy.Blocked
 	usd := max(0, p.Policy.DailyLimit-p.Usage.USD.Today)
 	now.RemainingTodayUSDC, now.RemainingTodayAfterUSDC = USDC(usd), USDC(usd)
+	paid := as.Amount(a.Amount)
 	if left, ok := money.As[money.EUR](p.Decision.RemainingToday); ok {
 		after := EUR(0)
-		if sent {
-			after = EUR(left - money.Micros[money.EUR](a.Amount))
+		if e, ok := money.As[money.EUR](paid); ok && sent {
+			after = EUR(left - e)
 		}
 		now.RemainingTodayEUR, now.RemainingTodayAfterEUR = ptr(EUR(left)), &after
-	} else if sent {
-		now.RemainingTodayAfterUSDC = USDC(usd - a.Amount)
+	} else if d, ok := money.As[money.USD](paid); ok && sent {
+		now.RemainingTodayAfterUSDC = USDC(usd - d)
 	} else {
 		now.RemainingTodayAfterUSDC = 0
 	}

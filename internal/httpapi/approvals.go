@@ -25,7 +25,7 @@ type Approval struct {
 	ID           string     `json:"id" doc:"Approval id." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
 	WalletID     string     `json:"wallet_id" format:"uuid" doc:"The paying wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
 	AgentLabel   string     `json:"agent_label" doc:"The paying wallet's label." example:"research-bot"`
-	Amount       USDC       `json:"amount" doc:"The amount in whole units of asset." example:"250"`
+	Amount       Quantity   `json:"amount" doc:"The amount in whole units of asset." example:"250"`
 	Asset        string     `json:"asset" doc:"What it pays: a symbol of GET /assets (USDC for every payment made before other assets)." example:"USDC"`
 	To           string     `json:"to" doc:"Recipient's address (base58)." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	Memo         *string    `json:"memo" nullable:"true" doc:"The send's memo, or null." example:"invoice 1234"`
@@ -65,7 +65,7 @@ type ApprovalVote struct {
 func approvalOf(a *approval.Approval) Approval {
 	out := Approval{
 		ID: approval.PublicID(a.ID), WalletID: a.WalletID.String(), AgentLabel: a.AgentLabel,
-		Amount: USDC(a.Amount), Asset: a.Asset, To: a.To, Memo: a.Memo, Status: a.Status,
+		Amount: paidQuantity(a.Amount), Asset: a.Asset, To: a.To, Memo: a.Memo, Status: a.Status,
 		Reason: a.Reason, ReasonDetail: a.ReasonDetail, Signature: a.Signature,
 		ApprovedBy: a.ApprovedBy, RejectedBy: a.RejectedBy, Note: a.Note, TransactionStatus: a.TransactionStatus,
 		CreatedAt: a.CreatedAt.UTC(), ExpiresAt: a.ExpiresAt.UTC(),

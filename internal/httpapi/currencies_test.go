@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/solana"
 )
@@ -121,6 +122,22 @@ func TestCurrencies_EachAssetSendsThroughItsProgram(t *testing.T) {
 	}
 	if held["USDC"] != "8.9" || held["USDT"] != "8.8" || held["EURC"] != "8.7" || held["PYUSD"] != "8.6" {
 		t.Fatalf("balance assets %v", held)
+	}
+	// The EURC send's stored row holds euros: read as a currency's
+	// amount it is 1.3 EUR, and no sum of dollars can take it.
+	var eurc payment.Transaction
+	if err := e.db.NewSelect().Model(&eurc).Where("wallet_id = ? AND asset = 'EURC'", id).Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	paid, err := eurc.Paid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eur, ok := money.As[money.EUR](paid); !ok || eur != 1_300_000 || eurc.Currency != money.CodeEUR || eurc.Kind != "eurc" {
+		t.Fatalf("the EURC send's row: %s (%s, kind %s), want 1.3 EUR", paid, eurc.Currency, eurc.Kind)
+	}
+	if usd, ok := money.As[money.USD](paid); ok {
+		t.Fatalf("the EURC send's row reads as %s USD", usd)
 	}
 	// More PYUSD than the wallet holds: the node's refusal names PYUSD.
 	status, body := e.do("POST", fmt.Sprintf(sendPath, id), e.key, map[string]any{"to": to, "amount": 20, "asset": "PYUSD"})

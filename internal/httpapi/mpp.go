@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentwallet/agentwallet/internal/approval"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/mpp"
 	"github.com/agentwallet/agentwallet/internal/payment"
 )
@@ -46,7 +47,7 @@ type mppPayOutput struct {
 		PaymentID     string     `json:"payment_id" format:"uuid" doc:"The payment's id (GET /mpp/payments/{id})." example:"0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"`
 		Header        string     `json:"header,omitempty" doc:"When signed: the header to send the credential in (Authorization, or the one the challenge names)." example:"Authorization"`
 		Authorization string     `json:"authorization,omitempty" doc:"When signed: the header's value, \"Payment \" and the credential carrying the signed transaction (the seller broadcasts it)." example:"Payment eyJjaGFsbGVuZ2UiOnt9fQ"`
-		Amount        USDC       `json:"amount" doc:"Paid in all (splits included), in whole units of the asset." example:"0.01"`
+		Amount        Quantity   `json:"amount" doc:"Paid in all (splits included), in whole units of the asset." example:"0.01"`
 		Asset         string     `json:"asset" doc:"The asset paid." example:"USDC"`
 		PayTo         string     `json:"pay_to" doc:"The seller's recipient." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 		Splits        []MPPSplit `json:"splits" doc:"Further recipients and their shares (each passed the allowlist)."`
@@ -178,7 +179,7 @@ func (s *server) parseMPP(ctx context.Context, walletParam string, in *MPPPayBod
 	if err != nil {
 		return payment.Request{}, err
 	}
-	c, err := mpp.Select(cs, mpp.Wallet{Network: b.network, Owner: b.owner, Tokens: b.tokens}, b.max, time.Now())
+	c, err := mpp.Select(cs, mpp.Wallet{Network: b.network, Owner: b.owner, Tokens: b.tokens}, (*money.Quantity)(b.max), time.Now())
 	var np *mpp.NotPayableError
 	if errors.As(err, &np) {
 		e := &Error{status: http.StatusUnprocessableEntity, Message: np.Error()}
@@ -264,7 +265,7 @@ func splitsOf(ss []payment.Split) []MPPSplit {
 func mppAnswer(r *payment.Request, o *payment.Outcome) (*mppPayOutput, error) {
 	out := &mppPayOutput{}
 	b := &out.Body
-	b.Amount, b.Asset, b.PayTo, b.Network, b.Resource = USDC(r.Amount), r.Asset, r.To, r.X402.NetworkID, r.X402.Resource
+	b.Amount, b.Asset, b.PayTo, b.Network, b.Resource = paidQuantity(r.Amount), r.Asset, r.To, r.X402.NetworkID, r.X402.Resource
 	b.Splits = splitsOf(r.X402.Splits)
 	switch o.Status {
 	case payment.Signed:

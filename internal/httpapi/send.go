@@ -140,7 +140,7 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *SendBody
 	if err := policy.ValidAddress(in.To); err != nil {
 		return payment.Request{}, fieldError("to", err.Error())
 	}
-	amount, err := in.Amount.Micros("amount")
+	amount, err := in.Amount.Quantity("amount")
 	if err != nil {
 		return payment.Request{}, err
 	}
@@ -182,7 +182,7 @@ func (s *server) parseSend(ctx context.Context, walletParam string, in *SendBody
 	}
 	// Kept in micros, moved in the asset's base units: an amount finer
 	// than its smallest unit could not be moved exactly.
-	if _, err := a.BaseUnits(int64(amount)); err != nil {
+	if _, err := a.BaseUnits(amount); err != nil {
 		return payment.Request{}, fieldError("amount", err.Error())
 	}
 	walletID, err := s.walletID(ctx, walletParam)

@@ -241,7 +241,7 @@ func (s *server) slackAct(ctx context.Context, ep *webhook.Endpoint, c webhook.S
 		return slackMessage{Text: "Nothing changed: the service could not act on it; try again."}
 	}
 	who := "<@" + c.UserID + ">"
-	amount := USDC(a.Amount)
+	amount := a.Amount
 	amt, _ := amount.MarshalJSON()
 	line := fmt.Sprintf("%s %s to %s", amt, a.Asset, a.To)
 	quorum := ""

@@ -67,15 +67,16 @@ type x402PayOutput struct {
 	Status   int
 	Replayed string `header:"Idempotent-Replayed" doc:"true when this is the stored answer to an earlier request with the same Idempotency-Key."`
 	Body     struct {
-		Status           string `json:"status" enum:"signed,pending_approval" doc:"signed: retry the request to the seller with header: payment_signature. pending_approval: a human must approve; then pay again with approval_id and a fresh challenge." example:"signed"`
-		PaymentID        string `json:"payment_id" format:"uuid" doc:"The payment's id (GET /x402/payments/{id})." example:"0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"`
-		Header           string `json:"header,omitempty" enum:"PAYMENT-SIGNATURE,X-PAYMENT" doc:"When signed: the header to send the payment in (PAYMENT-SIGNATURE for x402 v2, X-PAYMENT for v1)." example:"PAYMENT-SIGNATURE"`
-		PaymentSignature string `json:"payment_signature,omitempty" doc:"When signed: the header's value, the base64 PaymentPayload carrying the partially signed transaction (the seller's fee payer signs and submits it)." example:"eyJ4NDAyVmVyc2lvbiI6Mn0="`
-		Amount           USDC   `json:"amount" doc:"USDC paid." example:"0.01"`
-		PayTo            string `json:"pay_to" doc:"The seller's address (payTo)." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
-		Network          string `json:"network" doc:"The network as the challenge names it (CAIP-2 for v2, solana/solana-devnet for v1)." example:"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"`
-		Resource         string `json:"resource" doc:"The URL paid for." example:"https://api.example.com/weather"`
-		ApprovalID       string `json:"approval_id,omitempty" doc:"When pending_approval: the approval's id." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
+		Status           string   `json:"status" enum:"signed,pending_approval" doc:"signed: retry the request to the seller with header: payment_signature. pending_approval: a human must approve; then pay again with approval_id and a fresh challenge." example:"signed"`
+		PaymentID        string   `json:"payment_id" format:"uuid" doc:"The payment's id (GET /x402/payments/{id})." example:"0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"`
+		Header           string   `json:"header,omitempty" enum:"PAYMENT-SIGNATURE,X-PAYMENT" doc:"When signed: the header to send the payment in (PAYMENT-SIGNATURE for x402 v2, X-PAYMENT for v1)." example:"PAYMENT-SIGNATURE"`
+		PaymentSignature string   `json:"payment_signature,omitempty" doc:"When signed: the header's value, the base64 PaymentPayload carrying the partially signed transaction (the seller's fee payer signs and submits it)." example:"eyJ4NDAyVmVyc2lvbiI6Mn0="`
+		Amount           Quantity `json:"amount" doc:"Paid, in whole units of asset." example:"0.01"`
+		Asset            string   `json:"asset" doc:"The asset paid: a symbol of GET /assets." example:"USDC"`
+		PayTo            string   `json:"pay_to" doc:"The seller's address (payTo)." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
+		Network          string   `json:"network" doc:"The network as the challenge names it (CAIP-2 for v2, solana/solana-devnet for v1)." example:"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"`
+		Resource         string   `json:"resource" doc:"The URL paid for." example:"https://api.example.com/weather"`
+		ApprovalID       string   `json:"approval_id,omitempty" doc:"When pending_approval: the approval's id." example:"ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"`
 	}
 }
 
@@ -185,7 +186,7 @@ func (s *server) parseX402(ctx context.Context, walletParam string, in *X402PayB
 	if err != nil {
 		return payment.Request{}, err
 	}
-	c, err := pr.Select(x402.Wallet{Network: b.network, Owner: b.owner, Tokens: b.tokens}, b.max)
+	c, err := pr.Select(x402.Wallet{Network: b.network, Owner: b.owner, Tokens: b.tokens}, (*money.Quantity)(b.max))
 	var np *x402.NotPayableError
 	if errors.As(err, &np) {
 		e := &Error{status: http.StatusUnprocessableEntity, Message: np.Error()}
@@ -313,13 +314,13 @@ func (s *server) payX402(ctx context.Context, in *x402PayInput) (*x402PayOutput,
 func x402Answer(r *payment.Request, o *payment.Outcome) (*x402PayOutput, error) {
 	out := &x402PayOutput{}
 	b := &out.Body
-	b.Amount, b.PayTo, b.Network, b.Resource = USDC(r.Amount), r.To, r.X402.NetworkID, r.X402.Resource
+	b.Amount, b.Asset, b.PayTo, b.Network, b.Resource = paidQuantity(r.Amount), r.Asset, r.To, r.X402.NetworkID, r.X402.Resource
 	switch o.Status {
 	case payment.Signed:
 		out.Status = http.StatusOK
 		x := o.X402
 		b.Status, b.PaymentID, b.Header, b.PaymentSignature = string(payment.Signed), x.PaymentID.String(), x.Header, x.Value
-		b.Amount, b.PayTo, b.Network, b.Resource = USDC(x.Amount), x.PayTo, x.Network, x.Resource
+		b.Amount, b.PayTo, b.Network, b.Resource = paidQuantity(x.Amount), x.PayTo, x.Network, x.Resource
 		return out, nil
 	case payment.PendingApproval:
 		out.Status = http.StatusAccepted

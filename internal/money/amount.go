@@ -59,3 +59,21 @@ func (a Amount) Micros() int64 { return a.micros }
 
 // String prints the amount and its currency: "12.5 USD".
 func (a Amount) String() string { return FormatUnits(a.micros, Decimals) + " " + string(a.code) }
+
+// Quantity is an amount of an asset in millionths of its whole unit (a
+// stablecoin's micros, whatever its decimals on chain): what a payment
+// names, stores and moves. Its currency is its asset's, which is data, so
+// it has no currency type: to add it to a limit or compare it with one,
+// make it an Amount of its asset's currency (asset.Asset.Amount) and take
+// the typed value with As. A euro payment is never a Micros[USD].
+type Quantity int64
+
+// String prints the quantity as the shortest exact decimal.
+func (q Quantity) String() string { return FormatUnits(int64(q), Decimals) }
+
+// MarshalJSON writes it as a JSON number in whole units.
+func (q Quantity) MarshalJSON() ([]byte, error) { return []byte(q.String()), nil }
+
+// MarshalJSON writes an Amount as a JSON number in whole units of its
+// currency (its code travels in a field of its own).
+func (a Amount) MarshalJSON() ([]byte, error) { return []byte(FormatUnits(a.micros, Decimals)), nil }

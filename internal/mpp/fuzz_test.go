@@ -49,7 +49,7 @@ func fuzzRequests(seller, feePayer, split sol.PublicKey) []map[string]any {
 // reads its credential back.
 func payable(t *testing.T, cs []Challenge, key ed25519.PrivateKey) {
 	owner := ownerOf(key)
-	maxCap := money.Micros[money.USD](50_000)
+	maxCap := money.Quantity(50_000)
 	c, err := Select(cs, Wallet{Network: solana.Devnet, Owner: owner}, &maxCap, testNow)
 	if err != nil {
 		var np *NotPayableError

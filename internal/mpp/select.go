@@ -98,8 +98,8 @@ type Choice struct {
 	Token solana.Token
 	// Amount is the total paid, in Token's base units; Primary is what
 	// goes to Recipient, the rest to the splits.
-	Amount    money.Micros[money.USD]
-	Primary   money.Micros[money.USD]
+	Amount    money.Quantity
+	Primary   money.Quantity
 	Recipient sol.PublicKey
 	Splits    []Split
 	// FeePayer is the seller's fee payer, which signs and pays the fee
@@ -138,7 +138,7 @@ func (c Choice) Recipients() []sol.PublicKey {
 // several payable challenges the one in the wallet's most preferred token
 // wins, then the cheapest, then the first. None payable: a
 // *NotPayableError naming each challenge's reason.
-func Select(cs []Challenge, w Wallet, max *money.Micros[money.USD], now time.Time) (Choice, error) {
+func Select(cs []Challenge, w Wallet, max *money.Quantity, now time.Time) (Choice, error) {
 	var (
 		best     Choice
 		bestRank int
@@ -163,7 +163,7 @@ func Select(cs []Challenge, w Wallet, max *money.Micros[money.USD], now time.Tim
 
 // check judges challenge i; a payable one comes with its token's rank in
 // the wallet's preference.
-func check(i int, c Challenge, w Wallet, max *money.Micros[money.USD], now time.Time) (Choice, int, Reason, string) {
+func check(i int, c Challenge, w Wallet, max *money.Quantity, now time.Time) (Choice, int, Reason, string) {
 	if c.Method != MethodSolana || c.Intent != IntentCharge {
 		return Choice{}, 0, ReasonUnsupportedMethod, fmt.Sprintf("method %q intent %q is not %s %s", seller.Clip(c.Method), seller.Clip(c.Intent), MethodSolana, IntentCharge)
 	}
@@ -232,22 +232,22 @@ func check(i int, c Challenge, w Wallet, max *money.Micros[money.USD], now time.
 			return Choice{}, 0, ReasonRecipientIsWallet, fmt.Sprintf("splits[%d].recipient is the paying wallet itself", k)
 		}
 	}
-	if ch.Amount > uint64(money.Micros[money.USD](money.MaxMicros)) {
+	if ch.Amount > uint64(money.Quantity(money.MaxMicros)) {
 		return Choice{}, 0, ReasonInvalid, fmt.Sprintf("amount %d is too large", ch.Amount)
 	}
-	amount := money.Micros[money.USD](ch.Amount)
+	amount := money.Quantity(ch.Amount)
 	if max != nil && amount > *max {
 		return Choice{}, 0, ReasonAmountOverMax, fmt.Sprintf("amount %s %s is over the cap of %s %s", units(amount, tk), tk.Symbol, units(*max, tk), tk.Symbol)
 	}
 	return Choice{
 		Index: i, Challenge: c, Charge: *ch, Network: w.Network, Token: tk,
-		Amount: amount, Primary: money.Micros[money.USD](ch.Primary()), Recipient: ch.Recipient,
+		Amount: amount, Primary: money.Quantity(ch.Primary()), Recipient: ch.Recipient,
 		Splits: slices.Clone(ch.Splits), FeePayer: feePayer, Expires: expires, selected: true,
 	}, rank, "", ""
 }
 
 // units writes an amount of tk's base units in whole tokens.
-func units(n money.Micros[money.USD], tk solana.Token) string {
+func units(n money.Quantity, tk solana.Token) string {
 	return money.FormatUnits(int64(n), int(tk.Decimals))
 }
 

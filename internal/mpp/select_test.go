@@ -31,7 +31,7 @@ func TestSelect(t *testing.T) {
 	usdg := solana.Token{Symbol: "USDG", Mint: sol.MustPublicKeyFromBase58("4F6PM96JJxngmHnZLBh9n58RH4aTVNWvDs2nuwrT5BP7"), Program: sol.Token2022ProgramID, Decimals: 6}
 	other2022 := solana.Token{Symbol: "EURX", Mint: newParty(t).pub, Program: sol.Token2022ProgramID, Decimals: 6}
 	nineDecimals := solana.Token{Symbol: "NINE", Mint: newParty(t).pub, Program: sol.TokenProgramID, Decimals: 9}
-	max := func(m money.Micros[money.USD]) *money.Micros[money.USD] { return &m }
+	max := func(m money.Quantity) *money.Quantity { return &m }
 	ok := func() map[string]any { return sponsored(request(s.pub, "1000"), f.pub) }
 	with := func(k string, v any) map[string]any {
 		r := ok()
@@ -73,10 +73,10 @@ func TestSelect(t *testing.T) {
 		name   string
 		reqs   []map[string]any
 		wallet Wallet
-		max    *money.Micros[money.USD]
+		max    *money.Quantity
 		now    time.Time
 		reason Reason // "" = payable
-		amount money.Micros[money.USD]
+		amount money.Quantity
 		index  int
 	}{
 		{"payable", []map[string]any{ok()}, wallet, nil, testNow, "", 1000, 0},
@@ -127,7 +127,7 @@ func TestSelect(t *testing.T) {
 			for i, r := range tc.reqs {
 				cs[i] = challengeOf(t, r)
 			}
-			c, err := Select(cs, tc.wallet, tc.max, tc.now)
+			c, err := Select(cs, tc.wallet, (*money.Quantity)(tc.max), tc.now)
 			if tc.reason == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -229,7 +229,7 @@ func TestSelect_PaysInTheWalletsTokens(t *testing.T) {
 		cs     []Challenge
 		wallet Wallet
 		token  solana.Token
-		amount money.Micros[money.USD]
+		amount money.Quantity
 	}{
 		{"PYUSD only", []Challenge{in(devnetPYUSD, "700")}, both, devnetPYUSD, 700},
 		{"PYUSD by symbol", []Challenge{symbol("PYUSD", "700")}, both, devnetPYUSD, 700},
@@ -251,7 +251,7 @@ func TestSelect_PaysInTheWalletsTokens(t *testing.T) {
 	if _, err := Select([]Challenge{in(devnetPYUSD, "1")}, Wallet{Network: solana.Devnet, Owner: w.pub}, nil, testNow); !errors.As(err, &np) || !np.Has(ReasonAssetNotPayable) {
 		t.Fatalf("PYUSD for a wallet of no tokens: %v", err)
 	}
-	limit := money.Micros[money.USD](400)
+	limit := money.Quantity(400)
 	if _, err := Select([]Challenge{in(devnetPYUSD, "500")}, both, &limit, testNow); !errors.As(err, &np) || !np.Has(ReasonAmountOverMax) ||
 		!strings.Contains(err.Error(), "amount 0.0005 PYUSD is over the cap of 0.0004 PYUSD") {
 		t.Fatalf("over the cap: %v", err)

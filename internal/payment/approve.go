@@ -70,7 +70,7 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 		}
 		// Approved: the payment's count and hours were judged when it was
 		// parked; every amount limit is judged again now.
-		d := p.Evaluate(policy.Request{To: a.To, Asset: as.Symbol, Amount: as.Amount(int64(a.Amount)), Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: true})
+		d := p.Evaluate(policy.Request{To: a.To, Asset: as.Symbol, Amount: as.Amount(a.Amount), Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: true})
 		if d.Outcome == policy.Blocked {
 			_, err := approval.RejectBySystem(ctx, tx, a.ID, approval.ReasonPolicyViolation, string(d.Reason), at)
 			return err

@@ -101,7 +101,7 @@ func (e *Engine) Decide(ctx context.Context, id uuid.UUID) error {
 		// A payment redeeming an x402 grant was approved by a human: its
 		// parked request was counted and its hours judged.
 		redeems := r.X402 != nil && r.X402.ApprovalID.Valid
-		d := p.Evaluate(policy.Request{To: r.To, Also: r.X402.also(), Asset: a.Symbol, Amount: a.Amount(int64(r.Amount)), Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: redeems})
+		d := p.Evaluate(policy.Request{To: r.To, Also: r.X402.also(), Asset: a.Symbol, Amount: a.Amount(r.Amount), Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: redeems})
 		if redeems {
 			if why, err := checkGrant(ctx, tx, &r, grant); err != nil {
 				return err

@@ -67,7 +67,7 @@ func TestDecide_HotWalletAdmitsExactlyItsLimits(t *testing.T) {
 		if i%2 == 1 {
 			w = velocity.ID
 		}
-		r := payment.Request{ID: uuid.New(), AccountID: acc.ID, WalletID: w, Network: solana.Devnet, To: to, Amount: amount}
+		r := payment.Request{ID: uuid.New(), AccountID: acc.ID, WalletID: w, Network: solana.Devnet, To: to, Amount: money.Quantity(amount)}
 		if err := payment.Submit(ctx, db, &r, time.Minute); err != nil {
 			t.Fatal(err)
 		}

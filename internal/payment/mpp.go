@@ -38,9 +38,9 @@ func (e *Engine) signMPP(ctx context.Context, tx bun.Tx, node Node, r *Request, 
 	if err != nil {
 		return refuse(err.Error())
 	}
-	var max *money.Micros[money.USD]
+	var max *money.Quantity // the caller's cap, in whole units of the asset paid
 	if x.Max != nil {
-		m := money.Micros[money.USD](*x.Max)
+		m := money.Quantity(*x.Max)
 		max = &m
 	}
 	c, err := mpp.Select(cs, mpp.Wallet{Network: r.Network, Owner: w.PublicKey(), Tokens: PayableTokens(e.Assets, r.Network, w.Policy())}, max, e.now())

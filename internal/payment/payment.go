@@ -52,9 +52,9 @@ type Request struct {
 	To         string         `bun:"to_address"`
 	// Asset is the symbol of what is paid (internal/asset's table of the
 	// network; USDC when the caller named none), Amount its base units.
-	Asset  string                  `bun:"asset,nullzero"`
-	Amount money.Micros[money.USD] `bun:"amount_micros"`
-	Memo   *string                 `bun:"memo"`
+	Asset  string         `bun:"asset,nullzero"`
+	Amount money.Quantity `bun:"amount_micros"`
+	Memo   *string        `bun:"memo"`
 	// IdempotencyKey is the client's Idempotency-Key, or nil.
 	IdempotencyKey *string `bun:"idempotency_key"`
 	// IdempotencyScope is whose the IdempotencyKey is (see the function
@@ -71,6 +71,12 @@ type Request struct {
 	// Sponsor is the account's enabled fee payer's pubkey as the claim
 	// read it (nil: none), sparing the signing a statement.
 	Sponsor *string `bun:"sponsor,scanonly"`
+}
+
+// Paid is t's amount in the currency it counts in: a euro
+// stablecoin's transaction answers euros, and only euros (money.As).
+func (t *Transaction) Paid() (money.Amount, error) {
+	return money.AmountOf(t.Currency, int64(t.Amount))
 }
 
 // Status is the kind of answer a send gets.
@@ -173,15 +179,15 @@ type Transaction struct {
 	Direction  string         `bun:"direction"`
 	// Asset is the symbol of what moved, Currency the one it counts in
 	// (the policy's limits are per currency).
-	Asset                string                  `bun:"asset,nullzero"`
-	Currency             money.Code              `bun:"currency,nullzero"`
-	Amount               money.Micros[money.USD] `bun:"amount_micros"`
-	Counterparty         string                  `bun:"counterparty"`
-	Memo                 *string                 `bun:"memo"`
-	Status               string                  `bun:"status"`
-	Error                *string                 `bun:"error"`
-	SignedTx             []byte                  `bun:"signed_tx"`
-	LastValidBlockHeight uint64                  `bun:"last_valid_block_height"`
+	Asset                string         `bun:"asset,nullzero"`
+	Currency             money.Code     `bun:"currency,nullzero"`
+	Amount               money.Quantity `bun:"amount_micros"`
+	Counterparty         string         `bun:"counterparty"`
+	Memo                 *string        `bun:"memo"`
+	Status               string         `bun:"status"`
+	Error                *string        `bun:"error"`
+	SignedTx             []byte         `bun:"signed_tx"`
+	LastValidBlockHeight uint64         `bun:"last_valid_block_height"`
 	// ExpirySlot is the slot at which the current attempt's blockhash was
 	// first seen expired (zero: not yet); the sweep takes a node's "not
 	// found" only from an answer at or past it.

@@ -17,6 +17,7 @@ import (
 	"github.com/agentwallet/agentwallet/internal/approval"
 	"github.com/agentwallet/agentwallet/internal/auth"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
 	"github.com/agentwallet/agentwallet/internal/payment"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
 	"github.com/agentwallet/agentwallet/internal/signer"
@@ -366,7 +367,7 @@ func TestRefusedSendKeepsItsReservationAndIsNeverResent(t *testing.T) {
 	if err := f.eng.DB.NewSelect().Model(&stale).ExcludeColumn("refused_at").Scan(ctx); err != nil || len(stale) != 1 {
 		t.Fatalf("transactions %v %v", stale, err)
 	}
-	if reserved, _ := payment.ReservedToday(ctx, f.eng.DB, f.w.ID, time.Now()); reserved != r.Amount {
+	if reserved, _ := payment.ReservedToday(ctx, f.eng.DB, f.w.ID, time.Now()); reserved != money.Micros[money.USD](r.Amount) {
 		t.Fatalf("reserved %d after the refusal, want %d until the blockhash expires", reserved, r.Amount)
 	}
 	// The wallet is funded: neither the stale re-broadcast nor a sweep

@@ -20,7 +20,7 @@ type PreviewQuery struct {
 	To                  string
 	// Asset is what is paid (its zero value: USDC), Amount its units.
 	Asset  asset.Asset
-	Amount money.Micros[money.USD]
+	Amount money.Quantity
 	// Proposed, when not nil, is applied to the wallet's policy first
 	// (what the send would do were that change saved).
 	Proposed *policy.Patch
@@ -84,6 +84,6 @@ func PreviewSend(ctx context.Context, db bun.IDB, q PreviewQuery) (Preview, erro
 		return Preview{}, err
 	}
 	usage.EUR = eur.EUR
-	d := p.Evaluate(policy.Request{To: q.To, Asset: a.Symbol, Amount: a.Amount(int64(q.Amount)), Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: q.Approved})
+	d := p.Evaluate(policy.Request{To: q.To, Asset: a.Symbol, Amount: a.Amount(q.Amount), Frozen: w.State == wallet.Frozen, Usage: usage, At: at, Approved: q.Approved})
 	return Preview{Decision: d, Policy: p, Usage: usage, At: at, Asset: a}, nil
 }

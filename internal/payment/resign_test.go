@@ -78,7 +78,7 @@ func (f *resignFixture) sendUnseen(t *testing.T) {
 func (f *resignFixture) send(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	r := payment.Request{ID: uuid.New(), AccountID: f.acc.ID, WalletID: f.w.ID, Network: solana.Devnet, To: f.to, Asset: f.asset, Amount: f.amount}
+	r := payment.Request{ID: uuid.New(), AccountID: f.acc.ID, WalletID: f.w.ID, Network: solana.Devnet, To: f.to, Asset: f.asset, Amount: money.Quantity(f.amount)}
 	if err := payment.Submit(ctx, f.eng.DB, &r, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -553,7 +553,7 @@ func TestResign_NeverOnANodeWithoutHistory(t *testing.T) {
 	proxy.statusCacheSlots = 300
 	f.eng.Nodes = map[solana.Network]payment.Node{solana.Devnet: payment.NewNode(url, solana.Devnet, 5*time.Second)}
 
-	r := payment.Request{ID: uuid.New(), AccountID: f.acc.ID, WalletID: f.w.ID, Network: solana.Devnet, To: f.to, Amount: f.amount}
+	r := payment.Request{ID: uuid.New(), AccountID: f.acc.ID, WalletID: f.w.ID, Network: solana.Devnet, To: f.to, Amount: money.Quantity(f.amount)}
 	if err := payment.Submit(ctx, f.eng.DB, &r, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ type spend struct {
 	network               solana.Network
 	to                    string
 	asset                 asset.Asset
-	amount                money.Micros[money.USD]
+	amount                money.Quantity
 	memo                  *string
 	requestID, approvalID uuid.NullUUID
 	// sponsor is the account's enabled fee payer (nil: none) when
@@ -368,7 +368,7 @@ func (e *Engine) presign(ctx context.Context, tx bun.Tx, node Node, r *Request, 
 	if err != nil {
 		return nil
 	}
-	d := w.Policy().Evaluate(policy.Request{To: r.To, Asset: a.Symbol, Amount: a.Amount(int64(r.Amount)), Frozen: w.State == wallet.Frozen, At: at})
+	d := w.Policy().Evaluate(policy.Request{To: r.To, Asset: a.Symbol, Amount: a.Amount(r.Amount), Frozen: w.State == wallet.Frozen, At: at})
 	if d.Outcome != policy.Send {
 		return nil
 	}

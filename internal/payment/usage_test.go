@@ -51,7 +51,7 @@ func TestReadUsage_CountsWhatEachWindowHolds(t *testing.T) {
 	tx := func(walletID uuid.UUID, amount money.Micros[money.USD], status string, created time.Time) {
 		t.Helper()
 		row := payment.Transaction{ID: uuid.New(), AccountID: acc.ID, WalletID: walletID, Network: solana.Devnet,
-			Signature: uuid.NewString(), Kind: "usdc", Direction: "send", Amount: amount,
+			Signature: uuid.NewString(), Kind: "usdc", Direction: "send", Amount: money.Quantity(amount),
 			Counterparty: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", Status: status, SignedTx: []byte{0}, CreatedAt: created, UpdatedAt: created}
 		if _, err := db.NewInsert().Model(&row).Exec(ctx); err != nil {
 			t.Fatal(err)
@@ -60,7 +60,7 @@ func TestReadUsage_CountsWhatEachWindowHolds(t *testing.T) {
 	req := func(walletID uuid.UUID, status payment.Status, decided time.Time, x *payment.X402Request) uuid.UUID {
 		t.Helper()
 		r := payment.Request{ID: uuid.New(), AccountID: acc.ID, WalletID: walletID, Network: solana.Devnet,
-			To: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", Amount: u, State: payment.StateDecided, X402: x,
+			To: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", Amount: money.Quantity(u), State: payment.StateDecided, X402: x,
 			Outcome: &payment.Outcome{Status: status}, CreatedAt: decided, Deadline: decided.Add(time.Minute)}
 		r.DecidedAt.Time = decided
 		if _, err := db.NewInsert().Model(&r).Exec(ctx); err != nil {
@@ -72,7 +72,7 @@ func TestReadUsage_CountsWhatEachWindowHolds(t *testing.T) {
 		t.Helper()
 		id := req(w, payment.Signed, created, &payment.X402Request{Resource: "r"})
 		p := payment.X402Payment{ID: id, AccountID: acc.ID, WalletID: w, RequestID: id, Network: solana.Devnet, Version: 2, Protocol: payment.ProtocolX402,
-			Challenge: []byte(`{}`), Amount: amount, PayTo: "p", Asset: "a", FeePayer: "f", Resource: "r", Memo: "m",
+			Challenge: []byte(`{}`), Amount: money.Quantity(amount), PayTo: "p", Asset: "a", FeePayer: "f", Resource: "r", Memo: "m",
 			OwnerSignature: uuid.NewString(), SourceATA: "s", DestinationATA: "d", Header: "h", PaymentSignature: "v",
 			SignedTx: []byte{0}, State: state, CreatedAt: created, UpdatedAt: created}
 		if _, err := db.NewInsert().Model(&p).Exec(ctx); err != nil {
@@ -189,14 +189,14 @@ func TestUsageHoursAgreeWithAScan(t *testing.T) {
 		if i%3 == 0 {
 			id := uuid.New()
 			r := payment.Request{ID: id, AccountID: acc.ID, WalletID: w, Network: solana.Devnet, To: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
-				Amount: amount, State: payment.StateDecided, X402: &payment.X402Request{Resource: "r"}, Outcome: &payment.Outcome{Status: payment.Signed},
+				Amount: money.Quantity(amount), State: payment.StateDecided, X402: &payment.X402Request{Resource: "r"}, Outcome: &payment.Outcome{Status: payment.Signed},
 				CreatedAt: at, Deadline: at.Add(time.Minute)}
 			r.DecidedAt.Time = at
 			if _, err := db.NewInsert().Model(&r).Exec(ctx); err != nil {
 				t.Fatal(err)
 			}
 			p := payment.X402Payment{ID: id, AccountID: acc.ID, WalletID: w, RequestID: id, Network: solana.Devnet, Version: 2, Protocol: payment.ProtocolX402,
-				Challenge: []byte(`{}`), Amount: amount, PayTo: "p", Asset: "a", FeePayer: "f", Resource: "r", Memo: "m",
+				Challenge: []byte(`{}`), Amount: money.Quantity(amount), PayTo: "p", Asset: "a", FeePayer: "f", Resource: "r", Memo: "m",
 				OwnerSignature: uuid.NewString(), SourceATA: "s", DestinationATA: "d", Header: "h", PaymentSignature: "v",
 				SignedTx: []byte{0}, State: []string{payment.X402StateSigned, payment.X402StateSigned, payment.X402Expired}[rng.IntN(3)], CreatedAt: at, UpdatedAt: at}
 			if _, err := db.NewInsert().Model(&p).Exec(ctx); err != nil {
@@ -206,7 +206,7 @@ func TestUsageHoursAgreeWithAScan(t *testing.T) {
 			continue
 		}
 		tx := payment.Transaction{ID: uuid.New(), AccountID: acc.ID, WalletID: w, Network: solana.Devnet,
-			Signature: uuid.NewString(), Kind: "usdc", Direction: "send", Amount: amount,
+			Signature: uuid.NewString(), Kind: "usdc", Direction: "send", Amount: money.Quantity(amount),
 			Counterparty: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
 			Status:       []string{payment.TxPending, payment.TxPending, payment.TxConfirmed, payment.TxFailed}[rng.IntN(4)], SignedTx: []byte{0}, CreatedAt: at, UpdatedAt: at}
 		if _, err := db.NewInsert().Model(&tx).Exec(ctx); err != nil {

@@ -141,14 +141,14 @@ type X402Payment struct {
 	WalletID  uuid.UUID `bun:"wallet_id,type:uuid"`
 	RequestID uuid.UUID `bun:"request_id,type:uuid"`
 	// ApprovalID is the grant this payment redeemed, if any.
-	ApprovalID  uuid.NullUUID           `bun:"approval_id,type:uuid"`
-	Network     solana.Network          `bun:"network"`
-	Version     int                     `bun:"x402_version"`
-	Challenge   json.RawMessage         `bun:"challenge,type:jsonb"`
-	ChoiceIndex int                     `bun:"choice_index"`
-	Amount      money.Micros[money.USD] `bun:"amount_micros"`
-	PayTo       string                  `bun:"pay_to"`
-	Asset       string                  `bun:"asset"`
+	ApprovalID  uuid.NullUUID   `bun:"approval_id,type:uuid"`
+	Network     solana.Network  `bun:"network"`
+	Version     int             `bun:"x402_version"`
+	Challenge   json.RawMessage `bun:"challenge,type:jsonb"`
+	ChoiceIndex int             `bun:"choice_index"`
+	Amount      money.Quantity  `bun:"amount_micros"`
+	PayTo       string          `bun:"pay_to"`
+	Asset       string          `bun:"asset"`
 	// Symbol is the asset's in the service's table; Currency the one its
 	// amount counts in under the policy.
 	Symbol               string        `bun:"symbol,nullzero"`
@@ -207,9 +207,9 @@ func (e *Engine) signX402(ctx context.Context, tx bun.Tx, node Node, r *Request,
 	if err != nil {
 		return refuse(err.Error())
 	}
-	var max *money.Micros[money.USD]
+	var max *money.Quantity // the caller's cap, in whole units of the asset paid
 	if x.Max != nil {
-		m := money.Micros[money.USD](*x.Max)
+		m := money.Quantity(*x.Max)
 		max = &m
 	}
 	c, err := pr.Select(x402.Wallet{Network: r.Network, Owner: w.PublicKey(), Tokens: PayableTokens(e.Assets, r.Network, w.Policy())}, max)

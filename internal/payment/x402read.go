@@ -27,18 +27,18 @@ var ErrX402NotFound = errors.New("x402 payment not found")
 // approval.GrantLifetime; rejected: the approval was rejected or
 // expired). Its id is its pay request's.
 type X402View struct {
-	ID            uuid.UUID               `bun:"id"`
-	AccountID     uuid.UUID               `bun:"account_id"`
-	WalletID      uuid.UUID               `bun:"wallet_id"`
-	State         string                  `bun:"state"`
-	Amount        money.Micros[money.USD] `bun:"amount_micros"`
-	PayTo         string                  `bun:"pay_to"`
-	X402          *X402Request            `bun:"x402,type:jsonb"`
-	Signature     *string                 `bun:"signature"`
-	Error         *string                 `bun:"error"`
-	ApprovalID    uuid.NullUUID           `bun:"approval_id"`
-	GrantApproval uuid.NullUUID           `bun:"grant_approval_id"`
-	PaidBy        uuid.NullUUID           `bun:"paid_by"`
+	ID            uuid.UUID      `bun:"id"`
+	AccountID     uuid.UUID      `bun:"account_id"`
+	WalletID      uuid.UUID      `bun:"wallet_id"`
+	State         string         `bun:"state"`
+	Amount        money.Quantity `bun:"amount_micros"`
+	PayTo         string         `bun:"pay_to"`
+	X402          *X402Request   `bun:"x402,type:jsonb"`
+	Signature     *string        `bun:"signature"`
+	Error         *string        `bun:"error"`
+	ApprovalID    uuid.NullUUID  `bun:"approval_id"`
+	GrantApproval uuid.NullUUID  `bun:"grant_approval_id"`
+	PaidBy        uuid.NullUUID  `bun:"paid_by"`
 	// Protocol is x402 or mpp; Asset the symbol paid; FeePayer who pays
 	// the fee (the seller's fee payer, or for an MPP charge without one
 	// the wallet); Receipt an MPP seller's receipt, as the agent reported it.

@@ -29,7 +29,7 @@ type Transfer struct {
 	To       sol.PublicKey
 	// Amount is in micros (6 decimals, whatever the token's): the
 	// transfer moves its Token.BaseUnits, which must be exact.
-	Amount money.Micros[money.USD]
+	Amount money.Quantity
 	Memo   string
 	// ComputeUnitPrice is the priority fee in micro-lamports per unit.
 	ComputeUnitPrice uint64
@@ -251,7 +251,7 @@ func CheckTokenTransferSize(network Network, tk Token, memo string) error {
 		return sol.PublicKeyFromBytes(h[:])
 	}
 	// A whole unit: exact in any token's base units.
-	tx, err := buildTransfer(network, Transfer{Token: tk, Owner: probe("owner"), To: probe("to"), Amount: money.Dollar, Memo: memo, Reference: probe("reference")}, Blockhash{})
+	tx, err := buildTransfer(network, Transfer{Token: tk, Owner: probe("owner"), To: probe("to"), Amount: money.Unit, Memo: memo, Reference: probe("reference")}, Blockhash{})
 	if err != nil {
 		return err
 	}

@@ -466,7 +466,7 @@ func TestTransfer_EachTokenLandsThroughItsProgram(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tx, err := c.BuildTransfer(solana.Transfer{Token: tk, Owner: owner, To: to, Amount: amount, Memo: "paid in " + tk.Symbol}, bh)
+		tx, err := c.BuildTransfer(solana.Transfer{Token: tk, Owner: owner, To: to, Amount: money.Quantity(amount), Memo: "paid in " + tk.Symbol}, bh)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ const MaxDecimals = 9
 // base units (a 2-decimal token and 1.005).
 type PrecisionError struct {
 	Token  Token
-	Amount money.Micros[money.USD]
+	Amount money.Quantity
 }
 
 func (e *PrecisionError) Error() string {
@@ -32,7 +32,7 @@ func (e *PrecisionError) Error() string {
 // 10^(d−6) for d > 6, always exact (an amount finer than a micro cannot
 // be written). The chain edge (BuildTransfer) is the only place it is
 // needed.
-func (t Token) BaseUnits(micros money.Micros[money.USD]) (uint64, error) {
+func (t Token) BaseUnits(micros money.Quantity) (uint64, error) {
 	if micros < 0 {
 		return 0, errors.New("negative amount")
 	}

@@ -232,7 +232,7 @@ func slackBody(ev *Event, endpointID uuid.UUID, token, dashboard, status string)
 		for i, sp := range splits {
 			m, _ := sp.(map[string]any)
 			micros, _ := strconv.ParseInt(fmt.Sprint(m["amount_micros"]), 10, 64)
-			lines[i] = fmt.Sprintf("Also to %s: %s %s", slackEscape(fmt.Sprint(m["to"])), money.Micros[money.USD](micros), slackEscape(strings.ToUpper(cmp.Or(raw("asset"), "USDC"))))
+			lines[i] = fmt.Sprintf("Also to %s: %s %s", slackEscape(fmt.Sprint(m["to"])), money.Quantity(micros), slackEscape(strings.ToUpper(cmp.Or(raw("asset"), "USDC"))))
 		}
 		field(strings.Join(lines, "\n"))
 	}

@@ -340,10 +340,10 @@ func ParseAtomicAmount(s string) (uint64, error) {
 
 // atomicToMicros converts a USDC atomic amount (6 decimals: one atomic
 // unit is one micro-USDC) to the service's money type, bounded by
-// money.Micros[money.USD](money.MaxMicros) so sums stay inside int64.
-func atomicToMicros(n uint64) (money.Micros[money.USD], bool) {
-	if n > uint64(money.Micros[money.USD](money.MaxMicros)) {
+// money.Quantity(money.MaxMicros) so sums stay inside int64.
+func atomicToMicros(n uint64) (money.Quantity, bool) {
+	if n > uint64(money.Quantity(money.MaxMicros)) {
 		return 0, false
 	}
-	return money.Micros[money.USD](n), true
+	return money.Quantity(n), true
 }

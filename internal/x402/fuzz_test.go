@@ -47,7 +47,7 @@ func FuzzParsePaymentRequired(f *testing.F) {
 	for _, c := range []map[string]any{challengeV2(memo), described, challengeV1(v1)} {
 		f.Add(mustJSON(f, c))
 	}
-	maxCap := money.Micros[money.USD](5_000)
+	maxCap := money.Quantity(5_000)
 	wallet := Wallet{Network: solana.Devnet, Owner: owner}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = DecodePaymentResponseHeader(string(data))

@@ -119,7 +119,7 @@ type Choice struct {
 	Network solana.Network
 	Index   int // in accepts
 	// Amount is in Token's base units.
-	Amount money.Micros[money.USD]
+	Amount money.Quantity
 	// Token is the asset paid, one of the wallet's tokens; Asset is its
 	// mint.
 	Token    solana.Token
@@ -148,7 +148,7 @@ type Choice struct {
 // first exact entry of the wallet's network may be paid (its header does
 // not say which entry it pays). None payable: a *NotPayableError naming
 // each entry's reason.
-func (pr *PaymentRequired) Select(w Wallet, max *money.Micros[money.USD]) (Choice, error) {
+func (pr *PaymentRequired) Select(w Wallet, max *money.Quantity) (Choice, error) {
 	var (
 		best     Choice
 		bestRank int
@@ -182,7 +182,7 @@ func (pr *PaymentRequired) Select(w Wallet, max *money.Micros[money.USD]) (Choic
 
 // check judges entry i; a payable one comes with its token's rank in the
 // wallet's preference.
-func (pr *PaymentRequired) check(i int, r Requirement, w Wallet, max *money.Micros[money.USD]) (Choice, int, Reason, string) {
+func (pr *PaymentRequired) check(i int, r Requirement, w Wallet, max *money.Quantity) (Choice, int, Reason, string) {
 	if r.malformed != "" {
 		return Choice{}, 0, ReasonMalformed, r.malformed
 	}
@@ -253,7 +253,7 @@ func (pr *PaymentRequired) check(i int, r Requirement, w Wallet, max *money.Micr
 }
 
 // units writes an amount of tk's base units in whole tokens.
-func units(n money.Micros[money.USD], tk solana.Token) string {
+func units(n money.Quantity, tk solana.Token) string {
 	return money.FormatUnits(int64(n), int(tk.Decimals))
 }
 

@@ -255,7 +255,7 @@ func TestSelect(t *testing.T) {
 	t.Parallel()
 	w, s, f := newParty(t), newParty(t), newParty(t)
 	wallet := Wallet{Network: solana.Devnet, Owner: w.pub}
-	max := func(m money.Micros[money.USD]) *money.Micros[money.USD] { return &m }
+	max := func(m money.Quantity) *money.Quantity { return &m }
 	with := func(e map[string]any, k string, v any) map[string]any {
 		if v == nil {
 			delete(e, k)
@@ -282,9 +282,9 @@ func TestSelect(t *testing.T) {
 		name      string
 		challenge map[string]any
 		wallet    Wallet
-		max       *money.Micros[money.USD]
+		max       *money.Quantity
 		reason    Reason // "" = payable
-		amount    money.Micros[money.USD]
+		amount    money.Quantity
 		index     int
 	}{
 		{"payable", challengeV2(ok()), wallet, nil, "", 1000, 0},
@@ -323,7 +323,7 @@ func TestSelect(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pr := mustParse(t, tc.challenge)
-			c, err := pr.Select(tc.wallet, tc.max)
+			c, err := pr.Select(tc.wallet, (*money.Quantity)(tc.max))
 			if tc.reason == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -391,7 +391,7 @@ func TestSelect_PaysInTheWalletsTokens(t *testing.T) {
 		accept []map[string]any
 		wallet Wallet
 		token  solana.Token
-		amount money.Micros[money.USD]
+		amount money.Quantity
 	}{
 		{"PYUSD only", []map[string]any{in(devnetPYUSD, "700")}, both, devnetPYUSD, 700},
 		{"the preferred token over a cheaper one", []map[string]any{in(devnetPYUSD, "500"), in(usdcToken, "900")}, both, usdcToken, 900},
@@ -411,7 +411,7 @@ func TestSelect_PaysInTheWalletsTokens(t *testing.T) {
 	if _, err := mustParse(t, challengeV2(in(devnetPYUSD, "1"))).Select(usdcOnly, nil); !errors.As(err, &np) || !np.Has(ReasonAsset) {
 		t.Fatalf("PYUSD for a wallet of no tokens: %v", err)
 	}
-	limit := money.Micros[money.USD](400)
+	limit := money.Quantity(400)
 	if _, err := mustParse(t, challengeV2(in(devnetPYUSD, "500"))).Select(both, &limit); !errors.As(err, &np) || !np.Has(ReasonOverMax) ||
 		!strings.Contains(err.Error(), "amount 0.0005 PYUSD is over the cap of 0.0004 PYUSD") {
 		t.Fatalf("over the cap: %v", err)

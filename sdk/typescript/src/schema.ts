@@ -3732,7 +3732,7 @@ export interface components {
         };
         X402PayOutputBody: {
             /**
-             * @description USDC paid.
+             * @description Paid, in whole units of asset.
              * @example 0.01
              */
             amount: number;
@@ -3741,6 +3741,11 @@ export interface components {
              * @example ap_0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5
              */
             approval_id?: string;
+            /**
+             * @description The asset paid: a symbol of GET /assets.
+             * @example USDC
+             */
+            asset: string;
             /**
              * @description When signed: the header to send the payment in (PAYMENT-SIGNATURE for x402 v2, X-PAYMENT for v1).
              * @example PAYMENT-SIGNATURE
