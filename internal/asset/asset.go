@@ -197,6 +197,11 @@ func parseEntry(entry string) (networkAsset, error) {
 	if !policy.ValidSymbol(a.Symbol) {
 		return a, fmt.Errorf("symbol %q: want 2 to 10 capital letters or digits", a.Symbol)
 	}
+	// SOL names the native coin and ALL every asset wherever an asset is
+	// asked for (a balance history's ?asset=): neither may name a token.
+	if a.Symbol == "SOL" || a.Symbol == "ALL" {
+		return a, fmt.Errorf("symbol %q is reserved: SOL is the native coin, ALL every asset", a.Symbol)
+	}
 	m, err := sol.PublicKeyFromBase58(f[2])
 	if err != nil {
 		return a, fmt.Errorf("mint %q: %w", f[2], err)

@@ -31,6 +31,8 @@ func TestParse_AddsAnOperatorsAssetOrSaysWhatIsWrong(t *testing.T) {
 		{"testnet:TEST:" + someMint + ":token:6:USD", `network "testnet"`},
 		{"devnet:test:" + someMint + ":token:6:USD", `symbol "test"`},
 		{"devnet:T:" + someMint + ":token:6:USD", `symbol "T"`},
+		{"devnet:SOL:" + someMint + ":token:6:USD", `symbol "SOL" is reserved`},
+		{"devnet:ALL:" + someMint + ":token:6:USD", `symbol "ALL" is reserved`},
 		{"devnet:TEST:notamint:token:6:USD", `mint "notamint"`},
 		{"devnet:TEST:" + someMint + ":token2022:6:USD", `program "token2022"`},
 		{"devnet:TEST:" + someMint + ":token:19:USD", `decimals "19"`},

@@ -55,8 +55,10 @@ import (
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
-// Assets a deposit is of: SOL, or an asset of the table named by its
-// symbol in lower case (USDC is one).
+// The deposit tables name SOL "sol" and an asset of the table by its
+// symbol in lower case (Key). USDC is the one asset every wallet is
+// watched for from its creation (its associated account), so the watcher
+// names it here.
 const (
 	USDC = "usdc"
 	SOL  = "sol"
@@ -1053,10 +1055,10 @@ func (w *Watcher) discover(ctx context.Context, tx bun.Tx, network solana.Networ
 	return nil
 }
 
-// Decimals is how many decimal places an asset's base units have when
-// the table is not at hand: SOL 9, every token 6 (the table admits only
-// assets of 6 decimals).
-func Decimals(asset string) int {
+// FallbackDecimals is how many decimal places an asset's base units are
+// printed with when the table does not list it (an operator removed it
+// after its rows were written): SOL 9, a token 6, the stablecoins'.
+func FallbackDecimals(asset string) int {
 	if asset == SOL {
 		return 9
 	}
@@ -1068,7 +1070,7 @@ func (w *Watcher) decimals(network solana.Network, name string) int {
 	if a, ok := w.assets().Find(network, name); ok && name != SOL {
 		return int(a.Decimals)
 	}
-	return Decimals(name)
+	return FallbackDecimals(name)
 }
 
 // amountOf is an amount of asset in whole units for an event, a JSON

@@ -6,7 +6,6 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/money"
 )
 
@@ -120,10 +119,6 @@ func (Quantity) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{Type: huma.TypeNumber, Description: "In whole units: USDC with 6 decimals, SOL with 9."}
 }
 
-// quantityOf is units of asset (usdc, sol) as a Quantity.
-func quantityOf(asset string, units int64) Quantity {
-	return Quantity{units: units, decimals: deposit.Decimals(asset)}
-}
 
 // paidQuantity is a payment's amount as stored (micros of the asset's
 // currency, which count one whole unit of any asset as one whole unit of

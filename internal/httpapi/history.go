@@ -179,7 +179,7 @@ func (s *server) ledgerAssetOf(n solana.Network, key string) ledgerAsset {
 	if a, ok := s.ledgerAsset(n, key); ok {
 		return a
 	}
-	return ledgerAsset{key: key, symbol: strings.ToUpper(key), decimals: deposit.Decimals(key)}
+	return ledgerAsset{key: key, symbol: strings.ToUpper(key), decimals: deposit.FallbackDecimals(key)}
 }
 
 type differencesInput struct {

@@ -226,7 +226,7 @@ func depositOf(d *deposit.Deposit, a ledgerAsset) Transaction {
 func transactionOf(t *payment.Transaction) Transaction {
 	out := Transaction{
 		ID: t.ID.String(), Signature: t.Signature, Kind: t.Kind, Asset: t.Asset, Direction: t.Direction,
-		Amount: quantityOf(deposit.USDC, int64(t.Amount)), Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
+		Amount: paidQuantity(t.Amount), Counterparty: t.Counterparty, Status: t.Status, Memo: t.Memo,
 		CreatedAt: t.CreatedAt.UTC(), WalletID: t.WalletID.String(), FeeLamports: t.FeeLamports, FeePayer: t.FeePayer,
 		Attempts: max(t.Attempts, 1), PreviousSignatures: t.PreviousSignatures, Resource: t.Resource,
 	}
