@@ -2,8 +2,9 @@
 // per day per wallet, approvals by outcome per day with the time humans
 // took, and blocked sends by reason. Days are UTC days, as the daily
 // limit counts them. Spend, deposits and blocks are read from day sums
-// that triggers keep as payments change (analytics_days, migration 0034),
-// so a range's cost follows its days and wallets, not its payments.
+// that triggers keep as payments change (analytics_days, migration 0034;
+// deposits per asset in analytics_received_days, 0039), so a range's cost
+// follows its days and wallets, not its payments.
 package analytics
 
 import (
@@ -66,7 +67,8 @@ type ApprovalDay struct {
 }
 
 // Received is what came into one wallet on one day, of one asset
-// (confirmed deposits), in the asset's base units.
+// (confirmed deposits), in the asset's base units. Asset is the deposits'
+// key: the asset's symbol in lower case, or sol.
 type Received struct {
 	Day      time.Time `bun:"day"`
 	WalletID uuid.UUID `bun:"wallet_id"`
@@ -122,41 +124,27 @@ func compute(ctx context.Context, db bun.IDB, accountID uuid.UUID, wallets []uui
 	rep := Report{Spend: []Spend{}, Wallets: []Wallet{}, Approvals: []ApprovalDay{}, Blocked: []Blocked{}, Received: []Received{}}
 
 	// Spend, deposits and blocks come from the day sums the triggers keep
-	// (analytics_days, analytics_blocked_days): a year costs one row per
+	// (analytics_days, analytics_received_days, analytics_blocked_days),
+	// by day and wallet (deposits by asset too): a year costs one row per
 	// wallet and day, however many payments it held. A day whose payments
 	// all failed or expired is left at zero and skipped.
 	days := func(table string) *bun.SelectQuery {
 		return scope(db.NewSelect().TableExpr(table).
 			Where("account_id = ? AND day >= ? AND day <= ?", accountID, r.From.Format(time.DateOnly), r.To.Format(time.DateOnly)), "wallet_id")
 	}
-	// One read of the range's day sums gives both spend and deposits.
-	var sums []struct {
-		Spend
-		USDCN int   `bun:"usdc_in_n"`
-		USDC  int64 `bun:"usdc_in"`
-		SOLN  int   `bun:"sol_in_n"`
-		SOL   int64 `bun:"sol_in"`
-	}
-	err := days("analytics_days").
-		ColumnExpr("day, wallet_id, n, usd_micros AS micros, eur_micros, fee_lamports, x402_micros, x402_n, mpp_micros, mpp_n").
-		ColumnExpr("usdc_in_n, usdc_in, sol_in_n, sol_in").
-		Where("(n > 0 OR usdc_in_n > 0 OR sol_in_n > 0)").OrderExpr("day, wallet_id").Scan(ctx, &sums)
-	if err != nil {
-		return rep, fmt.Errorf("spend and deposits per day: %w", err)
-	}
 	// Signed x402 and MPP payments count as the daily limit counts them:
 	// reserved until they land (then they are transactions of kind x402 or
-	// mpp) or expire. Rows come by day and wallet; deposits by asset too.
-	for _, x := range sums {
-		if x.Count > 0 {
-			rep.Spend = append(rep.Spend, x.Spend)
-		}
-		if x.SOLN > 0 {
-			rep.Received = append(rep.Received, Received{Day: x.Day, WalletID: x.WalletID, Asset: "sol", Amount: x.SOL, Count: x.SOLN})
-		}
-		if x.USDCN > 0 {
-			rep.Received = append(rep.Received, Received{Day: x.Day, WalletID: x.WalletID, Asset: "usdc", Amount: x.USDC, Count: x.USDCN})
-		}
+	// mpp) or expire.
+	err := days("analytics_days").
+		ColumnExpr("day, wallet_id, n, usd_micros AS micros, eur_micros, fee_lamports, x402_micros, x402_n, mpp_micros, mpp_n").
+		Where("n > 0").OrderExpr("day, wallet_id").Scan(ctx, &rep.Spend)
+	if err != nil {
+		return rep, fmt.Errorf("spend per day: %w", err)
+	}
+	err = days("analytics_received_days").ColumnExpr("day, wallet_id, asset, amount, n").
+		Where("n > 0").OrderExpr("day, wallet_id, asset").Scan(ctx, &rep.Received)
+	if err != nil {
+		return rep, fmt.Errorf("deposits per day: %w", err)
 	}
 	if len(rep.Spend) > 0 {
 		ids := make([]uuid.UUID, 0, len(rep.Spend))

@@ -83,7 +83,7 @@ func TestWatcher_MoneyMovedToAnotherAccountOfTheWalletThenHandedAwayIsAnOutflow(
 	if events != 1 {
 		t.Fatalf("%d wallet.unexplained_outflow events for the hand-over, want 1", events)
 	}
-	h, err := deposit.History(ctx, db, a.ID, []time.Time{time.Now().Add(time.Minute)})
+	h, err := historyOfUSDCAndSOL(ctx, db, a.ID, []time.Time{time.Now().Add(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestWatcher_AnAccountMadeAgainUnderAnotherMintOrOwnerCountsNothing(t *testi
 	if d := depositsOf(t, db, a); len(d) != 2 {
 		t.Fatalf("deposits %+v, want only the first two", d)
 	}
-	h, err := deposit.History(ctx, db, a.ID, []time.Time{time.Now().Add(time.Minute)})
+	h, err := historyOfUSDCAndSOL(ctx, db, a.ID, []time.Time{time.Now().Add(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func TestWatcher_DepositDroppedByAForkIsFailedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := deposit.History(ctx, db, w.ID, []time.Time{time.Now().Add(time.Second)})
+	h, err := historyOfUSDCAndSOL(ctx, db, w.ID, []time.Time{time.Now().Add(time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

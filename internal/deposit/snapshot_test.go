@@ -47,7 +47,7 @@ func TestSnapshot_AChangeWithoutATransactionIsADifferenceOnce(t *testing.T) {
 	if n := eventsOf(t, db, "wallet.balance_mismatch"); n != 2 {
 		t.Fatalf("%d wallet.balance_mismatch events, want 2", n)
 	}
-	ds, err := deposit.Differences(ctx, db, w.ID, time.Time{}, uuid.Nil, 10)
+	ds, err := deposit.Differences(ctx, db, w.ID, "", time.Time{}, uuid.Nil, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestSnapshot_AChangeWithoutATransactionIsADifferenceOnce(t *testing.T) {
 	if st := snapshot(); st.Differences != 0 {
 		t.Fatalf("snapshot after a deposit %+v", st)
 	}
-	h, err := deposit.History(ctx, db, w.ID, []time.Time{time.Now().Add(time.Second)})
+	h, err := historyOfUSDCAndSOL(ctx, db, w.ID, []time.Time{time.Now().Add(time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

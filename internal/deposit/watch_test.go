@@ -172,7 +172,7 @@ func TestWatcher_KeyUsedOutsideTheServiceIsAnUnexplainedOutflow(t *testing.T) {
 		t.Fatalf("%d wallet.unexplained_outflow events, want 2", n)
 	}
 	// Both are the paying wallet's differences, with what left and where.
-	ds, err := deposit.Differences(ctx, db, a.ID, time.Time{}, uuid.Nil, 10)
+	ds, err := deposit.Differences(ctx, db, a.ID, "", time.Time{}, uuid.Nil, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestWatcher_BurstWithAStoppedWorkerAndAFlakyNodeCountsEachDepositOnce(t *te
 		if recorded != owed[w.ID] || int64(b.USDC) != recorded {
 			t.Fatalf("wallet %s: deposits add up to %d, sent %d, holds %d", w.Label, recorded, owed[w.ID], b.USDC)
 		}
-		h, err := deposit.History(context.Background(), db, w.ID, []time.Time{time.Now().Add(time.Second)})
+		h, err := historyOfUSDCAndSOL(context.Background(), db, w.ID, []time.Time{time.Now().Add(time.Second)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -481,7 +481,7 @@ func TestHistory_AgreesWithTheChainAtEveryStep(t *testing.T) {
 	ctx := context.Background()
 	from := chaintest.NewPayer(t, ln, 100_000_000, 5*solana.LamportsPerSOL)
 	var at []time.Time
-	var want []deposit.Point
+	var want []usdcAndSOL
 	step := func(move func()) {
 		// Block times are whole seconds: each step in a second of its own.
 		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
@@ -495,7 +495,7 @@ func TestHistory_AgreesWithTheChainAtEveryStep(t *testing.T) {
 		}
 		now := time.Now().UTC().Truncate(time.Microsecond)
 		at = append(at, now)
-		want = append(want, deposit.Point{At: now, USDC: int64(b.USDC), SOL: int64(b.Lamports)})
+		want = append(want, usdcAndSOL{At: now, USDC: int64(b.USDC), SOL: int64(b.Lamports)})
 		// The snapshot of the step finds chain and ledger agreeing.
 		if st, err := watcher.Snapshot(ctx); err != nil || st.Wallets != 1 || st.Differences != 0 {
 			t.Fatalf("snapshot %+v %v", st, err)
@@ -526,11 +526,11 @@ func TestHistory_AgreesWithTheChainAtEveryStep(t *testing.T) {
 		waitConfirmed(t, c, sig)
 	})
 	before := at[0].Add(-2 * time.Second)
-	got, err := deposit.History(ctx, db, w.ID, append([]time.Time{before}, at...))
+	got, err := historyOfUSDCAndSOL(ctx, db, w.ID, append([]time.Time{before}, at...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = append([]deposit.Point{{At: before}}, want...)
+	want = append([]usdcAndSOL{{At: before}}, want...)
 	for i := range want {
 		if !got[i].At.Equal(want[i].At) || got[i].USDC != want[i].USDC || got[i].SOL != want[i].SOL {
 			t.Fatalf("point %d: history %+v, chain %+v", i, got[i], want[i])

@@ -54,8 +54,8 @@ type ApprovalsDay struct {
 type ReceivedDay struct {
 	Day      string   `json:"day" doc:"UTC day, YYYY-MM-DD." example:"2026-04-01"`
 	WalletID string   `json:"wallet_id" format:"uuid" doc:"The wallet." example:"5f0c7a3e-8f0d-4b1e-9a53-0c2b8a6f4d21"`
-	Asset    string   `json:"asset" enum:"usdc,sol" doc:"What came in." example:"usdc"`
-	Amount   Quantity `json:"amount" doc:"Confirmed deposits that day, in whole units of the asset." example:"25"`
+	Asset    string   `json:"asset" doc:"What came in: a symbol of GET /assets, or SOL." example:"USDC"`
+	Amount   Quantity `json:"amount" doc:"Confirmed deposits that day, in whole units of the asset (its decimals in GET /assets; SOL 9)." example:"25"`
 	Count    int      `json:"deposits" doc:"How many deposits." example:"2"`
 }
 
@@ -74,7 +74,7 @@ type analyticsOutput struct {
 		Approvals      []ApprovalsDay    `json:"approvals" doc:"Per day decided, ascending; days without decisions are absent."`
 		MedianDecision *float64          `json:"median_decision_seconds" nullable:"true" doc:"Median seconds from request to a person's decision over the range; null without one." example:"298"`
 		Blocked        []BlockedReason   `json:"blocked" doc:"Blocked sends by rule, most first."`
-		Received       []ReceivedDay     `json:"received" doc:"Deposits per day, wallet and asset, days ascending; days without deposits are absent."`
+		Received       []ReceivedDay     `json:"received" doc:"Deposits per day, wallet and asset, days ascending (then wallet, then asset); days without deposits are absent."`
 	}
 }
 
@@ -85,7 +85,7 @@ func (s *server) registerAnalytics(api huma.API) {
 		Path:        Prefix + "/analytics",
 		Summary:     "Aggregate spend, approvals and blocks over a range of days",
 		Description: "Spend and network fees per UTC day per wallet (with each wallet's daily limit), approvals decided per day by outcome with the median time to a person's decision, " +
-			fmt.Sprintf("and blocked sends by rule, over at most %d days, aggregated in the database. A key limited to some wallets counts only theirs.", MaxAnalyticsDays),
+			fmt.Sprintf("blocked sends by rule, and deposits per day, wallet and asset (every asset of GET /assets, and SOL), over at most %d days, aggregated in the database. A key limited to some wallets counts only theirs.", MaxAnalyticsDays),
 		Tags:   []string{"Analytics"},
 		Errors: []int{401, 422},
 	}, s.getAnalytics)
@@ -119,8 +119,9 @@ func (s *server) getAnalytics(ctx context.Context, in *analyticsInput) (*analyti
 	b.MedianDecision = rep.MedianDecision
 	b.Received = make([]ReceivedDay, len(rep.Received))
 	for i, x := range rep.Received {
-		b.Received[i] = ReceivedDay{Day: x.Day.Format(time.DateOnly), WalletID: x.WalletID.String(), Asset: x.Asset,
-			Amount: quantityOf(x.Asset, x.Amount), Count: x.Count}
+		a := s.ledgerAssetOf(pr.Network, x.Asset)
+		b.Received[i] = ReceivedDay{Day: x.Day.Format(time.DateOnly), WalletID: x.WalletID.String(), Asset: a.symbol,
+			Amount: a.quantity(x.Amount), Count: x.Count}
 	}
 	b.Blocked = make([]BlockedReason, len(rep.Blocked))
 	for i, x := range rep.Blocked {
