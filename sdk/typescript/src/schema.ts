@@ -221,7 +221,7 @@ export interface paths {
         };
         /**
          * Aggregate spend, approvals and blocks over a range of days
-         * @description Spend and network fees per UTC day per wallet (with each wallet's daily limit), approvals decided per day by outcome with the median time to a person's decision, and blocked sends by rule, over at most 366 days, aggregated in the database. A key limited to some wallets counts only theirs.
+         * @description Spend and network fees per UTC day per wallet (with each wallet's daily limit), approvals decided per day by outcome with the median time to a person's decision, blocked sends by rule, and deposits per day, wallet and asset (every asset of GET /assets, and SOL), over at most 366 days, aggregated in the database. A key limited to some wallets counts only theirs.
          */
         get: operations["get-analytics"];
         put?: never;
@@ -731,7 +731,7 @@ export interface paths {
         };
         /**
          * List a wallet's unexplained balance differences
-         * @description Money of the wallet that moved without the service, newest first: outflows in transactions the service did not make (seen by the deposit watcher within seconds; event wallet.unexplained_outflow) and differences between the balance read on chain and the ledger at the daily snapshot (event wallet.balance_mismatch). Empty when every change of the wallet's balance is explained. Pass `next_cursor` as `cursor` for the next page.
+         * @description Money of the wallet that moved without the service, newest first, of every asset or of one (`asset`), each in its asset's units: outflows in transactions the service did not make (seen by the deposit watcher within seconds; event wallet.unexplained_outflow) and differences between the balance read on chain and the ledger at the daily snapshot (event wallet.balance_mismatch). Empty when every change of the wallet's balance is explained. Pass `next_cursor` as `cursor` for the next page.
          */
         get: operations["list-wallet-balance-differences"];
         put?: never;
@@ -751,7 +751,7 @@ export interface paths {
         };
         /**
          * Get a wallet's balance over time
-         * @description The wallet's USDC and SOL at each instant from `from` to `to` every `interval` (at most 1,000 points), or at one instant (`at`), from its ledger: every change of its accounts, read from the transactions that made them (sends with their fees, deposits, x402 payments), recorded by the deposit watcher within seconds of confirmation. A change made without a transaction (a test chain's faucet) is not in it.
+         * @description The wallet's balance of an asset (`asset`: USDC by default, any asset of GET /assets, SOL, or `all` for a series each) at each instant from `from` to `to` every `interval` (at most 1000 points per series, and 6000 over all series), or at one instant (`at`), from its ledger: every change of its accounts, read from the transactions that made them (sends with their fees, deposits, x402 payments), recorded by the deposit watcher within seconds of confirmation. A change made without a transaction (a test chain's faucet) is not in it.
          */
         get: operations["get-wallet-balance-history"];
         put?: never;
@@ -1094,7 +1094,7 @@ export interface components {
              * @example 298
              */
             median_decision_seconds: number | null;
-            /** @description Deposits per day, wallet and asset, days ascending; days without deposits are absent. */
+            /** @description Deposits per day, wallet and asset, days ascending (then wallet, then asset); days without deposits are absent. */
             received: components["schemas"]["ReceivedDay"][];
             /** @description Per day and wallet, days ascending; days without sends are absent. */
             spend: components["schemas"]["SpendDay"][];
@@ -1641,16 +1641,15 @@ export interface components {
         };
         BalanceDifference: {
             /**
-             * @description Signed, in the asset: negative, the chain holds less than the service accounted for.
+             * @description Signed, in whole units of the asset: negative, the chain holds less than the service accounted for.
              * @example -5
              */
             amount: number;
             /**
-             * @description The asset that moved.
-             * @example usdc
-             * @enum {string}
+             * @description The asset that moved: a symbol of GET /assets, or SOL.
+             * @example USDC
              */
-            asset: "usdc" | "sol";
+            asset: string;
             /**
              * Format: date-time
              * @description When: the transaction's block time, or the snapshot's.
@@ -1698,21 +1697,36 @@ export interface components {
         };
         BalancePoint: {
             /**
+             * @description What the wallet held of the asset after the last change at or before at, in whole units: across its token accounts of the asset, or of its address for SOL.
+             * @example 12.5
+             */
+            amount: number;
+            /**
+             * @description The asset, as its series names it.
+             * @example EURC
+             */
+            asset: string;
+            /**
              * Format: date-time
              * @description The instant, ISO 8601 UTC.
              * @example 2026-04-15T12:00:00Z
              */
             at: string;
+        };
+        BalanceSeries: {
             /**
-             * @description SOL of the wallet's address after the last change at or before at.
-             * @example 0.25
+             * @description The asset: a symbol of GET /assets, or SOL.
+             * @example EURC
              */
-            sol: number;
+            asset: string;
             /**
-             * @description USDC across the wallet's token accounts after the last change at or before at.
-             * @example 42.5
+             * Format: int64
+             * @description The asset's decimals: its amounts are exact to this many places (SOL 9).
+             * @example 6
              */
-            usdc: number;
+            decimals: number;
+            /** @description One per instant asked, oldest first. */
+            points: components["schemas"]["BalancePoint"][];
         };
         BlockedReason: {
             /**
@@ -2168,8 +2182,8 @@ export interface components {
             usdc?: number;
         };
         HistoryOutputBody: {
-            /** @description Oldest first. */
-            points: components["schemas"]["BalancePoint"][];
+            /** @description One per asset asked: the one asset, or with asset=all the network's assets in the order of GET /assets, then SOL. */
+            series: components["schemas"]["BalanceSeries"][];
             /**
              * Format: uuid
              * @description The wallet.
@@ -3123,16 +3137,15 @@ export interface components {
         };
         ReceivedDay: {
             /**
-             * @description Confirmed deposits that day, in whole units of the asset.
+             * @description Confirmed deposits that day, in whole units of the asset (its decimals in GET /assets; SOL 9).
              * @example 25
              */
             amount: number;
             /**
-             * @description What came in.
-             * @example usdc
-             * @enum {string}
+             * @description What came in: a symbol of GET /assets, or SOL.
+             * @example USDC
              */
-            asset: "usdc" | "sol";
+            asset: string;
             /**
              * @description UTC day, YYYY-MM-DD.
              * @example 2026-04-01
@@ -7305,6 +7318,8 @@ export interface operations {
     "list-wallet-balance-differences": {
         parameters: {
             query?: {
+                /** @description Only differences of this asset: a symbol of GET /assets or SOL (any case); every asset when omitted. */
+                asset?: string;
                 /** @description Page size, 1 to 100; 50 when omitted. */
                 limit?: number;
                 /** @description Where to continue: the next_cursor of the previous page. Omit for the first page. */
@@ -7387,6 +7402,8 @@ export interface operations {
     "get-wallet-balance-history": {
         parameters: {
             query?: {
+                /** @description Which balance: a symbol of GET /assets or SOL (any case), or all: a series for each asset of the network and SOL. Default USDC. */
+                asset?: string;
                 /** @description First instant (ISO 8601); default: 30 intervals before to. */
                 from?: string;
                 /** @description Last instant (ISO 8601); default: now. */
