@@ -354,8 +354,9 @@ test("a wallet that received USDC and EURC: every asset's balance, both deposits
       return false;
     });
   await eventually('the USDC balance painted', () => painted('USDC'));
+  const chartOf = p.getByRole('region', { name: 'Balance over time' });
   // EURC picked: its own points, the newest the 62.50 after its deposit, and its own line.
-  await p.getByLabel('Asset', { exact: true }).selectOption('EURC');
+  await chartOf.getByLabel('Asset', { exact: true }).selectOption('EURC');
   await eventually(
     'the EURC balance after the deposit',
     async () => (await newest('EURC').locator('td').nth(1).textContent()) === amountText(euros.balance),
@@ -365,7 +366,7 @@ test("a wallet that received USDC and EURC: every asset's balance, both deposits
   await eventually('the EURC balance painted', () => painted('EURC'));
   await p.getByRole('region', { name: 'Balance over time' }).screenshot({ path: `${WALK}wallet-eurc-desktop.png` });
   // Every asset: a column each, in the network's order, then SOL.
-  await p.getByLabel('Asset', { exact: true }).selectOption({ label: 'Every asset' });
+  await chartOf.getByLabel('Asset', { exact: true }).selectOption({ label: 'Every asset' });
   const all = p.getByRole('table', { name: 'Balance of every asset at each point, newest first' });
   await all.waitFor();
   assert.deepEqual(await all.locator('th').allTextContents(), ['At (UTC)', 'USDC', 'PYUSD', 'USDG', 'EURC', 'SOL']);

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useId, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { balanceChart } from '../../charts';
 import { ChartBox, useDark } from '../../components/ChartBox';
@@ -31,8 +31,10 @@ export function BalanceOverTime({ id, assets }: { id: string; assets: string[] }
   const history = read.data ?? null;
   const error = read.error ? errorText(read.error) : '';
   const dark = useDark();
-  const every = asset === ALL;
-  const what = every ? 'every asset' : asset;
+  const pick = useId();
+  // What the shown answer is of (the previous one shows until the asked one comes).
+  const every = history ? history.series.length > 1 : asset === ALL;
+  const what = every ? 'every asset' : (history?.series[0]?.asset ?? asset);
   const at = history ? instants(history) : [];
   return (
     <section className="card mt-4" aria-labelledby="balance-over-time">
@@ -41,17 +43,15 @@ export function BalanceOverTime({ id, assets }: { id: string; assets: string[] }
           Balance over time
         </h2>
         <div className="flex flex-wrap items-center gap-2">
-          <label className="flex items-center gap-2">
-            Asset{' '}
-            <select value={asset} onChange={(e) => setAsset(e.target.value)}>
-              {assets.map((a) => (
-                <option key={a} value={a}>
-                  {a}
-                </option>
-              ))}
-              <option value={ALL}>Every asset</option>
-            </select>
-          </label>
+          <label htmlFor={pick}>Asset</label>
+          <select id={pick} value={asset} onChange={(e) => setAsset(e.target.value)}>
+            {assets.map((a) => (
+              <option key={a} value={a}>
+                {a}
+              </option>
+            ))}
+            <option value={ALL}>Every asset</option>
+          </select>
           <div role="group" aria-label="Range" className="flex gap-2">
             {RANGES.map(([r, words]) => (
               <button
@@ -72,13 +72,13 @@ export function BalanceOverTime({ id, assets }: { id: string; assets: string[] }
         !error && <Skeleton lines={3} />
       ) : untouched(history) ? (
         <Empty title="Nothing in the ledger yet.">
-          Each change of this wallet’s {every ? 'assets' : asset} is recorded from the transaction that made it (deposits, sends and their fees); none
+          Each change of this wallet’s {every ? 'assets' : what} is recorded from the transaction that made it (deposits, sends and their fees); none
           left it a balance in this range.
         </Empty>
       ) : (
         <div className="pair mt-3">
           <ChartBox
-            label={`${every ? 'Every asset' : asset} of this wallet, ${history.interval === 'day' ? 'a point a day' : 'a point an hour'}`}
+            label={`${every ? 'Every asset' : what} of this wallet, ${history.interval === 'day' ? 'a point a day' : 'a point an hour'}`}
             height={240}
             build={balanceChart}
             data={history}

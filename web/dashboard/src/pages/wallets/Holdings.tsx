@@ -24,15 +24,15 @@ export function holdingsOf(balance: Balance, network: string[] = []): Holding[] 
 export function Holdings({ balance, assets }: { balance?: Balance; assets?: string[] }) {
   if (!balance) return <p className="m-0 text-lg font-semibold">—</p>;
   return (
-    <ul aria-label="Balance of each asset" className="m-0 grid list-none grid-cols-2 gap-2 p-0 sm:grid-cols-3 lg:grid-cols-6">
+    <ul aria-label="Balance of each asset" className="m-0 flex list-none flex-wrap gap-2 p-0">
       {holdingsOf(balance, assets).map((h) => (
         <li
           key={h.symbol}
           data-testid={h.symbol === 'USDC' ? 'balance-usdc' : h.symbol === 'SOL' ? 'balance-sol' : 'balance-asset'}
           data-asset={h.symbol}
-          className={`rounded-md border border-line px-3 py-2 tabular-nums ${h.amount === 0 ? 'text-muted' : ''}`}
+          className={`min-w-32 rounded-md border border-line px-3 py-2 tabular-nums ${h.amount === 0 ? 'text-muted' : ''}`}
         >
-          <span className="block text-lg font-semibold wrap-anywhere">{money(h.amount, h.symbol)}</span>
+          <span className="block text-lg font-semibold whitespace-nowrap">{money(h.amount, h.symbol)}</span>
         </li>
       ))}
     </ul>
