@@ -28,7 +28,9 @@ import (
 // recipient holds its amount, each payer lost its sends' sum); and the
 // stream kept paying through each fault (sends answered sent after each).
 // A send the killed worker signed but never broadcast is answered sent
-// and goes out with the scheduler's next confirmation sweep.
+// and goes out with the scheduler's next confirmation sweep. EURC (SPL
+// Token) and PYUSD (Token-2022) deposits paid into the wallets from
+// outside in every phase are each recorded once, with one tx.received.
 func TestStack_ChaosPaysEachSendOnce(t *testing.T) {
 	soak(t)
 	const (
@@ -42,6 +44,7 @@ func TestStack_ChaosPaysEachSendOnce(t *testing.T) {
 	ctx := context.Background()
 
 	wallets, payerKeys := stack.fundedPayers(t, api, payers, funding)
+	depositor := newChaosDepositor(t, ln)
 	amount := func(i int) usdc.Micros { return usdc.Micros(10_000*(i%7+1) + i) }
 	run := time.Now().UnixNano()
 
@@ -101,6 +104,7 @@ func TestStack_ChaosPaysEachSendOnce(t *testing.T) {
 		})
 	}
 	waitSent := func(p int32, n int32) {
+		depositor.pay(t, payerKeys[int(p)%payers]) // money in during each phase
 		for deadline := time.Now().Add(60 * time.Second); sentIn[p].Load() < n; {
 			if time.Now().After(deadline) || t.Failed() {
 				close(stop)
@@ -193,6 +197,7 @@ func TestStack_ChaosPaysEachSendOnce(t *testing.T) {
 		return wrong
 	}
 	paidExactly(t, check)
+	depositor.check(t, db)
 	t.Logf("%d sends, each paid once; sent after each fault %d/%d/%d/%d/%d; answers %v",
 		sends, sentIn[0].Load(), sentIn[1].Load(), sentIn[2].Load(), sentIn[3].Load(), sentIn[4].Load(), answers)
 }

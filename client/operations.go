@@ -671,21 +671,58 @@ func (c *Client) UpdateAccountSettings(ctx context.Context, s AccountSettingsInp
 	return &out, err
 }
 
+// HistoryQuery picks a balance history's asset and instants: At alone
+// (the balance then), or a point every Interval from From to To (each
+// optional: the service's default is the 30 days ending now).
+type HistoryQuery struct {
+	// Asset is a symbol of ListAssets or SOL (any case), or "all" for a
+	// series of each; "" for USDC.
+	Asset    string
+	At       time.Time
+	From, To time.Time
+	// Interval is "day" (the default) or "hour".
+	Interval string
+}
+
 // GetWalletBalanceHistory reads a wallet's balance over time from its
-// ledger: query is the URL query (from, to, interval; or at).
-func (c *Client) GetWalletBalanceHistory(ctx context.Context, id string, query url.Values) (*BalanceHistory, error) {
+// ledger: a series per asset asked, each point in its asset's units.
+func (c *Client) GetWalletBalanceHistory(ctx context.Context, id string, q HistoryQuery) (*BalanceHistory, error) {
+	v := url.Values{}
+	if q.Asset != "" {
+		v.Set("asset", q.Asset)
+	}
+	for k, t := range map[string]time.Time{"at": q.At, "from": q.From, "to": q.To} {
+		if !t.IsZero() {
+			v.Set(k, t.UTC().Format(time.RFC3339Nano))
+		}
+	}
+	if q.Interval != "" {
+		v.Set("interval", q.Interval)
+	}
 	var out BalanceHistory
-	_, err := c.call(ctx, http.MethodGet, "/wallets/"+pathID(id)+"/balance/history", query, nil, &out, nil, false)
+	_, err := c.call(ctx, http.MethodGet, "/wallets/"+pathID(id)+"/balance/history", v, nil, &out, nil, false)
 	return &out, err
+}
+
+// DifferenceFilter narrows a wallet's balance differences.
+type DifferenceFilter struct {
+	// Asset is a symbol of ListAssets, or SOL (any case); "" for every
+	// asset.
+	Asset string
+	Page
 }
 
 // ListWalletBalanceDifferences answers a page of the differences between
 // wallet id's ledger and the chain, newest first: unexplained outflows and
-// the daily snapshots that disagreed. query is the URL query (limit, 1 to
-// 100; cursor, a previous page's NextCursor).
-func (c *Client) ListWalletBalanceDifferences(ctx context.Context, id string, query url.Values) (*BalanceDifferences, error) {
+// the daily snapshots that disagreed, and the cursor of the next page (""
+// on the last).
+func (c *Client) ListWalletBalanceDifferences(ctx context.Context, id string, f DifferenceFilter) (*BalanceDifferences, error) {
+	q := f.query()
+	if f.Asset != "" {
+		q.Set("asset", f.Asset)
+	}
 	var out BalanceDifferences
-	_, err := c.call(ctx, http.MethodGet, "/wallets/"+pathID(id)+"/balance/differences", query, nil, &out, nil, false)
+	_, err := c.call(ctx, http.MethodGet, "/wallets/"+pathID(id)+"/balance/differences", q, nil, &out, nil, false)
 	return &out, err
 }
 

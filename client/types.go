@@ -421,8 +421,9 @@ type Analytics struct {
 		Reason string `json:"reason"`
 		Count  int    `json:"count"`
 	} `json:"blocked"`
-	// Received: confirmed deposits per day, wallet and asset (usdc or
-	// sol), days ascending; Amount is in that asset.
+	// Received: confirmed deposits per day, wallet and asset (a symbol
+	// of ListAssets, or SOL), days ascending; Amount is in whole units of
+	// that asset.
 	Received []struct {
 		Day      string      `json:"day"`
 		WalletID string      `json:"wallet_id"`
@@ -641,18 +642,28 @@ type AccountSettingsInput struct {
 	DepositMinSOL  *Amount `json:"deposit_min_sol,omitempty"`
 }
 
-// BalanceHistory is a wallet's balance at instants, oldest first.
+// BalanceHistory is a wallet's balance over time: a series per asset
+// asked (with "all", the network's assets in ListAssets' order, then SOL).
 type BalanceHistory struct {
-	WalletID string         `json:"wallet_id"`
+	WalletID string          `json:"wallet_id"`
+	Series   []BalanceSeries `json:"series"`
+}
+
+// BalanceSeries is a wallet's balance of one asset (a symbol of
+// ListAssets, or SOL), oldest first; Decimals is the asset's (SOL 9).
+type BalanceSeries struct {
+	Asset    string         `json:"asset"`
+	Decimals int            `json:"decimals"`
 	Points   []BalancePoint `json:"points"`
 }
 
-// BalancePoint is a wallet's balance at an instant, from its ledger: what
-// its accounts held after the last change at or before At.
+// BalancePoint is a wallet's balance of Asset at an instant, from its
+// ledger: what its accounts of the asset held after the last change at or
+// before At, in whole units.
 type BalancePoint struct {
-	At   time.Time   `json:"at"`
-	USDC json.Number `json:"usdc"`
-	SOL  json.Number `json:"sol"`
+	At     time.Time   `json:"at"`
+	Asset  string      `json:"asset"`
+	Amount json.Number `json:"amount"`
 }
 
 // BalanceDifferences is a page of the differences between a wallet's
@@ -672,8 +683,9 @@ type BalanceDifferences struct {
 type BalanceDifference struct {
 	ID   string `json:"id"`
 	Kind string `json:"kind"` // unexplained_outflow or snapshot
-	// Asset is usdc or sol; Amount is signed, in that asset: negative,
-	// the chain holds less than the service accounted for.
+	// Asset is a symbol of ListAssets, or SOL; Amount is signed, in whole
+	// units of that asset: negative, the chain holds less than the service
+	// accounted for.
 	Asset     string       `json:"asset"`
 	Amount    json.Number  `json:"amount"`
 	At        time.Time    `json:"at"`

@@ -126,7 +126,7 @@ func serve(ctx context.Context, getenv config.Getenv) error {
 	go sealer.Run(sealCtx)
 	engine := &payment.Engine{DB: db, Redis: rdb, Signer: signers, Nodes: map[solana.Network]payment.Node{}, Fees: cfg.PriorityFees,
 		MaxAttempts: cfg.SendMaxAttempts, Sealer: sealer, Assets: cfg.Solana.Assets, Log: log}
-	deposits := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{}, Log: log}
+	deposits := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{}, Assets: cfg.Assets, Log: log}
 	for _, n := range []solana.Network{solana.Devnet, solana.Mainnet} {
 		c := cfg.Client(n)
 		deposits.Nodes[n] = c

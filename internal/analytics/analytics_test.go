@@ -261,15 +261,17 @@ func (f *fixture) deposit(t *testing.T, w uuid.UUID, at time.Time, asset, status
 	}
 }
 
-// Received per day, wallet and asset: confirmed deposits only, summed in
-// the asset's base units; a deposit never counts as spend; a key's scope
-// keeps only its wallets.
+// Received per day, wallet and asset (every asset, not only USDC and
+// SOL): confirmed deposits only, summed in the asset's base units; a
+// deposit never counts as spend; a key's scope keeps only its wallets.
 func TestCompute_Received(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.deposit(t, f.w.ID, noon1, "usdc", "confirmed", 2_000_000)
 	f.deposit(t, f.w.ID, noon1.Add(time.Hour), "usdc", "confirmed", 500_000)
 	f.deposit(t, f.w.ID, noon1, "sol", "confirmed", 250_000_000)
+	f.deposit(t, f.w.ID, noon1.Add(2*time.Hour), "eurc", "confirmed", 1_250_000)
+	f.deposit(t, f.w.ID, noon1.Add(3*time.Hour), "pyusd", "confirmed", 7)
 	f.deposit(t, f.w.ID, noon1, "usdc", "failed", 9_000_000) // dropped by a fork
 	f.deposit(t, f.w2.ID, day2.Add(time.Hour), "usdc", "confirmed", 1_000_000)
 	f.deposit(t, f.w2.ID, day2.AddDate(0, 0, 1), "usdc", "confirmed", 7_000_000) // after the range
@@ -289,7 +291,8 @@ func TestCompute_Received(t *testing.T) {
 		all = append(all, got{r.Day.Format(time.DateOnly), r.WalletID, r.Asset, r.Amount, r.Count})
 	}
 	d1, d2 := day1.Format(time.DateOnly), day2.Format(time.DateOnly)
-	want := []got{{d1, f.w.ID, "sol", 250_000_000, 1}, {d1, f.w.ID, "usdc", 2_500_000, 2}, {d2, f.w2.ID, "usdc", 1_000_000, 1}}
+	want := []got{{d1, f.w.ID, "eurc", 1_250_000, 1}, {d1, f.w.ID, "pyusd", 7, 1}, {d1, f.w.ID, "sol", 250_000_000, 1},
+		{d1, f.w.ID, "usdc", 2_500_000, 2}, {d2, f.w2.ID, "usdc", 1_000_000, 1}}
 	if !slices.Equal(all, want) {
 		t.Fatalf("received %+v, want %+v", all, want)
 	}

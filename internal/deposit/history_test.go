@@ -4,14 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	sol "github.com/gagliardetto/solana-go"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
+	"github.com/agentwallet/agentwallet/internal/chaintest"
 	"github.com/agentwallet/agentwallet/internal/deposit"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
 	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/signer"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
 	"github.com/agentwallet/agentwallet/internal/wallettest"
 )
 
@@ -193,4 +201,127 @@ func TestDifferences_FilteredByAsset(t *testing.T) {
 	if err != nil || len(next) != 1 || next[0].Kind != deposit.DifferenceOutflow || next[0].Asset != "eurc" {
 		t.Fatalf("next page %+v %v", next, err)
 	}
+}
+
+// The ledger's balance of each asset at any instant agrees with the
+// chain's: before any money came, between and after deposits of SOL, USDC,
+// EURC (SPL Token) and PYUSD (Token-2022), and after the wallet paid EURC
+// (its fee in its SOL), the history of every asset answers at each instant
+// what the chain held then; an asset that never came stays zero.
+func TestHistory_EachAssetAgreesWithTheChainBeforeBetweenAndAfter(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	db := pgtest.New(t)
+	mk := wallettest.NewMasterKey(t)
+	acc := wallettest.Account(t, db)
+	w := wallettest.Create(t, db, mk.Sealer, acc.ID, "w")
+	c := solana.NewClient(ln.URL, solana.Devnet, 5*time.Second)
+	// Every scan lists the wallet's token accounts: an account a deposit
+	// makes is found at the next scan.
+	watcher := &deposit.Watcher{DB: db, Nodes: map[solana.Network]*solana.Client{solana.Devnet: c}, ListEvery: time.Nanosecond}
+	ctx := context.Background()
+	eurc, pyusd := devnetAsset(t, "EURC"), devnetAsset(t, "PYUSD")
+	from := chaintest.NewPayer(t, ln, 100_000_000, 5*solana.LamportsPerSOL)
+	tokens := stranger(t, ln, map[asset.Asset]uint64{eurc: 100_000_000, pyusd: 100_000_000})
+	assets := []string{"usdc", "eurc", "pyusd", "usdg", "sol"}
+
+	var at []time.Time
+	var want []map[string]int64 // per instant, per asset
+	// The chain's balances: the wallet's SOL, and each asset in its
+	// associated account (where every deposit here goes).
+	held := []asset.Asset{devnetAsset(t, "USDC"), eurc, pyusd, devnetAsset(t, "USDG")}
+	chain := func() map[string]int64 {
+		t.Helper()
+		addrs := []sol.PublicKey{w.PublicKey()}
+		for _, a := range held {
+			addrs = append(addrs, ataOf(t, w.PublicKey(), a))
+		}
+		states, err := c.Accounts(ctx, addrs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int64{"sol": int64(states[0].Lamports)}
+		for i, a := range held {
+			if st := states[i+1]; st.Token {
+				m[strings.ToLower(a.Symbol)] = int64(st.Amount)
+			}
+		}
+		return m
+	}
+	step := func(move func()) {
+		t.Helper()
+		// Block times are whole seconds: each step in a second of its own.
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
+		move()
+		// Twice: the first finds an account the move made, the second
+		// reads it.
+		for range 2 {
+			if _, err := watcher.Scan(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		at = append(at, time.Now().UTC().Truncate(time.Microsecond))
+		want = append(want, chain())
+	}
+	before := time.Now().UTC().Add(-2 * time.Second)
+	step(func() { from.TransferSOL(t, w.PublicKey(), solana.LamportsPerSOL) })
+	step(func() { pay(t, c, tokens, w.PublicKey(), eurc, 12_500_000, false) })
+	step(func() { from.TransferUSDC(t, w.PublicKey(), 5_000_000) })
+	step(func() { pay(t, c, tokens, w.PublicKey(), pyusd, 3_000_001, true) })
+	step(func() {
+		payAsWallet(t, c, db, mk, w, solana.Transfer{Token: eurc.Token(), To: from.PublicKey(), Amount: 2_000_000})
+	})
+	step(func() { pay(t, c, tokens, w.PublicKey(), eurc, 750_000, true) })
+
+	at = append([]time.Time{before}, at...)
+	want = append([]map[string]int64{{}}, want...)
+	got, err := deposit.History(ctx, db, w.ID, assets, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sr := range got {
+		for j, p := range sr.Points {
+			if p.Balance != want[j][sr.Asset] {
+				t.Fatalf("%s at step %d: the ledger has %d, the chain %d (%v)", sr.Asset, j, p.Balance, want[j][sr.Asset], want[j])
+			}
+		}
+		if sr.Asset != assets[i] {
+			t.Fatalf("series %d is %s, want %s", i, sr.Asset, assets[i])
+		}
+	}
+	// What the steps moved, as the chain has it: the history above is
+	// not a run of zeros agreeing with a chain that saw nothing.
+	last := want[len(want)-1]
+	if last["eurc"] != 11_250_000 || last["pyusd"] != 3_000_001 || last["usdc"] != 5_000_000 || last["usdg"] != 0 ||
+		want[5]["sol"] >= want[4]["sol"] || want[1]["eurc"] != 0 || want[2]["eurc"] != 12_500_000 {
+		t.Fatalf("the chain at each step: %v", want)
+	}
+}
+
+// payAsWallet has wallet w pay tr (its Owner set to w) with its own key,
+// as the worker would, and waits until it is confirmed.
+func payAsWallet(t *testing.T, c *solana.Client, db bun.IDB, mk wallettest.MasterKey, w wallet.Wallet, tr solana.Transfer) {
+	t.Helper()
+	ctx := context.Background()
+	bh, err := c.LatestBlockhash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Owner = w.PublicKey()
+	tx, err := c.BuildTransfer(tr, bh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := w.Key()
+	if key.Sealed, err = wallet.SealedSecret(ctx, db, w.ID); err != nil {
+		t.Fatal(err)
+	}
+	raw, sig, err := solana.Sign(ctx, tx, signer.For(mk.Keystore(t), key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Broadcast(ctx, raw); err != nil {
+		t.Fatal(err)
+	}
+	waitConfirmed(t, c, sig)
 }

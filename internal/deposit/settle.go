@@ -122,8 +122,8 @@ func (w *Watcher) drop(ctx context.Context, id uuid.UUID, seenAt uint64) (bool, 
 		}
 		for _, x := range deps {
 			data := map[string]any{
-				"wallet_id": x.WalletID, "transaction_id": x.ID, "signature": x.Signature, "asset": x.Asset,
-				"amount": amountOf(x.Asset, x.Amount), "from": x.Counterparty, "slot": x.Slot,
+				"wallet_id": x.WalletID, "transaction_id": x.ID, "signature": x.Signature, "asset": x.Asset, "symbol": symbolOf(x.Asset),
+				"amount": w.amountOf(solana.Network(x.Network), x.Asset, x.Amount), "from": x.Counterparty, "slot": x.Slot,
 				"reason": fmt.Sprintf("dropped by a fork: no node knows the transaction at slot %d, past its blockhash's life", seenAt),
 			}
 			if _, err := webhook.Emit(ctx, tx, x.AccountID, time.Now().UTC(), webhook.KindReceiveFailed, data); err != nil {

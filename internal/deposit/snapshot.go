@@ -107,7 +107,10 @@ func (w *Watcher) snapshot(ctx context.Context, network solana.Network, c *solan
 	}
 	byWallet := map[uuid.UUID][]held{}
 	for i, r := range rows {
-		byWallet[r.WalletID] = append(byWallet[r.WalletID], held{watched: r, chain: read{r.countable(network, states[i]), states[i].Slot}})
+		if !w.resolve(network, &r) {
+			continue // an asset the table no longer has
+		}
+		byWallet[r.WalletID] = append(byWallet[r.WalletID], held{watched: r, chain: read{r.countable(states[i]), states[i].Slot}})
 	}
 	var errs []error
 	for _, id := range ids {
@@ -186,9 +189,11 @@ func (w *Watcher) ledgerAt(ctx context.Context, network solana.Network, address 
 	return bal[0], nil
 }
 
-// recordSnapshot writes the wallet's snapshot, one row per asset, and for
-// each asset whose chain and ledger differ its event and the ledger rows
-// that take the chain's balances; it returns how many assets differed.
+// recordSnapshot writes the wallet's snapshot, one row per asset (USDC
+// and SOL always, every other asset it has a watched account of), and
+// for each asset whose chain and ledger differ its event and the ledger
+// rows that take the chain's balances; it returns how many assets
+// differed.
 func (w *Watcher) recordSnapshot(ctx context.Context, network solana.Network, accountID, walletID uuid.UUID, accounts []held) (int, error) {
 	type sum struct {
 		chain, ledger int64
@@ -196,8 +201,14 @@ func (w *Watcher) recordSnapshot(ctx context.Context, network solana.Network, ac
 		apart         []held
 	}
 	sums := map[string]*sum{USDC: {}, SOL: {}}
+	assets := []string{USDC, SOL}
 	for _, a := range accounts {
 		s := sums[a.Asset]
+		if s == nil {
+			s = &sum{}
+			sums[a.Asset] = s
+			assets = append(assets, a.Asset)
+		}
 		s.chain += a.chain.balance
 		s.ledger += a.ledger
 		s.slot = max(s.slot, a.chain.slot)
@@ -208,7 +219,7 @@ func (w *Watcher) recordSnapshot(ctx context.Context, network solana.Network, ac
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	differences := 0
 	err := w.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		for _, asset := range []string{USDC, SOL} {
+		for _, asset := range assets {
 			s := sums[asset]
 			id := uuid.New()
 			if _, err := tx.NewRaw(`INSERT INTO balance_snapshots (id, account_id, wallet_id, network, asset, slot, chain, ledger, taken_at)
@@ -234,8 +245,9 @@ func (w *Watcher) recordSnapshot(ctx context.Context, network solana.Network, ac
 				}
 			}
 			data := map[string]any{
-				"wallet_id": walletID, "snapshot_id": id, "asset": asset, "slot": s.slot,
-				"chain": amountOf(asset, s.chain), "ledger": amountOf(asset, s.ledger), "difference": amountOf(asset, s.chain-s.ledger),
+				"wallet_id": walletID, "snapshot_id": id, "asset": asset, "symbol": symbolOf(asset), "slot": s.slot,
+				"chain": w.amountOf(network, asset, s.chain), "ledger": w.amountOf(network, asset, s.ledger),
+				"difference": w.amountOf(network, asset, s.chain-s.ledger),
 			}
 			if _, err := webhook.Emit(ctx, tx, accountID, now, webhook.KindBalanceMismatch, data); err != nil {
 				return err

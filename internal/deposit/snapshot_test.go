@@ -2,11 +2,13 @@ package deposit_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/chaintest"
 	"github.com/agentwallet/agentwallet/internal/deposit"
 	"github.com/agentwallet/agentwallet/internal/localnettest"
@@ -112,4 +114,54 @@ func TestSnapshot_AnUnscannedDepositIsNoDifference(t *testing.T) {
 	if st, err := watcher.Scan(ctx); err != nil || st.Deposits != 0 {
 		t.Fatalf("scan %+v %v: counted again", st, err)
 	}
+}
+
+// A wallet's PYUSD (Token-2022) is checked by the snapshot as its own
+// asset: a deposit not yet scanned is no difference; a change made
+// without a transaction is one, named PYUSD, with the chain's and the
+// ledger's balances in PYUSD units, announced once; the other assets are
+// not disturbed.
+func TestSnapshot_EachAssetIsCheckedOnItsOwn(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	db := pgtest.New(t)
+	_, w := wallettest.New(t, db)
+	if _, err := db.NewRaw(`UPDATE wallets SET assets = '{USDC,PYUSD}' WHERE id = ?`, w.ID).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	watcher, c := newWatcher(ln, db)
+	ctx := context.Background()
+	if _, err := watcher.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pyusd := devnetAsset(t, "PYUSD")
+	from := stranger(t, ln, map[asset.Asset]uint64{pyusd: 100_000_000})
+	pay(t, c, from, w.PublicKey(), pyusd, 4_000_000, true)
+	if st, err := watcher.Snapshot(ctx); err != nil || st.Wallets != 1 || st.Differences != 0 {
+		t.Fatalf("snapshot %+v %v", st, err)
+	}
+	var rows []struct {
+		Asset  string `bun:"asset"`
+		Chain  int64  `bun:"chain"`
+		Ledger int64  `bun:"ledger"`
+	}
+	if err := db.NewSelect().Table("balance_snapshots").Column("asset", "chain", "ledger").Where("wallet_id = ?", w.ID).Order("asset").Scan(ctx, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0].Asset != "pyusd" || rows[0].Chain != 4_000_000 || rows[0].Ledger != 4_000_000 {
+		t.Fatalf("snapshot rows %+v, want pyusd (4 PYUSD on both sides), sol, usdc", rows)
+	}
+	ln.SetTokenBalance(t, w.Pubkey, pyusd.Mint.String(), 9_500_000)
+	if st, err := watcher.Snapshot(ctx); err != nil || st.Differences != 1 {
+		t.Fatalf("snapshot %+v %v, want 1 difference (PYUSD)", st, err)
+	}
+	ds := eventData(t, db, "wallet.balance_mismatch")
+	if len(ds) != 1 || ds[0]["asset"] != "pyusd" || ds[0]["symbol"] != "PYUSD" || fmt.Sprint(ds[0]["chain"]) != "9.5" ||
+		fmt.Sprint(ds[0]["ledger"]) != "4" || fmt.Sprint(ds[0]["difference"]) != "5.5" {
+		t.Fatalf("wallet.balance_mismatch %v", ds)
+	}
+	if st, err := watcher.Snapshot(ctx); err != nil || st.Differences != 0 {
+		t.Fatalf("the next snapshot %+v %v", st, err)
+	}
+	ledgerMatchesChain(t, db, c, w)
 }

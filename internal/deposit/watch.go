@@ -1,7 +1,10 @@
-// Package deposit finds the money that comes into agent wallets: USDC to
-// any of a wallet's token accounts and SOL to its address, however it
-// arrived (a transfer, a transferChecked, inside another program's
-// instruction), and records each deposit once, with its tx.received event.
+// Package deposit finds the money that comes into agent wallets: any
+// asset of the asset table (USDC, EURC, PYUSD, USDG, an operator's) to
+// any of a wallet's token accounts, of the SPL Token or the Token-2022
+// program, and SOL to its address, however it arrived (a transfer, a
+// transferChecked, inside another program's instruction), and records
+// each deposit once, with its tx.received event. Mints the table does
+// not know are ignored: anyone can make a token that looks like money.
 //
 // A scan reads every watched account's balance (getMultipleAccounts, 100 a
 // call) and examines only the accounts whose balance changed: their
@@ -14,15 +17,19 @@
 // last commit left off, and never count a transfer twice.
 //
 // A stranger can make token accounts for any wallet and send it dust, so
-// what the watcher spends on a wallet is bounded: of the USDC accounts
-// listed as a wallet's, only those holding money are watched, at most
-// MaxListedAccounts beside its associated account, and one emptied or
-// closed stops being watched; a wallet whose listing or reads fail waits
+// what the watcher spends on a wallet is bounded: its associated USDC
+// account is always watched; the associated account of another asset
+// once it exists (found when the wallet's token accounts are listed, or
+// in a transaction the watcher examines) or once the wallet may spend
+// the asset; of the other accounts listed as a wallet's, only those
+// holding money are watched, at most MaxListedAccounts, and one emptied
+// or closed stops being watched; a wallet whose listing or reads fail waits
 // (RetryFirst, doubling) without holding back the others; a scan reads
 // balances within its ReadBudget and examines what it read; a deposit
 // below the account's minimum is recorded but not announced. Money the
-// wallet moves into another USDC account it owns is followed there, and
-// a watched account counts only while it holds the wallet's USDC.
+// wallet moves into another token account it owns is followed there, and
+// a watched account counts only while it holds the wallet's own asset
+// (the row's mint, the wallet as owner).
 package deposit
 
 import (
@@ -32,7 +39,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,22 +49,31 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/agentwallet/agentwallet/internal/asset"
 	"github.com/agentwallet/agentwallet/internal/solana"
 	"github.com/agentwallet/agentwallet/internal/usdc"
 	"github.com/agentwallet/agentwallet/internal/webhook"
 )
 
-// Assets a deposit is of.
+// Assets a deposit is of: SOL, or an asset of the table named by its
+// symbol in lower case (USDC is one).
 const (
 	USDC = "usdc"
 	SOL  = "sol"
 )
 
+// Key is how the deposit tables name an asset of the table: its symbol
+// in lower case (the API names it in upper case).
+func Key(symbol string) string { return strings.ToLower(symbol) }
+
 // Watcher scans the watched accounts of each network it has a node for.
 type Watcher struct {
 	DB    *bun.DB
 	Nodes map[solana.Network]*solana.Client
-	Log   *slog.Logger
+	// Assets are the tokens whose deposits are recorded, per network
+	// (nil: asset.Defaults()); a mint not in it is ignored.
+	Assets asset.Table
+	Log    *slog.Logger
 	// ListEvery is how often each wallet's token accounts are listed
 	// again, to find one made for it by someone else (default 10 min);
 	// ListPerScan bounds how many wallets one scan lists (default 20).
@@ -146,9 +164,9 @@ func (w *Watcher) eachNetwork(do func(solana.Network, *solana.Client) error) err
 // Roles of a watched account.
 const (
 	roleAddress    = "address"    // the wallet's address (SOL)
-	roleAssociated = "associated" // its associated USDC account
-	roleListed     = "listed"     // a USDC account listed as its (made by anyone)
-	roleFollowed   = "followed"   // a USDC account its money was seen moving into
+	roleAssociated = "associated" // its associated account of the row's asset
+	roleListed     = "listed"     // a token account listed as its (made by anyone)
+	roleFollowed   = "followed"   // a token account its money was seen moving into
 )
 
 // watched is a watched_accounts row, with its wallet's address.
@@ -164,6 +182,9 @@ type watched struct {
 	Owner         string         `bun:"owner"`
 	Resting       bool           `bun:"resting"`
 	Failures      int            `bun:"failures"`
+
+	// token is the table's asset of a token row (resolve).
+	token asset.Asset
 }
 
 // watchedColumns select a watched row from watched_accounts x joined to
@@ -177,21 +198,36 @@ func (r *watched) prunable() bool {
 	return r.Role.Valid && (r.Role.String == roleListed || r.Role.String == roleFollowed)
 }
 
-// holding is what a watched USDC account counts as: the wallet's USDC.
-func (r *watched) holding(network solana.Network) solana.TokenHolding {
-	return solana.TokenHolding{Owner: sol.MustPublicKeyFromBase58(r.Owner), Mint: network.USDCMint()}
+// assets is the table in force.
+func (w *Watcher) assets() asset.Table { return w.Assets.OrDefaults() }
+
+// resolve finds the table's asset of a token row; false for a row of an
+// asset the table no longer has, which is left alone.
+func (w *Watcher) resolve(network solana.Network, r *watched) bool {
+	if r.Asset == SOL {
+		return true
+	}
+	a, ok := w.assets().Find(network, r.Asset)
+	r.token = a
+	return ok
 }
 
-// countable is the balance the watcher compares for r as read in s: an
-// address's lamports; a token account's amount only while it is a
-// token account of the wallet's own mint and owner (an account closed
-// and made again at its address under another mint or owner holds
-// nothing of the wallet's).
-func (r *watched) countable(network solana.Network, s solana.AccountState) int64 {
-	if r.Asset != USDC {
+// holding is what a watched token account counts as: the wallet's
+// holding of the row's mint.
+func (r *watched) holding() solana.TokenHolding {
+	return solana.TokenHolding{Owner: sol.MustPublicKeyFromBase58(r.Owner), Mint: r.token.Mint}
+}
+
+// countable is the balance the watcher compares for r (resolved) as read
+// in s: an address's lamports; a token account's amount only while it
+// is a token account of the wallet's own mint and owner (an account
+// closed and made again at its address under another mint or owner
+// holds nothing of the wallet's).
+func (r *watched) countable(s solana.AccountState) int64 {
+	if r.Asset == SOL {
 		return int64(s.Lamports)
 	}
-	h := r.holding(network)
+	h := r.holding()
 	if !s.Exists || !s.Token || !s.Mint.Equals(h.Mint) || !s.Owner.Equals(h.Owner) {
 		return 0
 	}
@@ -270,8 +306,11 @@ func (w *Watcher) scan(ctx context.Context, network solana.Network, c *solana.Cl
 			st.Resting++
 			continue
 		}
+		if !w.resolve(network, r) {
+			continue
+		}
 		failures[r.WalletID] = r.Failures
-		now := r.countable(network, *states[i])
+		now := r.countable(*states[i])
 		if r.Balance.Valid && r.Balance.Int64 == now {
 			if now == 0 && r.prunable() {
 				prune = append(prune, r.Address)
@@ -384,9 +423,11 @@ func (w *Watcher) backoff(ctx context.Context, what string, walletID uuid.UUID, 
 
 // ensure watches every wallet of the network: its address from its
 // creation (or from when watching began, for older wallets), its
-// associated USDC account likewise, and, a few wallets a scan, the other
-// USDC accounts it owns. Only a failure of the database is returned: a
-// wallet whose listing fails waits to be listed again, the others go on.
+// associated USDC account likewise, its associated account of each other
+// asset it may spend, and, a few wallets a scan, the token accounts of
+// the table's mints it owns. Only a failure of the database is returned:
+// a wallet whose listing fails waits to be listed again, the others go
+// on.
 func (w *Watcher) ensure(ctx context.Context, network solana.Network, c *solana.Client) error {
 	if _, err := w.DB.NewRaw(`INSERT INTO watched_accounts (address, network, wallet_id, asset, since, role)
 		SELECT w.pubkey, a.network, w.id, 'sol', w.created_at, 'address' FROM wallets w JOIN accounts a ON a.id = w.account_id
@@ -409,14 +450,51 @@ func (w *Watcher) ensure(ctx context.Context, network solana.Network, c *solana.
 		if err != nil {
 			return err
 		}
-		if err := w.watch(ctx, w.DB, network, m.ID, ata, m.Since, roleAssociated); err != nil {
+		if err := w.watch(ctx, w.DB, network, m.ID, USDC, ata, m.Since, roleAssociated); err != nil {
 			return err
 		}
+	}
+	if err := w.ensureSpendable(ctx, network); err != nil {
+		return err
 	}
 	if err := w.classify(ctx, network); err != nil {
 		return err
 	}
 	return w.listTokenAccounts(ctx, network, c)
+}
+
+// ensureSpendable watches the associated account of every asset (other
+// than USDC, watched always) a wallet may spend (wallets.assets): its
+// own payments of the asset come from there. One not made yet costs a
+// read per scan, as the associated USDC account of an unfunded wallet.
+func (w *Watcher) ensureSpendable(ctx context.Context, network solana.Network) error {
+	var missing []struct {
+		ID     uuid.UUID `bun:"id,type:uuid"`
+		Pubkey string    `bun:"pubkey"`
+		Since  time.Time `bun:"since"`
+		Symbol string    `bun:"symbol"`
+	}
+	if err := w.DB.NewRaw(`SELECT w.id, w.pubkey, x.since, s.symbol FROM wallets w
+		JOIN watched_accounts x ON x.wallet_id = w.id AND x.asset = 'sol'
+		CROSS JOIN LATERAL unnest(w.assets) AS s(symbol)
+		WHERE x.network = ? AND lower(s.symbol) <> 'usdc' AND NOT EXISTS (SELECT 1 FROM watched_accounts u
+			WHERE u.wallet_id = w.id AND u.asset = lower(s.symbol) AND u.role = 'associated')`, network).Scan(ctx, &missing); err != nil {
+		return fmt.Errorf("find unwatched accounts of spendable assets: %w", err)
+	}
+	for _, m := range missing {
+		a, ok := w.assets().Find(network, m.Symbol)
+		if !ok {
+			continue // not an asset of this network
+		}
+		ata, err := solana.AssociatedToken(sol.MustPublicKeyFromBase58(m.Pubkey), a.Mint, a.Program)
+		if err != nil {
+			return err
+		}
+		if err := w.watch(ctx, w.DB, network, m.ID, Key(a.Symbol), ata, m.Since, roleAssociated); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // classify names the role of the USDC accounts watched before roles were
@@ -450,11 +528,13 @@ func (w *Watcher) classify(ctx context.Context, network solana.Network) error {
 	return nil
 }
 
-func (w *Watcher) watch(ctx context.Context, db bun.IDB, network solana.Network, walletID uuid.UUID, account sol.PublicKey, since time.Time, role string) error {
-	_, err := db.NewRaw(`INSERT INTO watched_accounts (address, network, wallet_id, asset, since, role) VALUES (?, ?, ?, 'usdc', ?, ?)
+// watch watches a token account of the wallet holding asset (its Key)
+// from since.
+func (w *Watcher) watch(ctx context.Context, db bun.IDB, network solana.Network, walletID uuid.UUID, asset string, account sol.PublicKey, since time.Time, role string) error {
+	_, err := db.NewRaw(`INSERT INTO watched_accounts (address, network, wallet_id, asset, since, role) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (network, address) DO UPDATE SET role = EXCLUDED.role
 		WHERE watched_accounts.wallet_id = EXCLUDED.wallet_id AND watched_accounts.role IS NULL`,
-		account.String(), network, walletID, since, role).Exec(ctx)
+		account.String(), network, walletID, asset, since, role).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", account, err)
 	}
@@ -462,12 +542,15 @@ func (w *Watcher) watch(ctx context.Context, db bun.IDB, network solana.Network,
 }
 
 // listTokenAccounts lists, for the wallets listed longest ago and not
-// waiting to retry, the USDC accounts they own, and watches those that
-// hold money, at most MaxListedAccounts a wallet (those watched already
-// first, then the largest): an empty account holds nothing to watch, and
-// a stranger can make thousands. A listed account no longer listed, and
-// holding nothing by its last examination, stops being watched. A
-// wallet whose listing fails is put to rest; the others go on.
+// waiting to retry, the token accounts they own (one getTokenAccountsByOwner
+// per token program of the table), keeps those of the table's mints, and
+// watches the wallet's associated account of each asset found, and the
+// other accounts that hold money, at most MaxListedAccounts a wallet
+// (those watched already first, then the largest): an empty account
+// holds nothing to watch, and a stranger can make thousands. A listed
+// account no longer listed, and holding nothing by its last examination,
+// stops being watched. A wallet whose listing fails is put to rest; the
+// others go on.
 func (w *Watcher) listTokenAccounts(ctx context.Context, network solana.Network, c *solana.Client) error {
 	every, per := w.ListEvery, w.ListPerScan
 	if every <= 0 {
@@ -488,9 +571,23 @@ func (w *Watcher) listTokenAccounts(ctx context.Context, network solana.Network,
 		ORDER BY w.token_accounts_listed_at NULLS FIRST LIMIT ?`, network, every.Seconds(), per).Scan(ctx, &due); err != nil {
 		return fmt.Errorf("wallets to list: %w", err)
 	}
+	var programs []sol.PublicKey
+	for _, a := range w.assets().Of(network) {
+		if !slices.ContainsFunc(programs, a.Program.Equals) {
+			programs = append(programs, a.Program)
+		}
+	}
 	for _, d := range due {
 		owner := sol.MustPublicKeyFromBase58(d.Pubkey)
-		accounts, err := c.TokenAccountsOf(ctx, owner, network.USDCMint())
+		var accounts []solana.TokenAccount
+		var err error
+		for _, p := range programs {
+			var of []solana.TokenAccount
+			if of, err = c.TokenAccountsOfProgram(ctx, owner, p); err != nil {
+				break
+			}
+			accounts = append(accounts, of...)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
@@ -501,12 +598,8 @@ func (w *Watcher) listTokenAccounts(ctx context.Context, network solana.Network,
 			}
 			continue
 		}
-		ata, err := network.AssociatedUSDC(owner)
-		if err != nil {
-			return err
-		}
 		if err := w.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return w.keepListed(ctx, tx, network, d.ID, ata, accounts, d.Since)
+			return w.keepListed(ctx, tx, network, d.ID, owner, accounts, d.Since)
 		}); err != nil {
 			return fmt.Errorf("wallet %s: %w", d.ID, err)
 		}
@@ -517,9 +610,26 @@ func (w *Watcher) listTokenAccounts(ctx context.Context, network solana.Network,
 	return nil
 }
 
-// keepListed watches, of a wallet's listed USDC accounts, those it should
-// (listTokenAccounts), and stops watching listed ones gone or emptied.
-func (w *Watcher) keepListed(ctx context.Context, tx bun.Tx, network solana.Network, walletID uuid.UUID, ata sol.PublicKey, accounts []solana.TokenAccount, since time.Time) error {
+// keepListed watches, of a wallet's listed token accounts, those it
+// should (listTokenAccounts), and stops watching listed ones gone or
+// emptied. Accounts of mints the table does not have are ignored.
+func (w *Watcher) keepListed(ctx context.Context, tx bun.Tx, network solana.Network, walletID uuid.UUID, owner sol.PublicKey, listed []solana.TokenAccount, since time.Time) error {
+	// The table's accounts only, each with its asset; the wallet's
+	// associated accounts apart.
+	var accounts []solana.TokenAccount
+	assetOf := map[string]string{}
+	associated := map[string]bool{}
+	for _, a := range listed {
+		tok, ok := w.assets().ByMint(network, a.Mint)
+		if !ok {
+			continue
+		}
+		accounts = append(accounts, a)
+		assetOf[a.Address.String()] = Key(tok.Symbol)
+		if ata, err := solana.AssociatedToken(owner, tok.Mint, tok.Program); err == nil && ata.Equals(a.Address) {
+			associated[a.Address.String()] = true
+		}
+	}
 	// The wallet's rows in address order, the order a fork's drop takes
 	// them in.
 	var current []struct {
@@ -527,19 +637,20 @@ func (w *Watcher) keepListed(ctx context.Context, tx bun.Tx, network solana.Netw
 		Balance sql.NullInt64  `bun:"balance"`
 		Role    sql.NullString `bun:"role"`
 	}
-	if err := tx.NewRaw(`SELECT address, balance, role FROM watched_accounts WHERE wallet_id = ? AND network = ? AND asset = 'usdc' ORDER BY address FOR UPDATE`,
+	if err := tx.NewRaw(`SELECT address, balance, role FROM watched_accounts WHERE wallet_id = ? AND network = ? AND asset <> 'sol' ORDER BY address FOR UPDATE`,
 		walletID, network).Scan(ctx, &current); err != nil {
 		return fmt.Errorf("listed accounts: %w", err)
 	}
 	held := map[string]uint64{}
 	for _, a := range accounts {
-		if a.Amount > 0 && !a.Address.Equals(ata) {
+		if a.Amount > 0 && !associated[a.Address.String()] {
 			held[a.Address.String()] = a.Amount
 		}
 	}
 	watchedNow := map[string]bool{}
 	var gone []string
 	for _, r := range current {
+		delete(associated, r.Address) // watched already
 		if r.Role.String != roleListed {
 			delete(held, r.Address) // watched otherwise (associated, followed)
 			continue
@@ -582,8 +693,17 @@ func (w *Watcher) keepListed(ctx context.Context, tx bun.Tx, network solana.Netw
 		fresh = fresh[:max(room, 0)]
 	}
 	for _, a := range fresh {
-		if err := w.watch(ctx, tx, network, walletID, a.Address, since, roleListed); err != nil {
+		if err := w.watch(ctx, tx, network, walletID, assetOf[a.Address.String()], a.Address, since, roleListed); err != nil {
 			return err
+		}
+	}
+	// The wallet's associated account of an asset, once it exists: one
+	// per asset of the table at most, whatever a stranger makes.
+	for _, a := range accounts {
+		if associated[a.Address.String()] {
+			if err := w.watch(ctx, tx, network, walletID, assetOf[a.Address.String()], a.Address, since, roleAssociated); err != nil {
+				return err
+			}
 		}
 	}
 	_, err := tx.NewRaw(`UPDATE wallets SET token_accounts_listed_at = now() WHERE id = ?`, walletID).Exec(ctx)
@@ -613,6 +733,9 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 			return nil // another scan holds it, or it is no longer watched
 		}
 		r := rs[0]
+		if !w.resolve(network, &r) {
+			return nil // an asset the table no longer has
+		}
 		var until sol.Signature
 		if r.LastSignature.Valid {
 			until = sol.MustSignatureFromBase58(r.LastSignature.String)
@@ -644,13 +767,16 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 			if err != nil {
 				return err
 			}
-			if v, ok := balanceAfter(network, &r, account, m); ok {
+			if v, ok := balanceAfter(&r, account, m); ok {
 				after = sql.NullInt64{Int64: v, Valid: true}
 				if err := w.ledger(ctx, tx, network, r.Address, &r, s, m, v); err != nil {
 					return err
 				}
 			}
 			if err := w.follow(ctx, tx, network, &r, account, s, m); err != nil {
+				return err
+			}
+			if err := w.discover(ctx, tx, network, &r, s, m); err != nil {
 				return err
 			}
 			ok, err := w.record(ctx, tx, network, &r, owner.AccountID, owner.Minimums, sol.MustPublicKeyFromBase58(owner.Pubkey), s, m)
@@ -697,13 +823,12 @@ func (w *Watcher) record(ctx context.Context, tx bun.Tx, network solana.Network,
 	}
 	var gain int64
 	var from sol.PublicKey
-	switch r.Asset {
-	case USDC:
-		gain = m.Tokens[solana.TokenHolding{Owner: owner, Mint: network.USDCMint()}]
-		from = largestLoss(m.Tokens, network.USDCMint())
-	case SOL:
+	if r.Asset == SOL {
 		gain = m.Lamports[owner]
 		from = largestLamportLoss(m.Lamports)
+	} else {
+		gain = m.Tokens[solana.TokenHolding{Owner: owner, Mint: r.token.Mint}]
+		from = largestLoss(m.Tokens, r.token.Mint)
 	}
 	if gain <= 0 || from.Equals(owner) {
 		return false, nil
@@ -714,7 +839,7 @@ func (w *Watcher) record(ctx context.Context, tx bun.Tx, network solana.Network,
 	}
 	at = at.Truncate(time.Microsecond)
 	id := uuid.New()
-	below := gain < mins.Of(r.Asset)
+	below := gain < mins.of(r)
 	res, err := tx.NewRaw(`INSERT INTO deposits (id, account_id, wallet_id, network, signature, asset, amount, counterparty, slot, created_at, below_minimum)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (wallet_id, signature, asset) DO NOTHING`,
 		id, accountID, r.WalletID, network, s.Signature.String(), r.Asset, gain, from.String(), m.Slot, at, below).Exec(ctx)
@@ -730,8 +855,8 @@ func (w *Watcher) record(ctx context.Context, tx bun.Tx, network solana.Network,
 		return true, nil
 	}
 	data := map[string]any{
-		"wallet_id": r.WalletID, "signature": s.Signature.String(), "asset": r.Asset, "from": from.String(),
-		"amount": amountOf(r.Asset, gain), "transaction_id": id, "slot": m.Slot,
+		"wallet_id": r.WalletID, "signature": s.Signature.String(), "asset": r.Asset, "symbol": symbolOf(r.Asset),
+		"from": from.String(), "amount": w.amountOf(network, r.Asset, gain), "transaction_id": id, "slot": m.Slot,
 	}
 	if _, err := webhook.Emit(ctx, tx, accountID, at, webhook.KindTxReceived, data); err != nil {
 		return false, err
@@ -741,23 +866,25 @@ func (w *Watcher) record(ctx context.Context, tx bun.Tx, network solana.Network,
 }
 
 // outflow records money that left the wallet in transaction s when the
-// service did not make s (none of its signatures is one of our payments'),
-// with its wallet.unexplained_outflow event: the wallet's key was used
-// elsewhere. Transactions from before the account was watched are
-// history.
+// service did not make s (none of its signatures is one of our payments':
+// a send of any asset, an earlier attempt of one, an x402 or MPP
+// payment), with its wallet.unexplained_outflow event: the wallet's key
+// was used elsewhere, or, when the wallet did not sign s, a delegate
+// moved the money (a Token-2022 mint's permanent delegate, or one the
+// wallet's key approved), named as the outflow's authority. Transactions
+// from before the account was watched are history.
 func (w *Watcher) outflow(ctx context.Context, tx bun.Tx, network solana.Network, r *watched, accountID uuid.UUID, owner sol.PublicKey, s solana.SignatureInfo, m solana.Movement) error {
 	if !m.BlockTime.IsZero() && m.BlockTime.Before(r.Since.Truncate(time.Second)) {
 		return nil
 	}
 	var loss int64
 	var to sol.PublicKey
-	switch r.Asset {
-	case USDC:
-		loss = -m.Tokens[solana.TokenHolding{Owner: owner, Mint: network.USDCMint()}]
-		to = largestGain(m.Tokens, network.USDCMint())
-	case SOL:
+	if r.Asset == SOL {
 		loss = -m.Lamports[owner]
 		to = largestLamportGain(m.Lamports)
+	} else {
+		loss = -m.Tokens[solana.TokenHolding{Owner: owner, Mint: r.token.Mint}]
+		to = largestGain(m.Tokens, r.token.Mint)
 	}
 	if loss <= 0 {
 		return nil
@@ -783,23 +910,43 @@ func (w *Watcher) outflow(ctx context.Context, tx bun.Tx, network solana.Network
 	}
 	at = at.Truncate(time.Microsecond)
 	id := uuid.New()
-	res, err := tx.NewRaw(`INSERT INTO unexplained_outflows (id, account_id, wallet_id, network, signature, asset, amount, counterparty, slot, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (wallet_id, signature, asset) DO NOTHING`,
-		id, accountID, r.WalletID, network, s.Signature.String(), r.Asset, loss, to.String(), m.Slot, at).Exec(ctx)
+	authority := delegateOf(m, owner)
+	res, err := tx.NewRaw(`INSERT INTO unexplained_outflows (id, account_id, wallet_id, network, signature, asset, amount, counterparty, slot, created_at, authority)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (wallet_id, signature, asset) DO NOTHING`,
+		id, accountID, r.WalletID, network, s.Signature.String(), r.Asset, loss, to.String(), m.Slot, at,
+		sql.NullString{String: authority.String(), Valid: !authority.IsZero()}).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record unexplained outflow: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil
 	}
-	data := map[string]any{"wallet_id": r.WalletID, "signature": s.Signature.String(), "asset": r.Asset,
-		"amount": amountOf(r.Asset, loss), "to": to.String(), "slot": m.Slot}
+	data := map[string]any{"wallet_id": r.WalletID, "signature": s.Signature.String(), "asset": r.Asset, "symbol": symbolOf(r.Asset),
+		"amount": w.amountOf(network, r.Asset, loss), "to": to.String(), "slot": m.Slot}
+	if !authority.IsZero() {
+		data["delegate"] = authority.String()
+	}
 	if _, err := webhook.Emit(ctx, tx, accountID, at, webhook.KindUnexplainedOutflow, data); err != nil {
 		return err
 	}
 	w.log().WarnContext(ctx, "money left a wallet in a transaction the service did not make", "wallet_id", r.WalletID,
-		"asset", r.Asset, "amount", loss, "signature", s.Signature.String())
+		"asset", r.Asset, "amount", loss, "signature", s.Signature.String(), "delegate", authority.String())
 	return nil
+}
+
+// delegateOf is who signed m in the wallet's stead when the wallet's key
+// did not sign it (zero when it did): of its other signers, one that is
+// not the fee payer (a delegate whose fees someone else paid), else the
+// fee payer. Only a delegate moves a wallet's tokens without its
+// signature.
+func delegateOf(m solana.Movement, owner sol.PublicKey) sol.PublicKey {
+	if len(m.Signers) == 0 || slices.ContainsFunc(m.Signers, owner.Equals) {
+		return sol.PublicKey{}
+	}
+	if len(m.Signers) > 1 {
+		return m.Signers[1]
+	}
+	return m.Signers[0]
 }
 
 // ledger records the balance of the wallet's account address after
@@ -819,12 +966,13 @@ func (w *Watcher) ledger(ctx context.Context, tx bun.Tx, network solana.Network,
 }
 
 // balanceAfter is the watched account's balance after m, if m names it:
-// for a token account, its amount while it holds the wallet's USDC,
-// zero once it holds another mint or belongs to another owner.
-func balanceAfter(network solana.Network, r *watched, account sol.PublicKey, m solana.Movement) (int64, bool) {
-	if r.Asset == USDC {
+// for a token account, its amount while it holds the wallet's asset (the
+// row's mint), zero once it holds another mint or belongs to another
+// owner.
+func balanceAfter(r *watched, account sol.PublicKey, m solana.Movement) (int64, bool) {
+	if r.Asset != SOL {
 		v, ok := m.TokenAfter[account]
-		if h, held := m.HolderAfter[account]; ok && (!held || h != r.holding(network)) {
+		if h, held := m.HolderAfter[account]; ok && (!held || h != r.holding()) {
 			v = 0
 		}
 		return v, ok
@@ -833,16 +981,16 @@ func balanceAfter(network solana.Network, r *watched, account sol.PublicKey, m s
 	return v, ok
 }
 
-// follow watches, from transaction s on, every USDC account of the
-// wallet that received money from the examined account r in s and is
-// not watched yet: the wallet's money went there, so where it goes next
+// follow watches, from transaction s on, every token account of the
+// wallet holding r's asset that received money from the examined account
+// r in s and is not watched yet: the wallet's money went there, so where it goes next
 // (a transfer, the account handed to another owner, its close) is the
 // wallet's too. Its balance after s is its first ledger row.
 func (w *Watcher) follow(ctx context.Context, tx bun.Tx, network solana.Network, r *watched, account sol.PublicKey, s solana.SignatureInfo, m solana.Movement) error {
-	if r.Asset != USDC || s.Failed || m.Failed {
+	if r.Asset == SOL || s.Failed || m.Failed {
 		return nil
 	}
-	mine := r.holding(network)
+	mine := r.holding()
 	if m.HolderBefore[account] != mine || m.TokenAfter[account] >= m.TokenBefore[account] {
 		return nil // r gave nothing in s
 	}
@@ -851,8 +999,8 @@ func (w *Watcher) follow(ctx context.Context, tx bun.Tx, network solana.Network,
 			continue
 		}
 		res, err := tx.NewRaw(`INSERT INTO watched_accounts (address, network, wallet_id, asset, since, role, balance, last_signature)
-			VALUES (?, ?, ?, 'usdc', ?, 'followed', ?, ?) ON CONFLICT DO NOTHING`,
-			to.String(), network, r.WalletID, r.Since, m.TokenAfter[to], s.Signature.String()).Exec(ctx)
+			VALUES (?, ?, ?, ?, ?, 'followed', ?, ?) ON CONFLICT DO NOTHING`,
+			to.String(), network, r.WalletID, r.Asset, r.Since, m.TokenAfter[to], s.Signature.String()).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("follow the wallet's money to %s: %w", to, err)
 		}
@@ -868,8 +1016,46 @@ func (w *Watcher) follow(ctx context.Context, tx bun.Tx, network solana.Network,
 	return nil
 }
 
-// Decimals is how many decimal places an asset's base units have: USDC
-// 6, SOL 9.
+// discover watches the wallet's associated account of any asset of the
+// table that transaction s shows (its token balances name the account,
+// the wallet as owner) and that is not watched yet: the wallet's own
+// payment of a new asset, or a deposit seen through another of its
+// accounts, finds it before the next listing. It is examined from the
+// wallet's watching on, s included. One per asset at most: a stranger's
+// other accounts are found by the listing, within its bounds.
+func (w *Watcher) discover(ctx context.Context, tx bun.Tx, network solana.Network, r *watched, s solana.SignatureInfo, m solana.Movement) error {
+	if s.Failed || m.Failed {
+		return nil
+	}
+	owner := sol.MustPublicKeyFromBase58(r.Owner)
+	for account, h := range m.HolderAfter {
+		if !h.Owner.Equals(owner) || account.String() == r.Address {
+			continue
+		}
+		a, ok := w.assets().ByMint(network, h.Mint)
+		if !ok {
+			continue
+		}
+		if ata, err := solana.AssociatedToken(owner, a.Mint, a.Program); err != nil || !ata.Equals(account) {
+			continue
+		}
+		res, err := tx.NewRaw(`INSERT INTO watched_accounts (address, network, wallet_id, asset, since, role)
+			VALUES (?, ?, ?, ?, ?, 'associated') ON CONFLICT DO NOTHING`,
+			account.String(), network, r.WalletID, Key(a.Symbol), r.Since).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("watch %s: %w", account, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			w.log().InfoContext(ctx, "a wallet's associated account of another asset was seen: watched from now on",
+				"wallet_id", r.WalletID, "asset", a.Symbol, "account", account.String(), "signature", s.Signature.String())
+		}
+	}
+	return nil
+}
+
+// Decimals is how many decimal places an asset's base units have when
+// the table is not at hand: SOL 9, every token 6 (the table admits only
+// assets of 6 decimals).
 func Decimals(asset string) int {
 	if asset == SOL {
 		return 9
@@ -877,11 +1063,22 @@ func Decimals(asset string) int {
 	return 6
 }
 
-// amountOf is a deposit's amount in whole units for its event, a JSON
-// number.
-func amountOf(asset string, units int64) json.Number {
-	return json.Number(usdc.FormatUnits(units, Decimals(asset)))
+// decimals is an asset's decimals on the network, from the table.
+func (w *Watcher) decimals(network solana.Network, name string) int {
+	if a, ok := w.assets().Find(network, name); ok && name != SOL {
+		return int(a.Decimals)
+	}
+	return Decimals(name)
 }
+
+// amountOf is an amount of asset in whole units for an event, a JSON
+// number.
+func (w *Watcher) amountOf(network solana.Network, asset string, units int64) json.Number {
+	return json.Number(usdc.FormatUnits(units, w.decimals(network, asset)))
+}
+
+// symbolOf is how the API names an asset: its symbol in upper case.
+func symbolOf(asset string) string { return strings.ToUpper(asset) }
 
 // largestLoss is the owner whose holding of mint fell most: the sender.
 func largestLoss(tokens map[solana.TokenHolding]int64, mint sol.PublicKey) sol.PublicKey {

@@ -503,28 +503,7 @@ func TestHistory_AgreesWithTheChainAtEveryStep(t *testing.T) {
 	}
 	step(func() { from.TransferSOL(t, w.PublicKey(), solana.LamportsPerSOL) })
 	step(func() { from.TransferUSDC(t, w.PublicKey(), 5_000_000) })
-	step(func() {
-		bh, err := c.LatestBlockhash(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tx, err := c.BuildTransfer(solana.Transfer{Owner: w.PublicKey(), To: from.PublicKey(), Amount: 2_000_000}, bh)
-		if err != nil {
-			t.Fatal(err)
-		}
-		key := w.Key()
-		if key.Sealed, err = wallet.SealedSecret(ctx, db, w.ID); err != nil {
-			t.Fatal(err)
-		}
-		raw, sig, err := solana.Sign(ctx, tx, signer.For(mk.Keystore(t), key))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Broadcast(ctx, raw); err != nil {
-			t.Fatal(err)
-		}
-		waitConfirmed(t, c, sig)
-	})
+	step(func() { payAsWallet(t, c, db, mk, w, solana.Transfer{To: from.PublicKey(), Amount: 2_000_000}) })
 	before := at[0].Add(-2 * time.Second)
 	got, err := historyOfUSDCAndSOL(ctx, db, w.ID, append([]time.Time{before}, at...))
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -418,19 +417,26 @@ func TestGoClientDeposits(t *testing.T) {
 		t.Fatalf("direction in: %v", err)
 	}
 
-	at := time.Now().UTC().Add(time.Second)
-	h, err := c.GetWalletBalanceHistory(ctx, id, url.Values{"at": {at.Format(time.RFC3339)}})
-	if err != nil || h.WalletID != id || len(h.Points) != 1 {
+	at := time.Now().UTC().Add(time.Second).Truncate(time.Millisecond)
+	h, err := c.GetWalletBalanceHistory(ctx, id, client.HistoryQuery{At: at})
+	if err != nil || h.WalletID != id || len(h.Series) != 1 || h.Series[0].Asset != "USDC" || len(h.Series[0].Points) != 1 {
 		t.Fatalf("history at: %+v %v", h, err)
 	}
-	if p := h.Points[0]; p.USDC.String() != "2.5" || p.SOL.String() != "1.25" || !p.At.Equal(at.Truncate(time.Second)) {
-		t.Fatalf("the balance at %s: %+v, want 2.5 USDC and 1.25 SOL", at, p)
+	if p := h.Series[0].Points[0]; p.Asset != "USDC" || p.Amount.String() != "2.5" || !p.At.Equal(at) {
+		t.Fatalf("the USDC at %s: %+v, want 2.5", at, p)
 	}
-	h, err = c.GetWalletBalanceHistory(ctx, id, url.Values{"interval": {"hour"}, "to": {at.Format(time.RFC3339)}})
-	if err != nil || len(h.Points) != 31 || h.Points[30].USDC.String() != "2.5" || h.Points[0].USDC.String() != "0" {
+	if h, err = c.GetWalletBalanceHistory(ctx, id, client.HistoryQuery{Asset: "sol", At: at}); err != nil || len(h.Series) != 1 ||
+		h.Series[0].Asset != "SOL" || h.Series[0].Decimals != 9 || h.Series[0].Points[0].Amount.String() != "1.25" {
+		t.Fatalf("the SOL at %s: %+v %v, want 1.25", at, h, err)
+	}
+	h, err = c.GetWalletBalanceHistory(ctx, id, client.HistoryQuery{Interval: "hour", To: at})
+	if err != nil || len(h.Series) != 1 || len(h.Series[0].Points) != 31 || h.Series[0].Points[30].Amount.String() != "2.5" || h.Series[0].Points[0].Amount.String() != "0" {
 		t.Fatalf("30 hours: %+v %v", h, err)
 	}
-	if _, err := c.GetWalletBalanceHistory(ctx, "00000000-0000-4000-8000-000000000000", nil); !client.IsNotFound(err) {
+	if _, err := c.GetWalletBalanceHistory(ctx, id, client.HistoryQuery{Asset: "DOGE"}); !isStatus(err, http.StatusUnprocessableEntity) {
+		t.Fatalf("an unknown asset: %v", err)
+	}
+	if _, err := c.GetWalletBalanceHistory(ctx, "00000000-0000-4000-8000-000000000000", client.HistoryQuery{}); !client.IsNotFound(err) {
 		t.Fatalf("an unknown wallet: %v", err)
 	}
 
@@ -444,17 +450,17 @@ func TestGoClientDeposits(t *testing.T) {
 			got[r.Asset] = fmt.Sprintf("%s/%d", r.Amount, r.Deposits)
 		}
 	}
-	if got["usdc"] != "2.5/1" || got["sol"] != "0.25/1" {
+	if got["USDC"] != "2.5/1" || got["SOL"] != "0.25/1" {
 		t.Fatalf("received %v", a.Received)
 	}
 
-	if d, err := c.ListWalletBalanceDifferences(ctx, id, nil); err != nil || d.WalletID != id || len(d.Items) != 0 || d.NextCursor != nil {
+	if d, err := c.ListWalletBalanceDifferences(ctx, id, client.DifferenceFilter{}); err != nil || d.WalletID != id || len(d.Items) != 0 || d.NextCursor != nil {
 		t.Fatalf("differences of the paid wallet: %+v %v", d, err)
 	}
 	var diffs []client.BalanceDifference
-	q := url.Values{"limit": {"1"}}
+	f := client.DifferenceFilter{Page: client.Page{Limit: 1}}
 	for page := 0; ; page++ {
-		d, err := c.ListWalletBalanceDifferences(ctx, faucet, q)
+		d, err := c.ListWalletBalanceDifferences(ctx, faucet, f)
 		if err != nil || d.WalletID != faucet || len(d.Items) != 1 || page > 2 {
 			t.Fatalf("page %d: %+v %v", page, d, err)
 		}
@@ -462,7 +468,7 @@ func TestGoClientDeposits(t *testing.T) {
 		if d.NextCursor == nil {
 			break
 		}
-		q.Set("cursor", *d.NextCursor)
+		f.Cursor = *d.NextCursor
 	}
 	amounts = map[string]string{}
 	for _, d := range diffs {
@@ -472,10 +478,13 @@ func TestGoClientDeposits(t *testing.T) {
 		}
 		amounts[d.Asset] = d.Amount.String()
 	}
-	if len(diffs) != 2 || amounts["usdc"] != "3" || amounts["sol"] != "1" || diffs[0].At.Before(diffs[1].At) {
+	if len(diffs) != 2 || amounts["USDC"] != "3" || amounts["SOL"] != "1" || diffs[0].At.Before(diffs[1].At) {
 		t.Fatalf("differences %+v", diffs)
 	}
-	if _, err := c.ListWalletBalanceDifferences(ctx, faucet, url.Values{"limit": {"101"}}); !isStatus(err, http.StatusUnprocessableEntity) {
+	if d, err := c.ListWalletBalanceDifferences(ctx, faucet, client.DifferenceFilter{Asset: "sol"}); err != nil || len(d.Items) != 1 || d.Items[0].Asset != "SOL" {
+		t.Fatalf("the SOL differences: %+v %v", d, err)
+	}
+	if _, err := c.ListWalletBalanceDifferences(ctx, faucet, client.DifferenceFilter{Page: client.Page{Limit: 101}}); !isStatus(err, http.StatusUnprocessableEntity) {
 		t.Fatalf("limit 101: %v", err)
 	}
 }

@@ -117,16 +117,14 @@ func TestDeposits_AnnouncedSignedAndListed(t *testing.T) {
 	// SOL the test funded the wallet with by the localnet's faucet shows in
 	// the deposit transaction's balances).
 	now := time.Now().UTC().Add(time.Second).Format(time.RFC3339)
-	status, h := e.do("GET", "/api/public/v1/wallets/"+id+"/balance/history?at="+now, e.key, nil)
-	points, _ := h["points"].([]any)
-	if status != http.StatusOK || len(points) != 1 {
-		t.Fatalf("history: %d %v", status, h)
+	for asset, want := range map[string]float64{"USDC": 5, "SOL": 1.25} {
+		status, h := e.do("GET", "/api/public/v1/wallets/"+id+"/balance/history?asset="+asset+"&at="+now, e.key, nil)
+		if p := onlyPoints(h); status != http.StatusOK || len(p) != 1 || p[0]["asset"] != asset || p[0]["amount"] != want {
+			t.Fatalf("%s from the ledger: %d %v, want %v", asset, status, h, want)
+		}
 	}
-	if p := points[0].(map[string]any); p["usdc"] != 5.0 || p["sol"] != 1.25 {
-		t.Fatalf("balance from the ledger %v, want 5 USDC and 1.25 SOL", p)
-	}
-	status, h = e.do("GET", "/api/public/v1/wallets/"+id+"/balance/history?interval=hour", e.key, nil)
-	if points, _ := h["points"].([]any); status != http.StatusOK || len(points) != 31 {
+	status, h := e.do("GET", "/api/public/v1/wallets/"+id+"/balance/history?interval=hour", e.key, nil)
+	if p := onlyPoints(h); status != http.StatusOK || len(p) != 31 {
 		t.Fatalf("30 hours of history: %d %v", status, h)
 	}
 }
@@ -177,7 +175,7 @@ func TestDeposits_DifferencesListedAndCounted(t *testing.T) {
 		}
 		cursor = next
 	}
-	usdc, sol := seen["usdc"], seen["sol"]
+	usdc, sol := seen["USDC"], seen["SOL"]
 	if len(seen) != 2 || usdc["kind"] != "snapshot" || usdc["amount"] != 3.0 || usdc["chain"] != 3.0 || usdc["ledger"] != 0.0 ||
 		usdc["signature"] != nil || sol["amount"] != 1.0 {
 		t.Fatalf("differences %v", seen)

@@ -54,7 +54,7 @@ func (s *server) registerHistory(api huma.API) {
 		Path:        Prefix + "/wallets/{id}/balance/history",
 		Summary:     "Get a wallet's balance over time",
 		Description: fmt.Sprintf("The wallet's balance of an asset (`asset`: USDC by default, any asset of GET /assets, SOL, or `all` for a series each) "+
-			"at each instant from `from` to `to` every `interval` (at most %d points per series, and %d over all series), or at one instant (`at`), ", deposit.MaxPoints, deposit.MaxSeriesPoints)+
+			"at each instant from `from` to `to` every `interval` (at most %d points per series, and %d over all series), or at one instant (`at`), ", deposit.MaxPoints, deposit.MaxSeriesPoints) +
 			"from its ledger: every change of its accounts, read from the transactions that made them (sends with their fees, deposits, x402 payments), " +
 			"recorded by the deposit watcher within seconds of confirmation. A change made without a transaction (a test chain's faucet) is not in it.",
 		Tags:   []string{"Wallets"},

@@ -163,8 +163,15 @@ func TestMCPServer(t *testing.T) {
 				t.Fatalf("sends of the paid wallet: %v", sends)
 			}
 			at := time.Now().UTC().Add(time.Second).Format(time.RFC3339)
-			_, h := call(t, cs, "get_balance_history", map[string]any{"wallet_id": deposits, "at": at})
-			if points, _ := h["points"].([]any); len(points) != 1 || points[0].(map[string]any)["usdc"] != "2.5" || points[0].(map[string]any)["sol"] != "1.25" {
+			_, h := call(t, cs, "get_balance_history", map[string]any{"wallet_id": deposits, "asset": "all", "at": at})
+			held := map[string]any{}
+			series, _ := h["series"].([]any)
+			for _, s := range series {
+				for _, p := range s.(map[string]any)["points"].([]any) {
+					held[p.(map[string]any)["asset"].(string)] = p.(map[string]any)["amount"]
+				}
+			}
+			if len(series) != 5 || held["USDC"] != "2.5" || held["SOL"] != "1.25" || held["EURC"] != "0" {
 				t.Fatalf("balance history: %v", h)
 			}
 			if res, _ := call(t, cs, "get_balance_history", map[string]any{"wallet_id": deposits, "at": at, "interval": "day"}); !res.IsError || !strings.Contains(text(res), "422") {

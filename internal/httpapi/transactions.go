@@ -28,7 +28,7 @@ type Transaction struct {
 	Kind         string    `json:"kind" doc:"What moved: the asset's symbol in lower case for a send or a deposit (usdc, usdt, pyusd, usdg, eurc, or an asset the operator added); x402, an x402 payment that landed (its resource says what it bought); mpp, an MPP charge that landed (the same; asset says what it paid); sol, SOL that came in (a deposit)." example:"usdc"`
 	Asset        string    `json:"asset" doc:"The asset that moved: a symbol of GET /assets, or SOL." example:"USDC"`
 	Direction    string    `json:"direction" enum:"send,receive" doc:"send: out of the wallet; receive: a deposit, money that came into the wallet from anyone but itself (to any of its USDC accounts, or SOL), recorded once it is confirmed." example:"send"`
-	Amount       Quantity  `json:"amount" doc:"In whole units of what moved: USDC (6 decimals), or SOL (9) for kind sol." example:"1.5"`
+	Amount       Quantity  `json:"amount" doc:"In whole units of the asset that moved (its decimals in GET /assets; SOL 9)." example:"1.5"`
 	Counterparty string    `json:"counterparty" doc:"The recipient's address (a send), or the sender's (a receive: the owner whose holding fell most)." example:"9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"`
 	Status       string    `json:"status" enum:"pending,confirmed,failed" doc:"pending: broadcast, not yet confirmed; confirmed: confirmed by the cluster; failed: rejected, or expired without landing (its amount no longer counts against the daily limit)." example:"confirmed"`
 	Memo         *string   `json:"memo" nullable:"true" doc:"The on-chain memo, or null." example:"invoice 1234"`
@@ -179,7 +179,7 @@ func (s *server) listTransactions(ctx context.Context, in *listTransactionsInput
 			return nil, s.fail(ctx, err)
 		}
 		for i := range ds {
-			rows = append(rows, listed{at: ds[i].CreatedAt, id: ds[i].ID, out: depositOf(&ds[i])})
+			rows = append(rows, listed{at: ds[i].CreatedAt, id: ds[i].ID, out: depositOf(&ds[i], s.ledgerAssetOf(pr.Network, ds[i].Asset))})
 		}
 	}
 	slices.SortStableFunc(rows, func(a, b listed) int {
@@ -212,12 +212,12 @@ type listed struct {
 	out Transaction
 }
 
-// depositOf is a deposit as a transaction: direction receive, kind its
-// asset, the sender as counterparty.
-func depositOf(d *deposit.Deposit) Transaction {
+// depositOf is a deposit of asset a as a transaction: direction receive,
+// kind its asset, the sender as counterparty, the amount in a's decimals.
+func depositOf(d *deposit.Deposit, a ledgerAsset) Transaction {
 	return Transaction{
-		ID: d.ID.String(), Signature: d.Signature, Kind: d.Asset, Asset: strings.ToUpper(d.Asset), Direction: "receive",
-		Amount: quantityOf(d.Asset, d.Amount), Counterparty: d.Counterparty, Status: d.Status,
+		ID: d.ID.String(), Signature: d.Signature, Kind: d.Asset, Asset: a.symbol, Direction: "receive",
+		Amount: a.quantity(d.Amount), Counterparty: d.Counterparty, Status: d.Status,
 		CreatedAt: d.CreatedAt.UTC(), WalletID: d.WalletID.String(), Attempts: 1, PreviousSignatures: []string{},
 		BelowMinimum: d.BelowMinimum,
 	}

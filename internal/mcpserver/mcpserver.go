@@ -13,8 +13,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -57,9 +57,10 @@ const (
 		"sender in from). Each has asset (the stablecoin's symbol in lower case: usdc, usdt, pyusd, usdg, eurc; or sol: a deposit may " +
 		"be SOL) and amount in that asset, status (pending, confirmed, " +
 		"failed; a deposit is listed once confirmed, and failed if the chain dropped it), memo, signature and time."
-	historyDescription = "Get an agent wallet's USDC and SOL balance over time, from its ledger of every change (payments out with " +
-		"their fees, deposits): the balance at one instant (at), or one point per day or hour (interval) from from to to (default: " +
-		"the last 30 days). Shows when money came in or went out; get_wallet_info has the live balance."
+	historyDescription = "Get an agent wallet's balance of one asset over time (asset: USDC by default, USDT, PYUSD, USDG, EURC, SOL, or all for " +
+		"a series of each), from its ledger of every change (payments out with their fees, deposits): the balance at one instant (at), or " +
+		"one point per day or hour (interval) from from to to (default: the last 30 days), each in whole units of its asset. Shows when " +
+		"money came in or went out; get_wallet_info has the live balance."
 	previewDescription = "Check what send_usdc would do now for this payment (in asset, USDC by default), without sending: outcome " +
 		"(sent, pending_approval, blocked), the blocking reason if any, the policy rule that decides (rule), today's spent and " +
 		"remaining allowance (in the payment's currency: the _eur figures for a EUR stablecoin), " +
@@ -174,26 +175,35 @@ type TransactionsOutput struct {
 	Transactions []TransactionOut `json:"transactions"`
 }
 
-// HistoryInput is get_balance_history's input: at, or a range.
+// HistoryInput is get_balance_history's input: the asset, and at or a
+// range.
 type HistoryInput struct {
 	WalletID string `json:"wallet_id" jsonschema:"the agent wallet's id (UUID)"`
+	Asset    string `json:"asset,omitempty" jsonschema:"optional: USDC (default), another stablecoin (USDT, PYUSD, USDG, EURC), SOL, or all for a series of each"`
 	At       string `json:"at,omitempty" jsonschema:"one instant (ISO 8601, e.g. 2026-04-15T12:00:00Z): the balance then; leave from, to and interval empty"`
 	From     string `json:"from,omitempty" jsonschema:"the first instant (ISO 8601); default: 30 intervals before to"`
 	To       string `json:"to,omitempty" jsonschema:"the last instant (ISO 8601); default: now"`
 	Interval string `json:"interval,omitempty" jsonschema:"day (default) or hour: the step between points (at most 1,000 points)"`
 }
 
-// PointOut is a wallet's balance at an instant.
+// SeriesOut is a wallet's balance of one asset over time.
+type SeriesOut struct {
+	Asset    string     `json:"asset"`
+	Decimals int        `json:"decimals" jsonschema:"the asset's decimals (SOL 9)"`
+	Points   []PointOut `json:"points" jsonschema:"oldest first"`
+}
+
+// PointOut is a wallet's balance of an asset at an instant.
 type PointOut struct {
-	At   string `json:"at"`
-	USDC string `json:"usdc" jsonschema:"USDC held then"`
-	SOL  string `json:"sol" jsonschema:"SOL held then"`
+	At     string `json:"at"`
+	Asset  string `json:"asset"`
+	Amount string `json:"amount" jsonschema:"held then, in whole units of asset"`
 }
 
 // HistoryOutput is get_balance_history's answer.
 type HistoryOutput struct {
-	WalletID string     `json:"wallet_id"`
-	Points   []PointOut `json:"points" jsonschema:"oldest first"`
+	WalletID string      `json:"wallet_id"`
+	Series   []SeriesOut `json:"series" jsonschema:"one per asset asked"`
 }
 
 // PreviewInput is preview_send's input.
@@ -315,19 +325,31 @@ func New(c *client.Client, dashboard string, opts ...Option) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: ToolGetBalanceHistory, Title: "Get a wallet's balance history", Description: historyDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in HistoryInput) (*mcp.CallToolResult, HistoryOutput, error) {
-			q := url.Values{}
-			for k, v := range map[string]string{"at": in.At, "from": in.From, "to": in.To, "interval": in.Interval} {
-				if v != "" {
-					q.Set(k, v)
+			q := client.HistoryQuery{Asset: in.Asset, Interval: in.Interval}
+			for _, f := range []struct {
+				name, text string
+				to         *time.Time
+			}{{"at", in.At, &q.At}, {"from", in.From, &q.From}, {"to", in.To, &q.To}} {
+				if f.text == "" {
+					continue
 				}
+				t, err := time.Parse(time.RFC3339Nano, f.text)
+				if err != nil {
+					return nil, HistoryOutput{}, fmt.Errorf("%s: want an instant in ISO 8601, e.g. 2026-04-15T12:00:00Z", f.name)
+				}
+				*f.to = t
 			}
 			h, err := c.GetWalletBalanceHistory(ctx, in.WalletID, q)
 			if err != nil {
 				return nil, HistoryOutput{}, toolError(err)
 			}
-			out := HistoryOutput{WalletID: h.WalletID, Points: make([]PointOut, len(h.Points))}
-			for i, p := range h.Points {
-				out.Points[i] = PointOut{At: p.At.UTC().Format("2006-01-02T15:04:05Z"), USDC: p.USDC.String(), SOL: p.SOL.String()}
+			out := HistoryOutput{WalletID: h.WalletID, Series: make([]SeriesOut, len(h.Series))}
+			for i, sr := range h.Series {
+				o := SeriesOut{Asset: sr.Asset, Decimals: sr.Decimals, Points: make([]PointOut, len(sr.Points))}
+				for j, p := range sr.Points {
+					o.Points[j] = PointOut{At: p.At.UTC().Format("2006-01-02T15:04:05Z"), Asset: p.Asset, Amount: p.Amount.String()}
+				}
+				out.Series[i] = o
 			}
 			return nil, out, nil
 		})

@@ -311,39 +311,57 @@ func TestListRecentTransactions_DepositsDirectionAndAsset(t *testing.T) {
 	}
 }
 
-// get_balance_history passes at, or the range, and answers the points as
-// decimal text.
+// get_balance_history passes the asset and at, or the range, and answers
+// each series' points as decimal text in its asset; an instant that is
+// not ISO 8601 is a tool error before any call.
 func TestGetBalanceHistory(t *testing.T) {
 	t.Parallel()
 	a := &api{answer: func(method, path string) (int, any) {
 		if method != http.MethodGet || path != "/wallets/w/balance/history" {
 			return 404, map[string]any{"error": "not found"}
 		}
-		return 200, map[string]any{"wallet_id": "w", "points": []map[string]any{
-			{"at": "2026-04-14T00:00:00Z", "usdc": 0, "sol": 0.001},
-			{"at": "2026-04-15T00:00:00Z", "usdc": 42.5, "sol": 0.000995},
+		return 200, map[string]any{"wallet_id": "w", "series": []map[string]any{
+			{"asset": "EURC", "decimals": 6, "points": []map[string]any{
+				{"at": "2026-04-14T00:00:00Z", "asset": "EURC", "amount": 0},
+				{"at": "2026-04-15T00:00:00Z", "asset": "EURC", "amount": 42.5},
+			}},
+			{"asset": "SOL", "decimals": 9, "points": []map[string]any{
+				{"at": "2026-04-14T00:00:00Z", "asset": "SOL", "amount": 0.001},
+				{"at": "2026-04-15T00:00:00Z", "asset": "SOL", "amount": 0.000995},
+			}},
 		}}
 	}}
 	cs := connect(t, a, &countingTransport{})
-	out, text, isError := call(t, cs, mcpserver.ToolGetBalanceHistory, map[string]any{"wallet_id": "w", "from": "2026-04-14T00:00:00Z", "interval": "day"})
+	out, text, isError := call(t, cs, mcpserver.ToolGetBalanceHistory, map[string]any{"wallet_id": "w", "asset": "eurc", "from": "2026-04-14T00:00:00Z", "interval": "day"})
 	if isError {
 		t.Fatalf("tool error: %s", text)
 	}
-	if q := a.query.Load().(url.Values); q.Get("from") != "2026-04-14T00:00:00Z" || q.Get("interval") != "day" || q.Has("at") || q.Has("to") {
+	if q := a.query.Load().(url.Values); q.Get("asset") != "eurc" || q.Get("from") != "2026-04-14T00:00:00Z" || q.Get("interval") != "day" || q.Has("at") || q.Has("to") {
 		t.Fatalf("query %v", q)
 	}
-	points, _ := out["points"].([]any)
-	if out["wallet_id"] != "w" || len(points) != 2 {
+	series, _ := out["series"].([]any)
+	if out["wallet_id"] != "w" || len(series) != 2 {
 		t.Fatalf("answer %v", out)
 	}
-	if p := points[1].(map[string]any); p["at"] != "2026-04-15T00:00:00Z" || p["usdc"] != "42.5" || p["sol"] != "0.000995" {
-		t.Errorf("point %v", p)
+	eurc, sol := series[0].(map[string]any), series[1].(map[string]any)
+	if eurc["asset"] != "EURC" || eurc["decimals"] != 6.0 || sol["asset"] != "SOL" || sol["decimals"] != 9.0 {
+		t.Fatalf("series %v", series)
+	}
+	if p := eurc["points"].([]any)[1].(map[string]any); p["at"] != "2026-04-15T00:00:00Z" || p["asset"] != "EURC" || p["amount"] != "42.5" {
+		t.Errorf("EURC point %v", p)
+	}
+	if p := sol["points"].([]any)[1].(map[string]any); p["asset"] != "SOL" || p["amount"] != "0.000995" {
+		t.Errorf("SOL point %v", p)
 	}
 	if _, _, isError := call(t, cs, mcpserver.ToolGetBalanceHistory, map[string]any{"wallet_id": "w", "at": "2026-04-15T12:00:00Z"}); isError {
 		t.Fatal("at: tool error")
 	}
 	if q := a.query.Load().(url.Values); len(q) != 1 || q.Get("at") != "2026-04-15T12:00:00Z" {
 		t.Errorf("query %v", q)
+	}
+	before := a.calls.Load()
+	if _, text, isError := call(t, cs, mcpserver.ToolGetBalanceHistory, map[string]any{"wallet_id": "w", "at": "yesterday"}); !isError || !strings.Contains(text, "ISO 8601") || a.calls.Load() != before {
+		t.Errorf("at yesterday: error %v %q", isError, text)
 	}
 	if _, text, isError := call(t, cs, mcpserver.ToolGetBalanceHistory, map[string]any{"wallet_id": "x"}); !isError || !strings.Contains(text, "404") {
 		t.Errorf("an unknown wallet: error %v %q", isError, text)

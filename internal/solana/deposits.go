@@ -21,10 +21,11 @@ type AccountState struct {
 	// Slot is the slot the node read the account at (its answer's
 	// context slot).
 	Slot uint64
-	// Token: a token account (of the token program) whose Mint, Owner
-	// and Amount follow.
-	Token  bool
-	Mint   sol.PublicKey
+	// Token: a token account (of the SPL Token or the Token-2022
+	// program, named by Program) whose Mint, Owner and Amount follow.
+	Token   bool
+	Program sol.PublicKey
+	Mint    sol.PublicKey
 	Owner  sol.PublicKey
 	Amount uint64
 }
@@ -70,13 +71,29 @@ func accountState(a *rpc.Account) AccountState {
 		return AccountState{}
 	}
 	s := AccountState{Exists: true, Lamports: a.Lamports}
-	if data := a.Data.GetBinary(); a.Owner.Equals(sol.TokenProgramID) && len(data) >= 72 {
+	if data := a.Data.GetBinary(); isTokenAccount(a.Owner, data) {
 		s.Token = true
+		s.Program = a.Owner
 		s.Mint = sol.PublicKeyFromBytes(data[0:32])
 		s.Owner = sol.PublicKeyFromBytes(data[32:64])
 		s.Amount = binary.LittleEndian.Uint64(data[64:72])
 	}
 	return s
+}
+
+// isTokenAccount tells whether data, owned by program, is a token
+// account (not a mint) of SPL Token or Token-2022, whose first 165 bytes
+// have the same layout under both programs: a Token-2022 account with
+// extensions has its account type (2) right after them, a mint with
+// extensions 1.
+func isTokenAccount(program sol.PublicKey, data []byte) bool {
+	switch {
+	case program.Equals(sol.TokenProgramID):
+		return len(data) >= 72
+	case program.Equals(sol.Token2022ProgramID):
+		return len(data) == tokenAccountSize || len(data) > tokenAccountSize && data[tokenAccountSize] == 2
+	}
+	return false
 }
 
 // SignatureInfo is one transaction that touched an account.
@@ -135,8 +152,10 @@ type Movement struct {
 	// fee.
 	Failed   bool
 	FeePayer sol.PublicKey
-	// Signatures are the transaction's signatures, the fee payer's first.
+	// Signatures are the transaction's signatures, the fee payer's first;
+	// Signers the keys that made them, in the same order.
 	Signatures []sol.Signature
+	Signers    []sol.PublicKey
 	Lamports   map[sol.PublicKey]int64
 	Tokens     map[TokenHolding]int64
 	// After is each account's balance after the transaction: lamports of
@@ -194,6 +213,9 @@ func (c *Client) Movement(ctx context.Context, sig sol.Signature) (Movement, err
 		m.FeePayer = keys[0]
 	}
 	m.Signatures = tx.Signatures
+	for i := 0; i < int(tx.Message.Header.NumRequiredSignatures) && i < len(tx.Message.AccountKeys); i++ {
+		m.Signers = append(m.Signers, tx.Message.AccountKeys[i])
+	}
 	for i, k := range keys {
 		if i < len(res.Meta.PreBalances) && i < len(res.Meta.PostBalances) {
 			if d := int64(res.Meta.PostBalances[i]) - int64(res.Meta.PreBalances[i]); d != 0 {
@@ -245,9 +267,10 @@ func tokenUnits(s string) int64 {
 }
 
 // TokenAccount is one of an owner's token accounts as listed: its
-// address and amount.
+// address and amount, and (TokenAccountsOfProgram) its mint.
 type TokenAccount struct {
 	Address sol.PublicKey
+	Mint    sol.PublicKey
 	Amount  uint64
 }
 
@@ -274,6 +297,40 @@ func (c *Client) TokenAccountsOf(ctx context.Context, owner, mint sol.PublicKey)
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// TokenAccountsOfProgram lists owner's token accounts of every mint of
+// token program (getTokenAccountsByOwner with programId: SPL Token or
+// Token-2022), with their mints and amounts. Only the mint and amount
+// are asked for (a data slice of the first 72 bytes), so a listing of
+// thousands of accounts stays small.
+func (c *Client) TokenAccountsOfProgram(ctx context.Context, owner, program sol.PublicKey) ([]TokenAccount, error) {
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	offset, length := uint64(0), uint64(72)
+	res, err := c.rpc.GetTokenAccountsByOwner(cctx, owner, &rpc.GetTokenAccountsConfig{ProgramId: &program},
+		&rpc.GetTokenAccountsOpts{Commitment: rpc.CommitmentConfirmed, Encoding: sol.EncodingBase64,
+			DataSlice: &rpc.DataSlice{Offset: &offset, Length: &length}})
+	if err != nil {
+		return nil, c.rpcError("getTokenAccountsByOwner", err)
+	}
+	out := make([]TokenAccount, 0, len(res.Value))
+	for _, a := range res.Value {
+		data := a.Account.Data.GetBinary()
+		if len(data) < 72 || !sol.PublicKeyFromBytes(data[32:64]).Equals(owner) {
+			continue // not an answer to what was asked: ignored
+		}
+		out = append(out, TokenAccount{Address: a.Pubkey, Mint: sol.PublicKeyFromBytes(data[0:32]),
+			Amount: binary.LittleEndian.Uint64(data[64:72])})
+	}
+	return out, nil
+}
+
+// AssociatedToken is owner's associated token account of mint under
+// token program (the program is one of the address's seeds).
+func AssociatedToken(owner, mint, program sol.PublicKey) (sol.PublicKey, error) {
+	ata, _, err := associatedTokenAddressOf(owner, program, mint)
+	return ata, err
 }
 
 // AssociatedUSDC is owner's associated USDC account on the network.

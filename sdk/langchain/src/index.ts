@@ -43,9 +43,10 @@ export const descriptions = {
     'be SOL) and amount in that asset, status (pending, confirmed, ' +
     'failed; a deposit is listed once confirmed, and failed if the chain dropped it), memo, signature and time.',
   get_balance_history:
-    'Get an agent wallet\'s USDC and SOL balance over time, from its ledger of every change (payments out with ' +
-    'their fees, deposits): the balance at one instant (at), or one point per day or hour (interval) from from to to (default: ' +
-    'the last 30 days). Shows when money came in or went out; get_wallet_info has the live balance.',
+    'Get an agent wallet\'s balance of one asset over time (asset: USDC by default, USDT, PYUSD, USDG, EURC, SOL, or all for ' +
+    'a series of each), from its ledger of every change (payments out with their fees, deposits): the balance at one instant (at), or ' +
+    'one point per day or hour (interval) from from to to (default: the last 30 days), each in whole units of its asset. Shows when ' +
+    'money came in or went out; get_wallet_info has the live balance.',
   preview_send:
     'Check what send_usdc would do now for this payment (in asset, USDC by default), without sending: outcome ' +
     '(sent, pending_approval, blocked), the blocking reason if any, the policy rule that decides (rule), today\'s spent and ' +
@@ -229,18 +230,23 @@ export function agentWalletTools({ client, walletId, dashboardUrl, payPreference
     },
   );
   const history = tool(
-    async ({ at, from, to, interval }) =>
+    async ({ asset, at, from, to, interval }) =>
       answer(async () => {
-        const h = await client.wallets.balanceHistory(
-          walletId,
-          at ? { at } : { ...(from ? { from } : {}), ...(to ? { to } : {}), ...(interval ? { interval } : {}) },
-        );
-        return { wallet_id: h.wallet_id, points: h.points };
+        const h = await client.wallets.balanceHistory(walletId, {
+          ...(asset ? { asset } : {}),
+          ...(at ? { at } : { ...(from ? { from } : {}), ...(to ? { to } : {}), ...(interval ? { interval } : {}) }),
+        });
+        return { wallet_id: h.wallet_id, series: h.series };
       }),
     {
       name: 'get_balance_history',
       description: descriptions.get_balance_history,
       schema: z.object({
+        asset: z
+          .string()
+          .max(10)
+          .optional()
+          .describe('USDC (default), another stablecoin (USDT, PYUSD, USDG, EURC), SOL, or all for a series of each'),
         at: z.string().optional().describe('one instant (ISO 8601, e.g. 2026-04-15T12:00:00Z): the balance then; leave from, to and interval out'),
         from: z.string().optional().describe('the first instant (ISO 8601); default: 30 intervals before to'),
         to: z.string().optional().describe('the last instant (ISO 8601); default: now'),

@@ -72,12 +72,16 @@ test('money coming in: deposits in list_recent_transactions, get_balance_history
 
   const at = new Date(Date.now() + 1000).toISOString();
   const now = JSON.parse(await tools.get_balance_history.invoke({ at }));
-  assert.deepEqual(now.points.map((p) => [p.usdc, p.sol]), [[2.5, 1.25]]);
-  const days = JSON.parse(await tools.get_balance_history.invoke({ interval: 'day', to: at }));
+  assert.deepEqual(now.series.map((s) => s.points.map((p) => [p.asset, p.amount])), [[['USDC', 2.5]]]);
+  const every = JSON.parse(await tools.get_balance_history.invoke({ asset: 'all', at }));
+  const held = Object.fromEntries(every.series.map((s) => [s.asset, s.points[0].amount]));
+  assert.deepEqual([held.USDC, held.EURC, held.SOL], [2.5, 0, 1.25]);
+  const [days] = JSON.parse(await tools.get_balance_history.invoke({ interval: 'day', to: at })).series;
   assert.equal(days.points.length, 31);
-  assert.equal(days.points[30].usdc, 2.5);
+  assert.equal(days.points[30].amount, 2.5);
   const bad = JSON.parse(await tools.get_balance_history.invoke({ at: 'yesterday' }));
   assert.equal(bad.status, 422);
+  assert.equal(JSON.parse(await tools.get_balance_history.invoke({ asset: 'DOGE' })).status, 422);
 });
 
 test('an agent loop with a scripted chat model sends and reads the outcome', async () => {

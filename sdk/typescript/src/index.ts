@@ -49,6 +49,7 @@ export type Analytics = Schemas['AnalyticsOutputBody'];
 /** Deposits of a day, wallet and asset (Analytics' received). */
 export type ReceivedDay = Schemas['ReceivedDay'];
 export type BalanceHistory = Schemas['HistoryOutputBody'];
+export type BalanceSeries = Schemas['BalanceSeries'];
 export type BalancePoint = Schemas['BalancePoint'];
 /**
  * Money of a wallet that moved without the service: an unexplained_outflow
@@ -600,38 +601,47 @@ export class AgentWallet {
       ),
     balance: (id: string): Promise<Balance> => this.do(this.api.GET('/api/public/v1/wallets/{id}/balance', { params: { path: { id } } })),
     /**
-     * The wallet's USDC and SOL over time, from its ledger (every change, read
+     * The wallet's balance over time, from its ledger (every change, read
      * from the transactions that made it: sends with their fees, deposits):
+     * a series per asset asked (`asset`: USDC by default, a symbol of
+     * `assets.list()` or SOL in any case, or `'all'` for a series of each),
      * a point every `interval` (day by default) from `from` to `to` (default:
-     * the 30 intervals ending now), or one point, the balance `at` an instant.
+     * the 30 intervals ending now), or one point, the balance `at` an instant;
+     * each point names its asset and its amount in that asset.
      */
     balanceHistory: (
       id: string,
-      range: { from?: Date | string; to?: Date | string; interval?: 'hour' | 'day' } | { at: Date | string } = {},
+      range: ({ from?: Date | string; to?: Date | string; interval?: 'hour' | 'day' } | { at: Date | string }) & { asset?: string } = {},
     ): Promise<BalanceHistory> => {
       const iso = (t: Date | string) => (typeof t === 'string' ? t : t.toISOString());
-      const query =
-        'at' in range
+      const query = {
+        ...(range.asset ? { asset: range.asset } : {}),
+        ...('at' in range
           ? { at: iso(range.at) }
           : {
               ...(range.from ? { from: iso(range.from) } : {}),
               ...(range.to ? { to: iso(range.to) } : {}),
               ...(range.interval ? { interval: range.interval } : {}),
-            };
+            }),
+      };
       return this.do(this.api.GET('/api/public/v1/wallets/{id}/balance/history', { params: { path: { id }, query } }));
     },
     /**
      * Money of the wallet that moved without the service, newest first, page
      * after page: outflows in transactions it did not make
      * (wallet.unexplained_outflow) and daily snapshots whose chain balance
-     * differed from the ledger (wallet.balance_mismatch). Empty when every
+     * differed from the ledger (wallet.balance_mismatch), of every asset or of
+     * one (`asset`, any case), each in its asset's units. Empty when every
      * change is explained.
      */
-    balanceDifferences: (id: string, filter: { pageSize?: number } = {}) =>
+    balanceDifferences: (id: string, filter: { asset?: string; pageSize?: number } = {}) =>
       this.pages<BalanceDifference>(async (cursor) => {
         const d = await this.do(
           this.api.GET('/api/public/v1/wallets/{id}/balance/differences', {
-            params: { path: { id }, query: { limit: filter.pageSize ?? 100, ...(cursor ? { cursor } : {}) } },
+            params: {
+              path: { id },
+              query: { limit: filter.pageSize ?? 100, ...(filter.asset ? { asset: filter.asset } : {}), ...(cursor ? { cursor } : {}) },
+            },
           }),
         );
         return { items: d.items, next: d.next_cursor };

@@ -8,13 +8,16 @@ export interface WebhookEvent<D = Record<string, unknown>> {
   data: D;
 }
 
-/** What moved: USDC (6 decimals) or SOL (9). */
-export type Asset = 'usdc' | 'sol';
+/**
+ * What moved, in lower case: an asset of GET /assets (usdc, eurc, pyusd,
+ * usdg, usdt, one the operator added; 6 decimals) or sol (9).
+ */
+export type Asset = 'usdc' | 'sol' | 'eurc' | 'pyusd' | 'usdg' | 'usdt' | (string & {});
 
 /**
- * tx.received: money came into a wallet (USDC to any of its token
- * accounts, or SOL) from anyone but the wallet itself, confirmed; announced
- * once. GET /transactions lists it as direction "receive".
+ * tx.received: money came into a wallet (an asset of GET /assets to any of
+ * its token accounts, or SOL) from anyone but the wallet itself, confirmed;
+ * announced once. GET /transactions lists it as direction "receive".
  */
 export interface TxReceivedData {
   wallet_id: string;
@@ -22,6 +25,8 @@ export interface TxReceivedData {
   transaction_id: string;
   signature: string;
   asset: Asset;
+  /** The asset as the API names it, upper case: USDC, EURC, PYUSD, SOL. */
+  symbol: string;
   /** In whole units of `asset`. */
   amount: number;
   /** The sender: the owner whose holding fell most in the transaction. */
@@ -41,17 +46,22 @@ export interface TxReceiveFailedData extends TxReceivedData {
 
 /**
  * wallet.unexplained_outflow: money left a wallet in a transaction the
- * service did not make (its key used elsewhere).
+ * service did not make (its key used elsewhere, or a delegate such as a
+ * Token-2022 mint's permanent delegate).
  */
 export interface UnexplainedOutflowData {
   wallet_id: string;
   signature: string;
   asset: Asset;
+  /** The asset as the API names it, upper case. */
+  symbol: string;
   /** In whole units of `asset`. */
   amount: number;
   /** Where the money went: the owner whose holding grew most. */
   to: string;
   slot: number;
+  /** Who signed instead of the wallet (a delegate); absent when the wallet signed. */
+  delegate?: string;
 }
 
 /**
@@ -63,6 +73,8 @@ export interface UnexplainedOutflowData {
 export interface BalanceMismatchData {
   wallet_id: string;
   asset: Asset;
+  /** The asset as the API names it, upper case. */
+  symbol: string;
   /** The balance on chain at `slot`, in whole units of `asset`. */
   chain: number;
   /** The ledger's balance at the same slot. */

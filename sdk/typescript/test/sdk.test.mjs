@@ -259,19 +259,27 @@ test('money coming in: deposits listed as receive, the balance history, received
   const at = new Date(Date.now() + 1000);
   const now = await agent.wallets.balanceHistory(DEPOSITS, { at });
   assert.equal(now.wallet_id, DEPOSITS);
-  assert.deepEqual(now.points.map((p) => [p.usdc, p.sol]), [[2.5, 1.25]]);
-  const hours = await agent.wallets.balanceHistory(DEPOSITS, { interval: 'hour', to: at });
+  assert.deepEqual(
+    now.series.map((s) => [s.asset, s.decimals, s.points.map((p) => [p.asset, p.amount])]),
+    [['USDC', 6, [['USDC', 2.5]]]],
+  );
+  const every = await agent.wallets.balanceHistory(DEPOSITS, { asset: 'all', at });
+  const held = Object.fromEntries(every.series.map((s) => [s.asset, s.points[0].amount]));
+  assert.deepEqual([every.series[0].asset, every.series.at(-1).asset, every.series.at(-1).decimals], ['USDC', 'SOL', 9]);
+  assert.deepEqual([held.USDC, held.EURC, held.SOL], [2.5, 0, 1.25]);
+  const [hours] = (await agent.wallets.balanceHistory(DEPOSITS, { interval: 'hour', to: at })).series;
   assert.equal(hours.points.length, 31);
-  assert.deepEqual([hours.points[0].usdc, hours.points[30].usdc], [0, 2.5]);
-  const days = await agent.wallets.balanceHistory(DEPOSITS, { from: new Date(Date.now() - 3 * 86_400_000), to: at });
+  assert.deepEqual([hours.points[0].amount, hours.points[30].amount], [0, 2.5]);
+  const [days] = (await agent.wallets.balanceHistory(DEPOSITS, { asset: 'sol', from: new Date(Date.now() - 3 * 86_400_000), to: at })).series;
   assert.equal(days.points.length, 4);
-  assert.equal(days.points[3].sol, 1.25);
+  assert.deepEqual([days.points[3].asset, days.points[3].amount], ['SOL', 1.25]);
   await assert.rejects(agent.wallets.balanceHistory(DEPOSITS, { at: 'yesterday' }), ValidationError);
+  await assert.rejects(agent.wallets.balanceHistory(DEPOSITS, { asset: 'DOGE' }), ValidationError);
   await assert.rejects(agent.wallets.balanceHistory('00000000-0000-4000-8000-000000000000'), NotFoundError);
 
   const { received } = await admin.analytics.get();
   const mine = received.filter((r) => r.wallet_id === DEPOSITS).map((r) => [r.asset, r.amount, r.deposits]).sort();
-  assert.deepEqual(mine, [['sol', 0.25, 1], ['usdc', 2.5, 1]]);
+  assert.deepEqual(mine, [['SOL', 0.25, 1], ['USDC', 2.5, 1]]);
 });
 
 test('a tx.received delivery, verified, narrows to its typed data', async () => {
@@ -303,9 +311,11 @@ test('balance differences page by page', async () => {
   // 3 USDC and 1 SOL from a faucet (no transaction): the snapshot found both apart from the ledger.
   const items = await all(agent.wallets.balanceDifferences(env('UNEXPLAINED_WALLET'), { pageSize: 1 }));
   assert.deepEqual(items.map((d) => [d.kind, d.asset, d.amount, d.chain, d.ledger, d.signature, d.to]).sort(), [
-    ['snapshot', 'sol', 1, 1, 0, null, null],
-    ['snapshot', 'usdc', 3, 3, 0, null, null],
+    ['snapshot', 'SOL', 1, 1, 0, null, null],
+    ['snapshot', 'USDC', 3, 3, 0, null, null],
   ]);
+  const sol = await all(agent.wallets.balanceDifferences(env('UNEXPLAINED_WALLET'), { asset: 'sol' }));
+  assert.deepEqual(sol.map((d) => [d.asset, d.amount]), [['SOL', 1]]);
   assert.ok(items[0].at >= items[1].at && items[0].id !== items[1].id && items[0].slot > 0, 'newest first');
   assert.deepEqual(await all(agent.wallets.balanceDifferences(DEPOSITS)), [], 'a wallet paid only by transactions has nothing unexplained');
   await assert.rejects(all(agent.wallets.balanceDifferences('00000000-0000-4000-8000-000000000000')), NotFoundError);
