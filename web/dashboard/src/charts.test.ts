@@ -189,14 +189,15 @@ describe('themeOf', () => {
   });
 });
 
-test('received: the USDC that came in each day, every wallet together, zero on quiet days; SOL only in the table', () => {
+test('received: the USDC that came in each day, every wallet together, zero on quiet days; other assets and SOL only in the table', () => {
   const c = receivedChart(
     {
       ...report,
       received: [
-        { day: '2026-04-01', wallet_id: A, asset: 'usdc', amount: 25, deposits: 1 },
-        { day: '2026-04-01', wallet_id: B, asset: 'usdc', amount: 5.5, deposits: 2 },
-        { day: '2026-04-03', wallet_id: A, asset: 'sol', amount: 1, deposits: 1 },
+        { day: '2026-04-01', wallet_id: A, asset: 'USDC', amount: 25, deposits: 1 },
+        { day: '2026-04-01', wallet_id: B, asset: 'USDC', amount: 5.5, deposits: 2 },
+        { day: '2026-04-02', wallet_id: B, asset: 'EURC', amount: 7, deposits: 1 },
+        { day: '2026-04-03', wallet_id: A, asset: 'SOL', amount: 1, deposits: 1 },
       ],
     },
     theme,
@@ -207,29 +208,47 @@ test('received: the USDC that came in each day, every wallet together, zero on q
   expect(label({ raw: 30.5 })).toBe('Received: 30.50 USDC');
 });
 
-test('balance: USDC on the left axis and SOL dashed on the right, both from zero, a tick per point in UTC', () => {
-  const at = (iso: string) => new Date(iso);
-  const h = {
-    interval: 'day' as const,
-    points: [
-      { at: at('2026-04-01T13:47:00Z'), usdc: 0, sol: 0 },
-      { at: at('2026-04-02T13:47:00Z'), usdc: 25, sol: 0.5 },
-      { at: at('2026-04-03T13:47:00Z'), usdc: 20.5, sol: 0.49 },
-    ],
-  };
-  const c = balanceChart(h, theme);
+const at = (iso: string) => new Date(iso);
+const series = (asset: string, amounts: number[], decimals = 6) => ({
+  asset,
+  decimals,
+  points: amounts.map((amount, i) => ({ at: at(`2026-04-0${i + 1}T13:47:00Z`), amount })),
+});
+
+test('balance of one asset: its line alone on an axis titled with it, from zero, no legend, a tick per point in UTC', () => {
+  const c = balanceChart({ interval: 'day', series: [series('EURC', [0, 12.5, 10])] }, theme);
   expect(c.type).toBe('line');
   expect(c.data.labels).toEqual(['04-01', '04-02', '04-03']);
   expect(c.data.datasets.map((d) => [d.label, d.data, d.yAxisID, d.borderColor, d.borderDash])).toEqual([
-    ['USDC', [0, 25, 20.5], 'y', '#111111', undefined],
-    ['SOL', [0, 0.5, 0.49], 'sol', '#222222', [5, 4]],
+    ['EURC', [0, 12.5, 10], 'y', '#111111', undefined],
   ]);
-  const scales = c.options?.scales as Record<string, { beginAtZero?: boolean; position?: string; title?: { text?: string } }>;
-  expect([scales.y.beginAtZero, scales.y.title?.text]).toEqual([true, 'USDC']);
-  expect([scales.sol.beginAtZero, scales.sol.position, scales.sol.title?.text]).toEqual([true, 'right', 'SOL']);
+  const scales = c.options?.scales as Record<string, { beginAtZero?: boolean; title?: { text?: string } } | undefined>;
+  expect([scales.y?.beginAtZero, scales.y?.title?.text, scales.sol]).toEqual([true, 'EURC', undefined]);
+  expect(c.options?.plugins?.legend?.display).toBe(false);
   const callbacks = c.options?.plugins?.tooltip?.callbacks as unknown as { title: (i: unknown[]) => string; label: (i: unknown) => string };
   expect(callbacks.title([{ dataIndex: 1 }])).toBe('2 Apr 2026, 13:47 UTC');
+  expect(callbacks.label({ raw: 12.5, dataset: { label: 'EURC' } })).toBe('12.50 EURC');
+});
+
+test('balance of every asset: a line each in its colour, the stablecoins on the left axis, SOL dashed on the right, with a legend', () => {
+  const c = balanceChart(
+    { interval: 'day', series: [series('USDC', [0, 25, 20.5]), series('EURC', [0, 0, 7]), series('SOL', [0, 0.5, 0.49], 9)] },
+    theme,
+  );
+  expect(c.data.datasets.map((d) => [d.label, d.data, d.yAxisID, d.borderColor, d.borderDash])).toEqual([
+    ['USDC', [0, 25, 20.5], 'y', '#111111', undefined],
+    ['EURC', [0, 0, 7], 'y', '#222222', undefined],
+    ['SOL', [0, 0.5, 0.49], 'sol', '#333333', [5, 4]],
+  ]);
+  const scales = c.options?.scales as Record<string, { beginAtZero?: boolean; position?: string; title?: { text?: string } }>;
+  expect([scales.y.beginAtZero, scales.y.title?.text]).toEqual([true, 'Stablecoins']);
+  expect([scales.sol.beginAtZero, scales.sol.position, scales.sol.title?.text]).toEqual([true, 'right', 'SOL']);
+  expect(c.options?.plugins?.legend?.display).toBe(true);
+  const callbacks = c.options?.plugins?.tooltip?.callbacks as unknown as { label: (i: unknown) => string };
   expect(callbacks.label({ raw: 25, dataset: { label: 'USDC' } })).toBe('25.00 USDC');
   expect(callbacks.label({ raw: 0.49, dataset: { label: 'SOL' } })).toBe('0.49 SOL');
+});
+
+test('a tick of an hourly balance is its hour and minute in UTC', () => {
   expect(tick(at('2026-04-02T13:47:00Z'), 'hour')).toBe('13:47');
 });

@@ -21,8 +21,8 @@ import {
   type TooltipItem,
 } from 'chart.js';
 import type { Analytics } from './services/analytics';
-import type { BalanceHistory } from './services/ledger';
-import { sols, usdc, when } from './format';
+import { type BalanceHistory, instants } from './services/ledger';
+import { money, usdc, when } from './format';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, LineController, LineElement, PointElement, Legend, Tooltip);
 
@@ -265,7 +265,7 @@ export function blockedChart(data: Analytics, t: Theme): ChartConfiguration<'bar
 export function receivedChart(data: Analytics, t: Theme): ChartConfiguration<'bar', number[], string> {
   const labels = days(data.from, data.to);
   const byDay = new Map<string, number>();
-  for (const r of data.received) if (r.asset === 'usdc') byDay.set(r.day, (byDay.get(r.day) ?? 0) + r.amount);
+  for (const r of data.received) if (r.asset.toUpperCase() === 'USDC') byDay.set(r.day, (byDay.get(r.day) ?? 0) + r.amount);
   const { axis, ...common } = base(t, false);
   return {
     type: 'bar',
@@ -293,50 +293,44 @@ export const tick = (at: Date, interval: BalanceHistory['interval']): string =>
   interval === 'day' ? at.toISOString().slice(5, 10) : at.toISOString().slice(11, 16);
 
 /**
- * balanceChart is a wallet's USDC (a line on the left axis) and SOL (a
- * dashed line on the right axis: fees, far smaller) over time, both axes
- * from zero.
+ * balanceChart is a wallet's balance over time: a line per series. One
+ * asset's line is on an axis of its own; with several, the stablecoins
+ * share the left axis and SOL (fees, far smaller) is a dashed line on the
+ * right one. Every axis starts at zero.
  */
 export function balanceChart(h: BalanceHistory, t: Theme): ChartConfiguration<'line', number[], string> {
-  const labels = h.points.map((p) => tick(p.at, h.interval));
-  const { axis, ...common } = base(t, true);
+  const labels = instants(h).map((at) => tick(at, h.interval));
+  const { axis, ...common } = base(t, h.series.length > 1);
   const title = (text: string) => ({ display: true, text, color: t.text, font: axis.ticks.font });
+  const alone = h.series.length === 1;
+  const sol = !alone && h.series.some((s) => s.asset === 'SOL');
+  const datasets: ChartDataset<'line', number[]>[] = h.series.map((s, i) => {
+    const onSol = sol && s.asset === 'SOL';
+    const colour = t.series[i % t.series.length];
+    return {
+      label: s.asset,
+      data: s.points.map((p) => p.amount),
+      yAxisID: onSol ? 'sol' : 'y',
+      borderColor: colour,
+      backgroundColor: colour,
+      borderWidth: onSol ? 1.5 : 2,
+      ...(onSol ? { borderDash: [5, 4] } : {}),
+      pointRadius: 0,
+      pointHitRadius: 8,
+      pointStyle: 'line',
+    };
+  });
   return {
     type: 'line',
-    data: {
-      labels,
-      datasets: [
-        {
-          label: 'USDC',
-          data: h.points.map((p) => p.usdc),
-          yAxisID: 'y',
-          borderColor: t.series[0],
-          backgroundColor: t.series[0],
-          borderWidth: 2,
-          pointRadius: 0,
-          pointHitRadius: 8,
-          pointStyle: 'line',
-        },
-        {
-          label: 'SOL',
-          data: h.points.map((p) => p.sol),
-          yAxisID: 'sol',
-          borderColor: t.series[1],
-          backgroundColor: t.series[1],
-          borderDash: [5, 4],
-          borderWidth: 1.5,
-          pointRadius: 0,
-          pointHitRadius: 8,
-          pointStyle: 'line',
-        },
-      ],
-    },
+    data: { labels, datasets },
     options: {
       ...common,
       scales: {
         x: { ...axis, ticks: { ...axis.ticks, maxRotation: 0, autoSkipPadding: 12 } },
-        y: { ...axis, beginAtZero: true, title: title('USDC') },
-        sol: { ...axis, position: 'right', beginAtZero: true, grid: { ...axis.grid, drawOnChartArea: false }, title: title('SOL') },
+        y: { ...axis, beginAtZero: true, title: title(alone ? h.series[0].asset : 'Stablecoins') },
+        ...(sol
+          ? { sol: { ...axis, position: 'right' as const, beginAtZero: true, grid: { ...axis.grid, drawOnChartArea: false }, title: title('SOL') } }
+          : {}),
       },
       plugins: {
         ...common.plugins,
@@ -344,8 +338,8 @@ export function balanceChart(h: BalanceHistory, t: Theme): ChartConfiguration<'l
           ...common.plugins.tooltip,
           callbacks: {
             // The exact time; the axis has only its day or hour.
-            title: (items: TooltipItem<'line'>[]) => (items.length ? when(h.points[items[0].dataIndex].at) : ''),
-            label: (item: TooltipItem<'line'>) => (item.dataset.label === 'SOL' ? sols(item.raw as number) : usdc(item.raw as number)),
+            title: (items: TooltipItem<'line'>[]) => (items.length ? when(instants(h)[items[0].dataIndex]) : ''),
+            label: (item: TooltipItem<'line'>) => money(item.raw as number, item.dataset.label ?? ''),
           },
         },
       },

@@ -142,29 +142,36 @@ export async function rpc(method, params) {
   return body.result;
 }
 
-/** tokenAccountOf is owner's first USDC account on the localnet (it must have one). */
-async function tokenAccountOf(owner) {
-  const { value } = await rpc('getTokenAccountsByOwner', [owner, { mint: USDC_MINT }, { encoding: 'jsonParsed' }]);
-  assert.ok(value.length > 0, `${owner} has no USDC account`);
+/** EURC_MINT is EURC's devnet mint, which the localnet has (an SPL Token mint, 6 decimals). */
+export const EURC_MINT = 'HzwqbKZw8HxMN6bF2yFZNrht3c2iXXzpKcFu7uBEDKtr';
+
+/** tokenAccountOf is owner's first account of mint (USDC unless given) on the localnet (it must have one). */
+async function tokenAccountOf(owner, mint = USDC_MINT) {
+  const { value } = await rpc('getTokenAccountsByOwner', [owner, { mint }, { encoding: 'jsonParsed' }]);
+  assert.ok(value.length > 0, `${owner} has no account of ${mint}`);
   return value[0].pubkey;
 }
 
+/** depositUSDC pays micros of USDC into owner's USDC account from outside the service (depositToken). */
+export const depositUSDC = (owner, micros) => depositToken(owner, USDC_MINT, micros);
+
 /**
- * depositUSDC pays micros of USDC into owner's USDC account (which must
- * exist: fund the wallet first) from outside the service: a fresh keypair,
- * given SOL and USDC by the localnet's cheat codes, signs an SPL Token
- * Transfer (instruction 3) to it. It answers the signature and the payer's
- * address once the transfer is confirmed.
+ * depositToken pays units of an SPL Token mint (USDC, EURC) into owner's
+ * account of it (which must exist: fund the wallet with the asset first)
+ * from outside the service: a fresh keypair, given SOL and the token by
+ * the localnet's cheat codes, signs an SPL Token Transfer (instruction 3)
+ * to it. It answers the signature and the payer's address once the
+ * transfer is confirmed.
  */
-export async function depositUSDC(owner, micros) {
+export async function depositToken(owner, mint, units) {
   const payer = nacl.sign.keyPair();
   const from = bs58.encode(payer.publicKey);
   await rpc('surfnet_setAccount', [from, { lamports: 1_000_000_000 }]);
-  await rpc('surfnet_setTokenAccount', [from, USDC_MINT, { amount: micros }]);
-  const [source, destination] = [await tokenAccountOf(from), await tokenAccountOf(owner)];
+  await rpc('surfnet_setTokenAccount', [from, mint, { amount: units }]);
+  const [source, destination] = [await tokenAccountOf(from, mint), await tokenAccountOf(owner, mint)];
   const { value } = await rpc('getLatestBlockhash', [{ commitment: 'confirmed' }]);
   const amount = Buffer.alloc(8);
-  amount.writeBigUInt64LE(BigInt(micros));
+  amount.writeBigUInt64LE(BigInt(units));
   // A legacy message: one signer (the payer, paying the fee), two writable
   // accounts, the Token program read-only; one instruction (every length
   // here is under 128: a compact-u16 of one byte).

@@ -23,7 +23,9 @@ import {
   coOwner,
   demo,
   DEMO_KEY,
+  depositToken,
   depositUSDC,
+  EURC_MINT,
   addressOf,
   env,
   eventually,
@@ -66,6 +68,8 @@ async function ok(status, method, path, body, key = DEMO_KEY) {
 
 /** deposit is the USDC a customer paid into research-bot from outside (team makes it). */
 let deposit;
+/** euros is the EURC another customer paid into research-bot from outside, after deposit (team makes it). */
+let euros;
 /** exportable is the wallet whose secret two owners export (support-agent; team makes it). */
 let exportable;
 
@@ -92,6 +96,7 @@ async function team() {
       approval_threshold_usdc: 20,
       allowlist: [vendor, cloud],
       allowlist_labels: { [vendor]: 'Data vendor (invoices)', [cloud]: 'GPU cloud' },
+      assets: ['USDC', 'EURC'],
     },
   });
   const support = await ok(201, 'POST', '/agents', { label: 'support-agent' });
@@ -100,7 +105,7 @@ async function team() {
     label: 'travel-booker',
     policy: { daily_limit_usdc: 500, max_tx_usdc: 300, approval_threshold_usdc: 100 },
   });
-  await ok(200, 'POST', `/wallets/${research.id}/fund`, { usdc: 500, sol: 1 });
+  await ok(200, 'POST', `/wallets/${research.id}/fund`, { usdc: 500, sol: 1, assets: { EURC: 50 } });
   await ok(200, 'POST', `/wallets/${support.id}/fund`, { usdc: 120, sol: 0.5 });
   await ok(200, 'POST', `/wallets/${travel.id}/fund`, { usdc: 40 }); // no SOL: low on fees
   const agent = (await ok(201, 'POST', '/keys', { role: 'agent', label: 'agents runtime' })).key;
@@ -130,11 +135,13 @@ async function team() {
   // A customer pays research-bot 25 USDC from outside, after its payments:
   // its ledger then holds 500 − 12.50 − 3.20 − 24 + 25.
   deposit = { wallet: research.id, ...(await depositUSDC(research.pubkey, 25_000_000)), balance: 485.3 };
+  // Then a customer in Europe pays it 12.50 EURC: its 50 EURC become 62.50.
+  euros = { wallet: research.id, ...(await depositToken(research.pubkey, EURC_MINT, 12_500_000)), balance: 62.5 };
   await eventually(
-    'the deposit found by the watcher',
+    'the deposits found by the watcher',
     async () => {
       const { transactions } = await ok(200, 'GET', `/transactions?direction=receive&wallet_id=${research.id}`);
-      return transactions.some((t) => t.signature === deposit.signature);
+      return [deposit, euros].every((d) => transactions.some((t) => t.signature === d.signature));
     },
     30000,
   );
@@ -300,27 +307,73 @@ test('two owners export a wallet: one asks on its page, the other approves in th
   assert.deepEqual(findings, [], 'serious or critical accessibility findings');
 });
 
-test('a wallet that received a deposit: in its transactions, its balance over time (chart and table), and its differences', async () => {
+test("a wallet that received USDC and EURC: every asset's balance, both deposits with their asset, each asset's balance over time (chart and table), no differences", async () => {
   const p = await signedIn(demo);
   await p.goto(`${BASE}/dashboard/wallets/${deposit.wallet}`);
-  const row = p.getByRole('table', { name: 'Transactions of this wallet' }).locator(`tr[data-signature="${deposit.signature}"]`);
-  await row.waitFor();
-  const text = await row.textContent();
-  assert.ok(text.includes(`+${usdcText(25)}`) && text.includes(`from ${deposit.from.slice(0, 4)}…${deposit.from.slice(-4)}`), text);
-  // The newest point is now: the balance after the deposit, in the table and painted in the chart.
-  const points = p.getByRole('table', { name: 'Balance at each point, newest first' });
-  const newest = points.locator('tbody tr').first();
-  await eventually('the balance after the deposit', async () => (await newest.locator('td').nth(1).textContent()) === amountText(deposit.balance));
-  const chart = p.getByRole('img', { name: 'USDC and SOL of this wallet, a point a day' });
-  // The USDC line (the light scheme's first series colour, #0b57d0) rises into the chart's upper half (the legend is below).
-  await eventually('the balance painted', () =>
-    chart.evaluate((canvas) => {
+  // Every asset of the network, zero where it holds none, SOL last.
+  const holdings = p.getByRole('list', { name: 'Balance of each asset' });
+  await holdings.getByText(usdcText(deposit.balance)).waitFor();
+  const listed = await holdings.getByRole('listitem').evaluateAll((lis) => lis.map((li) => [li.dataset.asset, li.textContent]));
+  assert.deepEqual(
+    listed.map(([asset]) => asset),
+    ['USDC', 'PYUSD', 'USDG', 'EURC', 'SOL'],
+  );
+  assert.deepEqual(listed.slice(0, 4), [
+    ['USDC', usdcText(deposit.balance)],
+    ['PYUSD', '0.00 PYUSD'],
+    ['USDG', '0.00 USDG'],
+    ['EURC', `${amountText(euros.balance)} EURC`],
+  ]);
+  assert.match(listed[4][1], /^[\d.,]+ SOL$/);
+  // Each deposit in its asset, from the customer who paid it.
+  const txs = p.getByRole('table', { name: 'Transactions of this wallet' });
+  for (const [d, text] of [
+    [deposit, `+${usdcText(25)}`],
+    [euros, `+${amountText(12.5)} EURC`],
+  ]) {
+    const row = txs.locator(`tr[data-signature="${d.signature}"]`);
+    await row.waitFor();
+    const cells = await row.textContent();
+    assert.ok(cells.includes(text) && cells.includes(`from ${d.from.slice(0, 4)}…${d.from.slice(-4)}`), cells);
+  }
+  // USDC first: its newest point is now, the balance after its deposit, in the table and painted in the chart.
+  const newest = (asset) =>
+    p
+      .getByRole('table', { name: `Balance of ${asset} at each point, newest first` })
+      .locator('tbody tr')
+      .first();
+  await eventually(
+    'the USDC balance after the deposit',
+    async () => (await newest('USDC').locator('td').nth(1).textContent()) === amountText(deposit.balance),
+  );
+  /** painted says the chart of asset has its line (the light scheme's first series colour, #0b57d0) in its upper half (the axis starts at zero). */
+  const painted = (asset) =>
+    p.getByRole('img', { name: `${asset} of this wallet, a point a day` }).evaluate((canvas) => {
       const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height / 2);
       for (let i = 0; i < data.length; i += 4) if (data[i] === 11 && data[i + 1] === 87 && data[i + 2] === 208 && data[i + 3] === 255) return true;
       return false;
-    }),
+    });
+  await eventually('the USDC balance painted', () => painted('USDC'));
+  const chartOf = p.getByRole('region', { name: 'Balance over time' });
+  // EURC picked: its own points, the newest the 62.50 after its deposit, and its own line.
+  await chartOf.getByLabel('Asset', { exact: true }).selectOption('EURC');
+  await eventually(
+    'the EURC balance after the deposit',
+    async () => (await newest('EURC').locator('td').nth(1).textContent()) === amountText(euros.balance),
   );
-  // Every change of its balance is explained: its own payments, and the deposit.
+  const heads = await p.getByRole('table', { name: 'Balance of EURC at each point, newest first' }).locator('th').allTextContents();
+  assert.deepEqual(heads, ['At (UTC)', 'EURC']);
+  await eventually('the EURC balance painted', () => painted('EURC'));
+  await p.getByRole('region', { name: 'Balance over time' }).screenshot({ path: `${WALK}wallet-eurc-desktop.png` });
+  // Every asset: a column each, in the network's order, then SOL.
+  await chartOf.getByLabel('Asset', { exact: true }).selectOption({ label: 'Every asset' });
+  const all = p.getByRole('table', { name: 'Balance of every asset at each point, newest first' });
+  await all.waitFor();
+  assert.deepEqual(await all.locator('th').allTextContents(), ['At (UTC)', 'USDC', 'PYUSD', 'USDG', 'EURC', 'SOL']);
+  const cells = await all.locator('tbody tr').first().locator('td').allTextContents();
+  assert.deepEqual(cells.slice(1, 5), [amountText(deposit.balance), '0.00', '0.00', amountText(euros.balance)]);
+  await p.getByRole('region', { name: 'Balance over time' }).screenshot({ path: `${WALK}wallet-every-asset-desktop.png` });
+  // Every change of its balance is explained: its own payments, and the deposits.
   await p.getByRole('region', { name: 'Differences' }).getByText('None: every change of this wallet’s balance is explained.').waitFor();
   await p.context().close();
 });

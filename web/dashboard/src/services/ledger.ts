@@ -1,4 +1,4 @@
-// A wallet's ledger: its USDC and SOL over time (every change read from
+// A wallet's ledger: its balance of each asset over time (every change read from
 // the transactions that made it), and the differences the service found
 // between the chain and the ledger (money that left in a transaction the
 // service did not make, a daily snapshot where the chain's balance is not
@@ -12,42 +12,51 @@ import { walletKeys } from './wallets';
 /** Range is the span of a wallet's balance over time: the last 30 days by day, or the last 48 hours by hour. */
 export type Range = 'days' | 'hours';
 
-/** BalancePoint is the wallet's balance at an instant, from its ledger. */
-export type BalancePoint = { at: Date; usdc: number; sol: number };
+/** ALL asks the history of every asset of the wallet's network, and SOL: a series each. */
+export const ALL = 'all';
 
-/** BalanceHistory is a range's points, oldest first, and their step. */
-export type BalanceHistory = { interval: 'day' | 'hour'; points: BalancePoint[] };
+/** BalancePoint is the wallet's balance of a series' asset at an instant, from its ledger, in whole units. */
+export type BalancePoint = { at: Date; amount: number };
+
+/** BalanceSeries is one asset's balance over a range: a symbol of GET /assets or SOL, its decimals, its points oldest first. */
+export type BalanceSeries = { asset: string; decimals: number; points: BalancePoint[] };
+
+/** BalanceHistory is a range's series (one per asset asked; every series has the same instants) and their step. */
+export type BalanceHistory = { interval: 'day' | 'hour'; series: BalanceSeries[] };
 
 export const toBalanceHistory = (r: Schemas['HistoryOutputBody'], interval: BalanceHistory['interval']): BalanceHistory => ({
   interval,
-  points: r.points.map((p) => ({ at: date(p.at), usdc: p.usdc, sol: p.sol })),
+  series: r.series.map((s) => ({ asset: s.asset, decimals: s.decimals, points: s.points.map((p) => ({ at: date(p.at), amount: p.amount })) })),
 });
 
-/** untouched says a history has nothing: every point is zero (the ledger knows no change of the wallet yet, or it held nothing). */
-export const untouched = (h: BalanceHistory): boolean => h.points.every((p) => p.usdc === 0 && p.sol === 0);
+/** instants are a history's instants, oldest first: those of its first series (every series has the same). */
+export const instants = (h: BalanceHistory): Date[] => h.series[0]?.points.map((p) => p.at) ?? [];
+
+/** untouched says a history has nothing: every point of every series is zero (the ledger knows no change of the wallet yet, or it held nothing). */
+export const untouched = (h: BalanceHistory): boolean => h.series.every((s) => s.points.every((p) => p.amount === 0));
 
 const walletPath = (id: string) => `${API}/wallets/${encodeURIComponent(id)}`;
 
 /**
- * getBalanceHistory reads a range of the wallet's balance: 30 days by day
- * (the API's default span), or 48 hours by hour. Both end now, as the
- * server's clock has it: the last point is the balance with the newest
- * change the ledger knows.
+ * getBalanceHistory reads a range of the wallet's balance of an asset (a
+ * symbol, SOL, or ALL for a series each): 30 days by day (the API's default
+ * span), or 48 hours by hour. Both end now, as the server's clock has it:
+ * the last point is the balance with the newest change the ledger knows.
  */
-export function getBalanceHistory(id: string, range: Range, signal?: AbortSignal): Promise<BalanceHistory> {
+export function getBalanceHistory(id: string, range: Range, asset: string, signal?: AbortSignal): Promise<BalanceHistory> {
   const interval = range === 'hours' ? 'hour' : 'day';
-  const q = new URLSearchParams({ interval });
+  const q = new URLSearchParams({ asset, interval });
   if (range === 'hours') q.set('from', new Date(Date.now() - 48 * 3600_000).toISOString());
   return call<Schemas['HistoryOutputBody']>('GET', `${walletPath(id)}/balance/history?${q}`, undefined, signal).then((r) =>
     toBalanceHistory(r, interval),
   );
 }
 
-/** balanceHistoryQuery is a wallet's balance over a range; another range's stays shown until its own arrives. */
-export const balanceHistoryQuery = (id: string, range: Range) =>
+/** balanceHistoryQuery is a wallet's balance of an asset over a range; another range's or asset's stays shown until its own arrives. */
+export const balanceHistoryQuery = (id: string, range: Range, asset: string) =>
   queryOptions({
-    queryKey: walletKeys.ledger(id, range),
-    queryFn: ({ signal }) => getBalanceHistory(id, range, signal),
+    queryKey: walletKeys.ledger(id, range, asset),
+    queryFn: ({ signal }) => getBalanceHistory(id, range, asset, signal),
     placeholderData: keepPreviousData,
   });
 

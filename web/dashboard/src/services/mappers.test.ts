@@ -9,7 +9,7 @@ import { toApproval, toApprovalContext } from './approvals';
 import { toAuditVerification } from './audit';
 import { toFeePayer } from './feePayer';
 import { toKey } from './keys';
-import { toBalanceDifference, toBalanceHistory, untouched } from './ledger';
+import { instants, toBalanceDifference, toBalanceHistory, untouched } from './ledger';
 import { shareDates } from './queryClient';
 import { toSession } from './session';
 import { moved, toTransaction } from './transactions';
@@ -243,34 +243,64 @@ test('a transaction says what it moved, in its asset: a deposit signed +, SOL in
   expect(transaction({ direction: 'receive' }).direction).toBe('receive');
 });
 
-test("a wallet's balance over time: instants as dates, oldest first as sent; all zero is a ledger with nothing yet", () => {
+test("a wallet's balance over time: a series per asset, instants as dates, oldest first as sent; all zero is a ledger with nothing yet", () => {
   const h = toBalanceHistory(
     {
       wallet_id: 'w1',
-      points: [
-        { at: '2026-04-01T12:00:00Z', usdc: 0, sol: 0 },
-        { at: '2026-04-02T12:00:00Z', usdc: 25, sol: 0.5 },
+      series: [
+        {
+          asset: 'USDC',
+          decimals: 6,
+          points: [
+            { at: '2026-04-01T12:00:00Z', asset: 'USDC', amount: 0 },
+            { at: '2026-04-02T12:00:00Z', asset: 'USDC', amount: 0 },
+          ],
+        },
+        {
+          asset: 'EURC',
+          decimals: 6,
+          points: [
+            { at: '2026-04-01T12:00:00Z', asset: 'EURC', amount: 0 },
+            { at: '2026-04-02T12:00:00Z', asset: 'EURC', amount: 12.5 },
+          ],
+        },
       ],
     },
     'day',
   );
   expect(h).toEqual({
     interval: 'day',
-    points: [
-      { at: new Date('2026-04-01T12:00:00Z'), usdc: 0, sol: 0 },
-      { at: new Date('2026-04-02T12:00:00Z'), usdc: 25, sol: 0.5 },
+    series: [
+      {
+        asset: 'USDC',
+        decimals: 6,
+        points: [
+          { at: new Date('2026-04-01T12:00:00Z'), amount: 0 },
+          { at: new Date('2026-04-02T12:00:00Z'), amount: 0 },
+        ],
+      },
+      {
+        asset: 'EURC',
+        decimals: 6,
+        points: [
+          { at: new Date('2026-04-01T12:00:00Z'), amount: 0 },
+          { at: new Date('2026-04-02T12:00:00Z'), amount: 12.5 },
+        ],
+      },
     ],
   });
+  expect(instants(h)).toEqual([new Date('2026-04-01T12:00:00Z'), new Date('2026-04-02T12:00:00Z')]);
   expect(untouched(h)).toBe(false);
-  expect(untouched({ interval: 'hour', points: [h.points[0]] })).toBe(true);
-  expect(untouched({ interval: 'hour', points: [] })).toBe(true);
+  expect(untouched({ interval: 'hour', series: [h.series[0]] })).toBe(true);
+  expect(untouched({ interval: 'hour', series: [] })).toBe(true);
+  expect(instants({ interval: 'hour', series: [] })).toEqual([]);
 });
 
 test('a difference of the balance: its time as a date, what it lacks null', () => {
   const outflow = toBalanceDifference({
     id: 'd1',
     kind: 'unexplained_outflow',
-    asset: 'usdc',
+    asset: 'USDC',
     amount: -4.5,
     at: '2026-04-02T08:00:00Z',
     slot: 1234,
@@ -282,7 +312,7 @@ test('a difference of the balance: its time as a date, what it lacks null', () =
   expect(outflow).toEqual({
     id: 'd1',
     kind: 'unexplained_outflow',
-    asset: 'usdc',
+    asset: 'USDC',
     amount: -4.5,
     at: new Date('2026-04-02T08:00:00Z'),
     slot: 1234,
@@ -294,7 +324,7 @@ test('a difference of the balance: its time as a date, what it lacks null', () =
   const snapshot = toBalanceDifference({
     id: 'd2',
     kind: 'snapshot',
-    asset: 'sol',
+    asset: 'SOL',
     amount: -0.1,
     at: '2026-04-03T00:00:00Z',
     slot: 99,

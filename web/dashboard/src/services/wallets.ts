@@ -33,7 +33,7 @@ export interface Wallet {
   /** When an owner exported its secret, if ever: it then exists outside the service for good. */
   exportedAt?: Date;
   policy: Policy;
-  /** Its SOL and USDC, read from the chain: only in the answers that read it. */
+  /** Its SOL and each asset's amount, read from the chain: only in the answers that read it. */
   balance?: Balance;
 }
 
@@ -64,8 +64,8 @@ export const walletKeys = {
   detail: (id: string) => ['wallet', id] as const,
   activity: (id: string) => ['wallet', id, 'activity'] as const,
   history: (id: string, change: string) => ['wallet', id, 'history', change] as const,
-  /** Its balance over a range (services/ledger.ts), and the differences between chain and ledger. */
-  ledger: (id: string, range: string) => ['wallet', id, 'ledger', range] as const,
+  /** Its balance of an asset (or all) over a range (services/ledger.ts), and the differences between chain and ledger. */
+  ledger: (id: string, range: string, asset = 'USDC') => ['wallet', id, 'ledger', range, asset] as const,
   differences: (id: string) => ['wallet', id, 'differences'] as const,
   balances: ['balance'] as const,
   balance: (id: string) => ['balance', id] as const,

@@ -15,7 +15,7 @@ function report(r: Partial<Analytics> = {}): Analytics {
   return {
     from: '2026-04-01',
     to: '2026-04-30',
-    received: [{ day: '2026-04-03', wallet_id: A, asset: 'usdc', amount: 25, deposits: 1 }],
+    received: [{ day: '2026-04-03', wallet_id: A, asset: 'USDC', amount: 25, deposits: 1 }],
     wallets: [{ id: A, label: 'research-bot', daily_limit_usdc: 100 }],
     spend: [
       {
@@ -106,7 +106,7 @@ test('a quiet range says so instead of empty charts', async () => {
   expect(screen.queryByRole('img')).toBeNull();
 });
 
-test('a wallet that only received is named from the wallets’ list, read only then; SOL in SOL', async () => {
+test('a wallet that only received is named from the wallets’ list, read only then; each deposit in its asset, SOL in SOL', async () => {
   quiet();
   const B = 'b0000000-0000-4000-8000-000000000002';
   const requests = recordedFetch((r) =>
@@ -116,8 +116,9 @@ test('a wallet that only received is named from the wallets’ list, read only t
           status: 200,
           body: report({
             received: [
-              { day: '2026-04-03', wallet_id: B, asset: 'sol', amount: 0.25, deposits: 1 },
-              { day: '2026-04-03', wallet_id: 'c0000000-0000-4000-8000-000000000003', asset: 'usdc', amount: 3, deposits: 2 },
+              { day: '2026-04-03', wallet_id: B, asset: 'SOL', amount: 0.25, deposits: 1 },
+              { day: '2026-04-03', wallet_id: 'c0000000-0000-4000-8000-000000000003', asset: 'USDC', amount: 3, deposits: 2 },
+              { day: '2026-04-03', wallet_id: 'c0000000-0000-4000-8000-000000000003', asset: 'EURC', amount: 12.5, deposits: 1 },
             ],
           }),
         },
@@ -127,6 +128,7 @@ test('a wallet that only received is named from the wallets’ list, read only t
   expect(rows('Received per day')).toEqual([
     ['2026-04-03', 'treasury', '0.25 SOL', '1'],
     ['2026-04-03', 'c000…0003', '3.00 USDC', '2'],
+    ['2026-04-03', 'c000…0003', '12.50 EURC', '1'],
   ]);
   expect(requests.map((r) => r.path)).toEqual(['/api/public/v1/analytics?', '/api/public/v1/agents?limit=100']);
 });

@@ -6,7 +6,7 @@ import { ChartBox, useDark } from '../../components/ChartBox';
 import { Form } from '../../components/Form';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Table } from '../../components/Table';
-import { amount, count, errorText, short, solAmount, sols, usdc } from '../../format';
+import { amount, count, errorText, money, short, solAmount, usdc } from '../../format';
 import { type Analytics, analyticsQuery } from '../../services/analytics';
 import { walletLabelsQuery } from '../../services/wallets';
 
@@ -144,7 +144,7 @@ function Report({ data }: { data: Analytics }) {
       <Figure
         id="received"
         title="Received per day"
-        lead={<p>Deposits into the wallets, confirmed on chain; the chart counts USDC, the table SOL too.</p>}
+        lead={<p>Deposits into the wallets, confirmed on chain; the chart counts USDC, the table every asset.</p>}
         empty={data.received.length === 0 && 'Nothing received in this range.'}
       >
         <ChartBox label="USDC received per day" height={240} build={receivedChart} data={data} dark={dark} />
@@ -157,7 +157,7 @@ function Report({ data }: { data: Analytics }) {
             <tr key={r.day + r.wallet_id + r.asset} data-wallet={r.wallet_id} className={RECEIVED_PHONE_ROW}>
               <td className="max-sm:text-muted max-sm:[grid-area:day]">{r.day}</td>
               <td className="max-sm:font-medium max-sm:[grid-area:wallet]">{label.get(r.wallet_id) ?? short(r.wallet_id)}</td>
-              <td className="num max-sm:font-semibold max-sm:[grid-area:amount]">{r.asset === 'sol' ? sols(r.amount) : usdc(r.amount)}</td>
+              <td className="num max-sm:font-semibold max-sm:[grid-area:amount]">{money(r.amount, r.asset)}</td>
               <td className="num max-sm:[grid-area:deposits]" data-label="Deposits">
                 {count(r.deposits)}
               </td>

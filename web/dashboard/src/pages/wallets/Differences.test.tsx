@@ -11,7 +11,7 @@ const SIG = '5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3
 const outflow: BalanceDifferenceFromAPI = {
   id: 'd1',
   kind: 'unexplained_outflow',
-  asset: 'usdc',
+  asset: 'USDC',
   amount: -4.5,
   at: '2026-04-02T08:00:00Z',
   slot: 123456,
@@ -23,7 +23,7 @@ const outflow: BalanceDifferenceFromAPI = {
 const snapshot: BalanceDifferenceFromAPI = {
   id: 'd2',
   kind: 'snapshot',
-  asset: 'sol',
+  asset: 'SOL',
   amount: -0.1,
   at: '2026-04-01T00:00:00Z',
   slot: 99,

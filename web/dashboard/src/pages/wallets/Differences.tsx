@@ -5,7 +5,7 @@ import { LoadMore, itemsOf } from '../../components/LoadMore';
 import { Skeleton } from '../../components/Skeleton';
 import { Table } from '../../components/Table';
 import { Time } from '../../components/Time';
-import { count, errorText, explorer, sols, usdc } from '../../format';
+import { count, errorText, explorer, money } from '../../format';
 import { type BalanceDifference, balanceDifferencesQuery } from '../../services/ledger';
 
 /** KINDS say what each kind of difference is. */
@@ -15,8 +15,7 @@ export const KINDS: Record<BalanceDifference['kind'], string> = {
 };
 
 /** inAsset is an amount of a difference's asset with its unit; signed says a gain with +. */
-const inAsset = (asset: BalanceDifference['asset'], n: number, signed = false) =>
-  (signed && n > 0 ? '+' : '') + (asset === 'sol' ? sols(n) : usdc(n));
+const inAsset = (asset: BalanceDifference['asset'], n: number, signed = false) => (signed && n > 0 ? '+' : '') + money(n, asset);
 
 /**
  * PHONE_ROW places a difference on a phone: what and how much, when and

@@ -3,7 +3,7 @@ import { Link } from '@tanstack/react-router';
 import { CopyButton } from '../../components/CopyButton';
 import { SkeletonRows } from '../../components/Skeleton';
 import { Time } from '../../components/Time';
-import { errorText, money, sols, usdc } from '../../format';
+import { errorText } from '../../format';
 import { QR } from '../../qr';
 import { invalidate, queryClient } from '../../services/queryClient';
 import type { Session } from '../../services/session';
@@ -15,6 +15,7 @@ import { BalanceOverTime } from './BalanceOverTime';
 import { Differences } from './Differences';
 import { Freeze } from './Freeze';
 import { Fund } from './Fund';
+import { Holdings } from './Holdings';
 import { PolicyEditor } from './policy/PolicyEditor';
 import { PolicyView } from './policy/PolicyView';
 import { PolicyHistory } from './PolicyHistory';
@@ -50,8 +51,10 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
   // until they are read, the API's answer says it.
   const { data: users } = useQuery({ ...usersQuery(), enabled: owner });
   const people = users?.filter((u) => u.role !== 'viewer').length;
-  // The network's assets, offered in the policy editor.
-  const { data: assets } = useQuery({ ...assetsQuery(), enabled: owner });
+  // The network's assets: each one's balance is listed (zero without a
+  // token account), picked on the chart, and offered in the policy editor.
+  const { data: assets } = useQuery(assetsQuery());
+  const symbols = assets?.map((a) => a.symbol);
 
   // An action's answer is the wallet as it is now: reads started before it
   // are cancelled so they do not put the old one back.
@@ -106,26 +109,10 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
             <CopyButton text={agent.pubkey} what="address" />
           </dd>
         </div>
-        <div>
+        <div className="sm:col-span-3">
           <dt className="text-sm font-semibold text-muted">Balance</dt>
-          <dd className="text-lg font-semibold tabular-nums">
-            {agent.balance ? (
-              <>
-                <span data-testid="balance-usdc">{usdc(agent.balance.usdc)}</span>{' '}
-                {agent.balance.assets
-                  .filter((h) => h.symbol !== 'USDC')
-                  .map((h) => (
-                    <span key={h.symbol} data-testid="balance-asset" data-asset={h.symbol} className="block">
-                      {money(h.amount, h.symbol)}
-                    </span>
-                  ))}
-                <span data-testid="balance-sol" className="block text-sm font-normal text-muted">
-                  {sols(agent.balance.sol)}
-                </span>
-              </>
-            ) : (
-              '—'
-            )}
+          <dd className="mt-1">
+            <Holdings balance={agent.balance} assets={symbols} />
           </dd>
         </div>
         <div>
@@ -162,7 +149,9 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
         <div className="flex flex-wrap items-start gap-4">
           <QR text={agent.pubkey} label={`QR code of the address ${agent.pubkey}`} />
           <div className="min-w-0 flex-[1_1_16rem]">
-            <p className="mt-0">Send USDC ({session.network === 'mainnet' ? 'mainnet' : 'test tokens'}) and a little SOL for fees to:</p>
+            <p className="mt-0">
+              Send USDC or another of the assets above ({session.network === 'mainnet' ? 'mainnet' : 'test tokens'}) and a little SOL for fees to:
+            </p>
             <p className="flex flex-wrap items-center gap-2">
               <code className="break-all">{agent.pubkey}</code> <CopyButton text={agent.pubkey} what="address to receive" />
             </p>
@@ -171,7 +160,7 @@ export function WalletPage({ id, session }: { id: string; session: Session }) {
         </div>
       </section>
 
-      <BalanceOverTime id={agent.id} />
+      <BalanceOverTime id={agent.id} assets={[...(symbols ?? ['USDC']), 'SOL']} />
 
       <Differences id={agent.id} network={session.network} />
 
