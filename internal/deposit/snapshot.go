@@ -152,7 +152,7 @@ func (w *Watcher) settleLedger(ctx context.Context, network solana.Network, c *s
 		}
 		done := false
 		for try := 0; try < 3 && !done; try++ {
-			if _, _, done, err = w.examine(ctx, network, c, a.Address, a.chain.balance, a.chain.slot); err != nil {
+			if _, _, done, err = w.examine(ctx, network, c, a.Address, a.chain.balance, a.chain.slot, nil); err != nil {
 				return nil, false, err
 			}
 			if !done {

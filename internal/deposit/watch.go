@@ -124,6 +124,9 @@ type Stats struct {
 	// read (fewer past the read budget); Changed: those whose balance
 	// changed; Examined: transactions examined.
 	Watched, Read, Changed, Examined, Deposits int
+	// Explained: changed accounts whose change the service's own
+	// payments explained, so none of their transactions was read.
+	Explained int
 	// Failed: deposits found dropped by a fork.
 	Failed int
 	// Pruned: accounts no longer watched (closed or emptied token
@@ -141,6 +144,7 @@ func (w *Watcher) Scan(ctx context.Context) (Stats, error) {
 		total.Read += st.Read
 		total.Changed += st.Changed
 		total.Examined += st.Examined
+		total.Explained += st.Explained
 		total.Deposits += st.Deposits
 		total.Failed += st.Failed
 		total.Pruned += st.Pruned
@@ -299,6 +303,7 @@ func (w *Watcher) scan(ctx context.Context, network solana.Network, c *solana.Cl
 	failed := map[uuid.UUID]bool{}
 	failures := map[uuid.UUID]int{}
 	var prune []string
+	var changes []change
 	for i := range rows {
 		r := &rows[i]
 		if states[i] == nil {
@@ -320,7 +325,25 @@ func (w *Watcher) scan(ctx context.Context, network solana.Network, c *solana.Cl
 			continue
 		}
 		st.Changed++
-		n, d, _, err := w.examine(ctx, network, c, r.Address, now, 0)
+		changes = append(changes, change{r: r, now: now, slot: states[i].Slot})
+	}
+	// What the service's own payments explain is not read back; the rest
+	// is, each transaction read once however many accounts it touched.
+	explained, err := w.explain(ctx, network, c, changes)
+	if err != nil {
+		if ctx.Err() != nil {
+			return st, err
+		}
+		errs = append(errs, fmt.Errorf("explain changes by the service's payments: %w", err))
+	}
+	st.Explained = len(explained)
+	read := map[sol.Signature]solana.Movement{}
+	for _, ch := range changes {
+		r, now := ch.r, ch.now
+		if explained[r.Address] {
+			continue
+		}
+		n, d, _, err := w.examine(ctx, network, c, r.Address, now, 0, read)
 		st.Examined += n
 		st.Deposits += d
 		if err != nil {
@@ -719,7 +742,10 @@ func (w *Watcher) keepListed(ctx context.Context, tx bun.Tx, network solana.Netw
 // them. done reports that the account's transactions (up to minSlot) are
 // all examined: it was not locked by another scan, and fewer than the
 // per-account bound were listed.
-func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana.Client, address string, balance int64, minSlot uint64) (examined, deposits int, done bool, err error) {
+//
+// read, when not nil, holds the transactions this scan has read (by
+// signature), so one touching several watched accounts is read once.
+func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana.Client, address string, balance int64, minSlot uint64, read map[sol.Signature]solana.Movement) (examined, deposits int, done bool, err error) {
 	limit := w.PerAccount
 	if limit <= 0 {
 		limit = 200
@@ -763,11 +789,28 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 		// hides a transaction not yet examined (the next scan sees the
 		// difference and looks again).
 		after := r.Balance
+		inLedger, err := w.inLedger(ctx, tx, network, address, sigs)
+		if err != nil {
+			return err
+		}
 		for _, s := range sigs {
+			if v, ok := inLedger[s.Signature.String()]; ok {
+				// In the account's ledger already (a payment of the service
+				// explained without reading it, or a transaction listed
+				// again after a fork's rewind): examined before, not read
+				// again.
+				after = sql.NullInt64{Int64: v, Valid: true}
+				continue
+			}
 			examined++
-			m, err := c.Movement(ctx, s.Signature)
-			if err != nil {
-				return err
+			m, ok := read[s.Signature]
+			if !ok {
+				if m, err = c.Movement(ctx, s.Signature); err != nil {
+					return err
+				}
+				if read != nil {
+					read[s.Signature] = m
+				}
 			}
 			if v, ok := balanceAfter(&r, account, m); ok {
 				after = sql.NullInt64{Int64: v, Valid: true}
@@ -809,6 +852,34 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 		return err
 	})
 	return examined, deposits, done && err == nil, err
+}
+
+// inLedger is, of the listed transactions sigs, those the account's
+// ledger has, each with the account's balance at the end of its slot (the
+// order of the service's own payments within a slot is not known without
+// reading them, their effect at the slot's end is).
+func (w *Watcher) inLedger(ctx context.Context, tx bun.Tx, network solana.Network, address string, sigs []solana.SignatureInfo) (map[string]int64, error) {
+	out := map[string]int64{}
+	if len(sigs) == 0 {
+		return out, nil
+	}
+	names := make([]string, len(sigs))
+	for i, s := range sigs {
+		names[i] = s.Signature.String()
+	}
+	var rows []struct {
+		Signature string `bun:"signature"`
+		Balance   int64  `bun:"balance"`
+	}
+	if err := tx.NewRaw(`SELECT l.signature, (SELECT e.balance FROM ledger e WHERE e.network = l.network AND e.address = l.address AND e.slot = l.slot
+			ORDER BY e.id DESC LIMIT 1) AS balance
+		FROM ledger l WHERE l.network = ? AND l.address = ? AND l.signature IN (?)`, network, address, bun.List(names)).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("transactions in the ledger: %w", err)
+	}
+	for _, r := range rows {
+		out[r.Signature] = r.Balance
+	}
+	return out, nil
 }
 
 // record records the wallet's gain of the account's asset in transaction

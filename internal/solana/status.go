@@ -23,6 +23,8 @@ type Status struct {
 	// Finalized: rooted by a supermajority; no fork can drop it.
 	Finalized bool
 	Err       string // the execution's error, when Found
+	// Slot is the slot the transaction landed in, when Found.
+	Slot uint64
 	// Absent (Client.Settled only): not found, and that answer counts: it
 	// saw the chain at or past the slot asked for, on every node asked.
 	// Neither Found nor Absent: nothing may be concluded yet.
@@ -59,6 +61,7 @@ func (c *Client) signatureStatuses(ctx context.Context, history bool, sigs []sol
 			continue
 		}
 		out[i].Found = true
+		out[i].Slot = v.Slot
 		if v.Err != nil {
 			out[i].Err = fmt.Sprint(v.Err)
 		}

@@ -1,0 +1,180 @@
+package deposit_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/agentwallet/agentwallet/internal/chaintest"
+	"github.com/agentwallet/agentwallet/internal/deposit"
+	"github.com/agentwallet/agentwallet/internal/localnettest"
+	"github.com/agentwallet/agentwallet/internal/money"
+	"github.com/agentwallet/agentwallet/internal/payment"
+	"github.com/agentwallet/agentwallet/internal/pgtest"
+	"github.com/agentwallet/agentwallet/internal/solana"
+	"github.com/agentwallet/agentwallet/internal/wallet"
+	"github.com/agentwallet/agentwallet/internal/wallettest"
+)
+
+// payManyAsService pays n sends of units USDC from w to the owner to at
+// once, as the service does (the engine decides and signs each), and
+// waits until all are confirmed; it returns their signatures.
+func payManyAsService(t *testing.T, db *bun.DB, eng *payment.Engine, c *solana.Client, w wallet.Wallet, to sol.PublicKey, n int, units int64) []string {
+	t.Helper()
+	ctx := context.Background()
+	sigs := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := payment.Request{ID: uuid.New(), AccountID: w.AccountID, WalletID: w.ID, Network: solana.Devnet,
+				To: to.String(), Amount: money.Quantity(money.Micros[money.USD](units))}
+			if errs[i] = payment.Submit(ctx, db, &r, 10*time.Second); errs[i] != nil {
+				return
+			}
+			if errs[i] = eng.Decide(ctx, r.ID); errs[i] != nil {
+				return
+			}
+			o, err := payment.Final(ctx, db, r.ID)
+			if err != nil || o == nil || o.Status != payment.Sent {
+				errs[i] = fmt.Errorf("outcome %+v, %v", o, err)
+				return
+			}
+			sigs[i] = o.Signature
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		waitConfirmed(t, c, sol.MustSignatureFromBase58(sigs[i]))
+	}
+	return sigs
+}
+
+// The service's own sends are not read back: their ledger rows come from
+// what the service signed (the amount, the fee, the recipient's rent) once
+// a node shows them landed, so a hot wallet's payments cost the watcher
+// almost no getTransaction or getSignaturesForAddress. A stranger's
+// deposit made among them is still recorded once, a transfer signed with
+// the wallet's key outside the service is still an unexplained outflow
+// (its transaction read once though it touched two watched accounts), and
+// the ledger still equals the chain.
+func TestWatcher_OwnPaymentsAreNotReadBack(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Start(t) // its own: the calls are counted
+	db := pgtest.New(t)
+	mk := wallettest.NewMasterKey(t)
+	acc := wallettest.Account(t, db)
+	a := wallettest.Create(t, db, mk.Sealer, acc.ID, "hot")
+	ln.SetLamports(t, a.Pubkey, 10*solana.LamportsPerSOL)
+	ln.SetTokenBalance(t, a.Pubkey, solana.DevnetUSDCMint.String(), 1_000_000_000)
+	watcher, c := newWatcher(ln, db)
+	eng := &payment.Engine{DB: db, Signer: mk.Keystore(t), Nodes: map[solana.Network]payment.Node{
+		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
+	}}
+	ctx := context.Background()
+	scan := func() deposit.Stats {
+		t.Helper()
+		st, err := watcher.Scan(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	scan()
+	// The balances the chain was given (no transaction shows them) are
+	// read from the first send's transaction.
+	seller := sol.NewWallet().PublicKey()
+	payManyAsService(t, db, eng, c, a, seller, 1, 10_000)
+	scan()
+	// Each send to a new recipient makes its account, paying its rent.
+	for range 2 {
+		payManyAsService(t, db, eng, c, a, sol.NewWallet().PublicKey(), 1, 10_000)
+	}
+	if st := scan(); st.Explained != 2 || st.Examined != 0 {
+		t.Fatalf("sends that made their recipients' accounts: %+v, want both accounts explained", st)
+	}
+	ledgerMatchesChain(t, db, c, a)
+
+	reads := func(calls map[string]int) int { return calls["getTransaction"] + calls["getSignaturesForAddress"] }
+	ln.ResetCalls(t)
+	const batches, per = 10, 10
+	var gift, outside string
+	for b := range batches {
+		payManyAsService(t, db, eng, c, a, seller, per, 10_000)
+		switch b {
+		case batches / 2:
+			scan()
+			gift = chaintest.NewPayer(t, ln, 100_000_000, solana.LamportsPerSOL).TransferUSDC(t, a.PublicKey(), 7_000_000)
+		case batches - 2:
+			scan()
+			before := ln.Calls(t)
+			usdc := devnetAsset(t, "USDC")
+			outside = signAs(t, db, mk, c, a, []sol.Instruction{
+				transferIx(usdc, ataOf(t, a.PublicKey(), usdc), ataOf(t, seller, usdc), a.PublicKey(), 3_000_000, true),
+			}).String()
+			st := scan()
+			after := ln.Calls(t)
+			if st.Examined != 2 {
+				t.Fatalf("scan after the outside transfer: %+v, want it examined through both accounts", st)
+			}
+			if n := after["getTransaction"] - before["getTransaction"]; n != 1 {
+				t.Fatalf("a transaction touching two watched accounts read %d times in a scan, want once", n)
+			}
+		}
+		scan()
+	}
+	scan()
+	calls := ln.Calls(t)
+	payments := batches * per
+	t.Logf("%d sends, a deposit and an outside transfer among them: %d getTransaction, %d getSignaturesForAddress, %d getSignatureStatuses, %d getMultipleAccounts",
+		payments, calls["getTransaction"], calls["getSignaturesForAddress"], calls["getSignatureStatuses"], calls["getMultipleAccounts"])
+	if n := reads(calls); float64(n) > 0.1*float64(payments) {
+		t.Fatalf("%d transactions and signature lists read for %d of the service's payments, want at most %d", n, payments, payments/10)
+	}
+
+	deps := depositsOf(t, db, a)
+	if len(deps) != 1 || deps[0].Signature != gift || deps[0].Amount != 7_000_000 {
+		t.Fatalf("deposits %+v, want the stranger's %s once", deps, gift)
+	}
+	if n := received(t, db); n != 1 {
+		t.Fatalf("%d tx.received, want 1", n)
+	}
+	if out := outflowsOf(t, db, a); len(out) != 2 || out[deposit.USDC] != 3_000_000 || out[deposit.SOL] != 5_000 {
+		t.Fatalf("unexplained outflows %v, want the outside transfer's 3 USDC and its fee", out)
+	}
+	var sigs []string
+	if err := db.NewRaw(`SELECT DISTINCT signature FROM unexplained_outflows WHERE wallet_id = ?`, a.ID).Scan(ctx, &sigs); err != nil {
+		t.Fatal(err)
+	}
+	if len(sigs) != 1 || sigs[0] != outside {
+		t.Fatalf("unexplained outflows %v, want %s", sigs, outside)
+	}
+	ledgerMatchesChain(t, db, c, a)
+	// Every send is in the ledger of both accounts it touched, once.
+	var n int
+	if err := db.NewRaw(`SELECT count(*) FROM ledger l JOIN transactions t ON t.signature = l.signature WHERE t.wallet_id = ?`, a.ID).Scan(ctx, &n); err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * (payments + 3); n != want {
+		t.Fatalf("%d ledger rows of the service's sends, want %d", n, want)
+	}
+	// A snapshot finds the ledger and the chain agree.
+	st, err := watcher.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Differences != 0 {
+		t.Fatalf("snapshot %+v: the ledger differs from the chain", st)
+	}
+}
