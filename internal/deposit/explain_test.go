@@ -178,3 +178,136 @@ func TestWatcher_OwnPaymentsAreNotReadBack(t *testing.T) {
 		t.Fatalf("snapshot %+v: the ledger differs from the chain", st)
 	}
 }
+
+// A deposit (of USDC and of SOL) landing among the service's sends, and
+// sends of which only some made their recipient's account (so which paid a
+// rent is not known), are not explained by the sends: the changed accounts
+// are read from history, the deposits recorded once, and the ledger still
+// equals the chain at a snapshot. Once the stranger's money is read, the
+// next sends are explained again without reading a transaction.
+func TestWatcher_AChangeTheServicesPaymentsDoNotExplainIsReadFromHistory(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	db := pgtest.New(t)
+	mk := wallettest.NewMasterKey(t)
+	acc := wallettest.Account(t, db)
+	a := wallettest.Create(t, db, mk.Sealer, acc.ID, "hot")
+	ln.SetLamports(t, a.Pubkey, 10*solana.LamportsPerSOL)
+	ln.SetTokenBalance(t, a.Pubkey, solana.DevnetUSDCMint.String(), 1_000_000_000)
+	watcher, c := newWatcher(ln, db)
+	eng := &payment.Engine{DB: db, Signer: mk.Keystore(t), Nodes: map[solana.Network]payment.Node{
+		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
+	}}
+	ctx := context.Background()
+	scan := func() deposit.Stats {
+		t.Helper()
+		st, err := watcher.Scan(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	noDifference := func() {
+		t.Helper()
+		ledgerMatchesChain(t, db, c, a)
+		st, err := watcher.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Differences != 0 {
+			t.Fatalf("snapshot %+v: the ledger differs from the chain", st)
+		}
+	}
+	seller := sol.NewWallet().PublicKey()
+	scan()
+	payManyAsService(t, db, eng, c, a, seller, 1, 10_000)
+	scan()
+
+	payManyAsService(t, db, eng, c, a, seller, 3, 10_000)
+	from := chaintest.NewPayer(t, ln, 100_000_000, solana.LamportsPerSOL)
+	usdc := from.TransferUSDC(t, a.PublicKey(), 2_000_000)
+	lamports := from.TransferSOL(t, a.PublicKey(), 50_000_000)
+	payManyAsService(t, db, eng, c, a, seller, 3, 10_000)
+	payManyAsService(t, db, eng, c, a, sol.NewWallet().PublicKey(), 1, 10_000)
+	if st := scan(); st.Explained != 0 || st.Deposits != 2 {
+		t.Fatalf("scan %+v: want both accounts read from history and both deposits found", st)
+	}
+	deps := depositsOf(t, db, a)
+	if len(deps) != 2 || deps[0].Signature != usdc && deps[1].Signature != usdc || deps[0].Signature != lamports && deps[1].Signature != lamports {
+		t.Fatalf("deposits %+v, want %s and %s", deps, usdc, lamports)
+	}
+	noDifference()
+
+	payManyAsService(t, db, eng, c, a, seller, 5, 10_000)
+	if st := scan(); st.Explained != 2 || st.Examined != 0 {
+		t.Fatalf("scan %+v: want the sends explained without a read", st)
+	}
+	scan()
+	if n := received(t, db); n != 2 {
+		t.Fatalf("%d tx.received, want 2", n)
+	}
+	if out := outflowsOf(t, db, a); len(out) != 0 {
+		t.Fatalf("the service's own payments recorded as unexplained: %v", out)
+	}
+	noDifference()
+}
+
+// Two watchers scanning at once explain each send once: one writes an
+// account's ledger rows and moves its cursor, the other finds it moved
+// (or held) and leaves it.
+func TestWatcher_TwoWatchersExplainEachSendOnce(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	db := pgtest.New(t)
+	mk := wallettest.NewMasterKey(t)
+	acc := wallettest.Account(t, db)
+	a := wallettest.Create(t, db, mk.Sealer, acc.ID, "hot")
+	ln.SetLamports(t, a.Pubkey, 10*solana.LamportsPerSOL)
+	ln.SetTokenBalance(t, a.Pubkey, solana.DevnetUSDCMint.String(), 1_000_000_000)
+	one, c := newWatcher(ln, db)
+	two, _ := newWatcher(ln, db)
+	eng := &payment.Engine{DB: db, Signer: mk.Keystore(t), Nodes: map[solana.Network]payment.Node{
+		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
+	}}
+	ctx := context.Background()
+	seller := sol.NewWallet().PublicKey()
+	if _, err := one.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	payManyAsService(t, db, eng, c, a, seller, 1, 10_000)
+	if _, err := one.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		payManyAsService(t, db, eng, c, a, seller, 8, 10_000)
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, w := range []*deposit.Watcher{one, two} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = w.Scan(ctx)
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := one.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ledgerMatchesChain(t, db, c, a)
+	var n int
+	if err := db.NewRaw(`SELECT count(*) FROM ledger l JOIN transactions t ON t.signature = l.signature WHERE t.wallet_id = ?`, a.ID).Scan(ctx, &n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2*25 {
+		t.Fatalf("%d ledger rows of 25 sends, want 50", n)
+	}
+	if out := outflowsOf(t, db, a); len(out) != 0 {
+		t.Fatalf("the service's own payments recorded as unexplained: %v", out)
+	}
+}

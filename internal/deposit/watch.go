@@ -10,7 +10,10 @@
 // call) and examines only the accounts whose balance changed: their
 // transactions since the account's cursor (getSignaturesForAddress), each
 // read from its metadata's balance changes (getTransaction), which show a
-// transfer made by CPI as well as a top-level one. The cursor and the
+// transfer made by CPI as well as a top-level one; a transaction is read
+// once a scan, whichever of a wallet's accounts it touched. A change the
+// wallet's own landed payments explain exactly (explain.go) is written
+// from what the service signed, without reading them back. The cursor and the
 // deposits of an account are written in one commit under the account's
 // row lock, and a deposit is unique by wallet, signature and asset: a
 // restart, a failover or two workers scanning at once resume where the
