@@ -50,6 +50,10 @@ const (
 	// ReasonRefused: the node's preflight simulation refused the signed
 	// transaction (not enough USDC or SOL); nothing was sent.
 	ReasonRefused = "refused_by_node"
+	// ReasonAccountFrozen: the wallet's or the recipient's token account
+	// of the asset is frozen by its mint's freeze authority (ReasonDetail
+	// says whose); nothing was signed.
+	ReasonAccountFrozen = "account_frozen"
 	// ReasonTxFailed: the transaction failed or expired before its first
 	// broadcast reported; nothing was spent.
 	ReasonTxFailed = "transaction_failed"

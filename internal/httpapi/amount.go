@@ -119,7 +119,6 @@ func (Quantity) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{Type: huma.TypeNumber, Description: "In whole units: USDC with 6 decimals, SOL with 9."}
 }
 
-
 // paidQuantity is a payment's amount as stored (micros of the asset's
 // currency, which count one whole unit of any asset as one whole unit of
 // its currency) in whole units of the asset paid.

@@ -122,7 +122,7 @@ func TestFrozen_ApprovedSendFromAFrozenAccountIsClosedUnsigned(t *testing.T) {
 	e.freeze(pubkey, solana.DevnetUSDCMint.String())
 	_, admin := e.adminKey()
 	status, ap := e.approve(apID, admin, nil)
-	if status != http.StatusOK || ap["status"] != "rejected" || ap["rejected_by"] != "system" ||
+	if status != http.StatusOK || ap["status"] != "rejected" || ap["rejected_by"] != "system" || ap["reason"] != "account_frozen" ||
 		!strings.Contains(fmt.Sprint(ap["reason_detail"]), "the wallet's USDC account") || !strings.Contains(fmt.Sprint(ap["reason_detail"]), "is frozen") {
 		t.Fatalf("approve: %d %v", status, ap)
 	}

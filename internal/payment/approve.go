@@ -101,8 +101,13 @@ func (e *Engine) Execute(ctx context.Context, id uuid.UUID) error {
 			_, err := approval.Release(ctx, tx, a.ID)
 			return err
 		case ok && out.Status == Refused:
-			// No node would take it: closed without spending.
-			_, err := approval.RejectBySystem(ctx, tx, a.ID, approval.ReasonRefused, out.Detail, at)
+			// No node would take it, or a frozen account would make any
+			// node refuse it: closed without spending.
+			reason := approval.ReasonRefused
+			if out.Cause == CauseAccountFrozen {
+				reason = approval.ReasonAccountFrozen
+			}
+			_, err := approval.RejectBySystem(ctx, tx, a.ID, reason, out.Detail, at)
 			return err
 		}
 		if err != nil {

@@ -1203,11 +1203,11 @@ export interface components {
              */
             realm: string | null;
             /**
-             * @description Why the system rejected it, or null: policy_violation_at_approval (the policy, checked again at approval, blocks it; reason_detail names the rule), refused_by_node (the node's simulation refused it, e.g. not enough USDC), transaction_failed (it expired or failed before it was sent).
+             * @description Why the system rejected it, or null: policy_violation_at_approval (the policy, checked again at approval, blocks it; reason_detail names the rule), refused_by_node (the node's simulation refused it, e.g. not enough USDC), account_frozen (the wallet's or the recipient's token account of the asset is frozen by its mint's freeze authority; reason_detail says whose; nothing was signed), transaction_failed (it expired or failed before it was sent).
              * @example policy_violation_at_approval
              * @enum {string|null}
              */
-            reason: "policy_violation_at_approval" | "refused_by_node" | "transaction_failed" | null;
+            reason: "policy_violation_at_approval" | "refused_by_node" | "account_frozen" | "transaction_failed" | null;
             /**
              * @description The rule (exceeds_daily_limit, exceeds_weekly_limit, exceeds_monthly_limit, exceeds_max_tx, asset_not_allowed, recipient_not_allowed, wallet_frozen) or the node's message behind reason, or null.
              * @example exceeds_daily_limit

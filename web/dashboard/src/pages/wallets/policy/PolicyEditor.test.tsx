@@ -479,10 +479,12 @@ describe('the optional rules', () => {
   test('ticks EURC from the network’s assets and sets its EUR limits: the EUR fields appear, each change listed, Save sends them', async () => {
     const agent = agentWith();
     const requests = recordedFetch(saved(agent));
+    // What the issuer can do does not bear on the policy editor.
+    const facts = { amounts: 'raw', freeze_authority: null, issuer_can_seize: false, permanent_delegate: null, default_frozen: false } as const;
     const network: Asset[] = [
-      { symbol: 'USDC', mint: 'M1', token_program: 'token', decimals: 6, currency: 'USD' },
-      { symbol: 'PYUSD', mint: 'M2', token_program: 'token-2022', decimals: 6, currency: 'USD' },
-      { symbol: 'EURC', mint: 'M3', token_program: 'token', decimals: 6, currency: 'EUR' },
+      { symbol: 'USDC', mint: 'M1', token_program: 'token', decimals: 6, currency: 'USD', ...facts },
+      { symbol: 'PYUSD', mint: 'M2', token_program: 'token-2022', decimals: 6, currency: 'USD', ...facts },
+      { symbol: 'EURC', mint: 'M3', token_program: 'token', decimals: 6, currency: 'EUR', ...facts },
     ];
     const { field, retype, user, save, listed } = setup(agent, undefined, network);
     const asset = (name: string) => screen.getByRole('checkbox', { name: new RegExp(`^${name}`) }) as HTMLInputElement;
