@@ -78,7 +78,7 @@ func (ch change) explainable() bool {
 // amount it sent (its token account) or the fee and rent the wallet paid
 // (its address). Only when the stored balance plus these equals the
 // balance read are their ledger rows written (the balance after each, in
-// the order they landed) and the account's cursor moved to the last;
+// the order they landed) and its balance moved, not its cursor (writeOwn);
 // anything else (a deposit, a transfer the service did not sign, a
 // payment not seen landed yet, a rent it may or may not have paid) is
 // left to the history read. It returns the addresses explained.
@@ -248,8 +248,12 @@ func balances(ch change, mine []own) ([]int64, bool) {
 }
 
 // writeOwn writes the ledger rows of the account's explained payments and
-// moves its balance and cursor past them, under its row lock, only if no
-// other scan examined it since this one read it.
+// moves its balance past them, under its row lock, only if no other scan
+// examined it since this one read it. Its cursor stays where its history
+// was last read: a deposit and an outflow of one amount landed among the
+// payments cancel out in the balance, and only a history read from there
+// finds them. explained_at marks the lag, and the scan reads that history
+// within AuditEvery (an audit).
 func (w *Watcher) writeOwn(ctx context.Context, network solana.Network, ch change, mine []own, after []int64) (bool, error) {
 	var ok bool
 	err := w.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -273,8 +277,8 @@ func (w *Watcher) writeOwn(ctx context.Context, network solana.Network, ch chang
 				return fmt.Errorf("record ledger: %w", err)
 			}
 		}
-		if _, err := tx.NewRaw(`UPDATE watched_accounts SET balance = ?, last_signature = ?, checked_at = now() WHERE network = ? AND address = ?`,
-			ch.now, mine[len(mine)-1].Signature, network, ch.r.Address).Exec(ctx); err != nil {
+		if _, err := tx.NewRaw(`UPDATE watched_accounts SET balance = ?, explained_at = coalesce(explained_at, now()), checked_at = now()
+			WHERE network = ? AND address = ?`, ch.now, network, ch.r.Address).Exec(ctx); err != nil {
 			return err
 		}
 		ok = true

@@ -79,6 +79,10 @@ func TestWatcher_OwnPaymentsAreNotReadBack(t *testing.T) {
 	ln.SetLamports(t, a.Pubkey, 10*solana.LamportsPerSOL)
 	ln.SetTokenBalance(t, a.Pubkey, solana.DevnetUSDCMint.String(), 1_000_000_000)
 	watcher, c := newWatcher(ln, db)
+	// The test pays about 25 sends a second: an audit every 5 minutes
+	// (the default) would come once per 7,500 of them. It is run once, at
+	// the end, and counted.
+	watcher.AuditEvery = time.Hour
 	eng := &payment.Engine{DB: db, Signer: mk.Keystore(t), Nodes: map[solana.Network]payment.Node{
 		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
 	}}
@@ -135,9 +139,16 @@ func TestWatcher_OwnPaymentsAreNotReadBack(t *testing.T) {
 		scan()
 	}
 	scan()
+	// The audit: both accounts' history read from their cursors, the
+	// sends in their ledgers not read.
+	watcher.AuditEvery = time.Nanosecond
+	if st := scan(); st.Audited != 2 || st.Deposits != 0 {
+		t.Fatalf("audit scan %+v: want both accounts audited and nothing new found", st)
+	}
+	watcher.AuditEvery = time.Hour
 	calls := ln.Calls(t)
 	payments := batches * per
-	t.Logf("%d sends, a deposit and an outside transfer among them: %d getTransaction, %d getSignaturesForAddress, %d getSignatureStatuses, %d getMultipleAccounts",
+	t.Logf("%d sends, a deposit and an outside transfer among them, one audit: %d getTransaction, %d getSignaturesForAddress, %d getSignatureStatuses, %d getMultipleAccounts",
 		payments, calls["getTransaction"], calls["getSignaturesForAddress"], calls["getSignatureStatuses"], calls["getMultipleAccounts"])
 	if n := reads(calls); float64(n) > 0.1*float64(payments) {
 		t.Fatalf("%d transactions and signature lists read for %d of the service's payments, want at most %d", n, payments, payments/10)
@@ -309,5 +320,138 @@ func TestWatcher_TwoWatchersExplainEachSendOnce(t *testing.T) {
 	}
 	if out := outflowsOf(t, db, a); len(out) != 0 {
 		t.Fatalf("the service's own payments recorded as unexplained: %v", out)
+	}
+}
+
+// A stranger's deposit and an outflow of the same amount signed with the
+// wallet's key outside the service, landed with a send of the service
+// between two scans on the wallet's USDC account, cancel out in its
+// balance: the send explains the change, but the account's cursor stays
+// where its history was last read, and the audit read (AuditEvery) finds
+// both from there: the deposit recorded once with its tx.received, the
+// outflow an unexplained outflow, the send's ledger row set right and not
+// read, and nothing counted twice by later scans.
+func TestWatcher_ADepositSweptAmongTheServicesPaymentsIsFoundByTheAudit(t *testing.T) {
+	t.Parallel()
+	ln := localnettest.Shared(t)
+	db := pgtest.New(t)
+	mk := wallettest.NewMasterKey(t)
+	acc := wallettest.Account(t, db)
+	a := wallettest.Create(t, db, mk.Sealer, acc.ID, "hot")
+	ln.SetLamports(t, a.Pubkey, 10*solana.LamportsPerSOL)
+	ln.SetTokenBalance(t, a.Pubkey, solana.DevnetUSDCMint.String(), 1_000_000_000)
+	watcher, c := newWatcher(ln, db)
+	watcher.AuditEvery = time.Hour // no audit until the test says so
+	eng := &payment.Engine{DB: db, Signer: mk.Keystore(t), Nodes: map[solana.Network]payment.Node{
+		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
+	}}
+	ctx := context.Background()
+	scan := func() deposit.Stats {
+		t.Helper()
+		st, err := watcher.Scan(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	scan()
+	seller := sol.NewWallet().PublicKey()
+	payManyAsService(t, db, eng, c, a, seller, 1, 10_000)
+	scan()
+	usdc := devnetAsset(t, "USDC")
+	account := ataOf(t, a.PublicKey(), usdc)
+	if st := scan(); st.Changed != 0 {
+		t.Fatalf("scan %+v: nothing should have changed", st)
+	}
+
+	// Between two scans: the deposit, a send of the service, the sweep.
+	const x = 7_000_000
+	gift := chaintest.NewPayer(t, ln, 100_000_000, solana.LamportsPerSOL).TransferUSDC(t, a.PublicKey(), x)
+	send := payManyAsService(t, db, eng, c, a, seller, 1, 10_000)[0]
+	sweep := signAs(t, db, mk, c, a, []sol.Instruction{
+		transferIx(usdc, account, ataOf(t, seller, usdc), a.PublicKey(), x, true),
+	}).String()
+	st := scan()
+	if st.Explained != 1 || st.Audited != 0 {
+		t.Fatalf("scan %+v: want the USDC account's change explained by the send (its address's, fee of the sweep, read)", st)
+	}
+	var cursor string
+	if err := db.NewRaw(`SELECT last_signature FROM watched_accounts WHERE address = ?`, account.String()).Scan(ctx, &cursor); err != nil {
+		t.Fatal(err)
+	}
+	if cursor == send || cursor == sweep || cursor == gift {
+		t.Fatalf("the explanation moved the cursor to %s, past transactions it did not read", cursor)
+	}
+
+	// The audit reads the account's history from its cursor.
+	watcher.AuditEvery = time.Nanosecond
+	before := ln.Calls(t)
+	st = scan()
+	after := ln.Calls(t)
+	if st.Audited != 1 || st.Deposits != 1 {
+		t.Fatalf("audit scan %+v: want the USDC account audited and the deposit found", st)
+	}
+	if n := after["getSignaturesForAddress"] - before["getSignaturesForAddress"]; n != 1 {
+		t.Fatalf("the audit listed signatures %d times, want once", n)
+	}
+	if n := after["getTransaction"] - before["getTransaction"]; n != 2 {
+		t.Fatalf("the audit read %d transactions, want 2: the deposit and the sweep, not the send (in the account's ledger)", n)
+	}
+	deps := depositsOf(t, db, a)
+	if len(deps) != 1 || deps[0].Signature != gift || deps[0].Amount != x {
+		t.Fatalf("deposits %+v, want the stranger's %s once", deps, gift)
+	}
+	if n := received(t, db); n != 1 {
+		t.Fatalf("%d tx.received, want 1", n)
+	}
+	if out := outflowsOf(t, db, a); out[deposit.USDC] != x {
+		t.Fatalf("unexplained outflows %v, want the sweep's %d USDC", out, x)
+	}
+	var outSig string
+	if err := db.NewRaw(`SELECT signature FROM unexplained_outflows WHERE wallet_id = ? AND asset = 'usdc'`, a.ID).Scan(ctx, &outSig); err != nil {
+		t.Fatal(err)
+	}
+	if outSig != sweep {
+		t.Fatalf("the USDC outflow is %s, want the sweep %s", outSig, sweep)
+	}
+	// The send's row, written before the deposit was known, is the
+	// chain's balance after it: the deposit's minus the send.
+	var rows []struct {
+		Signature string `bun:"signature"`
+		Balance   int64  `bun:"balance"`
+	}
+	if err := db.NewRaw(`SELECT signature, balance FROM ledger WHERE address = ? ORDER BY slot, id`, account.String()).Scan(ctx, &rows); err != nil {
+		t.Fatal(err)
+	}
+	bal := map[string]int64{}
+	for _, r := range rows {
+		bal[r.Signature] = r.Balance
+	}
+	if bal[send] != bal[gift]-10_000 || bal[sweep] != bal[send]-x {
+		t.Fatalf("ledger %+v: want the gift, the send (gift's - 10000), the sweep (send's - %d)", rows, x)
+	}
+	ledgerMatchesChain(t, db, c, a)
+
+	// Later scans count nothing again.
+	for range 2 {
+		if st := scan(); st.Deposits != 0 || st.Examined != 0 {
+			t.Fatalf("scan after the audit %+v: want nothing found again", st)
+		}
+	}
+	if n := received(t, db); n != 1 {
+		t.Fatalf("%d tx.received, want 1", n)
+	}
+	if n := eventsOf(t, db, "wallet.unexplained_outflow"); n != 2 {
+		t.Fatalf("%d wallet.unexplained_outflow events, want 2 (the sweep's USDC and its fee)", n)
+	}
+	if out := outflowsOf(t, db, a); len(out) != 2 || out[deposit.USDC] != x || out[deposit.SOL] != 5_000 {
+		t.Fatalf("unexplained outflows %v, want the sweep's %d USDC and its fee", out, x)
+	}
+	snap, err := watcher.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Differences != 0 {
+		t.Fatalf("snapshot %+v: the ledger differs from the chain", snap)
 	}
 }

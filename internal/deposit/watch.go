@@ -13,7 +13,9 @@
 // transfer made by CPI as well as a top-level one; a transaction is read
 // once a scan, whichever of a wallet's accounts it touched. A change the
 // wallet's own landed payments explain exactly (explain.go) is written
-// from what the service signed, without reading them back. The cursor and the
+// from what the service signed, without reading them back, and the
+// account's history is read from its cursor within AuditEvery, its
+// transactions in the ledger skipped. The cursor and the
 // deposits of an account are written in one commit under the account's
 // row lock, and a deposit is unique by wallet, signature and asset: a
 // restart, a failover or two workers scanning at once resume where the
@@ -98,6 +100,11 @@ type Watcher struct {
 	// (DefaultSnapshotPerRun).
 	SnapshotEvery  time.Duration
 	SnapshotPerRun int
+	// AuditEvery is how soon the history of an account whose changes the
+	// service's own payments explained is read (DefaultAuditEvery): a
+	// deposit and an outflow of one amount among the payments cancel out
+	// in the balance, and only that read finds them.
+	AuditEvery time.Duration
 
 	mu sync.Mutex
 	// next is, per network, the address the next scan reads from.
@@ -109,6 +116,14 @@ type Watcher struct {
 // wallet: anyone can make token accounts for any wallet, and each
 // watched one costs every scan a read. Those holding the most are kept.
 const MaxListedAccounts = 32
+
+// DefaultAuditEvery is AuditEvery's default: 5 minutes. It bounds how
+// late the alarm of a deposit swept out by an equal outflow among the
+// wallet's payments rings, at about one getSignaturesForAddress per busy
+// account per 5 minutes (its transactions in the ledger are not read);
+// the snapshot's day (DefaultSnapshotEvery) would leave a thief a day,
+// and the snapshot cannot see such a pair anyway (nothing is missing).
+const DefaultAuditEvery = 5 * time.Minute
 
 // DefaultReadBudget is a scan's time for reading balances.
 const DefaultReadBudget = 15 * time.Second
@@ -129,7 +144,9 @@ type Stats struct {
 	Watched, Read, Changed, Examined, Deposits int
 	// Explained: changed accounts whose change the service's own
 	// payments explained, so none of their transactions was read.
-	Explained int
+	// Audited: accounts whose history was read because explained
+	// changes had left their cursor behind for AuditEvery.
+	Explained, Audited int
 	// Failed: deposits found dropped by a fork.
 	Failed int
 	// Pruned: accounts no longer watched (closed or emptied token
@@ -148,6 +165,7 @@ func (w *Watcher) Scan(ctx context.Context) (Stats, error) {
 		total.Changed += st.Changed
 		total.Examined += st.Examined
 		total.Explained += st.Explained
+		total.Audited += st.Audited
 		total.Deposits += st.Deposits
 		total.Failed += st.Failed
 		total.Pruned += st.Pruned
@@ -191,6 +209,7 @@ type watched struct {
 	Owner         string         `bun:"owner"`
 	Resting       bool           `bun:"resting"`
 	Failures      int            `bun:"failures"`
+	ExplainedAt   sql.NullTime   `bun:"explained_at"`
 
 	// token is the table's asset of a token row (resolve).
 	token asset.Asset
@@ -198,7 +217,7 @@ type watched struct {
 
 // watchedColumns select a watched row from watched_accounts x joined to
 // wallets w.
-const watchedColumns = `x.address, x.network, x.wallet_id, x.asset, x.balance, x.last_signature, x.since, x.role,
+const watchedColumns = `x.address, x.network, x.wallet_id, x.asset, x.balance, x.last_signature, x.since, x.role, x.explained_at,
 	w.pubkey AS owner, coalesce(w.deposit_retry_at > now(), false) AS resting, w.deposit_failures AS failures`
 
 // prunable: a token account that may stop being watched once it holds
@@ -341,11 +360,13 @@ func (w *Watcher) scan(ctx context.Context, network solana.Network, c *solana.Cl
 	}
 	st.Explained = len(explained)
 	read := map[sol.Signature]solana.Movement{}
+	examined := map[string]bool{}
 	for _, ch := range changes {
 		r, now := ch.r, ch.now
 		if explained[r.Address] {
 			continue
 		}
+		examined[r.Address] = true
 		n, d, _, err := w.examine(ctx, network, c, r.Address, now, 0, read)
 		st.Examined += n
 		st.Deposits += d
@@ -355,6 +376,34 @@ func (w *Watcher) scan(ctx context.Context, network solana.Network, c *solana.Cl
 			}
 			failed[r.WalletID] = true
 			errs = append(errs, fmt.Errorf("wallet %s, account %s: %w", r.WalletID, r.Address, err))
+		}
+	}
+	// An account whose cursor explained changes have left behind for
+	// AuditEvery has its history read from the cursor: its transactions
+	// already in its ledger are not read, anything else (a deposit and an
+	// outflow that cancelled out among the payments) is, as above.
+	every := w.AuditEvery
+	if every <= 0 {
+		every = DefaultAuditEvery
+	}
+	for i := range rows {
+		r := &rows[i]
+		if !r.ExplainedAt.Valid || time.Since(r.ExplainedAt.Time) < every || examined[r.Address] || r.Resting || !w.resolve(network, r) {
+			continue
+		}
+		st.Audited++
+		n, d, _, err := w.examine(ctx, network, c, r.Address, r.Balance.Int64, 0, read)
+		st.Examined += n
+		st.Deposits += d
+		if _, ok := failures[r.WalletID]; !ok {
+			failures[r.WalletID] = r.Failures
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return st, err
+			}
+			failed[r.WalletID] = true
+			errs = append(errs, fmt.Errorf("wallet %s, account %s (audit): %w", r.WalletID, r.Address, err))
 		}
 	}
 	if len(prune) > 0 {
@@ -771,6 +820,17 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 		if r.LastSignature.Valid {
 			until = sol.MustSignatureFromBase58(r.LastSignature.String)
 		}
+		if r.ExplainedAt.Valid {
+			// The cursor lags explained payments: only a node whose
+			// history reached the last of them lists what lies between.
+			var last sql.NullInt64
+			if err := tx.NewRaw(`SELECT max(slot) FROM ledger WHERE network = ? AND address = ?`, network, address).Scan(ctx, &last); err != nil {
+				return fmt.Errorf("the account's last ledger change: %w", err)
+			}
+			if last.Valid {
+				minSlot = max(minSlot, uint64(last.Int64))
+			}
+		}
 		account := sol.MustPublicKeyFromBase58(address)
 		sigs, err := c.SignaturesSince(ctx, account, until, limit, minSlot)
 		if err != nil {
@@ -796,13 +856,23 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 		if err != nil {
 			return err
 		}
+		// shift is what the transactions read here, listed among payments
+		// explained without them, moved: the explained rows after them
+		// were written from a balance that did not have it.
+		var shift int64
 		for _, s := range sigs {
 			if v, ok := inLedger[s.Signature.String()]; ok {
 				// In the account's ledger already (a payment of the service
 				// explained without reading it, or a transaction listed
 				// again after a fork's rewind): examined before, not read
 				// again.
-				after = sql.NullInt64{Int64: v, Valid: true}
+				after = sql.NullInt64{Int64: v + shift, Valid: true}
+				if shift != 0 {
+					if _, err := tx.NewRaw(`UPDATE ledger SET balance = balance + ? WHERE network = ? AND address = ? AND signature = ?`,
+						shift, network, address, s.Signature.String()).Exec(ctx); err != nil {
+						return fmt.Errorf("correct an explained ledger row: %w", err)
+					}
+				}
 				continue
 			}
 			examined++
@@ -817,6 +887,9 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 			}
 			if v, ok := balanceAfter(&r, account, m); ok {
 				after = sql.NullInt64{Int64: v, Valid: true}
+				if r.ExplainedAt.Valid {
+					shift += v - balanceBefore(&r, account, m)
+				}
 				if err := w.ledger(ctx, tx, network, r.Address, &r, s, m, v); err != nil {
 					return err
 				}
@@ -841,6 +914,9 @@ func (w *Watcher) examine(ctx context.Context, network solana.Network, c *solana
 		q := tx.NewUpdate().Table("watched_accounts").Set("checked_at = now()").Where("network = ? AND address = ?", network, address)
 		if len(sigs) > 0 {
 			q = q.Set("last_signature = ?", sigs[len(sigs)-1].Signature.String())
+		}
+		if done {
+			q = q.Set("explained_at = NULL") // the cursor caught up with what was explained
 		}
 		switch {
 		case after.Valid:
@@ -1055,6 +1131,19 @@ func balanceAfter(r *watched, account sol.PublicKey, m solana.Movement) (int64, 
 	}
 	v, ok := m.After[account]
 	return v, ok
+}
+
+// balanceBefore is the watched account's balance before m, when m names
+// it (balanceAfter): a token account's amount only while it held the
+// wallet's asset.
+func balanceBefore(r *watched, account sol.PublicKey, m solana.Movement) int64 {
+	if r.Asset != SOL {
+		if h, held := m.HolderBefore[account]; !held || h != r.holding() {
+			return 0
+		}
+		return m.TokenBefore[account]
+	}
+	return m.After[account] - m.Lamports[account]
 }
 
 // follow watches, from transaction s on, every token account of the

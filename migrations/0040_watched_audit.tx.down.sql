@@ -1,0 +1,1 @@
+ALTER TABLE watched_accounts DROP COLUMN explained_at;
