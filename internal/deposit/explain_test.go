@@ -333,7 +333,7 @@ func TestWatcher_TwoWatchersExplainEachSendOnce(t *testing.T) {
 // read, and nothing counted twice by later scans.
 func TestWatcher_ADepositSweptAmongTheServicesPaymentsIsFoundByTheAudit(t *testing.T) {
 	t.Parallel()
-	ln := localnettest.Shared(t)
+	ln := localnettest.Start(t) // its own: the audit's calls are counted
 	db := pgtest.New(t)
 	mk := wallettest.NewMasterKey(t)
 	acc := wallettest.Account(t, db)
