@@ -24,6 +24,34 @@ import (
 
 // payManyAsService pays n sends of units USDC from w to the owner to at
 // once, as the service does (the engine decides and signs each), and
+
+// hotWallet is a wallet of the service on ln holding 10 SOL and 1,000
+// USDC (given by the chain: no transaction shows them), in a database of
+// its own, and the engine that pays from it.
+func hotWallet(t *testing.T, ln *localnettest.Localnet) (*bun.DB, wallettest.MasterKey, wallet.Wallet, *payment.Engine) {
+	t.Helper()
+	db := pgtest.New(t)
+	mk := wallettest.NewMasterKey(t)
+	acc := wallettest.Account(t, db)
+	a := wallettest.Create(t, db, mk.Sealer, acc.ID, "hot")
+	ln.SetLamports(t, a.Pubkey, 10*solana.LamportsPerSOL)
+	ln.SetTokenBalance(t, a.Pubkey, solana.DevnetUSDCMint.String(), 1_000_000_000)
+	eng := &payment.Engine{DB: db, Signer: mk.Keystore(t), Nodes: map[solana.Network]payment.Node{
+		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
+	}}
+	return db, mk, a, eng
+}
+
+// mustScan is one scan of w, which must not fail.
+func mustScan(t *testing.T, w *deposit.Watcher) deposit.Stats {
+	t.Helper()
+	st, err := w.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // waits until all are confirmed; it returns their signatures.
 func payManyAsService(t *testing.T, db *bun.DB, eng *payment.Engine, c *solana.Client, w wallet.Wallet, to sol.PublicKey, n int, units int64) []string {
 	t.Helper()
@@ -72,29 +100,14 @@ func payManyAsService(t *testing.T, db *bun.DB, eng *payment.Engine, c *solana.C
 func TestWatcher_OwnPaymentsAreNotReadBack(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t) // its own: the calls are counted
-	db := pgtest.New(t)
-	mk := wallettest.NewMasterKey(t)
-	acc := wallettest.Account(t, db)
-	a := wallettest.Create(t, db, mk.Sealer, acc.ID, "hot")
-	ln.SetLamports(t, a.Pubkey, 10*solana.LamportsPerSOL)
-	ln.SetTokenBalance(t, a.Pubkey, solana.DevnetUSDCMint.String(), 1_000_000_000)
+	db, mk, a, eng := hotWallet(t, ln)
 	watcher, c := newWatcher(ln, db)
 	// The test pays about 25 sends a second: an audit every 5 minutes
 	// (the default) would come once per 7,500 of them. It is run once, at
 	// the end, and counted.
 	watcher.AuditEvery = time.Hour
-	eng := &payment.Engine{DB: db, Signer: mk.Keystore(t), Nodes: map[solana.Network]payment.Node{
-		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
-	}}
 	ctx := context.Background()
-	scan := func() deposit.Stats {
-		t.Helper()
-		st, err := watcher.Scan(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	scan := func() deposit.Stats { t.Helper(); return mustScan(t, watcher) }
 	scan()
 	// The balances the chain was given (no transaction shows them) are
 	// read from the first send's transaction.
@@ -199,25 +212,10 @@ func TestWatcher_OwnPaymentsAreNotReadBack(t *testing.T) {
 func TestWatcher_AChangeTheServicesPaymentsDoNotExplainIsReadFromHistory(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
-	db := pgtest.New(t)
-	mk := wallettest.NewMasterKey(t)
-	acc := wallettest.Account(t, db)
-	a := wallettest.Create(t, db, mk.Sealer, acc.ID, "hot")
-	ln.SetLamports(t, a.Pubkey, 10*solana.LamportsPerSOL)
-	ln.SetTokenBalance(t, a.Pubkey, solana.DevnetUSDCMint.String(), 1_000_000_000)
+	db, _, a, eng := hotWallet(t, ln)
 	watcher, c := newWatcher(ln, db)
-	eng := &payment.Engine{DB: db, Signer: mk.Keystore(t), Nodes: map[solana.Network]payment.Node{
-		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
-	}}
 	ctx := context.Background()
-	scan := func() deposit.Stats {
-		t.Helper()
-		st, err := watcher.Scan(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	scan := func() deposit.Stats { t.Helper(); return mustScan(t, watcher) }
 	noDifference := func() {
 		t.Helper()
 		ledgerMatchesChain(t, db, c, a)
@@ -269,17 +267,9 @@ func TestWatcher_AChangeTheServicesPaymentsDoNotExplainIsReadFromHistory(t *test
 func TestWatcher_TwoWatchersExplainEachSendOnce(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Shared(t)
-	db := pgtest.New(t)
-	mk := wallettest.NewMasterKey(t)
-	acc := wallettest.Account(t, db)
-	a := wallettest.Create(t, db, mk.Sealer, acc.ID, "hot")
-	ln.SetLamports(t, a.Pubkey, 10*solana.LamportsPerSOL)
-	ln.SetTokenBalance(t, a.Pubkey, solana.DevnetUSDCMint.String(), 1_000_000_000)
+	db, _, a, eng := hotWallet(t, ln)
 	one, c := newWatcher(ln, db)
 	two, _ := newWatcher(ln, db)
-	eng := &payment.Engine{DB: db, Signer: mk.Keystore(t), Nodes: map[solana.Network]payment.Node{
-		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
-	}}
 	ctx := context.Background()
 	seller := sol.NewWallet().PublicKey()
 	if _, err := one.Scan(ctx); err != nil {
@@ -334,26 +324,11 @@ func TestWatcher_TwoWatchersExplainEachSendOnce(t *testing.T) {
 func TestWatcher_ADepositSweptAmongTheServicesPaymentsIsFoundByTheAudit(t *testing.T) {
 	t.Parallel()
 	ln := localnettest.Start(t) // its own: the audit's calls are counted
-	db := pgtest.New(t)
-	mk := wallettest.NewMasterKey(t)
-	acc := wallettest.Account(t, db)
-	a := wallettest.Create(t, db, mk.Sealer, acc.ID, "hot")
-	ln.SetLamports(t, a.Pubkey, 10*solana.LamportsPerSOL)
-	ln.SetTokenBalance(t, a.Pubkey, solana.DevnetUSDCMint.String(), 1_000_000_000)
+	db, mk, a, eng := hotWallet(t, ln)
 	watcher, c := newWatcher(ln, db)
 	watcher.AuditEvery = time.Hour // no audit until the test says so
-	eng := &payment.Engine{DB: db, Signer: mk.Keystore(t), Nodes: map[solana.Network]payment.Node{
-		solana.Devnet: payment.NewNode(ln.URL, solana.Devnet, 5*time.Second),
-	}}
 	ctx := context.Background()
-	scan := func() deposit.Stats {
-		t.Helper()
-		st, err := watcher.Scan(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	scan := func() deposit.Stats { t.Helper(); return mustScan(t, watcher) }
 	scan()
 	seller := sol.NewWallet().PublicKey()
 	payManyAsService(t, db, eng, c, a, seller, 1, 10_000)
